@@ -1,0 +1,2 @@
+//! Storage benchmark (not written yet).
+fn main() {}

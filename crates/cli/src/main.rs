@@ -1,0 +1,2 @@
+//! The `mesquite` binary.
+fn main() {}

@@ -1,0 +1,8 @@
+//! The storage engine: I/O backends, data files, 8 KB pages, extent allocation (GAM, PFS,
+//! IAM), the buffer pool with its latches, heaps, B+trees and the row format.
+//!
+//! Storage knows nothing about SQL. Every page change goes through one place
+//! (`PageOp` applied by the database's page-change context), which is where the
+//! transaction layer attaches its log records.
+
+pub mod io;
