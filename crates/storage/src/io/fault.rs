@@ -1,0 +1,2 @@
+//! Fault injection (being written).
+pub struct FaultFs;
