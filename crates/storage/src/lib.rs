@@ -6,3 +6,4 @@
 //! transaction layer attaches its log records.
 
 pub mod io;
+pub mod page;
