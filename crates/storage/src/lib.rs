@@ -7,3 +7,10 @@
 
 pub mod io;
 pub mod page;
+pub mod buffer;
+pub mod error;
+pub mod file;
+
+pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
+pub use error::{Result, StorageError};
+pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};

@@ -1,0 +1,784 @@
+//! The buffer pool: a fixed set of 8 KB frames shared by every database of the instance.
+//!
+//! - Page table: `(database, file, page)` -> frame, sharded to keep lookups uncontended.
+//! - Latches: each frame's page sits behind a reader-writer latch with SQL Server's modes
+//!   SH (shared), UP (update: shared with readers, exclusive among updaters, upgradable
+//!   to EX) and EX. A latch that must wait records PAGELATCH_xx, or PAGEIOLATCH_xx while
+//!   the page is still being read from disk.
+//! - Pins: a pinned frame is never evicted. Guards pin and latch; dropping them releases.
+//! - Eviction: clock (second chance) over unpinned frames; a lazy writer thread keeps a
+//!   reserve of free frames by writing dirty, unreferenced pages in the background.
+//! - Dirty tracking: each dirty frame records its recLSN (the LSN of the change that first
+//!   dirtied it); each database keeps its dirty pages ordered by recLSN, so a checkpoint
+//!   knows the redo start point and the indirect-checkpoint writer flushes oldest first.
+//! - Write-ahead logging: before a page is written, the database's [`WalGate`] is asked
+//!   to flush the log up to the page LSN. A page is never written ahead of its log.
+//! - Checksums are sealed on every write and verified on every read (error 824).
+
+use crate::error::{Result, StorageError};
+use crate::file::DataFiles;
+use crate::page::{Page, PageId};
+use diag::{LatchMode, WaitType};
+use parking_lot::lock_api::{RwLockUpgradableReadGuard, RwLockWriteGuard};
+use parking_lot::{Condvar, Mutex, RawRwLock, RwLock};
+use std::collections::{BTreeSet, HashMap};
+use std::ops::Deref;
+use std::sync::atomic::{AtomicBool, AtomicU32, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+/// Lets the buffer pool enforce write-ahead logging for one database.
+pub trait WalGate: Send + Sync {
+    /// Highest LSN known durable in the log.
+    fn flushed_lsn(&self) -> u64;
+    /// Makes the log durable at least up to `lsn`.
+    fn flush_to(&self, lsn: u64) -> Result<()>;
+}
+
+/// The gate for a database without a log (before the transaction layer attaches one):
+/// every LSN counts as flushed.
+pub struct NoWal;
+
+impl WalGate for NoWal {
+    fn flushed_lsn(&self) -> u64 {
+        u64::MAX
+    }
+    fn flush_to(&self, _lsn: u64) -> Result<()> {
+        Ok(())
+    }
+}
+
+const NO_KEY: u64 = u64::MAX;
+
+type FrameWrite<'a> = RwLockWriteGuard<'a, RawRwLock, Page>;
+const SHARDS: usize = 64;
+
+/// `(database, file, page)` packed into one word.
+#[inline]
+fn page_key(db: u16, id: PageId) -> u64 {
+    ((db as u64) << 48) | ((id.file_id as u64) << 32) | id.page_no as u64
+}
+
+#[inline]
+fn key_parts(key: u64) -> (u16, PageId) {
+    ((key >> 48) as u16, PageId { file_id: (key >> 32) as u16, page_no: key as u32 })
+}
+
+#[inline]
+fn shard_of(key: u64) -> usize {
+    // Fibonacci hashing spreads sequential page numbers over shards.
+    (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % SHARDS
+}
+
+struct Frame {
+    latch: RwLock<Page>,
+    key: AtomicU64,
+    pins: AtomicU32,
+    referenced: AtomicBool,
+    dirty: AtomicBool,
+    /// The page is being read from disk; waiters record PAGEIOLATCH.
+    io_pending: AtomicBool,
+    /// The last read failed; whoever pinned it must let go and report the error.
+    invalid: AtomicBool,
+    rec_lsn: AtomicU64,
+}
+
+struct DbEntry {
+    files: Arc<DataFiles>,
+    wal: Arc<dyn WalGate>,
+    /// Dirty pages ordered by (recLSN, key): the dirty page list.
+    dirty: Mutex<BTreeSet<(u64, u64)>>,
+}
+
+/// Counters the DMVs and benchmarks read.
+#[derive(Debug, Default)]
+pub struct BufferStats {
+    pub hits: AtomicU64,
+    pub reads: AtomicU64,
+    pub writes: AtomicU64,
+    pub lazy_writes: AtomicU64,
+    pub evictions: AtomicU64,
+}
+
+pub struct BufferPool {
+    frames: Box<[Frame]>,
+    table: Box<[Mutex<HashMap<u64, u32>>]>,
+    free: Mutex<Vec<u32>>,
+    clock: AtomicUsize,
+    dbs: RwLock<HashMap<u16, Arc<DbEntry>>>,
+    pub stats: BufferStats,
+    lazy_writer: Mutex<Option<std::thread::JoinHandle<()>>>,
+    lazy_wake: (Mutex<bool>, Condvar),
+}
+
+impl BufferPool {
+    /// A pool of `capacity` pages (the memory limit divided by 8 KB).
+    pub fn new(capacity: usize) -> Arc<BufferPool> {
+        let capacity = capacity.max(16);
+        let frames: Box<[Frame]> = (0..capacity)
+            .map(|_| Frame {
+                latch: RwLock::new(Page::default()),
+                key: AtomicU64::new(NO_KEY),
+                pins: AtomicU32::new(0),
+                referenced: AtomicBool::new(false),
+                dirty: AtomicBool::new(false),
+                io_pending: AtomicBool::new(false),
+                invalid: AtomicBool::new(false),
+                rec_lsn: AtomicU64::new(0),
+            })
+            .collect();
+        Arc::new(BufferPool {
+            frames,
+            table: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            free: Mutex::new((0..capacity as u32).rev().collect()),
+            clock: AtomicUsize::new(0),
+            dbs: RwLock::new(HashMap::new()),
+            stats: BufferStats::default(),
+            lazy_writer: Mutex::new(None),
+            lazy_wake: (Mutex::new(false), Condvar::new()),
+        })
+    }
+
+    /// A pool sized by a memory limit in bytes.
+    pub fn with_memory_limit(bytes: u64) -> Arc<BufferPool> {
+        Self::new((bytes / crate::page::PAGE_SIZE as u64) as usize)
+    }
+
+    pub fn capacity(&self) -> usize {
+        self.frames.len()
+    }
+
+    /// Makes a database's files reachable through the pool.
+    pub fn attach(&self, db: u16, files: Arc<DataFiles>, wal: Arc<dyn WalGate>) {
+        self.dbs.write().insert(db, Arc::new(DbEntry { files, wal, dirty: Mutex::new(BTreeSet::new()) }));
+    }
+
+    /// Replaces the WAL gate (the transaction layer installs its log manager).
+    pub fn set_wal(&self, db: u16, wal: Arc<dyn WalGate>) -> Result<()> {
+        let mut dbs = self.dbs.write();
+        let e = dbs.get(&db).ok_or(StorageError::NoSuchDatabase(db))?;
+        let ne = DbEntry { files: e.files.clone(), wal, dirty: Mutex::new(std::mem::take(&mut *e.dirty.lock())) };
+        dbs.insert(db, Arc::new(ne));
+        Ok(())
+    }
+
+    /// Writes every dirty page of the database and forgets its pages.
+    pub fn detach(&self, db: u16) -> Result<()> {
+        self.flush_all(db)?;
+        self.discard(db);
+        self.dbs.write().remove(&db);
+        Ok(())
+    }
+
+    /// Drops a database's pages without writing them (a simulated crash, or DROP
+    /// DATABASE). Pinned frames are left to their holders.
+    pub fn discard(&self, db: u16) {
+        for (i, f) in self.frames.iter().enumerate() {
+            let key = f.key.load(Acquire);
+            if key == NO_KEY || key_parts(key).0 != db {
+                continue;
+            }
+            let mut shard = self.table[shard_of(key)].lock();
+            if f.key.load(Acquire) == key && f.pins.load(Acquire) == 0 {
+                shard.remove(&key);
+                f.key.store(NO_KEY, Release);
+                f.dirty.store(false, Release);
+                drop(shard);
+                self.free.lock().push(i as u32);
+            }
+        }
+        if let Some(e) = self.dbs.read().get(&db) {
+            e.dirty.lock().clear();
+        }
+    }
+
+    fn db(&self, db: u16) -> Result<Arc<DbEntry>> {
+        self.dbs.read().get(&db).cloned().ok_or(StorageError::NoSuchDatabase(db))
+    }
+
+    /// Pins the frame holding the page. For a page that was not resident, the frame is
+    /// mapped and returned with its EX latch already held (taken before the mapping is
+    /// published, so nobody can read the frame before it is loaded); the caller loads it
+    /// from disk (`load`) or, for a freshly allocated page, zeroes it.
+    fn pin(&self, db: u16, id: PageId, fresh: bool) -> Result<(u32, Option<FrameWrite<'_>>)> {
+        let key = page_key(db, id);
+        let shard = &self.table[shard_of(key)];
+        loop {
+            {
+                let map = shard.lock();
+                if let Some(&fi) = map.get(&key) {
+                    let f = &self.frames[fi as usize];
+                    f.pins.fetch_add(1, AcqRel);
+                    drop(map);
+                    if !f.referenced.load(Relaxed) {
+                        f.referenced.store(true, Relaxed);
+                    }
+                    self.stats.hits.fetch_add(1, Relaxed);
+                    return Ok((fi, None));
+                }
+            }
+            // Miss: claim a frame without holding the shard (eviction takes other shards).
+            let fi = self.claim_frame()?;
+            let f = &self.frames[fi as usize];
+            let mut map = shard.lock();
+            if map.contains_key(&key) {
+                // Someone loaded it meanwhile; give our frame back and retry as a hit.
+                drop(map);
+                f.pins.store(0, Release);
+                self.free.lock().push(fi);
+                continue;
+            }
+            // Only we hold this unmapped frame, so the latch is free.
+            let Some(w) = f.latch.try_write() else {
+                drop(map);
+                f.pins.store(0, Release);
+                self.free.lock().push(fi);
+                continue;
+            };
+            map.insert(key, fi);
+            f.key.store(key, Release);
+            f.invalid.store(false, Release);
+            f.referenced.store(true, Relaxed);
+            f.io_pending.store(!fresh, Release);
+            drop(map);
+            return Ok((fi, Some(w)));
+        }
+    }
+
+    /// Fills a newly mapped frame: reads it from disk, or zeroes it for a fresh page.
+    fn fill(&self, db: u16, id: PageId, fi: u32, fresh: bool, w: &mut Page) -> Result<()> {
+        if fresh {
+            *w = Page::default();
+            Ok(())
+        } else {
+            self.load(db, id, fi, w)
+        }
+    }
+
+    /// Reads a page into a frame that `pin` just mapped, under its EX latch. On failure
+    /// the frame is unmapped and zeroed, so damaged bytes are never handed out.
+    fn load(&self, db: u16, id: PageId, fi: u32, guard: &mut Page) -> Result<()> {
+        let f = &self.frames[fi as usize];
+        let r = self.db(db).and_then(|e| e.files.get(id.file_id)).and_then(|file| file.read_page(id, guard));
+        self.stats.reads.fetch_add(1, Relaxed);
+        diag::counters().page_reads.add(1);
+        f.io_pending.store(false, Release);
+        if let Err(e) = r {
+            *guard = Page::default();
+            f.invalid.store(true, Release);
+            let key = page_key(db, id);
+            let mut map = self.table[shard_of(key)].lock();
+            if map.get(&key) == Some(&fi) {
+                map.remove(&key);
+            }
+            f.key.store(NO_KEY, Release);
+            return Err(e);
+        }
+        Ok(())
+    }
+
+    /// Takes a free frame, evicting with the clock if needed. The frame comes back pinned
+    /// once and unmapped.
+    fn claim_frame(&self) -> Result<u32> {
+        while let Some(fi) = self.free.lock().pop() {
+            let f = &self.frames[fi as usize];
+            if f.pins.compare_exchange(0, 1, AcqRel, Acquire).is_ok() {
+                if f.key.load(Acquire) == NO_KEY {
+                    return Ok(fi);
+                }
+                f.pins.store(0, Release);
+            }
+        }
+        let n = self.frames.len();
+        // Two full sweeps look for a clean victim; dirty ones are written on the way.
+        for round in 0..4 * n {
+            let i = self.clock.fetch_add(1, Relaxed) % n;
+            let f = &self.frames[i];
+            if f.pins.load(Acquire) != 0 {
+                continue;
+            }
+            if f.referenced.swap(false, Relaxed) && round < 2 * n {
+                continue;
+            }
+            let key = f.key.load(Acquire);
+            if key == NO_KEY {
+                // Unmapped frames belong to the free list, which hands them out.
+                continue;
+            }
+            if f.dirty.load(Acquire) {
+                if round < n {
+                    self.wake_lazy_writer();
+                    continue;
+                }
+                // No clean victim found: write this one ourselves.
+                let (db, id) = key_parts(key);
+                if let Ok(Some(_)) = self.try_flush_frame(db, id, i as u32) {}
+                if f.dirty.load(Acquire) {
+                    continue;
+                }
+            }
+            let mut map = self.table[shard_of(key)].lock();
+            if f.key.load(Acquire) != key || f.dirty.load(Acquire) {
+                continue;
+            }
+            if f.pins.compare_exchange(0, 1, AcqRel, Acquire).is_err() {
+                continue;
+            }
+            map.remove(&key);
+            f.key.store(NO_KEY, Release);
+            self.stats.evictions.fetch_add(1, Relaxed);
+            return Ok(i as u32);
+        }
+        Err(StorageError::BufferPoolFull)
+    }
+
+    fn unpin(&self, fi: u32) {
+        let f = &self.frames[fi as usize];
+        let prev = f.pins.fetch_sub(1, AcqRel);
+        if prev == 1 && f.invalid.load(Acquire) && f.key.load(Acquire) == NO_KEY {
+            // A failed read leaves an unmapped frame: return it.
+            f.invalid.store(false, Release);
+            self.free.lock().push(fi);
+        }
+    }
+
+    fn check_valid(&self, fi: u32, db: u16, id: PageId) -> Result<()> {
+        let f = &self.frames[fi as usize];
+        if f.invalid.load(Acquire) || f.key.load(Acquire) != page_key(db, id) {
+            return Err(StorageError::corrupt(format!("page ({id})"), "the page could not be read; see the earlier error"));
+        }
+        Ok(())
+    }
+
+    /// Latches a page shared (SH).
+    pub fn read(&self, db: u16, id: PageId) -> Result<PageReadGuard<'_>> {
+        let (fi, new) = self.pin(db, id, false)?;
+        let f = &self.frames[fi as usize];
+        if let Some(mut w) = new {
+            if let Err(e) = self.load(db, id, fi, &mut w) {
+                drop(w);
+                self.unpin(fi);
+                return Err(e);
+            }
+            let g = RwLockWriteGuard::downgrade(w);
+            return Ok(PageReadGuard { pool: self, fi, guard: Some(g) });
+        }
+        let g = match f.latch.try_read() {
+            Some(g) => g,
+            None => {
+                let io = f.io_pending.load(Acquire);
+                let t = Instant::now();
+                let g = f.latch.read();
+                diag::record_page_latch_wait(LatchMode::SH, io, t.elapsed());
+                g
+            }
+        };
+        if let Err(e) = self.check_valid(fi, db, id) {
+            drop(g);
+            self.unpin(fi);
+            return Err(e);
+        }
+        Ok(PageReadGuard { pool: self, fi, guard: Some(g) })
+    }
+
+    /// Latches a page exclusive (EX) for change.
+    pub fn write(&self, db: u16, id: PageId) -> Result<PageWriteGuard<'_>> {
+        self.write_inner(db, id, false)
+    }
+
+    /// Latches a newly allocated page EX without reading it from disk: its old content
+    /// is meaningless and the caller formats it.
+    pub fn write_fresh(&self, db: u16, id: PageId) -> Result<PageWriteGuard<'_>> {
+        self.write_inner(db, id, true)
+    }
+
+    fn write_inner(&self, db: u16, id: PageId, fresh: bool) -> Result<PageWriteGuard<'_>> {
+        let (fi, new) = self.pin(db, id, fresh)?;
+        let f = &self.frames[fi as usize];
+        if let Some(mut w) = new {
+            if let Err(e) = self.fill(db, id, fi, fresh, &mut w) {
+                drop(w);
+                self.unpin(fi);
+                return Err(e);
+            }
+            return Ok(PageWriteGuard { pool: self, fi, db, id, guard: Some(w) });
+        }
+        let g = match f.latch.try_write() {
+            Some(g) => g,
+            None => {
+                let io = f.io_pending.load(Acquire);
+                let t = Instant::now();
+                let g = f.latch.write();
+                diag::record_page_latch_wait(LatchMode::EX, io, t.elapsed());
+                g
+            }
+        };
+        if let Err(e) = self.check_valid(fi, db, id) {
+            drop(g);
+            self.unpin(fi);
+            return Err(e);
+        }
+        Ok(PageWriteGuard { pool: self, fi, db, id, guard: Some(g) })
+    }
+
+    /// Latches a page in update mode (UP): readers may continue, other updaters wait.
+    pub fn update(&self, db: u16, id: PageId) -> Result<PageUpdateGuard<'_>> {
+        let (fi, new) = self.pin(db, id, false)?;
+        let f = &self.frames[fi as usize];
+        if let Some(mut w) = new {
+            if let Err(e) = self.load(db, id, fi, &mut w) {
+                drop(w);
+                self.unpin(fi);
+                return Err(e);
+            }
+            let g = RwLockWriteGuard::downgrade_to_upgradable(w);
+            return Ok(PageUpdateGuard { pool: self, fi, db, id, guard: Some(g) });
+        }
+        let g = match f.latch.try_upgradable_read() {
+            Some(g) => g,
+            None => {
+                let io = f.io_pending.load(Acquire);
+                let t = Instant::now();
+                let g = f.latch.upgradable_read();
+                diag::record_page_latch_wait(LatchMode::UP, io, t.elapsed());
+                g
+            }
+        };
+        if let Err(e) = self.check_valid(fi, db, id) {
+            drop(g);
+            self.unpin(fi);
+            return Err(e);
+        }
+        Ok(PageUpdateGuard { pool: self, fi, db, id, guard: Some(g) })
+    }
+
+    fn mark_dirty(&self, fi: u32, db: u16, lsn: u64) {
+        let f = &self.frames[fi as usize];
+        if !f.dirty.load(Acquire) {
+            f.rec_lsn.store(lsn, Release);
+            f.dirty.store(true, Release);
+            if let Ok(e) = self.db(db) {
+                e.dirty.lock().insert((lsn, f.key.load(Acquire)));
+            }
+        }
+    }
+
+    /// Writes one dirty page if it is resident and dirty. Returns whether it wrote.
+    fn try_flush_frame(&self, db: u16, id: PageId, fi: u32) -> Result<Option<()>> {
+        let key = page_key(db, id);
+        let f = &self.frames[fi as usize];
+        {
+            let map = self.table[shard_of(key)].lock();
+            if map.get(&key) != Some(&fi) {
+                return Ok(None);
+            }
+            f.pins.fetch_add(1, AcqRel);
+        }
+        let r = self.flush_pinned(db, id, fi);
+        self.unpin(fi);
+        r
+    }
+
+    fn flush_pinned(&self, db: u16, id: PageId, fi: u32) -> Result<Option<()>> {
+        let f = &self.frames[fi as usize];
+        let entry = self.db(db)?;
+        let mut copy: Box<Page>;
+        let rec_lsn;
+        {
+            let g = f.latch.read();
+            if !f.dirty.load(Acquire) || f.invalid.load(Acquire) {
+                return Ok(None);
+            }
+            copy = Box::new((*g).clone());
+            rec_lsn = f.rec_lsn.load(Acquire);
+            f.dirty.store(false, Release);
+            entry.dirty.lock().remove(&(rec_lsn, page_key(db, id)));
+        }
+        let res = (|| {
+            let lsn = copy.lsn();
+            if entry.wal.flushed_lsn() < lsn {
+                entry.wal.flush_to(lsn)?;
+            }
+            copy.seal_checksum();
+            entry.files.get(id.file_id)?.write_page(id, &copy)
+        })();
+        match res {
+            Ok(()) => {
+                self.stats.writes.fetch_add(1, Relaxed);
+                diag::counters().page_writes.add(1);
+                Ok(Some(()))
+            }
+            Err(e) => {
+                // Not written: it is dirty again, with its original recLSN.
+                let _g = f.latch.read();
+                if !f.dirty.swap(true, AcqRel) {
+                    f.rec_lsn.store(rec_lsn, Release);
+                    entry.dirty.lock().insert((rec_lsn, page_key(db, id)));
+                }
+                Err(e)
+            }
+        }
+    }
+
+    /// Writes one page if it is dirty (used by checkpoints and tests).
+    pub fn flush_page(&self, db: u16, id: PageId) -> Result<bool> {
+        let key = page_key(db, id);
+        let fi = match self.table[shard_of(key)].lock().get(&key) {
+            Some(&fi) => fi,
+            None => return Ok(false),
+        };
+        Ok(self.try_flush_frame(db, id, fi)?.is_some())
+    }
+
+    /// The dirty page list: (recLSN, page) oldest first.
+    pub fn dirty_pages(&self, db: u16) -> Vec<(u64, PageId)> {
+        match self.db(db) {
+            Ok(e) => e.dirty.lock().iter().map(|&(l, k)| (l, key_parts(k).1)).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+
+    /// Oldest recLSN among the database's dirty pages: where redo would start.
+    pub fn min_rec_lsn(&self, db: u16) -> Option<u64> {
+        self.db(db).ok()?.dirty.lock().iter().next().map(|&(l, _)| l)
+    }
+
+    pub fn dirty_count(&self, db: u16) -> usize {
+        self.db(db).map(|e| e.dirty.lock().len()).unwrap_or(0)
+    }
+
+    /// Writes the oldest dirty pages (by recLSN) until `max_pages` are written or none
+    /// with recLSN below `up_to_lsn` remain. The indirect-checkpoint writer's primitive.
+    pub fn flush_oldest(&self, db: u16, up_to_lsn: u64, max_pages: usize) -> Result<usize> {
+        let entry = self.db(db)?;
+        let batch: Vec<(u64, u64)> =
+            entry.dirty.lock().iter().take_while(|&&(l, _)| l < up_to_lsn).take(max_pages).copied().collect();
+        let mut written = 0;
+        for (_, key) in batch {
+            let (_, id) = key_parts(key);
+            if self.flush_page(db, id)? {
+                written += 1;
+            }
+        }
+        Ok(written)
+    }
+
+    /// Writes every dirty page of the database, in page order for sequential I/O, then
+    /// syncs the files. Returns pages written.
+    pub fn flush_all(&self, db: u16) -> Result<usize> {
+        let entry = self.db(db)?;
+        let mut keys: Vec<u64> = entry.dirty.lock().iter().map(|&(_, k)| k).collect();
+        keys.sort_unstable();
+        let mut written = 0;
+        for key in keys {
+            if self.flush_page(db, key_parts(key).1)? {
+                written += 1;
+            }
+        }
+        entry.files.sync_all()?;
+        Ok(written)
+    }
+
+    /// Is this page resident? (tests and DBCC)
+    pub fn is_resident(&self, db: u16, id: PageId) -> bool {
+        let key = page_key(db, id);
+        self.table[shard_of(key)].lock().contains_key(&key)
+    }
+
+    fn wake_lazy_writer(&self) {
+        let (m, c) = &self.lazy_wake;
+        *m.lock() = true;
+        c.notify_one();
+    }
+
+    /// One lazy-writer pass: write dirty pages that are unpinned and not recently used,
+    /// and free clean ones, until a reserve of free frames exists. Returns pages written.
+    pub fn lazy_writer_pass(&self) -> usize {
+        let n = self.frames.len();
+        let reserve = (n / 64).max(4);
+        let mut written = 0;
+        let mut freed = 0;
+        if self.free.lock().len() >= reserve {
+            return 0;
+        }
+        for _ in 0..n {
+            if self.free.lock().len() >= reserve {
+                break;
+            }
+            let i = self.clock.fetch_add(1, Relaxed) % n;
+            let f = &self.frames[i];
+            if f.pins.load(Acquire) != 0 || f.referenced.swap(false, Relaxed) {
+                continue;
+            }
+            let key = f.key.load(Acquire);
+            if key == NO_KEY {
+                continue;
+            }
+            let (db, id) = key_parts(key);
+            if f.dirty.load(Acquire) {
+                if let Ok(Some(())) = self.try_flush_frame(db, id, i as u32) {
+                    written += 1;
+                    self.stats.lazy_writes.fetch_add(1, Relaxed);
+                    diag::counters().lazy_writes.add(1);
+                }
+            }
+            let mut map = self.table[shard_of(key)].lock();
+            if f.key.load(Acquire) == key
+                && !f.dirty.load(Acquire)
+                && f.pins.compare_exchange(0, 1, AcqRel, Acquire).is_ok()
+            {
+                map.remove(&key);
+                f.key.store(NO_KEY, Release);
+                f.pins.store(0, Release);
+                drop(map);
+                self.free.lock().push(i as u32);
+                freed += 1;
+            }
+        }
+        let _ = freed;
+        written
+    }
+
+    /// Starts the lazy writer thread. It holds only a weak reference, so it ends when the
+    /// pool is dropped (or at `stop_lazy_writer`).
+    pub fn start_lazy_writer(self: &Arc<Self>) {
+        let weak: Weak<BufferPool> = Arc::downgrade(self);
+        let h = std::thread::Builder::new()
+            .name("lazy writer".into())
+            .spawn(move || loop {
+                let Some(pool) = weak.upgrade() else { return };
+                let stop = {
+                    let (m, c) = &pool.lazy_wake;
+                    let mut woke = m.lock();
+                    if !*woke {
+                        let t = Instant::now();
+                        c.wait_for(&mut woke, Duration::from_millis(100));
+                        diag::instance_waits().add(WaitType::LAZYWRITER_SLEEP, t.elapsed(), Duration::ZERO);
+                    }
+                    *woke = false;
+                    Arc::strong_count(&pool) <= 1
+                };
+                if stop {
+                    return;
+                }
+                pool.lazy_writer_pass();
+            })
+            .ok();
+        *self.lazy_writer.lock() = h;
+    }
+}
+
+/// A page latched SH. Dropping it releases latch and pin.
+pub struct PageReadGuard<'a> {
+    pool: &'a BufferPool,
+    fi: u32,
+    guard: Option<parking_lot::lock_api::RwLockReadGuard<'a, RawRwLock, Page>>,
+}
+
+impl Deref for PageReadGuard<'_> {
+    type Target = Page;
+    fn deref(&self) -> &Page {
+        // The guard is only taken out in Drop.
+        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for PageReadGuard<'_> {
+    fn drop(&mut self) {
+        self.guard.take();
+        self.pool.unpin(self.fi);
+    }
+}
+
+/// A page latched UP: shared with readers, upgradable to EX.
+pub struct PageUpdateGuard<'a> {
+    pool: &'a BufferPool,
+    fi: u32,
+    db: u16,
+    id: PageId,
+    guard: Option<RwLockUpgradableReadGuard<'a, RawRwLock, Page>>,
+}
+
+impl<'a> PageUpdateGuard<'a> {
+    /// Upgrades to EX (waits for readers to leave).
+    pub fn upgrade(mut self) -> PageWriteGuard<'a> {
+        let g = self.guard.take().unwrap_or_else(|| unreachable!());
+        let w = match RwLockUpgradableReadGuard::try_upgrade(g) {
+            Ok(w) => w,
+            Err(g) => {
+                let t = Instant::now();
+                let w = RwLockUpgradableReadGuard::upgrade(g);
+                diag::record_page_latch_wait(LatchMode::EX, false, t.elapsed());
+                w
+            }
+        };
+        let out = PageWriteGuard { pool: self.pool, fi: self.fi, db: self.db, id: self.id, guard: Some(w) };
+        // Ownership of the pin moves to the write guard.
+        std::mem::forget(self);
+        out
+    }
+}
+
+impl Deref for PageUpdateGuard<'_> {
+    type Target = Page;
+    fn deref(&self) -> &Page {
+        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for PageUpdateGuard<'_> {
+    fn drop(&mut self) {
+        self.guard.take();
+        self.pool.unpin(self.fi);
+    }
+}
+
+/// A page latched EX. Changes go through [`PageWriteGuard::page_mut`] and are recorded
+/// with [`PageWriteGuard::mark_dirty`] (the database's page-change context does both).
+pub struct PageWriteGuard<'a> {
+    pool: &'a BufferPool,
+    fi: u32,
+    db: u16,
+    id: PageId,
+    guard: Option<RwLockWriteGuard<'a, RawRwLock, Page>>,
+}
+
+impl PageWriteGuard<'_> {
+    pub fn page_id(&self) -> PageId {
+        self.id
+    }
+
+    pub fn db_id(&self) -> u16 {
+        self.db
+    }
+
+    /// Mutable access to the page image. Structure code must not call this directly: use
+    /// the database's `change`, which logs the op first.
+    pub fn page_mut(&mut self) -> &mut Page {
+        self.guard.as_mut().map(|g| &mut **g).unwrap_or_else(|| unreachable!())
+    }
+
+    /// Records that the page now carries the change logged at `lsn`: sets the page LSN
+    /// and, if the frame was clean, its recLSN.
+    pub fn mark_dirty(&mut self, lsn: u64) {
+        let p = self.page_mut();
+        if lsn > p.lsn() {
+            p.set_lsn(lsn);
+        }
+        self.pool.mark_dirty(self.fi, self.db, lsn);
+    }
+}
+
+impl Deref for PageWriteGuard<'_> {
+    type Target = Page;
+    fn deref(&self) -> &Page {
+        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
+    }
+}
+
+impl Drop for PageWriteGuard<'_> {
+    fn drop(&mut self) {
+        self.guard.take();
+        self.pool.unpin(self.fi);
+    }
+}
