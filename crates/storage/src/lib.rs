@@ -10,7 +10,11 @@ pub mod page;
 pub mod buffer;
 pub mod error;
 pub mod file;
+pub mod alloc;
+pub mod database;
 
 pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
+pub use alloc::{AllocUnit, AllocUnitKind};
+pub use database::{Database, LogHook, NullLog};
 pub use error::{Result, StorageError};
 pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};

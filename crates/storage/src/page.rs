@@ -491,6 +491,65 @@ impl PageOp<'_> {
     }
 }
 
+/// Checks, without changing the page, that `op` would apply. The page-change context
+/// calls it before logging, so a refused op is neither logged nor applied.
+pub fn check(page: &Page, op: &PageOp) -> Result<(), PageError> {
+    let n = page.slot_count();
+    match *op {
+        PageOp::InsertSlot { slot, record } => {
+            check_record_len(record)?;
+            if slot > n {
+                return Err(PageError::SlotOutOfRange { slot, count: n });
+            }
+            need(page, record.len() + SLOT_SIZE)
+        }
+        PageOp::PlaceSlot { slot, record } => {
+            check_record_len(record)?;
+            if slot > n {
+                return Err(PageError::SlotOutOfRange { slot, count: n });
+            }
+            if slot == n {
+                need(page, record.len() + SLOT_SIZE)
+            } else if page.slot_entry(slot).0 != 0 {
+                Err(PageError::SlotInUse(slot))
+            } else {
+                need(page, record.len())
+            }
+        }
+        PageOp::ReplaceSlot { slot, record } => {
+            check_record_len(record)?;
+            if slot >= n {
+                return Err(PageError::SlotOutOfRange { slot, count: n });
+            }
+            let (o, l) = page.slot_entry(slot);
+            if o == 0 {
+                return Err(PageError::EmptySlot(slot));
+            }
+            if record.len() > l {
+                need(page, record.len() - l)
+            } else {
+                Ok(())
+            }
+        }
+        PageOp::DeleteSlot { slot } if slot >= n => Err(PageError::SlotOutOfRange { slot, count: n }),
+        PageOp::ClearSlot { slot } if slot >= n => Err(PageError::SlotOutOfRange { slot, count: n }),
+        PageOp::ClearSlot { slot } if page.slot_entry(slot).0 == 0 => Err(PageError::EmptySlot(slot)),
+        PageOp::TruncateSlots { from } if from > n => Err(PageError::SlotOutOfRange { slot: from, count: n }),
+        PageOp::WriteBody { offset, bytes } if HEADER_SIZE + offset as usize + bytes.len() > PAGE_SIZE => {
+            Err(PageError::BodyRange { offset: offset as usize, len: bytes.len() })
+        }
+        _ => Ok(()),
+    }
+}
+
+fn need(page: &Page, needed: usize) -> Result<(), PageError> {
+    if page.free_count() < needed {
+        Err(PageError::NoSpace { needed, free: page.free_count() })
+    } else {
+        Ok(())
+    }
+}
+
 /// Applies `op` to `page` (whose own id is `id`, needed by Format). Validates first, so a
 /// failed op leaves the page unchanged.
 pub fn apply(page: &mut Page, id: PageId, op: &PageOp) -> Result<(), PageError> {
@@ -772,6 +831,12 @@ mod tests {
             for op in ops {
                 let before = p.as_bytes().to_vec();
                 let n = model.len() as u16;
+                let probe = match &op {
+                    Op::Insert(s, r) => Some(PageOp::InsertSlot { slot: if n == 0 { 0 } else { s % (n + 1) }, record: r }),
+                    Op::Replace(s, r) if n > 0 => Some(PageOp::ReplaceSlot { slot: s % n, record: r }),
+                    _ => None,
+                };
+                let predicted = probe.as_ref().map(|o| check(&p, o).is_ok());
                 let res = match &op {
                     Op::Insert(s, r) => {
                         let s = if n == 0 { 0 } else { s % (n + 1) };
@@ -793,6 +858,9 @@ mod tests {
                 };
                 if res.is_err() {
                     prop_assert_eq!(&before[..], &p.as_bytes()[..]);
+                }
+                if let Some(ok) = predicted {
+                    prop_assert_eq!(ok, res.is_ok(), "check() must predict apply()");
                 }
                 p.check_structure().unwrap();
                 let got: Vec<Vec<u8>> = p.records().map(|(_, r)| r.to_vec()).collect();
