@@ -93,8 +93,10 @@ impl FileSystem for MemFs {
     }
 
     fn remove(&self, path: &Path) -> io::Result<()> {
-        self.files.lock().remove(path);
-        Ok(())
+        match self.files.lock().remove(path) {
+            Some(_) => Ok(()),
+            None => Err(io::Error::new(io::ErrorKind::NotFound, format!("{} not found", path.display()))),
+        }
     }
 
     fn create_dir_all(&self, _path: &Path) -> io::Result<()> {

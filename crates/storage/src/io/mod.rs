@@ -21,8 +21,8 @@ mod fault;
 mod mem;
 mod os;
 
-pub use fault::FaultFs;
-pub use mem::MemFs;
+pub use fault::{FaultFs, TornPolicy};
+pub use mem::{MemFile, MemFs};
 pub use os::OsFs;
 
 /// Disk sector size: the unit a power loss can tear a write at.
