@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs every Mesquite test. This is the README's test command and what CI runs.
+# It installs what the tests need (idempotently) before running them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if ! command -v cargo >/dev/null 2>&1; then
+  echo "cargo is required (install Rust with rustup)" >&2
+  exit 1
+fi
+
+# Unit, property, fault-injection and reopen tests of every crate.
+# MESQUITE_LONG=1 runs the longer property/crash variants.
+cargo test --workspace --quiet "$@"
