@@ -31,6 +31,8 @@ pub enum StorageError {
     /// A structure failed a consistency check while being read.
     #[error("corruption in {what}: {detail}")]
     Corrupt { what: String, detail: String },
+    #[error("{0}")]
+    Record(#[from] crate::record::RecordError),
     #[error("a row with the same key already exists")]
     DuplicateKey,
     #[error("{0}")]
@@ -50,6 +52,7 @@ impl StorageError {
             StorageError::FilegroupFull { .. } => 1105,
             StorageError::BufferPoolFull => 802,
             StorageError::DuplicateKey => 2601,
+            StorageError::Record(e) => e.sql_error_number().unwrap_or(605),
             StorageError::Page { .. } | StorageError::Corrupt { .. } => 605,
             _ => 5180,
         }

@@ -7,6 +7,7 @@
 
 pub mod io;
 pub mod page;
+pub mod record;
 pub mod buffer;
 pub mod error;
 pub mod file;
