@@ -1,0 +1,81 @@
+//! Code page 1252 (Windows Latin 1), the code page of SQL_Latin1_General_CP1_CI_AS: how
+//! char and varchar values are stored, one byte per character.
+//!
+//! The five bytes 1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) map to the C1
+//! control characters of the same value, as Windows' conversion does, so every byte
+//! decodes and the mapping is a bijection between 256 bytes and 256 characters.
+//! Characters outside the code page become '?' when stored, as SQL Server does.
+
+/// Characters of bytes 0x80..=0x9F; the rest of the code page equals Latin-1.
+const HIGH: [char; 32] = [
+    '\u{20AC}', '\u{0081}', '\u{201A}', '\u{0192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
+    '\u{02C6}', '\u{2030}', '\u{0160}', '\u{2039}', '\u{0152}', '\u{008D}', '\u{017D}', '\u{008F}',
+    '\u{0090}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
+    '\u{02DC}', '\u{2122}', '\u{0161}', '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
+];
+
+/// The character a 1252 byte stands for.
+pub fn decode_byte(b: u8) -> char {
+    if (0x80..=0x9F).contains(&b) {
+        HIGH[usize::from(b - 0x80)]
+    } else {
+        char::from(b)
+    }
+}
+
+/// The 1252 byte of a character, or None when the code page has no such character.
+pub fn encode_char(c: char) -> Option<u8> {
+    let cp = u32::from(c);
+    if cp < 0x80 || (0xA0..=0xFF).contains(&cp) {
+        return Some(cp as u8);
+    }
+    HIGH.iter().position(|&h| h == c).map(|i| 0x80 + i as u8)
+}
+
+/// Appends the 1252 bytes of `s`, with '?' for characters the code page lacks.
+pub fn encode_lossy(s: &str, out: &mut Vec<u8>) {
+    out.extend(s.chars().map(|c| encode_char(c).unwrap_or(b'?')));
+}
+
+/// Decodes 1252 bytes (every byte is valid).
+pub fn decode(bytes: &[u8]) -> String {
+    bytes.iter().map(|&b| decode_byte(b)).collect()
+}
+
+/// `s` as it reads back after being stored as varchar: characters outside 1252 replaced
+/// by '?'.
+pub fn to_cp1252_lossy(s: &str) -> String {
+    s.chars()
+        .map(|c| if encode_char(c).is_some() { c } else { '?' })
+        .collect()
+}
+
+/// Whether every character of `s` exists in code page 1252.
+pub fn is_cp1252(s: &str) -> bool {
+    s.chars().all(|c| encode_char(c).is_some())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_byte_round_trips() {
+        for b in 0..=255u8 {
+            assert_eq!(encode_char(decode_byte(b)), Some(b));
+        }
+    }
+
+    #[test]
+    fn known_characters() {
+        assert_eq!(encode_char('€'), Some(0x80));
+        assert_eq!(encode_char('é'), Some(0xE9));
+        assert_eq!(encode_char('Ÿ'), Some(0x9F));
+        assert_eq!(encode_char('ā'), None);
+        let mut out = Vec::new();
+        encode_lossy("a€日", &mut out);
+        assert_eq!(out, vec![b'a', 0x80, b'?']);
+        assert_eq!(to_cp1252_lossy("naïve 日本"), "naïve ??");
+        assert_eq!(decode(&[0x93, 0x41, 0x94]), "\u{201C}A\u{201D}");
+    }
+}

@@ -1,0 +1,497 @@
+//! The byte encoding of one column value inside a row: what [`encode`] writes and
+//! [`decode`] reads back. Fixed-length types always take exactly
+//! [`SqlType::fixed_storage_len`] bytes; variable-length types take the bytes of the value
+//! (the row format records their length). NULL is the row format's business (its null
+//! bitmap): [`encode`] writes zeros for a NULL of a fixed-length type and nothing for a
+//! variable-length one, and [`decode`] never returns NULL.
+//!
+//! All integers are little-endian. The layouts follow SQL Server's on-disk formats where
+//! they are known:
+//!
+//! | type | bytes | layout |
+//! |---|---|---|
+//! | bit | 1 | 0 or 1 (SQL Server packs bit columns 8 to a byte; the row format may too) |
+//! | tinyint / smallint / int / bigint | 1 / 2 / 4 / 8 | two's complement |
+//! | decimal(p,s), numeric(p,s) | 5 / 9 / 13 / 17 for p 1-9 / 10-19 / 20-28 / 29-38 | sign byte (1 = positive or zero, 0 = negative), then the unscaled magnitude in 4 / 8 / 12 / 16 bytes |
+//! | money | 8 | the i64 of 1/10000 units as two 4-byte halves, high half first (SQL Server's order) |
+//! | smallmoney | 4 | i32 of 1/10000 units |
+//! | real / float | 4 / 8 | IEEE 754 binary32 / binary64 |
+//! | date | 3 | days since 0001-01-01 |
+//! | time(n) | 3 (n 0-2), 4 (n 3-4), 5 (n 5-7) | time since midnight in units of 10^-n s |
+//! | datetime2(n) | time(n) bytes + 3 | time as time(n), then the date as date |
+//! | datetimeoffset(n) | datetime2(n) bytes + 2 | UTC date and time as datetime2(n), then the offset in minutes (i16) |
+//! | datetime | 8 | 1/300 s ticks since midnight (u32), then days since 1900-01-01 (i32) |
+//! | smalldatetime | 4 | minutes since midnight (u16), then days since 1900-01-01 (u16) |
+//! | char(n) | n | code page 1252, blank-padded |
+//! | varchar(n / max) | length of value | code page 1252 ('?' for characters outside it) |
+//! | nchar(n) | 2n | UTF-16LE, blank-padded |
+//! | nvarchar(n / max), xml | length of value | UTF-16LE (xml is kept as text for now) |
+//! | binary(n) | n | the bytes, zero-padded |
+//! | varbinary(n / max) | length of value | the bytes |
+//! | uniqueidentifier | 16 | the stored bytes (.NET Guid order) |
+
+use crate::calendar::{self, TICKS_PER_DAY};
+use crate::codepage;
+use crate::error::SqlError;
+use crate::sqltype::{decimal_magnitude_len, time_storage_len, Length, SqlType};
+use crate::value::{fit_str, Value};
+
+/// Appends the encoding of `value` as a value of column type `ty`. The value must
+/// already be of the type's family and fit it ([`Value::check_type`]): wrong family is
+/// Msg 206, out of range 8115 or the type's overflow error, too long 8152 (trailing
+/// spaces beyond a character length are dropped, as SQL Server does). What is written
+/// decodes to `value.fit_to(ty)`. Nothing is written when an error is returned.
+pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlError> {
+    value.check_type(ty)?;
+    match (value, *ty) {
+        (Value::Null, _) => {
+            if let Some(n) = ty.fixed_storage_len() {
+                out.resize(out.len() + usize::from(n), 0);
+            }
+        }
+        (Value::Bit(b), _) => out.push(u8::from(*b)),
+        (Value::TinyInt(v), _) => out.push(*v),
+        (Value::SmallInt(v), _) => out.extend_from_slice(&v.to_le_bytes()),
+        (Value::Int(v), _) => out.extend_from_slice(&v.to_le_bytes()),
+        (Value::BigInt(v), _) => out.extend_from_slice(&v.to_le_bytes()),
+        (
+            Value::Decimal { value, .. },
+            SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. },
+        ) => {
+            out.push(u8::from(*value >= 0));
+            let n = usize::from(decimal_magnitude_len(precision));
+            out.extend_from_slice(&value.unsigned_abs().to_le_bytes()[..n]);
+        }
+        (Value::Money(m), SqlType::SmallMoney) => out.extend_from_slice(&(*m as i32).to_le_bytes()),
+        (Value::Money(m), _) => {
+            out.extend_from_slice(&((*m >> 32) as i32).to_le_bytes());
+            out.extend_from_slice(&(*m as u32).to_le_bytes());
+        }
+        (Value::Real(f), _) => out.extend_from_slice(&f.to_le_bytes()),
+        (Value::Float(f), _) => out.extend_from_slice(&f.to_le_bytes()),
+        (Value::Date(days), _) => push_date(*days, out),
+        (Value::Time { ticks, scale }, _) => push_time(*ticks, *scale, out),
+        (Value::DateTime2 { days, ticks, scale }, _) => {
+            push_time(*ticks, *scale, out);
+            push_date(*days, out);
+        }
+        (
+            Value::DateTimeOffset {
+                days,
+                ticks,
+                scale,
+                offset,
+            },
+            _,
+        ) => {
+            push_time(*ticks, *scale, out);
+            push_date(*days, out);
+            out.extend_from_slice(&offset.to_le_bytes());
+        }
+        (Value::DateTime { days, ticks }, _) => {
+            out.extend_from_slice(&ticks.to_le_bytes());
+            out.extend_from_slice(&days.to_le_bytes());
+        }
+        (Value::SmallDateTime { days, minutes }, _) => {
+            out.extend_from_slice(&minutes.to_le_bytes());
+            out.extend_from_slice(&days.to_le_bytes());
+        }
+        (Value::String(s), SqlType::Char { len }) => {
+            let start = out.len();
+            let s = fit_str(s, usize::from(len), false).unwrap_or(s);
+            codepage::encode_lossy(s, out);
+            out.resize(start + usize::from(len), b' ');
+        }
+        (Value::String(s), SqlType::VarChar { len }) => {
+            let s = match len {
+                Length::Bounded(n) => fit_str(s, usize::from(n), false).unwrap_or(s),
+                Length::Max => s,
+            };
+            codepage::encode_lossy(s, out)
+        }
+        (Value::String(s), SqlType::NChar { len }) => {
+            let units = push_utf16(fit_str(s, usize::from(len), true).unwrap_or(s), out);
+            for _ in units..usize::from(len) {
+                out.extend_from_slice(&[b' ', 0]);
+            }
+        }
+        (
+            Value::String(s),
+            SqlType::NVarChar {
+                len: Length::Bounded(n),
+            },
+        ) => {
+            push_utf16(fit_str(s, usize::from(n), true).unwrap_or(s), out);
+        }
+        (Value::String(s), _) => {
+            push_utf16(s, out);
+        }
+        (Value::Binary(b), SqlType::Binary { len }) => {
+            out.extend_from_slice(b);
+            out.resize(out.len() + usize::from(len) - b.len(), 0);
+        }
+        (Value::Binary(b), _) => out.extend_from_slice(b),
+        (Value::Guid(g), _) => out.extend_from_slice(g),
+        // check_type admitted no other pairing.
+        _ => return Err(SqlError::operand_type_clash(value.kind_name(), ty.name())),
+    }
+    Ok(())
+}
+
+/// Reads a value of column type `ty` from exactly the bytes [`encode`] wrote. Bytes that
+/// cannot be such a value (wrong length, out of range, bad sign byte, odd UTF-16 length)
+/// are Msg 2570, the error DBCC reports for out-of-range column values. char(n) and
+/// nchar(n) come back blank-padded, decimal with the column's precision.
+pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
+    let bad = || SqlError::invalid_stored_value(ty.name());
+    if let Some(n) = ty.fixed_storage_len() {
+        if bytes.len() != usize::from(n) {
+            return Err(bad());
+        }
+    }
+    let v = match *ty {
+        SqlType::Bit => match bytes[0] {
+            0 => Value::Bit(false),
+            1 => Value::Bit(true),
+            _ => return Err(bad()),
+        },
+        SqlType::TinyInt => Value::TinyInt(bytes[0]),
+        SqlType::SmallInt => Value::SmallInt(i16::from_le_bytes(le(bytes))),
+        SqlType::Int => Value::Int(i32::from_le_bytes(le(bytes))),
+        SqlType::BigInt => Value::BigInt(i64::from_le_bytes(le(bytes))),
+        SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
+            let magnitude = u128::from_le_bytes(le(&bytes[1..]));
+            let value = i128::try_from(magnitude).map_err(|_| bad())?;
+            let value = match bytes[0] {
+                1 => value,
+                0 => -value,
+                _ => return Err(bad()),
+            };
+            Value::Decimal {
+                value,
+                precision,
+                scale,
+            }
+        }
+        SqlType::SmallMoney => Value::Money(i64::from(i32::from_le_bytes(le(bytes)))),
+        SqlType::Money => {
+            let hi = i32::from_le_bytes(le(&bytes[..4]));
+            let lo = u32::from_le_bytes(le(&bytes[4..]));
+            Value::Money(i64::from(hi) << 32 | i64::from(lo))
+        }
+        SqlType::Real => Value::Real(f32::from_le_bytes(le(bytes))),
+        SqlType::Float => Value::Float(f64::from_le_bytes(le(bytes))),
+        SqlType::Date => Value::Date(read_date(bytes)),
+        SqlType::Time { scale } => Value::Time {
+            ticks: read_time(bytes, scale).ok_or_else(bad)?,
+            scale,
+        },
+        SqlType::DateTime2 { scale } => {
+            let t = usize::from(time_storage_len(scale));
+            let ticks = read_time(&bytes[..t], scale).ok_or_else(bad)?;
+            Value::DateTime2 {
+                days: read_date(&bytes[t..]),
+                ticks,
+                scale,
+            }
+        }
+        SqlType::DateTimeOffset { scale } => {
+            let t = usize::from(time_storage_len(scale));
+            let ticks = read_time(&bytes[..t], scale).ok_or_else(bad)?;
+            let days = read_date(&bytes[t..t + 3]);
+            let offset = i16::from_le_bytes(le(&bytes[t + 3..]));
+            Value::DateTimeOffset {
+                days,
+                ticks,
+                scale,
+                offset,
+            }
+        }
+        SqlType::DateTime => Value::DateTime {
+            ticks: u32::from_le_bytes(le(&bytes[..4])),
+            days: i32::from_le_bytes(le(&bytes[4..])),
+        },
+        SqlType::SmallDateTime => Value::SmallDateTime {
+            minutes: u16::from_le_bytes(le(&bytes[..2])),
+            days: u16::from_le_bytes(le(&bytes[2..])),
+        },
+        SqlType::Char { .. } | SqlType::VarChar { .. } => Value::String(codepage::decode(bytes)),
+        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml => {
+            if !bytes.len().is_multiple_of(2) {
+                return Err(bad());
+            }
+            let units = bytes
+                .chunks_exact(2)
+                .map(|p| u16::from_le_bytes([p[0], p[1]]));
+            // SQL Server keeps unpaired surrogates; a Rust string cannot, so they read
+            // back as U+FFFD.
+            Value::String(
+                char::decode_utf16(units)
+                    .map(|r| r.unwrap_or('\u{FFFD}'))
+                    .collect(),
+            )
+        }
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
+        SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
+    };
+    // Ranges (dates, decimal digits, lengths) are checked once, here, for every type.
+    v.check_type(ty).map_err(|_| bad())?;
+    Ok(v)
+}
+
+/// Copies a slice into a fixed array, zero-filling or truncating; callers pass slices
+/// whose lengths were checked against the type.
+fn le<const N: usize>(bytes: &[u8]) -> [u8; N] {
+    let mut a = [0u8; N];
+    let n = bytes.len().min(N);
+    a[..n].copy_from_slice(&bytes[..n]);
+    a
+}
+
+fn push_date(days: u32, out: &mut Vec<u8>) {
+    out.extend_from_slice(&days.to_le_bytes()[..3]);
+}
+
+fn read_date(bytes: &[u8]) -> u32 {
+    u32::from_le_bytes(le(bytes))
+}
+
+fn push_time(ticks: u64, scale: u8, out: &mut Vec<u8>) {
+    let units = ticks / calendar::ticks_per_unit(scale);
+    out.extend_from_slice(&units.to_le_bytes()[..usize::from(time_storage_len(scale))]);
+}
+
+fn read_time(bytes: &[u8], scale: u8) -> Option<u64> {
+    let units = u64::from_le_bytes(le(bytes));
+    let ticks = units.checked_mul(calendar::ticks_per_unit(scale))?;
+    (ticks < TICKS_PER_DAY).then_some(ticks)
+}
+
+/// Appends UTF-16LE and returns the number of code units written.
+fn push_utf16(s: &str, out: &mut Vec<u8>) -> usize {
+    let mut n = 0;
+    for u in s.encode_utf16() {
+        out.extend_from_slice(&u.to_le_bytes());
+        n += 1;
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn enc(v: &Value, ty: SqlType) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(v, &ty, &mut out).unwrap();
+        assert_eq!(
+            decode(&ty, &out).unwrap(),
+            v.fit_to(&ty).unwrap(),
+            "round trip of {v:?} as {ty}"
+        );
+        out
+    }
+
+    #[test]
+    fn fixed_layouts() {
+        assert_eq!(
+            enc(&Value::Int(-2), SqlType::Int),
+            vec![0xFE, 0xFF, 0xFF, 0xFF]
+        );
+        let d = SqlType::decimal(9, 2).unwrap();
+        assert_eq!(
+            enc(
+                &Value::Decimal {
+                    value: -258,
+                    precision: 9,
+                    scale: 2
+                },
+                d
+            ),
+            vec![0, 2, 1, 0, 0]
+        );
+        assert_eq!(
+            enc(
+                &Value::Decimal {
+                    value: 0,
+                    precision: 9,
+                    scale: 2
+                },
+                d
+            ),
+            vec![1, 0, 0, 0, 0]
+        );
+        assert_eq!(
+            enc(
+                &Value::Decimal {
+                    value: 1,
+                    precision: 38,
+                    scale: 0
+                },
+                SqlType::decimal(38, 0).unwrap()
+            )
+            .len(),
+            17
+        );
+        assert_eq!(
+            enc(&Value::Money(0x1_0000_0002), SqlType::Money),
+            vec![1, 0, 0, 0, 2, 0, 0, 0]
+        );
+        assert_eq!(enc(&Value::Money(-1), SqlType::Money), vec![0xFF; 8]);
+        assert_eq!(enc(&Value::Date(0x01_02_03), SqlType::Date), vec![3, 2, 1]);
+        // time(0) counts seconds, time(7) 100 ns units.
+        assert_eq!(
+            enc(
+                &Value::Time {
+                    ticks: 10_000_000,
+                    scale: 0
+                },
+                SqlType::Time { scale: 0 }
+            ),
+            vec![1, 0, 0]
+        );
+        assert_eq!(
+            enc(
+                &Value::Time {
+                    ticks: 10_000_000,
+                    scale: 7
+                },
+                SqlType::Time { scale: 7 }
+            ),
+            vec![0x80, 0x96, 0x98, 0, 0]
+        );
+        let v = Value::DateTime2 {
+            days: 1,
+            ticks: 10_000_000,
+            scale: 3,
+        };
+        assert_eq!(
+            enc(&v, SqlType::DateTime2 { scale: 3 }),
+            vec![0xE8, 3, 0, 0, 1, 0, 0]
+        );
+        let v = Value::DateTimeOffset {
+            days: 1,
+            ticks: 0,
+            scale: 0,
+            offset: -60,
+        };
+        assert_eq!(
+            enc(&v, SqlType::DateTimeOffset { scale: 0 }),
+            vec![0, 0, 0, 1, 0, 0, 0xC4, 0xFF]
+        );
+        assert_eq!(
+            enc(&Value::DateTime { days: -1, ticks: 2 }, SqlType::DateTime),
+            vec![2, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]
+        );
+        assert_eq!(
+            enc(
+                &Value::SmallDateTime {
+                    days: 2,
+                    minutes: 1
+                },
+                SqlType::SmallDateTime
+            ),
+            vec![1, 0, 2, 0]
+        );
+        assert_eq!(
+            enc(&Value::String("ab".into()), SqlType::char(4).unwrap()),
+            b"ab  ".to_vec()
+        );
+        assert_eq!(
+            enc(&Value::String("é".into()), SqlType::nchar(2).unwrap()),
+            vec![0xE9, 0, b' ', 0]
+        );
+        assert_eq!(
+            enc(&Value::String("€".into()), SqlType::varchar(2).unwrap()),
+            vec![0x80]
+        );
+        assert_eq!(
+            enc(&Value::Binary(vec![7]), SqlType::binary(3).unwrap()),
+            vec![7, 0, 0]
+        );
+        let null = |ty: SqlType| {
+            let mut out = Vec::new();
+            encode(&Value::Null, &ty, &mut out).unwrap();
+            out.len()
+        };
+        for ty in [
+            SqlType::decimal(20, 5).unwrap(),
+            SqlType::DateTimeOffset { scale: 4 },
+            SqlType::nchar(3).unwrap(),
+        ] {
+            assert_eq!(null(ty), usize::from(ty.fixed_storage_len().unwrap()));
+        }
+        assert_eq!(null(SqlType::varchar(3).unwrap()), 0);
+    }
+
+    #[test]
+    fn rejects_bad_values_and_bytes() {
+        let mut out = Vec::new();
+        assert_eq!(
+            encode(&Value::Int(1), &SqlType::BigInt, &mut out)
+                .unwrap_err()
+                .number,
+            206
+        );
+        assert_eq!(
+            encode(&Value::Money(1 << 40), &SqlType::SmallMoney, &mut out)
+                .unwrap_err()
+                .number,
+            8115
+        );
+        assert_eq!(
+            encode(
+                &Value::String("abcd".into()),
+                &SqlType::varchar(3).unwrap(),
+                &mut out
+            )
+            .unwrap_err()
+            .number,
+            8152
+        );
+        assert!(encode(
+            &Value::DateTime {
+                days: -60_000,
+                ticks: 0
+            },
+            &SqlType::DateTime,
+            &mut out
+        )
+        .is_err());
+        assert!(out.is_empty());
+        // Blanks beyond the length are dropped, as SQL Server's INSERT does.
+        let c1 = SqlType::char(1).unwrap();
+        encode(&Value::String("a  ".into()), &c1, &mut out).unwrap();
+        assert_eq!(out, b"a");
+        assert_eq!(decode(&c1, &out).unwrap(), Value::String("a".into()));
+        assert_eq!(
+            encode(&Value::String(" ab".into()), &c1, &mut out)
+                .unwrap_err()
+                .number,
+            8152
+        );
+        out.clear();
+        let bad = |ty: SqlType, b: &[u8]| decode(&ty, b).unwrap_err().number;
+        assert_eq!(bad(SqlType::Int, &[1, 2, 3]), 2570);
+        assert_eq!(bad(SqlType::Bit, &[2]), 2570);
+        assert_eq!(
+            bad(SqlType::decimal(2, 0).unwrap(), &[1, 100, 0, 0, 0]),
+            2570
+        );
+        assert_eq!(bad(SqlType::decimal(2, 0).unwrap(), &[7, 1, 0, 0, 0]), 2570);
+        assert_eq!(bad(SqlType::Date, &[0xFF, 0xFF, 0xFF]), 2570);
+        assert_eq!(bad(SqlType::Time { scale: 7 }, &[0xFF; 5]), 2570);
+        assert_eq!(bad(SqlType::DateTime, &[0, 0, 0, 0, 0, 0, 0, 0x80]), 2570);
+        assert_eq!(bad(SqlType::SmallDateTime, &[0xA0, 0x05, 0, 0]), 2570);
+        assert_eq!(bad(SqlType::nvarchar(5).unwrap(), &[0x41]), 2570);
+        assert_eq!(bad(SqlType::varchar(1).unwrap(), b"ab"), 2570);
+        assert_eq!(bad(SqlType::Float, &f64::NAN.to_le_bytes()), 2570);
+        assert_eq!(
+            bad(
+                SqlType::DateTimeOffset { scale: 0 },
+                &[0, 0, 0, 0, 0, 0, 0x00, 0x10]
+            ),
+            2570
+        );
+    }
+}
