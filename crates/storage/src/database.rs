@@ -6,8 +6,12 @@
 //! of the log record describing it), applies the op, stamps the page LSN and marks the
 //! buffer dirty with its recLSN. Heaps, B+trees and allocation all change pages only
 //! through it, so the transaction layer logs every change by installing a hook.
+//!
+//! The allocation methods of `Database` (allocation units, pages, free space, the boot
+//! page's fields, `check_allocation`) are implemented in [`crate::alloc`], next to the
+//! structures they maintain.
 
-use crate::alloc::{AllocUnit, AllocUnitKind, Allocator};
+use crate::alloc::{self, Allocator};
 use crate::buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 use crate::error::{Result, StorageError};
 use crate::file::{DataFile, DataFiles, FileSpec};
@@ -33,7 +37,9 @@ pub struct NullLog {
 
 impl NullLog {
     pub fn starting_at(lsn: u64) -> NullLog {
-        NullLog { next: AtomicU64::new(lsn) }
+        NullLog {
+            next: AtomicU64::new(lsn),
+        }
     }
 }
 
@@ -56,34 +62,63 @@ pub struct Database {
 impl Database {
     /// Creates the files of a new database and formats its system pages. `files[0]` is
     /// the primary data file (file id 1); further entries are secondary data files
-    /// (file ids 3, 4, ...; id 2 belongs to the log).
-    pub fn create(pool: Arc<BufferPool>, fs: &dyn FileSystem, id: u16, name: &str, files: Vec<FileSpec>) -> Result<Arc<Database>> {
-        if files.is_empty() {
-            return Err(StorageError::Invalid("a database needs a primary data file".into()));
+    /// (file ids 3, 4, ...; id 2 belongs to the log). Files smaller than 32 pages (two
+    /// extents of system pages, one for the allocation-unit directory, one for data) are
+    /// rounded up; files that already exist are refused.
+    pub fn create(
+        pool: Arc<BufferPool>,
+        fs: &dyn FileSystem,
+        id: u16,
+        name: &str,
+        files: Vec<FileSpec>,
+    ) -> Result<Arc<Database>> {
+        let specs = alloc::prepare_specs(name, files)?;
+        for spec in &specs {
+            if fs.exists(&spec.path) {
+                return Err(StorageError::Invalid(format!(
+                    "cannot create file '{}' because it already exists",
+                    spec.path.display()
+                )));
+            }
+            if let Some(dir) = spec.path.parent() {
+                fs.create_dir_all(dir).map_err(|e| StorageError::Io {
+                    file: dir.display().to_string(),
+                    offset: 0,
+                    source: e,
+                })?;
+            }
         }
         let df = Arc::new(DataFiles::new(id));
-        for spec in files {
-            if let Some(dir) = spec.path.parent() {
-                fs.create_dir_all(dir).map_err(|e| StorageError::Io { file: dir.display().to_string(), offset: 0, source: e })?;
-            }
-            df.add(DataFile::open(fs, id, spec, true)?);
+        for spec in &specs {
+            df.add(DataFile::open(fs, id, spec.clone(), true)?);
         }
         pool.attach(id, df.clone(), Arc::new(NoWal));
         let db = Arc::new(Database {
             id,
             name: name.to_string(),
-            pool,
+            pool: pool.clone(),
             files: df,
             log: RwLock::new(Arc::new(NullLog::default())),
             alloc: Allocator::new(),
         });
-        Allocator::format_new_database(&db)?;
+        if let Err(e) = db.format_new(&specs) {
+            // Leave nothing of the half-made database in the pool.
+            pool.discard(id);
+            let _ = pool.detach(id);
+            return Err(e);
+        }
         Ok(db)
     }
 
-    /// Opens an existing database from its primary data file; the file header page lists
-    /// the other files.
-    pub fn open(pool: Arc<BufferPool>, fs: &dyn FileSystem, id: u16, primary: &Path) -> Result<Arc<Database>> {
+    /// Opens an existing database from its primary data file: the primary's header lists
+    /// the other files, the boot page holds the name and the allocation-unit directory,
+    /// and the allocation caches are rebuilt from the IAM chains and PFS pages.
+    pub fn open(
+        pool: Arc<BufferPool>,
+        fs: &dyn FileSystem,
+        id: u16,
+        primary: &Path,
+    ) -> Result<Arc<Database>> {
         let df = Arc::new(DataFiles::new(id));
         let primary_spec = FileSpec {
             file_id: 1,
@@ -95,21 +130,24 @@ impl Database {
         };
         df.add(DataFile::open(fs, id, primary_spec, false)?);
         pool.attach(id, df.clone(), Arc::new(NoWal));
-        let db = Arc::new(Database {
-            id,
-            name: String::new(),
-            pool,
-            files: df,
-            log: RwLock::new(Arc::new(NullLog::default())),
-            alloc: Allocator::new(),
-        });
-        let name = Allocator::open_existing(&db, fs)?;
-        // Safe to set after open: nothing else holds the Arc yet.
-        let mut db = db;
-        if let Some(d) = Arc::get_mut(&mut db) {
-            d.name = name;
+        let r = (|| {
+            let (boot, sizes) = alloc::attach_files(&pool, fs, id, &df, primary)?;
+            let db = Arc::new(Database {
+                id,
+                name: boot.name.clone(),
+                pool: pool.clone(),
+                files: df.clone(),
+                log: RwLock::new(Arc::new(NullLog::default())),
+                alloc: Allocator::new(),
+            });
+            db.load_allocation(&boot, &sizes)?;
+            Ok(db)
+        })();
+        if r.is_err() {
+            pool.discard(id);
+            let _ = pool.detach(id);
         }
-        Ok(db)
+        r
     }
 
     pub fn pool(&self) -> &Arc<BufferPool> {
@@ -142,43 +180,17 @@ impl Database {
     /// buffer dirty. A refused op (no space, bad slot) is not logged and changes nothing.
     pub fn change(&self, g: &mut PageWriteGuard<'_>, op: &PageOp) -> Result<()> {
         let id = g.page_id();
-        check(g, op).map_err(|e| StorageError::Page { page: id, source: e })?;
+        check(g, op).map_err(|e| StorageError::Page {
+            page: id,
+            source: e,
+        })?;
         let lsn = self.log.read().log_page_op(self.id, id, op)?;
-        apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
+        apply(g.page_mut(), id, op).map_err(|e| StorageError::Page {
+            page: id,
+            source: e,
+        })?;
         g.mark_dirty(lsn);
         Ok(())
-    }
-
-    /// Creates an allocation unit (the storage of one heap, index or LOB column).
-    pub fn create_alloc_unit(&self, kind: AllocUnitKind, object_id: u32, index_id: u16) -> Result<AllocUnit> {
-        Allocator::create_alloc_unit(self, kind, object_id, index_id)
-    }
-
-    /// Looks up an allocation unit by id.
-    pub fn alloc_unit(&self, au_id: u64) -> Result<AllocUnit> {
-        self.alloc.get(au_id).ok_or_else(|| StorageError::Invalid(format!("allocation unit {au_id} does not exist")))
-    }
-
-    /// Records a new root / first page for an allocation unit (B+tree root split).
-    pub fn set_alloc_unit_root(&self, au_id: u64, root: PageId, first_page: PageId) -> Result<()> {
-        Allocator::set_root(self, au_id, root, first_page)
-    }
-
-    /// Allocates a page for `au` (near `near` when possible) and returns it latched EX,
-    /// not yet formatted: the caller's first change is a `PageOp::Format`.
-    pub fn allocate_page(&self, au: u64, near: Option<PageId>) -> Result<PageWriteGuard<'_>> {
-        let id = Allocator::allocate_page(self, au, near)?;
-        self.pool.write_fresh(self.id, id)
-    }
-
-    /// Returns a page to free space.
-    pub fn free_page(&self, au: u64, id: PageId) -> Result<()> {
-        Allocator::free_page(self, au, id)
-    }
-
-    /// Drops an allocation unit and frees all its pages.
-    pub fn drop_alloc_unit(&self, au: u64) -> Result<()> {
-        Allocator::drop_alloc_unit(self, au)
     }
 
     /// Writes every dirty page and syncs the files (the data side of a checkpoint).

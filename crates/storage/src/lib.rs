@@ -13,6 +13,8 @@ pub mod error;
 pub mod file;
 pub mod alloc;
 pub mod database;
+pub mod heap;
+pub mod lob;
 
 pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 pub use alloc::{AllocUnit, AllocUnitKind};

@@ -598,23 +598,14 @@ pub fn apply(page: &mut Page, id: PageId, op: &PageOp) -> Result<(), PageError> 
             if !append && page.slot_entry(slot).0 != 0 {
                 return Err(PageError::SlotInUse(slot));
             }
-            let extra = if append { SLOT_SIZE } else { 0 };
             if append {
-                // Reserve the slot entry before placing so compaction sees the final size.
-                if page.free_count() < record.len() + extra {
-                    return Err(PageError::NoSpace { needed: record.len() + extra, free: page.free_count() });
-                }
+                // Place the bytes first (compacting if needed, counting the new slot
+                // entry), then grow the slot array: writing the entry first could land on
+                // the tail of the last record when contiguous space is short.
+                let at = page.place_bytes(record, SLOT_SIZE)?;
                 page.set_slot_count(n + 1);
-                page.set_slot_entry(n, 0, 0);
+                page.set_slot_entry(slot, at, record.len());
                 page.add_free(-(SLOT_SIZE as isize));
-                match page.place_bytes(record, 0) {
-                    Ok(at) => page.set_slot_entry(slot, at, record.len()),
-                    Err(e) => {
-                        page.set_slot_count(n);
-                        page.add_free(SLOT_SIZE as isize);
-                        return Err(e);
-                    }
-                }
             } else {
                 let at = page.place_bytes(record, 0)?;
                 page.set_slot_entry(slot, at, record.len());
@@ -802,6 +793,29 @@ mod tests {
         apply(&mut p, id, &PageOp::ReplaceSlot { slot: 1, record: &[9u8; 180] }).unwrap();
         assert_eq!(p.record(1), Some(&[9u8; 180][..]));
         p.check_structure().unwrap();
+    }
+
+    #[test]
+    fn append_into_fragmented_page_keeps_records_intact() {
+        let mut p = fresh();
+        let id = p.page_id();
+        // Fill the page so the contiguous gap is smaller than a slot entry.
+        let mut n = 0u16;
+        loop {
+            let left = p.slot_array_start() - p.free_data();
+            let len = if left >= 200 + SLOT_SIZE { 200 } else if left > SLOT_SIZE + 2 { left - SLOT_SIZE - 2 } else { break };
+            apply(&mut p, id, &PageOp::PlaceSlot { slot: n, record: &vec![n as u8 + 1; len] }).unwrap();
+            n += 1;
+        }
+        assert!(p.slot_array_start() - p.free_data() < SLOT_SIZE);
+        apply(&mut p, id, &PageOp::ClearSlot { slot: 0 }).unwrap();
+        apply(&mut p, id, &PageOp::PlaceSlot { slot: n, record: b"tail" }).unwrap();
+        p.check_structure().unwrap();
+        for s in 1..n {
+            let r = p.record(s).unwrap();
+            assert!(r.iter().all(|&b| b == s as u8 + 1), "record {s} damaged");
+        }
+        assert_eq!(p.record(n), Some(&b"tail"[..]));
     }
 
     #[derive(Debug, Clone)]
