@@ -16,7 +16,7 @@ use crate::buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWrite
 use crate::error::{Result, StorageError};
 use crate::file::{DataFile, DataFiles, FileSpec};
 use crate::io::FileSystem;
-use crate::page::{apply, check, PageId, PageOp};
+use crate::page::{apply, check, Page, PageId, PageOp};
 use parking_lot::RwLock;
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -25,7 +25,11 @@ use std::sync::Arc;
 /// Receives every page change before it is applied. The transaction layer implements it
 /// with the log manager; it returns the LSN of the log record it wrote.
 pub trait LogHook: Send + Sync {
-    fn log_page_op(&self, db: u16, page: PageId, op: &PageOp) -> Result<u64>;
+    ///
+    /// `before` is the page image the op applies to (latched EX, unchanged yet), so the
+    /// log can record what undoing the op needs (the record a DeleteSlot removes, the
+    /// old bytes a WriteBody overwrites) without the structure code knowing about undo.
+    fn log_page_op(&self, db: u16, page: PageId, before: &Page, op: &PageOp) -> Result<u64>;
 }
 
 /// The hook used before a log exists: hands out increasing LSNs and keeps nothing, so
@@ -44,7 +48,7 @@ impl NullLog {
 }
 
 impl LogHook for NullLog {
-    fn log_page_op(&self, _db: u16, _page: PageId, _op: &PageOp) -> Result<u64> {
+    fn log_page_op(&self, _db: u16, _page: PageId, _before: &Page, _op: &PageOp) -> Result<u64> {
         Ok(self.next.fetch_add(1, Ordering::Relaxed) + 1)
     }
 }
@@ -184,7 +188,7 @@ impl Database {
             page: id,
             source: e,
         })?;
-        let lsn = self.log.read().log_page_op(self.id, id, op)?;
+        let lsn = self.log.read().log_page_op(self.id, id, g, op)?;
         apply(g.page_mut(), id, op).map_err(|e| StorageError::Page {
             page: id,
             source: e,
