@@ -21,6 +21,7 @@
 //! `LatchStats::clear`.
 
 pub mod counters;
+pub mod errorlog;
 pub mod files;
 pub mod latches;
 pub mod waits;
