@@ -13,6 +13,7 @@ pub mod error;
 pub mod file;
 pub mod alloc;
 pub mod database;
+pub mod btree;
 pub mod heap;
 pub mod lob;
 

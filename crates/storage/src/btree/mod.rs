@@ -1,0 +1,864 @@
+//! B+trees: the storage of clustered and nonclustered indexes.
+//!
+//! Storage knows nothing about SQL types. Keys are byte strings compared with `memcmp`
+//! (the `types` crate produces memcmp-ordered sort keys); values are opaque bytes. A
+//! clustered index stores the row record as the value; a nonclustered index stores the
+//! row locator (a RID, or the clustering key) and its INCLUDE columns.
+//!
+//! # Page format
+//!
+//! Every page of a tree is a slotted page (docs/formats.md, "Page header") owned by the
+//! tree's allocation unit, with the tree's object id and index id in its header.
+//!
+//! - **Leaf pages**: level 0; page type 1 (data) for a clustered index (index id 1), 2
+//!   (index) for a nonclustered index. Entries are in key order in the slot array (slot
+//!   0 holds the smallest key). Leaves form a doubly linked list in key order through the
+//!   header's prev/next fields; the leftmost leaf is the allocation unit's `first_page`.
+//! - **Internal pages**: level >= 1, page type 2 (index). Entry *i* holds a separator key
+//!   and a child page id; the child's subtree holds the keys `k` with
+//!   `separator[i] <= k < separator[i + 1]`. Entry 0's key is empty and means minus
+//!   infinity, like SQL Server's non-leaf rows with a NULL first key. Every level is a
+//!   doubly linked list too, as in SQL Server. The root is the allocation unit's `root`.
+//!
+//! **Entry encoding** (leaf and internal alike), one record per slot:
+//!
+//! | offset | size | field |
+//! |---|---|---|
+//! | 0 | 2 | key length `k`, u16 little-endian |
+//! | 2 | k | key bytes |
+//! | 2 + k | rest of the record | value: the leaf value, or in an internal entry the 6-byte child page id (u32 page number, u16 file id, little-endian) |
+//!
+//! Leaf separators are suffix-truncated: when a leaf splits, the separator pushed up is
+//! the shortest prefix of the right page's first key that is greater than the left
+//! page's last key, so internal pages hold more children.
+//!
+//! Limits: a key is at most [`MAX_KEY_LEN`] bytes (SQL Server's nonclustered key limit;
+//! the engine enforces the tighter 900-byte clustered limit), an encoded leaf entry at
+//! most [`MAX_ENTRY_LEN`] bytes (one entry alone on a page).
+//!
+//! # Unique and non-unique trees
+//!
+//! A unique tree rejects a second entry with an existing key (`StorageError::DuplicateKey`).
+//! A non-unique tree (a clustered index without UNIQUE) makes every stored key unique as
+//! SQL Server does, with a 4-byte **uniquifier** appended to the caller's key (big-endian,
+//! so duplicates sort in insertion order): the first entry with a given key gets 0, each
+//! further one the largest existing uniquifier + 1. [`BTree::insert`] returns it; the
+//! stored key ([`stored_key`]) is what `get`, `update`, `delete` and scans use, and what a
+//! nonclustered index stores as the row locator of a row in such a table.
+//! Non-unique *nonclustered* indexes do not use uniquifiers: the engine appends the row
+//! locator to their key, which makes the key unique, and creates them as unique trees.
+//!
+//! # Filtered indexes
+//!
+//! A handle may carry a [`RowFilter`]. The table layer (engine) maintains every index of
+//! a table through [`BTree::insert_row`], [`BTree::delete_row`] and [`BTree::update_row`],
+//! which consult the filter, so a filtered index only ever holds the rows that belong.
+//!
+//! # Concurrency
+//!
+//! Each tree has a tree latch (an `RwLock<()>`, SQL Server's
+//! ACCESS_METHODS_HOBT_VIRTUAL_ROOT latch class; waits on it are recorded under that
+//! class). Reads, and inserts/updates/deletes that fit in their leaf, take it shared:
+//! internal pages do not change while it is held shared, so a descent latches one page
+//! at a time (SH; the leaf EX for a change) without latch coupling. An operation that
+//! must change the structure (split, merge, a new or collapsed root) releases everything
+//! and retries under the exclusive tree latch. No page latch is ever held while waiting
+//! for the tree latch, and in shared mode no thread holds two page latches at once, so
+//! latch waits cannot form a cycle.
+//!
+//! A structure version, bumped by every exclusive section, lets scans move from one leaf
+//! to the next through the sibling link when nothing changed meanwhile, and re-seek from
+//! the last key seen when something did. Cursors hold no latch between calls.
+//!
+//! All handles to one allocation unit in a process share one tree latch (handles are
+//! registered per database and allocation unit).
+//!
+//! # Structure changes
+//!
+//! - A leaf that cannot take an entry splits: a new page near it takes the upper half by
+//!   bytes, or, for an insert past the last key of the rightmost page of a level, just the
+//!   new entry, so ever-increasing keys leave pages full as in SQL Server. Parents split
+//!   the same way, recursively; a root split makes a new root. Every page a split needs is
+//!   allocated before anything changes, so running out of space leaves the tree intact.
+//!   Each split counts in `Page Splits/sec`.
+//! - A delete that leaves a non-root leaf under ~25% full merges it with a sibling under
+//!   the same parent when both fit in one page (otherwise it stays underfull); an empty
+//!   page is unlinked and freed; internal pages merge the same way; a root with a single
+//!   child is replaced by that child. An empty leaf is only ever reachable as the root.
+
+mod check;
+mod scan;
+mod smo;
+#[cfg(test)]
+mod tests;
+
+pub(crate) mod node;
+
+pub use check::TreeStats;
+pub use scan::Cursor;
+
+use crate::alloc::AllocUnitKind;
+use crate::buffer::{PageReadGuard, PageWriteGuard};
+use crate::database::Database;
+use crate::error::{Result, StorageError};
+use crate::page::{Page, PageId, PageOp, PageType};
+use diag::{LatchClass, LatchMode};
+use node::*;
+use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::{Arc, OnceLock, Weak};
+use std::time::Instant;
+
+/// Longest key a caller may pass (bytes). SQL Server allows 1700-byte nonclustered keys.
+pub const MAX_KEY_LEN: usize = 1700;
+/// Length of the uniquifier a non-unique tree appends to every key.
+pub const UNIQUIFIER_LEN: usize = 4;
+/// Longest stored key: a caller's key plus a uniquifier.
+pub const MAX_STORED_KEY: usize = MAX_KEY_LEN + UNIQUIFIER_LEN;
+/// Longest encoded leaf entry (2 + key + value): one entry alone on a page.
+pub const MAX_ENTRY_LEN: usize = MAX_ENTRY;
+
+/// The stored key of an entry of a non-unique tree: `key` followed by the big-endian
+/// uniquifier.
+pub fn stored_key(key: &[u8], uniquifier: u32) -> Vec<u8> {
+    let mut k = Vec::with_capacity(key.len() + UNIQUIFIER_LEN);
+    k.extend_from_slice(key);
+    k.extend_from_slice(&uniquifier.to_be_bytes());
+    k
+}
+
+/// Splits a stored key of a non-unique tree into the caller's key and the uniquifier.
+pub fn split_uniquifier(stored: &[u8]) -> Option<(&[u8], u32)> {
+    let at = stored.len().checked_sub(UNIQUIFIER_LEN)?;
+    let (k, u) = stored.split_at(at);
+    Some((k, u32::from_be_bytes([u[0], u[1], u[2], u[3]])))
+}
+
+/// How a tree is created.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct BTreeOptions {
+    /// Reject duplicate keys; otherwise keys get a uniquifier.
+    pub unique: bool,
+}
+
+/// A filtered index's predicate over the table row (the engine implements it).
+pub trait RowFilter: Send + Sync {
+    fn belongs(&self, row: &[u8]) -> bool;
+}
+
+/// A handle to one B+tree. Cheap to clone; clones share the tree latch.
+#[derive(Clone)]
+pub struct BTree {
+    inner: Arc<Inner>,
+    filter: Option<Arc<dyn RowFilter>>,
+}
+
+/// Shared state of one tree.
+pub(crate) struct Inner {
+    db: Arc<Database>,
+    au: u64,
+    object_id: u32,
+    index_id: u16,
+    unique: bool,
+    leaf_type: PageType,
+    /// The tree latch (ACCESS_METHODS_HOBT_VIRTUAL_ROOT).
+    lock: RwLock<()>,
+    /// Root page (packed), its level, and the leftmost leaf. Changed only under the
+    /// exclusive tree latch.
+    root: AtomicU64,
+    root_level: AtomicU32,
+    first: AtomicU64,
+    /// Bumped at the start of every exclusive section.
+    version: AtomicU64,
+    /// Leaf that took the last insert (packed page id, 0 = none). Always either 0 or a
+    /// leaf of the current structure: shared-mode writers set it to the leaf they just
+    /// reached, exclusive sections clear it on entry and set it to a valid leaf on exit.
+    /// Makes ever-increasing inserts skip the descent.
+    hint: AtomicU64,
+}
+
+#[inline]
+fn pack(id: PageId) -> u64 {
+    ((id.file_id as u64) << 32) | id.page_no as u64
+}
+
+#[inline]
+fn unpack(v: u64) -> PageId {
+    PageId { file_id: (v >> 32) as u16, page_no: v as u32 }
+}
+
+/// Open trees per (database, allocation unit), so that every handle shares one latch.
+type Registry = HashMap<(usize, u64), (Weak<Database>, Weak<Inner>)>;
+
+fn registry() -> &'static Mutex<Registry> {
+    static R: OnceLock<Mutex<Registry>> = OnceLock::new();
+    R.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+fn registry_key(db: &Arc<Database>, au: u64) -> (usize, u64) {
+    (Arc::as_ptr(db) as usize, au)
+}
+
+/// Position a descent aims for.
+#[derive(Clone, Copy)]
+pub(crate) enum Seek<'a> {
+    Key(&'a [u8]),
+    First,
+    Last,
+}
+
+/// One internal page on a descent path and the slot taken in it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Step {
+    pub page: PageId,
+    pub slot: u16,
+}
+
+impl BTree {
+    /// Creates an empty tree: a new allocation unit with an empty root leaf.
+    /// `index_id` 1 is a clustered index (leaves are data pages), > 1 a nonclustered one.
+    pub fn create(db: &Arc<Database>, object_id: u32, index_id: u16, opts: BTreeOptions) -> Result<BTree> {
+        if index_id == 0 {
+            return Err(StorageError::Invalid("index id 0 is a heap, not a B-tree".into()));
+        }
+        let au = db.create_alloc_unit(AllocUnitKind::InRowData, object_id, index_id)?;
+        let leaf_type = leaf_type(index_id);
+        let made = (|| {
+            let mut g = db.allocate_page(au.id, None)?;
+            db.change(
+                &mut g,
+                &PageOp::Format { page_type: leaf_type, level: 0, index_id, object_id, alloc_unit_id: au.id },
+            )?;
+            let root = g.page_id();
+            drop(g);
+            db.set_alloc_unit_root(au.id, root, root)?;
+            Ok(root)
+        })();
+        let root = match made {
+            Ok(root) => root,
+            Err(e) => {
+                // Do not leave an allocation unit without a tree behind; the first
+                // error is the one to report.
+                let _ = db.drop_alloc_unit(au.id);
+                return Err(e);
+            }
+        };
+        let inner = Arc::new(Inner::new(db.clone(), au.id, object_id, index_id, opts.unique, root, 0, root));
+        let mut reg = registry().lock();
+        reg.retain(|_, (d, t)| d.strong_count() > 0 && t.strong_count() > 0);
+        reg.insert(registry_key(db, au.id), (Arc::downgrade(db), Arc::downgrade(&inner)));
+        Ok(BTree { inner, filter: None })
+    }
+
+    /// Opens the tree stored in allocation unit `au_id`. Uniqueness is not recorded in
+    /// the pages (SQL Server keeps it in the catalog, sys.indexes.is_unique), so the
+    /// caller passes the options the tree was created with.
+    pub fn open(db: &Arc<Database>, au_id: u64, opts: BTreeOptions) -> Result<BTree> {
+        let mut reg = registry().lock();
+        let key = registry_key(db, au_id);
+        if let Some((d, t)) = reg.get(&key) {
+            if let (Some(d), Some(t)) = (d.upgrade(), t.upgrade()) {
+                if Arc::ptr_eq(&d, db) {
+                    if t.unique != opts.unique {
+                        return Err(StorageError::Invalid(format!(
+                            "allocation unit {au_id} is open as a {} tree",
+                            if t.unique { "unique" } else { "non-unique" }
+                        )));
+                    }
+                    return Ok(BTree { inner: t, filter: None });
+                }
+            }
+        }
+        let au = db.alloc_unit(au_id)?;
+        if au.root.is_null() || au.first_page.is_null() || au.index_id == 0 {
+            return Err(StorageError::Invalid(format!("allocation unit {au_id} does not hold a B-tree")));
+        }
+        let level = {
+            let g = db.read(au.root)?;
+            let what = || {
+                StorageError::corrupt(
+                    format!("B-tree root page ({})", au.root),
+                    "does not belong to the allocation unit",
+                )
+            };
+            if g.page_id() != au.root || g.alloc_unit_id() != au_id || g.index_id() != au.index_id {
+                return Err(what());
+            }
+            g.level()
+        };
+        let inner = Arc::new(Inner::new(
+            db.clone(),
+            au_id,
+            au.object_id,
+            au.index_id,
+            opts.unique,
+            au.root,
+            level as u32,
+            au.first_page,
+        ));
+        reg.retain(|_, (d, t)| d.strong_count() > 0 && t.strong_count() > 0);
+        reg.insert(key, (Arc::downgrade(db), Arc::downgrade(&inner)));
+        Ok(BTree { inner, filter: None })
+    }
+
+    /// This handle with a filtered index's predicate, consulted by the `*_row` methods.
+    pub fn with_filter(mut self, filter: Arc<dyn RowFilter>) -> BTree {
+        self.filter = Some(filter);
+        self
+    }
+
+    pub fn set_filter(&mut self, filter: Option<Arc<dyn RowFilter>>) {
+        self.filter = filter;
+    }
+
+    pub fn alloc_unit_id(&self) -> u64 {
+        self.inner.au
+    }
+
+    pub fn object_id(&self) -> u32 {
+        self.inner.object_id
+    }
+
+    pub fn index_id(&self) -> u16 {
+        self.inner.index_id
+    }
+
+    pub fn is_unique(&self) -> bool {
+        self.inner.unique
+    }
+
+    pub fn database(&self) -> &Arc<Database> {
+        &self.inner.db
+    }
+
+    /// Current root page and its level (0 = the root is the only leaf).
+    pub fn root(&self) -> (PageId, u8) {
+        let _g = self.inner.shared();
+        (unpack(self.inner.root.load(Acquire)), self.inner.root_level.load(Acquire) as u8)
+    }
+
+    /// Inserts an entry. A unique tree fails with `DuplicateKey` if `key` exists and
+    /// returns `None`; a non-unique tree appends a uniquifier and returns it (the stored
+    /// key is [`stored_key`]`(key, u)`).
+    pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<Option<u32>> {
+        if self.inner.unique {
+            check_sizes(key.len(), value.len(), MAX_KEY_LEN)?;
+        } else {
+            check_sizes(key.len() + UNIQUIFIER_LEN, value.len(), MAX_STORED_KEY)?;
+        }
+        if self.inner.unique {
+            self.inner.insert_exact(key, value)?;
+            return Ok(None);
+        }
+        // A retry means another insert took the uniquifier just computed; each retry
+        // sees that insert, so retries are few. The bound turns damage that makes the
+        // search inconsistent into an error instead of a livelock.
+        for _ in 0..10_000 {
+            let u = match self.inner.insert_duplicate_fast(key, value)? {
+                Dup::Done(u) => return Ok(Some(u)),
+                Dup::Use(u) => u,
+            };
+            match self.inner.insert_exact(&stored_key(key, u), value) {
+                Ok(()) => return Ok(Some(u)),
+                Err(StorageError::DuplicateKey) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Err(StorageError::corrupt(
+            format!("B-tree of allocation unit {}", self.inner.au),
+            "no free uniquifier found for a duplicate key",
+        ))
+    }
+
+    /// The value stored under `key` (for a non-unique tree: the stored key).
+    pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get_with(key, |v| v.to_vec())
+    }
+
+    /// Calls `f` on the value stored under `key` while its leaf is latched, without
+    /// copying. `f` must not call into this tree.
+    pub fn get_with<R>(&self, key: &[u8], f: impl FnOnce(&[u8]) -> R) -> Result<Option<R>> {
+        let _g = self.inner.shared();
+        let leaf = self.inner.descend_read(Seek::Key(key))?;
+        let (slot, found) = lower_bound(&leaf, key)?;
+        if !found {
+            return Ok(None);
+        }
+        Ok(Some(f(entry(&leaf, slot)?.1)))
+    }
+
+    /// Every entry of a non-unique tree whose key (without uniquifier) is `key`, as
+    /// (uniquifier, value) in uniquifier order.
+    pub fn duplicates(&self, key: &[u8]) -> Result<Vec<(u32, Vec<u8>)>> {
+        let lo = stored_key(key, 0);
+        let hi = stored_key(key, u32::MAX);
+        let mut out = Vec::new();
+        self.scan(Bound::Included(&lo), Bound::Included(&hi), |k, v| {
+            if let Some((base, u)) = split_uniquifier(k) {
+                if base == key {
+                    out.push((u, v.to_vec()));
+                }
+            }
+            true
+        })?;
+        Ok(out)
+    }
+
+    /// Replaces the value stored under `key`; returns false if there is no such entry.
+    /// In place when it fits, else the entry moves (the leaf splits). A value that
+    /// shrinks never merges pages.
+    pub fn update(&self, key: &[u8], value: &[u8]) -> Result<bool> {
+        check_sizes(key.len(), value.len(), MAX_STORED_KEY)?;
+        let mut rec = Vec::new();
+        encode_entry(key, value, &mut rec);
+        {
+            let _g = self.inner.shared();
+            let mut leaf = self.inner.leaf_for_write(key)?;
+            let (slot, found) = lower_bound(&leaf, key)?;
+            if !found {
+                return Ok(false);
+            }
+            let old = leaf.record(slot).map_or(0, |r| r.len());
+            if rec.len() <= old || leaf.free_count() >= rec.len() - old {
+                self.inner.put(&mut leaf, &PageOp::ReplaceSlot { slot, record: &rec })?;
+                return Ok(true);
+            }
+        }
+        let _x = self.inner.exclusive();
+        smo::update(&self.inner, key, &rec)
+    }
+
+    /// Deletes the entry stored under `key`; returns whether it existed.
+    pub fn delete(&self, key: &[u8]) -> Result<bool> {
+        {
+            let _g = self.inner.shared();
+            let mut leaf = self.inner.leaf_for_write(key)?;
+            let (slot, found) = lower_bound(&leaf, key)?;
+            if !found {
+                return Ok(false);
+            }
+            let is_root = leaf.page_id() == unpack(self.inner.root.load(Acquire));
+            let before = used(&leaf);
+            let after = before.saturating_sub(leaf.record(slot).map_or(0, |r| r.len()) + crate::page::SLOT_SIZE);
+            // Rebalance when the leaf would empty, or when it crosses the underfull line.
+            // A leaf already underfull (its sibling was too full to merge) does not
+            // retry on every delete: that would serialize deletes on the tree latch.
+            let rebalance = !is_root && (leaf.slot_count() == 1 || (before >= UNDERFULL && after < UNDERFULL));
+            if !rebalance {
+                self.inner.put(&mut leaf, &PageOp::DeleteSlot { slot })?;
+                return Ok(true);
+            }
+        }
+        let _x = self.inner.exclusive();
+        smo::delete(&self.inner, key)
+    }
+
+    /// Inserts the index entry of a table row, unless the handle's filter says the row
+    /// does not belong to this (filtered) index. Returns whether it inserted.
+    pub fn insert_row(&self, key: &[u8], value: &[u8], row: &[u8]) -> Result<bool> {
+        if !self.belongs(row) {
+            return Ok(false);
+        }
+        self.insert(key, value)?;
+        Ok(true)
+    }
+
+    /// Deletes the index entry of a table row; a no-op (false) for a row the filter
+    /// excludes.
+    pub fn delete_row(&self, key: &[u8], row: &[u8]) -> Result<bool> {
+        if !self.belongs(row) {
+            return Ok(false);
+        }
+        self.delete(key)
+    }
+
+    /// Maintains the index for a row changed from `old_row` (entry key `old_key`) to
+    /// `new_row` (entry `new_key`, `new_value`): moves, inserts, deletes or updates the
+    /// entry depending on the keys and on filter membership before and after.
+    pub fn update_row(
+        &self,
+        old_key: &[u8],
+        old_row: &[u8],
+        new_key: &[u8],
+        new_value: &[u8],
+        new_row: &[u8],
+    ) -> Result<()> {
+        match (self.belongs(old_row), self.belongs(new_row)) {
+            (false, false) => Ok(()),
+            (false, true) => self.insert(new_key, new_value).map(|_| ()),
+            (true, false) => self.delete(old_key).map(|_| ()),
+            (true, true) if old_key == new_key => {
+                if self.update(new_key, new_value)? {
+                    Ok(())
+                } else {
+                    Err(StorageError::corrupt(
+                        format!("index {} of object {}", self.inner.index_id, self.inner.object_id),
+                        "the entry of an updated row is missing",
+                    ))
+                }
+            }
+            (true, true) => {
+                self.delete(old_key)?;
+                self.insert(new_key, new_value).map(|_| ())
+            }
+        }
+    }
+
+    fn belongs(&self, row: &[u8]) -> bool {
+        match &self.filter {
+            Some(f) => f.belongs(row),
+            None => true,
+        }
+    }
+
+    /// A forward cursor over the entries with `lower <= key <= upper` (per the bounds).
+    pub fn range(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Cursor {
+        Cursor::new(self.inner.clone(), lower, upper, false)
+    }
+
+    /// A cursor over the same entries in descending key order.
+    pub fn range_rev(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> Cursor {
+        Cursor::new(self.inner.clone(), lower, upper, true)
+    }
+
+    /// Calls `f(key, value)` for each entry in the range in key order, straight from the
+    /// latched leaf (no copy), until `f` returns false. The tree latch is held shared
+    /// while `f` runs (and yielded between leaves): `f` must not call into this tree;
+    /// use a [`Cursor`] for that.
+    pub fn scan<F: FnMut(&[u8], &[u8]) -> bool>(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>, f: F) -> Result<()> {
+        scan::scan(&self.inner, lower, upper, f)
+    }
+
+    /// Number of entries (walks the leaf level).
+    pub fn count(&self) -> Result<u64> {
+        scan::count(&self.inner)
+    }
+
+    /// Verifies the whole structure (see [`TreeStats`]); DBCC builds on it.
+    pub fn check(&self) -> Result<TreeStats> {
+        check::check(&self.inner)
+    }
+}
+
+fn leaf_type(index_id: u16) -> PageType {
+    if index_id == 1 {
+        PageType::Data
+    } else {
+        PageType::Index
+    }
+}
+
+/// Checks an entry about to be stored: key of `key_len` bytes (at most `max_key`).
+fn check_sizes(key_len: usize, value_len: usize, max_key: usize) -> Result<()> {
+    if key_len > max_key {
+        return Err(StorageError::Invalid(format!(
+            "index key of {key_len} bytes exceeds the maximum of {max_key} bytes"
+        )));
+    }
+    let len = KEY_LEN_SIZE + key_len + value_len;
+    if len > MAX_ENTRY_LEN {
+        return Err(StorageError::Invalid(format!(
+            "index entry of {len} bytes exceeds the maximum of {MAX_ENTRY_LEN} bytes"
+        )));
+    }
+    Ok(())
+}
+
+/// Outcome of the fast path of a non-unique insert.
+enum Dup {
+    /// Inserted with this uniquifier.
+    Done(u32),
+    /// Insert the stored key with this uniquifier through the general path.
+    Use(u32),
+}
+
+impl Inner {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        db: Arc<Database>,
+        au: u64,
+        object_id: u32,
+        index_id: u16,
+        unique: bool,
+        root: PageId,
+        root_level: u32,
+        first: PageId,
+    ) -> Inner {
+        Inner {
+            db,
+            au,
+            object_id,
+            index_id,
+            unique,
+            leaf_type: leaf_type(index_id),
+            lock: RwLock::new(()),
+            root: AtomicU64::new(pack(root)),
+            root_level: AtomicU32::new(root_level),
+            first: AtomicU64::new(pack(first)),
+            version: AtomicU64::new(0),
+            hint: AtomicU64::new(0),
+        }
+    }
+
+    /// Takes the tree latch shared, recording a wait if it had to wait.
+    pub(crate) fn shared(&self) -> RwLockReadGuard<'_, ()> {
+        if let Some(g) = self.lock.try_read() {
+            return g;
+        }
+        let t = Instant::now();
+        let g = self.lock.read();
+        diag::record_nonbuffer_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, LatchMode::SH, t.elapsed());
+        g
+    }
+
+    /// Takes the tree latch exclusive for a structure change: bumps the version (scans
+    /// re-seek) and clears the insert hint (pages may be freed).
+    pub(crate) fn exclusive(&self) -> RwLockWriteGuard<'_, ()> {
+        let g = match self.lock.try_write() {
+            Some(g) => g,
+            None => {
+                let t = Instant::now();
+                let g = self.lock.write();
+                diag::record_nonbuffer_latch_wait(
+                    LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT,
+                    LatchMode::EX,
+                    t.elapsed(),
+                );
+                g
+            }
+        };
+        self.version.fetch_add(1, AcqRel);
+        self.hint.store(0, Release);
+        g
+    }
+
+    pub(crate) fn root_id(&self) -> PageId {
+        unpack(self.root.load(Acquire))
+    }
+
+    pub(crate) fn first_id(&self) -> PageId {
+        unpack(self.first.load(Acquire))
+    }
+
+    pub(crate) fn root_level(&self) -> u8 {
+        self.root_level.load(Acquire) as u8
+    }
+
+    fn set_root(&self, root: PageId, level: u8, first: PageId) -> Result<()> {
+        self.db.set_alloc_unit_root(self.au, root, first)?;
+        self.root.store(pack(root), Release);
+        self.root_level.store(level as u32, Release);
+        self.first.store(pack(first), Release);
+        Ok(())
+    }
+
+    fn set_hint(&self, id: PageId) {
+        let v = pack(id);
+        // Skip the store when unchanged: concurrent inserters would bounce the line.
+        if self.hint.load(Relaxed) != v {
+            self.hint.store(v, Release);
+        }
+    }
+
+    /// Checks that a latched page is the tree page we expect at `level`, and that the
+    /// header fields later accesses rely on are in bounds.
+    pub(crate) fn validate(&self, p: &Page, id: PageId, level: u8) -> Result<()> {
+        let expected_type = if level == 0 { self.leaf_type } else { PageType::Index };
+        let problem = if p.page_id() != id {
+            "the page header carries another page id"
+        } else if p.alloc_unit_id() != self.au {
+            "the page belongs to another allocation unit"
+        } else if p.index_id() != self.index_id || p.object_id() != self.object_id {
+            "the page belongs to another index"
+        } else if p.level() != level {
+            "the page is not at the level its parent implies"
+        } else if p.page_type() != Some(expected_type) {
+            "wrong page type for a B-tree page at this level"
+        } else if !header_sane(p) {
+            "slot count or free space fields are out of range"
+        } else if level > 0 && p.slot_count() == 0 {
+            "internal page without entries"
+        } else {
+            return Ok(());
+        };
+        Err(StorageError::corrupt(format!("B-tree page ({id}) of allocation unit {}", self.au), problem))
+    }
+
+    pub(crate) fn read_page(&self, id: PageId, level: u8) -> Result<PageReadGuard<'_>> {
+        let g = self.db.read(id)?;
+        self.validate(&g, id, level)?;
+        Ok(g)
+    }
+
+    pub(crate) fn write_page(&self, id: PageId, level: u8) -> Result<PageWriteGuard<'_>> {
+        let g = self.db.write(id)?;
+        self.validate(&g, id, level)?;
+        Ok(g)
+    }
+
+    /// Applies a change through the database's page-change context. Before an op that
+    /// may compact the page (which walks every slot entry), the whole page is checked,
+    /// so a damaged page is reported instead of making the compaction index out of
+    /// bounds. Compaction is rare, so the common path stays O(1).
+    pub(crate) fn put(&self, g: &mut PageWriteGuard<'_>, op: &PageOp) -> Result<()> {
+        if let PageOp::InsertSlot { record, .. } | PageOp::ReplaceSlot { record, .. } = op {
+            if may_compact(g, record.len()) {
+                g.check_structure().map_err(|e| damaged(g, e.to_string()))?;
+            }
+        }
+        self.db.change(g, op)
+    }
+
+    /// Descends to a leaf with SH latches, one page at a time (caller holds the tree
+    /// latch, so internal pages are stable).
+    pub(crate) fn descend_read(&self, seek: Seek<'_>) -> Result<PageReadGuard<'_>> {
+        let mut id = self.root_id();
+        let mut level = self.root_level();
+        loop {
+            let g = self.read_page(id, level)?;
+            if level == 0 {
+                return Ok(g);
+            }
+            id = child_at(&g, pick(&g, seek)?)?;
+            level -= 1;
+        }
+    }
+
+    /// Descends to the leaf for `key` and latches it EX (caller holds the tree latch).
+    fn descend_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
+        let mut id = self.root_id();
+        let mut level = self.root_level();
+        while level > 0 {
+            let g = self.read_page(id, level)?;
+            id = child_at(&g, route(&g, key)?)?;
+            level -= 1;
+        }
+        self.write_page(id, 0)
+    }
+
+    /// Descends recording the path (exclusive mode): internal pages from the root down
+    /// with the slot taken in each, and the leaf reached.
+    pub(crate) fn descend_path(&self, key: &[u8]) -> Result<(Vec<Step>, PageId)> {
+        let mut id = self.root_id();
+        let mut level = self.root_level();
+        let mut path = Vec::with_capacity(level as usize);
+        while level > 0 {
+            let g = self.read_page(id, level)?;
+            let slot = route(&g, key)?;
+            path.push(Step { page: id, slot });
+            id = child_at(&g, slot)?;
+            level -= 1;
+        }
+        Ok((path, id))
+    }
+
+    /// The leaf that must hold `key`, latched EX: the insert hint when it provably
+    /// covers `key`, else a descent (which then becomes the hint).
+    fn leaf_for_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
+        let h = self.hint.load(Acquire);
+        if h != 0 {
+            let g = self.write_page(unpack(h), 0)?;
+            if leaf_covers(&g, key)? {
+                return Ok(g);
+            }
+        }
+        let g = self.descend_write(key)?;
+        self.set_hint(g.page_id());
+        Ok(g)
+    }
+
+    /// Inserts an exact key (unique trees, and stored keys of non-unique trees).
+    fn insert_exact(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut rec = Vec::new();
+        encode_entry(key, value, &mut rec);
+        {
+            let _g = self.shared();
+            let mut leaf = self.leaf_for_write(key)?;
+            let (slot, found) = insert_position(&leaf, key)?;
+            if found {
+                return Err(StorageError::DuplicateKey);
+            }
+            if fits(&leaf, rec.len()) {
+                return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
+            }
+        }
+        let _x = self.exclusive();
+        smo::insert(self, key, &rec)
+    }
+
+    /// Non-unique insert, fast path: find the uniquifier from the entry just below
+    /// `key || FFFFFFFF` in the same leaf and insert there if it fits. Falls back to a
+    /// search for the largest uniquifier when the neighbour is in another leaf or is a
+    /// longer key sorting between the duplicates (keys need not be prefix-free).
+    fn insert_duplicate_fast(&self, key: &[u8], value: &[u8]) -> Result<Dup> {
+        let probe = stored_key(key, u32::MAX);
+        {
+            let _g = self.shared();
+            let mut leaf = self.leaf_for_write(&probe)?;
+            let (slot, found) = insert_position(&leaf, &probe)?;
+            if found {
+                return Err(uniquifier_overflow());
+            }
+            let known = if slot == 0 {
+                // Nothing below the probe in this leaf: only the leftmost leaf proves
+                // there is no duplicate.
+                leaf.prev().is_null().then_some(0)
+            } else {
+                let prev = key_at(&leaf, slot - 1)?;
+                match split_uniquifier(prev) {
+                    Some((base, u)) if base == key => Some(u.checked_add(1).ok_or_else(uniquifier_overflow)?),
+                    // No entry lies between `prev` and the probe, so no duplicate exists.
+                    _ if below_first_duplicate(prev, key) => Some(0),
+                    // A longer key sorting among the duplicates: search.
+                    _ => None,
+                }
+            };
+            if let Some(u) = known {
+                let mut rec = Vec::new();
+                encode_entry(&stored_key(key, u), value, &mut rec);
+                if !fits(&leaf, rec.len()) {
+                    return Ok(Dup::Use(u));
+                }
+                self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec })?;
+                return Ok(Dup::Done(u));
+            }
+        }
+        let max = scan::max_uniquifier(self, key)?;
+        Ok(Dup::Use(match max {
+            None => 0,
+            Some(u) => u.checked_add(1).ok_or_else(uniquifier_overflow)?,
+        }))
+    }
+}
+
+/// Is `stored < key || 00000000`, i.e. below every stored key of `key`'s duplicates?
+fn below_first_duplicate(stored: &[u8], key: &[u8]) -> bool {
+    stored.iter().cmp(key.iter().chain([0u8; UNIQUIFIER_LEN].iter())) == std::cmp::Ordering::Less
+}
+
+fn uniquifier_overflow() -> StorageError {
+    StorageError::Invalid("the uniquifier of a duplicate key exceeds its maximum (2^32 - 1 duplicates)".into())
+}
+
+/// The slot a descent takes in an internal page.
+#[inline]
+fn pick(page: &Page, seek: Seek<'_>) -> Result<u16> {
+    match seek {
+        Seek::Key(k) => route(page, k),
+        Seek::First => Ok(0),
+        Seek::Last => Ok(page.slot_count().saturating_sub(1)),
+    }
+}
+
+/// Does this leaf provably hold the key range around `key`? True when
+/// `first <= key` and either `key <= last` or the leaf is the rightmost one. (Its real
+/// range, from the parents, may be wider; proving it is enough.)
+fn leaf_covers(leaf: &Page, key: &[u8]) -> Result<bool> {
+    let n = leaf.slot_count();
+    if n == 0 || key < key_at(leaf, 0)? {
+        return Ok(false);
+    }
+    Ok(leaf.next().is_null() || key <= key_at(leaf, n - 1)?)
+}

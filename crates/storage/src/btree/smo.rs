@@ -1,0 +1,595 @@
+//! Structure modifications: splits, merges, new and collapsed roots. Everything here runs
+//! under the exclusive tree latch, so nothing else moves in the tree: a recorded path
+//! stays valid, and page latches are taken only to satisfy the buffer pool (the lazy
+//! writer may still hold one SH latch briefly, never while waiting for another).
+
+use super::node::*;
+use super::{Inner, Step, MAX_STORED_KEY};
+use crate::buffer::PageWriteGuard;
+use crate::error::{Result, StorageError};
+use crate::page::{Page, PageId, PageOp, PageType, SLOT_SIZE};
+
+/// Largest internal entry with its slot: the size assumed for a separator pushed up by a
+/// split above the leaf level when counting the pages a split may need.
+const MAX_INTERNAL_SLOT: usize = KEY_LEN_SIZE + MAX_STORED_KEY + CHILD_SIZE + SLOT_SIZE;
+
+/// A change to one page that a split carries out as it distributes the entries.
+#[derive(Clone, Copy)]
+pub(super) enum Modify<'a> {
+    None,
+    /// Insert this record at this slot.
+    Insert(u16, &'a [u8]),
+    /// Replace the record at this slot (it grew).
+    Replace(u16, &'a [u8]),
+}
+
+impl Modify<'_> {
+    fn pos(&self) -> Option<usize> {
+        match *self {
+            Modify::None => None,
+            Modify::Insert(p, _) | Modify::Replace(p, _) => Some(p as usize),
+        }
+    }
+}
+
+/// The entries of a page as they are after a `Modify`: what a split distributes.
+struct Seq<'p> {
+    page: &'p Page,
+    m: Modify<'p>,
+    n: usize,
+}
+
+impl<'p> Seq<'p> {
+    fn new(page: &'p Page, m: Modify<'p>) -> Seq<'p> {
+        Seq { page, m, n: page.slot_count() as usize }
+    }
+
+    fn len(&self) -> usize {
+        match self.m {
+            Modify::Insert(..) => self.n + 1,
+            _ => self.n,
+        }
+    }
+
+    fn rec(&self, i: usize) -> Result<&'p [u8]> {
+        let slot = match self.m {
+            Modify::Insert(p, r) => match i.cmp(&(p as usize)) {
+                std::cmp::Ordering::Equal => return Ok(r),
+                std::cmp::Ordering::Greater => i - 1,
+                std::cmp::Ordering::Less => i,
+            },
+            Modify::Replace(p, r) if i == p as usize => return Ok(r),
+            _ => i,
+        };
+        u16::try_from(slot)
+            .ok()
+            .and_then(|s| self.page.record(s))
+            .ok_or_else(|| damaged(self.page, format!("slot {slot} is unreadable")))
+    }
+
+    fn key(&self, i: usize) -> Result<&'p [u8]> {
+        let r = self.rec(i)?;
+        split_entry(r).map(|e| e.0).ok_or_else(|| damaged(self.page, "an entry's key length exceeds its record"))
+    }
+}
+
+/// Where to split `seq` so that `seq[..k]` stays and `seq[k..]` moves to a new page:
+/// the most even split by bytes where both halves fit, or for an append at the end of
+/// the rightmost page of a level, the new entry alone (ever-increasing keys then leave
+/// full pages behind). `None` when no single split makes both halves fit (possible only
+/// with very large entries: then the caller splits at the modified slot and retries).
+fn choose_split(seq: &Seq<'_>, internal: bool, append: bool) -> Result<Option<usize>> {
+    let len = seq.len();
+    if len < 2 {
+        return Ok(None);
+    }
+    let mut sizes = Vec::with_capacity(len);
+    for i in 0..len {
+        sizes.push(seq.rec(i)?.len() + SLOT_SIZE);
+    }
+    let total: usize = sizes.iter().sum();
+    // An internal page's first entry loses its key (it becomes minus infinity).
+    let shrink = |k: usize| -> Result<usize> {
+        if internal {
+            seq.key(k).map(|key| key.len())
+        } else {
+            Ok(0)
+        }
+    };
+    if append {
+        let k = len - 1;
+        let right = sizes[k] - shrink(k)?;
+        if total - sizes[k] <= PAGE_CAPACITY && right <= PAGE_CAPACITY {
+            return Ok(Some(k));
+        }
+    }
+    let mut best: Option<(usize, usize)> = None;
+    let mut left = 0usize;
+    for k in 1..len {
+        left += sizes[k - 1];
+        let right = total - left - shrink(k)?;
+        if left <= PAGE_CAPACITY && right <= PAGE_CAPACITY {
+            let d = left.abs_diff(right);
+            let better = match best {
+                Some((bd, _)) => d < bd,
+                None => true,
+            };
+            if better {
+                best = Some((d, k));
+            }
+        }
+    }
+    Ok(best.map(|(_, k)| k))
+}
+
+/// The separator between `seq[..k]` and `seq[k..]`: for leaves the shortest key between
+/// the two, for internal pages the key of the entry that becomes the new page's first.
+fn separator(seq: &Seq<'_>, k: usize, internal: bool) -> Result<Vec<u8>> {
+    if internal {
+        Ok(seq.key(k)?.to_vec())
+    } else {
+        Ok(shortest_separator(seq.key(k - 1)?, seq.key(k)?))
+    }
+}
+
+/// Pages allocated before a split changes anything. Unused ones are freed on drop (also
+/// on an error path), so running out of space leaves the tree as it was.
+struct Spare<'a> {
+    t: &'a Inner,
+    pages: Vec<PageWriteGuard<'a>>,
+}
+
+impl<'a> Spare<'a> {
+    fn take(&mut self, near: PageId) -> Result<PageWriteGuard<'a>> {
+        if self.pages.is_empty() {
+            // Only if the estimate was short; it is conservative, so this is a fallback.
+            self.t.db.allocate_page(self.t.au, Some(near))
+        } else {
+            Ok(self.pages.remove(0))
+        }
+    }
+}
+
+impl Drop for Spare<'_> {
+    fn drop(&mut self) {
+        for g in self.pages.drain(..) {
+            let id = g.page_id();
+            drop(g);
+            // A failure leaves an allocated page nobody references; DBCC CHECKALLOC
+            // reports such pages. There is no better place to report it from Drop.
+            let _ = self.t.db.free_page(self.t.au, id);
+        }
+    }
+}
+
+/// Allocates every page a leaf split may need: the new leaf, one page per ancestor that
+/// cannot take its new separator (assuming the largest separator above the leaf
+/// parent), and a new root if all of them split.
+fn preallocate<'a>(t: &'a Inner, path: &[Step], sep_len: usize, leaf: PageId) -> Result<Spare<'a>> {
+    let mut nears = vec![leaf];
+    let mut need = KEY_LEN_SIZE + sep_len + CHILD_SIZE + SLOT_SIZE;
+    let mut all_split = true;
+    for (i, step) in path.iter().enumerate().rev() {
+        let level = (path.len() - i) as u8;
+        let p = t.read_page(step.page, level)?;
+        if p.free_count() >= need {
+            all_split = false;
+            break;
+        }
+        nears.push(step.page);
+        need = MAX_INTERNAL_SLOT;
+    }
+    if all_split {
+        nears.push(t.root_id());
+    }
+    let mut spare = Spare { t, pages: Vec::with_capacity(nears.len()) };
+    for near in nears {
+        let g = t.db.allocate_page(t.au, Some(near))?;
+        spare.pages.push(g);
+    }
+    Ok(spare)
+}
+
+/// Splits `page` at `k` of its entries-after-`m` into itself and the fresh page `right`,
+/// carrying out `m` on the way; links `right` into the level. Returns `right`'s id. The
+/// caller inserts the separator into the parent.
+fn split(
+    t: &Inner,
+    page: &mut PageWriteGuard<'_>,
+    m: Modify<'_>,
+    k: usize,
+    mut right: PageWriteGuard<'_>,
+) -> Result<PageId> {
+    let level = page.level();
+    let internal = level > 0;
+    let left_id = page.page_id();
+    let right_id = right.page_id();
+    let old_next = page.next();
+    // Latch (and validate) the old neighbour before changing anything.
+    let mut neighbour = if old_next.is_null() { None } else { Some(t.write_page(old_next, level)?) };
+    if let Some(nb) = &neighbour {
+        if nb.prev() != left_id {
+            return Err(damaged(nb, format!("its previous-page link does not point back to ({left_id})")));
+        }
+    }
+    let page_type = if internal { PageType::Index } else { t.leaf_type };
+    t.db.change(
+        &mut right,
+        &PageOp::Format { page_type, level, index_id: t.index_id, object_id: t.object_id, alloc_unit_id: t.au },
+    )?;
+    let (n_old, len) = {
+        let seq = Seq::new(page, m);
+        let len = seq.len();
+        let mut first = Vec::new();
+        for i in k..len {
+            let mut rec = seq.rec(i)?;
+            if internal && i == k {
+                // The new page's first entry: its key moves up as the separator.
+                let child = split_entry(rec).map(|e| e.1).filter(|c| c.len() == CHILD_SIZE);
+                let child = child.ok_or_else(|| damaged(page, "internal entry without a child page id"))?;
+                first.clear();
+                encode_entry(&[], child, &mut first);
+                rec = &first;
+            }
+            t.put(&mut right, &PageOp::InsertSlot { slot: (i - k) as u16, record: rec })?;
+        }
+        (seq.n, len)
+    };
+    debug_assert!(k <= len && n_old <= len);
+    t.db.change(&mut right, &PageOp::SetLinks { prev: left_id, next: old_next })?;
+    if let Some(nb) = neighbour.as_mut() {
+        let next = nb.next();
+        t.db.change(nb, &PageOp::SetLinks { prev: right_id, next })?;
+    }
+    // Keep seq[..k] on the left page.
+    match m {
+        Modify::Insert(p, r) if (p as usize) < k => {
+            t.db.change(page, &PageOp::TruncateSlots { from: (k - 1) as u16 })?;
+            t.put(page, &PageOp::InsertSlot { slot: p, record: r })?;
+        }
+        Modify::Replace(p, r) if (p as usize) < k => {
+            t.db.change(page, &PageOp::TruncateSlots { from: k as u16 })?;
+            t.put(page, &PageOp::ReplaceSlot { slot: p, record: r })?;
+        }
+        _ => t.db.change(page, &PageOp::TruncateSlots { from: k.min(n_old) as u16 })?,
+    }
+    let prev = page.prev();
+    t.db.change(page, &PageOp::SetLinks { prev, next: right_id })?;
+    diag::counters().page_splits.add(1);
+    Ok(right_id)
+}
+
+/// Splits a full leaf while carrying out `m`. Returns false if no single split could
+/// make room (huge entries): the leaf was split at the modified slot without carrying
+/// out `m`, and the caller retries.
+fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<bool> {
+    let n = leaf.slot_count() as usize;
+    let append = matches!(m, Modify::Insert(p, _) if p as usize == n) && leaf.next().is_null();
+    let (k, m, done, sep) = {
+        let seq = Seq::new(&leaf, m);
+        match choose_split(&seq, false, append)? {
+            Some(k) => (k, m, true, separator(&seq, k, false)?),
+            None => {
+                // Split between the neighbours of the modified slot; both halves are
+                // non-empty there, or a split with the modification would have fitted.
+                let k =
+                    m.pos().filter(|&p| p > 0 && p < n).ok_or_else(|| damaged(&leaf, "a full leaf cannot be split"))?;
+                let seq = Seq::new(&leaf, Modify::None);
+                (k, Modify::None, false, separator(&seq, k, false)?)
+            }
+        }
+    };
+    let left_id = leaf.page_id();
+    let mut spare = preallocate(t, &path, sep.len(), left_id)?;
+    let right = spare.take(left_id)?;
+    let right_id = split(t, &mut leaf, m, k, right)?;
+    let landed = match m.pos() {
+        Some(p) if p >= k => right_id,
+        _ => left_id,
+    };
+    drop(leaf);
+    insert_separator(t, &mut path, 0, left_id, sep, right_id, &mut spare)?;
+    if done {
+        t.set_hint(landed);
+    }
+    Ok(done)
+}
+
+/// Inserts the separator of a split of `left` (at `level`) into `right` into the parent,
+/// splitting parents as needed, and making a new root above a split root.
+fn insert_separator<'a>(
+    t: &'a Inner,
+    path: &mut Vec<Step>,
+    mut level: u8,
+    mut left: PageId,
+    mut sep: Vec<u8>,
+    mut right: PageId,
+    spare: &mut Spare<'a>,
+) -> Result<()> {
+    loop {
+        let parent_level = level.checked_add(1).ok_or_else(|| StorageError::Invalid("B-tree too deep".into()))?;
+        let Some(step) = path.pop() else {
+            let mut root = spare.take(left)?;
+            let root_id = root.page_id();
+            t.db.change(
+                &mut root,
+                &PageOp::Format {
+                    page_type: PageType::Index,
+                    level: parent_level,
+                    index_id: t.index_id,
+                    object_id: t.object_id,
+                    alloc_unit_id: t.au,
+                },
+            )?;
+            t.put(&mut root, &PageOp::InsertSlot { slot: 0, record: &encode_child(&[], left) })?;
+            t.put(&mut root, &PageOp::InsertSlot { slot: 1, record: &encode_child(&sep, right) })?;
+            drop(root);
+            return t.set_root(root_id, parent_level, t.first_id());
+        };
+        let mut parent = t.write_page(step.page, parent_level)?;
+        let rec = encode_child(&sep, right);
+        let pos = step.slot + 1;
+        if fits(&parent, rec.len()) {
+            return t.put(&mut parent, &PageOp::InsertSlot { slot: pos, record: &rec });
+        }
+        let m = Modify::Insert(pos, &rec);
+        let append = pos == parent.slot_count() && parent.next().is_null();
+        let (k, new_sep) = {
+            let seq = Seq::new(&parent, m);
+            let k =
+                choose_split(&seq, true, append)?.ok_or_else(|| damaged(&parent, "internal page cannot be split"))?;
+            (k, separator(&seq, k, true)?)
+        };
+        let r = spare.take(step.page)?;
+        let new_right = split(t, &mut parent, m, k, r)?;
+        left = step.page;
+        sep = new_sep;
+        right = new_right;
+        level = parent_level;
+    }
+}
+
+/// Inserts `rec` (encoded entry for `key`) with whatever splits it takes.
+pub(super) fn insert(t: &Inner, key: &[u8], rec: &[u8]) -> Result<()> {
+    // Each round either inserts or splits the leaf around the insert position, after
+    // which the entry fits beside one neighbour; two rounds suffice, more is damage.
+    for _ in 0..4 {
+        let (path, leaf_id) = t.descend_path(key)?;
+        let mut leaf = t.write_page(leaf_id, 0)?;
+        let (slot, found) = insert_position(&leaf, key)?;
+        if found {
+            return Err(StorageError::DuplicateKey);
+        }
+        if fits(&leaf, rec.len()) {
+            t.put(&mut leaf, &PageOp::InsertSlot { slot, record: rec })?;
+            t.set_hint(leaf_id);
+            return Ok(());
+        }
+        if split_leaf(t, path, leaf, Modify::Insert(slot, rec))? {
+            return Ok(());
+        }
+    }
+    Err(StorageError::corrupt(format!("B-tree of allocation unit {}", t.au), "an insert found no room after splitting"))
+}
+
+/// Replaces the entry for `key` with the larger `rec`, splitting as needed.
+pub(super) fn update(t: &Inner, key: &[u8], rec: &[u8]) -> Result<bool> {
+    for _ in 0..4 {
+        let (path, leaf_id) = t.descend_path(key)?;
+        let mut leaf = t.write_page(leaf_id, 0)?;
+        let (slot, found) = lower_bound(&leaf, key)?;
+        if !found {
+            return Ok(false);
+        }
+        let old = leaf.record(slot).map_or(0, |r| r.len());
+        if rec.len() <= old || leaf.free_count() >= rec.len() - old {
+            t.put(&mut leaf, &PageOp::ReplaceSlot { slot, record: rec })?;
+            return Ok(true);
+        }
+        if split_leaf(t, path, leaf, Modify::Replace(slot, rec))? {
+            return Ok(true);
+        }
+    }
+    Err(StorageError::corrupt(format!("B-tree of allocation unit {}", t.au), "an update found no room after splitting"))
+}
+
+/// Deletes the entry for `key` and rebalances.
+pub(super) fn delete(t: &Inner, key: &[u8]) -> Result<bool> {
+    let (path, leaf_id) = t.descend_path(key)?;
+    let mut leaf = t.write_page(leaf_id, 0)?;
+    let (slot, found) = lower_bound(&leaf, key)?;
+    if !found {
+        return Ok(false);
+    }
+    t.put(&mut leaf, &PageOp::DeleteSlot { slot })?;
+    if !path.is_empty() && used(&leaf) < UNDERFULL {
+        rebalance(t, path, leaf)?;
+    }
+    Ok(true)
+}
+
+/// Fixes an underfull or empty non-root `page` (the last page of `path`'s descent):
+/// an empty page is unlinked and freed; otherwise it merges with a sibling under the
+/// same parent if both fit in one page. Walks up while parents become underfull, and
+/// collapses a root left with a single child.
+fn rebalance<'a>(t: &'a Inner, mut path: Vec<Step>, mut page: PageWriteGuard<'a>) -> Result<()> {
+    loop {
+        let Some(step) = path.pop() else {
+            return Ok(());
+        };
+        let level = page.level();
+        let mut parent = t.write_page(step.page, level + 1)?;
+        let i = step.slot;
+        let n = parent.slot_count();
+        if child_at(&parent, i)? != page.page_id() {
+            return Err(damaged(&parent, format!("slot {i} does not point to ({})", page.page_id())));
+        }
+        if page.slot_count() == 0 {
+            let id = page.page_id();
+            unlink(t, &mut page)?;
+            drop(page);
+            remove_child(t, &mut parent, i)?;
+            t.db.free_page(t.au, id)?;
+        } else if let Some(freed) = merge_pair(t, &mut parent, i, &mut page, i + 1 < n, i > 0)? {
+            // Free only once unlatched: the allocator may latch the page it frees.
+            drop(page);
+            t.db.free_page(t.au, freed)?;
+        } else {
+            return Ok(());
+        }
+        // `page` is released here: collapsing the root may latch it again.
+        if path.is_empty() {
+            return collapse_root(t, parent);
+        }
+        if parent.slot_count() > 0 && used(&parent) >= UNDERFULL {
+            return Ok(());
+        }
+        page = parent;
+    }
+}
+
+/// Merges `page` (child `i` of `parent`) with its right sibling under the same parent
+/// if `try_right` and both fit in one page, else with its left sibling if `try_left`
+/// and they fit. The right page of the pair moves into the left one and leaves the
+/// parent. Returns the emptied page for the caller to free once it has released
+/// `page` (which is that page when it merged into its left sibling).
+fn merge_pair<'a>(
+    t: &'a Inner,
+    parent: &mut PageWriteGuard<'a>,
+    i: u16,
+    page: &mut PageWriteGuard<'a>,
+    try_right: bool,
+    try_left: bool,
+) -> Result<Option<PageId>> {
+    let level = page.level();
+    // The separator of the right page of a pair at `right_slot` becomes the key of its
+    // first entry when internal pages merge; leaf separators are dropped.
+    let sep_of = |parent: &Page, right_slot: u16| -> Result<Vec<u8>> {
+        if level > 0 {
+            Ok(key_at(parent, right_slot)?.to_vec())
+        } else {
+            Ok(Vec::new())
+        }
+    };
+    if try_right {
+        let right_id = child_at(parent, i + 1)?;
+        let mut right = t.write_page(right_id, level)?;
+        let sep = sep_of(parent, i + 1)?;
+        if used(page) + used(&right) + sep.len() <= PAGE_CAPACITY {
+            merge_into(t, page, &mut right, &sep)?;
+            drop(right);
+            remove_child(t, parent, i + 1)?;
+            return Ok(Some(right_id));
+        }
+    }
+    if try_left {
+        let left_id = child_at(parent, i - 1)?;
+        let mut left = t.write_page(left_id, level)?;
+        let sep = sep_of(parent, i)?;
+        if used(&left) + used(page) + sep.len() <= PAGE_CAPACITY {
+            merge_into(t, &mut left, page, &sep)?;
+            drop(left);
+            remove_child(t, parent, i)?;
+            return Ok(Some(page.page_id()));
+        }
+    }
+    Ok(None)
+}
+
+/// Appends `right`'s entries to `left` (adjacent pages of one level) and unlinks
+/// `right`. For internal pages, `sep` (the parent's separator for `right`) becomes the
+/// key of `right`'s first entry.
+fn merge_into(t: &Inner, left: &mut PageWriteGuard<'_>, right: &mut PageWriteGuard<'_>, sep: &[u8]) -> Result<()> {
+    let level = left.level();
+    let (left_id, right_id) = (left.page_id(), right.page_id());
+    if left.next() != right_id || right.prev() != left_id {
+        return Err(damaged(right, format!("sibling links between ({left_id}) and ({right_id}) disagree")));
+    }
+    let next = right.next();
+    let mut neighbour = if next.is_null() { None } else { Some(t.write_page(next, level)?) };
+    if let Some(nb) = &neighbour {
+        if nb.prev() != right_id {
+            return Err(damaged(nb, format!("its previous-page link does not point back to ({right_id})")));
+        }
+    }
+    let n = left.slot_count();
+    let mut first = Vec::new();
+    for j in 0..right.slot_count() {
+        let mut rec = right.record(j).ok_or_else(|| damaged(right, format!("slot {j} is unreadable")))?;
+        if level > 0 && j == 0 {
+            let child = split_entry(rec).map(|e| e.1).filter(|c| c.len() == CHILD_SIZE);
+            let child = child.ok_or_else(|| damaged(right, "internal entry without a child page id"))?;
+            encode_entry(sep, child, &mut first);
+            rec = &first;
+        }
+        t.put(left, &PageOp::InsertSlot { slot: n + j, record: rec })?;
+    }
+    if let Some(nb) = neighbour.as_mut() {
+        let nn = nb.next();
+        t.db.change(nb, &PageOp::SetLinks { prev: left_id, next: nn })?;
+    }
+    let prev = left.prev();
+    t.db.change(left, &PageOp::SetLinks { prev, next })?;
+    Ok(())
+}
+
+/// Takes an empty page out of its level's sibling list (and out of the allocation
+/// unit's first page, for the leftmost leaf).
+fn unlink(t: &Inner, page: &mut PageWriteGuard<'_>) -> Result<()> {
+    let level = page.level();
+    let id = page.page_id();
+    let (prev, next) = (page.prev(), page.next());
+    let mut p = if prev.is_null() { None } else { Some(t.write_page(prev, level)?) };
+    let mut q = if next.is_null() { None } else { Some(t.write_page(next, level)?) };
+    if p.as_ref().is_some_and(|p| p.next() != id) || q.as_ref().is_some_and(|q| q.prev() != id) {
+        return Err(damaged(page, "its neighbours' links do not point back to it"));
+    }
+    if let Some(p) = p.as_mut() {
+        let pp = p.prev();
+        t.db.change(p, &PageOp::SetLinks { prev: pp, next })?;
+    }
+    if let Some(q) = q.as_mut() {
+        let qn = q.next();
+        t.db.change(q, &PageOp::SetLinks { prev, next: qn })?;
+    }
+    if level == 0 && id == t.first_id() {
+        if next.is_null() {
+            return Err(damaged(page, "the only leaf of the tree is not its root"));
+        }
+        t.set_root(t.root_id(), t.root_level(), next)?;
+    }
+    Ok(())
+}
+
+/// Removes entry `i` of an internal page. If it was entry 0, the new entry 0 gets the
+/// empty (minus infinity) key: its child now also covers the removed child's range.
+fn remove_child(t: &Inner, parent: &mut PageWriteGuard<'_>, i: u16) -> Result<()> {
+    t.put(parent, &PageOp::DeleteSlot { slot: i })?;
+    if i == 0 && parent.slot_count() > 0 {
+        let child = child_at(parent, 0)?;
+        t.put(parent, &PageOp::ReplaceSlot { slot: 0, record: &encode_child(&[], child) })?;
+    }
+    Ok(())
+}
+
+/// Replaces an internal root that has a single child by that child, repeatedly.
+fn collapse_root<'a>(t: &'a Inner, mut root: PageWriteGuard<'a>) -> Result<()> {
+    loop {
+        let level = root.level();
+        if level == 0 || root.slot_count() > 1 {
+            return Ok(());
+        }
+        if root.slot_count() == 0 {
+            return Err(damaged(&root, "the root lost all its children"));
+        }
+        let child = child_at(&root, 0)?;
+        let old = root.page_id();
+        drop(root);
+        root = t.write_page(child, level - 1)?;
+        if !root.prev().is_null() || !root.next().is_null() {
+            return Err(damaged(&root, "the only page of its level has sibling links"));
+        }
+        t.set_root(child, level - 1, t.first_id())?;
+        t.db.free_page(t.au, old)?;
+    }
+}
