@@ -14,6 +14,7 @@
 //! Usage: bench-storage [--rows N] [--lookups M] [--dir DIR]
 //! Defaults: 10,000,000 rows, 1,000,000 lookups, a fresh directory under the system temp.
 
+use std::ops::Bound;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -168,14 +169,14 @@ fn run_mesquite(dir: &Path, rows: u64, keys: &[u64]) -> (Result3, f64) {
     let t = Instant::now();
     let mut found = 0u64;
     for &k in keys {
-        found += tree.get(&k.to_be_bytes()).expect("get").map(|v| (v.len() == ROW) as u64).unwrap_or(0);
+        found += tree.get_with(&k.to_be_bytes(), |v| (v.len() == ROW) as u64).expect("get").unwrap_or(0);
     }
     assert_eq!(found, keys.len() as u64);
     out.lookup_rps = keys.len() as f64 / t.elapsed().as_secs_f64();
 
     let scan = || {
         let (mut n, mut bytes) = (0u64, 0u64);
-        tree.scan(|k, v| {
+        tree.scan(Bound::Unbounded, Bound::Unbounded, |k, v| {
             n += 1;
             bytes += (k.len() + v.len()) as u64;
             true

@@ -70,6 +70,34 @@ fn shard_of(key: u64) -> usize {
     (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58) as usize % SHARDS
 }
 
+/// Page keys are already well-distributed integers once multiplied: a multiply-shift
+/// hash is enough and much cheaper than SipHash on the page-table hot path.
+#[derive(Default, Clone, Copy)]
+struct PageKeyHasher;
+
+struct PageKeyHash(u64);
+
+impl std::hash::BuildHasher for PageKeyHasher {
+    type Hasher = PageKeyHash;
+    fn build_hasher(&self) -> PageKeyHash {
+        PageKeyHash(0)
+    }
+}
+
+impl std::hash::Hasher for PageKeyHash {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ b as u64).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, k: u64) {
+        self.0 = (k ^ (k >> 29)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    }
+}
+
 struct Frame {
     latch: RwLock<Page>,
     key: AtomicU64,
@@ -102,7 +130,7 @@ pub struct BufferStats {
 
 pub struct BufferPool {
     frames: Box<[Frame]>,
-    table: Box<[Mutex<HashMap<u64, u32>>]>,
+    table: Box<[Mutex<HashMap<u64, u32, PageKeyHasher>>]>,
     free: Mutex<Vec<u32>>,
     clock: AtomicUsize,
     dbs: RwLock<HashMap<u16, Arc<DbEntry>>>,
@@ -129,7 +157,7 @@ impl BufferPool {
             .collect();
         Arc::new(BufferPool {
             frames,
-            table: (0..SHARDS).map(|_| Mutex::new(HashMap::new())).collect(),
+            table: (0..SHARDS).map(|_| Mutex::new(HashMap::with_hasher(PageKeyHasher::default()))).collect(),
             free: Mutex::new((0..capacity as u32).rev().collect()),
             clock: AtomicUsize::new(0),
             dbs: RwLock::new(HashMap::new()),
