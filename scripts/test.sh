@@ -9,6 +9,9 @@ if ! command -v cargo >/dev/null 2>&1; then
   exit 1
 fi
 
+# The generated format reference must match the code's layout docs.
+python3 scripts/gen-formats.py --check
+
 # Unit, property, fault-injection and reopen tests of every crate.
 # MESQUITE_LONG=1 runs the longer property/crash variants.
 cargo test --workspace --quiet "$@"

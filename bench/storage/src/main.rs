@@ -16,7 +16,6 @@
 
 use std::ops::Bound;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::Instant;
 use storage::btree::{BTree, BTreeOptions};
 use storage::file::{FileGrowth, FileSpec};
