@@ -780,6 +780,11 @@ impl PageWriteGuard<'_> {
         self.db
     }
 
+    /// Whether the buffer holds changes not yet written to disk.
+    pub fn is_dirty(&self) -> bool {
+        self.pool.frames[self.fi as usize].dirty.load(Acquire)
+    }
+
     /// Mutable access to the page image. Structure code must not call this directly: use
     /// the database's `change`, which logs the op first.
     pub fn page_mut(&mut self) -> &mut Page {

@@ -19,6 +19,6 @@ pub mod lob;
 
 pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 pub use alloc::{AllocUnit, AllocUnitKind};
-pub use database::{Database, LogHook, NullLog};
+pub use database::{Database, LogHook, NullLog, PageChange};
 pub use error::{Result, StorageError};
 pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};

@@ -207,6 +207,14 @@ impl Page {
         Box::default()
     }
 
+    /// A page image from 8 KB of bytes (log records carry full page images).
+    pub fn from_slice(b: &[u8]) -> Box<Page> {
+        let mut p = Page::new_boxed();
+        let n = b.len().min(PAGE_SIZE);
+        p.bytes[..n].copy_from_slice(&b[..n]);
+        p
+    }
+
     pub fn as_bytes(&self) -> &[u8; PAGE_SIZE] {
         &self.bytes
     }
@@ -456,8 +464,9 @@ pub enum PageOp<'a> {
     Format { page_type: PageType, level: u8, index_id: u16, object_id: u32, alloc_unit_id: u64 },
     /// Insert a record at `slot`, shifting later slots up (B-tree pages keep key order).
     InsertSlot { slot: u16, record: &'a [u8] },
-    /// Put a record into an empty heap slot, or append it when `slot == slot_count`.
-    /// Other slots keep their numbers, so RIDs stay valid.
+    /// Put a record into an empty heap slot, or at `slot >= slot_count`, extending the
+    /// slot array (any gap becomes empty slots). Other slots keep their numbers, so RIDs
+    /// stay valid; the extension makes this the exact inverse of a trimming ClearSlot.
     PlaceSlot { slot: u16, record: &'a [u8] },
     /// Remove a slot, shifting later slots down (B-tree pages).
     DeleteSlot { slot: u16 },
@@ -491,6 +500,117 @@ impl PageOp<'_> {
     }
 }
 
+/// Encoding of page ops inside log records (docs/formats.md, "Page operations"):
+/// a tag byte, then the fields little-endian; record bytes are u16-length-prefixed.
+impl<'a> PageOp<'a> {
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        let bytes = |out: &mut Vec<u8>, b: &[u8]| {
+            out.extend_from_slice(&(b.len() as u16).to_le_bytes());
+            out.extend_from_slice(b);
+        };
+        match *self {
+            PageOp::Format { page_type, level, index_id, object_id, alloc_unit_id } => {
+                out.push(1);
+                out.push(page_type as u8);
+                out.push(level);
+                out.extend_from_slice(&index_id.to_le_bytes());
+                out.extend_from_slice(&object_id.to_le_bytes());
+                out.extend_from_slice(&alloc_unit_id.to_le_bytes());
+            }
+            PageOp::InsertSlot { slot, record } => {
+                out.push(2);
+                out.extend_from_slice(&slot.to_le_bytes());
+                bytes(out, record);
+            }
+            PageOp::PlaceSlot { slot, record } => {
+                out.push(3);
+                out.extend_from_slice(&slot.to_le_bytes());
+                bytes(out, record);
+            }
+            PageOp::DeleteSlot { slot } => {
+                out.push(4);
+                out.extend_from_slice(&slot.to_le_bytes());
+            }
+            PageOp::ClearSlot { slot } => {
+                out.push(5);
+                out.extend_from_slice(&slot.to_le_bytes());
+            }
+            PageOp::ReplaceSlot { slot, record } => {
+                out.push(6);
+                out.extend_from_slice(&slot.to_le_bytes());
+                bytes(out, record);
+            }
+            PageOp::TruncateSlots { from } => {
+                out.push(7);
+                out.extend_from_slice(&from.to_le_bytes());
+            }
+            PageOp::SetLinks { prev, next } => {
+                out.push(8);
+                out.extend_from_slice(&prev.to_bytes());
+                out.extend_from_slice(&next.to_bytes());
+            }
+            PageOp::WriteBody { offset, bytes: b } => {
+                out.push(9);
+                out.extend_from_slice(&offset.to_le_bytes());
+                bytes(out, b);
+            }
+        }
+    }
+
+    /// Decodes an op from the front of `b`, borrowing record bytes from it. Returns the
+    /// op and the bytes consumed; garbage is an error, never a panic.
+    pub fn decode(b: &'a [u8]) -> Result<(PageOp<'a>, usize), PageError> {
+        let bad = || PageError::Damaged("undecodable page op");
+        let u16_at = |i: usize| b.get(i..i + 2).map(|x| u16::from_le_bytes([x[0], x[1]])).ok_or_else(bad);
+        let rec_at = |i: usize| -> Result<(&'a [u8], usize), PageError> {
+            let len = u16_at(i)? as usize;
+            let r = b.get(i + 2..i + 2 + len).ok_or_else(bad)?;
+            Ok((r, i + 2 + len))
+        };
+        let tag = *b.first().ok_or_else(bad)?;
+        Ok(match tag {
+            1 => {
+                let f = b.get(1..17).ok_or_else(bad)?;
+                let page_type = PageType::from_u8(f[0]).ok_or_else(bad)?;
+                (
+                    PageOp::Format {
+                        page_type,
+                        level: f[1],
+                        index_id: u16::from_le_bytes([f[2], f[3]]),
+                        object_id: u32::from_le_bytes([f[4], f[5], f[6], f[7]]),
+                        alloc_unit_id: u64::from_le_bytes([f[8], f[9], f[10], f[11], f[12], f[13], f[14], f[15]]),
+                    },
+                    17,
+                )
+            }
+            2 | 3 | 6 => {
+                let slot = u16_at(1)?;
+                let (record, end) = rec_at(3)?;
+                let op = match tag {
+                    2 => PageOp::InsertSlot { slot, record },
+                    3 => PageOp::PlaceSlot { slot, record },
+                    _ => PageOp::ReplaceSlot { slot, record },
+                };
+                (op, end)
+            }
+            4 => (PageOp::DeleteSlot { slot: u16_at(1)? }, 3),
+            5 => (PageOp::ClearSlot { slot: u16_at(1)? }, 3),
+            7 => (PageOp::TruncateSlots { from: u16_at(1)? }, 3),
+            8 => {
+                let prev = PageId::from_bytes(b.get(1..7).ok_or_else(bad)?).ok_or_else(bad)?;
+                let next = PageId::from_bytes(b.get(7..13).ok_or_else(bad)?).ok_or_else(bad)?;
+                (PageOp::SetLinks { prev, next }, 13)
+            }
+            9 => {
+                let offset = u16_at(1)?;
+                let (bytes, end) = rec_at(3)?;
+                (PageOp::WriteBody { offset, bytes }, end)
+            }
+            _ => return Err(bad()),
+        })
+    }
+}
+
 /// Checks, without changing the page, that `op` would apply. The page-change context
 /// calls it before logging, so a refused op is neither logged nor applied.
 pub fn check(page: &Page, op: &PageOp) -> Result<(), PageError> {
@@ -505,11 +625,11 @@ pub fn check(page: &Page, op: &PageOp) -> Result<(), PageError> {
         }
         PageOp::PlaceSlot { slot, record } => {
             check_record_len(record)?;
-            if slot > n {
+            if slot as usize >= Page::MAX_SLOTS {
                 return Err(PageError::SlotOutOfRange { slot, count: n });
             }
-            if slot == n {
-                need(page, record.len() + SLOT_SIZE)
+            if slot >= n {
+                need(page, record.len() + SLOT_SIZE * (slot - n + 1) as usize)
             } else if page.slot_entry(slot).0 != 0 {
                 Err(PageError::SlotInUse(slot))
             } else {
@@ -589,23 +709,20 @@ pub fn apply(page: &mut Page, id: PageId, op: &PageOp) -> Result<(), PageError> 
             Ok(())
         }
         PageOp::PlaceSlot { slot, record } => {
-            check_record_len(record)?;
+            check(page, op)?;
             let n = page.slot_count();
-            if slot > n {
-                return Err(PageError::SlotOutOfRange { slot, count: n });
-            }
-            let append = slot == n;
-            if !append && page.slot_entry(slot).0 != 0 {
-                return Err(PageError::SlotInUse(slot));
-            }
-            if append {
+            if slot >= n {
                 // Place the bytes first (compacting if needed, counting the new slot
-                // entry), then grow the slot array: writing the entry first could land on
+                // entries), then grow the slot array: writing entries first could land on
                 // the tail of the last record when contiguous space is short.
-                let at = page.place_bytes(record, SLOT_SIZE)?;
-                page.set_slot_count(n + 1);
+                let added = (slot - n + 1) as usize;
+                let at = page.place_bytes(record, SLOT_SIZE * added)?;
+                page.set_slot_count(slot + 1);
+                for s in n..slot {
+                    page.set_slot_entry(s, 0, 0);
+                }
                 page.set_slot_entry(slot, at, record.len());
-                page.add_free(-(SLOT_SIZE as isize));
+                page.add_free(-((SLOT_SIZE * added) as isize));
             } else {
                 let at = page.place_bytes(record, 0)?;
                 page.set_slot_entry(slot, at, record.len());
@@ -818,6 +935,54 @@ mod tests {
         assert_eq!(p.record(n), Some(&b"tail"[..]));
     }
 
+    #[test]
+    fn place_slot_extends_and_inverts_a_trimming_clear() {
+        let mut p = fresh();
+        let id = p.page_id();
+        for s in 0..4u16 {
+            apply(&mut p, id, &PageOp::PlaceSlot { slot: s, record: b"abc" }).unwrap();
+        }
+        apply(&mut p, id, &PageOp::ClearSlot { slot: 2 }).unwrap();
+        let before = p.as_bytes().to_vec();
+        apply(&mut p, id, &PageOp::ClearSlot { slot: 3 }).unwrap();
+        assert_eq!(p.slot_count(), 2, "slots 2 and 3 trimmed");
+        apply(&mut p, id, &PageOp::PlaceSlot { slot: 3, record: b"abc" }).unwrap();
+        assert_eq!(p.slot_count(), 4);
+        assert_eq!(p.record(2), None);
+        assert_eq!(p.record(3), Some(&b"abc"[..]));
+        assert_eq!(p.free_count(), Page::from_slice(&before).free_count());
+        p.check_structure().unwrap();
+    }
+
+    #[test]
+    fn page_ops_encode_and_decode() {
+        let ops = [
+            PageOp::Format { page_type: PageType::Index, level: 2, index_id: 3, object_id: 77, alloc_unit_id: 1 << 40 },
+            PageOp::InsertSlot { slot: 5, record: b"hello" },
+            PageOp::PlaceSlot { slot: 9, record: b"" },
+            PageOp::DeleteSlot { slot: 1 },
+            PageOp::ClearSlot { slot: 2 },
+            PageOp::ReplaceSlot { slot: 3, record: &[7u8; 300] },
+            PageOp::TruncateSlots { from: 4 },
+            PageOp::SetLinks { prev: PageId::new(1, 9), next: PageId::new(3, 4_000_000) },
+            PageOp::WriteBody { offset: 100, bytes: &[1, 2, 3] },
+        ];
+        let mut buf = Vec::new();
+        for op in &ops {
+            op.encode(&mut buf);
+        }
+        let mut at = 0;
+        for op in &ops {
+            let (got, used) = PageOp::decode(&buf[at..]).unwrap();
+            assert_eq!(&got, op);
+            at += used;
+        }
+        assert_eq!(at, buf.len());
+        for cut in 0..buf.len().min(40) {
+            let _ = PageOp::decode(&buf[..cut]);
+        }
+    }
+
     #[derive(Debug, Clone)]
     enum Op {
         Insert(u16, Vec<u8>),
@@ -880,6 +1045,12 @@ mod tests {
                 let got: Vec<Vec<u8>> = p.records().map(|(_, r)| r.to_vec()).collect();
                 prop_assert_eq!(&got, &model);
             }
+        }
+
+        /// Random bytes never make the op decoder panic.
+        #[test]
+        fn op_decoder_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..64)) {
+            let _ = PageOp::decode(&bytes);
         }
 
         /// Garbage pages never make accessors panic or read out of bounds.

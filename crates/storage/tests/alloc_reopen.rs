@@ -121,7 +121,7 @@ fn two_files_thousands_of_pages_survive_reopen() {
     ];
     let pool = BufferPool::new(512);
     let db = Database::create(pool.clone(), &fs, DB, "Sales", files).unwrap();
-    assert_eq!(db.name, "Sales");
+    assert_eq!(db.name(), "Sales");
     assert_consistent(&db);
 
     let kinds = [
@@ -205,7 +205,7 @@ fn two_files_thousands_of_pages_survive_reopen() {
     // A new pool: nothing is left in memory.
     let pool = BufferPool::new(256);
     let db = Database::open(pool.clone(), &fs, DB, &primary).unwrap();
-    assert_eq!(db.name, "Sales");
+    assert_eq!(db.name(), "Sales");
     assert_eq!(snapshot(&db), before);
     assert_eq!(
         (
@@ -448,7 +448,7 @@ fn boot_page_fields_round_trip() {
 
     let db = Database::open(pool, &fs, 7, &primary).unwrap();
     assert_eq!(db.id, 7);
-    assert_eq!(db.name, "Bööt");
+    assert_eq!(db.name(), "Bööt");
     let b2 = db.boot_info().unwrap();
     assert_eq!(b2.db_id, 42, "the boot page keeps the creation id");
     assert_eq!(b2.checkpoint_lsn, 12346);

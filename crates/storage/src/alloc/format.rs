@@ -177,7 +177,7 @@ impl Database {
                 version: BOOT_VERSION,
                 db_id: self.id,
                 binding_id: binding,
-                name: self.name.clone(),
+                name: self.name(),
                 create_time_us: now_us(),
                 create_lsn: g.lsn(),
                 next_alloc_unit_id: FIRST_USER_AU,
