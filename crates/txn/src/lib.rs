@@ -1,4 +1,9 @@
-//! The transaction layer (issue 3, not built yet): the write-ahead log (log blocks in
-//! VLFs), group commit and delayed durability, the lock manager, transactions, ARIES
-//! recovery and checkpoints. It plugs into `storage` through the page-change hook
-//! (`storage::LogHook`) and the buffer pool's WAL gate (`storage::WalGate`).
+//! The transaction layer. Built so far:
+//! - [`lock`]: the lock manager (see its module documentation).
+//! - [`record`]: the log record formats.
+//!
+//! In progress (issue 3): the log manager, transactions, ARIES recovery, checkpoints,
+//! and the page-change hook (`storage::LogHook`) that logs every page change.
+
+pub mod lock;
+pub mod record;
