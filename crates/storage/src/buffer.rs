@@ -510,6 +510,7 @@ impl BufferPool {
     fn flush_pinned(&self, db: u16, id: PageId, fi: u32) -> Result<Option<()>> {
         let f = &self.frames[fi as usize];
         let entry = self.db(db)?;
+        let key = page_key(db, id);
         let mut copy: Box<Page>;
         let rec_lsn;
         {
@@ -519,8 +520,11 @@ impl BufferPool {
             }
             copy = Box::new((*g).clone());
             rec_lsn = f.rec_lsn.load(Acquire);
+            // Clean from now on: a change after this point dirties the frame again with a
+            // new recLSN (a second entry in the dirty list). The old entry stays listed
+            // until the write has completed, so a checkpoint never computes its redo
+            // start past a page that is not on disk yet.
             f.dirty.store(false, Release);
-            entry.dirty.lock().remove(&(rec_lsn, page_key(db, id)));
         }
         let res = (|| {
             let lsn = copy.lsn();
@@ -532,17 +536,22 @@ impl BufferPool {
         })();
         match res {
             Ok(()) => {
+                entry.dirty.lock().remove(&(rec_lsn, key));
                 self.stats.writes.fetch_add(1, Relaxed);
                 diag::counters().page_writes.add(1);
                 Ok(Some(()))
             }
             Err(e) => {
-                // Not written: it is dirty again, with its original recLSN.
+                // Not written: dirty again with its original recLSN (still listed).
                 let _g = f.latch.read();
-                if !f.dirty.swap(true, AcqRel) {
-                    f.rec_lsn.store(rec_lsn, Release);
-                    entry.dirty.lock().insert((rec_lsn, page_key(db, id)));
+                if f.dirty.swap(true, AcqRel) {
+                    // Re-dirtied meanwhile with a later recLSN: keep the older entry only.
+                    let newer = f.rec_lsn.load(Acquire);
+                    if newer != rec_lsn {
+                        entry.dirty.lock().remove(&(newer, key));
+                    }
                 }
+                f.rec_lsn.store(rec_lsn, Release);
                 Err(e)
             }
         }
