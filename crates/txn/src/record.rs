@@ -37,7 +37,7 @@
 //! | 6 | CLR | u64 undo_next_lsn: where the user chain's undo continues |
 //! | 7 | SYS_END | nothing: a system transaction without row undo ended |
 //! | 8 | CKPT_BEGIN | nothing |
-//! | 9 | CKPT_END | u64 begin LSN, u64 redo start LSN, u64 next xact id, u32 n, n × (u64 xact_id, u64 first_lsn, u64 last_lsn) |
+//! | 9 | CKPT_END | u64 begin LSN, u64 redo start LSN, u64 next xact id, u32 n, n × (u64 xact_id, u64 first_lsn, u64 last_lsn), u32 m, m × (u64 sys_id, u64 first_lsn) of open system transactions |
 //! | 10 | SAVEPOINT | u16 name length, UTF-8 name |
 
 use std::fmt;
@@ -205,7 +205,14 @@ pub struct PageOpBody<'a> {
 }
 
 /// Encodes a PAGE_OP record.
-pub fn encode_page_op(h: &Header, page: storage::PageId, undo: &[u8], image: Option<&[u8]>, op: &storage::PageOp, out: &mut Vec<u8>) {
+pub fn encode_page_op(
+    h: &Header,
+    page: storage::PageId,
+    undo: &[u8],
+    image: Option<&[u8]>,
+    op: &storage::PageOp,
+    out: &mut Vec<u8>,
+) {
     let mut h = *h;
     h.kind = RecordKind::PageOp as u8;
     if image.is_some() {
@@ -292,6 +299,8 @@ pub struct CheckpointEnd {
     pub redo_start_lsn: u64,
     pub next_xact_id: u64,
     pub active: Vec<ActiveXact>,
+    /// System transactions open at the checkpoint: (sys_id, first LSN).
+    pub open_sys: Vec<(u64, u64)>,
 }
 
 pub fn encode_ckpt_end(h: &Header, c: &CheckpointEnd, out: &mut Vec<u8>) {
@@ -304,6 +313,11 @@ pub fn encode_ckpt_end(h: &Header, c: &CheckpointEnd, out: &mut Vec<u8>) {
         out.extend_from_slice(&a.xact_id.to_le_bytes());
         out.extend_from_slice(&a.first_lsn.to_le_bytes());
         out.extend_from_slice(&a.last_lsn.to_le_bytes());
+    }
+    out.extend_from_slice(&(c.open_sys.len() as u32).to_le_bytes());
+    for (id, first) in &c.open_sys {
+        out.extend_from_slice(&id.to_le_bytes());
+        out.extend_from_slice(&first.to_le_bytes());
     }
 }
 
@@ -318,9 +332,21 @@ pub fn decode_ckpt_end(b: &[u8]) -> Result<CheckpointEnd, RecordError> {
     }
     let mut active = Vec::with_capacity(n);
     for _ in 0..n {
-        active.push(ActiveXact { xact_id: take_u64(b, &mut at)?, first_lsn: take_u64(b, &mut at)?, last_lsn: take_u64(b, &mut at)? });
+        active.push(ActiveXact {
+            xact_id: take_u64(b, &mut at)?,
+            first_lsn: take_u64(b, &mut at)?,
+            last_lsn: take_u64(b, &mut at)?,
+        });
     }
-    Ok(CheckpointEnd { begin_lsn, redo_start_lsn, next_xact_id, active })
+    let m = take_u32(b, &mut at)? as usize;
+    if m > b.len() / 16 {
+        return Err(RecordError("checkpoint lists more system transactions than it has bytes"));
+    }
+    let mut open_sys = Vec::with_capacity(m);
+    for _ in 0..m {
+        open_sys.push((take_u64(b, &mut at)?, take_u64(b, &mut at)?));
+    }
+    Ok(CheckpointEnd { begin_lsn, redo_start_lsn, next_xact_id, active, open_sys })
 }
 
 #[cfg(test)]
@@ -358,6 +384,7 @@ mod tests {
             redo_start_lsn: 5,
             next_xact_id: 99,
             active: vec![ActiveXact { xact_id: 3, first_lsn: 6, last_lsn: 9 }],
+            open_sys: vec![(12, 4)],
         };
         let mut out = Vec::new();
         encode_ckpt_end(&Header::new(RecordKind::CkptEnd), &c, &mut out);

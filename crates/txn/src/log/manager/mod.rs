@@ -1,0 +1,672 @@
+//! The log manager: the log buffer, `append` and `flush_to`, and the DMV views. The
+//! rest is split by concern:
+//! - `open`: creating a log file, and opening one (end-of-log scan, repairs, restart);
+//! - `space`: moving to the next VLF, growth, truncation;
+//! - `writer`: the log writer thread (group commit, timer flushes).
+//!
+//! See the parent module for the file format and the durability guarantees.
+
+mod open;
+mod space;
+mod writer;
+
+use super::error::{LogError, LogResult, LogReuseWait};
+use super::file::LogFile;
+use super::format::{
+    self, next_block_in_vlf, FileHeader, VlfHeader, VlfState, BLOCK_HEADER, MAX_BLOCK_BYTES, MAX_RECORD, MAX_SLOTS,
+    RECORD_PREFIX, SECTOR,
+};
+use super::lsn::Lsn;
+use super::scan::{ChainVlf, LogReader};
+use diag::{DatabaseCounters, WaitTimer, WaitType};
+use parking_lot::{Condvar, Mutex};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// The log's file id in its database, as in SQL Server.
+pub const LOG_FILE_ID: u16 = 2;
+
+/// Tunables of one log manager.
+#[derive(Clone, Debug)]
+pub struct LogConfig {
+    /// The log writer flushes buffered records at the latest this long after the first
+    /// of them was appended, even if no one asks (delayed durable commits). Default 10 ms.
+    pub flush_interval: Duration,
+    /// Size of the log buffer in 60 KB blocks (at least 1). Appenders wait (LOGBUFFER)
+    /// when it is full. Default 8 (480 KB).
+    pub buffer_blocks: usize,
+    /// Write zeros over new log space when the file is created or grown, as SQL Server
+    /// does (log files never use instant file initialization). Log flushes then
+    /// overwrite allocated, initialized blocks, which makes them cheaper to sync than
+    /// writes into space the file system still has to convert or allocate. Default true.
+    pub zero_fill: bool,
+}
+
+impl Default for LogConfig {
+    fn default() -> Self {
+        LogConfig { flush_interval: Duration::from_millis(10), buffer_blocks: 8, zero_fill: true }
+    }
+}
+
+/// A VLF's status as DBCC LOGINFO shows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum VlfStatus {
+    /// Reusable (DBCC LOGINFO status 0): never used, or truncated.
+    Inactive,
+    /// Part of the active log (status 2).
+    Active,
+}
+
+impl VlfStatus {
+    /// The number DBCC LOGINFO shows in its Status column.
+    pub fn code(self) -> u8 {
+        match self {
+            VlfStatus::Inactive => 0,
+            VlfStatus::Active => 2,
+        }
+    }
+}
+
+/// One row of DBCC LOGINFO / sys.dm_db_log_info.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VlfInfo {
+    pub file_id: u16,
+    /// Offset of the VLF in the log file (StartOffset / vlf_begin_offset).
+    pub offset: u64,
+    /// Size in bytes (FileSize / vlf_size_mb), including the VLF header sector.
+    pub size: u64,
+    /// FSeqNo: the sequence number the VLF carries (0 if never used).
+    pub fseq_no: u32,
+    pub status: VlfStatus,
+    /// CreateLSN: NULL for the VLFs the file was created with.
+    pub create_lsn: Lsn,
+}
+
+/// DBCC SQLPERF(LOGSPACE) for one database.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LogSpace {
+    pub size_bytes: u64,
+    pub used_bytes: u64,
+    pub used_percent: f64,
+}
+
+/// Counters of one log manager since it was opened.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct LogStats {
+    /// Log flushes: a batch of blocks written and synced.
+    pub flushes: u64,
+    /// `write_at` calls those flushes made (contiguous blocks go in one call).
+    pub flush_writes: u64,
+    pub blocks_flushed: u64,
+    pub bytes_flushed: u64,
+    /// `flush_to` calls that returned Ok: the durable commits the log served.
+    pub commits_flushed: u64,
+    /// `flush_to` calls that had to wait for a flush (WRITELOG waits).
+    pub flush_waits: u64,
+    /// Total time those waits took, in microseconds.
+    pub flush_wait_us: u64,
+    /// Appends that waited for log buffer space (LOGBUFFER waits).
+    pub log_buffer_waits: u64,
+    pub records_appended: u64,
+    pub bytes_appended: u64,
+    pub growths: u64,
+}
+
+impl LogStats {
+    /// Commits hardened per log flush: the group commit factor.
+    pub fn commits_per_flush(&self) -> f64 {
+        if self.flushes == 0 {
+            0.0
+        } else {
+            self.commits_flushed as f64 / self.flushes as f64
+        }
+    }
+}
+
+#[derive(Default)]
+struct StatCells {
+    flushes: AtomicU64,
+    flush_writes: AtomicU64,
+    blocks_flushed: AtomicU64,
+    bytes_flushed: AtomicU64,
+    commits_flushed: AtomicU64,
+    flush_waits: AtomicU64,
+    flush_wait_us: AtomicU64,
+    log_buffer_waits: AtomicU64,
+    records_appended: AtomicU64,
+    bytes_appended: AtomicU64,
+    growths: AtomicU64,
+}
+
+fn bump(c: &AtomicU64, n: u64) {
+    c.fetch_add(n, Ordering::Relaxed);
+}
+
+/// A VLF in memory.
+#[derive(Clone, Copy, Debug)]
+struct Vlf {
+    offset: u64,
+    size_sectors: u32,
+    seq: u32,
+    prev_seq: u32,
+    state: VlfState,
+    /// Being marked inactive by `truncate`: not reusable until that write is durable.
+    truncating: bool,
+    activation_gen: u32,
+    create_lsn: Lsn,
+}
+
+impl Vlf {
+    fn from_header(h: &VlfHeader) -> Vlf {
+        Vlf {
+            offset: h.offset,
+            size_sectors: h.size_sectors,
+            seq: h.seq,
+            prev_seq: h.prev_seq,
+            state: h.state,
+            truncating: false,
+            activation_gen: h.activation_gen,
+            create_lsn: h.create_lsn,
+        }
+    }
+
+    fn header(&self, db_id: u16) -> VlfHeader {
+        VlfHeader {
+            db_id,
+            seq: self.seq,
+            offset: self.offset,
+            size_sectors: self.size_sectors,
+            state: self.state,
+            prev_seq: self.prev_seq,
+            activation_gen: self.activation_gen,
+            create_lsn: self.create_lsn,
+        }
+    }
+
+    fn bytes(&self) -> u64 {
+        u64::from(self.size_sectors) * SECTOR as u64
+    }
+
+    fn reusable(&self) -> bool {
+        self.state != VlfState::Active && !self.truncating
+    }
+
+    fn chain(&self) -> ChainVlf {
+        ChainVlf {
+            seq: self.seq,
+            offset: self.offset,
+            size_sectors: self.size_sectors,
+            activation_gen: self.activation_gen,
+        }
+    }
+}
+
+/// The block appenders are filling.
+struct OpenBlock {
+    vlf: usize,
+    seq: u32,
+    sector: u32,
+    /// Header space, then the records; padded to whole sectors when sealed.
+    buf: Vec<u8>,
+    count: u16,
+    last_lsn: Lsn,
+}
+
+/// A block closed for appends, waiting for (or in) a flush.
+struct SealedBlock {
+    vlf: usize,
+    seq: u32,
+    sector: u32,
+    offset: u64,
+    buf: Vec<u8>,
+    count: u16,
+    last_lsn: Lsn,
+}
+
+impl SealedBlock {
+    fn sectors(&self) -> u32 {
+        (self.buf.len() / SECTOR) as u32
+    }
+}
+
+struct State {
+    header: FileHeader,
+    /// The file header slot the next rewrite goes to (the other holds the current copy).
+    next_header_slot: usize,
+    vlfs: Vec<Vlf>,
+    /// Index in `vlfs` of the VLF the log is being written to.
+    tail: usize,
+    /// Sector of the tail VLF where the next block starts (meaningful when no block is
+    /// open).
+    next_sector: u32,
+    next_seq: u32,
+    open: Option<OpenBlock>,
+    sealed: Vec<SealedBlock>,
+    sealed_bytes: usize,
+    in_flight_bytes: usize,
+    end_lsn: Lsn,
+    flushed_lsn: Lsn,
+    flush_requested: bool,
+    /// When the oldest record the writer has not taken yet was appended.
+    oldest_unflushed: Option<Instant>,
+    failed: Option<String>,
+    shutdown: bool,
+    reuse_wait: LogReuseWait,
+    flush_interval: Duration,
+    buffer_limit: usize,
+    /// Block buffers returned by the writer, reused so appends do not allocate.
+    spare: Vec<Vec<u8>>,
+}
+
+impl State {
+    fn has_unflushed(&self) -> bool {
+        self.open.as_ref().is_some_and(|b| b.count > 0) || !self.sealed.is_empty()
+    }
+}
+
+struct Inner {
+    db_id: u16,
+    db_name: String,
+    file: Arc<LogFile>,
+    /// Open generation stamped into every block this incarnation writes.
+    generation: u32,
+    zero_fill: bool,
+    state: Mutex<State>,
+    /// Wakes the log writer.
+    writer_cv: Condvar,
+    /// Signalled after every flush (and on failure or shutdown): committers waiting in
+    /// `flush_to` and appenders waiting for log buffer space.
+    done_cv: Condvar,
+    /// `State::flushed_lsn`, readable without the lock (the fast path of `flush_to` and
+    /// the WAL gate).
+    flushed: AtomicU64,
+    truncate_lock: Mutex<()>,
+    counters: DatabaseCounters,
+    stats: StatCells,
+}
+
+/// The write-ahead log of one database. See the module documentation of `crate::log`.
+pub struct LogManager {
+    inner: Arc<Inner>,
+    writer: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl LogManager {
+    pub fn db_id(&self) -> u16 {
+        self.inner.db_id
+    }
+
+    /// The transaction layer's master record kept in the file header (None if never set).
+    pub fn master_record(&self) -> Option<Vec<u8>> {
+        let st = self.inner.state.lock();
+        (!st.header.master.is_empty()).then(|| st.header.master.clone())
+    }
+
+    /// Replaces the master record: the header is rewritten into the other copy slot and
+    /// synced before this returns, so a crash leaves either the old or the new record.
+    pub fn set_master_record(&self, master: &[u8]) -> LogResult<()> {
+        if master.len() > crate::log::format::MAX_MASTER_RECORD {
+            return Err(LogError::Corrupt { db: self.inner.db_name.clone(), detail: format!("master record of {} bytes is too large", master.len()) });
+        }
+        let inner = &self.inner;
+        let mut st = inner.state.lock();
+        let header_seq = st.header.header_seq.checked_add(1).ok_or_else(|| LogError::Corrupt { db: self.inner.db_name.clone(), detail: "header sequence exhausted".into() })?;
+        let header = FileHeader { header_seq, master: master.to_vec(), ..st.header.clone() };
+        let slot = st.next_header_slot;
+        let at = crate::log::format::FILE_HEADER_SLOTS[slot];
+        inner.file.write_durable(at, &header.encode()).map_err(|e| inner.file.err(at, e))?;
+        st.header = header;
+        st.next_header_slot = 1 - slot;
+        Ok(())
+    }
+
+    pub fn db_name(&self) -> &str {
+        &self.inner.db_name
+    }
+
+    /// This incarnation's open generation (1 for a new file, +1 at every open).
+    pub fn generation(&self) -> u32 {
+        self.inner.generation
+    }
+
+    /// Copies `record` into the log buffer and returns its LSN. Waits (LOGBUFFER) if the
+    /// buffer is full. Returns 9002 if the log needs a new VLF and none is free and the
+    /// file cannot grow; nothing already appended is affected, and appends work again
+    /// once `truncate` frees a VLF. The record is durable only after `flush_to`.
+    pub fn append(&self, record: &[u8]) -> LogResult<Lsn> {
+        self.inner.append(record)
+    }
+
+    /// Returns once every record up to `lsn` is on disk (a durable commit; the WAL rule
+    /// before a page write). Waits for the log writer, recording a WRITELOG wait, unless
+    /// `lsn` is already durable. An `lsn` past the end of the log means the end of the
+    /// log.
+    pub fn flush_to(&self, lsn: Lsn) -> LogResult<()> {
+        self.inner.flush_to(lsn)
+    }
+
+    /// Asks the log writer to flush what is buffered, without waiting.
+    pub fn request_flush(&self) {
+        let mut st = self.inner.state.lock();
+        if st.has_unflushed() {
+            st.flush_requested = true;
+            self.inner.writer_cv.notify_one();
+        }
+    }
+
+    /// LSN of the last durable record (NULL if none).
+    pub fn flushed_lsn(&self) -> Lsn {
+        Lsn(self.inner.flushed.load(Ordering::Acquire))
+    }
+
+    /// LSN of the last appended record (NULL if none).
+    pub fn end_lsn(&self) -> Lsn {
+        self.inner.state.lock().end_lsn
+    }
+
+    /// The records from `from` (NULL = the oldest active VLF) to the last record
+    /// flushed now, in LSN order. An LSN that is neither a record of the active log nor
+    /// past its end gives error 9003.
+    pub fn reader(&self, from: Lsn) -> LogReader {
+        let st = self.inner.state.lock();
+        let mut chain: Vec<(u32, ChainVlf)> =
+            st.vlfs.iter().filter(|v| v.state == VlfState::Active).map(|v| (v.seq, v.chain())).collect();
+        chain.sort_by_key(|(seq, _)| *seq);
+        let chain = chain.into_iter().map(|(_, c)| c).collect();
+        LogReader::new(
+            self.inner.file.clone(),
+            self.inner.db_name.clone(),
+            chain,
+            self.inner.generation,
+            from,
+            st.flushed_lsn,
+        )
+    }
+
+    /// Makes the VLFs wholly before `keep_from` inactive and reusable (SIMPLE recovery
+    /// after a checkpoint; FULL after a log backup). The caller computes `keep_from`
+    /// (the oldest LSN still needed). VLFs holding records not yet flushed, and the VLF
+    /// being written, are never truncated. Returns how many VLFs were freed.
+    pub fn truncate(&self, keep_from: Lsn) -> LogResult<usize> {
+        self.inner.truncate(keep_from)
+    }
+
+    /// Sets the reason error 9002 gives (log_reuse_wait_desc). Default CHECKPOINT.
+    pub fn set_log_reuse_wait(&self, reason: LogReuseWait) {
+        self.inner.state.lock().reuse_wait = reason;
+    }
+
+    pub fn log_reuse_wait(&self) -> LogReuseWait {
+        self.inner.state.lock().reuse_wait
+    }
+
+    /// Changes the delayed-durability flush timer.
+    pub fn set_flush_interval(&self, interval: Duration) {
+        self.inner.state.lock().flush_interval = interval;
+        self.inner.writer_cv.notify_one();
+    }
+
+    /// DBCC LOGINFO: the VLFs in file order.
+    pub fn vlf_info(&self) -> Vec<VlfInfo> {
+        let st = self.inner.state.lock();
+        st.vlfs
+            .iter()
+            .map(|v| VlfInfo {
+                file_id: LOG_FILE_ID,
+                offset: v.offset,
+                size: v.bytes(),
+                fseq_no: v.seq,
+                status: if v.state == VlfState::Active { VlfStatus::Active } else { VlfStatus::Inactive },
+                create_lsn: v.create_lsn,
+            })
+            .collect()
+    }
+
+    /// DBCC SQLPERF(LOGSPACE): the file size and the part of it the active log holds
+    /// (whole active VLFs, and the tail VLF up to the end of the log).
+    pub fn space(&self) -> LogSpace {
+        let st = self.inner.state.lock();
+        let mut used = 0u64;
+        for (i, v) in st.vlfs.iter().enumerate() {
+            if v.state != VlfState::Active {
+                continue;
+            }
+            if i == st.tail {
+                let end = match &st.open {
+                    Some(b) => u64::from(b.sector) * SECTOR as u64 + b.buf.len() as u64,
+                    // Past the switch point the rest of the VLF cannot be used.
+                    None if next_block_in_vlf(st.next_sector, v.size_sectors).is_none() => v.bytes(),
+                    None => u64::from(st.next_sector) * SECTOR as u64,
+                };
+                used += end.min(v.bytes());
+            } else {
+                used += v.bytes();
+            }
+        }
+        let size = st.header.log_end;
+        LogSpace { size_bytes: size, used_bytes: used, used_percent: used as f64 * 100.0 / size as f64 }
+    }
+
+    pub fn stats(&self) -> LogStats {
+        let s = &self.inner.stats;
+        let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        LogStats {
+            flushes: get(&s.flushes),
+            flush_writes: get(&s.flush_writes),
+            blocks_flushed: get(&s.blocks_flushed),
+            bytes_flushed: get(&s.bytes_flushed),
+            commits_flushed: get(&s.commits_flushed),
+            flush_waits: get(&s.flush_waits),
+            flush_wait_us: get(&s.flush_wait_us),
+            log_buffer_waits: get(&s.log_buffer_waits),
+            records_appended: get(&s.records_appended),
+            bytes_appended: get(&s.bytes_appended),
+            growths: get(&s.growths),
+        }
+    }
+
+    /// Flushes everything appended and stops the log writer. Later appends fail; the
+    /// log can be reopened with [`open`](Self::open). Called by `Drop` too.
+    pub fn shutdown(&self) {
+        {
+            let mut st = self.inner.state.lock();
+            st.shutdown = true;
+            self.inner.writer_cv.notify_one();
+        }
+        if let Some(h) = self.writer.lock().take() {
+            // A panicking writer has nothing left to flush; the log is as it was after
+            // its last successful flush.
+            let _ = h.join();
+        }
+        // Wake appenders waiting for buffer space so they see the shutdown.
+        let _st = self.inner.state.lock();
+        self.inner.done_cv.notify_all();
+    }
+}
+
+impl Drop for LogManager {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl storage::WalGate for LogManager {
+    fn flushed_lsn(&self) -> u64 {
+        self.inner.flushed.load(Ordering::Acquire)
+    }
+
+    fn flush_to(&self, lsn: u64) -> storage::Result<()> {
+        self.inner.flush_to(Lsn(lsn)).map_err(Into::into)
+    }
+}
+
+impl Inner {
+    fn unavailable(&self, cause: &str) -> LogError {
+        LogError::Unavailable { db: self.db_name.clone(), cause: cause.to_string() }
+    }
+
+    /// Refuses work once the log has failed or shut down.
+    fn check_usable(&self, st: &State) -> LogResult<()> {
+        if let Some(cause) = &st.failed {
+            return Err(self.unavailable(cause));
+        }
+        if st.shutdown {
+            return Err(LogError::ShutDown(self.db_name.clone()));
+        }
+        Ok(())
+    }
+
+    /// Marks the log failed: every waiter and every later call gets 9001.
+    fn fail(&self, st: &mut State, cause: String) -> LogError {
+        if st.failed.is_none() {
+            st.failed = Some(cause);
+        }
+        self.done_cv.notify_all();
+        self.writer_cv.notify_one();
+        self.unavailable(st.failed.as_deref().unwrap_or_default())
+    }
+
+    fn append(&self, record: &[u8]) -> LogResult<Lsn> {
+        if record.len() > MAX_RECORD {
+            return Err(LogError::RecordTooLarge { len: record.len(), max: MAX_RECORD });
+        }
+        let need = RECORD_PREFIX + record.len();
+        let mut st = self.state.lock();
+        // Dropped (recording LOGBUFFER) when this append returns.
+        let mut buffer_wait: Option<WaitTimer> = None;
+        loop {
+            self.check_usable(&st)?;
+            if let Some(b) = st.open.as_mut() {
+                if b.buf.len() + need <= MAX_BLOCK_BYTES && b.count < MAX_SLOTS {
+                    let slot = b.count + 1;
+                    let lsn = Lsn::new(b.seq, b.sector, slot).ok_or_else(|| {
+                        // Blocks start inside VLFs of at most 2^20 sectors and slots
+                        // stop at MAX_SLOTS, so this cannot happen.
+                        LogError::Invalid(format!("block {} outside the LSN range", b.sector))
+                    })?;
+                    b.count = slot;
+                    b.buf.extend_from_slice(&(record.len() as u32).to_le_bytes());
+                    b.buf.extend_from_slice(record);
+                    b.last_lsn = lsn;
+                    st.end_lsn = lsn;
+                    if st.oldest_unflushed.is_none() {
+                        st.oldest_unflushed = Some(Instant::now());
+                    }
+                    drop(st);
+                    bump(&self.stats.records_appended, 1);
+                    bump(&self.stats.bytes_appended, record.len() as u64);
+                    return Ok(lsn);
+                }
+                // The block is full: hand it to the writer, which flushes full blocks
+                // on its own, and start a new one.
+                self.seal_open(&mut st);
+                self.writer_cv.notify_one();
+            }
+            // A new block needs log buffer space.
+            if st.sealed_bytes + st.in_flight_bytes + MAX_BLOCK_BYTES > st.buffer_limit {
+                if buffer_wait.is_none() {
+                    buffer_wait = Some(diag::begin_wait(WaitType::LOGBUFFER));
+                    bump(&self.stats.log_buffer_waits, 1);
+                }
+                st.flush_requested = true;
+                self.writer_cv.notify_one();
+                self.done_cv.wait(&mut st);
+                continue;
+            }
+            let tail = st.vlfs[st.tail];
+            if next_block_in_vlf(st.next_sector, tail.size_sectors).is_none() {
+                self.switch_vlf(&mut st)?;
+            }
+            let mut buf = st.spare.pop().unwrap_or_else(|| Vec::with_capacity(MAX_BLOCK_BYTES));
+            buf.clear();
+            buf.resize(BLOCK_HEADER, 0);
+            st.open = Some(OpenBlock {
+                vlf: st.tail,
+                seq: st.vlfs[st.tail].seq,
+                sector: st.next_sector,
+                buf,
+                count: 0,
+                last_lsn: Lsn::NULL,
+            });
+        }
+    }
+
+    /// Closes the open block: pads it to whole sectors and queues it for the writer.
+    /// The next block starts right after it, so a flushed sector is never rewritten.
+    fn seal_open(&self, st: &mut State) {
+        let Some(mut b) = st.open.take() else {
+            return;
+        };
+        if b.count == 0 {
+            st.spare.push(b.buf);
+            return;
+        }
+        let sectors = b.buf.len().div_ceil(SECTOR);
+        b.buf.resize(sectors * SECTOR, 0);
+        st.next_sector = b.sector + sectors as u32;
+        st.sealed_bytes += b.buf.len();
+        let offset = st.vlfs[b.vlf].offset + u64::from(b.sector) * SECTOR as u64;
+        st.sealed.push(SealedBlock {
+            vlf: b.vlf,
+            seq: b.seq,
+            sector: b.sector,
+            offset,
+            buf: b.buf,
+            count: b.count,
+            last_lsn: b.last_lsn,
+        });
+    }
+
+    fn flush_to(&self, lsn: Lsn) -> LogResult<()> {
+        if lsn.is_null() {
+            return Ok(());
+        }
+        if self.flushed.load(Ordering::Acquire) >= lsn.0 {
+            bump(&self.stats.commits_flushed, 1);
+            return Ok(());
+        }
+        let mut st = self.state.lock();
+        let target = lsn.min(st.end_lsn);
+        if st.flushed_lsn >= target {
+            drop(st);
+            bump(&self.stats.commits_flushed, 1);
+            return Ok(());
+        }
+        if let Some(cause) = &st.failed {
+            return Err(self.unavailable(cause));
+        }
+        st.flush_requested = true;
+        self.writer_cv.notify_one();
+        let started = Instant::now();
+        let wait = diag::begin_wait(WaitType::WRITELOG);
+        while st.flushed_lsn < target {
+            if let Some(cause) = &st.failed {
+                return Err(self.unavailable(cause));
+            }
+            // Unflushed records with no writer left cannot happen (shutdown flushes
+            // everything and later appends fail), but never wait forever on it.
+            if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
+                return Err(LogError::ShutDown(self.db_name.clone()));
+            }
+            self.done_cv.wait(&mut st);
+        }
+        drop(st);
+        wait.finish();
+        let us = started.elapsed().as_micros() as u64;
+        let before = self.stats.flush_wait_us.fetch_add(us, Ordering::Relaxed);
+        // Log Flush Wait Time is in milliseconds: add whole milliseconds as the
+        // microsecond total crosses them, so sub-millisecond waits still add up.
+        let ms = (before + us) / 1000 - before / 1000;
+        if ms > 0 {
+            self.counters.log_flush_wait_time.add(ms as i64);
+        }
+        bump(&self.stats.flush_waits, 1);
+        bump(&self.stats.commits_flushed, 1);
+        Ok(())
+    }
+}
+
+// Keep the format constants this module relies on honest.
+const _: () = assert!(format::MAX_RECORD + BLOCK_HEADER + RECORD_PREFIX == MAX_BLOCK_BYTES);
