@@ -16,6 +16,8 @@ SECTIONS = [
     ("B+trees", "crates/storage/src/btree/mod.rs"),
     ("Off-row LOB storage", "crates/storage/src/lob.rs"),
     ("The transaction log", "crates/txn/src/log/mod.rs"),
+    ("Log records", "crates/txn/src/record.rs"),
+    ("Row undo and physical undo material", "crates/storage/src/undo.rs"),
 ]
 
 
