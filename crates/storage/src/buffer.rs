@@ -48,7 +48,9 @@ impl WalGate for NoWal {
     }
 }
 
-const NO_KEY: u64 = u64::MAX;
+/// "No page": key 0 is never a page (database ids start at 1), which makes an all-zero
+/// frame a valid empty frame (see `BufferPool::new`).
+const NO_KEY: u64 = 0;
 
 type FrameWrite<'a> = RwLockWriteGuard<'a, RawRwLock, Page>;
 const SHARDS: usize = 64;
@@ -56,6 +58,7 @@ const SHARDS: usize = 64;
 /// `(database, file, page)` packed into one word.
 #[inline]
 fn page_key(db: u16, id: PageId) -> u64 {
+    debug_assert!(db != 0, "database id 0 is reserved");
     ((db as u64) << 48) | ((id.file_id as u64) << 32) | id.page_no as u64
 }
 
@@ -143,18 +146,17 @@ impl BufferPool {
     /// A pool of `capacity` pages (the memory limit divided by 8 KB).
     pub fn new(capacity: usize) -> Arc<BufferPool> {
         let capacity = capacity.max(16);
-        let frames: Box<[Frame]> = (0..capacity)
-            .map(|_| Frame {
-                latch: RwLock::new(Page::default()),
-                key: AtomicU64::new(NO_KEY),
-                pins: AtomicU32::new(0),
-                referenced: AtomicBool::new(false),
-                dirty: AtomicBool::new(false),
-                io_pending: AtomicBool::new(false),
-                invalid: AtomicBool::new(false),
-                rec_lsn: AtomicU64::new(0),
-            })
-            .collect();
+        // An all-zero Frame is valid and empty: unlocked latch (parking_lot's state 0),
+        // zero pins and flags, key NO_KEY (0), an all-zero page. Zeroed memory comes from
+        // the OS untouched, so a large pool costs nothing until its frames are used and the
+        // instance starts in milliseconds whatever its memory limit.
+        let frames: Box<[Frame]> = {
+            let zeroed = Box::<[Frame]>::new_zeroed_slice(capacity);
+            // SAFETY: every field of Frame is valid when all its bytes are zero (see above:
+            // atomics, a parking_lot RwLock whose raw state 0 means unlocked, and a Page,
+            // which is a plain byte array).
+            unsafe { zeroed.assume_init() }
+        };
         Arc::new(BufferPool {
             frames,
             table: (0..SHARDS).map(|_| Mutex::new(HashMap::with_hasher(PageKeyHasher::default()))).collect(),
