@@ -165,9 +165,26 @@
 //! [`StorageError::FilegroupFull`] (1105) and nothing has changed.
 //!
 //! Concurrency: one allocation mutex serialises changes to GAM, IAM, PFS allocated bits
-//! and the directory. Free-space notes (PFS fullness bits) do not take it: they change
-//! one PFS byte under the PFS page's EX latch. Lock order: allocation mutex, then page
-//! latches, then the free-space hint mutex.
+//! and the directory. Free-space notes (PFS fullness and ghost bits) do not take it: they
+//! change one PFS byte under the PFS page's EX latch. Callers may hold data page latches
+//! when they allocate or free (a split holds its leaf, a heap move its home page); the
+//! allocator then latches system pages and the page it hands out, and takes the
+//! free-space hint mutex last.
+//!
+//! # Allocation and system transactions
+//!
+//! Every allocation change runs in a system transaction (its own, or the caller's when
+//! one is open: a page split allocates inside the split's). Inside a system transaction
+//! the allocation mutex is held until the outermost one ends
+//! (`Database::lock_allocation`): physical undo of a system transaction that claimed an
+//! extent, created an IAM page or grew a file is only correct if no other allocation saw
+//! those changes before it ended. XOR undo of bitmap writes (see [`crate::undo`]) keeps
+//! the free-space notes other threads make meanwhile (other bits of the same PFS page).
+//! A thread holding the mutex this way latches, after its allocations, only pages nobody
+//! else can be holding while waiting for the mutex: pages it just allocated, pages of a
+//! tree whose exclusive tree latch it holds, and system pages. When a system transaction
+//! that held the mutex is rolled back at run time, the in-memory caches are rebuilt from
+//! the pages ([`Database::reload_allocation`]).
 
 mod check;
 mod format;
@@ -218,10 +235,7 @@ pub(crate) struct Ext {
 
 impl Ext {
     fn of(id: PageId) -> Ext {
-        Ext {
-            file: id.file_id,
-            ext: extent_of(id.page_no),
-        }
+        Ext { file: id.file_id, ext: extent_of(id.page_no) }
     }
     fn first_page_no(self) -> u32 {
         extent_first_page(self.ext)
@@ -276,10 +290,7 @@ struct State {
 
 impl State {
     fn full_extents(&self, file: u16) -> u32 {
-        self.files
-            .get(&file)
-            .map(|f| full_extents(f.formatted))
-            .unwrap_or(0)
+        self.files.get(&file).map(|f| full_extents(f.formatted)).unwrap_or(0)
     }
 
     fn unit_mut(&mut self, au: u64) -> Result<&mut UnitAlloc> {
@@ -288,9 +299,7 @@ impl State {
 
     /// Does this page exist in a formatted part of one of the files?
     fn page_in_range(&self, id: PageId) -> bool {
-        self.files
-            .get(&id.file_id)
-            .is_some_and(|f| id.page_no < f.formatted)
+        self.files.get(&id.file_id).is_some_and(|f| id.page_no < f.formatted)
     }
 }
 
@@ -304,9 +313,7 @@ struct SpaceHints {
 
 impl SpaceHints {
     fn bucket(&self, id: PageId) -> u8 {
-        (0..4u8)
-            .find(|&b| self.by_bucket[b as usize].contains(&id))
-            .unwrap_or(4)
+        (0..4u8).find(|&b| self.by_bucket[b as usize].contains(&id)).unwrap_or(4)
     }
     fn set(&mut self, id: PageId, bucket: u8) {
         for s in self.by_bucket.iter_mut() {
@@ -328,7 +335,11 @@ fn tracks_space(u: &AllocUnit) -> bool {
 }
 
 pub(crate) struct Allocator {
-    /// The allocation mutex (see the module doc).
+    /// The allocation mutex (see the module doc): held by mutators, possibly until the end
+    /// of their system transaction.
+    pub(crate) gate: std::sync::Arc<crate::database::AllocGate>,
+    /// The allocator's state, locked briefly inside the allocation mutex (and by readers
+    /// that only look).
     state: Mutex<State>,
     /// Unit descriptors, read-mostly; changed only with `state` held.
     units: RwLock<HashMap<u64, AllocUnit>>,
@@ -360,11 +371,7 @@ pub fn pfs_flags(b: u8) -> String {
     if b & PFS_MIXED != 0 {
         s.push("MIXED_EXT");
     }
-    s.push(if b & PFS_ALLOCATED != 0 {
-        "ALLOCATED"
-    } else {
-        "NOT ALLOCATED"
-    });
+    s.push(if b & PFS_ALLOCATED != 0 { "ALLOCATED" } else { "NOT ALLOCATED" });
     s.push(bucket_name(b & PFS_FULLNESS_MASK));
     if b & PFS_GHOST != 0 {
         s.push("Has Ghost");
@@ -375,6 +382,7 @@ pub fn pfs_flags(b: u8) -> String {
 impl Allocator {
     pub(crate) fn new() -> Allocator {
         Allocator {
+            gate: Default::default(),
             state: Mutex::new(State::default()),
             units: RwLock::new(HashMap::new()),
             space: Mutex::new(HashMap::new()),
@@ -395,13 +403,7 @@ impl Database {
     fn sys_read(&self, id: PageId, ty: PageType) -> Result<PageReadGuard<'_>> {
         let g = self.read(id)?;
         if g.page_type() != Some(ty) {
-            return Err(corrupt(
-                id,
-                format!(
-                    "expected a {ty:?} page, found page type {}",
-                    g.page_type_raw()
-                ),
-            ));
+            return Err(corrupt(id, format!("expected a {ty:?} page, found page type {}", g.page_type_raw())));
         }
         Ok(g)
     }
@@ -409,13 +411,7 @@ impl Database {
     fn sys_write(&self, id: PageId, ty: PageType) -> Result<PageWriteGuard<'_>> {
         let g = self.write(id)?;
         if g.page_type() != Some(ty) {
-            return Err(corrupt(
-                id,
-                format!(
-                    "expected a {ty:?} page, found page type {}",
-                    g.page_type_raw()
-                ),
-            ));
+            return Err(corrupt(id, format!("expected a {ty:?} page, found page type {}", g.page_type_raw())));
         }
         Ok(g)
     }
@@ -425,13 +421,9 @@ impl Database {
     fn dir_write(&self, id: PageId) -> Result<PageWriteGuard<'_>> {
         let g = self.sys_write(id, PageType::Data)?;
         if g.alloc_unit_id() != DIRECTORY_AU {
-            return Err(corrupt(
-                id,
-                "a page of the allocation-unit directory belongs to another unit",
-            ));
+            return Err(corrupt(id, "a page of the allocation-unit directory belongs to another unit"));
         }
-        g.check_structure()
-            .map_err(|e| corrupt(id, format!("directory page: {e}")))?;
+        g.check_structure().map_err(|e| corrupt(id, format!("directory page: {e}")))?;
         Ok(g)
     }
 
@@ -445,29 +437,14 @@ impl Database {
         index_id: u16,
     ) -> Result<PageWriteGuard<'_>> {
         let mut g = self.pool().write_fresh(self.id, id)?;
-        self.change(
-            &mut g,
-            &PageOp::Format {
-                page_type: ty,
-                level: 0,
-                index_id,
-                object_id,
-                alloc_unit_id: au,
-            },
-        )?;
+        self.change(&mut g, &PageOp::Format { page_type: ty, level: 0, index_id, object_id, alloc_unit_id: au })?;
         Ok(g)
     }
 
     fn body_write(&self, g: &mut PageWriteGuard<'_>, at: usize, bytes: &[u8]) -> Result<()> {
         // Body offsets are below 8,096 and fit in u16; `change` rejects a range outside
         // the body before anything is logged.
-        self.change(
-            g,
-            &PageOp::WriteBody {
-                offset: at as u16,
-                bytes,
-            },
-        )
+        self.change(g, &PageOp::WriteBody { offset: at as u16, bytes })
     }
 
     // ---- PFS ----
@@ -516,10 +493,7 @@ impl Database {
     fn gam_set_many(&self, file: u16, exts: &[u32], free: bool) -> Result<()> {
         let mut by_interval: BTreeMap<u32, Vec<usize>> = BTreeMap::new();
         for &x in exts {
-            by_interval
-                .entry(gam_interval_of(x))
-                .or_default()
-                .push(gam_bit_of(x));
+            by_interval.entry(gam_interval_of(x)).or_default().push(gam_bit_of(x));
         }
         for (k, bits) in by_interval {
             let id = PageId::new(file, gam_page_of_interval(k));
@@ -531,13 +505,7 @@ impl Database {
 
     /// Changes bitmap bits (at body offset `base`) with one `WriteBody` covering the
     /// changed bytes; nothing is written when no bit changes.
-    fn write_bits(
-        &self,
-        g: &mut PageWriteGuard<'_>,
-        base: usize,
-        bits: &[usize],
-        on: bool,
-    ) -> Result<()> {
+    fn write_bits(&self, g: &mut PageWriteGuard<'_>, base: usize, bits: &[usize], on: bool) -> Result<()> {
         let (Some(&lo), Some(&hi)) = (bits.iter().min(), bits.iter().max()) else {
             return Ok(());
         };
@@ -588,16 +556,10 @@ impl Database {
         if g.alloc_unit_id() != au {
             return Err(corrupt(
                 iam,
-                format!(
-                    "IAM page of allocation unit {} found in the chain of unit {au}",
-                    g.alloc_unit_id()
-                ),
+                format!("IAM page of allocation unit {} found in the chain of unit {au}", g.alloc_unit_id()),
             ));
         }
-        Ok(bit(
-            &g.body()[iam::BITMAP..iam::BITMAP + BITMAP_BYTES],
-            gam_bit_of(e.ext),
-        ))
+        Ok(bit(&g.body()[iam::BITMAP..iam::BITMAP + BITMAP_BYTES], gam_bit_of(e.ext)))
     }
 
     fn iam_set(&self, iam: PageId, e: Ext, on: bool) -> Result<()> {
@@ -610,22 +572,10 @@ impl Database {
         let g = self.sys_read(id, PageType::Iam)?;
         let h = IamHeader::decode(g.body()).map_err(|d| corrupt(id, d))?;
         if h.au != au || g.alloc_unit_id() != au {
-            return Err(corrupt(
-                id,
-                format!(
-                    "IAM page of allocation unit {} found in the chain of unit {au}",
-                    h.au
-                ),
-            ));
+            return Err(corrupt(id, format!("IAM page of allocation unit {} found in the chain of unit {au}", h.au)));
         }
         if h.file_id != id.file_id {
-            return Err(corrupt(
-                id,
-                format!(
-                    "IAM page maps file {} but lies in file {}",
-                    h.file_id, id.file_id
-                ),
-            ));
+            return Err(corrupt(id, format!("IAM page maps file {} but lies in file {}", h.file_id, id.file_id)));
         }
         let bm = &g.body()[iam::BITMAP..iam::BITMAP + BITMAP_BYTES];
         let base = h.interval() * GAM_INTERVAL_EXTENTS;
@@ -640,15 +590,9 @@ impl Database {
                 if byte & (1 << j) != 0 {
                     let ext = base + (i * 8 + j) as u32;
                     if ext >= last_ext {
-                        return Err(corrupt(
-                            id,
-                            format!("IAM page maps extent {ext}, beyond any file"),
-                        ));
+                        return Err(corrupt(id, format!("IAM page maps extent {ext}, beyond any file")));
                     }
-                    exts.push(Ext {
-                        file: h.file_id,
-                        ext,
-                    });
+                    exts.push(Ext { file: h.file_id, ext });
                 }
             }
         }
@@ -665,6 +609,7 @@ impl Database {
         st: &mut State,
         au: u64,
         near: Option<PageId>,
+        publish: bool,
     ) -> Result<PageWriteGuard<'_>> {
         if !st.units.contains_key(&au) {
             return Err(no_unit(au));
@@ -680,33 +625,20 @@ impl Database {
                     .or_else(|| ua.with_free.iter().next().copied())
             };
             let Some(e) = cand else { break };
-            if let Some(g) = self.alloc_in_extent(st, au, e)? {
+            if let Some(g) = self.alloc_in_extent(st, au, e, publish)? {
                 return Ok(g);
             }
         }
         // 2. A new extent.
         let e = self.claim_extent(st, au, near)?;
-        self.alloc_in_extent(st, au, e)?.ok_or_else(|| {
-            StorageError::corrupt(
-                format!("extent {e}"),
-                "a newly allocated extent has no free page",
-            )
-        })
+        self.alloc_in_extent(st, au, e, publish)?
+            .ok_or_else(|| StorageError::corrupt(format!("extent {e}"), "a newly allocated extent has no free page"))
     }
 
     /// Takes the first free page of an owned extent. `None` (and the extent leaves the
     /// unit's hint set) when the extent has no free page or is not owned after all.
-    fn alloc_in_extent(
-        &self,
-        st: &mut State,
-        au: u64,
-        e: Ext,
-    ) -> Result<Option<PageWriteGuard<'_>>> {
-        let iam = st
-            .unit_mut(au)?
-            .by_interval
-            .get(&(e.file, e.interval()))
-            .copied();
+    fn alloc_in_extent(&self, st: &mut State, au: u64, e: Ext, publish: bool) -> Result<Option<PageWriteGuard<'_>>> {
+        let iam = st.unit_mut(au)?.by_interval.get(&(e.file, e.interval())).copied();
         let owned = match iam {
             Some(iam) => self.iam_owns(iam, au, e)?,
             None => false,
@@ -727,10 +659,7 @@ impl Database {
                 return Ok(None);
             };
             self.body_write(&mut g, base + i, &[PFS_ALLOCATED])?;
-            let more = bytes
-                .iter()
-                .enumerate()
-                .any(|(j, b)| j != i && b & PFS_ALLOCATED == 0);
+            let more = bytes.iter().enumerate().any(|(j, b)| j != i && b & PFS_ALLOCATED == 0);
             (e.page(i), more)
         };
         if !more {
@@ -747,8 +676,10 @@ impl Database {
                 return Err(err);
             }
         };
-        if let Some(h) = self.alloc.space.lock().get_mut(&au) {
-            h.set(page, 0);
+        if publish {
+            if let Some(h) = self.alloc.space.lock().get_mut(&au) {
+                h.set(page, 0);
+            }
         }
         Ok(Some(g))
     }
@@ -758,10 +689,7 @@ impl Database {
         if let Some(n) = near {
             let to = st.full_extents(n.file_id);
             if let Some(x) = self.gam_find_free(n.file_id, extent_of(n.page_no), to)? {
-                let e = Ext {
-                    file: n.file_id,
-                    ext: x,
-                };
+                let e = Ext { file: n.file_id, ext: x };
                 self.take_extent(st, au, e)?;
                 return Ok(e);
             }
@@ -772,10 +700,7 @@ impl Database {
             let idx = (st.rr + i) % n;
             if let Some(x) = self.search_file(st, files[idx])? {
                 st.rr = (idx + 1) % n;
-                let e = Ext {
-                    file: files[idx],
-                    ext: x,
-                };
+                let e = Ext { file: files[idx], ext: x };
                 self.take_extent(st, au, e)?;
                 return Ok(e);
             }
@@ -786,10 +711,7 @@ impl Database {
             while self.grow_file(st, files[idx])? {
                 if let Some(x) = self.search_file(st, files[idx])? {
                     st.rr = (idx + 1) % n;
-                    let e = Ext {
-                        file: files[idx],
-                        ext: x,
-                    };
+                    let e = Ext { file: files[idx], ext: x };
                     self.take_extent(st, au, e)?;
                     return Ok(e);
                 }
@@ -821,12 +743,7 @@ impl Database {
             }
         }
         let mapped = (|| {
-            let iam = match st
-                .unit_mut(au)?
-                .by_interval
-                .get(&(e.file, e.interval()))
-                .copied()
-            {
+            let iam = match st.unit_mut(au)?.by_interval.get(&(e.file, e.interval())).copied() {
                 Some(p) => p,
                 None => self.new_iam(st, au, e)?,
             };
@@ -856,21 +773,10 @@ impl Database {
         };
         {
             let mut g = self.sys_format(page, PageType::Iam, au, desc.object_id, desc.index_id)?;
-            let h = IamHeader {
-                au,
-                seq,
-                file_id: e.file,
-                start_page: interval_start_page(e.interval()),
-            };
+            let h = IamHeader { au, seq, file_id: e.file, start_page: interval_start_page(e.interval()) };
             self.body_write(&mut g, 0, &h.encode())?;
             if let Some(prev) = prev {
-                self.change(
-                    &mut g,
-                    &PageOp::SetLinks {
-                        prev,
-                        next: PageId::NULL,
-                    },
-                )?;
+                self.change(&mut g, &PageOp::SetLinks { prev, next: PageId::NULL })?;
             }
         }
         self.pfs_set(page, PFS_ALLOCATED | PFS_IAM)?;
@@ -878,13 +784,7 @@ impl Database {
             Some(prev) => {
                 let mut g = self.sys_write(prev, PageType::Iam)?;
                 let pp = g.prev();
-                self.change(
-                    &mut g,
-                    &PageOp::SetLinks {
-                        prev: pp,
-                        next: page,
-                    },
-                )?;
+                self.change(&mut g, &PageOp::SetLinks { prev: pp, next: page })?;
             }
             None => {
                 desc.first_iam = page;
@@ -906,12 +806,7 @@ impl Database {
             return Err(not_his());
         }
         let e = Ext::of(id);
-        let iam = st
-            .unit_mut(au)?
-            .by_interval
-            .get(&(e.file, e.interval()))
-            .copied()
-            .ok_or_else(not_his)?;
+        let iam = st.unit_mut(au)?.by_interval.get(&(e.file, e.interval())).copied().ok_or_else(not_his)?;
         if !self.iam_owns(iam, au, e)? {
             return Err(not_his());
         }
@@ -921,22 +816,14 @@ impl Database {
             let i = pfs_index(id.page_no);
             let old = g.body()[i];
             if old & PFS_ALLOCATED == 0 {
-                return Err(corrupt(
-                    id,
-                    format!("is not allocated (PFS: {}); freed twice?", pfs_flags(old)),
-                ));
+                return Err(corrupt(id, format!("is not allocated (PFS: {}); freed twice?", pfs_flags(old))));
             }
             if old & PFS_IAM != 0 {
-                return Err(corrupt(
-                    id,
-                    "is an IAM page; it is freed with its allocation unit",
-                ));
+                return Err(corrupt(id, "is an IAM page; it is freed with its allocation unit"));
             }
             self.body_write(&mut g, i, &[0])?;
             let base = pfs_index(first);
-            g.body()[base..base + 8]
-                .iter()
-                .all(|b| b & PFS_ALLOCATED == 0)
+            g.body()[base..base + 8].iter().all(|b| b & PFS_ALLOCATED == 0)
         };
         if let Some(h) = self.alloc.space.lock().get_mut(&au) {
             h.remove(id);
@@ -958,15 +845,9 @@ impl Database {
 
     fn drop_locked(&self, st: &mut State, au: u64) -> Result<()> {
         if au == DIRECTORY_AU {
-            return Err(StorageError::Invalid(
-                "the allocation-unit directory cannot be dropped".into(),
-            ));
+            return Err(StorageError::Invalid("the allocation-unit directory cannot be dropped".into()));
         }
-        let chain = st
-            .units
-            .get(&au)
-            .map(|u| u.chain.clone())
-            .ok_or_else(|| no_unit(au))?;
+        let chain = st.units.get(&au).map(|u| u.chain.clone()).ok_or_else(|| no_unit(au))?;
         // Read the whole map before changing anything, so a damaged chain fails the drop
         // without a half-freed unit.
         let mut exts: Vec<Ext> = Vec::new();
@@ -981,10 +862,7 @@ impl Database {
         let mut by_pfs: BTreeMap<PageId, Vec<usize>> = BTreeMap::new();
         for e in &exts {
             let first = e.first_page_no();
-            by_pfs
-                .entry(pfs_id(e.file, first))
-                .or_default()
-                .push(pfs_index(first));
+            by_pfs.entry(pfs_id(e.file, first)).or_default().push(pfs_index(first));
         }
         for (pfs, starts) in by_pfs {
             let mut g = self.sys_write(pfs, PageType::Pfs)?;
@@ -1029,20 +907,11 @@ impl Database {
                 _ => {
                     return Err(corrupt(
                         page,
-                        format!(
-                            "slot {slot} does not hold the directory record of unit {}",
-                            u.id
-                        ),
+                        format!("slot {slot} does not hold the directory record of unit {}", u.id),
                     ))
                 }
             }
-            self.change(
-                &mut g,
-                &PageOp::ReplaceSlot {
-                    slot,
-                    record: &encode_unit(u),
-                },
-            )?;
+            self.change(&mut g, &PageOp::ReplaceSlot { slot, record: &encode_unit(u) })?;
         }
         self.alloc.units.write().insert(u.id, u.clone());
         Ok(())
@@ -1065,13 +934,7 @@ impl Database {
         }
         let page = self.dir_add_page(st)?;
         let mut g = self.dir_write(page)?;
-        self.change(
-            &mut g,
-            &PageOp::PlaceSlot {
-                slot: 0,
-                record: &rec,
-            },
-        )?;
+        self.change(&mut g, &PageOp::PlaceSlot { slot: 0, record: &rec })?;
         st.dir_loc.insert(u.id, (page, 0));
         Ok(())
     }
@@ -1081,12 +944,7 @@ impl Database {
         let mut g = self.dir_write(page)?;
         match g.record(slot).map(decode_unit) {
             Some(Ok(old)) if old.id == au => {}
-            _ => {
-                return Err(corrupt(
-                    page,
-                    format!("slot {slot} does not hold the directory record of unit {au}"),
-                ))
-            }
+            _ => return Err(corrupt(page, format!("slot {slot} does not hold the directory record of unit {au}"))),
         }
         self.change(&mut g, &PageOp::ClearSlot { slot })?;
         st.dir_loc.remove(&au);
@@ -1131,40 +989,25 @@ impl Database {
         let mut prev = PageId::NULL;
         while !cur.is_null() {
             if ua.by_interval.values().any(|&p| p == cur) || ua.chain.len() > 65_536 {
-                return Err(corrupt(
-                    cur,
-                    format!("the IAM chain of allocation unit {} loops", u.id),
-                ));
+                return Err(corrupt(cur, format!("the IAM chain of allocation unit {} loops", u.id)));
             }
             if !st.page_in_range(cur) {
-                return Err(corrupt(
-                    prev,
-                    format!(
-                        "IAM chain of unit {} points outside the files: ({cur})",
-                        u.id
-                    ),
-                ));
+                return Err(corrupt(prev, format!("IAM chain of unit {} points outside the files: ({cur})", u.id)));
             }
             let (h, next, exts) = self.iam_read(cur, u.id)?;
             let full = st.full_extents(h.file_id);
-            if ua
-                .by_interval
-                .insert((h.file_id, h.interval()), cur)
-                .is_some()
-            {
+            if ua.by_interval.insert((h.file_id, h.interval()), cur).is_some() {
                 return Err(corrupt(
                     cur,
-                    format!(
-                        "unit {} has two IAM pages for interval {} of file {}",
-                        u.id,
-                        h.interval(),
-                        h.file_id
-                    ),
+                    format!("unit {} has two IAM pages for interval {} of file {}", u.id, h.interval(), h.file_id),
                 ));
             }
             for e in exts {
                 if e.ext >= full || is_system_extent(e.ext) {
-                    return Err(corrupt(cur, format!("IAM page maps extent {e}, which is a system extent or beyond the end of the file")));
+                    return Err(corrupt(
+                        cur,
+                        format!("IAM page maps extent {e}, which is a system extent or beyond the end of the file"),
+                    ));
                 }
                 let pfs = self.pfs_extent(e)?;
                 if pfs.iter().any(|b| b & PFS_ALLOCATED == 0) {
@@ -1193,34 +1036,35 @@ impl Database {
 impl Database {
     /// Creates an allocation unit (the storage of one heap, index or LOB column). Its
     /// descriptor is written to the directory; it owns no extent until its first page.
-    pub fn create_alloc_unit(
-        &self,
-        kind: AllocUnitKind,
-        object_id: u32,
-        index_id: u16,
-    ) -> Result<AllocUnit> {
-        let mut st = self.alloc.state.lock();
-        let id = st.next_au.max(FIRST_USER_AU);
-        let u = AllocUnit {
-            id,
-            kind,
-            object_id,
-            index_id,
-            first_iam: PageId::NULL,
-            root: PageId::NULL,
-            first_page: PageId::NULL,
+    pub fn create_alloc_unit(&self, kind: AllocUnitKind, object_id: u32, index_id: u16) -> Result<AllocUnit> {
+        let stx = self.begin_system_txn()?;
+        let _gate = self.lock_allocation();
+        let u = {
+            let mut st = self.alloc.state.lock();
+            let id = st.next_au.max(FIRST_USER_AU);
+            let u = AllocUnit {
+                id,
+                kind,
+                object_id,
+                index_id,
+                first_iam: PageId::NULL,
+                root: PageId::NULL,
+                first_page: PageId::NULL,
+            };
+            {
+                let mut g = self.sys_write(PageId::new(1, BOOT_PAGE), PageType::Boot)?;
+                self.body_write(&mut g, boot::NEXT_AU, &(id + 1).to_le_bytes())?;
+            }
+            st.next_au = id + 1;
+            self.dir_insert(&mut st, &u)?;
+            st.units.insert(id, UnitAlloc::default());
+            self.alloc.units.write().insert(id, u.clone());
+            if tracks_space(&u) {
+                self.alloc.space.lock().insert(id, SpaceHints::default());
+            }
+            u
         };
-        {
-            let mut g = self.sys_write(PageId::new(1, BOOT_PAGE), PageType::Boot)?;
-            self.body_write(&mut g, boot::NEXT_AU, &(id + 1).to_le_bytes())?;
-        }
-        st.next_au = id + 1;
-        self.dir_insert(&mut st, &u)?;
-        st.units.insert(id, UnitAlloc::default());
-        self.alloc.units.write().insert(id, u.clone());
-        if tracks_space(&u) {
-            self.alloc.space.lock().insert(id, SpaceHints::default());
-        }
+        stx.commit()?;
         Ok(u)
     }
 
@@ -1231,14 +1075,8 @@ impl Database {
 
     /// Every allocation unit of the database except the directory itself, by id.
     pub fn alloc_units(&self) -> Vec<AllocUnit> {
-        let mut v: Vec<AllocUnit> = self
-            .alloc
-            .units
-            .read()
-            .values()
-            .filter(|u| u.id != DIRECTORY_AU)
-            .cloned()
-            .collect();
+        let mut v: Vec<AllocUnit> =
+            self.alloc.units.read().values().filter(|u| u.id != DIRECTORY_AU).cloned().collect();
         v.sort_by_key(|u| u.id);
         v
     }
@@ -1246,30 +1084,54 @@ impl Database {
     /// Records a new root / first page for an allocation unit (B+tree root split).
     pub fn set_alloc_unit_root(&self, au_id: u64, root: PageId, first_page: PageId) -> Result<()> {
         if au_id == DIRECTORY_AU {
-            return Err(StorageError::Invalid(
-                "the allocation-unit directory is maintained by the allocator".into(),
-            ));
+            return Err(StorageError::Invalid("the allocation-unit directory is maintained by the allocator".into()));
         }
-        let mut st = self.alloc.state.lock();
-        let mut u = self.alloc_unit(au_id)?;
-        if u.root == root && u.first_page == first_page {
-            return Ok(());
+        let stx = self.begin_system_txn()?;
+        let _gate = self.lock_allocation();
+        {
+            let mut st = self.alloc.state.lock();
+            let mut u = self.alloc_unit(au_id)?;
+            if u.root != root || u.first_page != first_page {
+                u.root = root;
+                u.first_page = first_page;
+                self.store_unit(&mut st, &u)?;
+            }
         }
-        u.root = root;
-        u.first_page = first_page;
-        self.store_unit(&mut st, &u)
+        stx.commit()
     }
 
     /// Allocates a page for `au` (near `near` when possible) and returns it latched EX,
-    /// not yet formatted: the caller's first change is a `PageOp::Format`.
+    /// not yet formatted: the caller's first change is a `PageOp::Format`. Call it inside
+    /// the system transaction that formats and uses the page, so that a crash before that
+    /// transaction ends frees the page again (outside one, the allocation is its own
+    /// system transaction and a crash before the format leaves the page allocated).
     pub fn allocate_page(&self, au: u64, near: Option<PageId>) -> Result<PageWriteGuard<'_>> {
+        self.allocate(au, near, true)
+    }
+
+    /// [`Database::allocate_page`] without offering the page to free-space searches
+    /// ([`Database::find_page_with_space`]) until its owner notes its free space: for
+    /// pages written by a system transaction that releases their latch before it ends
+    /// (nobody else may change them until then).
+    pub(crate) fn allocate_private_page(&self, au: u64, near: Option<PageId>) -> Result<PageWriteGuard<'_>> {
+        self.allocate(au, near, false)
+    }
+
+    fn allocate(&self, au: u64, near: Option<PageId>, publish: bool) -> Result<PageWriteGuard<'_>> {
         if au == DIRECTORY_AU {
             return Err(StorageError::Invalid(
                 "allocation unit 1 is reserved for the allocation-unit directory".into(),
             ));
         }
-        let mut st = self.alloc.state.lock();
-        self.allocate_locked(&mut st, au, near)
+        let stx = self.begin_system_txn()?;
+        let _gate = self.lock_allocation();
+        let g = {
+            let mut st = self.alloc.state.lock();
+            self.allocate_locked(&mut st, au, near, publish)?
+        };
+        // Ended while the new page is latched (and the allocation mutex held).
+        stx.commit()?;
+        Ok(g)
     }
 
     /// Returns a page to free space. The page must be an allocated data page of `au`
@@ -1280,33 +1142,32 @@ impl Database {
                 "allocation unit 1 is reserved for the allocation-unit directory".into(),
             ));
         }
-        let mut st = self.alloc.state.lock();
-        self.free_locked(&mut st, au, id)
+        let stx = self.begin_system_txn()?;
+        let _gate = self.lock_allocation();
+        {
+            let mut st = self.alloc.state.lock();
+            self.free_locked(&mut st, au, id)?;
+        }
+        stx.commit()
     }
 
     /// Drops an allocation unit: frees every extent it owns (its IAM pages with them)
     /// and removes its directory entry.
     pub fn drop_alloc_unit(&self, au: u64) -> Result<()> {
-        let mut st = self.alloc.state.lock();
-        self.drop_locked(&mut st, au)
+        let stx = self.begin_system_txn()?;
+        let _gate = self.lock_allocation();
+        {
+            let mut st = self.alloc.state.lock();
+            self.drop_locked(&mut st, au)?;
+        }
+        stx.commit()
     }
 
     /// Every page of an allocation unit, in allocation (file, page) order: the order a
     /// heap scan and DBCC read them. IAM pages are not included.
     pub fn alloc_unit_pages(&self, au: u64) -> Result<Vec<PageId>> {
-        let chain = self
-            .alloc
-            .state
-            .lock()
-            .units
-            .get(&au)
-            .map(|u| u.chain.clone())
-            .ok_or_else(|| no_unit(au))?;
-        Ok(self
-            .chain_pages(au, &chain)?
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect())
+        let chain = self.alloc.state.lock().units.get(&au).map(|u| u.chain.clone()).ok_or_else(|| no_unit(au))?;
+        Ok(self.chain_pages(au, &chain)?.into_iter().map(|(p, _)| p).collect())
     }
 
     /// Records how full a page is (`free_bytes` as `Page::free_count` reports it) in its
@@ -1319,32 +1180,21 @@ impl Database {
                 return Ok(());
             }
         }
-        if id.is_null()
-            || is_system_page(id.file_id, id.page_no)
-            || self.files().get(id.file_id).is_err()
-        {
-            return Err(StorageError::Invalid(format!(
-                "page ({id}) is not a data page"
-            )));
+        if id.is_null() || is_system_page(id.file_id, id.page_no) || self.files().get(id.file_id).is_err() {
+            return Err(StorageError::Invalid(format!("page ({id}) is not a data page")));
         }
         let pfs = pfs_id(id.file_id, id.page_no);
         let i = pfs_index(id.page_no);
         // UP latch: readers of the PFS page go on; EX only when the byte really changes.
         let g = self.update(pfs)?;
         if g.page_type() != Some(PageType::Pfs) {
-            return Err(corrupt(
-                pfs,
-                format!("expected a Pfs page, found page type {}", g.page_type_raw()),
-            ));
+            return Err(corrupt(pfs, format!("expected a Pfs page, found page type {}", g.page_type_raw())));
         }
         let old = g.body()[i];
         if old & PFS_ALLOCATED == 0 || old & PFS_IAM != 0 {
             return Err(corrupt(
                 id,
-                format!(
-                    "free space noted for a page that is not an allocated data page (PFS: {})",
-                    pfs_flags(old)
-                ),
+                format!("free space noted for a page that is not an allocated data page (PFS: {})", pfs_flags(old)),
             ));
         }
         let new = (old & !PFS_FULLNESS_MASK) | bucket;
@@ -1363,32 +1213,48 @@ impl Database {
         Ok(())
     }
 
+    /// Records in a page's PFS byte whether it holds ghost records (SQL Server's "Has
+    /// Ghost" bit), so ghost cleanup visits only such pages. Like the fullness bits it is
+    /// a hint changed under the PFS page latch only, logged only when it changes.
+    pub fn note_ghosts(&self, id: PageId, has_ghosts: bool) -> Result<()> {
+        if id.is_null() || is_system_page(id.file_id, id.page_no) || self.files().get(id.file_id).is_err() {
+            return Err(StorageError::Invalid(format!("page ({id}) is not a data page")));
+        }
+        let pfs = pfs_id(id.file_id, id.page_no);
+        let i = pfs_index(id.page_no);
+        let g = self.update(pfs)?;
+        if g.page_type() != Some(PageType::Pfs) {
+            return Err(corrupt(pfs, format!("expected a Pfs page, found page type {}", g.page_type_raw())));
+        }
+        let old = g.body()[i];
+        // A page freed meanwhile keeps a clear byte.
+        if old & PFS_ALLOCATED == 0 || (old & PFS_GHOST != 0) == has_ghosts {
+            return Ok(());
+        }
+        let new = if has_ghosts { old | PFS_GHOST } else { old & !PFS_GHOST };
+        let mut w = g.upgrade();
+        self.body_write(&mut w, i, &[new])
+    }
+
+    /// The unit's pages whose PFS byte has the ghost bit set, in allocation order.
+    pub fn pages_with_ghosts(&self, au: u64) -> Result<Vec<PageId>> {
+        let chain = self.alloc.state.lock().units.get(&au).map(|u| u.chain.clone()).ok_or_else(|| no_unit(au))?;
+        Ok(self.chain_pages(au, &chain)?.into_iter().filter(|&(_, b)| b & PFS_GHOST != 0).map(|(p, _)| p).collect())
+    }
+
     /// A page of the unit whose PFS fullness guarantees at least `needed` free bytes
     /// (as SQL Server's heap insert finds one), or `None`: then allocate a new page.
     pub fn find_page_with_space(&self, au: u64, needed: usize) -> Result<Option<PageId>> {
-        let max_bucket = (0..4u8)
-            .rev()
-            .find(|&b| bucket_guaranteed_free(b) >= needed);
+        let max_bucket = (0..4u8).rev().find(|&b| bucket_guaranteed_free(b) >= needed);
         let Some(max_bucket) = max_bucket else {
             return Ok(None);
         };
         let tracked = self.alloc.space.lock().contains_key(&au);
         if !tracked {
             // B-tree units keep no hints: scan their PFS bytes (rarely wanted).
-            let chain = self
-                .alloc
-                .state
-                .lock()
-                .units
-                .get(&au)
-                .map(|u| u.chain.clone())
-                .ok_or_else(|| no_unit(au))?;
+            let chain = self.alloc.state.lock().units.get(&au).map(|u| u.chain.clone()).ok_or_else(|| no_unit(au))?;
             let pages = self.chain_pages(au, &chain)?;
-            return Ok(pages
-                .into_iter()
-                .rev()
-                .find(|&(_, b)| b & PFS_FULLNESS_MASK <= max_bucket)
-                .map(|(p, _)| p));
+            return Ok(pages.into_iter().rev().find(|&(_, b)| b & PFS_FULLNESS_MASK <= max_bucket).map(|(p, _)| p));
         }
         // The hints mirror PFS; each candidate is still checked against its PFS byte, and
         // a stale hint is corrected. Bounded so a storm of concurrent changes cannot spin.
@@ -1398,9 +1264,7 @@ impl Database {
                 let Some(h) = sp.get(&au) else {
                     return Ok(None);
                 };
-                (0..=max_bucket)
-                    .rev()
-                    .find_map(|b| h.by_bucket[b as usize].iter().next_back().copied())
+                (0..=max_bucket).rev().find_map(|b| h.by_bucket[b as usize].iter().next_back().copied())
             };
             let Some(id) = cand else { return Ok(None) };
             let b = self.pfs_get(id)?;
@@ -1475,13 +1339,7 @@ mod tests {
 
     fn page(db: &Database, au: u64, near: Option<PageId>) -> PageId {
         let mut g = db.allocate_page(au, near).unwrap();
-        let fmt = PageOp::Format {
-            page_type: PageType::Data,
-            level: 0,
-            index_id: 0,
-            object_id: 1,
-            alloc_unit_id: au,
-        };
+        let fmt = PageOp::Format { page_type: PageType::Data, level: 0, index_id: 0, object_id: 1, alloc_unit_id: au };
         db.change(&mut g, &fmt).unwrap();
         g.page_id()
     }
@@ -1492,27 +1350,14 @@ mod tests {
     fn caches_equal_a_rebuild_from_pages() {
         let fs = MemFs::new();
         let db = new_db(&fs);
-        let heap = db
-            .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
-            .unwrap();
-        let tree = db
-            .create_alloc_unit(AllocUnitKind::InRowData, 1, 1)
-            .unwrap();
+        let heap = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
+        let tree = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 1).unwrap();
         let mut pages = Vec::new();
         for i in 0..300u32 {
             let au = if i % 3 == 0 { tree.id } else { heap.id };
-            let p = page(
-                &db,
-                au,
-                if i % 4 == 0 {
-                    pages.last().map(|&(_, p)| p)
-                } else {
-                    None
-                },
-            );
+            let p = page(&db, au, if i % 4 == 0 { pages.last().map(|&(_, p)| p) } else { None });
             if au == heap.id {
-                db.note_free_space(au, p, (i as usize * 131) % 8200)
-                    .unwrap();
+                db.note_free_space(au, p, (i as usize * 131) % 8200).unwrap();
             }
             pages.push((au, p));
         }
@@ -1536,10 +1381,7 @@ mod tests {
                 _ => panic!("unit {au}: space tracking differs"),
             }
         }
-        assert!(
-            st.units[&heap.id].chain.len() >= 2,
-            "the heap has an IAM page in each file"
-        );
+        assert!(st.units[&heap.id].chain.len() >= 2, "the heap has an IAM page in each file");
     }
 
     /// Hints are only hints: an extent the unit does not own, and a free-space entry for
@@ -1548,23 +1390,12 @@ mod tests {
     fn stale_hints_are_never_trusted() {
         let fs = MemFs::new();
         let db = new_db(&fs);
-        let a = db
-            .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
-            .unwrap();
-        let b = db
-            .create_alloc_unit(AllocUnitKind::InRowData, 2, 0)
-            .unwrap();
+        let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
+        let b = db.create_alloc_unit(AllocUnitKind::InRowData, 2, 0).unwrap();
         let pa = page(&db, a.id, None);
         let pb = page(&db, b.id, None);
         // Give `a` a hint for b's extent and a free-space entry for a freed page.
-        db.alloc
-            .state
-            .lock()
-            .units
-            .get_mut(&a.id)
-            .unwrap()
-            .with_free
-            .insert(Ext::of(pb));
+        db.alloc.state.lock().units.get_mut(&a.id).unwrap().with_free.insert(Ext::of(pb));
         let pa2 = page(&db, a.id, None);
         db.free_page(a.id, pa2).unwrap();
         db.alloc.space.lock().get_mut(&a.id).unwrap().set(pa2, 0);
@@ -1580,14 +1411,8 @@ mod tests {
 
     #[test]
     fn pfs_flags_read_like_dbcc_page() {
-        assert_eq!(
-            pfs_flags(PFS_ALLOCATED | PFS_IAM),
-            "IAM_PG ALLOCATED 0_PCT_FULL"
-        );
-        assert_eq!(
-            pfs_flags(PFS_ALLOCATED | 3 | PFS_GHOST),
-            "ALLOCATED 95_PCT_FULL Has Ghost"
-        );
+        assert_eq!(pfs_flags(PFS_ALLOCATED | PFS_IAM), "IAM_PG ALLOCATED 0_PCT_FULL");
+        assert_eq!(pfs_flags(PFS_ALLOCATED | 3 | PFS_GHOST), "ALLOCATED 95_PCT_FULL Has Ghost");
         assert_eq!(pfs_flags(0), "NOT ALLOCATED 0_PCT_FULL");
     }
 }

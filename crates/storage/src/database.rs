@@ -10,6 +10,15 @@
 //! The allocation methods of `Database` (allocation units, pages, free space, the boot
 //! page's fields, `check_allocation`) are implemented in [`crate::alloc`], next to the
 //! structures they maintain.
+//!
+//! **System transactions** ([`Database::begin_system_txn`], [`Database::system_txn`]) group
+//! page changes that must survive a crash together or not at all (a row operation, a page
+//! split, an allocation). Storage opens them; the hook logs their brackets and, when one is
+//! cut short, undoes its page changes physically (see [`crate::undo`] for the whole undo
+//! design and the rule that makes physical undo correct: a system transaction ends while
+//! the latches protecting its pages are still held). Storage tracks the nesting depth per
+//! thread so that the allocation mutex, once taken inside a system transaction, stays held
+//! until the outermost one ends.
 
 use crate::alloc::{self, Allocator};
 use crate::buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
@@ -17,10 +26,13 @@ use crate::error::{Result, StorageError};
 use crate::file::{DataFile, DataFiles, FileSpec};
 use crate::io::FileSystem;
 use crate::page::{apply, check, Page, PageId, PageOp};
-use parking_lot::RwLock;
+use crate::undo::RowUndo;
+use parking_lot::{Condvar, Mutex, RwLock};
+use std::cell::{Cell, RefCell};
 use std::path::Path;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
+use std::thread::ThreadId;
 
 /// One page change, as the log hook sees it before it is applied.
 pub struct PageChange<'a> {
@@ -39,20 +51,47 @@ pub struct PageChange<'a> {
 
 /// Receives every page change before it is applied. The transaction layer implements it
 /// with the log manager; it returns the LSN of the log record it wrote.
+///
+/// Storage calls the bracket methods only through [`Database::begin_system_txn`] (and
+/// [`Database::system_txn`]); code outside storage must open system transactions the same
+/// way, not by calling the hook directly, because storage keeps per-thread state with
+/// them (the allocation mutex is held until the outermost system transaction ends).
 pub trait LogHook: Send + Sync {
     fn log_page_op(&self, change: &PageChange<'_>) -> Result<u64>;
 
     /// Begins a system transaction on this thread: the page changes until the matching
-    /// `end_system_txn` are atomic across a crash (structure modifications such as page
-    /// splits, allocation, moving a heap row). Calls nest; only the outermost counts.
+    /// `end_system_txn` are atomic across a crash (a row operation, a structure
+    /// modification such as a page split, an allocation). Calls nest; nested system
+    /// transactions flatten into the outermost one.
     fn begin_system_txn(&self) -> Result<()> {
         Ok(())
     }
 
-    /// Ends the innermost system transaction. With `committed == false` (the work
-    /// failed part-way) the hook undoes its page changes before returning.
+    /// Ends the innermost system transaction. With `committed == false` (the work failed
+    /// part-way) the hook undoes, before returning, the page changes of the failed work,
+    /// applying the undo material of each change in reverse with
+    /// [`crate::undo::apply_physical_undo`]. When nested, the hook may undo just the
+    /// changes since the matching begin, or leave it to the outermost end: storage never
+    /// commits an outer system transaction after a nested one failed (the error goes up
+    /// to it). It is called after the failing code released its page latches, while its
+    /// tree latch and the allocation mutex are still held.
     fn end_system_txn(&self, _committed: bool) -> Result<()> {
         Ok(())
+    }
+
+    /// Logs the logical undo of a row operation (see [`crate::undo`]). Storage calls it as
+    /// the last record of the row operation's system transaction, while the page latches
+    /// are held; the record ends the system transaction's physical part and joins the
+    /// current user transaction's undo chain. Returns the record's LSN.
+    fn log_row_undo(&self, _db: u16, _undo: &RowUndo<'_>) -> Result<u64> {
+        Ok(0)
+    }
+
+    /// True while this thread applies logical undo ([`crate::undo::apply_row_undo`]):
+    /// the structure code then logs no `RowUndo` (the compensation is the transaction
+    /// layer's record).
+    fn compensating(&self) -> bool {
+        false
     }
 }
 
@@ -65,9 +104,7 @@ pub struct NullLog {
 
 impl NullLog {
     pub fn starting_at(lsn: u64) -> NullLog {
-        NullLog {
-            next: AtomicU64::new(lsn),
-        }
+        NullLog { next: AtomicU64::new(lsn) }
     }
 }
 
@@ -84,6 +121,9 @@ pub struct Database {
     pool: Arc<BufferPool>,
     files: Arc<DataFiles>,
     log: RwLock<Arc<dyn LogHook>>,
+    /// A hook was installed with [`Database::set_log`]. Until then system transactions
+    /// and row undo records cost nothing (`NullLog` would ignore them).
+    hooked: AtomicBool,
     pub(crate) alloc: Allocator,
 }
 
@@ -127,6 +167,7 @@ impl Database {
             pool: pool.clone(),
             files: df,
             log: RwLock::new(Arc::new(NullLog::default())),
+            hooked: AtomicBool::new(false),
             alloc: Allocator::new(),
         });
         if let Err(e) = db.format_new(&specs) {
@@ -141,12 +182,7 @@ impl Database {
     /// Opens an existing database from its primary data file: the primary's header lists
     /// the other files, the boot page holds the name and the allocation-unit directory,
     /// and the allocation caches are rebuilt from the IAM chains and PFS pages.
-    pub fn open(
-        pool: Arc<BufferPool>,
-        fs: &dyn FileSystem,
-        id: u16,
-        primary: &Path,
-    ) -> Result<Arc<Database>> {
+    pub fn open(pool: Arc<BufferPool>, fs: &dyn FileSystem, id: u16, primary: &Path) -> Result<Arc<Database>> {
         let df = Arc::new(DataFiles::new(id));
         let primary_spec = FileSpec {
             file_id: 1,
@@ -166,6 +202,7 @@ impl Database {
                 pool: pool.clone(),
                 files: df.clone(),
                 log: RwLock::new(Arc::new(NullLog::default())),
+                hooked: AtomicBool::new(false),
                 alloc: Allocator::new(),
             });
             db.load_allocation(&boot, &sizes)?;
@@ -206,6 +243,7 @@ impl Database {
             pool,
             files: df,
             log: RwLock::new(Arc::new(NullLog::default())),
+            hooked: AtomicBool::new(false),
             alloc: Allocator::new(),
         }))
     }
@@ -233,8 +271,10 @@ impl Database {
     }
 
     /// Installs the transaction layer's log hook and WAL gate.
+    /// Install it while no system transaction is open (at open or after recovery).
     pub fn set_log(&self, hook: Arc<dyn LogHook>, wal: Arc<dyn WalGate>) -> Result<()> {
         *self.log.write() = hook;
+        self.hooked.store(true, Ordering::Release);
         self.pool.set_wal(self.id, wal)
     }
 
@@ -254,35 +294,87 @@ impl Database {
     /// buffer dirty. A refused op (no space, bad slot) is not logged and changes nothing.
     pub fn change(&self, g: &mut PageWriteGuard<'_>, op: &PageOp) -> Result<()> {
         let id = g.page_id();
-        check(g, op).map_err(|e| StorageError::Page {
-            page: id,
-            source: e,
-        })?;
+        check(g, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         let was_clean = !g.is_dirty();
         let lsn = self.log.read().log_page_op(&PageChange { db: self.id, page: id, before: g, was_clean, op })?;
-        apply(g.page_mut(), id, op).map_err(|e| StorageError::Page {
-            page: id,
-            source: e,
-        })?;
+        apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         g.mark_dirty(lsn);
         Ok(())
     }
 
-    /// Runs `f` as a system transaction (see [`LogHook::begin_system_txn`]): its page
-    /// changes survive a crash all together or not at all, and are undone now if `f`
-    /// fails.
-    pub fn system_txn<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
-        let hook = self.log.read().clone();
-        hook.begin_system_txn()?;
-        let r = f();
-        let ended = hook.end_system_txn(r.is_ok());
-        match (r, ended) {
-            (Ok(v), Ok(())) => Ok(v),
-            (Err(e), _) => Err(e),
-            (Ok(_), Err(e)) => Err(e),
+    /// Begins a system transaction (see [`LogHook::begin_system_txn`] and [`crate::undo`]).
+    /// It ends with [`SystemTxn::commit`], which must be called while the latches that
+    /// protect its pages are still held; dropped without commit it rolls back (the hook
+    /// undoes its page changes). Declare the guard *before* latching pages, so that on an
+    /// error path the latches are released first and the rollback can latch the pages.
+    pub fn begin_system_txn(&self) -> Result<SystemTxn<'_>> {
+        if !self.hooked.load(Ordering::Acquire) {
+            return Ok(SystemTxn { db: self, active: false, done: false });
         }
+        self.log.read().begin_system_txn()?;
+        SYS_DEPTH.with(|d| d.set(d.get() + 1));
+        Ok(SystemTxn { db: self, active: true, done: false })
     }
 
+    /// Runs `f` as a system transaction: its page changes survive a crash all together or
+    /// not at all, and are undone now if `f` fails. The transaction ends after `f`
+    /// returns, so the latches `f` takes are released before the end: use it for work
+    /// protected by something `f`'s caller holds (a tree latch), and
+    /// [`Database::begin_system_txn`] when page latches must be held to the end.
+    pub fn system_txn<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let stx = self.begin_system_txn()?;
+        let v = f()?;
+        stx.commit()?;
+        Ok(v)
+    }
+
+    /// Logs the logical undo of a row operation (the last record of its system
+    /// transaction, while its page latches are held). Nothing is logged while the hook
+    /// is compensating (applying undo) or when no hook is installed; returns the LSN, or
+    /// 0 when nothing was logged.
+    pub fn log_row_undo(&self, undo: &RowUndo<'_>) -> Result<u64> {
+        if !self.hooked.load(Ordering::Acquire) {
+            return Ok(0);
+        }
+        let hook = self.log.read();
+        if hook.compensating() {
+            return Ok(0);
+        }
+        hook.log_row_undo(self.id, undo)
+    }
+
+    /// Whether a log hook is installed (then a failed system transaction is rolled back
+    /// by it; without one, structure code cleans up after itself as best it can).
+    pub(crate) fn has_log_hook(&self) -> bool {
+        self.hooked.load(Ordering::Acquire)
+    }
+
+    /// Whether a row operation should build its `RowUndo` at all: false without a hook
+    /// and while compensating, so the fast paths copy no old values for nothing.
+    pub(crate) fn row_undo_wanted(&self) -> bool {
+        self.hooked.load(Ordering::Acquire) && !self.log.read().compensating()
+    }
+
+    /// Takes the allocation mutex. Inside a system transaction (with a hook installed) it
+    /// stays held until the outermost system transaction of this thread ends, whatever
+    /// the returned guard does: allocation changes (GAM, IAM, PFS allocated bits, the
+    /// directory, file growth) are shared by every unit, so physical undo of a system
+    /// transaction that made some is only correct if nobody else allocated meanwhile.
+    /// Outside one, the guard releases it. Reentrant on one thread.
+    pub(crate) fn lock_allocation(&self) -> AllocLock<'_> {
+        let gate = &self.alloc.gate;
+        if SYS_DEPTH.with(|d| d.get()) > 0 {
+            let held = HELD.with(|h| h.borrow().iter().any(|g| Arc::ptr_eq(g, gate)));
+            if !held {
+                gate.acquire();
+                HELD.with(|h| h.borrow_mut().push(gate.clone()));
+            }
+            AllocLock { gate: None }
+        } else {
+            gate.acquire();
+            AllocLock { gate: Some(gate) }
+        }
+    }
     /// The log hook in force (the transaction layer's, or `NullLog`).
     pub fn log_hook(&self) -> Arc<dyn LogHook> {
         self.log.read().clone()
@@ -298,7 +390,8 @@ impl Database {
             // The disk image is not needed (and may be torn): start from the logged
             // image, or from the page as the buffer pool has it if it is resident.
             let resident = self.pool.is_resident(self.id, page);
-            let mut g = if resident { self.pool.write(self.id, page)? } else { self.pool.write_fresh(self.id, page)? };
+            let mut g =
+                if resident { self.pool.write(self.id, page)? } else { self.pool.write_fresh(self.id, page)? };
             if !resident || g.lsn() < lsn {
                 if let Some(img) = image {
                     g.page_mut().as_bytes_mut().copy_from_slice(&Page::from_slice(img).as_bytes()[..]);
@@ -325,5 +418,131 @@ impl Database {
     /// Flushes and detaches from the buffer pool.
     pub fn close(&self) -> Result<()> {
         self.pool.detach(self.id)
+    }
+}
+
+thread_local! {
+    /// Open system transactions of this thread (with a hook installed), nested ones
+    /// counted.
+    static SYS_DEPTH: Cell<u32> = const { Cell::new(0) };
+    /// Allocation mutexes this thread holds until its outermost system transaction ends.
+    static HELD: RefCell<Vec<Arc<AllocGate>>> = const { RefCell::new(Vec::new()) };
+}
+
+/// Whether this thread has a system transaction open (on any database with a hook).
+pub fn in_system_txn() -> bool {
+    SYS_DEPTH.with(|d| d.get()) > 0
+}
+
+/// An open system transaction (see [`Database::begin_system_txn`]).
+#[must_use = "a system transaction rolls back when dropped without commit"]
+pub struct SystemTxn<'a> {
+    db: &'a Database,
+    /// False without a hook: there is nothing to bracket.
+    active: bool,
+    done: bool,
+}
+
+impl SystemTxn<'_> {
+    /// Ends the system transaction (its end record is logged): call it while the latches
+    /// protecting its pages are held.
+    pub fn commit(mut self) -> Result<()> {
+        self.done = true;
+        self.finish(true)
+    }
+
+    fn finish(&mut self, committed: bool) -> Result<()> {
+        if !self.active {
+            return Ok(());
+        }
+        self.active = false;
+        let db = self.db;
+        let r = db.log.read().end_system_txn(committed);
+        let depth = SYS_DEPTH.with(|d| {
+            let v = d.get().saturating_sub(1);
+            d.set(v);
+            v
+        });
+        let reloaded = if !committed && db.alloc.gate.held_by_current() {
+            // The hook undid page changes under the allocator's in-memory caches (units,
+            // IAM chains, free-extent and free-space hints): rebuild them from the pages
+            // while the allocation mutex still keeps everyone else out.
+            db.reload_allocation()
+        } else {
+            Ok(())
+        };
+        if depth == 0 {
+            let held = HELD.with(|h| std::mem::take(&mut *h.borrow_mut()));
+            for g in held {
+                g.release();
+            }
+        }
+        r.and(reloaded)
+    }
+}
+
+impl Drop for SystemTxn<'_> {
+    fn drop(&mut self) {
+        if !self.done {
+            // Rollback: the error that caused it is already on its way to the caller.
+            let _ = self.finish(false);
+        }
+    }
+}
+
+/// The allocation mutex: reentrant on its owning thread, and held across function
+/// returns until the owner's outermost system transaction ends (see
+/// [`Database::lock_allocation`]). A plain `Mutex` guard cannot outlive the function that
+/// took it, hence the owner/count pair under a condition variable.
+#[derive(Default)]
+pub(crate) struct AllocGate {
+    state: Mutex<(Option<ThreadId>, u32)>,
+    freed: Condvar,
+}
+
+impl AllocGate {
+    fn acquire(&self) {
+        let me = std::thread::current().id();
+        let mut s = self.state.lock();
+        loop {
+            match s.0 {
+                None => {
+                    *s = (Some(me), 1);
+                    return;
+                }
+                Some(owner) if owner == me => {
+                    s.1 += 1;
+                    return;
+                }
+                Some(_) => self.freed.wait(&mut s),
+            }
+        }
+    }
+
+    fn release(&self) {
+        let mut s = self.state.lock();
+        s.1 = s.1.saturating_sub(1);
+        if s.1 == 0 {
+            s.0 = None;
+            self.freed.notify_one();
+        }
+    }
+
+    pub(crate) fn held_by_current(&self) -> bool {
+        self.state.lock().0 == Some(std::thread::current().id())
+    }
+}
+
+/// Guard of [`Database::lock_allocation`]: releases the mutex on drop unless it is held
+/// until the end of the thread's system transaction.
+pub(crate) struct AllocLock<'a> {
+    gate: Option<&'a AllocGate>,
+}
+
+impl Drop for AllocLock<'_> {
+    fn drop(&mut self) {
+        if let Some(g) = self.gate {
+            g.release();
+        }
     }
 }

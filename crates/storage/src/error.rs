@@ -14,7 +14,9 @@ pub enum StorageError {
     #[error("incorrect checksum (expected: {expected:#010x}; actual: {actual:#010x}) reading page ({page}) in database ID {db} at offset {offset:#x} in file '{file}'")]
     Checksum { db: u16, page: PageId, offset: u64, file: String, expected: u32, actual: u32 },
     /// A page read from disk that carries another page's id (SQL Server 824, "incorrect pageid").
-    #[error("incorrect pageid (expected {expected}; actual {actual}) reading page in database ID {db} in file '{file}'")]
+    #[error(
+        "incorrect pageid (expected {expected}; actual {actual}) reading page in database ID {db} in file '{file}'"
+    )]
     WrongPageId { db: u16, expected: PageId, actual: PageId, file: String },
     /// No free extent and the files cannot grow (SQL Server 1105).
     #[error("could not allocate space in database ID {db}: the filegroup is full")]

@@ -3,7 +3,8 @@
 //!
 //! Storage knows nothing about SQL. Every page change goes through one place
 //! (`PageOp` applied by the database's page-change context), which is where the
-//! transaction layer attaches its log records.
+//! transaction layer attaches its log records. Changes are grouped in system
+//! transactions, and every row operation ends with a logical undo record: see [`undo`].
 
 pub mod io;
 pub mod page;
@@ -16,9 +17,11 @@ pub mod database;
 pub mod btree;
 pub mod heap;
 pub mod lob;
+pub mod undo;
 
 pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 pub use alloc::{AllocUnit, AllocUnitKind};
-pub use database::{Database, LogHook, NullLog, PageChange};
+pub use database::{in_system_txn, Database, LogHook, NullLog, PageChange, SystemTxn};
 pub use error::{Result, StorageError};
 pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};
+pub use undo::{apply_physical_undo, apply_row_undo, undo_material, RowUndo};

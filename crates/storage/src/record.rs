@@ -140,11 +140,7 @@ pub enum RecordError {
     #[error("expected {expected} column values, got {got}")]
     ColumnCountMismatch { expected: usize, got: usize },
     #[error("column {column} is fixed-length {expected} bytes but the value has {got} bytes")]
-    FixedLengthMismatch {
-        column: usize,
-        expected: usize,
-        got: usize,
-    },
+    FixedLengthMismatch { column: usize, expected: usize, got: usize },
     #[error("column {column} does not allow NULL")]
     NullNotAllowed { column: usize },
     #[error("column {column} cannot be stored off-row")]
@@ -159,10 +155,7 @@ pub enum RecordError {
     )]
     RowTooLarge { size: usize },
     #[error("expected {expected}, found a {found:?} record")]
-    UnexpectedRecordType {
-        expected: &'static str,
-        found: RecordType,
-    },
+    UnexpectedRecordType { expected: &'static str, found: RecordType },
     #[error("column {index} is out of range: the layout has {count} columns")]
     ColumnOutOfRange { index: usize, count: usize },
     #[error("corrupt record at offset {offset}: {reason}")]
@@ -203,18 +196,11 @@ impl Rid {
     pub const LEN: usize = 8;
 
     pub const fn new(page: PageId, slot: u16) -> Self {
-        Rid {
-            file_id: page.file_id,
-            page_no: page.page_no,
-            slot,
-        }
+        Rid { file_id: page.file_id, page_no: page.page_no, slot }
     }
 
     pub const fn page_id(self) -> PageId {
-        PageId {
-            file_id: self.file_id,
-            page_no: self.page_no,
-        }
+        PageId { file_id: self.file_id, page_no: self.page_no }
     }
 
     pub fn to_bytes(self) -> [u8; 8] {
@@ -252,8 +238,7 @@ impl LobPointer {
     /// Encodes the pointer (complex id 2, u32 length, RID). Fails when the length does not
     /// fit the u32 field.
     pub fn to_bytes(self) -> Result<[u8; LOB_POINTER_LEN], RecordError> {
-        let len =
-            u32::try_from(self.total_len).map_err(|_| RecordError::LobTooLarge(self.total_len))?;
+        let len = u32::try_from(self.total_len).map_err(|_| RecordError::LobTooLarge(self.total_len))?;
         // Constant ranges inside a fixed-size array: cannot fail.
         let mut b = [0u8; LOB_POINTER_LEN];
         b[0..2].copy_from_slice(&COMPLEX_ID_LOB_ROOT.to_le_bytes());
@@ -271,14 +256,8 @@ impl LobPointer {
             return Err(corrupt(0, "complex column is not a LOB root pointer"));
         }
         let total_len = rd_u32(b, 2).ok_or(corrupt(2, "truncated LOB root pointer"))?;
-        let root = b
-            .get(6..)
-            .and_then(Rid::from_bytes)
-            .ok_or(corrupt(6, "truncated LOB root pointer"))?;
-        Ok(LobPointer {
-            total_len: u64::from(total_len),
-            root,
-        })
+        let root = b.get(6..).and_then(Rid::from_bytes).ok_or(corrupt(6, "truncated LOB root pointer"))?;
+        Ok(LobPointer { total_len: u64::from(total_len), root })
     }
 }
 
@@ -374,32 +353,17 @@ pub struct ColumnLayout {
 impl ColumnLayout {
     /// A NOT NULL fixed-length column of `len` bytes.
     pub const fn fixed(len: u16) -> Self {
-        ColumnLayout {
-            fixed_len: Some(len),
-            nullable: false,
-            sparse: false,
-            lob: false,
-        }
+        ColumnLayout { fixed_len: Some(len), nullable: false, sparse: false, lob: false }
     }
 
     /// A NOT NULL variable-length column.
     pub const fn variable() -> Self {
-        ColumnLayout {
-            fixed_len: None,
-            nullable: false,
-            sparse: false,
-            lob: false,
-        }
+        ColumnLayout { fixed_len: None, nullable: false, sparse: false, lob: false }
     }
 
     /// A NOT NULL variable-length column whose values may go off-row.
     pub const fn lob() -> Self {
-        ColumnLayout {
-            fixed_len: None,
-            nullable: false,
-            sparse: false,
-            lob: true,
-        }
+        ColumnLayout { fixed_len: None, nullable: false, sparse: false, lob: true }
     }
 
     pub const fn with_nullable(mut self) -> Self {
@@ -453,17 +417,11 @@ impl RowLayout {
             return Err(RecordError::NoColumns);
         }
         if n > MAX_COLUMNS {
-            return Err(RecordError::TooManyColumns {
-                count: n,
-                max: MAX_COLUMNS,
-            });
+            return Err(RecordError::TooManyColumns { count: n, max: MAX_COLUMNS });
         }
         let non_sparse = columns.iter().filter(|c| !c.sparse).count();
         if non_sparse > MAX_NON_SPARSE_COLUMNS {
-            return Err(RecordError::TooManyColumns {
-                count: non_sparse,
-                max: MAX_NON_SPARSE_COLUMNS,
-            });
+            return Err(RecordError::TooManyColumns { count: non_sparse, max: MAX_NON_SPARSE_COLUMNS });
         }
         let mut slots = Vec::with_capacity(n);
         let mut fixed_end = Vec::with_capacity(n + 1);
@@ -502,43 +460,26 @@ impl RowLayout {
                         // Reported with the full minimum size below; stop before u16 overflow.
                         break;
                     }
-                    Slot::Fixed {
-                        offset: offset as u16,
-                        len,
-                    }
+                    Slot::Fixed { offset: offset as u16, len }
                 }
                 (false, None) => {
                     var_columns.push(id);
-                    Slot::Var {
-                        index: (var_columns.len() - 1) as u16,
-                    }
+                    Slot::Var { index: (var_columns.len() - 1) as u16 }
                 }
             };
             slots.push(slot);
             fixed_end.push(end as u16);
             var_prefix.push(var_columns.len() as u16);
         }
-        let fixed_total: usize = columns
-            .iter()
-            .filter(|c| !c.sparse)
-            .filter_map(|c| c.fixed_len)
-            .map(usize::from)
-            .sum();
+        let fixed_total: usize =
+            columns.iter().filter(|c| !c.sparse).filter_map(|c| c.fixed_len).map(usize::from).sum();
         let has_null_bitmap = columns.iter().any(|c| c.nullable && !c.sparse);
         let overhead = RECORD_HEADER_LEN + 2 + if has_null_bitmap { n.div_ceil(8) } else { 0 };
         let min = fixed_total + overhead;
         if min > MAX_IN_ROW_RECORD || slots.len() != n {
             return Err(RecordError::MinRowSizeTooLarge { min, overhead });
         }
-        Ok(RowLayout {
-            columns,
-            slots,
-            fixed_end,
-            var_prefix,
-            var_columns,
-            sparse_columns,
-            has_null_bitmap,
-        })
+        Ok(RowLayout { columns, slots, fixed_end, var_prefix, var_columns, sparse_columns, has_null_bitmap })
     }
 
     pub fn columns(&self) -> &[ColumnLayout] {
@@ -566,10 +507,7 @@ impl RowLayout {
 
     /// Offset of the end of the fixed-length portion (where the column count is).
     pub fn fixed_end(&self) -> usize {
-        self.fixed_end
-            .last()
-            .copied()
-            .map_or(RECORD_HEADER_LEN, usize::from)
+        self.fixed_end.last().copied().map_or(RECORD_HEADER_LEN, usize::from)
     }
 
     /// Size of the smallest record: header, fixed portion, column count and null bitmap.
@@ -630,10 +568,7 @@ fn value_at<'v>(values: &[ColumnValue<'v>], i: usize) -> ColumnValue<'v> {
 /// and LOB pointers.
 fn validate_values(layout: &RowLayout, values: &[ColumnValue]) -> Result<(), RecordError> {
     if values.len() != layout.columns.len() {
-        return Err(RecordError::ColumnCountMismatch {
-            expected: layout.columns.len(),
-            got: values.len(),
-        });
+        return Err(RecordError::ColumnCountMismatch { expected: layout.columns.len(), got: values.len() });
     }
     for (column, (c, v)) in layout.columns.iter().zip(values).enumerate() {
         match v {
@@ -641,19 +576,10 @@ fn validate_values(layout: &RowLayout, values: &[ColumnValue]) -> Result<(), Rec
             ColumnValue::Null => {}
             ColumnValue::Inline(b) => match c.fixed_len {
                 Some(n) if b.len() != usize::from(n) => {
-                    return Err(RecordError::FixedLengthMismatch {
-                        column,
-                        expected: usize::from(n),
-                        got: b.len(),
-                    })
+                    return Err(RecordError::FixedLengthMismatch { column, expected: usize::from(n), got: b.len() })
                 }
                 Some(_) => {}
-                None if b.len() > MAX_INLINE_VALUE => {
-                    return Err(RecordError::ValueTooLong {
-                        column,
-                        len: b.len(),
-                    })
-                }
+                None if b.len() > MAX_INLINE_VALUE => return Err(RecordError::ValueTooLong { column, len: b.len() }),
                 None => {}
             },
             ColumnValue::Lob(p) => {
@@ -670,35 +596,20 @@ fn validate_values(layout: &RowLayout, values: &[ColumnValue]) -> Result<(), Rec
 }
 
 /// Validates `values` and returns (size without back pointer, size as encoded).
-fn checked_size(
-    layout: &RowLayout,
-    forwarded: bool,
-    values: &[ColumnValue],
-) -> Result<(usize, usize), RecordError> {
+fn checked_size(layout: &RowLayout, forwarded: bool, values: &[ColumnValue]) -> Result<(usize, usize), RecordError> {
     validate_values(layout, values)?;
     let len_of = |i| value_at(values, i).stored_len();
     let size = layout.record_size(false, len_of);
     if size > MAX_IN_ROW_RECORD {
         return Err(RecordError::RowTooLarge { size });
     }
-    Ok((
-        size,
-        if forwarded {
-            layout.record_size(true, len_of)
-        } else {
-            size
-        },
-    ))
+    Ok((size, if forwarded { layout.record_size(true, len_of) } else { size }))
 }
 
 /// Exact length of the record [`encode_record`] (or, for [`RecordType::Forwarded`],
 /// [`encode_forwarded_record`]) would produce, after the same checks. Lets a heap find a
 /// page with room before encoding.
-pub fn encoded_len(
-    layout: &RowLayout,
-    rtype: RecordType,
-    values: &[ColumnValue],
-) -> Result<usize, RecordError> {
+pub fn encoded_len(layout: &RowLayout, rtype: RecordType, values: &[ColumnValue]) -> Result<usize, RecordError> {
     if rtype == RecordType::ForwardingStub {
         return Ok(FORWARDING_STUB_LEN);
     }
@@ -718,10 +629,7 @@ pub fn encode_record(
 ) -> Result<(), RecordError> {
     match rtype {
         RecordType::Forwarded | RecordType::ForwardingStub => {
-            Err(RecordError::UnexpectedRecordType {
-                expected: "a record type encode_record can write",
-                found: rtype,
-            })
+            Err(RecordError::UnexpectedRecordType { expected: "a record type encode_record can write", found: rtype })
         }
         _ => encode_inner(layout, rtype, values, None, out),
     }
@@ -735,13 +643,7 @@ pub fn encode_forwarded_record(
     back_pointer: Rid,
     out: &mut Vec<u8>,
 ) -> Result<(), RecordError> {
-    encode_inner(
-        layout,
-        RecordType::Forwarded,
-        values,
-        Some(back_pointer),
-        out,
-    )
+    encode_inner(layout, RecordType::Forwarded, values, Some(back_pointer), out)
 }
 
 fn put_u16(out: &mut Vec<u8>, v: u16) {
@@ -760,11 +662,7 @@ fn put_value(out: &mut Vec<u8>, v: ColumnValue) -> Result<(), RecordError> {
 /// End-offset entry for a value ending at `end` (< 0x8000 because records are at most
 /// 8072 bytes), with the complex bit for LOB pointers.
 fn offset_entry(end: usize, v: ColumnValue) -> u16 {
-    let complex = if matches!(v, ColumnValue::Lob(_)) {
-        COMPLEX_BIT
-    } else {
-        0
-    };
+    let complex = if matches!(v, ColumnValue::Lob(_)) { COMPLEX_BIT } else { 0 };
     (end as u16 & OFFSET_MASK) | complex
 }
 
@@ -782,10 +680,7 @@ fn encode_inner(
     if result.is_err() {
         out.truncate(base);
     }
-    debug_assert!(
-        result.is_err() || out.len() - base == size,
-        "record size computation disagrees with encoder"
-    );
+    debug_assert!(result.is_err() || out.len() - base == size, "record size computation disagrees with encoder");
     result
 }
 
@@ -800,11 +695,8 @@ fn write_record(
 ) -> Result<(), RecordError> {
     let base = out.len();
     let n = layout.columns.len();
-    let stored_vars = layout
-        .var_columns
-        .iter()
-        .rposition(|&c| !value_at(values, usize::from(c)).is_null())
-        .map_or(0, |k| k + 1);
+    let stored_vars =
+        layout.var_columns.iter().rposition(|&c| !value_at(values, usize::from(c)).is_null()).map_or(0, |k| k + 1);
     let sparse_present = || {
         layout.sparse_columns.iter().filter_map(|&c| {
             let v = value_at(values, usize::from(c));
@@ -823,11 +715,7 @@ fn write_record(
         status_a |= STATUS_A_VAR_COLUMNS;
     }
     out.push(status_a);
-    out.push(if sparse_count > 0 {
-        STATUS_B_SPARSE_VECTOR
-    } else {
-        0
-    });
+    out.push(if sparse_count > 0 { STATUS_B_SPARSE_VECTOR } else { 0 });
     put_u16(out, layout.fixed_end() as u16);
 
     // Fixed portion: NULLs keep their space so every fixed column has a fixed offset.
@@ -859,18 +747,9 @@ fn write_record(
 
     // Variable-length entries: the end-offset array, then the data in the same order.
     put_u16(out, entries as u16);
-    let stored_var_values = || {
-        layout
-            .var_columns
-            .iter()
-            .take(stored_vars)
-            .map(|&c| value_at(values, usize::from(c)))
-    };
+    let stored_var_values = || layout.var_columns.iter().take(stored_vars).map(|&c| value_at(values, usize::from(c)));
     let sparse_header = 4 + 4 * sparse_count;
-    let sparse_len = sparse_header
-        + sparse_present()
-            .filter_map(|(_, v)| v.stored_len())
-            .sum::<usize>();
+    let sparse_len = sparse_header + sparse_present().filter_map(|(_, v)| v.stored_len()).sum::<usize>();
     let mut end = out.len() - base + 2 * entries;
     for v in stored_var_values() {
         end += v.stored_len().unwrap_or(0);
@@ -912,17 +791,7 @@ fn write_record(
 /// The 9 bytes of a forwarding stub pointing at `target`.
 pub fn forwarding_stub(target: Rid) -> [u8; FORWARDING_STUB_LEN] {
     let r = target.to_bytes();
-    [
-        RecordType::ForwardingStub.code() << 1,
-        r[0],
-        r[1],
-        r[2],
-        r[3],
-        r[4],
-        r[5],
-        r[6],
-        r[7],
-    ]
+    [RecordType::ForwardingStub.code() << 1, r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7]]
 }
 
 /// Appends a forwarding stub pointing at `target` to `out`.
@@ -934,18 +803,12 @@ pub fn encode_forwarding_stub(target: Rid, out: &mut Vec<u8>) {
 pub fn decode_forwarding_stub(bytes: &[u8]) -> Result<Rid, RecordError> {
     let rtype = record_type(bytes)?;
     if rtype != RecordType::ForwardingStub {
-        return Err(RecordError::UnexpectedRecordType {
-            expected: "a forwarding stub",
-            found: rtype,
-        });
+        return Err(RecordError::UnexpectedRecordType { expected: "a forwarding stub", found: rtype });
     }
     if bytes.len() != FORWARDING_STUB_LEN {
         return Err(corrupt(0, "a forwarding stub must be 9 bytes"));
     }
-    bytes
-        .get(1..)
-        .and_then(Rid::from_bytes)
-        .ok_or(corrupt(1, "truncated forwarding stub"))
+    bytes.get(1..).and_then(Rid::from_bytes).ok_or(corrupt(1, "truncated forwarding stub"))
 }
 
 // ---------------------------------------------------------------------------------------
@@ -976,29 +839,21 @@ pub fn record_length(bytes: &[u8]) -> Result<usize, RecordError> {
     } else {
         let status_a = bytes.first().copied().unwrap_or(0);
         let fixed_end = usize::from(rd_u16(bytes, 2).ok_or(corrupt(2, "truncated record header"))?);
-        let n = usize::from(
-            rd_u16(bytes, fixed_end).ok_or(corrupt(2, "column count is past the record end"))?,
-        );
+        let n = usize::from(rd_u16(bytes, fixed_end).ok_or(corrupt(2, "column count is past the record end"))?);
         let mut pos = fixed_end + 2;
         if status_a & STATUS_A_NULL_BITMAP != 0 {
             pos += n.div_ceil(8);
         }
         if status_a & STATUS_A_VAR_COLUMNS != 0 {
-            let entries = usize::from(
-                rd_u16(bytes, pos).ok_or(corrupt(pos, "truncated variable-length count"))?,
-            );
+            let entries = usize::from(rd_u16(bytes, pos).ok_or(corrupt(pos, "truncated variable-length count"))?);
             if entries == 0 {
                 return Err(corrupt(pos, "variable-length section with no entries"));
             }
             let last_at = pos + 2 * entries;
-            let last = rd_u16(bytes, last_at)
-                .ok_or(corrupt(last_at, "truncated variable-length offsets"))?;
+            let last = rd_u16(bytes, last_at).ok_or(corrupt(last_at, "truncated variable-length offsets"))?;
             let end = usize::from(last & OFFSET_MASK);
             if end < last_at + 2 {
-                return Err(corrupt(
-                    last_at,
-                    "variable-length data ends before it starts",
-                ));
+                return Err(corrupt(last_at, "variable-length data ends before it starts"));
             }
             end
         } else {
@@ -1006,10 +861,7 @@ pub fn record_length(bytes: &[u8]) -> Result<usize, RecordError> {
         }
     };
     if len > bytes.len() {
-        return Err(corrupt(
-            bytes.len(),
-            "record extends past the available bytes",
-        ));
+        return Err(corrupt(bytes.len(), "record extends past the available bytes"));
     }
     Ok(len)
 }
@@ -1031,12 +883,7 @@ pub fn set_ghost(bytes: &mut [u8]) -> Result<RecordType, RecordError> {
     let ghost = match rtype {
         RecordType::Primary => RecordType::GhostData,
         RecordType::Index => RecordType::GhostIndex,
-        _ => {
-            return Err(RecordError::UnexpectedRecordType {
-                expected: "a primary or index record",
-                found: rtype,
-            })
-        }
+        _ => return Err(RecordError::UnexpectedRecordType { expected: "a primary or index record", found: rtype }),
     };
     change_type(bytes, rtype, ghost);
     Ok(ghost)
@@ -1049,12 +896,7 @@ pub fn clear_ghost(bytes: &mut [u8]) -> Result<RecordType, RecordError> {
     let live = match rtype {
         RecordType::GhostData => RecordType::Primary,
         RecordType::GhostIndex => RecordType::Index,
-        _ => {
-            return Err(RecordError::UnexpectedRecordType {
-                expected: "a ghost record",
-                found: rtype,
-            })
-        }
+        _ => return Err(RecordError::UnexpectedRecordType { expected: "a ghost record", found: rtype }),
     };
     change_type(bytes, rtype, live);
     Ok(live)
@@ -1064,17 +906,9 @@ pub fn clear_ghost(bytes: &mut [u8]) -> Result<RecordType, RecordError> {
 /// (the row's original location), appending it to `out`. A forwarded record that moves
 /// again is accepted too: its back pointer is replaced by `stub` (normally the same RID, as
 /// the heap keeps one stub per row and repoints it).
-pub fn to_forwarded_record(
-    layout: &RowLayout,
-    record: &[u8],
-    stub: Rid,
-    out: &mut Vec<u8>,
-) -> Result<(), RecordError> {
+pub fn to_forwarded_record(layout: &RowLayout, record: &[u8], stub: Rid, out: &mut Vec<u8>) -> Result<(), RecordError> {
     let view = RecordView::parse(layout, record)?;
-    if !matches!(
-        view.record_type(),
-        RecordType::Primary | RecordType::Forwarded
-    ) {
+    if !matches!(view.record_type(), RecordType::Primary | RecordType::Forwarded) {
         return Err(RecordError::UnexpectedRecordType {
             expected: "a primary or forwarded record",
             found: view.record_type(),
@@ -1086,17 +920,10 @@ pub fn to_forwarded_record(
 
 /// Re-encodes the forwarded record `record` as a primary record without its back pointer
 /// (the row moves back home, or the heap is rebuilt), appending it to `out`.
-pub fn to_primary_record(
-    layout: &RowLayout,
-    record: &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), RecordError> {
+pub fn to_primary_record(layout: &RowLayout, record: &[u8], out: &mut Vec<u8>) -> Result<(), RecordError> {
     let view = RecordView::parse(layout, record)?;
     if view.record_type() != RecordType::Forwarded {
-        return Err(RecordError::UnexpectedRecordType {
-            expected: "a forwarded record",
-            found: view.record_type(),
-        });
+        return Err(RecordError::UnexpectedRecordType { expected: "a forwarded record", found: view.record_type() });
     }
     let values = view.columns().collect::<Result<Vec<_>, _>>()?;
     encode_record(layout, RecordType::Primary, &values, out)
@@ -1152,10 +979,7 @@ impl<'a> RecordView<'a> {
     pub fn parse(layout: &'a RowLayout, bytes: &'a [u8]) -> Result<Self, RecordError> {
         let rtype = record_type(bytes)?;
         if rtype == RecordType::ForwardingStub {
-            return Err(RecordError::UnexpectedRecordType {
-                expected: "a FixedVar record",
-                found: rtype,
-            });
+            return Err(RecordError::UnexpectedRecordType { expected: "a FixedVar record", found: rtype });
         }
         let len = bytes.len();
         let status_a = bytes.first().copied().unwrap_or(0);
@@ -1164,20 +988,12 @@ impl<'a> RecordView<'a> {
             return Err(corrupt(1, "reserved status bits are set"));
         }
         let fixed_end = usize::from(rd_u16(bytes, 2).ok_or(corrupt(2, "truncated record header"))?);
-        let n = usize::from(
-            rd_u16(bytes, fixed_end).ok_or(corrupt(2, "column count is past the record end"))?,
-        );
+        let n = usize::from(rd_u16(bytes, fixed_end).ok_or(corrupt(2, "column count is past the record end"))?);
         if n > layout.columns.len() {
-            return Err(corrupt(
-                fixed_end,
-                "record has more columns than its layout",
-            ));
+            return Err(corrupt(fixed_end, "record has more columns than its layout"));
         }
         if layout.fixed_end.get(n).map(|&e| usize::from(e)) != Some(fixed_end) {
-            return Err(corrupt(
-                2,
-                "fixed-length portion size does not match the layout",
-            ));
+            return Err(corrupt(2, "fixed-length portion size does not match the layout"));
         }
         let mut pos = fixed_end + 2;
         let bitmap = if status_a & STATUS_A_NULL_BITMAP != 0 {
@@ -1192,18 +1008,13 @@ impl<'a> RecordView<'a> {
         }
 
         let (entries, offsets_start, data_start) = if status_a & STATUS_A_VAR_COLUMNS != 0 {
-            let entries = usize::from(
-                rd_u16(bytes, pos).ok_or(corrupt(pos, "truncated variable-length count"))?,
-            );
+            let entries = usize::from(rd_u16(bytes, pos).ok_or(corrupt(pos, "truncated variable-length count"))?);
             if entries == 0 {
                 return Err(corrupt(pos, "variable-length section with no entries"));
             }
             let data_start = pos + 2 + 2 * entries;
             if data_start > len {
-                return Err(corrupt(
-                    pos,
-                    "variable-length offsets are past the record end",
-                ));
+                return Err(corrupt(pos, "variable-length offsets are past the record end"));
             }
             (entries, pos + 2, data_start)
         } else {
@@ -1214,15 +1025,10 @@ impl<'a> RecordView<'a> {
         let mut prev = data_start;
         for k in 0..entries {
             let at = offsets_start + 2 * k;
-            let end = usize::from(
-                rd_u16(bytes, at).ok_or(corrupt(at, "truncated variable-length offsets"))?
-                    & OFFSET_MASK,
-            );
+            let end =
+                usize::from(rd_u16(bytes, at).ok_or(corrupt(at, "truncated variable-length offsets"))? & OFFSET_MASK);
             if end < prev || end > len {
-                return Err(corrupt(
-                    at,
-                    "variable-length entry end is out of order or past the record",
-                ));
+                return Err(corrupt(at, "variable-length entry end is out of order or past the record"));
             }
             prev = end;
         }
@@ -1233,15 +1039,11 @@ impl<'a> RecordView<'a> {
         let has_sparse = status_b & STATUS_B_SPARSE_VECTOR != 0;
         let forwarded = rtype == RecordType::Forwarded;
         let extras = usize::from(has_sparse) + usize::from(forwarded);
-        let user_entries = entries.checked_sub(extras).ok_or(corrupt(
-            offsets_start,
-            "sparse vector or back pointer entry is missing",
-        ))?;
+        let user_entries = entries
+            .checked_sub(extras)
+            .ok_or(corrupt(offsets_start, "sparse vector or back pointer entry is missing"))?;
         if layout.var_prefix.get(n).map(|&v| usize::from(v)) < Some(user_entries) {
-            return Err(corrupt(
-                offsets_start,
-                "more variable-length entries than the layout has columns",
-            ));
+            return Err(corrupt(offsets_start, "more variable-length entries than the layout has columns"));
         }
         let mut view = RecordView {
             layout,
@@ -1257,13 +1059,8 @@ impl<'a> RecordView<'a> {
         };
         if forwarded {
             let (s, e, complex) = view.entry(entries - 1)?;
-            let data = bytes
-                .get(s..e)
-                .ok_or(corrupt(s, "back pointer is past the record end"))?;
-            if !complex
-                || data.len() != BACK_POINTER_LEN
-                || rd_u16(data, 0) != Some(COMPLEX_ID_BACK_POINTER)
-            {
+            let data = bytes.get(s..e).ok_or(corrupt(s, "back pointer is past the record end"))?;
+            if !complex || data.len() != BACK_POINTER_LEN || rd_u16(data, 0) != Some(COMPLEX_ID_BACK_POINTER) {
                 return Err(corrupt(s, "forwarded record without a valid back pointer"));
             }
             view.back_pointer = data.get(2..).and_then(Rid::from_bytes);
@@ -1278,19 +1075,13 @@ impl<'a> RecordView<'a> {
     /// comes from [`record_length`]).
     pub fn parse_prefix(layout: &'a RowLayout, bytes: &'a [u8]) -> Result<Self, RecordError> {
         let len = record_length(bytes)?;
-        RecordView::parse(
-            layout,
-            bytes.get(..len).ok_or(corrupt(len, "truncated record"))?,
-        )
+        RecordView::parse(layout, bytes.get(..len).ok_or(corrupt(len, "truncated record"))?)
     }
 
     fn parse_sparse_vector(&self, entry: usize) -> Result<SparseVector, RecordError> {
         let (start, end, complex) = self.entry(entry)?;
         let layout = self.layout;
-        let v = self
-            .bytes
-            .get(start..end)
-            .ok_or(corrupt(start, "sparse vector is past the record end"))?;
+        let v = self.bytes.get(start..end).ok_or(corrupt(start, "sparse vector is past the record end"))?;
         if !complex || rd_u16(v, 0) != Some(COMPLEX_ID_SPARSE_VECTOR) {
             return Err(corrupt(start, "sparse vector entry is not a sparse vector"));
         }
@@ -1308,34 +1099,22 @@ impl<'a> RecordView<'a> {
             let id = rd_u16(v, 4 + 2 * j).ok_or(corrupt(start, "truncated sparse vector"))?;
             let col = usize::from(id);
             if prev_id >= Some(id) {
-                return Err(corrupt(
-                    start + 4 + 2 * j,
-                    "sparse column ids are not ascending",
-                ));
+                return Err(corrupt(start + 4 + 2 * j, "sparse column ids are not ascending"));
             }
             if col >= self.stored_columns || layout.slots.get(col) != Some(&Slot::Sparse) {
-                return Err(corrupt(
-                    start + 4 + 2 * j,
-                    "sparse vector names a column that is not sparse",
-                ));
+                return Err(corrupt(start + 4 + 2 * j, "sparse vector names a column that is not sparse"));
             }
             prev_id = Some(id);
             let at = 4 + 2 * count + 2 * j;
             let raw = rd_u16(v, at).ok_or(corrupt(start + at, "truncated sparse vector"))?;
             let end = usize::from(raw & OFFSET_MASK);
             if end < prev_end || end > v.len() {
-                return Err(corrupt(
-                    start + at,
-                    "sparse value end is out of order or past the vector",
-                ));
+                return Err(corrupt(start + at, "sparse value end is out of order or past the vector"));
             }
             prev_end = end;
         }
         if prev_end != v.len() {
-            return Err(corrupt(
-                start,
-                "sparse vector length does not match its contents",
-            ));
+            return Err(corrupt(start, "sparse vector length does not match its contents"));
         }
         Ok(SparseVector { start, count })
     }
@@ -1349,9 +1128,7 @@ impl<'a> RecordView<'a> {
             Some(p) => {
                 let prev = self.offsets_start + 2 * p;
                 usize::from(
-                    rd_u16(self.bytes, prev)
-                        .ok_or(corrupt(prev, "truncated variable-length offsets"))?
-                        & OFFSET_MASK,
+                    rd_u16(self.bytes, prev).ok_or(corrupt(prev, "truncated variable-length offsets"))? & OFFSET_MASK,
                 )
             }
         };
@@ -1394,10 +1171,7 @@ impl<'a> RecordView<'a> {
         match self.bitmap {
             None => Ok(false),
             Some(start) => {
-                let byte = self
-                    .bytes
-                    .get(start + i / 8)
-                    .ok_or(corrupt(start, "truncated null bitmap"))?;
+                let byte = self.bytes.get(start + i / 8).ok_or(corrupt(start, "truncated null bitmap"))?;
                 Ok(byte & (1 << (i % 8)) != 0)
             }
         }
@@ -1420,10 +1194,7 @@ impl<'a> RecordView<'a> {
         }
         let null = self.null_bit(i)?;
         if null && !col.nullable {
-            return Err(corrupt(
-                self.bitmap.unwrap_or(0),
-                "NULL in a column that does not allow NULL",
-            ));
+            return Err(corrupt(self.bitmap.unwrap_or(0), "NULL in a column that does not allow NULL"));
         }
         match slot {
             Slot::Fixed { offset, len } => {
@@ -1443,10 +1214,7 @@ impl<'a> RecordView<'a> {
                     return if null {
                         Ok(ColumnValue::Null)
                     } else {
-                        Err(corrupt(
-                            self.offsets_start,
-                            "non-NULL variable-length column is missing",
-                        ))
+                        Err(corrupt(self.offsets_start, "non-NULL variable-length column is missing"))
                     };
                 }
                 let (s, e, complex) = self.entry(k)?;
@@ -1461,10 +1229,7 @@ impl<'a> RecordView<'a> {
             }
             Slot::Sparse => {
                 if null {
-                    return Err(corrupt(
-                        self.bitmap.unwrap_or(0),
-                        "sparse column marked NULL in the null bitmap",
-                    ));
+                    return Err(corrupt(self.bitmap.unwrap_or(0), "sparse column marked NULL in the null bitmap"));
                 }
                 self.sparse_value(i, col)
             }
@@ -1472,30 +1237,16 @@ impl<'a> RecordView<'a> {
     }
 
     /// Decodes the value at record offsets `s..e`.
-    fn value(
-        &self,
-        col: ColumnLayout,
-        s: usize,
-        e: usize,
-        complex: bool,
-    ) -> Result<ColumnValue<'a>, RecordError> {
-        let data = self
-            .bytes
-            .get(s..e)
-            .ok_or(corrupt(s, "value is past the record end"))?;
+    fn value(&self, col: ColumnLayout, s: usize, e: usize, complex: bool) -> Result<ColumnValue<'a>, RecordError> {
+        let data = self.bytes.get(s..e).ok_or(corrupt(s, "value is past the record end"))?;
         if complex {
             if !col.lob {
-                return Err(corrupt(
-                    s,
-                    "off-row pointer in a column that cannot go off-row",
-                ));
+                return Err(corrupt(s, "off-row pointer in a column that cannot go off-row"));
             }
-            return LobPointer::from_bytes(data)
-                .map(ColumnValue::Lob)
-                .map_err(|err| match err {
-                    RecordError::Corrupt { offset, reason } => corrupt(s + offset, reason),
-                    other => other,
-                });
+            return LobPointer::from_bytes(data).map(ColumnValue::Lob).map_err(|err| match err {
+                RecordError::Corrupt { offset, reason } => corrupt(s + offset, reason),
+                other => other,
+            });
         }
         match col.fixed_len {
             Some(n) if data.len() != usize::from(n) => {
@@ -1509,18 +1260,10 @@ impl<'a> RecordView<'a> {
         let Some(sv) = self.sparse else {
             return Ok(ColumnValue::Null);
         };
-        let v = self
-            .bytes
-            .get(sv.start..)
-            .ok_or(corrupt(sv.start, "sparse vector is past the record end"))?;
-        let id_at = |j: usize| {
-            rd_u16(v, 4 + 2 * j)
-                .map(usize::from)
-                .ok_or(corrupt(sv.start, "truncated sparse vector"))
-        };
-        let end_at = |j: usize| {
-            rd_u16(v, 4 + 2 * sv.count + 2 * j).ok_or(corrupt(sv.start, "truncated sparse vector"))
-        };
+        let v = self.bytes.get(sv.start..).ok_or(corrupt(sv.start, "sparse vector is past the record end"))?;
+        let id_at =
+            |j: usize| rd_u16(v, 4 + 2 * j).map(usize::from).ok_or(corrupt(sv.start, "truncated sparse vector"));
+        let end_at = |j: usize| rd_u16(v, 4 + 2 * sv.count + 2 * j).ok_or(corrupt(sv.start, "truncated sparse vector"));
         // Ids are ascending (checked by parse): binary search.
         let (mut lo, mut hi) = (0, sv.count);
         while lo < hi {
@@ -1536,12 +1279,7 @@ impl<'a> RecordView<'a> {
                 if start > end {
                     return Err(corrupt(sv.start, "sparse value ends before it starts"));
                 }
-                return self.value(
-                    col,
-                    sv.start + start,
-                    sv.start + end,
-                    raw & COMPLEX_BIT != 0,
-                );
+                return self.value(col, sv.start + start, sv.start + end, raw & COMPLEX_BIT != 0);
             }
             if id < i {
                 lo = mid + 1;
@@ -1561,11 +1299,7 @@ impl<'a> RecordView<'a> {
     /// Full consistency check for DBCC: every column decodes, the null bitmap has no stray
     /// bits, and the record respects the size limit.
     pub fn check(&self) -> Result<(), RecordError> {
-        let limit = if self.rtype == RecordType::Forwarded {
-            MAX_RECORD_LEN
-        } else {
-            MAX_IN_ROW_RECORD
-        };
+        let limit = if self.rtype == RecordType::Forwarded { MAX_RECORD_LEN } else { MAX_IN_ROW_RECORD };
         if self.bytes.len() > limit {
             return Err(corrupt(0, "record is larger than the maximum row size"));
         }
@@ -1575,10 +1309,7 @@ impl<'a> RecordView<'a> {
             let used = n % 8;
             if used != 0 {
                 let last = start + n / 8;
-                let byte = self
-                    .bytes
-                    .get(last)
-                    .ok_or(corrupt(last, "truncated null bitmap"))?;
+                let byte = self.bytes.get(last).ok_or(corrupt(last, "truncated null bitmap"))?;
                 if byte >> used != 0 {
                     return Err(corrupt(last, "null bitmap has bits past the last column"));
                 }
@@ -1604,25 +1335,13 @@ impl<'a> RecordView<'a> {
 /// Fails with [`RecordError::ValueTooLong`] for an over-8000-byte value of a column that
 /// cannot go off-row, and with [`RecordError::RowTooLarge`] when even moving every movable
 /// value does not make the row fit.
-pub fn plan_off_row(
-    layout: &RowLayout,
-    value_lens: &[Option<usize>],
-) -> Result<Vec<bool>, RecordError> {
+pub fn plan_off_row(layout: &RowLayout, value_lens: &[Option<usize>]) -> Result<Vec<bool>, RecordError> {
     let n = layout.columns.len();
     if value_lens.len() != n {
-        return Err(RecordError::ColumnCountMismatch {
-            expected: n,
-            got: value_lens.len(),
-        });
+        return Err(RecordError::ColumnCountMismatch { expected: n, got: value_lens.len() });
     }
     let mut off_row = vec![false; n];
-    for (column, ((c, len), off)) in layout
-        .columns
-        .iter()
-        .zip(value_lens)
-        .zip(off_row.iter_mut())
-        .enumerate()
-    {
+    for (column, ((c, len), off)) in layout.columns.iter().zip(value_lens).zip(off_row.iter_mut()).enumerate() {
         if let Some(len) = *len {
             if c.fixed_len.is_none() && len > MAX_INLINE_VALUE {
                 if !c.lob {
@@ -1682,33 +1401,17 @@ mod tests {
         view.columns().collect::<Result<_, _>>().expect("decodes")
     }
 
-    const RID: Rid = Rid {
-        file_id: 1,
-        page_no: 153,
-        slot: 7,
-    };
+    const RID: Rid = Rid { file_id: 1, page_no: 153, slot: 7 };
 
     #[test]
     fn fixed_only_record_is_byte_exact() {
         let l = layout(&[ColumnLayout::fixed(4), ColumnLayout::fixed(2)]);
-        let rec = encode(
-            &l,
-            &[
-                ColumnValue::Inline(&[1, 2, 3, 4]),
-                ColumnValue::Inline(&[5, 6]),
-            ],
-        );
+        let rec = encode(&l, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(&[5, 6])]);
         // No nullable column: no null bitmap; no variable columns: no var section.
         assert_eq!(rec, vec![0x00, 0x00, 10, 0, 1, 2, 3, 4, 5, 6, 2, 0]);
         assert_eq!(record_length(&rec), Ok(rec.len()));
         let vals = decode_all(&l, &rec);
-        assert_eq!(
-            vals,
-            vec![
-                ColumnValue::Inline(&[1, 2, 3, 4]),
-                ColumnValue::Inline(&[5, 6])
-            ]
-        );
+        assert_eq!(vals, vec![ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(&[5, 6])]);
     }
 
     #[test]
@@ -1721,12 +1424,7 @@ mod tests {
         ]);
         let rec = encode(
             &l,
-            &[
-                ColumnValue::Inline(b"abcd"),
-                ColumnValue::Null,
-                ColumnValue::Null,
-                ColumnValue::Inline(b"xy"),
-            ],
+            &[ColumnValue::Inline(b"abcd"), ColumnValue::Null, ColumnValue::Null, ColumnValue::Inline(b"xy")],
         );
         let expected: Vec<u8> = vec![
             0x30, 0x00, 9, 0, // status A: bitmap + var; status B; fixed end 9
@@ -1742,26 +1440,15 @@ mod tests {
         let vals = decode_all(&l, &rec);
         assert_eq!(
             vals,
-            vec![
-                ColumnValue::Inline(b"abcd"),
-                ColumnValue::Null,
-                ColumnValue::Null,
-                ColumnValue::Inline(b"xy")
-            ]
+            vec![ColumnValue::Inline(b"abcd"), ColumnValue::Null, ColumnValue::Null, ColumnValue::Inline(b"xy")]
         );
     }
 
     #[test]
     fn empty_string_is_not_null() {
-        let l = layout(&[
-            ColumnLayout::variable().with_nullable(),
-            ColumnLayout::variable().with_nullable(),
-        ]);
+        let l = layout(&[ColumnLayout::variable().with_nullable(), ColumnLayout::variable().with_nullable()]);
         let rec = encode(&l, &[ColumnValue::Inline(b""), ColumnValue::Inline(b"z")]);
-        assert_eq!(
-            decode_all(&l, &rec),
-            vec![ColumnValue::Inline(b""), ColumnValue::Inline(b"z")]
-        );
+        assert_eq!(decode_all(&l, &rec), vec![ColumnValue::Inline(b""), ColumnValue::Inline(b"z")]);
     }
 
     #[test]
@@ -1773,28 +1460,9 @@ mod tests {
             ColumnLayout::variable().with_nullable(),
         ]);
         let id = ColumnValue::Inline(&[0, 0, 0, 1]);
-        let full = encode(
-            &l,
-            &[
-                id,
-                ColumnValue::Inline(b"a"),
-                ColumnValue::Null,
-                ColumnValue::Inline(b"c"),
-            ],
-        );
-        let trailing = encode(
-            &l,
-            &[
-                id,
-                ColumnValue::Inline(b"a"),
-                ColumnValue::Null,
-                ColumnValue::Null,
-            ],
-        );
-        let all_null = encode(
-            &l,
-            &[id, ColumnValue::Null, ColumnValue::Null, ColumnValue::Null],
-        );
+        let full = encode(&l, &[id, ColumnValue::Inline(b"a"), ColumnValue::Null, ColumnValue::Inline(b"c")]);
+        let trailing = encode(&l, &[id, ColumnValue::Inline(b"a"), ColumnValue::Null, ColumnValue::Null]);
+        let all_null = encode(&l, &[id, ColumnValue::Null, ColumnValue::Null, ColumnValue::Null]);
         // Dropping the last value removes its byte, its offset entry and the middle NULL's entry.
         assert_eq!(full.len() - trailing.len(), 1 + 2 + 2);
         // No stored var column at all: no var section either.
@@ -1808,10 +1476,7 @@ mod tests {
     #[test]
     fn sparse_null_columns_cost_nothing() {
         let mut cols = vec![ColumnLayout::fixed(4)];
-        cols.extend(std::iter::repeat_n(
-            ColumnLayout::variable().with_sparse(),
-            50,
-        ));
+        cols.extend(std::iter::repeat_n(ColumnLayout::variable().with_sparse(), 50));
         let with_sparse = layout(&cols);
         let plain = layout(&[ColumnLayout::fixed(4)]);
         let id = ColumnValue::Inline(&[1, 2, 3, 4]);
@@ -1862,68 +1527,29 @@ mod tests {
 
     #[test]
     fn lob_pointer_in_row_and_in_sparse_vector() {
-        let l = layout(&[
-            ColumnLayout::lob().with_nullable(),
-            ColumnLayout::lob().with_sparse(),
-            ColumnLayout::variable(),
-        ]);
-        let p1 = LobPointer {
-            total_len: 100_000,
-            root: RID,
-        };
-        let p2 = LobPointer {
-            total_len: 9_000,
-            root: Rid {
-                file_id: 3,
-                page_no: 1 << 20,
-                slot: 0,
-            },
-        };
-        let rec = encode(
-            &l,
-            &[
-                ColumnValue::Lob(p1),
-                ColumnValue::Lob(p2),
-                ColumnValue::Inline(b"tail"),
-            ],
-        );
+        let l =
+            layout(&[ColumnLayout::lob().with_nullable(), ColumnLayout::lob().with_sparse(), ColumnLayout::variable()]);
+        let p1 = LobPointer { total_len: 100_000, root: RID };
+        let p2 = LobPointer { total_len: 9_000, root: Rid { file_id: 3, page_no: 1 << 20, slot: 0 } };
+        let rec = encode(&l, &[ColumnValue::Lob(p1), ColumnValue::Lob(p2), ColumnValue::Inline(b"tail")]);
         assert_eq!(
             decode_all(&l, &rec),
-            vec![
-                ColumnValue::Lob(p1),
-                ColumnValue::Lob(p2),
-                ColumnValue::Inline(b"tail")
-            ]
+            vec![ColumnValue::Lob(p1), ColumnValue::Lob(p2), ColumnValue::Inline(b"tail")]
         );
-        assert_eq!(
-            LobPointer::from_bytes(&p1.to_bytes().expect("fits")),
-            Ok(p1)
-        );
+        assert_eq!(LobPointer::from_bytes(&p1.to_bytes().expect("fits")), Ok(p1));
         // A pointer in a column that cannot go off-row is refused.
         let plain = layout(&[ColumnLayout::variable()]);
         let mut out = Vec::new();
         assert_eq!(
-            encode_record(
-                &plain,
-                RecordType::Primary,
-                &[ColumnValue::Lob(p1)],
-                &mut out
-            ),
+            encode_record(&plain, RecordType::Primary, &[ColumnValue::Lob(p1)], &mut out),
             Err(RecordError::LobNotAllowed { column: 0 })
         );
-        let too_big = LobPointer {
-            total_len: u64::from(u32::MAX) + 1,
-            root: RID,
-        };
+        let too_big = LobPointer { total_len: u64::from(u32::MAX) + 1, root: RID };
         assert_eq!(
             encode_record(
                 &l,
                 RecordType::Primary,
-                &[
-                    ColumnValue::Lob(too_big),
-                    ColumnValue::Null,
-                    ColumnValue::Inline(b"")
-                ],
+                &[ColumnValue::Lob(too_big), ColumnValue::Null, ColumnValue::Inline(b"")],
                 &mut out
             ),
             Err(RecordError::LobTooLarge(too_big.total_len))
@@ -1943,15 +1569,9 @@ mod tests {
         assert_eq!(&out[1..], &stub);
         assert!(decode_forwarding_stub(&stub[..8]).is_err());
         let l = layout(&[ColumnLayout::fixed(1)]);
-        assert!(matches!(
-            RecordView::parse(&l, &stub),
-            Err(RecordError::UnexpectedRecordType { .. })
-        ));
+        assert!(matches!(RecordView::parse(&l, &stub), Err(RecordError::UnexpectedRecordType { .. })));
         let rec = encode(&l, &[ColumnValue::Inline(&[1])]);
-        assert!(matches!(
-            decode_forwarding_stub(&rec),
-            Err(RecordError::UnexpectedRecordType { .. })
-        ));
+        assert!(matches!(decode_forwarding_stub(&rec), Err(RecordError::UnexpectedRecordType { .. })));
     }
 
     #[test]
@@ -1961,19 +1581,12 @@ mod tests {
             ColumnLayout::variable().with_nullable(),
             ColumnLayout::variable().with_sparse(),
         ]);
-        let values = [
-            ColumnValue::Inline(&[1, 2, 3, 4]),
-            ColumnValue::Null,
-            ColumnValue::Inline(b"s"),
-        ];
+        let values = [ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Null, ColumnValue::Inline(b"s")];
         let primary = encode(&l, &values);
         let mut fwd = Vec::new();
         to_forwarded_record(&l, &primary, RID, &mut fwd).expect("forwards");
         assert_eq!(fwd.len(), primary.len() + 2 + BACK_POINTER_LEN);
-        assert_eq!(
-            encoded_len(&l, RecordType::Forwarded, &values),
-            Ok(fwd.len())
-        );
+        assert_eq!(encoded_len(&l, RecordType::Forwarded, &values), Ok(fwd.len()));
         let view = RecordView::parse(&l, &fwd).expect("parses");
         assert_eq!(view.record_type(), RecordType::Forwarded);
         assert_eq!(view.back_pointer(), Some(RID));
@@ -1999,9 +1612,7 @@ mod tests {
         encode_forwarded_record(&l, &values, RID, &mut fwd).expect("forwards");
         assert_eq!(fwd.len(), MAX_RECORD_LEN);
         assert!(MAX_RECORD_LEN <= crate::page::MAX_RECORD_ON_PAGE);
-        RecordView::parse(&l, &fwd)
-            .and_then(|v| v.check())
-            .expect("valid");
+        RecordView::parse(&l, &fwd).and_then(|v| v.check()).expect("valid");
     }
 
     #[test]
@@ -2009,20 +1620,11 @@ mod tests {
         let l = layout(&[ColumnLayout::fixed(1)]);
         let mut rec = encode(&l, &[ColumnValue::Inline(&[1])]);
         assert_eq!(set_ghost(&mut rec), Ok(RecordType::GhostData));
-        assert_eq!(
-            RecordView::parse(&l, &rec).map(|v| v.record_type()),
-            Ok(RecordType::GhostData)
-        );
+        assert_eq!(RecordView::parse(&l, &rec).map(|v| v.record_type()), Ok(RecordType::GhostData));
         assert!(set_ghost(&mut rec).is_err());
         assert_eq!(clear_ghost(&mut rec), Ok(RecordType::Primary));
         let mut idx = Vec::new();
-        encode_record(
-            &l,
-            RecordType::Index,
-            &[ColumnValue::Inline(&[1])],
-            &mut idx,
-        )
-        .expect("encodes");
+        encode_record(&l, RecordType::Index, &[ColumnValue::Inline(&[1])], &mut idx).expect("encodes");
         assert_eq!(set_ghost(&mut idx), Ok(RecordType::GhostIndex));
         assert_eq!(clear_ghost(&mut idx), Ok(RecordType::Index));
         let mut stub = forwarding_stub(RID);
@@ -2034,39 +1636,12 @@ mod tests {
     fn value_errors() {
         let l = layout(&[ColumnLayout::fixed(4), ColumnLayout::variable()]);
         let mut out = vec![1, 2, 3];
-        let e = encode_record(
-            &l,
-            RecordType::Primary,
-            &[ColumnValue::Inline(&[1]), ColumnValue::Inline(b"")],
-            &mut out,
-        );
-        assert_eq!(
-            e,
-            Err(RecordError::FixedLengthMismatch {
-                column: 0,
-                expected: 4,
-                got: 1
-            })
-        );
-        let e = encode_record(
-            &l,
-            RecordType::Primary,
-            &[ColumnValue::Inline(&[0; 4])],
-            &mut out,
-        );
-        assert_eq!(
-            e,
-            Err(RecordError::ColumnCountMismatch {
-                expected: 2,
-                got: 1
-            })
-        );
-        let e = encode_record(
-            &l,
-            RecordType::Primary,
-            &[ColumnValue::Null, ColumnValue::Inline(b"")],
-            &mut out,
-        );
+        let e =
+            encode_record(&l, RecordType::Primary, &[ColumnValue::Inline(&[1]), ColumnValue::Inline(b"")], &mut out);
+        assert_eq!(e, Err(RecordError::FixedLengthMismatch { column: 0, expected: 4, got: 1 }));
+        let e = encode_record(&l, RecordType::Primary, &[ColumnValue::Inline(&[0; 4])], &mut out);
+        assert_eq!(e, Err(RecordError::ColumnCountMismatch { expected: 2, got: 1 }));
+        let e = encode_record(&l, RecordType::Primary, &[ColumnValue::Null, ColumnValue::Inline(b"")], &mut out);
         assert_eq!(e, Err(RecordError::NullNotAllowed { column: 0 }));
         let big = vec![0u8; 8001];
         let e = encode_record(
@@ -2075,13 +1650,7 @@ mod tests {
             &[ColumnValue::Inline(&[0; 4]), ColumnValue::Inline(&big)],
             &mut out,
         );
-        assert_eq!(
-            e,
-            Err(RecordError::ValueTooLong {
-                column: 1,
-                len: 8001
-            })
-        );
+        assert_eq!(e, Err(RecordError::ValueTooLong { column: 1, len: 8001 }));
         assert_eq!(out, vec![1, 2, 3], "output untouched on error");
     }
 
@@ -2110,64 +1679,27 @@ mod tests {
         assert_eq!(RowLayout::new(vec![]), Err(RecordError::NoColumns));
         assert!(matches!(
             RowLayout::new(vec![ColumnLayout::fixed(4).with_nullable(); 1025]),
-            Err(RecordError::TooManyColumns {
-                count: 1025,
-                max: 1024
-            })
+            Err(RecordError::TooManyColumns { count: 1025, max: 1024 })
         ));
         let mut wide = vec![ColumnLayout::fixed(4)];
-        wide.extend(std::iter::repeat_n(
-            ColumnLayout::variable().with_sparse(),
-            29_999,
-        ));
+        wide.extend(std::iter::repeat_n(ColumnLayout::variable().with_sparse(), 29_999));
         assert!(RowLayout::new(wide.clone()).is_ok());
         wide.push(ColumnLayout::variable().with_sparse());
-        assert!(matches!(
-            RowLayout::new(wide),
-            Err(RecordError::TooManyColumns { .. })
-        ));
-        let sparse_not_null = ColumnLayout {
-            sparse: true,
-            ..ColumnLayout::variable()
-        };
-        assert!(matches!(
-            RowLayout::new(vec![sparse_not_null]),
-            Err(RecordError::InvalidColumnLayout { .. })
-        ));
-        let fixed_lob = ColumnLayout {
-            lob: true,
-            ..ColumnLayout::fixed(8)
-        };
-        assert!(matches!(
-            RowLayout::new(vec![fixed_lob]),
-            Err(RecordError::InvalidColumnLayout { .. })
-        ));
-        assert!(matches!(
-            RowLayout::new(vec![ColumnLayout::fixed(0)]),
-            Err(RecordError::InvalidColumnLayout { .. })
-        ));
-        let e = RowLayout::new(vec![ColumnLayout::fixed(8000), ColumnLayout::fixed(100)])
-            .expect_err("too wide");
-        assert_eq!(
-            e,
-            RecordError::MinRowSizeTooLarge {
-                min: 8106,
-                overhead: 6
-            }
-        );
+        assert!(matches!(RowLayout::new(wide), Err(RecordError::TooManyColumns { .. })));
+        let sparse_not_null = ColumnLayout { sparse: true, ..ColumnLayout::variable() };
+        assert!(matches!(RowLayout::new(vec![sparse_not_null]), Err(RecordError::InvalidColumnLayout { .. })));
+        let fixed_lob = ColumnLayout { lob: true, ..ColumnLayout::fixed(8) };
+        assert!(matches!(RowLayout::new(vec![fixed_lob]), Err(RecordError::InvalidColumnLayout { .. })));
+        assert!(matches!(RowLayout::new(vec![ColumnLayout::fixed(0)]), Err(RecordError::InvalidColumnLayout { .. })));
+        let e = RowLayout::new(vec![ColumnLayout::fixed(8000), ColumnLayout::fixed(100)]).expect_err("too wide");
+        assert_eq!(e, RecordError::MinRowSizeTooLarge { min: 8106, overhead: 6 });
         assert_eq!(e.sql_error_number(), Some(1701));
     }
 
     #[test]
     fn appended_columns_read_as_null() {
         let old = layout(&[ColumnLayout::fixed(4), ColumnLayout::variable()]);
-        let rec = encode(
-            &old,
-            &[
-                ColumnValue::Inline(&[1, 2, 3, 4]),
-                ColumnValue::Inline(b"v"),
-            ],
-        );
+        let rec = encode(&old, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(b"v")]);
         let new = layout(&[
             ColumnLayout::fixed(4),
             ColumnLayout::variable(),
@@ -2182,10 +1714,7 @@ mod tests {
         for i in 2..5 {
             assert_eq!(view.column(i), Ok(ColumnValue::Null));
         }
-        assert!(matches!(
-            view.column(5),
-            Err(RecordError::ColumnOutOfRange { index: 5, count: 5 })
-        ));
+        assert!(matches!(view.column(5), Err(RecordError::ColumnOutOfRange { index: 5, count: 5 })));
         // The reverse (a layout with fewer columns than the record) is corruption.
         let rec_new = encode(
             &new,
@@ -2202,21 +1731,12 @@ mod tests {
 
     #[test]
     fn parse_prefix_and_record_length() {
-        let l = layout(&[
-            ColumnLayout::fixed(2),
-            ColumnLayout::variable().with_nullable(),
-        ]);
-        let mut rec = encode(
-            &l,
-            &[ColumnValue::Inline(&[1, 2]), ColumnValue::Inline(b"abc")],
-        );
+        let l = layout(&[ColumnLayout::fixed(2), ColumnLayout::variable().with_nullable()]);
+        let mut rec = encode(&l, &[ColumnValue::Inline(&[1, 2]), ColumnValue::Inline(b"abc")]);
         let len = rec.len();
         rec.extend_from_slice(&[0xAA; 5]);
         assert_eq!(record_length(&rec), Ok(len));
-        assert!(
-            RecordView::parse(&l, &rec).is_err(),
-            "trailing bytes are not part of a record"
-        );
+        assert!(RecordView::parse(&l, &rec).is_err(), "trailing bytes are not part of a record");
         let view = RecordView::parse_prefix(&l, &rec).expect("parses");
         assert_eq!(view.bytes().len(), len);
         assert!(record_length(&rec[..len - 1]).is_err());
@@ -2224,23 +1744,9 @@ mod tests {
 
     #[test]
     fn corruption_is_detected() {
-        let l = layout(&[
-            ColumnLayout::fixed(2),
-            ColumnLayout::variable(),
-            ColumnLayout::lob().with_nullable(),
-        ]);
-        let p = LobPointer {
-            total_len: 20_000,
-            root: RID,
-        };
-        let rec = encode(
-            &l,
-            &[
-                ColumnValue::Inline(&[1, 2]),
-                ColumnValue::Inline(b"abc"),
-                ColumnValue::Lob(p),
-            ],
-        );
+        let l = layout(&[ColumnLayout::fixed(2), ColumnLayout::variable(), ColumnLayout::lob().with_nullable()]);
+        let p = LobPointer { total_len: 20_000, root: RID };
+        let rec = encode(&l, &[ColumnValue::Inline(&[1, 2]), ColumnValue::Inline(b"abc"), ColumnValue::Lob(p)]);
         let check = |b: &[u8]| RecordView::parse(&l, b).and_then(|v| v.check());
         assert_eq!(check(&rec), Ok(()));
         // Truncated anywhere.
@@ -2281,20 +1787,11 @@ mod tests {
             ColumnLayout::lob(),
         ]);
         // Fits as is.
-        assert_eq!(
-            plan_off_row(&l, &[Some(4), Some(10), None, Some(100)]),
-            Ok(vec![false; 4])
-        );
+        assert_eq!(plan_off_row(&l, &[Some(4), Some(10), None, Some(100)]), Ok(vec![false; 4]));
         // Over 8000 always goes off-row.
-        assert_eq!(
-            plan_off_row(&l, &[Some(4), Some(8001), None, Some(10)]),
-            Ok(vec![false, true, false, false])
-        );
+        assert_eq!(plan_off_row(&l, &[Some(4), Some(8001), None, Some(10)]), Ok(vec![false, true, false, false]));
         // 5000 + 4000 does not fit: the wider goes.
-        assert_eq!(
-            plan_off_row(&l, &[Some(4), Some(4000), Some(5000), Some(10)]),
-            Ok(vec![false, false, true, false])
-        );
+        assert_eq!(plan_off_row(&l, &[Some(4), Some(4000), Some(5000), Some(10)]), Ok(vec![false, false, true, false]));
         // Three of 3000: one must go, the lowest column id on ties.
         assert_eq!(
             plan_off_row(&l, &[Some(4), Some(3000), Some(3000), Some(3000)]),
@@ -2308,19 +1805,10 @@ mod tests {
         let plain = layout(&[ColumnLayout::variable(), ColumnLayout::variable()]);
         assert_eq!(
             plan_off_row(&plain, &[Some(8001), Some(0)]),
-            Err(RecordError::ValueTooLong {
-                column: 0,
-                len: 8001
-            })
+            Err(RecordError::ValueTooLong { column: 0, len: 8001 })
         );
-        assert!(matches!(
-            plan_off_row(&plain, &[Some(5000), Some(5000)]),
-            Err(RecordError::RowTooLarge { .. })
-        ));
-        assert!(matches!(
-            plan_off_row(&plain, &[Some(5000)]),
-            Err(RecordError::ColumnCountMismatch { .. })
-        ));
+        assert!(matches!(plan_off_row(&plain, &[Some(5000), Some(5000)]), Err(RecordError::RowTooLarge { .. })));
+        assert!(matches!(plan_off_row(&plain, &[Some(5000)]), Err(RecordError::ColumnCountMismatch { .. })));
     }
 
     #[test]

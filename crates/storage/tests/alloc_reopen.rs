@@ -12,9 +12,7 @@ use storage::alloc::LogFileInfo;
 use storage::file::{FileGrowth, FileSpec};
 use storage::io::{FileSystem, MemFs, OsFs};
 use storage::page::HEADER_SIZE;
-use storage::{
-    AllocUnit, AllocUnitKind, BufferPool, Database, PageId, PageOp, PageType, StorageError,
-};
+use storage::{AllocUnit, AllocUnitKind, BufferPool, Database, PageId, PageOp, PageType, StorageError};
 
 const DB: u16 = 5;
 
@@ -23,14 +21,9 @@ struct TempDir(PathBuf);
 
 impl TempDir {
     fn new(tag: &str) -> TempDir {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let p = std::env::temp_dir().join(format!(
-            "mesquite-alloc-{tag}-{}-{nanos}",
-            std::process::id()
-        ));
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let p = std::env::temp_dir().join(format!("mesquite-alloc-{tag}-{}-{nanos}", std::process::id()));
         std::fs::create_dir_all(&p).unwrap();
         TempDir(p)
     }
@@ -50,14 +43,7 @@ fn spec(
     growth: FileGrowth,
     max_pages: Option<u32>,
 ) -> FileSpec {
-    FileSpec {
-        file_id,
-        name: name.into(),
-        path,
-        size_pages,
-        growth,
-        max_pages,
-    }
+    FileSpec { file_id, name: name.into(), path, size_pages, growth, max_pages }
 }
 
 /// Allocates a page and formats it as a data page of the unit, as heap code would.
@@ -80,20 +66,13 @@ fn alloc_data(db: &Database, au: &AllocUnit, near: Option<PageId>) -> Result<Pag
 /// Directory and page lists: what must be identical across a reopen.
 fn snapshot(db: &Database) -> (Vec<AllocUnit>, BTreeMap<u64, Vec<PageId>>) {
     let units = db.alloc_units();
-    let pages = units
-        .iter()
-        .map(|u| (u.id, db.alloc_unit_pages(u.id).unwrap()))
-        .collect();
+    let pages = units.iter().map(|u| (u.id, db.alloc_unit_pages(u.id).unwrap())).collect();
     (units, pages)
 }
 
 fn assert_consistent(db: &Database) {
     let problems = db.check_allocation().unwrap();
-    assert!(
-        problems.is_empty(),
-        "allocation problems:\n{}",
-        problems.join("\n")
-    );
+    assert!(problems.is_empty(), "allocation problems:\n{}", problems.join("\n"));
 }
 
 #[test]
@@ -102,39 +81,17 @@ fn two_files_thousands_of_pages_survive_reopen() {
     let fs = OsFs;
     let primary = dir.0.join("db.mdf");
     let files = vec![
-        spec(
-            1,
-            "db_data",
-            primary.clone(),
-            64,
-            FileGrowth::Pages(256),
-            None,
-        ),
-        spec(
-            3,
-            "db_data2",
-            dir.0.join("sub").join("db2.ndf"),
-            64,
-            FileGrowth::Percent(50),
-            None,
-        ),
+        spec(1, "db_data", primary.clone(), 64, FileGrowth::Pages(256), None),
+        spec(3, "db_data2", dir.0.join("sub").join("db2.ndf"), 64, FileGrowth::Percent(50), None),
     ];
     let pool = BufferPool::new(512);
     let db = Database::create(pool.clone(), &fs, DB, "Sales", files).unwrap();
     assert_eq!(db.name(), "Sales");
     assert_consistent(&db);
 
-    let kinds = [
-        AllocUnitKind::InRowData,
-        AllocUnitKind::LobData,
-        AllocUnitKind::RowOverflowData,
-    ];
-    let units: Vec<AllocUnit> = (0..6)
-        .map(|i| {
-            db.create_alloc_unit(kinds[i % 3], 100 + i as u32, (i % 2) as u16)
-                .unwrap()
-        })
-        .collect();
+    let kinds = [AllocUnitKind::InRowData, AllocUnitKind::LobData, AllocUnitKind::RowOverflowData];
+    let units: Vec<AllocUnit> =
+        (0..6).map(|i| db.create_alloc_unit(kinds[i % 3], 100 + i as u32, (i % 2) as u16).unwrap()).collect();
     let ids: BTreeSet<u64> = units.iter().map(|u| u.id).collect();
     assert_eq!(ids.len(), 6, "unit ids are unique");
 
@@ -142,23 +99,15 @@ fn two_files_thousands_of_pages_survive_reopen() {
     let mut pages: BTreeMap<u64, Vec<PageId>> = BTreeMap::new();
     for i in 0..3000usize {
         let u = &units[i % units.len()];
-        let near = if i % 5 == 0 {
-            pages.get(&u.id).and_then(|v| v.last().copied())
-        } else {
-            None
-        };
+        let near = if i % 5 == 0 { pages.get(&u.id).and_then(|v| v.last().copied()) } else { None };
         let id = alloc_data(&db, u, near).unwrap();
         pages.entry(u.id).or_default().push(id);
     }
     let all: BTreeSet<PageId> = pages.values().flatten().copied().collect();
     assert_eq!(all.len(), 3000, "no page handed out twice");
+    assert!(all.iter().any(|p| p.file_id == 1) && all.iter().any(|p| p.file_id == 3), "both files are used");
     assert!(
-        all.iter().any(|p| p.file_id == 1) && all.iter().any(|p| p.file_id == 3),
-        "both files are used"
-    );
-    assert!(
-        db.files().get(1).unwrap().size_pages() > 64
-            && db.files().get(3).unwrap().size_pages() > 64,
+        db.files().get(1).unwrap().size_pages() > 64 && db.files().get(3).unwrap().size_pages() > 64,
         "both files grew"
     );
 
@@ -178,8 +127,7 @@ fn two_files_thousands_of_pages_survive_reopen() {
     }
     db.drop_alloc_unit(units[2].id).unwrap();
     pages.remove(&units[2].id);
-    db.set_alloc_unit_root(units[1].id, pages[&units[1].id][5], pages[&units[1].id][0])
-        .unwrap();
+    db.set_alloc_unit_root(units[1].id, pages[&units[1].id][5], pages[&units[1].id][0]).unwrap();
     for u in &units[3..] {
         db.note_free_space(u.id, pages[&u.id][0], 1000).unwrap();
     }
@@ -195,10 +143,7 @@ fn two_files_thousands_of_pages_survive_reopen() {
     assert_consistent(&db);
 
     let before = snapshot(&db);
-    let sizes = (
-        db.files().get(1).unwrap().size_pages(),
-        db.files().get(3).unwrap().size_pages(),
-    );
+    let sizes = (db.files().get(1).unwrap().size_pages(), db.files().get(3).unwrap().size_pages());
     db.close().unwrap();
     drop(db);
 
@@ -207,41 +152,25 @@ fn two_files_thousands_of_pages_survive_reopen() {
     let db = Database::open(pool.clone(), &fs, DB, &primary).unwrap();
     assert_eq!(db.name(), "Sales");
     assert_eq!(snapshot(&db), before);
-    assert_eq!(
-        (
-            db.files().get(1).unwrap().size_pages(),
-            db.files().get(3).unwrap().size_pages()
-        ),
-        sizes
-    );
+    assert_eq!((db.files().get(1).unwrap().size_pages(), db.files().get(3).unwrap().size_pages()), sizes);
     assert_consistent(&db);
     let list = db.file_list().unwrap();
     assert_eq!(
-        list.iter()
-            .map(|e| (e.file_id, e.name.as_str(), e.relative))
-            .collect::<Vec<_>>(),
+        list.iter().map(|e| (e.file_id, e.name.as_str(), e.relative)).collect::<Vec<_>>(),
         vec![(1, "db_data", true), (3, "db_data2", true)]
     );
-    assert_eq!(
-        db.files().get(3).unwrap().spec.read().growth,
-        FileGrowth::Percent(50)
-    );
+    assert_eq!(db.files().get(3).unwrap().spec.read().growth, FileGrowth::Percent(50));
     let boot = db.boot_info().unwrap();
     assert_eq!((boot.name.as_str(), boot.db_id), ("Sales", DB));
 
     // The reopened database keeps allocating: freed pages are reused, ids continue.
-    let u = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 999, 0)
-        .unwrap();
+    let u = db.create_alloc_unit(AllocUnitKind::InRowData, 999, 0).unwrap();
     assert!(u.id > units.iter().map(|u| u.id).max().unwrap());
     for _ in 0..100 {
         alloc_data(&db, &u, None).unwrap();
     }
     let again = alloc_data(&db, &units[0], None).unwrap();
-    assert!(
-        freed.contains(&again),
-        "a freed page of the unit's own extents is reused first"
-    );
+    assert!(freed.contains(&again), "a freed page of the unit's own extents is reused first");
     assert_consistent(&db);
     db.close().unwrap();
 }
@@ -260,9 +189,7 @@ fn filegroup_full_without_growth_and_still_usable() {
         vec![spec(1, "d", primary.clone(), 40, FileGrowth::None, None)],
     )
     .unwrap();
-    let a = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
-        .unwrap();
+    let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
     let mut got = Vec::new();
     let err = loop {
         match alloc_data(&db, &a, None) {
@@ -270,10 +197,7 @@ fn filegroup_full_without_growth_and_still_usable() {
             Err(e) => break e,
         }
     };
-    assert!(
-        matches!(err, StorageError::FilegroupFull { db: DB }),
-        "{err}"
-    );
+    assert!(matches!(err, StorageError::FilegroupFull { db: DB }), "{err}");
     assert_eq!(err.number(), 1105);
     // Two extents of 8 pages, minus the IAM page in the first.
     assert_eq!(got.len(), 15);
@@ -284,10 +208,7 @@ fn filegroup_full_without_growth_and_still_usable() {
     db.free_page(a.id, got[4]).unwrap();
     assert_eq!(alloc_data(&db, &a, None).unwrap(), got[4]);
     let b = db.create_alloc_unit(AllocUnitKind::LobData, 2, 0).unwrap();
-    assert!(matches!(
-        alloc_data(&db, &b, None),
-        Err(StorageError::FilegroupFull { .. })
-    ));
+    assert!(matches!(alloc_data(&db, &b, None), Err(StorageError::FilegroupFull { .. })));
     db.drop_alloc_unit(a.id).unwrap();
     let p = alloc_data(&db, &b, None).unwrap();
     assert_eq!(db.page_owner(p).unwrap(), Some(b.id));
@@ -303,22 +224,10 @@ fn maxsize_caps_growth() {
     let fs = MemFs::new();
     let primary = PathBuf::from("/max/db.mdf");
     let pool = BufferPool::new(64);
-    let db = Database::create(
-        pool,
-        &fs,
-        DB,
-        "max",
-        vec![spec(1, "d", primary, 8, FileGrowth::Pages(16), Some(64))],
-    )
-    .unwrap();
-    assert_eq!(
-        db.files().get(1).unwrap().size_pages(),
-        32,
-        "rounded up to the minimum"
-    );
-    let a = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
+    let db = Database::create(pool, &fs, DB, "max", vec![spec(1, "d", primary, 8, FileGrowth::Pages(16), Some(64))])
         .unwrap();
+    assert_eq!(db.files().get(1).unwrap().size_pages(), 32, "rounded up to the minimum");
+    let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
     let mut n = 0;
     while alloc_data(&db, &a, None).is_ok() {
         n += 1;
@@ -334,51 +243,21 @@ fn near_keeps_locality_and_round_robin_spreads() {
     let fs = MemFs::new();
     let pool = BufferPool::new(256);
     let files = vec![
-        spec(
-            1,
-            "a",
-            PathBuf::from("/rr/a.mdf"),
-            256,
-            FileGrowth::None,
-            None,
-        ),
-        spec(
-            3,
-            "b",
-            PathBuf::from("/rr/b.ndf"),
-            256,
-            FileGrowth::None,
-            None,
-        ),
-        spec(
-            4,
-            "c",
-            PathBuf::from("/rr/c.ndf"),
-            256,
-            FileGrowth::None,
-            None,
-        ),
+        spec(1, "a", PathBuf::from("/rr/a.mdf"), 256, FileGrowth::None, None),
+        spec(3, "b", PathBuf::from("/rr/b.ndf"), 256, FileGrowth::None, None),
+        spec(4, "c", PathBuf::from("/rr/c.ndf"), 256, FileGrowth::None, None),
     ];
     let db = Database::create(pool, &fs, DB, "rr", files).unwrap();
-    let a = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 1, 1)
-        .unwrap();
+    let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 1).unwrap();
     // Without near, new extents go to the files in turn; the first extent of the unit in
     // each file starts with its IAM page, so 7 data pages per file fill three extents.
     let mut per_file: BTreeMap<u16, usize> = BTreeMap::new();
     for _ in 0..21 {
-        *per_file
-            .entry(alloc_data(&db, &a, None).unwrap().file_id)
-            .or_default() += 1;
+        *per_file.entry(alloc_data(&db, &a, None).unwrap().file_id).or_default() += 1;
     }
     assert_eq!(per_file, BTreeMap::from([(1, 7), (3, 7), (4, 7)]));
     // With near in file 4, new extents come from file 4.
-    let mut near = db
-        .alloc_unit_pages(a.id)
-        .unwrap()
-        .into_iter()
-        .find(|p| p.file_id == 4)
-        .unwrap();
+    let mut near = db.alloc_unit_pages(a.id).unwrap().into_iter().find(|p| p.file_id == 4).unwrap();
     for _ in 0..40 {
         let p = alloc_data(&db, &a, Some(near)).unwrap();
         assert_eq!(p.file_id, 4);
@@ -397,26 +276,11 @@ fn boot_page_fields_round_trip() {
         &fs,
         42,
         "Bööt",
-        vec![spec(
-            1,
-            "d",
-            primary.clone(),
-            32,
-            FileGrowth::DEFAULT_DATA,
-            None,
-        )],
+        vec![spec(1, "d", primary.clone(), 32, FileGrowth::DEFAULT_DATA, None)],
     )
     .unwrap();
     let b = db.boot_info().unwrap();
-    assert_eq!(
-        (
-            b.name.as_str(),
-            b.db_id,
-            b.checkpoint_lsn,
-            b.dbcc_last_known_good_us
-        ),
-        ("Bööt", 42, 0, 0)
-    );
+    assert_eq!((b.name.as_str(), b.db_id, b.checkpoint_lsn, b.dbcc_last_known_good_us), ("Bööt", 42, 0, 0));
     assert!(b.create_time_us > 1_600_000_000_000_000);
     assert!(b.create_lsn > 0);
     assert_eq!(b.log, None);
@@ -455,10 +319,7 @@ fn boot_page_fields_round_trip() {
     assert_eq!(b2.dbcc_last_known_good_us, 1_700_000_000_000_000);
     assert_eq!(b2.log, Some(log));
     assert_eq!(&b2.txn_reserved[8..11], &[1, 2, 3]);
-    assert_eq!(
-        (b2.create_time_us, b2.create_lsn, b2.binding_id),
-        (b.create_time_us, b.create_lsn, b.binding_id)
-    );
+    assert_eq!((b2.create_time_us, b2.create_lsn, b2.binding_id), (b.create_time_us, b.create_lsn, b.binding_id));
 }
 
 #[test]
@@ -474,32 +335,17 @@ fn free_space_buckets_drive_find_page_with_space() {
         vec![spec(1, "d", primary.clone(), 128, FileGrowth::None, None)],
     )
     .unwrap();
-    let heap = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 10, 0)
-        .unwrap();
-    let pages: Vec<PageId> = (0..10)
-        .map(|_| alloc_data(&db, &heap, None).unwrap())
-        .collect();
+    let heap = db.create_alloc_unit(AllocUnitKind::InRowData, 10, 0).unwrap();
+    let pages: Vec<PageId> = (0..10).map(|_| alloc_data(&db, &heap, None).unwrap()).collect();
     for p in &pages {
         db.note_free_space(heap.id, *p, 10).unwrap(); // full
     }
     assert_eq!(db.find_page_with_space(heap.id, 100).unwrap(), None);
     db.note_free_space(heap.id, pages[3], 5000).unwrap(); // bucket 1: >= 4048 free
     db.note_free_space(heap.id, pages[6], 1700).unwrap(); // bucket 2: >= 1620 free
-    assert_eq!(
-        db.find_page_with_space(heap.id, 4000).unwrap(),
-        Some(pages[3])
-    );
-    assert_eq!(
-        db.find_page_with_space(heap.id, 1000).unwrap(),
-        Some(pages[6]),
-        "the fuller page that still fits"
-    );
-    assert_eq!(
-        db.find_page_with_space(heap.id, 5000).unwrap(),
-        None,
-        "bucket 1 guarantees only 4048 bytes"
-    );
+    assert_eq!(db.find_page_with_space(heap.id, 4000).unwrap(), Some(pages[3]));
+    assert_eq!(db.find_page_with_space(heap.id, 1000).unwrap(), Some(pages[6]), "the fuller page that still fits");
+    assert_eq!(db.find_page_with_space(heap.id, 5000).unwrap(), None, "bucket 1 guarantees only 4048 bytes");
     // The PFS byte carries the bucket.
     let pfs = db.read(PageId::new(1, 1)).unwrap();
     assert_eq!(pfs.body()[pages[3].page_no as usize], PFS_ALLOCATED | 1);
@@ -511,30 +357,15 @@ fn free_space_buckets_drive_find_page_with_space() {
     assert_eq!(db.read(PageId::new(1, 1)).unwrap().lsn(), lsn);
     // A freed page is refused when its PFS byte is consulted (a bucket change).
     db.free_page(heap.id, pages[9]).unwrap();
-    assert!(matches!(
-        db.note_free_space(heap.id, pages[9], 5000),
-        Err(StorageError::Corrupt { .. })
-    ));
-    assert!(
-        db.note_free_space(heap.id, PageId::new(1, 1), 5000)
-            .is_err(),
-        "a PFS page is no data page"
-    );
+    assert!(matches!(db.note_free_space(heap.id, pages[9], 5000), Err(StorageError::Corrupt { .. })));
+    assert!(db.note_free_space(heap.id, PageId::new(1, 1), 5000).is_err(), "a PFS page is no data page");
     db.close().unwrap();
 
     let db = Database::open(pool, &fs, DB, &primary).unwrap();
-    assert_eq!(
-        db.find_page_with_space(heap.id, 4000).unwrap(),
-        Some(pages[3])
-    );
-    assert_eq!(
-        db.find_page_with_space(heap.id, 1000).unwrap(),
-        Some(pages[6])
-    );
+    assert_eq!(db.find_page_with_space(heap.id, 4000).unwrap(), Some(pages[3]));
+    assert_eq!(db.find_page_with_space(heap.id, 1000).unwrap(), Some(pages[6]));
     // A B-tree unit keeps no hints but is answered from PFS.
-    let idx = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 10, 1)
-        .unwrap();
+    let idx = db.create_alloc_unit(AllocUnitKind::InRowData, 10, 1).unwrap();
     let p = alloc_data(&db, &idx, None).unwrap();
     assert_eq!(db.find_page_with_space(idx.id, 8000).unwrap(), Some(p));
     db.note_free_space(idx.id, p, 0).unwrap();
@@ -550,117 +381,49 @@ fn misuse_is_refused_without_damage() {
         &fs,
         DB,
         "misuse",
-        vec![spec(
-            1,
-            "d",
-            PathBuf::from("/m/db.mdf"),
-            64,
-            FileGrowth::None,
-            None,
-        )],
+        vec![spec(1, "d", PathBuf::from("/m/db.mdf"), 64, FileGrowth::None, None)],
     )
     .unwrap();
-    let a = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
-        .unwrap();
-    let b = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 2, 0)
-        .unwrap();
+    let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
+    let b = db.create_alloc_unit(AllocUnitKind::InRowData, 2, 0).unwrap();
     let pa = alloc_data(&db, &a, None).unwrap();
     let corrupt = |r: Result<(), StorageError>| matches!(r, Err(StorageError::Corrupt { .. }));
     assert!(corrupt(db.free_page(b.id, pa)), "another unit's page");
-    assert!(
-        corrupt(db.free_page(a.id, PageId::new(1, 9))),
-        "the boot page"
-    );
-    assert!(
-        corrupt(db.free_page(a.id, PageId::new(1, 60_000))),
-        "beyond the file"
-    );
+    assert!(corrupt(db.free_page(a.id, PageId::new(1, 9))), "the boot page");
+    assert!(corrupt(db.free_page(a.id, PageId::new(1, 60_000))), "beyond the file");
     let iam = db.alloc_unit(a.id).unwrap().first_iam;
     assert!(corrupt(db.free_page(a.id, iam)), "an IAM page");
     db.free_page(a.id, pa).unwrap();
     // The extent is still owned (it holds the IAM page), so a double free is caught by PFS.
     assert!(corrupt(db.free_page(a.id, pa)), "a double free");
-    assert!(matches!(
-        db.allocate_page(1, None),
-        Err(StorageError::Invalid(_))
-    ));
-    assert!(matches!(
-        db.allocate_page(77, None),
-        Err(StorageError::Invalid(_))
-    ));
+    assert!(matches!(db.allocate_page(1, None), Err(StorageError::Invalid(_))));
+    assert!(matches!(db.allocate_page(77, None), Err(StorageError::Invalid(_))));
     assert!(db.drop_alloc_unit(1).is_err());
     assert!(db.drop_alloc_unit(77).is_err());
-    assert!(db
-        .set_alloc_unit_root(77, PageId::NULL, PageId::NULL)
-        .is_err());
+    assert!(db.set_alloc_unit_root(77, PageId::NULL, PageId::NULL).is_err());
     assert!(db.alloc_unit_pages(77).is_err());
     assert_eq!(db.page_owner(PageId::new(9, 9)).unwrap(), None);
     assert_eq!(db.page_owner(iam).unwrap(), Some(a.id));
     assert_consistent(&db);
     // Creating over existing files, bad ids and names are refused.
     let fs2 = MemFs::new();
-    let bad =
-        |files: Vec<FileSpec>| Database::create(BufferPool::new(32), &fs2, 9, "x", files).is_err();
+    let bad = |files: Vec<FileSpec>| Database::create(BufferPool::new(32), &fs2, 9, "x", files).is_err();
     assert!(bad(vec![]));
-    assert!(bad(vec![spec(
-        3,
-        "d",
-        PathBuf::from("/b/1.mdf"),
-        64,
-        FileGrowth::None,
-        None
-    )]));
+    assert!(bad(vec![spec(3, "d", PathBuf::from("/b/1.mdf"), 64, FileGrowth::None, None)]));
     assert!(bad(vec![
-        spec(
-            1,
-            "d",
-            PathBuf::from("/b/1.mdf"),
-            64,
-            FileGrowth::None,
-            None
-        ),
-        spec(
-            2,
-            "e",
-            PathBuf::from("/b/2.ndf"),
-            64,
-            FileGrowth::None,
-            None
-        )
+        spec(1, "d", PathBuf::from("/b/1.mdf"), 64, FileGrowth::None, None),
+        spec(2, "e", PathBuf::from("/b/2.ndf"), 64, FileGrowth::None, None)
     ]));
     assert!(bad(vec![
-        spec(
-            1,
-            "d",
-            PathBuf::from("/b/1.mdf"),
-            64,
-            FileGrowth::None,
-            None
-        ),
-        spec(
-            3,
-            "D",
-            PathBuf::from("/b/2.ndf"),
-            64,
-            FileGrowth::None,
-            None
-        )
+        spec(1, "d", PathBuf::from("/b/1.mdf"), 64, FileGrowth::None, None),
+        spec(3, "D", PathBuf::from("/b/2.ndf"), 64, FileGrowth::None, None)
     ]));
     assert!(Database::create(
         BufferPool::new(32),
         &fs,
         9,
         "x",
-        vec![spec(
-            1,
-            "d",
-            PathBuf::from("/m/db.mdf"),
-            64,
-            FileGrowth::None,
-            None
-        )]
+        vec![spec(1, "d", PathBuf::from("/m/db.mdf"), 64, FileGrowth::None, None)]
     )
     .is_err());
 }
@@ -671,14 +434,7 @@ fn concurrent_units_allocate_free_and_note() {
     let primary = PathBuf::from("/conc/db.mdf");
     let files = vec![
         spec(1, "a", primary.clone(), 64, FileGrowth::Pages(64), None),
-        spec(
-            3,
-            "b",
-            PathBuf::from("/conc/b.ndf"),
-            64,
-            FileGrowth::Pages(64),
-            None,
-        ),
+        spec(3, "b", PathBuf::from("/conc/b.ndf"), 64, FileGrowth::Pages(64), None),
     ];
     // A small pool: allocation pages are evicted and read back while threads work.
     let pool = BufferPool::new(48);
@@ -688,16 +444,10 @@ fn concurrent_units_allocate_free_and_note() {
             .map(|t| {
                 let db = &db;
                 s.spawn(move || {
-                    let u = db
-                        .create_alloc_unit(AllocUnitKind::InRowData, t, 0)
-                        .unwrap();
+                    let u = db.create_alloc_unit(AllocUnitKind::InRowData, t, 0).unwrap();
                     let mut mine = Vec::new();
                     for i in 0..400usize {
-                        let near = if i % 2 == 0 {
-                            mine.last().copied()
-                        } else {
-                            None
-                        };
+                        let near = if i % 2 == 0 { mine.last().copied() } else { None };
                         let p = alloc_data(db, &u, near).unwrap();
                         db.note_free_space(u.id, p, (i * 37) % 8096).unwrap();
                         mine.push(p);
@@ -756,27 +506,10 @@ fn gam_byte(ext: u32) -> usize {
 
 fn small_db(fs: &MemFs, path: &Path) -> (Arc<Database>, AllocUnit, AllocUnit) {
     let pool = BufferPool::new(128);
-    let db = Database::create(
-        pool,
-        fs,
-        DB,
-        "dmg",
-        vec![spec(
-            1,
-            "d",
-            path.to_path_buf(),
-            128,
-            FileGrowth::None,
-            None,
-        )],
-    )
-    .unwrap();
-    let a = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 1, 0)
+    let db = Database::create(pool, fs, DB, "dmg", vec![spec(1, "d", path.to_path_buf(), 128, FileGrowth::None, None)])
         .unwrap();
-    let b = db
-        .create_alloc_unit(AllocUnitKind::InRowData, 2, 0)
-        .unwrap();
+    let a = db.create_alloc_unit(AllocUnitKind::InRowData, 1, 0).unwrap();
+    let b = db.create_alloc_unit(AllocUnitKind::InRowData, 2, 0).unwrap();
     for _ in 0..20 {
         alloc_data(&db, &a, None).unwrap();
         alloc_data(&db, &b, None).unwrap();
@@ -801,26 +534,16 @@ fn corrupt_gam_bits_are_reported() {
     let problems = db.check_allocation().unwrap();
     assert_eq!(problems.len(), 2, "{problems:#?}");
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains(&format!("(1:{})", owned * 8))
-                && p.contains("marked free in the GAM")),
+        problems.iter().any(|p| p.contains(&format!("(1:{})", owned * 8)) && p.contains("marked free in the GAM")),
         "{problems:#?}"
     );
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains(&format!("(1:{})", free * 8))
-                && p.contains("no IAM has allocated it")),
+        problems.iter().any(|p| p.contains(&format!("(1:{})", free * 8)) && p.contains("no IAM has allocated it")),
         "{problems:#?}"
     );
     // A system extent marked free.
     damage(&db, PageId::new(1, 2), |b| b[HEADER_SIZE] |= 1);
-    assert!(db
-        .check_allocation()
-        .unwrap()
-        .iter()
-        .any(|p| p.contains("system extent (1:0)")));
+    assert!(db.check_allocation().unwrap().iter().any(|p| p.contains("system extent (1:0)")));
 }
 
 #[test]
@@ -830,21 +553,12 @@ fn corrupt_iam_and_pfs_are_reported() {
     let ea = layout::extent_of(db.alloc_unit_pages(a.id).unwrap()[0].page_no);
     let iam_b = db.alloc_unit(b.id).unwrap().first_iam;
     // Unit b's IAM also claims an extent of unit a.
-    damage(&db, iam_b, |x| {
-        x[HEADER_SIZE + layout::iam::BITMAP + layout::gam_bit_of(ea) / 8] |= 1 << (ea % 8)
-    });
+    damage(&db, iam_b, |x| x[HEADER_SIZE + layout::iam::BITMAP + layout::gam_bit_of(ea) / 8] |= 1 << (ea % 8));
     let problems = db.check_allocation().unwrap();
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains("allocated by more than one allocation object")),
-        "{problems:#?}"
-    );
+    assert!(problems.iter().any(|p| p.contains("allocated by more than one allocation object")), "{problems:#?}");
     // Repair by hand, then break PFS: the IAM page of unit a loses its IAM bit, and a page
     // in a free extent is marked allocated.
-    damage(&db, iam_b, |x| {
-        x[HEADER_SIZE + layout::iam::BITMAP + layout::gam_bit_of(ea) / 8] &= !(1 << (ea % 8))
-    });
+    damage(&db, iam_b, |x| x[HEADER_SIZE + layout::iam::BITMAP + layout::gam_bit_of(ea) / 8] &= !(1 << (ea % 8)));
     assert_consistent(&db);
     let iam_a = db.alloc_unit(a.id).unwrap().first_iam;
     let stray = 127u32 - 8;
@@ -853,17 +567,9 @@ fn corrupt_iam_and_pfs_are_reported() {
         x[HEADER_SIZE + stray as usize] = PFS_ALLOCATED;
     });
     let problems = db.check_allocation().unwrap();
+    assert!(problems.iter().any(|p| p.contains(&format!("IAM page ({iam_a})")) && p.contains("PFS")), "{problems:#?}");
     assert!(
-        problems
-            .iter()
-            .any(|p| p.contains(&format!("IAM page ({iam_a})")) && p.contains("PFS")),
-        "{problems:#?}"
-    );
-    assert!(
-        problems
-            .iter()
-            .any(|p| p.contains(&format!("Page (1:{stray})"))
-                && p.contains("not allocated in any IAM")),
+        problems.iter().any(|p| p.contains(&format!("Page (1:{stray})")) && p.contains("not allocated in any IAM")),
         "{problems:#?}"
     );
 }
@@ -923,22 +629,8 @@ fn foreign_file_is_refused() {
     let pool = BufferPool::new(64);
     let mk = |name: &str| {
         let files = vec![
-            spec(
-                1,
-                "d",
-                PathBuf::from(format!("/{name}/d.mdf")),
-                32,
-                FileGrowth::None,
-                None,
-            ),
-            spec(
-                3,
-                "e",
-                PathBuf::from(format!("/{name}/e.ndf")),
-                32,
-                FileGrowth::None,
-                None,
-            ),
+            spec(1, "d", PathBuf::from(format!("/{name}/d.mdf")), 32, FileGrowth::None, None),
+            spec(3, "e", PathBuf::from(format!("/{name}/e.ndf")), 32, FileGrowth::None, None),
         ];
         let db = Database::create(pool.clone(), &fs, DB, name, files).unwrap();
         db.close().unwrap();
@@ -949,13 +641,8 @@ fn foreign_file_is_refused() {
     let theirs = fs.open(Path::new("/two/e.ndf"), false).unwrap();
     let mut bytes = vec![0u8; theirs.len().unwrap() as usize];
     theirs.read_at(0, &mut bytes).unwrap();
-    fs.open(Path::new("/one/e.ndf"), false)
-        .unwrap()
-        .write_at(0, &bytes)
-        .unwrap();
-    let err = Database::open(pool.clone(), &fs, DB, Path::new("/one/d.mdf"))
-        .err()
-        .expect("must refuse");
+    fs.open(Path::new("/one/e.ndf"), false).unwrap().write_at(0, &bytes).unwrap();
+    let err = Database::open(pool.clone(), &fs, DB, Path::new("/one/d.mdf")).err().expect("must refuse");
     assert!(err.to_string().contains("does not belong"), "{err}");
     assert!(Database::open(pool, &fs, DB, Path::new("/two/d.mdf")).is_ok());
 }

@@ -219,7 +219,8 @@ fn concurrent_latching_loses_no_update() {
                     } else {
                         let mut g = pool.write(DB, id).unwrap();
                         let v = u64::from_le_bytes(g.record(0).unwrap().try_into().unwrap());
-                        apply(g.page_mut(), id, &PageOp::ReplaceSlot { slot: 0, record: &(v + 1).to_le_bytes() }).unwrap();
+                        apply(g.page_mut(), id, &PageOp::ReplaceSlot { slot: 0, record: &(v + 1).to_le_bytes() })
+                            .unwrap();
                         g.mark_dirty(lsn.fetch_add(1, Ordering::SeqCst));
                     }
                 }

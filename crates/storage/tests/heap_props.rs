@@ -27,17 +27,12 @@ fn create_db(fs: &MemFs, pool_pages: usize) -> Arc<Database> {
         max_pages: None,
     };
     let id = NEXT_DB.fetch_add(1, Ordering::Relaxed);
-    Database::create(BufferPool::new(pool_pages), fs, id, "heap", vec![spec])
-        .expect("create database")
+    Database::create(BufferPool::new(pool_pages), fs, id, "heap", vec![spec]).expect("create database")
 }
 
 /// Rows of a table (id int NOT NULL, payload varbinary(8000) NULL).
 fn layout() -> RowLayout {
-    RowLayout::new(vec![
-        ColumnLayout::fixed(4),
-        ColumnLayout::variable().with_nullable(),
-    ])
-    .expect("layout")
+    RowLayout::new(vec![ColumnLayout::fixed(4), ColumnLayout::variable().with_nullable()]).expect("layout")
 }
 
 /// Rows of a table (flag tinyint NOT NULL): 7-byte records, shorter than a stub.
@@ -48,16 +43,11 @@ fn tiny_layout() -> RowLayout {
 /// A row whose payload is `len` copies of one byte derived from `id` and `version`, so
 /// a reader can tell a whole row from a torn one. `len == usize::MAX` means NULL.
 fn make_row(layout: &RowLayout, id: u32, version: u32, len: usize) -> Vec<u8> {
-    let payload =
-        vec![(id ^ version.wrapping_mul(31)) as u8; if len == usize::MAX { 0 } else { len }];
+    let payload = vec![(id ^ version.wrapping_mul(31)) as u8; if len == usize::MAX { 0 } else { len }];
     let id_bytes = id.to_le_bytes();
     let values = [
         ColumnValue::Inline(&id_bytes),
-        if len == usize::MAX {
-            ColumnValue::Null
-        } else {
-            ColumnValue::Inline(&payload)
-        },
+        if len == usize::MAX { ColumnValue::Null } else { ColumnValue::Inline(&payload) },
     ];
     let mut out = Vec::new();
     encode_record(layout, RecordType::Primary, &values, &mut out).expect("encode");
@@ -66,26 +56,15 @@ fn make_row(layout: &RowLayout, id: u32, version: u32, len: usize) -> Vec<u8> {
 
 fn make_tiny(flag: u8) -> Vec<u8> {
     let mut out = Vec::new();
-    encode_record(
-        &tiny_layout(),
-        RecordType::Primary,
-        &[ColumnValue::Inline(&[flag])],
-        &mut out,
-    )
-    .expect("encode");
+    encode_record(&tiny_layout(), RecordType::Primary, &[ColumnValue::Inline(&[flag])], &mut out).expect("encode");
     out
 }
 
 /// Checks the heap against the model: structure, scan (each row exactly once), get.
 fn verify(heap: &Heap, model: &HashMap<Rid, Vec<u8>>) -> Result<(), TestCaseError> {
-    let stats = heap
-        .check()
-        .map_err(|e| TestCaseError::fail(format!("check: {e}")))?;
+    let stats = heap.check().map_err(|e| TestCaseError::fail(format!("check: {e}")))?;
     prop_assert_eq!(stats.rows as usize, model.len());
-    prop_assert_eq!(
-        stats.forwarded_records,
-        heap.forwarded_count().expect("forwarded_count")
-    );
+    prop_assert_eq!(stats.forwarded_records, heap.forwarded_count().expect("forwarded_count"));
     prop_assert_eq!(stats.empty_pages, 0, "emptied pages are freed");
     let mut seen: HashMap<Rid, Vec<u8>> = HashMap::new();
     let mut dup = None;
@@ -125,6 +104,12 @@ enum Op {
     Get {
         i: usize,
     },
+    /// Remove one ghost (as after the deleting transaction commits).
+    RemoveGhost {
+        i: usize,
+    },
+    /// Remove every ghost.
+    Cleanup,
     Verify,
 }
 
@@ -145,6 +130,8 @@ fn op_strategy() -> impl Strategy<Value = Op> {
         5 => (any::<usize>(), len_strategy()).prop_map(|(i, len)| Op::Update { i, len }),
         2 => any::<usize>().prop_map(|i| Op::Delete { i }),
         1 => any::<usize>().prop_map(|i| Op::Get { i }),
+        1 => any::<usize>().prop_map(|i| Op::RemoveGhost { i }),
+        1 => Just(Op::Cleanup),
         1 => Just(Op::Verify),
     ]
 }
@@ -153,7 +140,8 @@ proptest! {
     #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
 
     /// The heap behaves like a map from RID to row: RIDs never change, forwarding is
-    /// invisible to callers, and the structure checks out after every step.
+    /// invisible to callers, deleted rows stay ghosts (their slots are not reused) until
+    /// their ghosts are removed, and the structure checks out after every step.
     #[test]
     fn heap_matches_model(ops in prop::collection::vec(op_strategy(), 1..120)) {
         let fs = MemFs::new();
@@ -162,6 +150,8 @@ proptest! {
         let layout = layout();
         let mut model: HashMap<Rid, Vec<u8>> = HashMap::new();
         let mut deleted: Vec<Rid> = Vec::new();
+        // Deleted rows whose ghosts are still there.
+        let mut ghosts: Vec<Rid> = Vec::new();
         let mut version = 0u32;
         let pick = |model: &HashMap<Rid, Vec<u8>>, i: usize| -> Option<Rid> {
             let mut keys: Vec<Rid> = model.keys().copied().collect();
@@ -175,6 +165,7 @@ proptest! {
                     let row = if tiny { make_tiny(version as u8) } else { make_row(&layout, version, version, len) };
                     let rid = heap.insert(&row).expect("insert");
                     prop_assert!(!model.contains_key(&rid), "insert reused a live RID {}", rid);
+                    prop_assert!(!ghosts.contains(&rid), "insert reused a ghost's RID {}", rid);
                     model.insert(rid, row);
                     deleted.retain(|r| *r != rid);
                 }
@@ -190,7 +181,20 @@ proptest! {
                         prop_assert!(heap.delete(rid).expect("delete"));
                         model.remove(&rid);
                         deleted.push(rid);
+                        ghosts.push(rid);
                     }
+                }
+                Op::RemoveGhost { i } => {
+                    if !ghosts.is_empty() {
+                        let rid = ghosts.remove(i % ghosts.len());
+                        prop_assert!(heap.remove_ghost(rid).expect("remove ghost"));
+                        prop_assert!(!heap.remove_ghost(rid).expect("remove ghost again"));
+                    }
+                }
+                Op::Cleanup => {
+                    let n = heap.cleanup_ghosts().expect("cleanup");
+                    prop_assert_eq!(n as usize, ghosts.len());
+                    ghosts.clear();
                 }
                 Op::Get { i } => {
                     if let Some(rid) = pick(&model, i) {
@@ -208,14 +212,16 @@ proptest! {
                 }
                 Op::Verify => verify(&heap, &model)?,
             }
-            heap.check().map_err(|e| TestCaseError::fail(format!("check: {e}")))?;
+            let st = heap.check().map_err(|e| TestCaseError::fail(format!("check: {e}")))?;
+            prop_assert_eq!(st.ghost_records as usize, ghosts.len());
         }
         verify(&heap, &model)?;
-        // Deleting everything frees every page.
+        // Deleting everything and removing the ghosts frees every page.
         let rids: Vec<Rid> = model.keys().copied().collect();
         for rid in rids {
             prop_assert!(heap.delete(rid).expect("delete all"));
         }
+        heap.cleanup_ghosts().expect("cleanup");
         prop_assert_eq!(heap.page_count().expect("pages"), 0);
         let mut n = 0;
         heap.scan(|_, _| { n += 1; true }).expect("scan");
@@ -232,9 +238,7 @@ fn repeated_growth_keeps_one_hop() {
     let heap = Heap::create(&db, 5).expect("heap");
     let layout = layout();
     // Fill pages with medium rows so growth has to move rows around.
-    let rids: Vec<Rid> = (0..200)
-        .map(|i| heap.insert(&make_row(&layout, i, 0, 300)).expect("insert"))
-        .collect();
+    let rids: Vec<Rid> = (0..200).map(|i| heap.insert(&make_row(&layout, i, 0, 300)).expect("insert")).collect();
     let target = rids[17];
     for v in 1..60u32 {
         let len = [500, 2000, 7000, 8000, 100, 4000][v as usize % 6];
@@ -242,10 +246,7 @@ fn repeated_growth_keeps_one_hop() {
         assert!(heap.update(target, &row).expect("update"));
         assert_eq!(heap.get(target).expect("get"), Some(row));
         let st = heap.check().expect("check");
-        assert!(
-            st.forwarded_records <= 1,
-            "one row has at most one forwarded record"
-        );
+        assert!(st.forwarded_records <= 1, "one row has at most one forwarded record");
         assert_eq!(st.rows, 200);
     }
     // Early stop of a scan.
@@ -301,13 +302,10 @@ fn reopen_keeps_rows() {
     assert_eq!(st.rows as usize, model.len());
     assert_eq!(st.forwarded_records, forwarded);
     let mut seen = HashMap::new();
-    heap.scan(|rid, row| seen.insert(rid, row.to_vec()).is_none())
-        .expect("scan");
+    heap.scan(|rid, row| seen.insert(rid, row.to_vec()).is_none()).expect("scan");
     assert_eq!(seen, model);
     // Still writable after the reopen.
-    let rid = heap
-        .insert(&make_row(&layout, 999, 0, 10))
-        .expect("insert after reopen");
+    let rid = heap.insert(&make_row(&layout, 999, 0, 10)).expect("insert after reopen");
     assert!(!model.contains_key(&rid));
     heap.check().expect("check");
 }
@@ -404,8 +402,7 @@ fn concurrent_inserts_updates_and_scans() {
     let st = heap.check().expect("check");
     assert_eq!(st.rows as usize, expected.len());
     let mut seen = HashMap::new();
-    heap.scan(|rid, row| seen.insert(rid, row.to_vec()).is_none())
-        .expect("scan");
+    heap.scan(|rid, row| seen.insert(rid, row.to_vec()).is_none()).expect("scan");
     assert_eq!(seen.len(), expected.len());
     assert!(seen == expected, "final contents differ");
 }

@@ -22,8 +22,7 @@ fn pattern(seed: u8, len: usize) -> Vec<u8> {
     let salt = (seed as u64 + 1).wrapping_mul(0xD6E8_FEB8_6659_FD93);
     (0..len)
         .map(|i| {
-            let x = ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt)
-                .wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            let x = ((i as u64 + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ salt).wrapping_mul(0xBF58_476D_1CE4_E5B9);
             (x >> 56) as u8 | 1
         })
         .collect()
@@ -63,15 +62,10 @@ struct TempDir(PathBuf);
 impl TempDir {
     fn new(tag: &str) -> Self {
         static COUNTER: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
+        let nanos =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
         let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "mesquite-io-backends-{tag}-{}-{nanos}-{n}",
-            std::process::id()
-        ));
+        let dir = std::env::temp_dir().join(format!("mesquite-io-backends-{tag}-{}-{nanos}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         TempDir(dir)
     }
@@ -94,10 +88,7 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
 
     // Missing file.
     assert!(!fs.exists(&a));
-    assert_eq!(
-        expect_err(fs.open(&a, false)).kind(),
-        io::ErrorKind::NotFound
-    );
+    assert_eq!(expect_err(fs.open(&a, false)).kind(), io::ErrorKind::NotFound);
     assert!(!fs.exists(&a), "a failed open must not create the file");
 
     // Create: empty.
@@ -105,10 +96,7 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     assert!(fs.exists(&a));
     assert_eq!(f.len().unwrap(), 0);
     let mut one = [0u8; 1];
-    assert_eq!(
-        expect_err(f.read_at(0, &mut one)).kind(),
-        io::ErrorKind::UnexpectedEof
-    );
+    assert_eq!(expect_err(f.read_at(0, &mut one)).kind(), io::ErrorKind::UnexpectedEof);
 
     // Write and read back.
     let s0 = pattern(1, SECTOR_SIZE);
@@ -122,9 +110,7 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     f.write_at(8192, &s2).unwrap();
     assert_eq!(f.len().unwrap(), 8192 + SECTOR_SIZE as u64);
     assert_eq!(read(&*f, 8192, SECTOR_SIZE), s2);
-    assert!(read(&*f, SECTOR_SIZE as u64, 8192 - SECTOR_SIZE)
-        .iter()
-        .all(|&x| x == 0));
+    assert!(read(&*f, SECTOR_SIZE as u64, 8192 - SECTOR_SIZE).iter().all(|&x| x == 0));
 
     // Unaligned overwrite in the middle.
     f.write_at(100, b"hello").unwrap();
@@ -135,18 +121,9 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     // Reads that reach past the end fail, whatever their start.
     let len = f.len().unwrap();
     let mut buf = [0u8; 16];
-    assert_eq!(
-        expect_err(f.read_at(len - 8, &mut buf)).kind(),
-        io::ErrorKind::UnexpectedEof
-    );
-    assert_eq!(
-        expect_err(f.read_at(len, &mut buf)).kind(),
-        io::ErrorKind::UnexpectedEof
-    );
-    assert_eq!(
-        expect_err(f.read_at(len + 4096, &mut buf)).kind(),
-        io::ErrorKind::UnexpectedEof
-    );
+    assert_eq!(expect_err(f.read_at(len - 8, &mut buf)).kind(), io::ErrorKind::UnexpectedEof);
+    assert_eq!(expect_err(f.read_at(len, &mut buf)).kind(), io::ErrorKind::UnexpectedEof);
+    assert_eq!(expect_err(f.read_at(len + 4096, &mut buf)).kind(), io::ErrorKind::UnexpectedEof);
     f.read_at(len - 16, &mut buf).unwrap();
 
     // set_len grows with zeros and keeps the data.
@@ -154,20 +131,13 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     assert_eq!(f.len().unwrap(), 20_000);
     assert_eq!(read(&*f, 0, SECTOR_SIZE), expect);
     assert_eq!(read(&*f, 8192, SECTOR_SIZE), s2);
-    assert!(
-        read(&*f, 8192 + SECTOR_SIZE as u64, 20_000 - 8192 - SECTOR_SIZE)
-            .iter()
-            .all(|&x| x == 0)
-    );
+    assert!(read(&*f, 8192 + SECTOR_SIZE as u64, 20_000 - 8192 - SECTOR_SIZE).iter().all(|&x| x == 0));
 
     // set_len shrinks; growing again brings back zeros, not the old bytes.
     f.set_len(300).unwrap();
     assert_eq!(f.len().unwrap(), 300);
     assert_eq!(read(&*f, 0, 300), expect[..300].to_vec());
-    assert_eq!(
-        expect_err(f.read_at(299, &mut [0u8; 2])).kind(),
-        io::ErrorKind::UnexpectedEof
-    );
+    assert_eq!(expect_err(f.read_at(299, &mut [0u8; 2])).kind(), io::ErrorKind::UnexpectedEof);
     f.set_len(SECTOR_SIZE as u64).unwrap();
     assert_eq!(read(&*f, 0, 300), expect[..300].to_vec());
     assert!(read(&*f, 300, SECTOR_SIZE - 300).iter().all(|&x| x == 0));
@@ -194,16 +164,9 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     fs.remove(&a).unwrap();
     assert!(!fs.exists(&a));
     assert!(fs.exists(&b));
-    assert_eq!(
-        expect_err(fs.open(&a, false)).kind(),
-        io::ErrorKind::NotFound
-    );
+    assert_eq!(expect_err(fs.open(&a, false)).kind(), io::ErrorKind::NotFound);
     let fresh = fs.open(&a, true).unwrap();
-    assert_eq!(
-        fresh.len().unwrap(),
-        0,
-        "a file created after remove starts empty"
-    );
+    assert_eq!(fresh.len().unwrap(), 0, "a file created after remove starts empty");
     assert_eq!(read_all(&*g), pattern(9, 1000));
 }
 
@@ -247,8 +210,7 @@ fn unsynced_writes_are_lost_with_drop_all() {
     assert_eq!(fs.unsynced_write_count(&path), 0);
 
     f.write_at(0, &pattern(2, SECTOR_SIZE)).unwrap();
-    f.write_at(8 * SECTOR_SIZE as u64, &pattern(3, SECTOR_SIZE))
-        .unwrap();
+    f.write_at(8 * SECTOR_SIZE as u64, &pattern(3, SECTOR_SIZE)).unwrap();
     f.set_len(SECTOR_SIZE as u64).unwrap();
     assert_eq!(fs.unsynced_write_count(&path), 3);
     assert_eq!(fs.durable_bytes(&path).unwrap(), old);
@@ -272,29 +234,19 @@ fn unsynced_writes_are_kept_with_keep_all() {
     f.sync().unwrap();
     f.write_at(100, &pattern(2, 700)).unwrap();
     f.set_len(3 * SECTOR_SIZE as u64).unwrap();
-    f.write_at(10 * SECTOR_SIZE as u64, &pattern(3, 2 * SECTOR_SIZE))
-        .unwrap();
+    f.write_at(10 * SECTOR_SIZE as u64, &pattern(3, 2 * SECTOR_SIZE)).unwrap();
     let volatile = fs.volatile_bytes(&path).unwrap();
     assert_eq!(volatile.len(), 12 * SECTOR_SIZE);
 
     let fs2 = fs.restart();
     assert_eq!(fs2.volatile_bytes(&path).unwrap(), volatile);
     assert_eq!(read_all(&*fs2.open(&path, false).unwrap()), volatile);
-    assert_eq!(
-        fs2.torn_write_policy(),
-        FaultFs::KEEP_ALL_UNSYNCED,
-        "the policy carries over"
-    );
+    assert_eq!(fs2.torn_write_policy(), FaultFs::KEEP_ALL_UNSYNCED, "the policy carries over");
 }
 
 #[test]
 fn synced_writes_always_survive() {
-    let policies = [
-        FaultFs::TORN_RANDOM,
-        FaultFs::DROP_ALL_UNSYNCED,
-        FaultFs::KEEP_ALL_UNSYNCED,
-        FaultFs::TEAR_ALL,
-    ];
+    let policies = [FaultFs::TORN_RANDOM, FaultFs::DROP_ALL_UNSYNCED, FaultFs::KEEP_ALL_UNSYNCED, FaultFs::TEAR_ALL];
     for policy in policies {
         for seed in 0..40 {
             let fs = FaultFs::new(seed);
@@ -306,19 +258,14 @@ fn synced_writes_always_survive() {
             fa.write_at(0, &synced).unwrap();
             fb.write_at(0, &pattern(7, SECTOR_SIZE)).unwrap();
             fa.sync().unwrap(); // syncs a only
-            fa.write_at(8 * SECTOR_SIZE as u64, &pattern(5, 8 * SECTOR_SIZE))
-                .unwrap();
+            fa.write_at(8 * SECTOR_SIZE as u64, &pattern(5, 8 * SECTOR_SIZE)).unwrap();
             fa.set_len(12 * SECTOR_SIZE as u64).unwrap();
             fs.crash_now();
 
             let fs2 = fs.restart();
             let after = fs2.volatile_bytes(&a).unwrap();
             assert!(after.len() >= synced.len(), "{policy:?} seed {seed}");
-            assert_eq!(
-                &after[..synced.len()],
-                &synced[..],
-                "{policy:?} seed {seed}"
-            );
+            assert_eq!(&after[..synced.len()], &synced[..], "{policy:?} seed {seed}");
             // Syncing a did not make b's write durable.
             assert_eq!(fs.durable_bytes(&b).unwrap(), Vec::<u8>::new());
             if policy == FaultFs::DROP_ALL_UNSYNCED {
@@ -381,10 +328,7 @@ fn torn_writes_are_sector_granular() {
     }
     // Tearing really happens, in both directions.
     assert!(mixed_runs > 32, "{mixed_runs}");
-    assert!(
-        sectors_old > 300 && sectors_new > 300,
-        "{sectors_old} {sectors_new}"
-    );
+    assert!(sectors_old > 300 && sectors_new > 300, "{sectors_old} {sectors_new}");
 }
 
 #[test]
@@ -423,36 +367,22 @@ fn torn_extending_write_leaves_new_sectors_or_zeros() {
     let new = pattern(2, 4 * SECTOR_SIZE);
     let mut lengths = std::collections::BTreeSet::new();
     for seed in 0..64 {
-        let after = one_torn_write(
-            fault_fs!(seed, FaultFs::TEAR_ALL),
-            &old,
-            old.len() as u64,
-            &new,
-        );
+        let after = one_torn_write(fault_fs!(seed, FaultFs::TEAR_ALL), &old, old.len() as u64, &new);
         assert_eq!(&after[..old.len()], &old[..]);
         assert_eq!(after.len() % SECTOR_SIZE, 0);
         lengths.insert(after.len());
         for s in 2..after.len() / SECTOR_SIZE {
             let r = s * SECTOR_SIZE..(s + 1) * SECTOR_SIZE;
             let n = &new[r.start - old.len()..r.end - old.len()];
-            assert!(
-                after[r.clone()] == *n || after[r.clone()].iter().all(|&x| x == 0),
-                "seed {seed} sector {s}"
-            );
+            assert!(after[r.clone()] == *n || after[r.clone()].iter().all(|&x| x == 0), "seed {seed} sector {s}");
         }
         if after.len() > old.len() {
             // The length comes from a surviving piece, so the last sector is new data.
             let last = after.len() - SECTOR_SIZE;
-            assert_eq!(
-                &after[last..],
-                &new[last - old.len()..last - old.len() + SECTOR_SIZE]
-            );
+            assert_eq!(&after[last..], &new[last - old.len()..last - old.len() + SECTOR_SIZE]);
         }
     }
-    assert!(
-        lengths.contains(&old.len()) && lengths.contains(&(6 * SECTOR_SIZE)),
-        "{lengths:?}"
-    );
+    assert!(lengths.contains(&old.len()) && lengths.contains(&(6 * SECTOR_SIZE)), "{lengths:?}");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -478,11 +408,7 @@ fn crash_after_nth_write_stops_everything() {
 
     let vol_a = fs.volatile_bytes(&a).unwrap();
     let vol_b = fs.volatile_bytes(&b).unwrap();
-    assert_eq!(
-        &vol_a[1024..],
-        &pattern(4, SECTOR_SIZE)[..],
-        "the n-th write is in the volatile image"
-    );
+    assert_eq!(&vol_a[1024..], &pattern(4, SECTOR_SIZE)[..], "the n-th write is in the volatile image");
     assert_eq!(fs.unsynced_write_count(&a), 2);
 
     assert_crash_err("write", fa.write_at(2048, &pattern(5, SECTOR_SIZE)));
@@ -563,20 +489,14 @@ fn created_and_removed_files_are_durable_at_once() {
     fs.set_torn_write_policy(FaultFs::DROP_ALL_UNSYNCED);
     let f = fs.open(&p("new"), true).unwrap();
     f.write_at(0, b"unsynced").unwrap();
-    fs.open(&p("gone"), true)
-        .unwrap()
-        .write_at(0, b"x")
-        .unwrap();
+    fs.open(&p("gone"), true).unwrap().write_at(0, b"x").unwrap();
     fs.open(&p("gone"), false).unwrap().sync().unwrap();
     fs.remove(&p("gone")).unwrap();
     let fs2 = fs.restart();
     assert!(fs2.exists(&p("new")));
     assert_eq!(fs2.volatile_bytes(&p("new")).unwrap(), Vec::<u8>::new());
     assert!(!fs2.exists(&p("gone")));
-    assert_eq!(
-        expect_err(fs2.remove(&p("gone"))).kind(),
-        io::ErrorKind::NotFound
-    );
+    assert_eq!(expect_err(fs2.remove(&p("gone"))).kind(), io::ErrorKind::NotFound);
 }
 
 /// A small deterministic workload over two files: writes, syncs, a size change. Stops
@@ -588,10 +508,7 @@ fn workload(fs: &FaultFs) -> io::Result<()> {
     for i in 0..20u64 {
         log.write_at(i * SECTOR_SIZE as u64, &pattern(i as u8, SECTOR_SIZE))?;
         log.sync()?;
-        a.write_at(
-            (i % 6) * 2 * SECTOR_SIZE as u64,
-            &pattern(100 + i as u8, 2 * SECTOR_SIZE),
-        )?;
+        a.write_at((i % 6) * 2 * SECTOR_SIZE as u64, &pattern(100 + i as u8, 2 * SECTOR_SIZE))?;
         if i % 5 == 4 {
             a.sync()?;
         }
@@ -656,8 +573,7 @@ fn crash_is_atomic_under_concurrent_writers() {
                         // Concurrent readers too; they may fail only because of the crash.
                         if let Err(e) = file.read_at(0, &mut buf) {
                             assert!(
-                                e.kind() == io::ErrorKind::UnexpectedEof
-                                    || e.to_string().contains("simulated crash"),
+                                e.kind() == io::ErrorKind::UnexpectedEof || e.to_string().contains("simulated crash"),
                                 "{e}"
                             );
                         }
@@ -671,10 +587,7 @@ fn crash_is_atomic_under_concurrent_writers() {
 
     assert!(fs.is_crashed());
     assert_eq!(fs.writes_done(), CRASH_AT);
-    let succeeded: usize = results
-        .iter()
-        .map(|r| r.iter().filter(|&&x| x).count())
-        .sum();
+    let succeeded: usize = results.iter().map(|r| r.iter().filter(|&&x| x).count()).sum();
     assert_eq!(succeeded as u64, CRASH_AT, "exactly n writes succeed");
     for (t, r) in results.iter().enumerate() {
         // Once a thread saw the crash, all its later writes failed too.
@@ -716,10 +629,7 @@ fn restart_is_deterministic_for_a_seed() {
         assert_eq!(run(seed), run(seed), "seed {seed}");
     }
     let first = run(0);
-    assert!(
-        (1..20).any(|s| run(s) != first),
-        "different seeds should give different crashes"
-    );
+    assert!((1..20).any(|s| run(s) != first), "different seeds should give different crashes");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -742,9 +652,7 @@ fn write_failure_injection_is_a_full_disk_not_a_crash() {
     assert_eq!(fs.volatile_bytes(&path).unwrap(), b"onetwo".to_vec());
 
     // Growing needs space; shrinking, reading and syncing do not.
-    assert!(expect_err(f.set_len(4096))
-        .to_string()
-        .contains("No space left"));
+    assert!(expect_err(f.set_len(4096)).to_string().contains("No space left"));
     f.set_len(5).unwrap();
     assert_eq!(read_all(&*f), b"onetw".to_vec());
     f.sync().unwrap();
@@ -756,10 +664,7 @@ fn write_failure_injection_is_a_full_disk_not_a_crash() {
 
     // The error kind is the caller's choice.
     fs.fail_writes_after(0, io::ErrorKind::WriteZero);
-    assert_eq!(
-        expect_err(f.write_at(0, b"x")).kind(),
-        io::ErrorKind::WriteZero
-    );
+    assert_eq!(expect_err(f.write_at(0, b"x")).kind(), io::ErrorKind::WriteZero);
 }
 
 #[test]
@@ -811,10 +716,7 @@ fn corruption_is_visible_and_survives_restart() {
 
     let fs = FaultFs::new(13);
     fs.open(&path, true).unwrap().write_at(0, &data).unwrap();
-    assert_eq!(
-        expect_err(fs.corrupt(&p("/nope"), 0, &[1])).kind(),
-        io::ErrorKind::NotFound
-    );
+    assert_eq!(expect_err(fs.corrupt(&p("/nope"), 0, &[1])).kind(), io::ErrorKind::NotFound);
     expect_err(fs.corrupt(&path, data.len() as u64, &[1]));
     // A mask running past the end is refused and flips nothing.
     expect_err(fs.corrupt(&path, data.len() as u64 - 1, &[0x80, 0x80]));
@@ -833,19 +735,9 @@ fn corruption_is_visible_and_survives_restart() {
 
 #[derive(Clone, Debug)]
 enum Op {
-    Write {
-        file: usize,
-        offset: u64,
-        len: usize,
-        seed: u8,
-    },
-    Sync {
-        file: usize,
-    },
-    SetLen {
-        file: usize,
-        len: u64,
-    },
+    Write { file: usize, offset: u64, len: usize, seed: u8 },
+    Sync { file: usize },
+    SetLen { file: usize, len: u64 },
 }
 
 fn write_strategy() -> impl Strategy<Value = Op> {
@@ -854,12 +746,7 @@ fn write_strategy() -> impl Strategy<Value = Op> {
     let unaligned = (0..24 * sector, 1..700usize);
     // Mostly whole sectors, as the engine writes; sometimes arbitrary ranges.
     let range = prop_oneof![3 => aligned, 1 => unaligned];
-    (0..2usize, range, any::<u8>()).prop_map(|(file, (offset, len), seed)| Op::Write {
-        file,
-        offset,
-        len,
-        seed,
-    })
+    (0..2usize, range, any::<u8>()).prop_map(|(file, (offset, len), seed)| Op::Write { file, offset, len, seed })
 }
 
 fn op_strategy() -> impl Strategy<Value = Op> {

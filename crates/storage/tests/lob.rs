@@ -26,29 +26,16 @@ fn create_db(fs: &MemFs, pool_pages: usize) -> Arc<Database> {
         max_pages: None,
     };
     let id = NEXT_DB.fetch_add(1, Ordering::Relaxed);
-    Database::create(BufferPool::new(pool_pages), fs, id, "lob", vec![spec])
-        .expect("create database")
+    Database::create(BufferPool::new(pool_pages), fs, id, "lob", vec![spec]).expect("create database")
 }
 
 /// Deterministic bytes that differ from position to position and value to value.
 fn value(len: usize, seed: u32) -> Vec<u8> {
-    (0..len as u32)
-        .map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8)
-        .collect()
+    (0..len as u32).map(|i| (i.wrapping_add(seed).wrapping_mul(2_654_435_761) >> 13) as u8).collect()
 }
 
-const SIZES: [usize; 10] = [
-    0,
-    1,
-    100,
-    8000,
-    8001,
-    MAX_FRAGMENT,
-    MAX_FRAGMENT + 1,
-    2 * MAX_FRAGMENT,
-    100 * 1024,
-    5 * 1024 * 1024,
-];
+const SIZES: [usize; 10] =
+    [0, 1, 100, 8000, 8001, MAX_FRAGMENT, MAX_FRAGMENT + 1, 2 * MAX_FRAGMENT, 100 * 1024, 5 * 1024 * 1024];
 
 #[test]
 fn values_of_many_sizes_round_trip() {
@@ -71,14 +58,7 @@ fn values_of_many_sizes_round_trip() {
     // Ranges across fragment boundaries, at the ends, and past the end.
     for (p, v) in &ptrs {
         let n = v.len() as u64;
-        let mut cases = vec![
-            (0, 1),
-            (0, n),
-            (n.saturating_sub(1), 10),
-            (n, 5),
-            (n + 100, 5),
-            (3, 0),
-        ];
+        let mut cases = vec![(0, 1), (0, n), (n.saturating_sub(1), 10), (n, 5), (n + 100, 5), (3, 0)];
         for b in (1..=4).map(|k| k * MAX_FRAGMENT as u64) {
             cases.push((b.saturating_sub(7), 14));
             cases.push((b.saturating_sub(1), 2 * MAX_FRAGMENT as u64 + 3));
@@ -90,8 +70,7 @@ fn values_of_many_sizes_round_trip() {
             assert_eq!(got, &v[lo..hi], "len {n} range {off}+{len}");
         }
         let mut streamed = Vec::new();
-        let count =
-            lob::read_range_with(&db, *p, 0, n, |b| streamed.extend_from_slice(b)).expect("stream");
+        let count = lob::read_range_with(&db, *p, 0, n, |b| streamed.extend_from_slice(b)).expect("stream");
         assert_eq!(count, n);
         assert_eq!(&streamed, v);
     }
@@ -105,14 +84,8 @@ fn small_values_share_text_pages() {
     let fs = MemFs::new();
     let db = create_db(&fs, 256);
     let au = lob::create_unit(&db, 51, 1).expect("unit").id;
-    let ptrs: Vec<LobPointer> = (0..30)
-        .map(|k| lob::write(&db, au, &value(200, k)).expect("write"))
-        .collect();
-    assert_eq!(
-        db.alloc_unit_pages(au).expect("pages").len(),
-        1,
-        "30 values of 200 bytes fit one TEXT_MIX page"
-    );
+    let ptrs: Vec<LobPointer> = (0..30).map(|k| lob::write(&db, au, &value(200, k)).expect("write")).collect();
+    assert_eq!(db.alloc_unit_pages(au).expect("pages").len(), 1, "30 values of 200 bytes fit one TEXT_MIX page");
     let page = db.read(ptrs[0].root.page_id()).expect("read page");
     assert_eq!(page.page_type(), Some(PageType::TextMix));
     drop(page);
@@ -121,10 +94,7 @@ fn small_values_share_text_pages() {
     }
     // The tail of a large value shares a page with small values too.
     let big = lob::write(&db, au, &value(3 * MAX_FRAGMENT + 100, 9)).expect("write big");
-    assert_eq!(
-        lob::read(&db, big).expect("read big"),
-        value(3 * MAX_FRAGMENT + 100, 9)
-    );
+    assert_eq!(lob::read(&db, big).expect("read big"), value(3 * MAX_FRAGMENT + 100, 9));
     lob::check_unit(&db, au, ptrs.iter().copied().chain([big])).expect("check_unit");
 }
 
@@ -140,34 +110,18 @@ fn delete_frees_pages_for_reuse() {
     assert!(pages_with > 600);
     let file_pages = db.files().get(1).expect("file").size_pages();
     lob::delete(&db, p).expect("delete");
-    assert_eq!(
-        db.alloc_unit_pages(au).expect("pages").len(),
-        1,
-        "only the small value's page is left"
-    );
-    assert_eq!(
-        lob::read(&db, keep).expect("read kept"),
-        b"a small value that stays"
-    );
+    assert_eq!(db.alloc_unit_pages(au).expect("pages").len(), 1, "only the small value's page is left");
+    assert_eq!(lob::read(&db, keep).expect("read kept"), b"a small value that stays");
     lob::check_unit(&db, au, [keep]).expect("check_unit after delete");
     // Writing the same amount again reuses the freed pages: the file does not grow.
     for round in 0..3 {
         let p = lob::write(&db, au, &v).expect("rewrite");
-        assert_eq!(
-            lob::read_range(&db, p, 4_000_000, 10).expect("read"),
-            &v[4_000_000..4_000_010]
-        );
+        assert_eq!(lob::read_range(&db, p, 4_000_000, 10).expect("read"), &v[4_000_000..4_000_010]);
         lob::delete(&db, p).expect("delete again");
-        assert_eq!(
-            db.files().get(1).expect("file").size_pages(),
-            file_pages,
-            "round {round}"
-        );
+        assert_eq!(db.files().get(1).expect("file").size_pages(), file_pages, "round {round}");
     }
     // Deleting small values frees their shared page once the last one goes.
-    let smalls: Vec<LobPointer> = (0..5)
-        .map(|k| lob::write(&db, au, &value(50, k)).expect("write"))
-        .collect();
+    let smalls: Vec<LobPointer> = (0..5).map(|k| lob::write(&db, au, &value(50, k)).expect("write")).collect();
     for s in &smalls {
         lob::delete(&db, *s).expect("delete small");
     }
@@ -180,78 +134,25 @@ fn delete_frees_pages_for_reuse() {
 fn rejects_wrong_units_and_bad_pointers() {
     let fs = MemFs::new();
     let db = create_db(&fs, 256);
-    let data_au = db
-        .create_alloc_unit(storage::AllocUnitKind::InRowData, 53, 0)
-        .expect("unit")
-        .id;
-    assert!(matches!(
-        lob::write(&db, data_au, b"x"),
-        Err(storage::StorageError::Invalid(_))
-    ));
+    let data_au = db.create_alloc_unit(storage::AllocUnitKind::InRowData, 53, 0).expect("unit").id;
+    assert!(matches!(lob::write(&db, data_au, b"x"), Err(storage::StorageError::Invalid(_))));
     let au = lob::create_unit(&db, 53, 1).expect("unit").id;
     let p = lob::write(&db, au, &value(20_000, 3)).expect("write");
     // A pointer at the wrong slot or with the wrong length is damage, never a panic.
-    let wrong_slot = LobPointer {
-        root: storage::record::Rid {
-            slot: p.root.slot + 40,
-            ..p.root
-        },
-        ..p
-    };
+    let wrong_slot = LobPointer { root: storage::record::Rid { slot: p.root.slot + 40, ..p.root }, ..p };
+    assert!(matches!(lob::read(&db, wrong_slot), Err(storage::StorageError::Corrupt { .. })));
+    let wrong_len = LobPointer { total_len: 19_999, ..p };
+    assert!(matches!(lob::read(&db, wrong_len), Err(storage::StorageError::Corrupt { .. })));
+    assert!(matches!(lob::read_range(&db, wrong_len, 0, 10), Err(storage::StorageError::Corrupt { .. })));
     assert!(matches!(
-        lob::read(&db, wrong_slot),
+        lob::check(&db, LobPointer { total_len: u32::MAX as u64, ..p }),
         Err(storage::StorageError::Corrupt { .. })
     ));
-    let wrong_len = LobPointer {
-        total_len: 19_999,
-        ..p
-    };
-    assert!(matches!(
-        lob::read(&db, wrong_len),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
-    assert!(matches!(
-        lob::read_range(&db, wrong_len, 0, 10),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
-    assert!(matches!(
-        lob::check(
-            &db,
-            LobPointer {
-                total_len: u32::MAX as u64,
-                ..p
-            }
-        ),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
-    let far = LobPointer {
-        root: storage::record::Rid {
-            file_id: 1,
-            page_no: 40_000_000,
-            slot: 0,
-        },
-        ..p
-    };
-    assert!(matches!(
-        lob::read(&db, far),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
-    assert!(matches!(
-        lob::delete(&db, far),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
-    let system_page = LobPointer {
-        root: storage::record::Rid {
-            file_id: 1,
-            page_no: 1,
-            slot: 0,
-        },
-        ..p
-    };
-    assert!(matches!(
-        lob::read(&db, system_page),
-        Err(storage::StorageError::Corrupt { .. })
-    ));
+    let far = LobPointer { root: storage::record::Rid { file_id: 1, page_no: 40_000_000, slot: 0 }, ..p };
+    assert!(matches!(lob::read(&db, far), Err(storage::StorageError::Corrupt { .. })));
+    assert!(matches!(lob::delete(&db, far), Err(storage::StorageError::Corrupt { .. })));
+    let system_page = LobPointer { root: storage::record::Rid { file_id: 1, page_no: 1, slot: 0 }, ..p };
+    assert!(matches!(lob::read(&db, system_page), Err(storage::StorageError::Corrupt { .. })));
     assert_eq!(lob::read(&db, p).expect("read"), value(20_000, 3));
 }
 
@@ -263,21 +164,14 @@ fn reopen_keeps_values() {
     let au = lob::create_unit(&db, 54, 1).expect("unit").id;
     let mut ptrs = Vec::new();
     for (k, &n) in SIZES.iter().enumerate() {
-        ptrs.push((
-            lob::write(&db, au, &value(n, k as u32)).expect("write"),
-            k,
-            n,
-        ));
+        ptrs.push((lob::write(&db, au, &value(n, k as u32)).expect("write"), k, n));
     }
     let db_id = db.id;
     db.close().expect("close");
     drop(db);
     let db = Database::open(pool, &fs, db_id, Path::new(PATH)).expect("open");
     for &(p, k, n) in &ptrs {
-        assert_eq!(
-            lob::read(&db, p).expect("read after reopen"),
-            value(n, k as u32)
-        );
+        assert_eq!(lob::read(&db, p).expect("read after reopen"), value(n, k as u32));
     }
     lob::check_unit(&db, au, ptrs.iter().map(|x| x.0)).expect("check_unit after reopen");
     for &(p, _, _) in &ptrs {

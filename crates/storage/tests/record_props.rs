@@ -7,11 +7,10 @@
 mod record {
     use proptest::prelude::*;
     use storage::record::{
-        clear_ghost, decode_forwarding_stub, encode_forwarded_record, encode_record, encoded_len,
-        plan_off_row, record_length, record_type, set_ghost, to_forwarded_record,
-        to_primary_record, ColumnLayout, ColumnValue, LobPointer, RecordError, RecordType,
-        RecordView, Rid, RowLayout, LOB_POINTER_LEN, MAX_INLINE_VALUE, MAX_IN_ROW_RECORD,
-        MAX_RECORD_LEN,
+        clear_ghost, decode_forwarding_stub, encode_forwarded_record, encode_record, encoded_len, plan_off_row,
+        record_length, record_type, set_ghost, to_forwarded_record, to_primary_record, ColumnLayout, ColumnValue,
+        LobPointer, RecordError, RecordType, RecordView, Rid, RowLayout, LOB_POINTER_LEN, MAX_INLINE_VALUE,
+        MAX_IN_ROW_RECORD, MAX_RECORD_LEN,
     };
 
     /// An owned column value, so strategies can generate them.
@@ -37,11 +36,7 @@ mod record {
     }
 
     fn rid() -> impl Strategy<Value = Rid> {
-        (any::<u16>(), any::<u32>(), any::<u16>()).prop_map(|(file_id, page_no, slot)| Rid {
-            file_id,
-            page_no,
-            slot,
-        })
+        (any::<u16>(), any::<u32>(), any::<u16>()).prop_map(|(file_id, page_no, slot)| Rid { file_id, page_no, slot })
     }
 
     fn column() -> impl Strategy<Value = ColumnLayout> {
@@ -63,9 +58,8 @@ mod record {
     }
 
     fn layout() -> impl Strategy<Value = RowLayout> {
-        prop::collection::vec(column(), 1..=40).prop_map(|cols| {
-            RowLayout::new(cols).expect("at most 40 columns of at most 100 fixed bytes always fit")
-        })
+        prop::collection::vec(column(), 1..=40)
+            .prop_map(|cols| RowLayout::new(cols).expect("at most 40 columns of at most 100 fixed bytes always fit"))
     }
 
     fn var_bytes() -> impl Strategy<Value = Vec<u8>> {
@@ -77,16 +71,11 @@ mod record {
 
     fn value_for(c: ColumnLayout) -> BoxedStrategy<Val> {
         let present: BoxedStrategy<Val> = match (c.fixed_len, c.lob) {
-            (Some(n), _) => prop::collection::vec(any::<u8>(), usize::from(n))
-                .prop_map(Val::Bytes)
-                .boxed(),
+            (Some(n), _) => prop::collection::vec(any::<u8>(), usize::from(n)).prop_map(Val::Bytes).boxed(),
             (None, false) => var_bytes().prop_map(Val::Bytes).boxed(),
             (None, true) => prop_oneof![
                 var_bytes().prop_map(Val::Bytes),
-                (any::<u32>(), rid()).prop_map(|(len, root)| Val::Lob(LobPointer {
-                    total_len: u64::from(len),
-                    root
-                })),
+                (any::<u32>(), rid()).prop_map(|(len, root)| Val::Lob(LobPointer { total_len: u64::from(len), root })),
             ]
             .boxed(),
         };
@@ -116,12 +105,7 @@ mod record {
         ]
     }
 
-    fn encode(
-        l: &RowLayout,
-        rtype: RecordType,
-        vals: &[Val],
-        back: Rid,
-    ) -> Result<Vec<u8>, RecordError> {
+    fn encode(l: &RowLayout, rtype: RecordType, vals: &[Val], back: Rid) -> Result<Vec<u8>, RecordError> {
         let mut out = Vec::new();
         if rtype == RecordType::Forwarded {
             encode_forwarded_record(l, &values_of(vals), back, &mut out)?;

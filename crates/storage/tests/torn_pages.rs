@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 use storage::file::{DataFile, DataFiles, FileGrowth, FileSpec};
-use storage::io::{FaultFs, FileSystem, TornPolicy};
+use storage::io::{FaultFs, TornPolicy};
 use storage::page::{apply, PageOp, PageType};
 use storage::{BufferPool, NoWal, PageId};
 

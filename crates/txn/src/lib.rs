@@ -9,8 +9,13 @@
 //! In progress (issue 3): transactions, ARIES recovery, checkpoints, and the
 //! page-change hook (`storage::LogHook`) that logs every page change.
 
+pub mod access;
 pub mod lock;
 pub mod log;
 pub mod record;
+pub mod recovery;
+pub mod xact;
+pub mod checkpoint;
+pub mod writer;
 
 pub use log::{LogConfig, LogError, LogManager, Lsn};

@@ -29,11 +29,8 @@ impl Database {
     pub fn check_allocation(&self) -> Result<Vec<String>> {
         let st = self.alloc.state.lock();
         let mut problems = Vec::new();
-        let mut owners: HashMap<u16, Vec<Owner>> = st
-            .files
-            .iter()
-            .map(|(&f, fa)| (f, vec![Owner::None; full_extents(fa.formatted) as usize]))
-            .collect();
+        let mut owners: HashMap<u16, Vec<Owner>> =
+            st.files.iter().map(|(&f, fa)| (f, vec![Owner::None; full_extents(fa.formatted) as usize])).collect();
         let mut iam_pages: HashMap<PageId, u64> = HashMap::new();
 
         let mut units: Vec<AllocUnit> = self.alloc.units.read().values().cloned().collect();
@@ -60,13 +57,11 @@ impl Database {
                 Err(e) => problems.push(format!("the PFS byte of IAM page ({page}) cannot be read: {e}")),
             }
             let e = Ext::of(page);
-            let owner = owners
-                .get(&page.file_id)
-                .and_then(|v| v.get(e.ext as usize))
-                .copied()
-                .unwrap_or(Owner::None);
+            let owner = owners.get(&page.file_id).and_then(|v| v.get(e.ext as usize)).copied().unwrap_or(Owner::None);
             if owner != Owner::Unit(au) {
-                problems.push(format!("IAM page ({page}) of allocation unit {au} lies in extent {e}, which its unit does not own"));
+                problems.push(format!(
+                    "IAM page ({page}) of allocation unit {au} lies in extent {e}, which its unit does not own"
+                ));
             }
         }
         Ok(problems)
@@ -94,15 +89,15 @@ impl Database {
                 return;
             }
             if !st.page_in_range(cur) {
-                problems.push(format!("the IAM chain of allocation unit {au} points to ({cur}), outside the data files (from ({prev}))"));
+                problems.push(format!(
+                    "the IAM chain of allocation unit {au} points to ({cur}), outside the data files (from ({prev}))"
+                ));
                 return;
             }
             let g = match self.read(cur) {
                 Ok(g) => g,
                 Err(e) => {
-                    problems.push(format!(
-                        "IAM page ({cur}) of allocation unit {au} cannot be read: {e}"
-                    ));
+                    problems.push(format!("IAM page ({cur}) of allocation unit {au} cannot be read: {e}"));
                     return;
                 }
             };
@@ -116,9 +111,7 @@ impl Database {
             let h = match IamHeader::decode(g.body()) {
                 Ok(h) => h,
                 Err(d) => {
-                    problems.push(format!(
-                        "IAM page ({cur}) of allocation unit {au} is damaged: {d}"
-                    ));
+                    problems.push(format!("IAM page ({cur}) of allocation unit {au} is damaged: {d}"));
                     return;
                 }
             };
@@ -130,7 +123,10 @@ impl Database {
                 ));
             }
             if h.seq != seq {
-                problems.push(format!("IAM page ({cur}) of allocation unit {au} has sequence number {}, expected {seq}", h.seq));
+                problems.push(format!(
+                    "IAM page ({cur}) of allocation unit {au} has sequence number {}, expected {seq}",
+                    h.seq
+                ));
             }
             if g.prev() != prev {
                 problems.push(format!(
@@ -162,10 +158,7 @@ impl Database {
                         if byte & (1 << j) == 0 {
                             continue;
                         }
-                        let e = Ext {
-                            file: h.file_id,
-                            ext: base + (i * 8 + j) as u32,
-                        };
+                        let e = Ext { file: h.file_id, ext: base + (i * 8 + j) as u32 };
                         let Some(slot) = owned.get_mut(e.ext as usize) else {
                             problems.push(format!(
                                 "IAM page ({cur}) of allocation unit {au} maps extent {e}, beyond the end of the file"
@@ -173,9 +166,7 @@ impl Database {
                             continue;
                         };
                         if is_system_extent(e.ext) {
-                            problems.push(format!(
-                                "IAM page ({cur}) of allocation unit {au} maps system extent {e}"
-                            ));
+                            problems.push(format!("IAM page ({cur}) of allocation unit {au} maps system extent {e}"));
                         }
                         *slot = match *slot {
                             Owner::None => Owner::Unit(au),
@@ -204,7 +195,8 @@ impl Database {
             seq += 1;
         }
         if u.first_iam.is_null() && st.units.get(&au).is_some_and(|ua| !ua.chain.is_empty()) {
-            problems.push(format!("allocation unit {au} has IAM pages in memory but no first IAM page in its descriptor"));
+            problems
+                .push(format!("allocation unit {au} has IAM pages in memory but no first IAM page in its descriptor"));
         }
     }
 
@@ -227,9 +219,9 @@ impl Database {
             if sid.page_no < formatted {
                 match self.sys_read(sid, PageType::Sgam) {
                     Ok(g) if g.body()[..BITMAP_BYTES].iter().all(|&b| b == 0) => {}
-                    Ok(_) => problems.push(format!(
-                        "SGAM page ({sid}) marks mixed extents, but no mixed extents are used"
-                    )),
+                    Ok(_) => {
+                        problems.push(format!("SGAM page ({sid}) marks mixed extents, but no mixed extents are used"))
+                    }
                     Err(e) => problems.push(format!("SGAM page ({sid}) cannot be read: {e}")),
                 }
             }
@@ -240,16 +232,15 @@ impl Database {
                 let free = bit(&bm, i);
                 if ext >= full {
                     if free {
-                        problems.push(format!("GAM page ({gid}) marks extent {e}, beyond the end of the file, as free"));
+                        problems
+                            .push(format!("GAM page ({gid}) marks extent {e}, beyond the end of the file, as free"));
                     }
                     continue;
                 }
                 let owner = owned.get(ext as usize).copied().unwrap_or(Owner::None);
                 if is_system_extent(ext) {
                     if free {
-                        problems.push(format!(
-                            "system extent {e} is marked free in GAM page ({gid})"
-                        ));
+                        problems.push(format!("system extent {e} is marked free in GAM page ({gid})"));
                     }
                     continue;
                 }
@@ -284,15 +275,9 @@ impl Database {
         let mut p = FIRST_PFS_PAGE as u64;
         while p < formatted as u64 {
             let pid = PageId::new(file, p as u32);
-            let base = if p == FIRST_PFS_PAGE as u64 {
-                0
-            } else {
-                p as u32
-            };
+            let base = if p == FIRST_PFS_PAGE as u64 { 0 } else { p as u32 };
             match self.sys_read(pid, PageType::Pfs) {
-                Err(e) => problems.push(format!(
-                    "PFS page ({pid}) cannot be read ({e}); its pages are not checked"
-                )),
+                Err(e) => problems.push(format!("PFS page ({pid}) cannot be read ({e}); its pages are not checked")),
                 Ok(g) => {
                     let end = (base as u64 + PFS_INTERVAL as u64).min(formatted as u64) as u32;
                     for q in base..end {
@@ -309,7 +294,8 @@ impl Database {
                         }
                         if b & PFS_ALLOCATED == 0 {
                             if b & PFS_IAM != 0 {
-                                problems.push(format!("page ({id}) is marked IAM but not allocated in PFS page ({pid})"));
+                                problems
+                                    .push(format!("page ({id}) is marked IAM but not allocated in PFS page ({pid})"));
                             }
                             continue;
                         }
@@ -327,16 +313,13 @@ impl Database {
                             ));
                         }
                         if b & PFS_IAM != 0 && !iam_pages.contains_key(&id) {
-                            problems.push(format!("page ({id}) is marked as an IAM page in PFS but is in no IAM chain"));
+                            problems
+                                .push(format!("page ({id}) is marked as an IAM page in PFS but is in no IAM chain"));
                         }
                     }
                 }
             }
-            p = if p == FIRST_PFS_PAGE as u64 {
-                PFS_INTERVAL as u64
-            } else {
-                p + PFS_INTERVAL as u64
-            };
+            p = if p == FIRST_PFS_PAGE as u64 { PFS_INTERVAL as u64 } else { p + PFS_INTERVAL as u64 };
         }
     }
 }

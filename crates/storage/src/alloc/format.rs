@@ -16,10 +16,7 @@ fn invalid(msg: impl Into<String>) -> StorageError {
 }
 
 fn now_us() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_micros() as u64)
-        .unwrap_or(0)
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0)
 }
 
 /// A fresh binding id: random (std's per-process random hash keys) mixed with the time,
@@ -38,10 +35,7 @@ pub(crate) fn prepare_specs(name: &str, mut files: Vec<FileSpec>) -> Result<Vec<
         return Err(invalid("a database needs a primary data file"));
     };
     if first.file_id != 1 {
-        return Err(invalid(format!(
-            "the primary data file must have file id 1, not {}",
-            first.file_id
-        )));
+        return Err(invalid(format!("the primary data file must have file id 1, not {}", first.file_id)));
     }
     let mut ids = HashSet::new();
     let mut names = HashSet::new();
@@ -55,25 +49,16 @@ pub(crate) fn prepare_specs(name: &str, mut files: Vec<FileSpec>) -> Result<Vec<
         }
         check_str("a logical file name", &f.name, NAME_CAP).map_err(invalid)?;
         if !names.insert(f.name.to_lowercase()) {
-            return Err(invalid(format!(
-                "the logical file name '{}' is used twice",
-                f.name
-            )));
+            return Err(invalid(format!("the logical file name '{}' is used twice", f.name)));
         }
         if f.path.to_str().is_none() || !paths.insert(f.path.clone()) {
-            return Err(invalid(format!(
-                "file path '{}' is not UTF-8 or used twice",
-                f.path.display()
-            )));
+            return Err(invalid(format!("file path '{}' is not UTF-8 or used twice", f.path.display())));
         }
         // Smaller files are rounded up to MIN_FILE_PAGES (see there).
         f.size_pages = f.size_pages.max(MIN_FILE_PAGES);
         if let Some(max) = f.max_pages {
             if max < f.size_pages {
-                return Err(invalid(format!(
-                    "MAXSIZE of file '{}' is smaller than its SIZE",
-                    f.name
-                )));
+                return Err(invalid(format!("MAXSIZE of file '{}' is smaller than its SIZE", f.name)));
             }
         }
     }
@@ -83,22 +68,16 @@ pub(crate) fn prepare_specs(name: &str, mut files: Vec<FileSpec>) -> Result<Vec<
 /// The primary file's list entries: paths under the primary's directory are stored
 /// relative to it, so a database directory can be moved as a whole.
 fn file_list(specs: &[FileSpec]) -> Result<Vec<FileListEntry>> {
-    let dir = specs
-        .first()
-        .and_then(|s| s.path.parent())
-        .unwrap_or(Path::new(""));
+    let dir = specs.first().and_then(|s| s.path.parent()).unwrap_or(Path::new(""));
     specs
         .iter()
         .map(|s| {
             let (path, relative) = match s.path.strip_prefix(dir) {
-                Ok(rel) if !dir.as_os_str().is_empty() || s.path.is_relative() => {
-                    (rel.to_str(), true)
-                }
+                Ok(rel) if !dir.as_os_str().is_empty() || s.path.is_relative() => (rel.to_str(), true),
                 _ => (s.path.to_str(), false),
             };
-            let path = path
-                .ok_or_else(|| invalid(format!("file path '{}' is not UTF-8", s.path.display())))?
-                .to_string();
+            let path =
+                path.ok_or_else(|| invalid(format!("file path '{}' is not UTF-8", s.path.display())))?.to_string();
             Ok(FileListEntry {
                 file_id: s.file_id,
                 name: s.name.clone(),
@@ -130,11 +109,7 @@ impl Database {
                 size_pages: s.size_pages,
                 max_pages: s.max_pages,
                 name: s.name.clone(),
-                files: if s.file_id == 1 {
-                    list.clone()
-                } else {
-                    Vec::new()
-                },
+                files: if s.file_id == 1 { list.clone() } else { Vec::new() },
             };
             let body = h.encode().map_err(invalid)?;
             let mut g = self.sys_format(
@@ -148,13 +123,7 @@ impl Database {
         }
         for s in specs {
             self.format_range(s.file_id, 0, s.size_pages)?;
-            st.files.insert(
-                s.file_id,
-                FileAlloc {
-                    formatted: s.size_pages,
-                    hint: 0,
-                },
-            );
+            st.files.insert(s.file_id, FileAlloc { formatted: s.size_pages, hint: 0 });
         }
         let dir = AllocUnit {
             id: DIRECTORY_AU,
@@ -166,13 +135,7 @@ impl Database {
             first_page: PageId::NULL,
         };
         {
-            let mut g = self.sys_format(
-                PageId::new(1, BOOT_PAGE),
-                PageType::Boot,
-                0,
-                SYSTEM_OBJECT_ID,
-                0,
-            )?;
+            let mut g = self.sys_format(PageId::new(1, BOOT_PAGE), PageType::Boot, 0, SYSTEM_OBJECT_ID, 0)?;
             let boot = BootInfo {
                 version: BOOT_VERSION,
                 db_id: self.id,
@@ -220,17 +183,10 @@ impl Database {
             let id = PageId::new(file, p as u32);
             self.sys_format(id, PageType::Pfs, 0, SYSTEM_OBJECT_ID, 0)?;
             sys.push(p as u32);
-            p = if p == FIRST_PFS_PAGE as u64 {
-                PFS_INTERVAL as u64
-            } else {
-                p + PFS_INTERVAL as u64
-            };
+            p = if p == FIRST_PFS_PAGE as u64 { PFS_INTERVAL as u64 } else { p + PFS_INTERVAL as u64 };
         }
         for k in 0..intervals_in(new) {
-            for (pg, ty) in [
-                (gam_page_of_interval(k), PageType::Gam),
-                (sgam_page_of_interval(k), PageType::Sgam),
-            ] {
+            for (pg, ty) in [(gam_page_of_interval(k), PageType::Gam), (sgam_page_of_interval(k), PageType::Sgam)] {
                 if old <= pg && pg < new {
                     self.sys_format(PageId::new(file, pg), ty, 0, SYSTEM_OBJECT_ID, 0)?;
                     sys.push(pg);
@@ -240,13 +196,10 @@ impl Database {
         for p in sys {
             self.pfs_set(PageId::new(file, p), PFS_ALLOCATED)?;
         }
-        let exts: Vec<u32> = (full_extents(old)..full_extents(new))
-            .filter(|&e| !is_system_extent(e))
-            .collect();
+        let exts: Vec<u32> = (full_extents(old)..full_extents(new)).filter(|&e| !is_system_extent(e)).collect();
         self.gam_set_many(file, &exts, true)?;
         if old > 0 {
-            let mut g =
-                self.sys_write(PageId::new(file, FILE_HEADER_PAGE), PageType::FileHeader)?;
+            let mut g = self.sys_write(PageId::new(file, FILE_HEADER_PAGE), PageType::FileHeader)?;
             self.body_write(&mut g, fh::SIZE, &new.to_le_bytes())?;
         }
         Ok(())
@@ -281,7 +234,7 @@ impl Database {
     /// Allocates, formats and registers a new (empty) directory page.
     pub(super) fn dir_add_page(&self, st: &mut State) -> Result<PageId> {
         let near = st.dir_pages.last().copied();
-        let mut g = self.allocate_locked(st, DIRECTORY_AU, near)?;
+        let mut g = self.allocate_locked(st, DIRECTORY_AU, near, true)?;
         let page = g.page_id();
         let fmt = PageOp::Format {
             page_type: PageType::Data,
@@ -295,10 +248,7 @@ impl Database {
         let at = st.dir_pages.partition_point(|p| *p < page);
         st.dir_pages.insert(at, page);
         st.dir_room.insert(page);
-        let mut dir = self
-            .alloc
-            .get(DIRECTORY_AU)
-            .ok_or_else(|| no_unit(DIRECTORY_AU))?;
+        let mut dir = self.alloc.get(DIRECTORY_AU).ok_or_else(|| no_unit(DIRECTORY_AU))?;
         if dir.first_page.is_null() {
             dir.first_page = page;
             self.store_unit(st, &dir)?;
@@ -308,16 +258,14 @@ impl Database {
 
     /// Rebuilds the allocation state of an opened database from its pages: the
     /// directory (through unit 1's IAM chain), then every unit's IAM chain and PFS bytes.
+    /// The new state is built aside and swapped in whole, so readers of the unit
+    /// descriptors never see a half-built map.
     pub(crate) fn load_allocation(&self, boot: &BootInfo, sizes: &[(u16, u32)]) -> Result<()> {
-        let mut st = self.alloc.state.lock();
+        let mut st = State::default();
+        let mut units_map: HashMap<u64, AllocUnit> = HashMap::new();
+        let mut space_map: HashMap<u64, SpaceHints> = HashMap::new();
         for &(f, s) in sizes {
-            st.files.insert(
-                f,
-                FileAlloc {
-                    formatted: s,
-                    hint: 0,
-                },
-            );
+            st.files.insert(f, FileAlloc { formatted: s, hint: 0 });
         }
         st.next_au = boot.next_alloc_unit_id.max(FIRST_USER_AU);
         let dir = boot.directory.clone();
@@ -325,37 +273,26 @@ impl Database {
         if dir.id != DIRECTORY_AU {
             return Err(corrupt(
                 boot_id,
-                format!(
-                    "the directory descriptor names unit {}, not {DIRECTORY_AU}",
-                    dir.id
-                ),
+                format!("the directory descriptor names unit {}, not {DIRECTORY_AU}", dir.id),
             ));
         }
         let (ua, _) = self.load_unit(&st, &dir)?;
         let chain = ua.chain.clone();
         st.units.insert(DIRECTORY_AU, ua);
-        self.alloc.units.write().insert(DIRECTORY_AU, dir);
+        units_map.insert(DIRECTORY_AU, dir);
         let mut units = Vec::new();
         for (page, _) in self.chain_pages(DIRECTORY_AU, &chain)? {
             let g = self.sys_read(page, PageType::Data)?;
             if g.alloc_unit_id() != DIRECTORY_AU {
-                return Err(corrupt(
-                    page,
-                    "a page of the allocation-unit directory belongs to another unit",
-                ));
+                return Err(corrupt(page, "a page of the allocation-unit directory belongs to another unit"));
             }
-            g.check_structure()
-                .map_err(|e| corrupt(page, format!("directory page: {e}")))?;
+            g.check_structure().map_err(|e| corrupt(page, format!("directory page: {e}")))?;
             for (slot, rec) in g.records() {
-                let u = decode_unit(rec)
-                    .map_err(|d| corrupt(page, format!("directory slot {slot}: {d}")))?;
+                let u = decode_unit(rec).map_err(|d| corrupt(page, format!("directory slot {slot}: {d}")))?;
                 if u.id == DIRECTORY_AU || st.dir_loc.insert(u.id, (page, slot)).is_some() {
                     return Err(corrupt(
                         page,
-                        format!(
-                            "directory slot {slot}: allocation unit {} is listed twice",
-                            u.id
-                        ),
+                        format!("directory slot {slot}: allocation unit {} is listed twice", u.id),
                     ));
                 }
                 units.push(u);
@@ -369,11 +306,29 @@ impl Database {
             st.next_au = st.next_au.max(u.id + 1);
             st.units.insert(u.id, ua);
             if let Some(sp) = space {
-                self.alloc.space.lock().insert(u.id, sp);
+                space_map.insert(u.id, sp);
             }
-            self.alloc.units.write().insert(u.id, u);
+            units_map.insert(u.id, u);
         }
+        let mut cur = self.alloc.state.lock();
+        *cur = st;
+        *self.alloc.units.write() = units_map;
+        *self.alloc.space.lock() = space_map;
         Ok(())
+    }
+
+    /// Rebuilds the allocation caches from the pages, as at open: after page changes were
+    /// undone underneath them (a system transaction rolled back at run time, physical undo
+    /// applied by the transaction layer). Takes the allocation mutex.
+    pub fn reload_allocation(&self) -> Result<()> {
+        let _gate = self.lock_allocation();
+        let boot = self.boot_info()?;
+        let files: Vec<u16> = self.alloc.state.lock().files.keys().copied().collect();
+        let mut sizes = Vec::with_capacity(files.len());
+        for f in files {
+            sizes.push((f, self.file_header(f)?.size_pages));
+        }
+        self.load_allocation(&boot, &sizes)
     }
 }
 
@@ -381,13 +336,7 @@ fn read_header(pool: &BufferPool, db_id: u16, file: u16) -> Result<FileHeader> {
     let id = PageId::new(file, FILE_HEADER_PAGE);
     let g = pool.read(db_id, id)?;
     if g.page_type() != Some(PageType::FileHeader) {
-        return Err(corrupt(
-            id,
-            format!(
-                "expected a file header page, found page type {}",
-                g.page_type_raw()
-            ),
-        ));
+        return Err(corrupt(id, format!("expected a file header page, found page type {}", g.page_type_raw())));
     }
     FileHeader::decode(g.body()).map_err(|d| corrupt(id, d))
 }
@@ -408,10 +357,7 @@ fn adopt_header(f: &DataFile, h: &FileHeader) -> Result<u32> {
         ));
     }
     if h.size_pages < MIN_FILE_PAGES {
-        return Err(corrupt(
-            id,
-            format!("the header records a size of {} pages", h.size_pages),
-        ));
+        return Err(corrupt(id, format!("the header records a size of {} pages", h.size_pages)));
     }
     let mut s = f.spec.write();
     s.name = h.name.clone();
@@ -436,11 +382,7 @@ pub(crate) fn attach_files(
     if ph.file_id != 1 || !ph.primary {
         return Err(corrupt(
             hid,
-            format!(
-                "'{}' is not a primary data file (file id {})",
-                primary.display(),
-                ph.file_id
-            ),
+            format!("'{}' is not a primary data file (file id {})", primary.display(), ph.file_id),
         ));
     }
     let mut sizes = vec![(1, adopt_header(&*df.get(1)?, &ph)?)];
@@ -448,19 +390,9 @@ pub(crate) fn attach_files(
     let mut seen = HashSet::from([1u16]);
     for e in ph.files.iter().filter(|e| e.file_id != 1) {
         if e.file_id == 0 || e.file_id == 2 || !seen.insert(e.file_id) {
-            return Err(corrupt(
-                hid,
-                format!(
-                    "the file list names file id {} twice or a reserved id",
-                    e.file_id
-                ),
-            ));
+            return Err(corrupt(hid, format!("the file list names file id {} twice or a reserved id", e.file_id)));
         }
-        let path = if e.relative {
-            dir.join(&e.path)
-        } else {
-            PathBuf::from(&e.path)
-        };
+        let path = if e.relative { dir.join(&e.path) } else { PathBuf::from(&e.path) };
         let spec = FileSpec {
             file_id: e.file_id,
             name: e.name.clone(),
@@ -488,21 +420,12 @@ pub(crate) fn attach_files(
     let boot = {
         let g = pool.read(db_id, bid)?;
         if g.page_type() != Some(PageType::Boot) {
-            return Err(corrupt(
-                bid,
-                format!(
-                    "expected the boot page, found page type {}",
-                    g.page_type_raw()
-                ),
-            ));
+            return Err(corrupt(bid, format!("expected the boot page, found page type {}", g.page_type_raw())));
         }
         BootInfo::decode(g.body()).map_err(|d| corrupt(bid, d))?
     };
     if boot.binding_id != ph.binding_id {
-        return Err(corrupt(
-            bid,
-            "the boot page belongs to another database than the primary file's header",
-        ));
+        return Err(corrupt(bid, "the boot page belongs to another database than the primary file's header"));
     }
     Ok((boot, sizes))
 }
@@ -545,13 +468,8 @@ impl Database {
     /// Writes into the 64 bytes the boot page reserves for the transaction layer
     /// (`at + bytes.len()` <= 64), so it can define fields without a format change here.
     pub fn set_boot_txn_reserved(&self, at: usize, bytes: &[u8]) -> Result<()> {
-        if at
-            .checked_add(bytes.len())
-            .map_or(true, |end| end > TXN_RESERVED_LEN)
-        {
-            return Err(invalid(format!(
-                "the boot page reserves {TXN_RESERVED_LEN} bytes for the transaction layer"
-            )));
+        if at.checked_add(bytes.len()).map_or(true, |end| end > TXN_RESERVED_LEN) {
+            return Err(invalid(format!("the boot page reserves {TXN_RESERVED_LEN} bytes for the transaction layer")));
         }
         self.boot_write(boot::TXN_RESERVED + at, bytes)
     }

@@ -150,11 +150,7 @@ pub fn is_sgam_page(p: u32) -> bool {
 /// A page that the allocation structures themselves occupy: file header, PFS, GAM, SGAM
 /// and (in file 1) the boot page. They are marked allocated in PFS and owned by no IAM.
 pub fn is_system_page(file_id: u16, p: u32) -> bool {
-    p == FILE_HEADER_PAGE
-        || is_pfs_page(p)
-        || is_gam_page(p)
-        || is_sgam_page(p)
-        || (file_id == 1 && p == BOOT_PAGE)
+    p == FILE_HEADER_PAGE || is_pfs_page(p) || is_gam_page(p) || is_sgam_page(p) || (file_id == 1 && p == BOOT_PAGE)
 }
 
 /// An extent that holds a system page (or is one of the two reserved extents). It is
@@ -164,9 +160,7 @@ pub fn is_system_page(file_id: u16, p: u32) -> bool {
 /// PFS pages sit at 8,088k = the first page of extent 1,011k; GAM and SGAM pages of later
 /// intervals at 511,232k and 511,232k + 1 = the first two pages of extent 63,904k.
 pub fn is_system_extent(ext: u32) -> bool {
-    ext < RESERVED_EXTENTS
-        || ext % (PFS_INTERVAL / EXTENT_PAGES) == 0
-        || ext % GAM_INTERVAL_EXTENTS == 0
+    ext < RESERVED_EXTENTS || ext % (PFS_INTERVAL / EXTENT_PAGES) == 0 || ext % GAM_INTERVAL_EXTENTS == 0
 }
 
 /// Full extents in a file of `size_pages` pages (a trailing partial extent is unusable
@@ -202,11 +196,7 @@ pub fn with_bit(byte: u8, i: usize, on: bool) -> u8 {
 // PFS fullness buckets
 
 /// Bytes used on a page at the upper bound of each bucket 1-3 (50%, 80%, 95% full).
-const BUCKET_LIMITS: [usize; 3] = [
-    PAGE_CAPACITY * 50 / 100,
-    PAGE_CAPACITY * 80 / 100,
-    PAGE_CAPACITY * 95 / 100,
-];
+const BUCKET_LIMITS: [usize; 3] = [PAGE_CAPACITY * 50 / 100, PAGE_CAPACITY * 80 / 100, PAGE_CAPACITY * 95 / 100];
 
 /// The PFS fullness bucket of a page with `free_bytes` free: 0 empty, 1 up to 50% full,
 /// 2 up to 80%, 3 up to 95%, 4 fuller than that.
@@ -276,17 +266,14 @@ pub(crate) fn get_u64(b: &[u8], at: usize) -> Decode<u64> {
     Ok(u64::from_le_bytes(x))
 }
 fn get_page_id(b: &[u8], at: usize) -> Decode<PageId> {
-    PageId::from_bytes(slice(b, at, 6)?)
-        .ok_or_else(|| format!("page id at {at} is outside the page"))
+    PageId::from_bytes(slice(b, at, 6)?).ok_or_else(|| format!("page id at {at} is outside the page"))
 }
 
 /// A u16 length and that many bytes of UTF-8, at most `cap`.
 fn get_str(b: &[u8], at: usize, cap: usize) -> Decode<String> {
     let len = get_u16(b, at)? as usize;
     if len > cap {
-        return Err(format!(
-            "string at {at} claims {len} bytes, at most {cap} allowed"
-        ));
+        return Err(format!("string at {at} claims {len} bytes, at most {cap} allowed"));
     }
     let s = slice(b, at + 2, len)?;
     String::from_utf8(s.to_vec()).map_err(|_| format!("string at {at} is not UTF-8"))
@@ -325,10 +312,7 @@ impl Out {
 /// Rejects a string that does not fit its field.
 pub(crate) fn check_str(what: &str, s: &str, cap: usize) -> Result<(), String> {
     if s.len() > cap {
-        Err(format!(
-            "{what} is {} bytes long; at most {cap} bytes are allowed",
-            s.len()
-        ))
+        Err(format!("{what} is {} bytes long; at most {cap} bytes are allowed", s.len()))
     } else {
         Ok(())
     }
@@ -446,7 +430,9 @@ impl FileHeader {
             check_str("a logical file name", &e.name, NAME_CAP)?;
             let need = 20 + e.name.len() + e.path.len();
             if at + need > BODY_SIZE || e.path.len() > u16::MAX as usize {
-                return Err("the file list does not fit in the primary file's header page (names or paths too long)".into());
+                return Err(
+                    "the file list does not fit in the primary file's header page (names or paths too long)".into()
+                );
             }
             let (gk, gv) = growth_code(e.growth);
             o.u16(at, e.file_id);
@@ -472,9 +458,7 @@ impl FileHeader {
         if v != FILE_HEADER_VERSION {
             return Err(format!("unsupported file header version {v}"));
         }
-        if get_u32(b, fh::PFS_INTERVAL)? != PFS_INTERVAL
-            || get_u32(b, fh::GAM_INTERVAL)? != GAM_INTERVAL_PAGES
-        {
+        if get_u32(b, fh::PFS_INTERVAL)? != PFS_INTERVAL || get_u32(b, fh::GAM_INTERVAL)? != GAM_INTERVAL_PAGES {
             return Err("the file was formatted with another PFS/GAM geometry".into());
         }
         let count = get_u16(b, fh::FILE_COUNT)? as usize;
@@ -490,15 +474,7 @@ impl FileHeader {
             let p = at + 18 + name.len();
             let path = get_str(b, p, BODY_SIZE)?;
             at = p + 2 + path.len();
-            files.push(FileListEntry {
-                file_id,
-                name,
-                path,
-                relative,
-                growth,
-                size_pages,
-                max_pages,
-            });
+            files.push(FileListEntry { file_id, name, path, relative, growth, size_pages, max_pages });
         }
         Ok(FileHeader {
             file_id: get_u16(b, fh::FILE_ID)?,
@@ -548,16 +524,12 @@ pub fn encode_unit(u: &AllocUnit) -> [u8; DIR_RECORD_LEN] {
 
 pub fn decode_unit(b: &[u8]) -> Decode<AllocUnit> {
     if b.len() != DIR_RECORD_LEN {
-        return Err(format!(
-            "directory record of {} bytes, {DIR_RECORD_LEN} expected",
-            b.len()
-        ));
+        return Err(format!("directory record of {} bytes, {DIR_RECORD_LEN} expected", b.len()));
     }
     if b[0] != DIR_RECORD_VERSION {
         return Err(format!("directory record version {}", b[0]));
     }
-    let kind = AllocUnitKind::from_u8(b[1])
-        .ok_or_else(|| format!("unknown allocation unit type {}", b[1]))?;
+    let kind = AllocUnitKind::from_u8(b[1]).ok_or_else(|| format!("unknown allocation unit type {}", b[1]))?;
     Ok(AllocUnit {
         id: get_u64(b, 8)?,
         kind,
@@ -688,10 +660,7 @@ impl BootInfo {
                 name: get_str(b, boot::LOG_NAME, NAME_CAP)?,
                 path: get_str(b, boot::LOG_PATH, PATH_CAP)?,
                 size_pages: get_u32(b, boot::LOG_SIZE)?,
-                growth: growth_from(
-                    get_u8(b, boot::LOG_GROWTH_KIND)?,
-                    get_u32(b, boot::LOG_GROWTH)?,
-                )?,
+                growth: growth_from(get_u8(b, boot::LOG_GROWTH_KIND)?, get_u32(b, boot::LOG_GROWTH)?)?,
                 max_pages: max_from(get_u32(b, boot::LOG_MAX)?),
                 reserved: get_u64(b, boot::LOG_RESERVED)?,
             })
@@ -777,10 +746,7 @@ impl IamHeader {
             start_page: get_u32(b, iam::START_PAGE)?,
         };
         if h.start_page % GAM_INTERVAL_PAGES != 0 {
-            return Err(format!(
-                "IAM start page {} is not the start of a GAM interval",
-                h.start_page
-            ));
+            return Err(format!("IAM start page {} is not the start of a GAM interval", h.start_page));
         }
         slice(b, iam::BITMAP, BITMAP_BYTES)?;
         Ok(h)
@@ -807,13 +773,7 @@ mod tests {
         assert_eq!(pfs_index(8087), 8087);
         assert_eq!(pfs_index(8088), 0);
         assert_eq!(pfs_index(8090), 2);
-        assert!(
-            is_pfs_page(1)
-                && is_pfs_page(8088)
-                && is_pfs_page(16176)
-                && !is_pfs_page(0)
-                && !is_pfs_page(8089)
-        );
+        assert!(is_pfs_page(1) && is_pfs_page(8088) && is_pfs_page(16176) && !is_pfs_page(0) && !is_pfs_page(8089));
         // A PFS page's own byte is in itself, at index 0 (index 1 for page 1).
         for p in [1u32, 8088, 16176, 509_544, 4_294_962_552] {
             assert!(is_pfs_page(p));
@@ -838,9 +798,7 @@ mod tests {
         assert_eq!(gam_interval_of(extent_of(1_022_463)), 1);
         assert_eq!(gam_interval_of(extent_of(1_022_464)), 2);
         assert!(is_gam_page(2) && is_gam_page(511_232) && !is_gam_page(3) && !is_gam_page(0));
-        assert!(
-            is_sgam_page(3) && is_sgam_page(511_233) && !is_sgam_page(511_232) && !is_sgam_page(1)
-        );
+        assert!(is_sgam_page(3) && is_sgam_page(511_233) && !is_sgam_page(511_232) && !is_sgam_page(1));
         assert_eq!(interval_start_page(3), 1_533_696);
         // The last interval a u32 page number reaches does not overflow.
         let last = gam_interval_of(extent_of(u32::MAX));
@@ -869,12 +827,7 @@ mod tests {
             assert_eq!(has, is_system_extent(ext), "extent {ext}");
         }
         assert!(is_system_page(1, 9) && !is_system_page(3, 9));
-        assert!(
-            is_system_page(3, 0)
-                && is_system_page(3, 1)
-                && is_system_page(3, 2)
-                && is_system_page(3, 3)
-        );
+        assert!(is_system_page(3, 0) && is_system_page(3, 1) && is_system_page(3, 2) && is_system_page(3, 3));
         assert!(!is_system_page(1, 16));
         assert_eq!(full_extents(23), 2);
         assert_eq!(full_extents(24), 3);
@@ -946,11 +899,7 @@ mod tests {
         // A long list is refused rather than truncated.
         let mut big = h.clone();
         for i in 0..40 {
-            big.files.push(FileListEntry {
-                file_id: 10 + i,
-                path: "p".repeat(300),
-                ..h.files[1].clone()
-            });
+            big.files.push(FileListEntry { file_id: 10 + i, path: "p".repeat(300), ..h.files[1].clone() });
         }
         assert!(big.encode().is_err());
     }
@@ -1044,12 +993,7 @@ mod tests {
             first_page: PageId::new(4, 8),
         };
         assert_eq!(decode_unit(&encode_unit(&u)).unwrap(), u);
-        let h = IamHeader {
-            au: 1001,
-            seq: 4,
-            file_id: 3,
-            start_page: 511_232,
-        };
+        let h = IamHeader { au: 1001, seq: 4, file_id: 3, start_page: 511_232 };
         let mut body = vec![0u8; BODY_SIZE];
         body[..iam::BITMAP].copy_from_slice(&h.encode());
         let d = IamHeader::decode(&body).unwrap();

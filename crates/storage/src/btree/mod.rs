@@ -73,18 +73,38 @@
 //! All handles to one allocation unit in a process share one tree latch (handles are
 //! registered per database and allocation unit).
 //!
+//! # Row operations and undo
+//!
+//! Insert, update and delete (and the `*_row` variants) are row operations (see
+//! [`crate::undo`]): one page change on the leaf and the row's undo record (BTreeRemove,
+//! BTreeRevalue with the old value, BTreeRestore with the deleted entry), one system
+//! transaction ended while the leaf is latched. Deletes are physical (no ghosts: key
+//! locks keep other transactions away from a deleted key until its transaction ends).
+//! Logical undo uses [`BTree::open_for_undo`], which works on exact stored keys.
+//!
 //! # Structure changes
 //!
-//! - A leaf that cannot take an entry splits: a new page near it takes the upper half by
-//!   bytes, or, for an insert past the last key of the rightmost page of a level, just the
-//!   new entry, so ever-increasing keys leave pages full as in SQL Server. Parents split
-//!   the same way, recursively; a root split makes a new root. Every page a split needs is
-//!   allocated before anything changes, so running out of space leaves the tree intact.
-//!   Each split counts in `Page Splits/sec`.
-//! - A delete that leaves a non-root leaf under ~25% full merges it with a sibling under
-//!   the same parent when both fit in one page (otherwise it stays underfull); an empty
-//!   page is unlinked and freed; internal pages merge the same way; a root with a single
-//!   child is replaced by that child. An empty leaf is only ever reachable as the root.
+//! Each structure modification is a system transaction of its own, without row undo,
+//! under the exclusive tree latch; the user's entry is never written inside one.
+//!
+//! - A leaf that cannot take an entry splits first; the insert (or growing update)
+//!   follows as an ordinary row operation on the leaf the split made room in. The split
+//!   point is chosen with the pending entry counted: the most even split by bytes, or,
+//!   for an insert past the last key of the rightmost page of a level, a new empty right
+//!   page whose separator is the new key's shortest prefix above the left page's last key
+//!   (ever-increasing keys then leave pages full, as in SQL Server). Parents split the
+//!   same way, recursively (an internal split does carry its separator); a root split
+//!   makes a new root. Every page a split needs is allocated inside its system
+//!   transaction before anything changes, so running out of space leaves the tree
+//!   intact. Each split counts in `Page Splits/sec`.
+//! - A delete removes its entry (a row operation), then, if that left a non-root leaf
+//!   under ~25% full, rebalances in a system transaction of its own: the leaf merges with
+//!   a sibling under the same parent when both fit in one page (otherwise it stays
+//!   underfull); an empty page is unlinked and freed; internal pages merge the same way; a
+//!   root with a single child is replaced by that child.
+//! - Leaves below the root are normally non-empty. An empty one remains only after a
+//!   crash between an append split and its insert (two system transactions); it is valid
+//!   and fills with the next insert in its range.
 
 mod check;
 mod scan;
@@ -102,12 +122,13 @@ use crate::buffer::{PageReadGuard, PageWriteGuard};
 use crate::database::Database;
 use crate::error::{Result, StorageError};
 use crate::page::{Page, PageId, PageOp, PageType};
+use crate::undo::RowUndo;
 use diag::{LatchClass, LatchMode};
 use node::*;
 use parking_lot::{Mutex, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicU32, AtomicU64, AtomicU8, Ordering::*};
 use std::sync::{Arc, OnceLock, Weak};
 use std::time::Instant;
 
@@ -161,7 +182,9 @@ pub(crate) struct Inner {
     au: u64,
     object_id: u32,
     index_id: u16,
-    unique: bool,
+    /// UNIQUE_YES / UNIQUE_NO, or UNIQUE_UNKNOWN for a tree opened only to apply undo
+    /// (which works on exact stored keys); the first ordinary `open` settles it.
+    unique: AtomicU8,
     leaf_type: PageType,
     /// The tree latch (ACCESS_METHODS_HOBT_VIRTUAL_ROOT).
     lock: RwLock<()>,
@@ -223,6 +246,8 @@ impl BTree {
         if index_id == 0 {
             return Err(StorageError::Invalid("index id 0 is a heap, not a B-tree".into()));
         }
+        // One system transaction: a crash leaves either no unit or a unit with its root.
+        let stx = db.begin_system_txn()?;
         let au = db.create_alloc_unit(AllocUnitKind::InRowData, object_id, index_id)?;
         let leaf_type = leaf_type(index_id);
         let made = (|| {
@@ -239,13 +264,15 @@ impl BTree {
         let root = match made {
             Ok(root) => root,
             Err(e) => {
-                // Do not leave an allocation unit without a tree behind; the first
-                // error is the one to report.
+                // Do not leave an allocation unit without a tree behind (with a log hook
+                // the rollback undoes all of it anyway); the first error is the one to
+                // report.
                 let _ = db.drop_alloc_unit(au.id);
                 return Err(e);
             }
         };
-        let inner = Arc::new(Inner::new(db.clone(), au.id, object_id, index_id, opts.unique, root, 0, root));
+        stx.commit()?;
+        let inner = Arc::new(Inner::new(db.clone(), au.id, object_id, index_id, Some(opts.unique), root, 0, root));
         let mut reg = registry().lock();
         reg.retain(|_, (d, t)| d.strong_count() > 0 && t.strong_count() > 0);
         reg.insert(registry_key(db, au.id), (Arc::downgrade(db), Arc::downgrade(&inner)));
@@ -256,16 +283,35 @@ impl BTree {
     /// the pages (SQL Server keeps it in the catalog, sys.indexes.is_unique), so the
     /// caller passes the options the tree was created with.
     pub fn open(db: &Arc<Database>, au_id: u64, opts: BTreeOptions) -> Result<BTree> {
+        Self::open_with(db, au_id, Some(opts.unique))
+    }
+
+    /// Opens the tree in `au_id` to apply logical undo ([`crate::undo::apply_row_undo`]),
+    /// which works on exact stored keys and so needs no uniqueness flag. Returns the open
+    /// handle if there is one (sharing its tree latch); a later [`BTree::open`] settles the
+    /// uniqueness of a tree first opened this way. Such a handle refuses `insert` until
+    /// then.
+    pub fn open_for_undo(db: &Arc<Database>, au_id: u64) -> Result<BTree> {
+        Self::open_with(db, au_id, None)
+    }
+
+    fn open_with(db: &Arc<Database>, au_id: u64, unique: Option<bool>) -> Result<BTree> {
         let mut reg = registry().lock();
         let key = registry_key(db, au_id);
         if let Some((d, t)) = reg.get(&key) {
             if let (Some(d), Some(t)) = (d.upgrade(), t.upgrade()) {
                 if Arc::ptr_eq(&d, db) {
-                    if t.unique != opts.unique {
-                        return Err(StorageError::Invalid(format!(
-                            "allocation unit {au_id} is open as a {} tree",
-                            if t.unique { "unique" } else { "non-unique" }
-                        )));
+                    if let Some(u) = unique {
+                        match t.unique_flag() {
+                            None => t.unique.store(unique_code(Some(u)), Release),
+                            Some(cur) if cur != u => {
+                                return Err(StorageError::Invalid(format!(
+                                    "allocation unit {au_id} is open as a {} tree",
+                                    if cur { "unique" } else { "non-unique" }
+                                )));
+                            }
+                            Some(_) => {}
+                        }
                     }
                     return Ok(BTree { inner: t, filter: None });
                 }
@@ -275,25 +321,13 @@ impl BTree {
         if au.root.is_null() || au.first_page.is_null() || au.index_id == 0 {
             return Err(StorageError::Invalid(format!("allocation unit {au_id} does not hold a B-tree")));
         }
-        let level = {
-            let g = db.read(au.root)?;
-            let what = || {
-                StorageError::corrupt(
-                    format!("B-tree root page ({})", au.root),
-                    "does not belong to the allocation unit",
-                )
-            };
-            if g.page_id() != au.root || g.alloc_unit_id() != au_id || g.index_id() != au.index_id {
-                return Err(what());
-            }
-            g.level()
-        };
+        let level = root_level_of(db, au_id, au.index_id, au.root)?;
         let inner = Arc::new(Inner::new(
             db.clone(),
             au_id,
             au.object_id,
             au.index_id,
-            opts.unique,
+            unique,
             au.root,
             level as u32,
             au.first_page,
@@ -301,6 +335,14 @@ impl BTree {
         reg.retain(|_, (d, t)| d.strong_count() > 0 && t.strong_count() > 0);
         reg.insert(key, (Arc::downgrade(db), Arc::downgrade(&inner)));
         Ok(BTree { inner, filter: None })
+    }
+
+    /// Re-reads the root, its level and the first leaf from the allocation unit, after
+    /// physical undo changed the tree's pages underneath the open handles (recovery, a
+    /// system transaction rolled back by the transaction layer).
+    pub fn reload(&self) -> Result<()> {
+        let _x = self.inner.exclusive();
+        self.inner.reload_root()
     }
 
     /// This handle with a filtered index's predicate, consulted by the `*_row` methods.
@@ -325,8 +367,10 @@ impl BTree {
         self.inner.index_id
     }
 
+    /// Whether the tree is unique (false while a handle opened only for undo does not
+    /// know).
     pub fn is_unique(&self) -> bool {
-        self.inner.unique
+        self.inner.unique_flag() == Some(true)
     }
 
     pub fn database(&self) -> &Arc<Database> {
@@ -343,12 +387,18 @@ impl BTree {
     /// returns `None`; a non-unique tree appends a uniquifier and returns it (the stored
     /// key is [`stored_key`]`(key, u)`).
     pub fn insert(&self, key: &[u8], value: &[u8]) -> Result<Option<u32>> {
-        if self.inner.unique {
+        let Some(unique) = self.inner.unique_flag() else {
+            return Err(StorageError::Invalid(format!(
+                "the B-tree of allocation unit {} was opened for undo only: open it with its options to insert",
+                self.inner.au
+            )));
+        };
+        if unique {
             check_sizes(key.len(), value.len(), MAX_KEY_LEN)?;
         } else {
             check_sizes(key.len() + UNIQUIFIER_LEN, value.len(), MAX_STORED_KEY)?;
         }
-        if self.inner.unique {
+        if unique {
             self.inner.insert_exact(key, value)?;
             return Ok(None);
         }
@@ -415,14 +465,14 @@ impl BTree {
         encode_entry(key, value, &mut rec);
         {
             let _g = self.inner.shared();
-            let mut leaf = self.inner.leaf_for_write(key)?;
+            let leaf = self.inner.leaf_for_write(key)?;
             let (slot, found) = lower_bound(&leaf, key)?;
             if !found {
                 return Ok(false);
             }
             let old = leaf.record(slot).map_or(0, |r| r.len());
             if rec.len() <= old || leaf.free_count() >= rec.len() - old {
-                self.inner.put(&mut leaf, &PageOp::ReplaceSlot { slot, record: &rec })?;
+                self.inner.update_row_op(leaf, slot, key, &rec)?;
                 return Ok(true);
             }
         }
@@ -434,7 +484,7 @@ impl BTree {
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
         {
             let _g = self.inner.shared();
-            let mut leaf = self.inner.leaf_for_write(key)?;
+            let leaf = self.inner.leaf_for_write(key)?;
             let (slot, found) = lower_bound(&leaf, key)?;
             if !found {
                 return Ok(false);
@@ -447,7 +497,7 @@ impl BTree {
             // retry on every delete: that would serialize deletes on the tree latch.
             let rebalance = !is_root && (leaf.slot_count() == 1 || (before >= UNDERFULL && after < UNDERFULL));
             if !rebalance {
-                self.inner.put(&mut leaf, &PageOp::DeleteSlot { slot })?;
+                self.inner.delete_row_op(leaf, slot, key)?;
                 return Ok(true);
             }
         }
@@ -540,6 +590,63 @@ impl BTree {
     pub fn check(&self) -> Result<TreeStats> {
         check::check(&self.inner)
     }
+
+    // ---- logical undo (crate::undo), idempotent, on exact stored keys ----
+
+    /// Undo of an insert: the stored key is absent afterwards.
+    pub(crate) fn undo_remove(&self, key: &[u8]) -> Result<()> {
+        self.delete(key).map(drop)
+    }
+
+    /// Undo of a delete: the entry is present with `value` afterwards.
+    pub(crate) fn undo_restore(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        check_sizes(key.len(), value.len(), MAX_STORED_KEY)?;
+        match self.inner.insert_exact(key, value) {
+            Ok(()) => Ok(()),
+            Err(StorageError::DuplicateKey) => self.undo_revalue(key, value),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Undo of an update: `key` has `old` afterwards (inserted if it is missing).
+    pub(crate) fn undo_revalue(&self, key: &[u8], old: &[u8]) -> Result<()> {
+        check_sizes(key.len(), old.len(), MAX_STORED_KEY)?;
+        if self.get_with(key, |v| v == old)? == Some(true) {
+            return Ok(());
+        }
+        if self.update(key, old)? {
+            return Ok(());
+        }
+        match self.inner.insert_exact(key, old) {
+            // Inserted by someone meanwhile: only possible without key locks.
+            Err(StorageError::DuplicateKey) => self.update(key, old).map(drop),
+            r => r,
+        }
+    }
+}
+
+/// The level of a tree's root page, checking that the page is the unit's.
+fn root_level_of(db: &Database, au_id: u64, index_id: u16, root: PageId) -> Result<u8> {
+    let g = db.read(root)?;
+    if g.page_id() != root || g.alloc_unit_id() != au_id || g.index_id() != index_id {
+        return Err(StorageError::corrupt(
+            format!("B-tree root page ({root})"),
+            "does not belong to the allocation unit",
+        ));
+    }
+    Ok(g.level())
+}
+
+const UNIQUE_UNKNOWN: u8 = 0;
+const UNIQUE_YES: u8 = 1;
+const UNIQUE_NO: u8 = 2;
+
+fn unique_code(u: Option<bool>) -> u8 {
+    match u {
+        None => UNIQUE_UNKNOWN,
+        Some(true) => UNIQUE_YES,
+        Some(false) => UNIQUE_NO,
+    }
 }
 
 fn leaf_type(index_id: u16) -> PageType {
@@ -581,7 +688,7 @@ impl Inner {
         au: u64,
         object_id: u32,
         index_id: u16,
-        unique: bool,
+        unique: Option<bool>,
         root: PageId,
         root_level: u32,
         first: PageId,
@@ -591,7 +698,7 @@ impl Inner {
             au,
             object_id,
             index_id,
-            unique,
+            unique: AtomicU8::new(unique_code(unique)),
             leaf_type: leaf_type(index_id),
             lock: RwLock::new(()),
             root: AtomicU64::new(pack(root)),
@@ -632,6 +739,120 @@ impl Inner {
         self.version.fetch_add(1, AcqRel);
         self.hint.store(0, Release);
         g
+    }
+
+    /// Uniqueness, when known (see [`BTree::open_for_undo`]).
+    pub(crate) fn unique_flag(&self) -> Option<bool> {
+        match self.unique.load(Acquire) {
+            UNIQUE_YES => Some(true),
+            UNIQUE_NO => Some(false),
+            _ => None,
+        }
+    }
+
+    /// Re-reads root, level and first leaf from the allocation unit (caller holds the
+    /// tree latch exclusive).
+    pub(crate) fn reload_root(&self) -> Result<()> {
+        let au = self.db.alloc_unit(self.au)?;
+        let level = root_level_of(&self.db, self.au, self.index_id, au.root)?;
+        self.root.store(pack(au.root), Release);
+        self.root_level.store(level as u32, Release);
+        self.first.store(pack(au.first_page), Release);
+        self.hint.store(0, Release);
+        self.version.fetch_add(1, AcqRel);
+        Ok(())
+    }
+
+    /// Runs `f`, a structure modification, as a system transaction without row undo
+    /// (see [`crate::undo`]). The caller holds the tree latch exclusive, which protects
+    /// the tree's pages until the end; `f` releases its page latches before returning.
+    /// On failure the system transaction rolls back and the cached root is re-read.
+    pub(crate) fn smo<R>(&self, f: impl FnOnce() -> Result<R>) -> Result<R> {
+        let stx = self.db.begin_system_txn()?;
+        match f() {
+            Ok(v) => {
+                stx.commit()?;
+                Ok(v)
+            }
+            Err(e) => {
+                drop(stx);
+                // Best effort: the root the failed work may have set was undone.
+                let _ = self.reload_root();
+                Err(e)
+            }
+        }
+    }
+
+    /// Applies `op` to the latched `page` as one row operation: a system transaction
+    /// whose last record is `undo` (when given), ended while the page is latched.
+    /// Returns the page, still latched. On failure the latch is released first, then the
+    /// system transaction rolls back (its undo latches the page itself).
+    #[inline]
+    pub(crate) fn row_op<'g>(
+        &self,
+        mut page: PageWriteGuard<'g>,
+        op: &PageOp<'_>,
+        undo: Option<&RowUndo<'_>>,
+    ) -> Result<PageWriteGuard<'g>> {
+        if !self.db.has_log_hook() {
+            // No log: nothing to bracket or record (the bulk-load fast path).
+            self.put(&mut page, op)?;
+            return Ok(page);
+        }
+        let stx = self.db.begin_system_txn()?;
+        let done = self.put(&mut page, op).and_then(|()| match undo {
+            Some(u) => self.db.log_row_undo(u).map(drop),
+            None => Ok(()),
+        });
+        if let Err(e) = done {
+            drop(page);
+            drop(stx);
+            return Err(e);
+        }
+        stx.commit()?;
+        Ok(page)
+    }
+
+    /// Inserts the encoded entry `rec` (stored key `key`) at `slot` of the latched leaf as
+    /// a row operation.
+    #[inline]
+    pub(crate) fn insert_row_op<'g>(
+        &self,
+        leaf: PageWriteGuard<'g>,
+        slot: u16,
+        key: &[u8],
+        rec: &[u8],
+    ) -> Result<PageWriteGuard<'g>> {
+        let undo = RowUndo::BTreeRemove { au: self.au, stored_key: key };
+        self.row_op(leaf, &PageOp::InsertSlot { slot, record: rec }, Some(&undo))
+    }
+
+    /// Replaces the entry at `slot` of the latched leaf (stored key `key`) by `rec` as a
+    /// row operation.
+    pub(crate) fn update_row_op<'g>(
+        &self,
+        leaf: PageWriteGuard<'g>,
+        slot: u16,
+        key: &[u8],
+        rec: &[u8],
+    ) -> Result<PageWriteGuard<'g>> {
+        // The old value is copied only when a hook will log it.
+        let old = if self.db.row_undo_wanted() { Some(entry(&leaf, slot)?.1.to_vec()) } else { None };
+        let undo = old.as_deref().map(|v| RowUndo::BTreeRevalue { au: self.au, stored_key: key, old_value: v });
+        self.row_op(leaf, &PageOp::ReplaceSlot { slot, record: rec }, undo.as_ref())
+    }
+
+    /// Deletes the entry at `slot` of the latched leaf (stored key `key`) as a row
+    /// operation.
+    pub(crate) fn delete_row_op<'g>(
+        &self,
+        leaf: PageWriteGuard<'g>,
+        slot: u16,
+        key: &[u8],
+    ) -> Result<PageWriteGuard<'g>> {
+        let old = if self.db.row_undo_wanted() { Some(entry(&leaf, slot)?.1.to_vec()) } else { None };
+        let undo = old.as_deref().map(|v| RowUndo::BTreeRestore { au: self.au, stored_key: key, value: v });
+        self.row_op(leaf, &PageOp::DeleteSlot { slot }, undo.as_ref())
     }
 
     pub(crate) fn root_id(&self) -> PageId {
@@ -781,7 +1002,11 @@ impl Inner {
                 return Err(StorageError::DuplicateKey);
             }
             if fits(&leaf, rec.len()) {
-                return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
+                if !self.db.has_log_hook() {
+                    // Bulk loads without a log: the bare page change, nothing to record.
+                    return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
+                }
+                return self.insert_row_op(leaf, slot, key, &rec).map(drop);
             }
         }
         let _x = self.exclusive();
@@ -796,7 +1021,7 @@ impl Inner {
         let probe = stored_key(key, u32::MAX);
         {
             let _g = self.shared();
-            let mut leaf = self.leaf_for_write(&probe)?;
+            let leaf = self.leaf_for_write(&probe)?;
             let (slot, found) = insert_position(&leaf, &probe)?;
             if found {
                 return Err(uniquifier_overflow());
@@ -816,12 +1041,13 @@ impl Inner {
                 }
             };
             if let Some(u) = known {
+                let stored = stored_key(key, u);
                 let mut rec = Vec::new();
-                encode_entry(&stored_key(key, u), value, &mut rec);
+                encode_entry(&stored, value, &mut rec);
                 if !fits(&leaf, rec.len()) {
                     return Ok(Dup::Use(u));
                 }
-                self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec })?;
+                self.insert_row_op(leaf, slot, &stored, &rec)?;
                 return Ok(Dup::Done(u));
             }
         }

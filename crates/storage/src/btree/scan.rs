@@ -103,7 +103,9 @@ impl Inner {
                 return Err(damaged(&leaf, format!("its sibling link does not point back to ({})", w.cur)));
             }
             if n == 0 {
-                return Err(damaged(&leaf, "empty leaf in the leaf chain"));
+                // An empty leaf below the root is valid (an append split whose insert a
+                // crash cut off, see `smo`): nothing to return, go on past it.
+                return self.finish_step(w, version, leaf, 0, 0).map(Some);
             }
             let k = key_at(&leaf, if w.reverse { n - 1 } else { 0 })?;
             if w.has_edge && (if w.reverse { k >= &w.edge[..] } else { k <= &w.edge[..] }) {
@@ -154,14 +156,30 @@ impl Inner {
             w.edge = edge;
             r?
         };
+        self.finish_step(w, version, leaf, start, end).map(Some)
+    }
+
+    /// Records where a walk is after reading `leaf` (entries `start..end` of it). An
+    /// empty leaf leaves the edge of the last non-empty one, so a re-seek resumes past
+    /// everything returned so far.
+    fn finish_step<'a>(
+        &'a self,
+        w: &mut Walk,
+        version: u64,
+        leaf: PageReadGuard<'a>,
+        start: u16,
+        end: u16,
+    ) -> Result<(PageReadGuard<'a>, u16, u16)> {
         let n = leaf.slot_count();
         // Inverted bounds give an empty range, never an inverted one.
         let start = start.min(end);
         w.started = true;
         w.version = version;
         w.cur = leaf.page_id();
-        w.edge.clear();
-        w.has_edge = n > 0;
+        if n > 0 {
+            w.edge.clear();
+            w.has_edge = true;
+        }
         if w.reverse {
             w.next = leaf.prev();
             w.finished = start > 0 || w.next.is_null();
@@ -175,7 +193,7 @@ impl Inner {
                 w.edge.extend_from_slice(key_at(&leaf, n - 1)?);
             }
         }
-        Ok(Some((leaf, start, end)))
+        Ok((leaf, start, end))
     }
 }
 

@@ -2,6 +2,14 @@
 //! under the exclusive tree latch, so nothing else moves in the tree: a recorded path
 //! stays valid, and page latches are taken only to satisfy the buffer pool (the lazy
 //! writer may still hold one SH latch briefly, never while waiting for another).
+//!
+//! Each structure modification is a system transaction of its own without row undo
+//! ([`Inner::smo`]); the user's entry is never written inside one. An insert or growing
+//! update that does not fit splits the leaf first (an SMO that places nothing new), then
+//! retries and performs the change as an ordinary row operation; a delete removes its
+//! entry as a row operation, then rebalances in an SMO. The exclusive tree latch is held
+//! across both, so nobody sees the tree between them; after a crash between them the
+//! tree may keep an empty leaf (the right page of an append split), which is valid.
 
 use super::node::*;
 use super::{Inner, Step, MAX_STORED_KEY};
@@ -132,8 +140,9 @@ fn separator(seq: &Seq<'_>, k: usize, internal: bool) -> Result<Vec<u8>> {
     }
 }
 
-/// Pages allocated before a split changes anything. Unused ones are freed on drop (also
-/// on an error path), so running out of space leaves the tree as it was.
+/// Pages allocated before a split changes anything. Unused ones are freed by `release`
+/// at the end of the split, or on drop on an error path, so running out of space leaves
+/// the tree as it was.
 struct Spare<'a> {
     t: &'a Inner,
     pages: Vec<PageWriteGuard<'a>>,
@@ -147,6 +156,19 @@ impl<'a> Spare<'a> {
         } else {
             Ok(self.pages.remove(0))
         }
+    }
+}
+
+impl Spare<'_> {
+    /// Frees the pages the split did not need. Errors are reported (inside the split's
+    /// system transaction, a failure must fail it rather than commit a half-done free).
+    fn release(mut self) -> Result<()> {
+        for g in std::mem::take(&mut self.pages) {
+            let id = g.page_id();
+            drop(g);
+            self.t.db.free_page(self.t.au, id)?;
+        }
+        Ok(())
     }
 }
 
@@ -192,7 +214,9 @@ fn preallocate<'a>(t: &'a Inner, path: &[Step], sep_len: usize, leaf: PageId) ->
 
 /// Splits `page` at `k` of its entries-after-`m` into itself and the fresh page `right`,
 /// carrying out `m` on the way; links `right` into the level. Returns `right`'s id. The
-/// caller inserts the separator into the parent.
+/// caller inserts the separator into the parent. Leaves are split with `Modify::None`
+/// (the user's entry is a row operation of its own); `m` carries the separator an
+/// internal page takes.
 fn split(
     t: &Inner,
     page: &mut PageWriteGuard<'_>,
@@ -251,7 +275,9 @@ fn split(
             t.db.change(page, &PageOp::TruncateSlots { from: k as u16 })?;
             t.put(page, &PageOp::ReplaceSlot { slot: p, record: r })?;
         }
-        _ => t.db.change(page, &PageOp::TruncateSlots { from: k.min(n_old) as u16 })?,
+        // Nothing moves when the right page starts empty (an append split).
+        _ if k >= n_old => {}
+        _ => t.db.change(page, &PageOp::TruncateSlots { from: k as u16 })?,
     }
     let prev = page.prev();
     t.db.change(page, &PageOp::SetLinks { prev, next: right_id })?;
@@ -259,40 +285,49 @@ fn split(
     Ok(right_id)
 }
 
-/// Splits a full leaf while carrying out `m`. Returns false if no single split could
-/// make room (huge entries): the leaf was split at the modified slot without carrying
-/// out `m`, and the caller retries.
-fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<bool> {
+/// Splits a full leaf so that the change `m` (an insert or a growing replace, not
+/// carried out here) fits afterwards in the half it belongs to: the split point is chosen
+/// with `m` counted, then only the existing entries move. For an append past the last
+/// key of the rightmost leaf the new right page starts empty and its separator is the new
+/// key (or its shortest prefix above the left page's last key), so ever-increasing keys
+/// leave full pages behind. When no single split can make room (huge entries) the leaf
+/// is split between the neighbours of the modified slot and the caller retries.
+/// Returns the leaf the change now fits in, or `None` after such a fallback split (the
+/// caller then descends again).
+fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<Option<PageId>> {
     let n = leaf.slot_count() as usize;
     let append = matches!(m, Modify::Insert(p, _) if p as usize == n) && leaf.next().is_null();
-    let (k, m, done, sep) = {
+    // `j`: the first existing entry that moves to the new page; `goes_right`: whether the
+    // pending change belongs to the new page (None: fallback split, it may fit neither).
+    let (j, sep, goes_right) = {
         let seq = Seq::new(&leaf, m);
         match choose_split(&seq, false, append)? {
-            Some(k) => (k, m, true, separator(&seq, k, false)?),
+            Some(k) => {
+                // seq[..k] stays; the pending entry at `p` is one of seq's entries.
+                let j = match m {
+                    Modify::Insert(p, _) if (p as usize) < k => k - 1,
+                    _ => k,
+                };
+                (j, separator(&seq, k, false)?, m.pos().map(|p| p >= k))
+            }
             None => {
                 // Split between the neighbours of the modified slot; both halves are
                 // non-empty there, or a split with the modification would have fitted.
                 let k =
                     m.pos().filter(|&p| p > 0 && p < n).ok_or_else(|| damaged(&leaf, "a full leaf cannot be split"))?;
                 let seq = Seq::new(&leaf, Modify::None);
-                (k, Modify::None, false, separator(&seq, k, false)?)
+                (k, separator(&seq, k, false)?, None)
             }
         }
     };
     let left_id = leaf.page_id();
     let mut spare = preallocate(t, &path, sep.len(), left_id)?;
     let right = spare.take(left_id)?;
-    let right_id = split(t, &mut leaf, m, k, right)?;
-    let landed = match m.pos() {
-        Some(p) if p >= k => right_id,
-        _ => left_id,
-    };
+    let right_id = split(t, &mut leaf, Modify::None, j, right)?;
     drop(leaf);
     insert_separator(t, &mut path, 0, left_id, sep, right_id, &mut spare)?;
-    if done {
-        t.set_hint(landed);
-    }
-    Ok(done)
+    spare.release()?;
+    Ok(goes_right.map(|r| if r { right_id } else { left_id }))
 }
 
 /// Inserts the separator of a split of `left` (at `level`) into `right` into the parent,
@@ -349,61 +384,79 @@ fn insert_separator<'a>(
     }
 }
 
-/// Inserts `rec` (encoded entry for `key`) with whatever splits it takes.
+/// Inserts `rec` (encoded entry for `key`) with whatever splits it takes: each split is a
+/// structure modification of its own, the insert a row operation once the entry fits.
 pub(super) fn insert(t: &Inner, key: &[u8], rec: &[u8]) -> Result<()> {
     // Each round either inserts or splits the leaf around the insert position, after
     // which the entry fits beside one neighbour; two rounds suffice, more is damage.
+    // After a split the leaf the entry belongs to is known: no new descent is needed
+    // (the exclusive tree latch keeps the structure as the split left it).
+    let mut known: Option<PageId> = None;
     for _ in 0..4 {
-        let (path, leaf_id) = t.descend_path(key)?;
-        let mut leaf = t.write_page(leaf_id, 0)?;
+        let (path, leaf_id) = match known.take() {
+            Some(id) => (Vec::new(), id),
+            None => t.descend_path(key)?,
+        };
+        let leaf = t.write_page(leaf_id, 0)?;
         let (slot, found) = insert_position(&leaf, key)?;
         if found {
             return Err(StorageError::DuplicateKey);
         }
         if fits(&leaf, rec.len()) {
-            t.put(&mut leaf, &PageOp::InsertSlot { slot, record: rec })?;
+            t.insert_row_op(leaf, slot, key, rec)?;
             t.set_hint(leaf_id);
             return Ok(());
         }
-        if split_leaf(t, path, leaf, Modify::Insert(slot, rec))? {
-            return Ok(());
+        if path.is_empty() && leaf_id != t.root_id() {
+            // A known leaf that still has no room (cannot happen after a split that
+            // counted the entry): descend and split properly.
+            continue;
         }
+        known = t.smo(|| split_leaf(t, path, leaf, Modify::Insert(slot, rec)))?;
     }
     Err(StorageError::corrupt(format!("B-tree of allocation unit {}", t.au), "an insert found no room after splitting"))
 }
 
-/// Replaces the entry for `key` with the larger `rec`, splitting as needed.
+/// Replaces the entry for `key` with the larger `rec`, splitting as needed (splits are
+/// structure modifications, the replace a row operation).
 pub(super) fn update(t: &Inner, key: &[u8], rec: &[u8]) -> Result<bool> {
+    let mut known: Option<PageId> = None;
     for _ in 0..4 {
-        let (path, leaf_id) = t.descend_path(key)?;
-        let mut leaf = t.write_page(leaf_id, 0)?;
+        let (path, leaf_id) = match known.take() {
+            Some(id) => (Vec::new(), id),
+            None => t.descend_path(key)?,
+        };
+        let leaf = t.write_page(leaf_id, 0)?;
         let (slot, found) = lower_bound(&leaf, key)?;
         if !found {
             return Ok(false);
         }
         let old = leaf.record(slot).map_or(0, |r| r.len());
         if rec.len() <= old || leaf.free_count() >= rec.len() - old {
-            t.put(&mut leaf, &PageOp::ReplaceSlot { slot, record: rec })?;
+            t.update_row_op(leaf, slot, key, rec)?;
+            t.set_hint(leaf_id);
             return Ok(true);
         }
-        if split_leaf(t, path, leaf, Modify::Replace(slot, rec))? {
-            return Ok(true);
+        if path.is_empty() && leaf_id != t.root_id() {
+            continue;
         }
+        known = t.smo(|| split_leaf(t, path, leaf, Modify::Replace(slot, rec)))?;
     }
     Err(StorageError::corrupt(format!("B-tree of allocation unit {}", t.au), "an update found no room after splitting"))
 }
 
-/// Deletes the entry for `key` and rebalances.
+/// Deletes the entry for `key` (a row operation), then rebalances (a structure
+/// modification).
 pub(super) fn delete(t: &Inner, key: &[u8]) -> Result<bool> {
     let (path, leaf_id) = t.descend_path(key)?;
-    let mut leaf = t.write_page(leaf_id, 0)?;
+    let leaf = t.write_page(leaf_id, 0)?;
     let (slot, found) = lower_bound(&leaf, key)?;
     if !found {
         return Ok(false);
     }
-    t.put(&mut leaf, &PageOp::DeleteSlot { slot })?;
+    let leaf = t.delete_row_op(leaf, slot, key)?;
     if !path.is_empty() && used(&leaf) < UNDERFULL {
-        rebalance(t, path, leaf)?;
+        t.smo(|| rebalance(t, path, leaf))?;
     }
     Ok(true)
 }

@@ -1,0 +1,871 @@
+//! Locked row access: reading and writing a B-tree (a clustered index, or a nonclustered
+//! index made unique by its row locator) under SQL Server's isolation levels.
+//!
+//! Storage's [`BTree`] knows nothing about transactions or locks; the engine reads and
+//! writes tables through a [`LockedIndex`], which takes the locks the session's isolation
+//! level calls for (the plan in [`crate::lock::isolation`]) around every B-tree call:
+//!
+//! ```text
+//! let index = LockedIndex::new(&txn_db, tree)?;
+//! let t = txn_db.begin("user_transaction", 52)?;
+//! let ctx = SessionContext::new(&t, LockingOptions { isolation: IsolationLevel::RepeatableRead, ..Default::default() });
+//! let row = index.get(&ctx, b"key")?;          // S on the key, held until COMMIT
+//! index.update(&ctx, b"key", b"new row")?;     // IX on the table, X on the key
+//! t.commit(false)?;                             // releases everything
+//! ```
+//!
+//! # The locks taken
+//!
+//! | level            | reads (`get`, `scan`)                                   | read locks held until | writes (`insert`, `update`, `delete`)  |
+//! |------------------|---------------------------------------------------------|-----------------------|----------------------------------------|
+//! | READ UNCOMMITTED | none: dirty reads, uncommitted deletes are not seen     | -                     | as below                               |
+//! | READ COMMITTED   | IS on the OBJECT, S on each KEY                         | the row has been read (released before the next row is locked); IS until the call returns | as below |
+//! | REPEATABLE READ  | IS on the OBJECT, S on each KEY read                    | end of transaction    | as below                               |
+//! | SERIALIZABLE     | IS on the OBJECT, RangeS-S on each KEY read, on the first key after the range, and on the key after a missing key; `(ffffffffffff)` stands for "past the last key" | end of transaction | as below, RangeX-X instead of X |
+//! | SNAPSHOT         | not implemented: error 3952                             | -                     | -                                      |
+//! | READ COMMITTED with READ_COMMITTED_SNAPSHOT ON | not implemented: error 3952 | -                | -                                      |
+//!
+//! Writes, at every level: IX on the OBJECT; an insert takes RangeI-N on the key after
+//! the new key (the next key, or `(ffffffffffff)`) and keeps it only until the new key is
+//! in the tree (SQL Server's "instant" lock: it tests for a SERIALIZABLE range scan over
+//! the gap, and waits for it), then X on the new key; update and delete take X on the key
+//! (RangeX-X at SERIALIZABLE). All write locks are held until the transaction ends.
+//! [`LockedIndex::get_for_update`] is the UPDLOCK read: IU on the OBJECT, U on the key
+//! (RangeS-U at SERIALIZABLE), held until the transaction ends, so a later update of the
+//! row converts U to X without the conversion deadlock two S readers would have.
+//!
+//! An absent key holds nothing below SERIALIZABLE (its lock is dropped once the read
+//! finds nothing); at SERIALIZABLE the range up to the next key is locked instead, so the
+//! key can't appear until the transaction ends. Locks are re-entrant: what a transaction
+//! already holds is converted ([`LockMode::join`]), never lowered, so READ COMMITTED's
+//! early release never drops a lock the transaction took for a write or at a higher
+//! level.
+//!
+//! Key locks are `LockResource::Key` on the HoBT (the tree's allocation unit id) with the
+//! 48-bit hash of the stored key ([`LockResource::key_from_bytes`]); the table lock is
+//! `LockResource::Object` with the tree's object id. Schema stability (Sch-S) and the
+//! database S lock are the statement's business, not this layer's.
+//!
+//! # Errors and what the caller must do
+//!
+//! Every lock request waits at most the session's LOCK_TIMEOUT
+//! ([`LockingOptions::lock_timeout`]). Failures are [`AccessError`]s; map them to the
+//! client's error with [`AccessError::to_sql_error`]:
+//!
+//! - 1222 (lock request time out): the statement fails, the transaction and its locks
+//!   stay (SQL Server doesn't roll back on 1222 unless XACT_ABORT is ON).
+//! - 1205 (deadlock victim): **the caller must roll the transaction back**
+//!   ([`AccessError::requires_rollback`]); its locks stay until it does, blocking the
+//!   survivor.
+//! - storage errors (2601 duplicate key, 823/824 I/O, ...), and 3952 for the isolation
+//!   levels built on row versioning.
+//!
+//! # Deleted keys: ghosts
+//!
+//! SQL Server leaves a deleted row in its page as a *ghost* until the delete commits, so a
+//! scan still meets it, locks it (waiting for the deleter) and, at SERIALIZABLE, uses it as
+//! a range boundary. Storage's B-tree removes the entry at once (rollback re-inserts it),
+//! so this layer keeps the ghosts beside the tree: every key deleted through it is
+//! remembered with its deleting transaction, and scans visit ghost keys like entries
+//! (lock, re-read, skip when absent). Ghosts whose deleter has ended are dropped by
+//! [`LockedIndex::cleanup_ghosts`] (also run as deletes accumulate), which, like SQL
+//! Server's ghost cleanup task, first takes a conditional lock on the key so that no
+//! range lock still relies on it.
+//!
+//! # Phantoms: the next-key protocol
+//!
+//! A SERIALIZABLE scan locks every key it returns and then checks that the key is still
+//! the first one after the previous one (a key may have been inserted in between while it
+//! waited); if not, it locks the newcomer instead. An insert locks RangeI-N on the next
+//! key, then re-checks that it is still the next key *and* puts the new key in the tree in
+//! one step under the HoBT's insert gate, a short mutex the scans' checks take too.
+//! SQL Server does the same check under the leaf page latch; storage has no hook for
+//! that yet, so the gate serializes the inserts of one index (never while anyone waits for
+//! a lock: nothing waits for a lock while holding it).
+//!
+//! # Not here (yet)
+//!
+//! - Non-unique clustered indexes (uniquifiers): storage picks the uniquifier inside the
+//!   insert, after the point where the X lock on the stored key has to be taken.
+//! - Heaps (RID locks): same problem, the RID is chosen inside `Heap::insert`; both need
+//!   a storage hook that lets the caller take its lock while the page is latched.
+//! - Lock escalation, page locks and PAGLOCK/TABLOCK hints, READPAST, update scans with U
+//!   locks (`scan` takes S / RangeS-S), reverse scans.
+
+use std::cmp::Ordering as CmpOrdering;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use storage::btree::BTree;
+use storage::{Database, StorageError};
+use types::SqlError;
+
+use crate::lock::{
+    IsolationLevel, LockError, LockManager, LockMode, LockOwner, LockResource, LockTimeout, KEY_HASH_MASK,
+};
+use crate::xact::{Transaction, TxnDb};
+
+/// The session settings that decide how a transaction locks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LockingOptions {
+    /// SET TRANSACTION ISOLATION LEVEL (default READ COMMITTED).
+    pub isolation: IsolationLevel,
+    /// SET LOCK_TIMEOUT (default -1: wait until granted or chosen as a deadlock victim).
+    pub lock_timeout: LockTimeout,
+    /// The database option READ_COMMITTED_SNAPSHOT. Not implemented: READ COMMITTED
+    /// access fails with 3952 while it is on.
+    pub read_committed_snapshot: bool,
+}
+
+/// A transaction with the session settings it runs under: what every [`LockedIndex`]
+/// call takes.
+#[derive(Clone, Copy)]
+pub struct SessionContext<'t> {
+    txn: &'t Transaction,
+    options: LockingOptions,
+}
+
+impl<'t> SessionContext<'t> {
+    /// Also records the isolation level on the transaction's lock owner (the deadlock
+    /// graph shows it). SNAPSHOT is accepted here and refused at the first access (3952),
+    /// as SQL Server refuses it when the database doesn't allow snapshot isolation.
+    pub fn new(txn: &'t Transaction, options: LockingOptions) -> SessionContext<'t> {
+        txn.owner().set_isolation_level(options.isolation);
+        SessionContext { txn, options }
+    }
+
+    /// READ COMMITTED with the given LOCK_TIMEOUT.
+    pub fn read_committed(txn: &'t Transaction, lock_timeout: LockTimeout) -> SessionContext<'t> {
+        Self::new(txn, LockingOptions { lock_timeout, ..LockingOptions::default() })
+    }
+
+    pub fn transaction(&self) -> &'t Transaction {
+        self.txn
+    }
+
+    pub fn isolation(&self) -> IsolationLevel {
+        self.options.isolation
+    }
+
+    pub fn lock_timeout(&self) -> LockTimeout {
+        self.options.lock_timeout
+    }
+
+    pub fn options(&self) -> LockingOptions {
+        self.options
+    }
+
+    fn owner(&self) -> &LockOwner {
+        self.txn.owner()
+    }
+}
+
+/// Why a locked access failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AccessError {
+    /// A lock request timed out (1222) or was chosen as a deadlock victim (1205; the
+    /// transaction must be rolled back).
+    #[error(transparent)]
+    Lock(#[from] LockError),
+    /// The B-tree failed (duplicate key, I/O, corruption, ...).
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+    /// SNAPSHOT isolation, or READ COMMITTED under READ_COMMITTED_SNAPSHOT: both read row
+    /// versions, which Mesquite doesn't keep yet. Msg 3952, SQL Server's error for a
+    /// database that doesn't allow snapshot isolation.
+    #[error(
+        "Snapshot isolation transaction failed accessing database '{database}' because snapshot isolation is not allowed in this database. {detail}"
+    )]
+    RowVersioningNotSupported { database: String, detail: &'static str },
+}
+
+impl AccessError {
+    /// Msg 3952.
+    pub const SNAPSHOT_NOT_ALLOWED: i32 = 3952;
+
+    /// The SQL Server error number.
+    pub fn number(&self) -> i32 {
+        match self {
+            AccessError::Lock(e) => e.number(),
+            AccessError::Storage(e) => e.number(),
+            AccessError::RowVersioningNotSupported { .. } => Self::SNAPSHOT_NOT_ALLOWED,
+        }
+    }
+
+    /// The error as the client sees it (1222 and 1205 exactly as the lock manager
+    /// reports them; 3952 severity 16 state 1).
+    pub fn to_sql_error(&self) -> SqlError {
+        match self {
+            AccessError::Lock(e) => e.to_sql_error(),
+            AccessError::Storage(e) => e.to_sql_error(),
+            AccessError::RowVersioningNotSupported { .. } => SqlError::new(self.number(), 16, 1, self.to_string()),
+        }
+    }
+
+    /// True for 1205: the transaction was chosen as a deadlock victim and must be rolled
+    /// back before anything else; its locks stay until then.
+    pub fn requires_rollback(&self) -> bool {
+        matches!(self, AccessError::Lock(LockError::DeadlockVictim { .. }))
+    }
+
+    /// The lock error, if this is one.
+    pub fn lock_error(&self) -> Option<&LockError> {
+        match self {
+            AccessError::Lock(e) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+impl From<AccessError> for SqlError {
+    fn from(e: AccessError) -> SqlError {
+        e.to_sql_error()
+    }
+}
+
+pub type Result<T, E = AccessError> = std::result::Result<T, E>;
+
+/// The key hash SQL Server shows for the range past the last key of an index
+/// (`(ffffffffffff)`): the resource a SERIALIZABLE scan to the end, or an insert after
+/// the last key, locks.
+pub const END_OF_INDEX_HASH: u64 = KEY_HASH_MASK;
+
+/// The session id the ghost cleanup's conditional locks show (a system task).
+pub const GHOST_CLEANUP_SESSION_ID: i32 = 0;
+
+/// Ghost entries kept before a delete triggers a cleanup pass (it then waits for twice
+/// as many as survived).
+const GHOST_CLEANUP_MIN: usize = 64;
+
+/// Lock owner ids for ghost cleanup passes: counted down from the top, away from
+/// transaction ids.
+static CLEANUP_OWNER_IDS: AtomicU64 = AtomicU64::new(u64::MAX);
+
+/// Keys deleted through this layer whose deleting transaction may not have ended.
+struct GhostTable {
+    /// Key -> the deleting transaction's lock owner.
+    entries: BTreeMap<Vec<u8>, LockOwner>,
+    /// Size at which the next delete runs a cleanup pass.
+    cleanup_at: usize,
+}
+
+/// What every handle to one HoBT shares: the ghosts and the insert gate.
+struct HobtShared {
+    ghosts: Mutex<GhostTable>,
+    /// Held while an insert re-checks its next key and puts its key in the tree, and
+    /// while a SERIALIZABLE read checks the range it locked (see the module docs). Lock
+    /// order: gate, then ghosts, then the lock manager's internals. Never held while
+    /// waiting for a lock.
+    gate: Mutex<()>,
+}
+
+type HobtRegistry = HashMap<(usize, u64), (Weak<Database>, Weak<HobtShared>)>;
+
+/// One `HobtShared` per (database, allocation unit) in the process, however many
+/// `LockedIndex` handles are opened on it.
+fn hobt_shared(db: &Arc<Database>, au: u64) -> Arc<HobtShared> {
+    static REGISTRY: OnceLock<Mutex<HobtRegistry>> = OnceLock::new();
+    let mut reg = REGISTRY.get_or_init(|| Mutex::new(HashMap::new())).lock();
+    let key = (Arc::as_ptr(db) as usize, au);
+    if let Some((d, s)) = reg.get(&key) {
+        if let (Some(d), Some(s)) = (d.upgrade(), s.upgrade()) {
+            if Arc::ptr_eq(&d, db) {
+                return s;
+            }
+        }
+    }
+    let shared = Arc::new(HobtShared {
+        ghosts: Mutex::new(GhostTable { entries: BTreeMap::new(), cleanup_at: GHOST_CLEANUP_MIN }),
+        gate: Mutex::new(()),
+    });
+    reg.retain(|_, (d, s)| d.strong_count() > 0 && s.strong_count() > 0);
+    reg.insert(key, (Arc::downgrade(db), Arc::downgrade(&shared)));
+    shared
+}
+
+/// The first key after a position, in the tree or among the ghosts.
+struct Probe {
+    /// The key, and `Some` when it is in the tree (its value if the probe asked for
+    /// values, else empty), `None` for a ghost.
+    first: Option<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The key after it: where to look next (a hint, checked again under its lock).
+    second: Option<Vec<u8>>,
+}
+
+impl Probe {
+    fn first_key(&self) -> Option<&[u8]> {
+        self.first.as_ref().map(|(k, _)| k.as_slice())
+    }
+}
+
+/// A unique B-tree accessed under locks. Cheap to clone; every handle on one HoBT shares
+/// its ghosts and insert gate. See the module documentation.
+#[derive(Clone)]
+pub struct LockedIndex {
+    tree: BTree,
+    locks: Arc<LockManager>,
+    db_id: u16,
+    object_id: i32,
+    hobt_id: i64,
+    shared: Arc<HobtShared>,
+}
+
+impl LockedIndex {
+    /// Wraps `tree`, a unique tree of `db`'s database, locking through `db`'s lock
+    /// manager. Non-unique trees are refused (see "Not here").
+    pub fn new(db: &TxnDb, tree: BTree) -> Result<LockedIndex> {
+        if !Arc::ptr_eq(tree.database(), &db.db) {
+            return Err(StorageError::Invalid(format!(
+                "the B-tree of allocation unit {} belongs to another database",
+                tree.alloc_unit_id()
+            ))
+            .into());
+        }
+        if !tree.is_unique() {
+            return Err(StorageError::Invalid(format!(
+                "locked access needs a unique B-tree; allocation unit {} is not unique (uniquifiers are not supported yet)",
+                tree.alloc_unit_id()
+            ))
+            .into());
+        }
+        let shared = hobt_shared(&db.db, tree.alloc_unit_id());
+        Ok(LockedIndex {
+            db_id: db.db.id,
+            // sys.objects.object_id is an int: the catalog never hands out larger ids.
+            object_id: tree.object_id() as i32,
+            hobt_id: tree.alloc_unit_id() as i64,
+            locks: db.locks.clone(),
+            tree,
+            shared,
+        })
+    }
+
+    /// The B-tree underneath (unlocked access: recovery, DBCC, bulk loads under TABLOCKX).
+    pub fn tree(&self) -> &BTree {
+        &self.tree
+    }
+
+    pub fn object_id(&self) -> i32 {
+        self.object_id
+    }
+
+    pub fn hobt_id(&self) -> i64 {
+        self.hobt_id
+    }
+
+    /// The table's lock resource (`OBJECT: db:object_id:0`).
+    pub fn object_resource(&self) -> LockResource {
+        LockResource::object(self.db_id, self.object_id)
+    }
+
+    /// A key's lock resource (`KEY: db:hobt (hash)`).
+    pub fn key_resource(&self, key: &[u8]) -> LockResource {
+        LockResource::key_from_bytes(self.db_id, self.hobt_id, key)
+    }
+
+    /// The resource of the range past the last key (`KEY: db:hobt (ffffffffffff)`).
+    pub fn end_of_index_resource(&self) -> LockResource {
+        LockResource::key(self.db_id, self.hobt_id, END_OF_INDEX_HASH)
+    }
+
+    /// The resource a range lock ending at `key` is taken on: the key's, or the end of
+    /// the index for `None`.
+    fn boundary_resource(&self, key: Option<&[u8]>) -> LockResource {
+        match key {
+            Some(k) => self.key_resource(k),
+            None => self.end_of_index_resource(),
+        }
+    }
+
+    // ---- reads ----
+
+    /// The row stored under `key`, locked as the session's isolation level says (module
+    /// docs). At SERIALIZABLE a missing key's range stays locked, so a repeated `get`
+    /// finds it missing again.
+    pub fn get(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_level(ctx)?;
+        let level = ctx.isolation();
+        if level == IsolationLevel::ReadUncommitted {
+            return Ok(self.tree.get(key)?);
+        }
+        let mode = if level == IsolationLevel::Serializable { LockMode::RangeS_S } else { LockMode::S };
+        let object = self.object_resource();
+        self.lock(ctx, object, LockMode::IS)?;
+        let r = self.read_key(ctx, key, mode);
+        if level == IsolationLevel::ReadCommitted {
+            self.locks.unlock(ctx.owner(), object);
+        }
+        r
+    }
+
+    /// UPDLOCK read: the row under `key` with U on the key (RangeS-U at SERIALIZABLE) and
+    /// IU on the table, held until the transaction ends at every isolation level.
+    pub fn get_for_update(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.check_level(ctx)?;
+        let mode = if ctx.isolation() == IsolationLevel::Serializable { LockMode::RangeS_U } else { LockMode::U };
+        self.lock(ctx, self.object_resource(), LockMode::IU)?;
+        let res = self.key_resource(key);
+        self.lock(ctx, res, mode)?;
+        let value = self.tree.get(key)?;
+        if value.is_none() {
+            self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
+        }
+        Ok(value)
+    }
+
+    /// Locks `key` in `mode`, reads it, and keeps or drops the lock per the level.
+    fn read_key(&self, ctx: &SessionContext<'_>, key: &[u8], mode: LockMode) -> Result<Option<Vec<u8>>> {
+        let res = self.key_resource(key);
+        self.lock(ctx, res, mode)?;
+        let value = match self.tree.get(key) {
+            Ok(v) => v,
+            Err(e) => {
+                if !ctx.isolation().holds_read_locks() {
+                    self.locks.unlock(ctx.owner(), res);
+                }
+                return Err(e.into());
+            }
+        };
+        if value.is_none() {
+            self.absent_key(ctx, key, res, LockMode::RangeS_S)?;
+        } else if !ctx.isolation().holds_read_locks() {
+            // READ COMMITTED: released as soon as the row has been read.
+            self.locks.unlock(ctx.owner(), res);
+        }
+        Ok(value)
+    }
+
+    /// A read found `key` missing while holding `res`: below SERIALIZABLE nothing is kept;
+    /// at SERIALIZABLE the range up to the next key is locked in `range_mode` first, so
+    /// the key can't be inserted until the transaction ends.
+    fn absent_key(&self, ctx: &SessionContext<'_>, key: &[u8], res: LockResource, range_mode: LockMode) -> Result<()> {
+        let r = if ctx.isolation() == IsolationLevel::Serializable {
+            self.lock_next_key(ctx, Bound::Excluded(key), range_mode)
+        } else {
+            Ok(())
+        };
+        // The key lock itself protects nothing once the range is locked (or at lower
+        // levels, where a missing row holds nothing).
+        self.locks.unlock(ctx.owner(), res);
+        r
+    }
+
+    /// Locks the first key after `after` (or the end of the index) in `mode`, making sure
+    /// it still is the first key once locked.
+    fn lock_next_key(&self, ctx: &SessionContext<'_>, after: Bound<&[u8]>, mode: LockMode) -> Result<()> {
+        let mut target = self.probe(after, false)?.first.map(|(k, _)| k);
+        loop {
+            self.lock(ctx, self.boundary_resource(target.as_deref()), mode)?;
+            let now = {
+                let _gate = self.shared.gate.lock();
+                self.probe(after, false)?
+            };
+            if now.first_key() == target.as_deref() {
+                return Ok(());
+            }
+            // Something moved in (or out) while we waited: lock the new first key. The
+            // lock already taken stays (it protects a range we may have relied on).
+            target = now.first.map(|(k, _)| k);
+        }
+    }
+
+    /// Calls `f(key, row)` for the rows with `lower <= key <= upper` (per the bounds) in
+    /// key order, locking each as the isolation level says, until `f` returns false.
+    /// Returns whether the scan reached the end of the range. `f` runs with no latch
+    /// and no internal mutex held: it may call into this index or anything else.
+    ///
+    /// At SERIALIZABLE every key returned and the first key after the range (or the end
+    /// of the index) are RangeS-S locked, so the same scan returns the same rows until
+    /// the transaction ends (no phantoms). A scan stopped early by `f` has locked the
+    /// range up to the last row it returned.
+    pub fn scan<F>(&self, ctx: &SessionContext<'_>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, mut f: F) -> Result<bool>
+    where
+        F: FnMut(&[u8], &[u8]) -> bool,
+    {
+        self.check_level(ctx)?;
+        let level = ctx.isolation();
+        if level == IsolationLevel::ReadUncommitted {
+            let mut cursor = self.tree.range(lower, upper);
+            while let Some((k, v)) = cursor.next_entry()? {
+                if !f(k, v) {
+                    return Ok(false);
+                }
+            }
+            return Ok(true);
+        }
+        let object = self.object_resource();
+        self.lock(ctx, object, LockMode::IS)?;
+        let r = self.scan_locked(ctx, lower, upper, &mut f);
+        if level == IsolationLevel::ReadCommitted {
+            self.locks.unlock(ctx.owner(), object);
+        }
+        r
+    }
+
+    fn scan_locked(
+        &self,
+        ctx: &SessionContext<'_>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+    ) -> Result<bool> {
+        let level = ctx.isolation();
+        let serializable = level == IsolationLevel::Serializable;
+        let mode = if serializable { LockMode::RangeS_S } else { LockMode::S };
+        let owner = ctx.owner();
+        // Everything after `after` is still to be visited; `target` is the key expected
+        // to come first (None = past the last key).
+        let mut after: Bound<Vec<u8>> = owned(lower);
+        let mut target: Option<Vec<u8>> = self.probe(lower, false)?.first.map(|(k, _)| k);
+        loop {
+            let in_range = target.as_deref().is_some_and(|k| within_upper(k, upper));
+            if !in_range && !serializable {
+                return Ok(true);
+            }
+            let res = self.boundary_resource(target.as_deref());
+            self.lock(ctx, res, mode)?;
+            // Re-read now that the key is locked: the row's committed value, and whether a
+            // key moved in before it while we waited.
+            let probe = if serializable {
+                let _gate = self.shared.gate.lock();
+                self.probe(borrowed(&after), true)
+            } else {
+                self.probe(borrowed(&after), true)
+            };
+            let probe = match probe {
+                Ok(p) => p,
+                Err(e) => {
+                    if !serializable {
+                        self.locks.unlock(owner, res);
+                    }
+                    return Err(e.into());
+                }
+            };
+            if probe.first_key() != target.as_deref() {
+                if !serializable {
+                    self.locks.unlock(owner, res);
+                }
+                target = probe.first.map(|(k, _)| k);
+                continue;
+            }
+            if !in_range {
+                // SERIALIZABLE: the range past the last row is locked too.
+                return Ok(true);
+            }
+            let Some((key, value)) = probe.first else {
+                // Unreachable: `in_range` means `target` is a key and the probe agreed.
+                return Ok(true);
+            };
+            let go_on = match &value {
+                Some(v) => f(&key, v),
+                None => true, // a ghost: locked (a range boundary at SERIALIZABLE), skipped
+            };
+            let release = match level {
+                IsolationLevel::ReadCommitted => true,
+                // A ghost was never read: nothing to repeat.
+                IsolationLevel::RepeatableRead => value.is_none(),
+                _ => false,
+            };
+            if release {
+                self.locks.unlock(owner, res);
+            }
+            if !go_on {
+                return Ok(false);
+            }
+            target = probe.second;
+            after = Bound::Excluded(key);
+        }
+    }
+
+    // ---- writes ----
+
+    /// Inserts a row. Fails with 2601 (duplicate key) when the key exists; waits first
+    /// when another transaction holds the key (an uncommitted insert or delete of it) or
+    /// a SERIALIZABLE range over the gap the key falls in.
+    pub fn insert(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        self.check_level(ctx)?;
+        self.lock(ctx, self.object_resource(), LockMode::IX)?;
+        let owner = ctx.owner();
+        let after = Bound::Excluded(key);
+        let key_res = self.key_resource(key);
+        let mut next = self.probe(after, false)?.first.map(|(k, _)| k);
+        let mut key_locked = false;
+        loop {
+            let range_res = self.boundary_resource(next.as_deref());
+            self.lock(ctx, range_res, LockMode::RangeI_N)?;
+            if !key_locked {
+                if let Err(e) = self.lock(ctx, key_res, LockMode::X) {
+                    self.locks.unlock(owner, range_res);
+                    return Err(e);
+                }
+                key_locked = true;
+            }
+            let step = {
+                let _gate = self.shared.gate.lock();
+                match self.probe(after, false) {
+                    Ok(now) if now.first_key() == next.as_deref() => {
+                        let _scope = ctx.txn.enter();
+                        InsertStep::Done(self.tree.insert(key, value).map(drop))
+                    }
+                    Ok(now) => InsertStep::NextKeyMoved(now.first.map(|(k, _)| k)),
+                    Err(e) => InsertStep::Done(Err(e)),
+                }
+            };
+            // RangeI-N is an instant lock: done once the key is in the tree (or failed).
+            self.locks.unlock(owner, range_res);
+            match step {
+                InsertStep::Done(r) => return r.map_err(AccessError::from),
+                InsertStep::NextKeyMoved(moved) => next = moved,
+            }
+        }
+    }
+
+    /// Replaces the row under `key`; returns false when there is none (then nothing
+    /// stays locked below SERIALIZABLE, and the missing key's range at SERIALIZABLE).
+    pub fn update(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+        self.check_level(ctx)?;
+        let res = self.lock_for_write(ctx, key)?;
+        let updated = {
+            let _scope = ctx.txn.enter();
+            self.tree.update(key, value)?
+        };
+        if !updated {
+            self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
+        }
+        Ok(updated)
+    }
+
+    /// Deletes the row under `key`; returns whether there was one. The key stays a ghost
+    /// (seen and locked by scans) until the transaction ends.
+    pub fn delete(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<bool> {
+        self.check_level(ctx)?;
+        let res = self.lock_for_write(ctx, key)?;
+        // The X lock keeps anyone else from adding or removing the key from here on.
+        if self.tree.get_with(key, |_| ())?.is_none() {
+            self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
+            return Ok(false);
+        }
+        // The ghost goes in before the entry leaves the tree, so a scan always meets the
+        // key in one or the other.
+        let previous = self.shared.ghosts.lock().entries.insert(key.to_vec(), ctx.owner().clone());
+        let deleted = {
+            let _scope = ctx.txn.enter();
+            self.tree.delete(key)
+        };
+        match deleted {
+            Ok(true) => {}
+            other => {
+                // Not deleted after all: put the ghost table back as it was.
+                let mut g = self.shared.ghosts.lock();
+                match previous {
+                    Some(p) => g.entries.insert(key.to_vec(), p),
+                    None => g.entries.remove(key),
+                };
+                drop(g);
+                return match other {
+                    Err(e) => Err(e.into()),
+                    _ => Err(StorageError::corrupt(
+                        format!("index of object {} (HoBT {})", self.object_id, self.hobt_id),
+                        "an entry seen under its X lock vanished before its delete",
+                    )
+                    .into()),
+                };
+            }
+        }
+        let due = {
+            let g = self.shared.ghosts.lock();
+            g.entries.len() >= g.cleanup_at
+        };
+        if due {
+            self.cleanup_ghosts();
+        }
+        Ok(true)
+    }
+
+    /// IX on the table and X (RangeX-X at SERIALIZABLE) on the key.
+    fn lock_for_write(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<LockResource> {
+        let mode = if ctx.isolation() == IsolationLevel::Serializable { LockMode::RangeX_X } else { LockMode::X };
+        self.lock(ctx, self.object_resource(), LockMode::IX)?;
+        let res = self.key_resource(key);
+        self.lock(ctx, res, mode)?;
+        Ok(res)
+    }
+
+    /// Drops the ghosts whose deleting transaction has ended and that no lock relies on
+    /// (the ghost cleanup task's job; also run as deletes accumulate ghosts). Returns how
+    /// many were dropped.
+    ///
+    /// A ghost whose key is back in the tree goes at once (the tree holds the boundary).
+    /// Any other is dropped only under a conditional (NOWAIT) RangeX-X lock, as SQL
+    /// Server's ghost cleanup does, so a range lock still resting on it keeps it; as in
+    /// SQL Server, those conditional requests that fail count in Lock Timeouts/sec (not in
+    /// Lock Timeouts (timeout > 0)/sec).
+    pub fn cleanup_ghosts(&self) -> usize {
+        let _gate = self.shared.gate.lock();
+        let candidates: Vec<(Vec<u8>, LockOwner)> =
+            self.shared.ghosts.lock().entries.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
+        let cleaner = LockOwner::new(CLEANUP_OWNER_IDS.fetch_sub(1, Ordering::Relaxed), GHOST_CLEANUP_SESSION_ID);
+        let mut dropped = 0;
+        let mut drop_ghost = |key: &[u8], deleter: &LockOwner| {
+            let mut g = self.shared.ghosts.lock();
+            if g.entries.get(key).is_some_and(|o| o.txn_id() == deleter.txn_id()) {
+                g.entries.remove(key);
+                dropped += 1;
+            }
+        };
+        for (key, deleter) in candidates {
+            let res = self.key_resource(&key);
+            if self.locks.held_mode(&deleter, &res).is_some() {
+                continue; // the delete hasn't committed or rolled back yet
+            }
+            // A read error keeps the ghost: keeping one is always safe.
+            if self.tree.get_with(&key, |_| ()).ok().flatten().is_some() {
+                drop_ghost(&key, &deleter);
+            } else if self.locks.lock(&cleaner, res, LockMode::RangeX_X, LockTimeout::NoWait).is_ok() {
+                drop_ghost(&key, &deleter);
+                self.locks.unlock(&cleaner, res);
+            }
+        }
+        self.locks.release_all(&cleaner);
+        let mut g = self.shared.ghosts.lock();
+        g.cleanup_at = (g.entries.len() * 2).max(GHOST_CLEANUP_MIN);
+        dropped
+    }
+
+    /// Number of ghost keys remembered (for tests and DMVs).
+    pub fn ghost_count(&self) -> usize {
+        self.shared.ghosts.lock().entries.len()
+    }
+
+    // ---- helpers ----
+
+    fn check_level(&self, ctx: &SessionContext<'_>) -> Result<()> {
+        let o = ctx.options();
+        let detail = match o.isolation {
+            IsolationLevel::Snapshot => {
+                "Mesquite does not implement row versioning yet: SNAPSHOT isolation is not available."
+            }
+            IsolationLevel::ReadCommitted if o.read_committed_snapshot => {
+                "Mesquite does not implement row versioning yet: READ_COMMITTED_SNAPSHOT is not available."
+            }
+            _ => return Ok(()),
+        };
+        Err(AccessError::RowVersioningNotSupported { database: self.tree.database().name(), detail })
+    }
+
+    fn lock(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<()> {
+        self.locks.lock(ctx.owner(), res, mode, ctx.lock_timeout()).map(drop).map_err(AccessError::Lock)
+    }
+
+    /// The first key after `after` in the tree or among the ghosts, with its value when
+    /// `values` (and it is in the tree), and the key after it. Holds no latch on return.
+    fn probe(&self, after: Bound<&[u8]>, values: bool) -> Result<Probe, StorageError> {
+        let mut tree_first: Option<(Vec<u8>, Option<Vec<u8>>)> = None;
+        let mut tree_second: Option<Vec<u8>> = None;
+        self.tree.scan(after, Bound::Unbounded, |k, v| {
+            if tree_first.is_none() {
+                tree_first = Some((k.to_vec(), values.then(|| v.to_vec())));
+                true
+            } else {
+                tree_second = Some(k.to_vec());
+                false
+            }
+        })?;
+        let ghosts: Vec<Vec<u8>> = {
+            let g = self.shared.ghosts.lock();
+            g.entries.range::<[u8], _>((after, Bound::Unbounded)).take(2).map(|(k, _)| k.clone()).collect()
+        };
+        // Merge the two sorted pairs; a key in both is a row (in the tree).
+        let mut keys: Vec<(&[u8], bool)> = Vec::with_capacity(4);
+        if let Some((k, _)) = &tree_first {
+            keys.push((k, true));
+        }
+        if let Some(k) = &tree_second {
+            keys.push((k, true));
+        }
+        for k in &ghosts {
+            keys.push((k, false));
+        }
+        keys.sort_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(&a.1)));
+        keys.dedup_by(|a, b| a.0 == b.0);
+        let first_key = keys.first().map(|(k, _)| k.to_vec());
+        let second = keys.get(1).map(|(k, _)| k.to_vec());
+        let first = match first_key {
+            None => None,
+            Some(k) => match tree_first {
+                Some((tk, v)) if tk == k => Some((tk, Some(v.unwrap_or_default()))),
+                _ => Some((k, None)),
+            },
+        };
+        Ok(Probe { first, second })
+    }
+}
+
+/// How an insert's attempt under the gate ended.
+enum InsertStep {
+    /// The next key was still the one RangeI-N locked: the insert ran (or failed).
+    Done(Result<(), StorageError>),
+    /// A key moved in after the new key, or the next key went away: lock the new one.
+    NextKeyMoved(Option<Vec<u8>>),
+}
+
+/// Whether `key` is inside the upper bound.
+fn within_upper(key: &[u8], upper: Bound<&[u8]>) -> bool {
+    match upper {
+        Bound::Included(u) => key.cmp(u) != CmpOrdering::Greater,
+        Bound::Excluded(u) => key.cmp(u) == CmpOrdering::Less,
+        Bound::Unbounded => true,
+    }
+}
+
+fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    match b {
+        Bound::Included(k) => Bound::Included(k),
+        Bound::Excluded(k) => Bound::Excluded(k),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn upper_bounds() {
+        assert!(within_upper(b"b", Bound::Included(b"b")));
+        assert!(!within_upper(b"b", Bound::Excluded(b"b")));
+        assert!(within_upper(b"a", Bound::Excluded(b"b")));
+        assert!(!within_upper(b"c", Bound::Included(b"b")));
+        assert!(within_upper(b"zzz", Bound::Unbounded));
+    }
+
+    #[test]
+    fn error_numbers() {
+        let e = AccessError::RowVersioningNotSupported { database: "db".into(), detail: "x" };
+        let s = e.to_sql_error();
+        assert_eq!((s.number, s.severity, s.state), (3952, 16, 1));
+        assert!(s.message.starts_with("Snapshot isolation transaction failed accessing database 'db'"));
+        let d = AccessError::Lock(LockError::DeadlockVictim {
+            session_id: 52,
+            resource: LockResource::key(1, 2, 3),
+            mode: LockMode::S,
+        });
+        assert!(d.requires_rollback());
+        assert_eq!(d.number(), 1205);
+        let t = AccessError::Lock(LockError::Timeout { resource: LockResource::key(1, 2, 3), mode: LockMode::S });
+        assert!(!t.requires_rollback());
+        assert_eq!(t.to_sql_error().number, 1222);
+        assert_eq!(AccessError::Storage(StorageError::DuplicateKey).number(), 2601);
+    }
+}

@@ -1,0 +1,620 @@
+//! Transactions over one database: the page-change hook that logs every change, system
+//! transactions, user transactions with commit (durable or delayed), rollback and
+//! savepoints.
+//!
+//! ## How a change is logged
+//!
+//! `storage` changes pages only through `Database::change`, which hands each change to
+//! [`DbLog`] (this module's `storage::LogHook`). DbLog writes a PAGE_OP record
+//! (physiological redo, physical undo material, a full page image when the page was clean
+//! before this change) and returns its LSN, which becomes the page LSN.
+//!
+//! Storage brackets every multi-page structure change and every row operation in a
+//! *system transaction*; a row operation's system transaction ends with a ROW_UNDO record
+//! that also joins the *user* transaction's undo chain. The current user transaction is a
+//! thread-local set by [`Transaction::enter`] (a worker runs one request at a time).
+//!
+//! ## Commit and rollback
+//!
+//! COMMIT_XACT is appended to the log buffer; a durable commit then waits for the log to
+//! be flushed up to it (WRITELOG, shared with concurrent commits by the log writer: group
+//! commit). A delayed-durable commit returns at once; the log writer flushes it within its
+//! flush interval (see `log` module: the loss window). The database option decides:
+//! DISABLED forces every commit durable, FORCED makes every commit delayed, ALLOWED lets
+//! `COMMIT ... WITH (DELAYED_DURABILITY = ON)` choose.
+//!
+//! Rollback applies the transaction's row-undo records newest first (logical,
+//! idempotent undo through `storage::undo::apply_row_undo`), writing a CLR after each so a
+//! crash during rollback never undoes the same change twice; then ABORT_XACT. Runtime
+//! rollback keeps the transaction's undo records in memory, so it never has to read back
+//! log that may not be flushed yet; recovery reads them from the log.
+
+use crate::lock::{LockManager, LockOwner};
+use crate::log::{LogManager, Lsn};
+use crate::record::{self, flags, Header, RecordKind};
+use parking_lot::{Mutex, RwLock};
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use storage::undo::{self, RowUndo};
+use storage::{Database, LogHook, PageChange, PageId, PageOp, Result, StorageError};
+
+/// ALTER DATABASE ... SET DELAYED_DURABILITY.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DelayedDurability {
+    Disabled,
+    Allowed,
+    Forced,
+}
+
+impl DelayedDurability {
+    /// sys.databases.delayed_durability_desc
+    pub fn desc(self) -> &'static str {
+        match self {
+            DelayedDurability::Disabled => "DISABLED",
+            DelayedDurability::Allowed => "ALLOWED",
+            DelayedDurability::Forced => "FORCED",
+        }
+    }
+
+    /// Whether a commit that asked for `requested` is delayed under this setting.
+    pub fn effective(self, requested: bool) -> bool {
+        match self {
+            DelayedDurability::Disabled => false,
+            DelayedDurability::Allowed => requested,
+            DelayedDurability::Forced => true,
+        }
+    }
+}
+
+pub(crate) fn log_err(e: crate::log::LogError) -> StorageError {
+    e.into()
+}
+
+/// The state of one user transaction shared between its handle and the logging hook.
+pub struct XactState {
+    pub xact_id: u64,
+    pub name: String,
+    db_id: u16,
+    pub first_lsn: AtomicU64,
+    /// Last record of the user chain (BEGIN, ROW_UNDO, SAVEPOINT, CLR).
+    pub last_lsn: AtomicU64,
+    /// Bytes of log this transaction wrote (deadlock victim choice, like SQL Server).
+    pub log_used: Arc<AtomicU64>,
+    /// In-memory copy of the undo chain for runtime rollback, oldest first.
+    undo: Mutex<Vec<UndoEntry>>,
+    /// Heap rows this transaction ghosted: removed for good after commit.
+    ghosts: Mutex<Vec<(u64, storage::record::Rid)>>,
+}
+
+enum UndoEntry {
+    /// A row-undo record: its LSN, the chain LSN before it, its encoded RowUndo.
+    Row { lsn: u64, prev: u64, undo: Vec<u8> },
+    Savepoint { name: String },
+}
+
+impl XactState {
+    /// The state of a loser transaction that recovery rolls back.
+    pub(crate) fn for_recovery(xact_id: u64, db_id: u16, last_lsn: u64) -> Arc<XactState> {
+        Arc::new(XactState {
+            xact_id,
+            name: String::new(),
+            db_id,
+            first_lsn: AtomicU64::new(0),
+            last_lsn: AtomicU64::new(last_lsn),
+            log_used: Arc::new(AtomicU64::new(0)),
+            undo: Mutex::new(Vec::new()),
+            ghosts: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Makes this the current transaction of the thread until the scope is dropped.
+    pub fn enter(self: &Arc<Self>) -> XactScope {
+        let previous = CTX.with(|ctx| ctx.borrow_mut().xact.replace(self.clone()));
+        XactScope { previous }
+    }
+
+    /// Appends a record to this transaction's chain (prev_lsn = the chain's last LSN).
+    pub(crate) fn append_chain(&self, db: &TxnDb, kind: RecordKind, body: impl FnOnce(&Header, &mut Vec<u8>)) -> Result<u64> {
+        let h = Header { xact_id: self.xact_id, prev_lsn: self.last_lsn.load(Ordering::Acquire), ..Header::new(kind) };
+        let mut rec = Vec::new();
+        body(&h, &mut rec);
+        let lsn = db.hook.append(&rec)?;
+        self.last_lsn.store(lsn, Ordering::Release);
+        self.log_used.fetch_add(rec.len() as u64, Ordering::Relaxed);
+        Ok(lsn)
+    }
+}
+
+/// An open system transaction on this thread.
+struct SysFrame {
+    db_id: u16,
+    sys_id: u64,
+    depth: u32,
+    last_lsn: u64,
+    ended: bool,
+    /// (lsn, page, undo material) of each logged op, to roll back at runtime if the
+    /// work fails.
+    undo: Vec<(u64, PageId, Vec<u8>)>,
+}
+
+/// What this thread is compensating, if anything.
+#[derive(Clone, Copy)]
+pub(crate) enum Compensating {
+    /// Applying a user transaction's logical undo: structure code logs no ROW_UNDO.
+    Logical,
+    /// Undoing system transaction `sys_id` physically: page ops are compensation
+    /// records whose sys_prev_lsn is this undo-next LSN.
+    Physical { sys_id: u64, undo_next: u64 },
+}
+
+#[derive(Default)]
+struct ThreadCtx {
+    xact: Option<Arc<XactState>>,
+    sys: Vec<SysFrame>,
+    comp: Option<Compensating>,
+}
+
+thread_local! {
+    static CTX: RefCell<ThreadCtx> = RefCell::new(ThreadCtx::default());
+}
+
+/// The logging hook of one database: implements `storage::LogHook` over the log manager.
+pub struct DbLog {
+    db_id: u16,
+    log: Arc<LogManager>,
+    next_id: Arc<AtomicU64>,
+    db: RwLock<Weak<Database>>,
+    /// System transactions that have logged something and not ended: id -> first LSN.
+    /// A checkpoint records them, so analysis starts early enough to see every record
+    /// of one cut short by a crash.
+    open_sys: Mutex<std::collections::HashMap<u64, u64>>,
+    /// Page changes being logged, so a checkpoint can wait for those not yet on the
+    /// dirty page list (see `checkpoint::ChangeSlots`).
+    pub(crate) changes: crate::checkpoint::ChangeSlots,
+}
+
+impl DbLog {
+    fn close_sys(&self, sys_id: u64) {
+        self.open_sys.lock().remove(&sys_id);
+    }
+
+    /// Open system transactions (id, first LSN), for CKPT_END.
+    pub fn open_system_transactions(&self) -> Vec<(u64, u64)> {
+        self.open_sys.lock().iter().map(|(&k, &v)| (k, v)).collect()
+    }
+
+    pub(crate) fn append(&self, rec: &[u8]) -> Result<u64> {
+        Ok(self.log.append(rec).map_err(log_err)?.as_u64())
+    }
+
+    fn new_id(&self) -> u64 {
+        self.next_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Undoes the page ops of a system transaction that failed at runtime.
+    fn roll_back_frame(&self, frame: &SysFrame) -> Result<()> {
+        let db = self.db.read().upgrade().ok_or_else(|| StorageError::Invalid("database closed".into()))?;
+        // Undo newest first. Each compensation record's undo-next is the op before the one
+        // it undoes, so a crash half-way through resumes exactly where this stopped.
+        for i in (0..frame.undo.len()).rev() {
+            let (_, page, material) = &frame.undo[i];
+            let undo_next = if i == 0 { 0 } else { frame.undo[i - 1].0 };
+            set_comp(Some(Compensating::Physical { sys_id: frame.sys_id, undo_next }));
+            let r = undo::apply_physical_undo(&db, *page, material);
+            set_comp(None);
+            r?;
+        }
+        self.close_sys(frame.sys_id);
+        let h = Header { sys_id: frame.sys_id, sys_prev_lsn: 0, flags: flags::ENDS_SYS, ..Header::new(RecordKind::SysEnd) };
+        let mut rec = Vec::with_capacity(record::HEADER_LEN);
+        record::encode_bare(&h, &mut rec);
+        self.append(&rec)?;
+        Ok(())
+    }
+}
+
+pub(crate) fn set_comp(c: Option<Compensating>) {
+    CTX.with(|ctx| ctx.borrow_mut().comp = c);
+}
+
+impl LogHook for DbLog {
+    fn log_page_op(&self, ch: &PageChange<'_>) -> Result<u64> {
+        let (xact, comp, sys) = CTX.with(|ctx| {
+            let ctx = ctx.borrow();
+            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).map(|x| (x.xact_id, x.log_used.clone()));
+            let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn));
+            (xact, ctx.comp, sys)
+        });
+        let mut h = Header::new(RecordKind::PageOp);
+        h.xact_id = xact.as_ref().map(|x| x.0).unwrap_or(0);
+        let mut material = Vec::new();
+        match comp {
+            Some(Compensating::Physical { sys_id, undo_next }) => {
+                h.flags |= flags::COMPENSATION;
+                h.sys_id = sys_id;
+                h.sys_prev_lsn = undo_next;
+            }
+            _ => {
+                if let Some((sys_id, last)) = sys {
+                    h.sys_id = sys_id;
+                    h.sys_prev_lsn = last;
+                    undo::undo_material(ch.before, ch.op, &mut material);
+                }
+            }
+        }
+        // A full page image on the first change after the page was last written, so redo
+        // can rebuild the page even if that write was torn. Formatting needs no base.
+        let image = (ch.was_clean && !matches!(ch.op, PageOp::Format { .. }) && !ch.before.is_zeroed())
+            .then(|| &ch.before.as_bytes()[..]);
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64 + material.len() + image.map_or(0, |_| record::PAGE_IMAGE_LEN));
+        record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
+        let lsn = self.changes.logging(ch.page, || self.append(&rec))?;
+        if let Some(x) = xact {
+            x.1.fetch_add(rec.len() as u64, Ordering::Relaxed);
+        }
+        if sys.is_some() && !matches!(comp, Some(Compensating::Physical { .. })) {
+            CTX.with(|ctx| {
+                if let Some(f) = ctx.borrow_mut().sys.last_mut() {
+                    if f.last_lsn == 0 {
+                        self.open_sys.lock().insert(f.sys_id, lsn);
+                    }
+                    f.last_lsn = lsn;
+                    f.undo.push((lsn, ch.page, material));
+                }
+            });
+        }
+        Ok(lsn)
+    }
+
+    fn begin_system_txn(&self) -> Result<()> {
+        CTX.with(|ctx| {
+            let mut ctx = ctx.borrow_mut();
+            match ctx.sys.last_mut() {
+                Some(f) if f.db_id == self.db_id && !f.ended => f.depth += 1,
+                _ => {
+                    let sys_id = self.new_id();
+                    ctx.sys.push(SysFrame { db_id: self.db_id, sys_id, depth: 1, last_lsn: 0, ended: false, undo: Vec::new() })
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn end_system_txn(&self, committed: bool) -> Result<()> {
+        let frame = CTX.with(|ctx| {
+            let mut ctx = ctx.borrow_mut();
+            match ctx.sys.last_mut() {
+                Some(f) if f.db_id == self.db_id && f.depth > 1 => {
+                    f.depth -= 1;
+                    None
+                }
+                Some(f) if f.db_id == self.db_id => ctx.sys.pop(),
+                _ => None,
+            }
+        });
+        let Some(frame) = frame else { return Ok(()) };
+        if frame.last_lsn == 0 || frame.ended {
+            return Ok(()); // nothing logged, or already ended by its ROW_UNDO
+        }
+        if !committed {
+            return self.roll_back_frame(&frame);
+        }
+        let h = Header { sys_id: frame.sys_id, sys_prev_lsn: frame.last_lsn, flags: flags::ENDS_SYS, ..Header::new(RecordKind::SysEnd) };
+        let mut rec = Vec::with_capacity(record::HEADER_LEN);
+        record::encode_bare(&h, &mut rec);
+        self.append(&rec)?;
+        self.close_sys(frame.sys_id);
+        Ok(())
+    }
+
+    fn log_row_undo(&self, _db: u16, u: &RowUndo) -> Result<u64> {
+        let (xact, sys) = CTX.with(|ctx| {
+            let ctx = ctx.borrow();
+            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).cloned();
+            let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn, f.depth));
+            (xact, sys)
+        });
+        let mut h = Header::new(RecordKind::RowUndo);
+        if let Some((sys_id, last, depth)) = sys {
+            h.sys_id = sys_id;
+            h.sys_prev_lsn = last;
+            if depth == 1 {
+                h.flags |= flags::ENDS_SYS;
+            }
+        }
+        let prev = xact.as_ref().map(|x| x.last_lsn.load(Ordering::Acquire)).unwrap_or(0);
+        if let Some(x) = &xact {
+            h.xact_id = x.xact_id;
+            h.prev_lsn = prev;
+        }
+        let mut body = Vec::new();
+        u.encode(&mut body);
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + body.len());
+        record::encode_row_undo(&h, &body, &mut rec);
+        let lsn = self.append(&rec)?;
+        let ended = CTX.with(|ctx| {
+            if let Some(f) = ctx.borrow_mut().sys.last_mut() {
+                if f.db_id == self.db_id && f.depth == 1 {
+                    f.ended = true;
+                    return Some(f.sys_id);
+                }
+            }
+            None
+        });
+        if let Some(id) = ended {
+            self.close_sys(id);
+        }
+        if let Some(x) = xact {
+            x.last_lsn.store(lsn, Ordering::Release);
+            let _ = x.first_lsn.compare_exchange(0, lsn, Ordering::AcqRel, Ordering::Acquire);
+            x.log_used.fetch_add(rec.len() as u64, Ordering::Relaxed);
+            if let RowUndo::HeapUnghost { au, rid } = u {
+                x.ghosts.lock().push((*au, *rid));
+            }
+            x.undo.lock().push(UndoEntry::Row { lsn, prev, undo: body });
+        }
+        Ok(lsn)
+    }
+
+    fn compensating(&self) -> bool {
+        CTX.with(|ctx| matches!(ctx.borrow().comp, Some(Compensating::Logical)))
+    }
+}
+
+/// A database with its log, locks and transactions.
+pub struct TxnDb {
+    pub db: Arc<Database>,
+    pub log: Arc<LogManager>,
+    pub locks: Arc<LockManager>,
+    pub hook: Arc<DbLog>,
+    next_id: Arc<AtomicU64>,
+    active: Mutex<BTreeMap<u64, Arc<XactState>>>,
+    delayed: RwLock<DelayedDurability>,
+    pub(crate) checkpoint_lock: Mutex<()>,
+    /// Recovery options, the background checkpoint task, checkpoint history and
+    /// observers (see `checkpoint` and `writer`).
+    pub(crate) ckpt: crate::checkpoint::CheckpointState,
+}
+
+impl TxnDb {
+    /// Wires a database to its log: installs the logging hook and the WAL gate.
+    pub fn attach(db: Arc<Database>, log: Arc<LogManager>, locks: Arc<LockManager>, next_id: u64) -> Result<Arc<TxnDb>> {
+        let next_id = Arc::new(AtomicU64::new(next_id.max(1)));
+        let hook = Arc::new(DbLog {
+            db_id: db.id,
+            log: log.clone(),
+            next_id: next_id.clone(),
+            db: RwLock::new(Arc::downgrade(&db)),
+            open_sys: Mutex::new(std::collections::HashMap::new()),
+            changes: Default::default(),
+        });
+        db.set_log(hook.clone(), log.clone())?;
+        Ok(Arc::new(TxnDb {
+            db,
+            log,
+            locks,
+            hook,
+            next_id,
+            active: Mutex::new(BTreeMap::new()),
+            delayed: RwLock::new(DelayedDurability::Disabled),
+            checkpoint_lock: Mutex::new(()),
+            ckpt: Default::default(),
+        }))
+    }
+
+    pub fn set_delayed_durability(&self, d: DelayedDurability) {
+        *self.delayed.write() = d;
+    }
+
+    pub fn delayed_durability(&self) -> DelayedDurability {
+        *self.delayed.read()
+    }
+
+    /// The next transaction id that will be handed out (checkpoints record it).
+    pub fn next_xact_id(&self) -> u64 {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
+    /// Active user transactions: (id, first LSN, last LSN) — for checkpoints, truncation
+    /// and DMVs.
+    pub fn active_transactions(&self) -> Vec<record::ActiveXact> {
+        self.active
+            .lock()
+            .values()
+            .map(|x| record::ActiveXact {
+                xact_id: x.xact_id,
+                first_lsn: x.first_lsn.load(Ordering::Acquire),
+                last_lsn: x.last_lsn.load(Ordering::Acquire),
+            })
+            .collect()
+    }
+
+    /// BEGIN TRANSACTION. The BEGIN_XACT record is written at once (SQL Server writes it
+    /// at the first change; writing it up front keeps the chain simple).
+    pub fn begin(self: &Arc<Self>, name: &str, session_id: i32) -> Result<Transaction> {
+        let xact_id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let log_used = Arc::new(AtomicU64::new(0));
+        let state = Arc::new(XactState {
+            xact_id,
+            name: name.to_string(),
+            db_id: self.db.id,
+            first_lsn: AtomicU64::new(0),
+            last_lsn: AtomicU64::new(0),
+            log_used: log_used.clone(),
+            undo: Mutex::new(Vec::new()),
+            ghosts: Mutex::new(Vec::new()),
+        });
+        let h = Header { xact_id, ..Header::new(RecordKind::BeginXact) };
+        let mut rec = Vec::new();
+        record::encode_named(&h, name, &mut rec);
+        let lsn = self.hook.append(&rec)?;
+        state.first_lsn.store(lsn, Ordering::Release);
+        state.last_lsn.store(lsn, Ordering::Release);
+        self.active.lock().insert(xact_id, state.clone());
+        let owner = LockOwner::with_log_used_counter(xact_id, session_id, log_used);
+        Ok(Transaction { db: self.clone(), state, owner, done: false })
+    }
+}
+
+/// A user transaction. Dropping it without commit rolls it back.
+pub struct Transaction {
+    db: Arc<TxnDb>,
+    state: Arc<XactState>,
+    owner: LockOwner,
+    done: bool,
+}
+
+/// While alive, storage changes made on this thread belong to the transaction.
+pub struct XactScope {
+    previous: Option<Arc<XactState>>,
+}
+
+impl Drop for XactScope {
+    fn drop(&mut self) {
+        let prev = self.previous.take();
+        CTX.with(|ctx| ctx.borrow_mut().xact = prev);
+    }
+}
+
+/// What a commit did, for counters and tests.
+#[derive(Debug, Clone, Copy)]
+pub struct CommitInfo {
+    pub lsn: Lsn,
+    pub delayed: bool,
+}
+
+impl Transaction {
+    pub fn id(&self) -> u64 {
+        self.state.xact_id
+    }
+
+    pub fn owner(&self) -> &LockOwner {
+        &self.owner
+    }
+
+    pub fn state(&self) -> &Arc<XactState> {
+        &self.state
+    }
+
+    /// Makes this the current transaction of the thread until the scope is dropped.
+    pub fn enter(&self) -> XactScope {
+        self.state.enter()
+    }
+
+    fn append_chain(&self, kind: RecordKind, body: impl FnOnce(&Header, &mut Vec<u8>)) -> Result<u64> {
+        self.state.append_chain(&self.db, kind, body)
+    }
+
+    /// SAVE TRANSACTION name.
+    pub fn save(&mut self, name: &str) -> Result<()> {
+        self.append_chain(RecordKind::Savepoint, |h, out| record::encode_named(h, name, out))?;
+        self.state.undo.lock().push(UndoEntry::Savepoint { name: name.to_string() });
+        Ok(())
+    }
+
+    /// ROLLBACK TRANSACTION savepoint_name: undoes back to the latest savepoint of that
+    /// name (SQL Server error 6401 if there is none). The transaction stays open.
+    pub fn rollback_to(&mut self, name: &str) -> Result<()> {
+        let found = self.state.undo.lock().iter().any(|e| matches!(e, UndoEntry::Savepoint { name: n } if n.eq_ignore_ascii_case(name)));
+        if !found {
+            return Err(StorageError::Invalid(format!(
+                "Cannot roll back {name}. No transaction or savepoint of that name was found."
+            )));
+        }
+        self.undo_until(Some(name))
+    }
+
+    /// Applies the in-memory undo chain newest first, down to the named savepoint (kept)
+    /// or to the beginning.
+    fn undo_until(&mut self, savepoint: Option<&str>) -> Result<()> {
+        loop {
+            let entry = {
+                let mut undo = self.state.undo.lock();
+                match undo.last() {
+                    None => return Ok(()),
+                    Some(UndoEntry::Savepoint { name }) => {
+                        if savepoint.is_some_and(|s| s.eq_ignore_ascii_case(name)) {
+                            return Ok(());
+                        }
+                        undo.pop();
+                        continue;
+                    }
+                    Some(UndoEntry::Row { .. }) => undo.pop(),
+                }
+            };
+            let Some(UndoEntry::Row { prev, undo: bytes, .. }) = entry else { continue };
+            let u = RowUndo::decode(&bytes)?;
+            {
+                let _scope = self.enter();
+                set_comp(Some(Compensating::Logical));
+                let r = undo::apply_row_undo(&self.db.db, &u);
+                set_comp(None);
+                r?;
+            }
+            self.append_chain(RecordKind::Clr, |h, out| record::encode_u64(h, prev, out))?;
+            if let RowUndo::HeapUnghost { rid, .. } = u {
+                self.state.ghosts.lock().retain(|(_, r)| *r != rid);
+            }
+        }
+    }
+
+    /// COMMIT. `delayed_requested` is `WITH (DELAYED_DURABILITY = ON)`; the database
+    /// option decides whether it applies.
+    pub fn commit(mut self, delayed_requested: bool) -> Result<CommitInfo> {
+        let delayed = self.db.delayed_durability().effective(delayed_requested);
+        let h = Header {
+            xact_id: self.state.xact_id,
+            prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
+            flags: if delayed { flags::DELAYED } else { 0 },
+            ..Header::new(RecordKind::CommitXact)
+        };
+        let mut rec = Vec::new();
+        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
+        record::encode_u64(&h, now, &mut rec);
+        let lsn = self.db.log.append(&rec).map_err(log_err)?;
+        if !delayed {
+            self.db.log.flush_to(lsn).map_err(log_err)?;
+        }
+        self.finish();
+        // Ghosted heap rows of a committed delete are removed for good (ghost cleanup).
+        let ghosts = std::mem::take(&mut *self.state.ghosts.lock());
+        for (au, rid) in ghosts {
+            if let Ok(h) = storage::heap::Heap::open(&self.db.db, au) {
+                let _ = h.remove_ghost(rid);
+            }
+        }
+        diag::database_counters(&self.db.db.name()).transactions.inc();
+        Ok(CommitInfo { lsn, delayed })
+    }
+
+    /// ROLLBACK.
+    pub fn rollback(mut self) -> Result<()> {
+        self.rollback_inner()
+    }
+
+    fn rollback_inner(&mut self) -> Result<()> {
+        let r = self.undo_until(None);
+        let h = Header { xact_id: self.state.xact_id, prev_lsn: self.state.last_lsn.load(Ordering::Acquire), ..Header::new(RecordKind::AbortXact) };
+        let mut rec = Vec::new();
+        record::encode_bare(&h, &mut rec);
+        let a = self.db.hook.append(&rec);
+        self.finish();
+        r.and(a.map(|_| ()))
+    }
+
+    fn finish(&mut self) {
+        self.done = true;
+        self.db.active.lock().remove(&self.state.xact_id);
+        self.db.locks.release_all(&self.owner);
+    }
+}
+
+impl Drop for Transaction {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = self.rollback_inner();
+        }
+    }
+}

@@ -1,0 +1,265 @@
+//! Transaction behaviour: rollback and savepoints restore exactly the earlier state, a
+//! dropped transaction rolls back, heap deletes ghost until commit, delayed durability
+//! follows the database option, durable commits wait on WRITELOG and share flushes
+//! (group commit), recovery reports to the error log, checkpoints truncate the log.
+
+use std::collections::BTreeMap;
+use std::ops::Bound::Unbounded;
+use std::path::PathBuf;
+use std::sync::Arc;
+use storage::btree::{BTree, BTreeOptions};
+use storage::file::{FileGrowth, FileSpec};
+use storage::heap::Heap;
+use storage::record::{encode_record, ColumnLayout, ColumnValue, RecordType, RowLayout};
+use storage::io::{FileSystem, MemFs};
+use storage::BufferPool;
+use txn::checkpoint::CheckpointKind;
+use txn::recovery::LogSpec;
+use txn::xact::{DelayedDurability, TxnDb};
+use txn::LogConfig;
+
+fn new_db(fs: &Arc<MemFs>, id: u16, name: &str) -> Arc<TxnDb> {
+    let data = FileSpec {
+        file_id: 1,
+        name: name.into(),
+        path: PathBuf::from(format!("/d/{name}.mdf")),
+        size_pages: 128,
+        growth: FileGrowth::Pages(128),
+        max_pages: None,
+    };
+    let log = LogSpec { path: PathBuf::from(format!("/d/{name}.ldf")), size_bytes: 2 << 20, growth: FileGrowth::Pages(128), max_bytes: None };
+    let fs: Arc<dyn FileSystem> = fs.clone();
+    TxnDb::create(BufferPool::new(256), fs, id, name, vec![data], log, LogConfig::default()).expect("create")
+}
+
+fn contents(tree: &BTree) -> BTreeMap<Vec<u8>, Vec<u8>> {
+    let mut m = BTreeMap::new();
+    tree.scan(Unbounded, Unbounded, |k, v| {
+        m.insert(k.to_vec(), v.to_vec());
+        true
+    })
+    .unwrap();
+    m
+}
+
+fn k(i: u32) -> Vec<u8> {
+    i.to_be_bytes().to_vec()
+}
+
+#[test]
+fn rollback_and_savepoints_restore_exact_state() {
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 5, "rb");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    {
+        let t = db.begin("load", 1).unwrap();
+        let _in = t.enter();
+        for i in 0..500 {
+            tree.insert(&k(i), &vec![i as u8; 40]).unwrap();
+        }
+        drop(_in);
+        t.commit(false).unwrap();
+    }
+    let before = contents(&tree);
+    // A transaction with splits, updates and deletes, rolled back.
+    {
+        let t = db.begin("x", 1).unwrap();
+        let _in = t.enter();
+        for i in 500..1500 {
+            tree.insert(&k(i), &vec![7; 300]).unwrap();
+        }
+        for i in (0..500).step_by(3) {
+            tree.update(&k(i), &vec![9; 200]).unwrap();
+        }
+        for i in (1..500).step_by(3) {
+            assert!(tree.delete(&k(i)).unwrap());
+        }
+        drop(_in);
+        t.rollback().unwrap();
+    }
+    assert_eq!(contents(&tree), before);
+    tree.check().unwrap();
+
+    // Savepoints: changes after the savepoint go, changes before stay.
+    let mut t = db.begin("sp", 1).unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(10_000), b"before savepoint").unwrap();
+    }
+    t.save("s1").unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(10_001), b"after savepoint").unwrap();
+        tree.delete(&k(0)).unwrap();
+    }
+    t.rollback_to("s1").unwrap();
+    assert!(t.rollback_to("nosuch").is_err());
+    t.commit(false).unwrap();
+    let after = contents(&tree);
+    assert_eq!(after.get(&k(10_000)).map(|v| v.as_slice()), Some(&b"before savepoint"[..]));
+    assert!(!after.contains_key(&k(10_001)));
+    assert!(after.contains_key(&k(0)));
+
+    // Dropping an open transaction rolls it back.
+    {
+        let t = db.begin("dropped", 1).unwrap();
+        let _in = t.enter();
+        tree.insert(&k(20_000), b"never committed").unwrap();
+    }
+    assert!(!contents(&tree).contains_key(&k(20_000)));
+    assert!(db.active_transactions().is_empty());
+    assert!(db.db.check_allocation().unwrap().is_empty());
+}
+
+#[test]
+fn heap_deletes_ghost_until_commit() {
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 6, "heap");
+    let heap = Heap::create(&db.db, 20).unwrap();
+    let t = db.begin("ins", 1).unwrap();
+    let rids: Vec<_> = {
+        let _in = t.enter();
+        let layout = RowLayout::new(vec![ColumnLayout::fixed(4)]).unwrap();
+        (0..50u32)
+            .map(|i| {
+                let mut rec = Vec::new();
+                let v = i.to_le_bytes();
+                encode_record(&layout, RecordType::Primary, &[ColumnValue::Inline(&v)], &mut rec).unwrap();
+                heap.insert(&rec).unwrap()
+            })
+            .collect()
+    };
+    t.commit(false).unwrap();
+    let count = |h: &Heap| {
+        let mut n = 0;
+        h.scan(|_, _| {
+            n += 1;
+            true
+        })
+        .unwrap();
+        n
+    };
+    assert_eq!(count(&heap), 50);
+    let t = db.begin("del", 1).unwrap();
+    {
+        let _in = t.enter();
+        for r in &rids[..10] {
+            assert!(heap.delete(*r).unwrap());
+        }
+    }
+    assert_eq!(count(&heap), 40, "ghosts are invisible to scans");
+    t.rollback().unwrap();
+    assert_eq!(count(&heap), 50, "rollback un-ghosts");
+    let t = db.begin("del2", 1).unwrap();
+    {
+        let _in = t.enter();
+        for r in &rids[..10] {
+            assert!(heap.delete(*r).unwrap());
+        }
+    }
+    t.commit(false).unwrap();
+    assert_eq!(count(&heap), 40);
+    assert_eq!(heap.check().unwrap().rows, 40, "committed deletes are cleaned up");
+}
+
+#[test]
+fn delayed_durability_follows_the_database_option() {
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 7, "dd");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    let commit = |delayed: bool, i: u32| {
+        let t = db.begin("c", 1).unwrap();
+        {
+            let _in = t.enter();
+            tree.insert(&k(i), b"v").unwrap();
+        }
+        t.commit(delayed).unwrap().delayed
+    };
+    assert_eq!(db.delayed_durability(), DelayedDurability::Disabled);
+    assert!(!commit(true, 1), "DISABLED ignores WITH (DELAYED_DURABILITY = ON)");
+    db.set_delayed_durability(DelayedDurability::Allowed);
+    assert!(commit(true, 2), "ALLOWED honours the request");
+    assert!(!commit(false, 3));
+    db.set_delayed_durability(DelayedDurability::Forced);
+    assert!(commit(false, 4), "FORCED delays every commit");
+    assert_eq!(DelayedDurability::Forced.desc(), "FORCED");
+}
+
+#[test]
+fn durable_commits_wait_on_writelog_and_share_flushes() {
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 8, "gc");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    let before = db.log.stats();
+    let threads: Vec<_> = (0..16u32)
+        .map(|th| {
+            let db = db.clone();
+            let tree = tree.clone();
+            std::thread::spawn(move || {
+                let waits = Arc::new(diag::WaitStats::new());
+                let _s = diag::SessionScope::enter(waits.clone());
+                for i in 0..40 {
+                    let t = db.begin("w", th as i32).unwrap();
+                    {
+                        let _in = t.enter();
+                        tree.insert(&k(th * 1000 + i), &[1u8; 20]).unwrap();
+                    }
+                    t.commit(false).unwrap();
+                }
+                waits.get(diag::WaitType::WRITELOG).waiting_tasks_count
+            })
+        })
+        .collect();
+    let writelog: u64 = threads.into_iter().map(|h| h.join().unwrap()).sum();
+    let after = db.log.stats();
+    let flushes = after.flushes - before.flushes;
+    assert_eq!(contents(&tree).len(), 640);
+    assert!(writelog > 0, "durable commits record WRITELOG in their session");
+    assert!(flushes < 640, "group commit: {flushes} flushes for 640 commits");
+}
+
+#[test]
+fn recovery_reports_and_checkpoints_truncate() {
+    let fs = Arc::new(MemFs::new());
+    let tree_au;
+    {
+        let db = new_db(&fs, 9, "rec");
+        let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+        tree_au = tree.alloc_unit_id();
+        for round in 0..30u32 {
+            let t = db.begin("r", 1).unwrap();
+            {
+                let _in = t.enter();
+                for i in 0..100 {
+                    tree.insert(&k(round * 100 + i), &[3u8; 100]).unwrap();
+                }
+            }
+            t.commit(false).unwrap();
+        }
+        let vlfs_before = db.log.vlf_info().iter().filter(|v| format!("{:?}", v.status).contains("Active")).count();
+        let st = db.checkpoint(CheckpointKind::Manual).unwrap();
+        assert!(st.pages_written > 0);
+        let vlfs_after = db.log.vlf_info().iter().filter(|v| format!("{:?}", v.status).contains("Active")).count();
+        assert!(vlfs_after <= vlfs_before, "truncation frees VLFs ({vlfs_before} -> {vlfs_after})");
+        // A loser: open when the "crash" happens.
+        let t = db.begin("loser", 1).unwrap();
+        {
+            let _in = t.enter();
+            tree.insert(&k(999_999), b"loser").unwrap();
+        }
+        db.log.flush_to(db.log.end_lsn()).unwrap();
+        std::mem::forget(t); // the process dies: no rollback
+        db.log.shutdown();
+        // The buffer pool is dropped without writing: a crash.
+    }
+    let fsd: Arc<dyn FileSystem> = fs.clone();
+    let (db, report) = TxnDb::open(BufferPool::new(256), fsd, 9, &PathBuf::from("/d/rec.ldf"), LogConfig::default()).unwrap();
+    assert_eq!(report.losers_rolled_back, 1);
+    let tree = BTree::open(&db.db, tree_au, BTreeOptions { unique: true }).unwrap();
+    let c = contents(&tree);
+    assert_eq!(c.len(), 3000);
+    assert!(!c.contains_key(&k(999_999)));
+    let log = diag::errorlog::recent(50);
+    assert!(log.iter().any(|e| e.text.starts_with("Recovery completed for database rec (database ID 9)")), "{log:?}");
+    assert!(log.iter().any(|e| e.text.starts_with("1 transactions rolled back in database 'rec' (9:0)")));
+}
