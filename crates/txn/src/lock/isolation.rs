@@ -33,8 +33,8 @@
 //!
 //! READ COMMITTED SNAPSHOT (the database option) turns READ COMMITTED reads into
 //! statement-level row-version reads: no S locks, like SNAPSHOT but per statement.
-//! Row versioning isn't built yet, so SNAPSHOT and RCSI callers fall back to READ
-//! COMMITTED locking until it is.
+//! Row versioning isn't built yet: the row access layer (`crate::access`) refuses
+//! SNAPSHOT and READ COMMITTED with READ_COMMITTED_SNAPSHOT on with error 3952.
 //!
 //! Lock hints map onto the same plan: NOLOCK = READ UNCOMMITTED, HOLDLOCK =
 //! SERIALIZABLE, REPEATABLEREAD, READCOMMITTEDLOCK, UPDLOCK (U instead of S, held to
