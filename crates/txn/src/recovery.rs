@@ -327,6 +327,9 @@ fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: 
                     set_comp(None);
                     r?;
                     state.append_chain(&txn, RecordKind::Clr, |hh, out| record::encode_u64(hh, h.prev_lsn, out))?;
+                    if let RowUndo::HeapClear { au, rid } = u {
+                        storage::heap::Heap::open(db, au)?.remove_ghost(rid)?;
+                    }
                     lsn = h.prev_lsn;
                 }
                 Some(RecordKind::Clr) => lsn = record::decode_u64(&bytes).map_err(rec_err)?,
@@ -336,6 +339,13 @@ fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: 
         }
         state.append_chain(&txn, RecordKind::AbortXact, |hh, out| record::encode_bare(hh, out))?;
         report.losers_rolled_back += 1;
+    }
+    // Ghosts left by committed deletes whose cleanup the crash prevented: every
+    // transaction has ended now, so every ghost can go (SQL Server's ghost cleanup).
+    for au in db.alloc_units() {
+        if au.kind == storage::AllocUnitKind::InRowData && au.index_id == 0 {
+            storage::heap::Heap::open(db, au.id)?.cleanup_ghosts()?;
+        }
     }
     report.undo = t3.elapsed();
     lm.flush_to(lm.end_lsn()).map_err(log_err)?;

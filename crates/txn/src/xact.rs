@@ -431,6 +431,25 @@ impl TxnDb {
             .collect()
     }
 
+    /// Appends a checkpoint's CKPT_BEGIN while no transaction begins or ends (their
+    /// BEGIN_XACT, COMMIT_XACT and ABORT_XACT are appended under the same lock), and
+    /// returns its LSN with the user transactions active at that point: exactly those
+    /// that began before it and had not ended. Analysis starts at CKPT_BEGIN and learns
+    /// about everything later from the log.
+    pub(crate) fn append_checkpoint_begin(&self, rec: &[u8]) -> Result<(Lsn, Vec<record::ActiveXact>)> {
+        let active = self.active.lock();
+        let lsn = self.log.append(rec).map_err(log_err)?;
+        let list = active
+            .values()
+            .map(|x| record::ActiveXact {
+                xact_id: x.xact_id,
+                first_lsn: x.first_lsn.load(Ordering::Acquire),
+                last_lsn: x.last_lsn.load(Ordering::Acquire),
+            })
+            .collect();
+        Ok((lsn, list))
+    }
+
     /// BEGIN TRANSACTION. The BEGIN_XACT record is written at once (SQL Server writes it
     /// at the first change; writing it up front keeps the chain simple).
     pub fn begin(self: &Arc<Self>, name: &str, session_id: i32) -> Result<Transaction> {
@@ -449,10 +468,15 @@ impl TxnDb {
         let h = Header { xact_id, ..Header::new(RecordKind::BeginXact) };
         let mut rec = Vec::new();
         record::encode_named(&h, name, &mut rec);
-        let lsn = self.hook.append(&rec)?;
-        state.first_lsn.store(lsn, Ordering::Release);
-        state.last_lsn.store(lsn, Ordering::Release);
-        self.active.lock().insert(xact_id, state.clone());
+        {
+            // BEGIN_XACT is appended and the transaction listed as one step with respect
+            // to a checkpoint's CKPT_BEGIN (see `append_checkpoint_begin`).
+            let mut active = self.active.lock();
+            let lsn = self.hook.append(&rec)?;
+            state.first_lsn.store(lsn, Ordering::Release);
+            state.last_lsn.store(lsn, Ordering::Release);
+            active.insert(xact_id, state.clone());
+        }
         let owner = LockOwner::with_log_used_counter(xact_id, session_id, log_used);
         Ok(Transaction { db: self.clone(), state, owner, done: false })
     }
@@ -554,8 +578,13 @@ impl Transaction {
                 r?;
             }
             self.append_chain(RecordKind::Clr, |h, out| record::encode_u64(h, prev, out))?;
-            if let RowUndo::HeapUnghost { rid, .. } = u {
-                self.state.ghosts.lock().retain(|(_, r)| *r != rid);
+            match u {
+                RowUndo::HeapUnghost { rid, .. } => self.state.ghosts.lock().retain(|(_, r)| *r != rid),
+                // Undoing our own insert left a ghost nobody else can see: free the slot.
+                RowUndo::HeapClear { au, rid } => {
+                    storage::heap::Heap::open(&self.db.db, au)?.remove_ghost(rid)?;
+                }
+                _ => {}
             }
         }
     }
@@ -573,7 +602,17 @@ impl Transaction {
         let mut rec = Vec::new();
         let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
         record::encode_u64(&h, now, &mut rec);
-        let lsn = self.db.log.append(&rec).map_err(log_err)?;
+        let lsn = {
+            // Unlisted as the COMMIT_XACT is appended, as one step with respect to a
+            // checkpoint's CKPT_BEGIN: a checkpoint never lists as active a transaction
+            // whose commit precedes it (analysis, which starts there, would never see the
+            // commit and roll it back). Unlisting before the flush is safe: a CKPT_END
+            // that omits it follows the commit in the log, so it survives only with it.
+            let mut active = self.db.active.lock();
+            let lsn = self.db.log.append(&rec).map_err(log_err)?;
+            active.remove(&self.state.xact_id);
+            lsn
+        };
         if !delayed {
             self.db.log.flush_to(lsn).map_err(log_err)?;
         }
@@ -599,7 +638,15 @@ impl Transaction {
         let h = Header { xact_id: self.state.xact_id, prev_lsn: self.state.last_lsn.load(Ordering::Acquire), ..Header::new(RecordKind::AbortXact) };
         let mut rec = Vec::new();
         record::encode_bare(&h, &mut rec);
-        let a = self.db.hook.append(&rec);
+        let a = {
+            // As for COMMIT_XACT: unlisted in the same step as ABORT_XACT is appended.
+            let mut active = self.db.active.lock();
+            let a = self.db.hook.append(&rec);
+            if a.is_ok() {
+                active.remove(&self.state.xact_id);
+            }
+            a
+        };
         self.finish();
         r.and(a.map(|_| ()))
     }

@@ -160,6 +160,18 @@ fn heap_deletes_ghost_until_commit() {
     t.commit(false).unwrap();
     assert_eq!(count(&heap), 40);
     assert_eq!(heap.check().unwrap().rows, 40, "committed deletes are cleaned up");
+    // A rolled-back insert leaves no ghost behind either.
+    let t = db.begin("ins-rb", 1).unwrap();
+    {
+        let _in = t.enter();
+        let layout = RowLayout::new(vec![ColumnLayout::fixed(4)]).unwrap();
+        let mut rec = Vec::new();
+        encode_record(&layout, RecordType::Primary, &[ColumnValue::Inline(&[9, 9, 9, 9])], &mut rec).unwrap();
+        heap.insert(&rec).unwrap();
+    }
+    t.rollback().unwrap();
+    let st = heap.check().unwrap();
+    assert_eq!((st.rows, st.ghost_records), (40, 0));
 }
 
 #[test]
