@@ -714,20 +714,30 @@ pub struct PageReadGuard<'a> {
     guard: Option<parking_lot::lock_api::RwLockReadGuard<'a, RawRwLock, Page>>,
 }
 
-impl Deref for PageReadGuard<'_> {
-    type Target = Page;
-    fn deref(&self) -> &Page {
-        // The guard is only taken out in Drop.
-        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
-    }
+/// Deref to the page and unpin on drop: the same for every latch mode. The latch guard
+/// is only taken out in `Drop` (or by `upgrade`, which forgets the old guard), so `deref`
+/// always finds it.
+macro_rules! page_guard_common {
+    ($guard:ident) => {
+        impl Deref for $guard<'_> {
+            type Target = Page;
+            fn deref(&self) -> &Page {
+                self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
+            }
+        }
+
+        impl Drop for $guard<'_> {
+            fn drop(&mut self) {
+                self.guard.take();
+                self.pool.unpin(self.fi);
+            }
+        }
+    };
 }
 
-impl Drop for PageReadGuard<'_> {
-    fn drop(&mut self) {
-        self.guard.take();
-        self.pool.unpin(self.fi);
-    }
-}
+page_guard_common!(PageReadGuard);
+page_guard_common!(PageUpdateGuard);
+page_guard_common!(PageWriteGuard);
 
 /// A page latched UP: shared with readers, upgradable to EX.
 pub struct PageUpdateGuard<'a> {
@@ -758,19 +768,6 @@ impl<'a> PageUpdateGuard<'a> {
     }
 }
 
-impl Deref for PageUpdateGuard<'_> {
-    type Target = Page;
-    fn deref(&self) -> &Page {
-        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
-    }
-}
-
-impl Drop for PageUpdateGuard<'_> {
-    fn drop(&mut self) {
-        self.guard.take();
-        self.pool.unpin(self.fi);
-    }
-}
 
 /// A page latched EX. Changes go through [`PageWriteGuard::page_mut`] and are recorded
 /// with [`PageWriteGuard::mark_dirty`] (the database's page-change context does both).
@@ -813,16 +810,3 @@ impl PageWriteGuard<'_> {
     }
 }
 
-impl Deref for PageWriteGuard<'_> {
-    type Target = Page;
-    fn deref(&self) -> &Page {
-        self.guard.as_ref().map(|g| &**g).unwrap_or_else(|| unreachable!())
-    }
-}
-
-impl Drop for PageWriteGuard<'_> {
-    fn drop(&mut self) {
-        self.guard.take();
-        self.pool.unpin(self.fi);
-    }
-}
