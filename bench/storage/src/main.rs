@@ -112,7 +112,8 @@ fn run_sqlite(dir: &Path, rows: u64, keys: &[u64]) -> Result3 {
     {
         let mut st = conn.prepare_cached("SELECT v FROM t WHERE id = ?1").unwrap();
         for &k in keys {
-            let n: usize = st.query_row([k as i64], |r| r.get_ref(0).map(|v| v.as_blob().map(|b| b.len()).unwrap_or(0))).unwrap();
+            let n: usize =
+                st.query_row([k as i64], |r| r.get_ref(0).map(|v| v.as_blob().map(|b| b.len()).unwrap_or(0))).unwrap();
             found += (n == ROW) as u64;
         }
     }
@@ -211,7 +212,12 @@ fn main() {
     let a = parse_args();
     std::fs::create_dir_all(&a.dir).expect("bench dir");
     let keys = lookup_keys(a.rows, a.lookups);
-    println!("bench/storage: {} rows of 8-byte key + {ROW}-byte row, {} random lookups, dir {}", a.rows, a.lookups, a.dir.display());
+    println!(
+        "bench/storage: {} rows of 8-byte key + {ROW}-byte row, {} random lookups, dir {}",
+        a.rows,
+        a.lookups,
+        a.dir.display()
+    );
     println!("(SQLite {} in WAL mode, synchronous=OFF; both warm, neither waits for fsync)\n", rusqlite::version());
 
     let sq = run_sqlite(&a.dir, a.rows, &keys);

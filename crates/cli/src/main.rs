@@ -63,7 +63,8 @@ fn serve(args: &[String]) -> Result<(), String> {
         match a.as_str() {
             "--data-dir" => data_dir = PathBuf::from(it.next().ok_or("--data-dir needs a value")?),
             "--memory-limit-mb" => {
-                memory_mb = it.next().ok_or("--memory-limit-mb needs a value")?.parse().map_err(|_| "bad --memory-limit-mb")?
+                memory_mb =
+                    it.next().ok_or("--memory-limit-mb needs a value")?.parse().map_err(|_| "bad --memory-limit-mb")?
             }
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }

@@ -14,8 +14,8 @@ use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
 use diag::{
-    begin_wait, counters, record_latch_wait, record_page_latch_wait, record_wait, FileIoStats,
-    LatchClass, LatchMode, SessionScope, WaitStats, WaitType,
+    begin_wait, counters, record_latch_wait, record_page_latch_wait, record_wait, FileIoStats, LatchClass, LatchMode,
+    SessionScope, WaitStats, WaitType,
 };
 
 const ITERS: u64 = 5_000_000;
@@ -31,11 +31,7 @@ struct Case {
 }
 
 fn op_record_wait(_t: usize) {
-    record_wait(
-        black_box(WaitType::WRITELOG),
-        black_box(Duration::from_micros(120)),
-        Duration::ZERO,
-    );
+    record_wait(black_box(WaitType::WRITELOG), black_box(Duration::from_micros(120)), Duration::ZERO);
 }
 
 fn op_begin_finish(_t: usize) {
@@ -47,33 +43,18 @@ fn op_instant_now(_t: usize) {
 }
 
 fn op_latch_only(_t: usize) {
-    record_latch_wait(
-        black_box(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT),
-        black_box(Duration::from_micros(40)),
-    );
+    record_latch_wait(black_box(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT), black_box(Duration::from_micros(40)));
 }
 
 fn op_page_latch(_t: usize) {
-    record_page_latch_wait(
-        black_box(LatchMode::SH),
-        black_box(false),
-        black_box(Duration::from_micros(40)),
-    );
+    record_page_latch_wait(black_box(LatchMode::SH), black_box(false), black_box(Duration::from_micros(40)));
 }
 
 // Two wait types next to each other in the table, one per thread: they do not contend
 // logically, so any slowdown with two threads is false sharing of a cache line.
 fn op_neighbour_waits(t: usize) {
-    let wt = if t == 0 {
-        WaitType::PAGELATCH_UP
-    } else {
-        WaitType::PAGELATCH_EX
-    };
-    record_wait(
-        black_box(wt),
-        black_box(Duration::from_micros(120)),
-        Duration::ZERO,
-    );
+    let wt = if t == 0 { WaitType::PAGELATCH_UP } else { WaitType::PAGELATCH_EX };
+    record_wait(black_box(wt), black_box(Duration::from_micros(120)), Duration::ZERO);
 }
 
 // Thread 0 reads, thread 1 writes the same file (a worker and the lazy writer).
@@ -144,111 +125,44 @@ fn measure(case: &Case, threads: usize) -> f64 {
 
 pub fn main() {
     let cases = [
-        Case {
-            name: "record_wait, no session",
-            session: false,
-            op: op_record_wait,
-        },
-        Case {
-            name: "record_wait, session installed",
-            session: true,
-            op: op_record_wait,
-        },
-        Case {
-            name: "begin_wait + finish, no session",
-            session: false,
-            op: op_begin_finish,
-        },
-        Case {
-            name: "begin_wait + finish, session installed",
-            session: true,
-            op: op_begin_finish,
-        },
-        Case {
-            name: "  (Instant::now alone, for reference)",
-            session: false,
-            op: op_instant_now,
-        },
-        Case {
-            name: "record_latch_wait (latch table only)",
-            session: false,
-            op: op_latch_only,
-        },
-        Case {
-            name: "record_page_latch_wait (wait+BUFFER), session",
-            session: true,
-            op: op_page_latch,
-        },
-        Case {
-            name: "FileIoStats::record_read",
-            session: false,
-            op: op_file_read,
-        },
-        Case {
-            name: "Counter::inc",
-            session: false,
-            op: op_counter_inc,
-        },
+        Case { name: "record_wait, no session", session: false, op: op_record_wait },
+        Case { name: "record_wait, session installed", session: true, op: op_record_wait },
+        Case { name: "begin_wait + finish, no session", session: false, op: op_begin_finish },
+        Case { name: "begin_wait + finish, session installed", session: true, op: op_begin_finish },
+        Case { name: "  (Instant::now alone, for reference)", session: false, op: op_instant_now },
+        Case { name: "record_latch_wait (latch table only)", session: false, op: op_latch_only },
+        Case { name: "record_page_latch_wait (wait+BUFFER), session", session: true, op: op_page_latch },
+        Case { name: "FileIoStats::record_read", session: false, op: op_file_read },
+        Case { name: "Counter::inc", session: false, op: op_counter_inc },
     ];
     let neighbours = [
-        Case {
-            name: "record_wait, PAGELATCH_UP | PAGELATCH_EX",
-            session: false,
-            op: op_neighbour_waits,
-        },
-        Case {
-            name: "record_read | record_write, same file",
-            session: false,
-            op: op_file_read_vs_write,
-        },
-        Case {
-            name: "Page reads/sec | Page writes/sec inc",
-            session: false,
-            op: op_neighbour_counters,
-        },
+        Case { name: "record_wait, PAGELATCH_UP | PAGELATCH_EX", session: false, op: op_neighbour_waits },
+        Case { name: "record_read | record_write, same file", session: false, op: op_file_read_vs_write },
+        Case { name: "Page reads/sec | Page writes/sec inc", session: false, op: op_neighbour_counters },
     ];
     // Instant::now shares nothing between threads: if two threads take much longer than
     // one, they were not running at the same time (another process held a core) and the
     // two-thread column measures time slicing, not contention.
-    let clock = Case {
-        name: "",
-        session: false,
-        op: op_instant_now,
-    };
+    let clock = Case { name: "", session: false, op: op_instant_now };
     let parallel = measure(&clock, 2) / measure(&clock, 1);
-    let cores = std::thread::available_parallelism()
-        .map(|n| n.get())
-        .unwrap_or(1);
-    println!("diag recording cost, ns per operation (per thread), best of {ROUNDS} rounds of {ITERS} ops, {cores} cores");
-    println!();
+    let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
     println!(
-        "{:<50} {:>9} {:>11} {:>7}",
-        "operation", "1 thread", "2 threads", "ratio"
+        "diag recording cost, ns per operation (per thread), best of {ROUNDS} rounds of {ITERS} ops, {cores} cores"
     );
+    println!();
+    println!("{:<50} {:>9} {:>11} {:>7}", "operation", "1 thread", "2 threads", "ratio");
     println!("{:<50} {:>9} {:>11}", "", "", "same row");
     for case in &cases {
         let one = measure(case, 1);
         let two = measure(case, 2);
-        println!(
-            "{:<50} {:>9.1} {:>11.1} {:>6.1}x",
-            case.name,
-            one,
-            two,
-            two / one
-        );
+        println!("{:<50} {:>9.1} {:>11.1} {:>6.1}x", case.name, one, two, two / one);
     }
     println!();
     println!("Different rows, one per thread (a slowdown here is false sharing):");
     for case in &neighbours {
         let one = measure(case, 1);
         let two = measure(case, 2);
-        println!(
-            "{:<50} {:>9.1} {:>11.1} {:>6.1}x",
-            case.name,
-            one,
-            two,
-            two / one
-        );
+        println!("{:<50} {:>9.1} {:>11.1} {:>6.1}x", case.name, one, two, two / one);
     }
     if parallel > 1.3 {
         println!();
@@ -260,9 +174,5 @@ pub fn main() {
     // Keep the work observable so none of it can be optimised away, and check it counted.
     let w = diag::instance_waits().get(WaitType::WRITELOG);
     println!();
-    println!(
-        "check: WRITELOG waits recorded = {} (expected {})",
-        w.waiting_tasks_count,
-        ITERS * ROUNDS as u64 * 3 * 4
-    );
+    println!("check: WRITELOG waits recorded = {} (expected {})", w.waiting_tasks_count, ITERS * ROUNDS as u64 * 3 * 4);
 }

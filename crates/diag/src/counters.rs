@@ -192,30 +192,18 @@ pub struct CounterRegistry {
 
 impl CounterRegistry {
     pub const fn new() -> CounterRegistry {
-        CounterRegistry {
-            counters: RwLock::new(BTreeMap::new()),
-        }
+        CounterRegistry { counters: RwLock::new(BTreeMap::new()) }
     }
 
     /// The counter named (object, counter, instance), created at zero on first use.
     /// `object` is without `OBJECT_PREFIX`; `instance` is "" for single-instance objects.
     /// If the counter exists, it is returned as is, including its original type.
-    pub fn counter(
-        &self,
-        object: &str,
-        counter: &str,
-        instance: &str,
-        cntr_type: CounterType,
-    ) -> Counter {
+    pub fn counter(&self, object: &str, counter: &str, instance: &str, cntr_type: CounterType) -> Counter {
         let key = (object.to_owned(), counter.to_owned(), instance.to_owned());
         if let Some(c) = self.counters.read().get(&key) {
             return c.clone();
         }
-        self.counters
-            .write()
-            .entry(key)
-            .or_insert_with(|| Counter::new(object, counter, instance, cntr_type))
-            .clone()
+        self.counters.write().entry(key).or_insert_with(|| Counter::new(object, counter, instance, cntr_type)).clone()
     }
 
     /// The counter if it exists.
@@ -253,10 +241,7 @@ impl CounterRegistry {
                         if let Some(t) = total.take() {
                             rows.push(t);
                         }
-                        total = Some(CounterSnapshot {
-                            instance_name: TOTAL_INSTANCE.to_owned(),
-                            ..row.clone()
-                        });
+                        total = Some(CounterSnapshot { instance_name: TOTAL_INSTANCE.to_owned(), ..row.clone() });
                     }
                 }
             } else if let Some(t) = total.take() {
@@ -346,19 +331,9 @@ impl DatabaseCounters {
         DatabaseCounters {
             transactions: registry.counter(DATABASES, "Transactions/sec", database, PER_SEC),
             log_flushes: registry.counter(DATABASES, "Log Flushes/sec", database, PER_SEC),
-            log_bytes_flushed: registry.counter(
-                DATABASES,
-                "Log Bytes Flushed/sec",
-                database,
-                PER_SEC,
-            ),
+            log_bytes_flushed: registry.counter(DATABASES, "Log Bytes Flushed/sec", database, PER_SEC),
             // Cumulative milliseconds, shown by Performance Monitor as ms per second.
-            log_flush_wait_time: registry.counter(
-                DATABASES,
-                "Log Flush Wait Time",
-                database,
-                PER_SEC,
-            ),
+            log_flush_wait_time: registry.counter(DATABASES, "Log Flush Wait Time", database, PER_SEC),
         }
     }
 }
@@ -394,12 +369,7 @@ mod tests {
         let threads: Vec<_> = (0..4)
             .map(|_| {
                 // Each thread looks the counter up itself: all must get the same one.
-                let c = r.counter(
-                    "SQL Statistics",
-                    "Batch Requests/sec",
-                    "",
-                    CounterType::PERF_COUNTER_BULK_COUNT,
-                );
+                let c = r.counter("SQL Statistics", "Batch Requests/sec", "", CounterType::PERF_COUNTER_BULK_COUNT);
                 std::thread::spawn(move || {
                     for _ in 0..25_000 {
                         c.inc();
@@ -413,28 +383,16 @@ mod tests {
         }
         let c = r.find("SQL Statistics", "Batch Requests/sec", "");
         assert_eq!(c.map(|c| c.get()), Some(100_040));
-        assert!(r
-            .find("SQL Statistics", "Batch Requests/sec", "other")
-            .is_none());
+        assert!(r.find("SQL Statistics", "Batch Requests/sec", "other").is_none());
     }
 
     #[test]
     fn set_and_rows() {
         let r = CounterRegistry::new();
-        let ple = r.counter(
-            "Buffer Manager",
-            "Page life expectancy",
-            "",
-            CounterType::PERF_COUNTER_LARGE_RAWCOUNT,
-        );
+        let ple = r.counter("Buffer Manager", "Page life expectancy", "", CounterType::PERF_COUNTER_LARGE_RAWCOUNT);
         ple.set(300);
         ple.set(42);
-        let again = r.counter(
-            "Buffer Manager",
-            "Page life expectancy",
-            "",
-            CounterType::PERF_COUNTER_BULK_COUNT,
-        );
+        let again = r.counter("Buffer Manager", "Page life expectancy", "", CounterType::PERF_COUNTER_BULK_COUNT);
         assert!(again.same(&ple));
         // The first type wins.
         assert_eq!(again.cntr_type(), CounterType::PERF_COUNTER_LARGE_RAWCOUNT);
@@ -467,9 +425,7 @@ mod tests {
         let value = |counter: &str, instance: &str| {
             rows.iter()
                 .find(|s| {
-                    s.object_name == "SQLServer:Databases"
-                        && s.counter_name == counter
-                        && s.instance_name == instance
+                    s.object_name == "SQLServer:Databases" && s.counter_name == counter && s.instance_name == instance
                 })
                 .map(|s| s.cntr_value)
         };
@@ -485,9 +441,9 @@ mod tests {
         assert_eq!(r.remove_instance("Databases", "beta"), 4);
         let rows = r.snapshot();
         assert_eq!(rows.len(), 8);
-        assert!(rows.iter().any(|s| s.instance_name == "_Total"
-            && s.counter_name == "Transactions/sec"
-            && s.cntr_value == 4));
+        assert!(rows
+            .iter()
+            .any(|s| s.instance_name == "_Total" && s.counter_name == "Transactions/sec" && s.cntr_value == 4));
     }
 
     #[test]
@@ -500,59 +456,21 @@ mod tests {
         let rows = registry().snapshot();
         let has = |object: &str, counter: &str, instance: &str, ty: i32| {
             rows.iter().any(|s| {
-                s.object_name == object
-                    && s.counter_name == counter
-                    && s.instance_name == instance
-                    && s.cntr_type == ty
+                s.object_name == object && s.counter_name == counter && s.instance_name == instance && s.cntr_type == ty
             })
         };
-        assert!(has(
-            "SQLServer:SQL Statistics",
-            "Batch Requests/sec",
-            "",
-            272696576
-        ));
-        assert!(has(
-            "SQLServer:General Statistics",
-            "User Connections",
-            "",
-            65792
-        ));
-        for name in [
-            "Page reads/sec",
-            "Page writes/sec",
-            "Checkpoint pages/sec",
-            "Lazy writes/sec",
-        ] {
-            assert!(
-                has("SQLServer:Buffer Manager", name, "", 272696576),
-                "{name}"
-            );
+        assert!(has("SQLServer:SQL Statistics", "Batch Requests/sec", "", 272696576));
+        assert!(has("SQLServer:General Statistics", "User Connections", "", 65792));
+        for name in ["Page reads/sec", "Page writes/sec", "Checkpoint pages/sec", "Lazy writes/sec"] {
+            assert!(has("SQLServer:Buffer Manager", name, "", 272696576), "{name}");
         }
         for name in ["Page life expectancy", "Database pages", "Target pages"] {
             assert!(has("SQLServer:Buffer Manager", name, "", 65792), "{name}");
         }
-        assert!(has(
-            "SQLServer:Access Methods",
-            "Page Splits/sec",
-            "",
-            272696576
-        ));
-        assert!(has(
-            "SQLServer:Databases",
-            "Log Flushes/sec",
-            "diag_test_db",
-            272696576
-        ));
-        assert!(has(
-            "SQLServer:Databases",
-            "Log Flushes/sec",
-            "_Total",
-            272696576
-        ));
+        assert!(has("SQLServer:Access Methods", "Page Splits/sec", "", 272696576));
+        assert!(has("SQLServer:Databases", "Log Flushes/sec", "diag_test_db", 272696576));
+        assert!(has("SQLServer:Databases", "Log Flushes/sec", "_Total", 272696576));
         assert_eq!(drop_database_counters("diag_test_db"), 4);
-        assert!(registry()
-            .find("Databases", "Log Flushes/sec", "diag_test_db")
-            .is_none());
+        assert!(registry().find("Databases", "Log Flushes/sec", "diag_test_db").is_none());
     }
 }

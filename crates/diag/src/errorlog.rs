@@ -171,7 +171,12 @@ pub fn parse_line(line: &str) -> Option<ErrorLogEntry> {
 
 /// sp_readerrorlog archive (0 = current), optionally keeping lines that contain both
 /// search strings (case-insensitive), as its third and fourth parameters do.
-pub fn read(dir: &Path, archive: u32, search1: Option<&str>, search2: Option<&str>) -> std::io::Result<Vec<ErrorLogEntry>> {
+pub fn read(
+    dir: &Path,
+    archive: u32,
+    search1: Option<&str>,
+    search2: Option<&str>,
+) -> std::io::Result<Vec<ErrorLogEntry>> {
     let f = File::open(path_of(dir, archive))?;
     let s1 = search1.map(str::to_lowercase);
     let s2 = search2.map(str::to_lowercase);
@@ -180,7 +185,9 @@ pub fn read(dir: &Path, archive: u32, search1: Option<&str>, search2: Option<&st
         let line = line?;
         let Some(e) = parse_line(&line) else { continue };
         let lower = e.text.to_lowercase();
-        if s1.as_ref().is_some_and(|s| !lower.contains(s.as_str())) || s2.as_ref().is_some_and(|s| !lower.contains(s.as_str())) {
+        if s1.as_ref().is_some_and(|s| !lower.contains(s.as_str()))
+            || s2.as_ref().is_some_and(|s| !lower.contains(s.as_str()))
+        {
             continue;
         }
         out.push(e);

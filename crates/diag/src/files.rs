@@ -148,9 +148,7 @@ pub struct FileRegistry {
 
 impl FileRegistry {
     pub const fn new() -> FileRegistry {
-        FileRegistry {
-            files: RwLock::new(BTreeMap::new()),
-        }
+        FileRegistry { files: RwLock::new(BTreeMap::new()) }
     }
 
     /// The stats of (database_id, file_id), created on first registration. Registering
@@ -198,11 +196,7 @@ impl FileRegistry {
                     .filter(|((_, f), _)| wanted(*f))
                     .map(|(_, s)| s.clone())
                     .collect(),
-                None => files
-                    .iter()
-                    .filter(|((_, f), _)| wanted(*f))
-                    .map(|(_, s)| s.clone())
-                    .collect(),
+                None => files.iter().filter(|((_, f), _)| wanted(*f)).map(|(_, s)| s.clone()).collect(),
             }
         };
         selected.iter().map(|s| s.snapshot()).collect()
@@ -273,10 +267,7 @@ mod tests {
         f.record_read(1, Duration::from_micros(1_600));
         f.record_write(1, Duration::from_micros(1_600));
         let s = f.snapshot();
-        assert_eq!(
-            (s.io_stall_read_ms, s.io_stall_write_ms, s.io_stall),
-            (1, 1, 2)
-        );
+        assert_eq!((s.io_stall_read_ms, s.io_stall_write_ms, s.io_stall), (1, 1, 2));
     }
 
     #[test]
@@ -289,10 +280,7 @@ mod tests {
         b.record_write(4096, Duration::from_millis(1));
         assert!(Arc::ptr_eq(&b, &r.register(7, 2)));
         let s = b.snapshot();
-        assert_eq!(
-            (s.num_of_writes, s.num_of_bytes_written, s.io_stall_write_ms),
-            (2, 8192, 4)
-        );
+        assert_eq!((s.num_of_writes, s.num_of_bytes_written, s.io_stall_write_ms), (2, 8192, 4));
 
         // Dropping the file starts a later file with the same ids from zero.
         assert!(r.unregister(7, 2));
@@ -305,16 +293,11 @@ mod tests {
     fn null_filters() {
         let r = FileRegistry::new();
         for (db, file) in [(2, 1), (2, 2), (1, 2), (1, 1), (9, 1), (9, 3)] {
-            r.register(db, file)
-                .record_read(u64::from(file), Duration::ZERO);
+            r.register(db, file).record_read(u64::from(file), Duration::ZERO);
         }
-        let ids = |v: Vec<FileIoSnapshot>| -> Vec<(u16, u16)> {
-            v.iter().map(|s| (s.database_id, s.file_id)).collect()
-        };
-        assert_eq!(
-            ids(r.stats(None, None)),
-            [(1, 1), (1, 2), (2, 1), (2, 2), (9, 1), (9, 3)]
-        );
+        let ids =
+            |v: Vec<FileIoSnapshot>| -> Vec<(u16, u16)> { v.iter().map(|s| (s.database_id, s.file_id)).collect() };
+        assert_eq!(ids(r.stats(None, None)), [(1, 1), (1, 2), (2, 1), (2, 2), (9, 1), (9, 3)]);
         assert_eq!(ids(r.stats(Some(9), None)), [(9, 1), (9, 3)]);
         assert_eq!(ids(r.stats(None, Some(2))), [(1, 2), (2, 2)]);
         assert_eq!(ids(r.stats(Some(2), Some(1))), [(2, 1)]);
@@ -335,9 +318,7 @@ mod tests {
         let rows = file_stats(Some(65_000), None);
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].num_of_bytes_read, 100);
-        assert!(file_stats(None, None)
-            .iter()
-            .any(|s| s.database_id == 65_000));
+        assert!(file_stats(None, None).iter().any(|s| s.database_id == 65_000));
         assert!(unregister_file(65_000, 1));
         assert!(file_stats(Some(65_000), None).is_empty());
     }

@@ -159,9 +159,7 @@ pub struct LatchSnapshot {
 
 impl Default for LatchStats {
     fn default() -> Self {
-        LatchStats {
-            rows: std::array::from_fn(|_| LatchCounter::default()),
-        }
+        LatchStats { rows: std::array::from_fn(|_| LatchCounter::default()) }
     }
 }
 
@@ -256,23 +254,13 @@ pub struct LatchWaitTimer {
 /// Starts timing a buffer latch wait (see `record_page_latch_wait`).
 #[inline]
 pub fn begin_page_latch_wait(mode: LatchMode, io: bool) -> LatchWaitTimer {
-    LatchWaitTimer {
-        wait_type: mode.page_wait_type(io),
-        class: LatchClass::BUFFER,
-        start: Instant::now(),
-        done: false,
-    }
+    LatchWaitTimer { wait_type: mode.page_wait_type(io), class: LatchClass::BUFFER, start: Instant::now(), done: false }
 }
 
 /// Starts timing a non-buffer latch wait (see `record_nonbuffer_latch_wait`).
 #[inline]
 pub fn begin_latch_wait(class: LatchClass, mode: LatchMode) -> LatchWaitTimer {
-    LatchWaitTimer {
-        wait_type: mode.latch_wait_type(),
-        class,
-        start: Instant::now(),
-        done: false,
-    }
+    LatchWaitTimer { wait_type: mode.latch_wait_type(), class, start: Instant::now(), done: false }
 }
 
 impl LatchWaitTimer {
@@ -307,14 +295,8 @@ mod tests {
     #[test]
     fn names_are_sql_server_names() {
         assert_eq!(LatchClass::BUFFER.name(), "BUFFER");
-        assert_eq!(
-            LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT.name(),
-            "ACCESS_METHODS_HOBT_VIRTUAL_ROOT"
-        );
-        assert_eq!(
-            LatchClass::from_name("log_manager"),
-            Some(LatchClass::LOG_MANAGER)
-        );
+        assert_eq!(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT.name(), "ACCESS_METHODS_HOBT_VIRTUAL_ROOT");
+        assert_eq!(LatchClass::from_name("log_manager"), Some(LatchClass::LOG_MANAGER));
         assert_eq!(LatchClass::from_name("NO_SUCH_CLASS"), None);
         assert_eq!(LatchClass::ALL.len(), LatchClass::COUNT);
         assert_eq!(LatchMode::SH.page_wait_type(false), WaitType::PAGELATCH_SH);
@@ -346,9 +328,7 @@ mod tests {
         for h in threads {
             assert!(h.join().is_ok());
         }
-        let expected_us: u64 = (0..4u64)
-            .flat_map(|i| (0..10_000u64).map(move |j| wait_us(i, j)))
-            .sum();
+        let expected_us: u64 = (0..4u64).flat_map(|i| (0..10_000u64).map(move |j| wait_us(i, j))).sum();
         let s = t.get(LatchClass::FGCB_ALLOC);
         assert_eq!(s.waiting_requests_count, 40_000);
         assert_eq!(s.wait_time_us, expected_us);
@@ -359,20 +339,17 @@ mod tests {
         assert_eq!(t.snapshot().len(), LatchClass::COUNT);
 
         t.clear();
-        assert!(t.snapshot().iter().all(|r| r.waiting_requests_count == 0
-            && r.wait_time_us == 0
-            && r.max_wait_time_ms == 0));
+        assert!(t
+            .snapshot()
+            .iter()
+            .all(|r| r.waiting_requests_count == 0 && r.wait_time_us == 0 && r.max_wait_time_ms == 0));
     }
 
     #[test]
     fn buffer_and_nonbuffer_waits_reach_both_tables() {
         let session = Arc::new(WaitStats::new());
-        let latch_before = instance_latches()
-            .get(LatchClass::BUFFER)
-            .waiting_requests_count;
-        let root_before = instance_latches()
-            .get(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT)
-            .waiting_requests_count;
+        let latch_before = instance_latches().get(LatchClass::BUFFER).waiting_requests_count;
+        let root_before = instance_latches().get(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT).waiting_requests_count;
         {
             let _scope = SessionScope::enter(session.clone());
             record_page_latch_wait(LatchMode::SH, false, Duration::from_micros(300));
@@ -384,10 +361,7 @@ mod tests {
                 Duration::from_micros(700),
             );
             // Dropped without finish: still recorded once.
-            drop(begin_latch_wait(
-                LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT,
-                LatchMode::SH,
-            ));
+            drop(begin_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, LatchMode::SH));
         }
         assert_eq!(session.get(WaitType::PAGELATCH_SH).waiting_tasks_count, 1);
         assert_eq!(session.get(WaitType::PAGEIOLATCH_SH).waiting_tasks_count, 1);
@@ -396,23 +370,11 @@ mod tests {
         assert_eq!(session.get(WaitType::LATCH_EX).waiting_tasks_count, 1);
         assert_eq!(session.get(WaitType::LATCH_SH).waiting_tasks_count, 1);
         // Other tests may record into the instance tables concurrently, hence `>=`.
+        assert!(instance_latches().get(LatchClass::BUFFER).waiting_requests_count >= latch_before + 3);
         assert!(
-            instance_latches()
-                .get(LatchClass::BUFFER)
-                .waiting_requests_count
-                >= latch_before + 3
-        );
-        assert!(
-            instance_latches()
-                .get(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT)
-                .waiting_requests_count
+            instance_latches().get(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT).waiting_requests_count
                 >= root_before + 2
         );
-        assert!(
-            instance_waits()
-                .get(WaitType::PAGEIOLATCH_SH)
-                .waiting_tasks_count
-                >= 1
-        );
+        assert!(instance_waits().get(WaitType::PAGEIOLATCH_SH).waiting_tasks_count >= 1);
     }
 }

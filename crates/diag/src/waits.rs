@@ -82,11 +82,7 @@ pub struct WaitSnapshot {
 
 impl Default for WaitStats {
     fn default() -> Self {
-        WaitStats {
-            counters: (0..WaitType::COUNT)
-                .map(|_| WaitCounter::default())
-                .collect(),
-        }
+        WaitStats { counters: (0..WaitType::COUNT).map(|_| WaitCounter::default()).collect() }
     }
 }
 
@@ -126,11 +122,7 @@ impl WaitStats {
 
     /// Rows with at least one wait, as sys.dm_exec_session_wait_stats lists them.
     pub fn snapshot(&self) -> Vec<WaitSnapshot> {
-        WaitType::ALL
-            .iter()
-            .map(|&w| self.get(w))
-            .filter(|s| s.waiting_tasks_count > 0)
-            .collect()
+        WaitType::ALL.iter().map(|&w| self.get(w)).filter(|s| s.waiting_tasks_count > 0).collect()
     }
 
     /// Every wait type, including those never waited on: sys.dm_os_wait_stats lists all of
@@ -200,11 +192,7 @@ pub struct WaitTimer {
 
 #[inline]
 pub fn begin_wait(wt: WaitType) -> WaitTimer {
-    WaitTimer {
-        wt,
-        start: Instant::now(),
-        done: false,
-    }
+    WaitTimer { wt, start: Instant::now(), done: false }
 }
 
 impl WaitTimer {
@@ -238,16 +226,8 @@ mod tests {
         let before = instance_waits().get(WaitType::WRITELOG).waiting_tasks_count;
         {
             let _scope = SessionScope::enter(s.clone());
-            record_wait(
-                WaitType::WRITELOG,
-                Duration::from_micros(2500),
-                Duration::ZERO,
-            );
-            record_wait(
-                WaitType::WRITELOG,
-                Duration::from_micros(1500),
-                Duration::from_micros(100),
-            );
+            record_wait(WaitType::WRITELOG, Duration::from_micros(2500), Duration::ZERO);
+            record_wait(WaitType::WRITELOG, Duration::from_micros(1500), Duration::from_micros(100));
         }
         // Outside the scope the session table is untouched.
         record_wait(WaitType::WRITELOG, Duration::from_millis(1), Duration::ZERO);
@@ -271,17 +251,9 @@ mod tests {
                 std::thread::spawn(move || {
                     for j in 0..10_000u64 {
                         let us = if i == 2 && j == 5_000 { 7_500 } else { 250 };
-                        t.add(
-                            WaitType::PAGEIOLATCH_SH,
-                            Duration::from_micros(us),
-                            Duration::from_micros(10),
-                        );
+                        t.add(WaitType::PAGEIOLATCH_SH, Duration::from_micros(us), Duration::from_micros(10));
                         // A neighbour in the table, to catch rows bleeding into each other.
-                        t.add(
-                            WaitType::PAGEIOLATCH_UP,
-                            Duration::from_micros(1),
-                            Duration::ZERO,
-                        );
+                        t.add(WaitType::PAGEIOLATCH_UP, Duration::from_micros(1), Duration::ZERO);
                     }
                 })
             })
@@ -296,18 +268,12 @@ mod tests {
         assert_eq!(w.max_wait_time_ms, 7);
         assert_eq!(w.signal_wait_time_ms, 400);
         let u = t.get(WaitType::PAGEIOLATCH_UP);
-        assert_eq!(
-            (u.waiting_tasks_count, u.wait_time_us, u.max_wait_time_ms),
-            (40_000, 40_000, 0)
-        );
+        assert_eq!((u.waiting_tasks_count, u.wait_time_us, u.max_wait_time_ms), (40_000, 40_000, 0));
         assert_eq!(t.snapshot().len(), 2);
         assert_eq!(t.snapshot_all().len(), WaitType::COUNT);
         t.clear();
         assert!(t.snapshot().is_empty());
-        assert!(t
-            .snapshot_all()
-            .iter()
-            .all(|r| r.waiting_tasks_count == 0 && r.max_wait_time_ms == 0));
+        assert!(t.snapshot_all().iter().all(|r| r.waiting_tasks_count == 0 && r.max_wait_time_ms == 0));
     }
 
     #[test]

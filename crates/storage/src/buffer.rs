@@ -375,7 +375,10 @@ impl BufferPool {
     fn check_valid(&self, fi: u32, db: u16, id: PageId) -> Result<()> {
         let f = &self.frames[fi as usize];
         if f.invalid.load(Acquire) || f.key.load(Acquire) != page_key(db, id) {
-            return Err(StorageError::corrupt(format!("page ({id})"), "the page could not be read; see the earlier error"));
+            return Err(StorageError::corrupt(
+                format!("page ({id})"),
+                "the page could not be read; see the earlier error",
+            ));
         }
         Ok(())
     }
@@ -768,7 +771,6 @@ impl<'a> PageUpdateGuard<'a> {
     }
 }
 
-
 /// A page latched EX. Changes go through [`PageWriteGuard::page_mut`] and are recorded
 /// with [`PageWriteGuard::mark_dirty`] (the database's page-change context does both).
 pub struct PageWriteGuard<'a> {
@@ -809,4 +811,3 @@ impl PageWriteGuard<'_> {
         self.pool.mark_dirty(self.fi, self.db, lsn);
     }
 }
-

@@ -67,11 +67,15 @@ pub struct DataFile {
 impl DataFile {
     pub fn open(fs: &dyn FileSystem, db_id: u16, spec: FileSpec, create: bool) -> Result<DataFile> {
         let path_s = spec.path.display().to_string();
-        let io = fs.open(&spec.path, create).map_err(|e| StorageError::Io { file: path_s.clone(), offset: 0, source: e })?;
+        let io =
+            fs.open(&spec.path, create).map_err(|e| StorageError::Io { file: path_s.clone(), offset: 0, source: e })?;
         let mut len = io.len().map_err(|e| StorageError::Io { file: path_s.clone(), offset: 0, source: e })?;
         if create && len < spec.size_pages as u64 * PAGE_SIZE as u64 {
-            io.set_len(spec.size_pages as u64 * PAGE_SIZE as u64)
-                .map_err(|e| StorageError::Io { file: path_s.clone(), offset: 0, source: e })?;
+            io.set_len(spec.size_pages as u64 * PAGE_SIZE as u64).map_err(|e| StorageError::Io {
+                file: path_s.clone(),
+                offset: 0,
+                source: e,
+            })?;
             len = spec.size_pages as u64 * PAGE_SIZE as u64;
         }
         let stats = diag::register_file(db_id, spec.file_id);
@@ -111,10 +115,22 @@ impl DataFile {
         self.stats.record_read(PAGE_SIZE as u64, t.elapsed());
         r.map_err(|e| self.io_err(offset, e))?;
         if let Err((expected, actual)) = page.verify_checksum() {
-            return Err(StorageError::Checksum { db: self.db_id, page: id, offset, file: self.path(), expected, actual });
+            return Err(StorageError::Checksum {
+                db: self.db_id,
+                page: id,
+                offset,
+                file: self.path(),
+                expected,
+                actual,
+            });
         }
         if !page.is_zeroed() && page.page_id() != id {
-            return Err(StorageError::WrongPageId { db: self.db_id, expected: id, actual: page.page_id(), file: self.path() });
+            return Err(StorageError::WrongPageId {
+                db: self.db_id,
+                expected: id,
+                actual: page.page_id(),
+                file: self.path(),
+            });
         }
         Ok(())
     }
@@ -154,6 +170,10 @@ impl DataFile {
         }
         let bytes = new as u64 * PAGE_SIZE as u64;
         self.io.set_len(bytes).map_err(|e| self.io_err(bytes, e))?;
+        // The new size must be durable before any logged change records it (the file
+        // header's size): otherwise a crash leaves a header describing pages the file
+        // does not have.
+        self.io.sync().map_err(|e| self.io_err(bytes, e))?;
         self.size_pages.store(new, Ordering::Release);
         self.spec.write().size_pages = new;
         self.stats.set_size(bytes);

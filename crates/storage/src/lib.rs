@@ -6,21 +6,21 @@
 //! transaction layer attaches its log records. Changes are grouped in system
 //! transactions, and every row operation ends with a logical undo record: see [`undo`].
 
-pub mod io;
-pub mod page;
-pub mod record;
+pub mod alloc;
+pub mod btree;
 pub mod buffer;
+pub mod database;
 pub mod error;
 pub mod file;
-pub mod alloc;
-pub mod database;
-pub mod btree;
 pub mod heap;
+pub mod io;
 pub mod lob;
+pub mod page;
+pub mod record;
 pub mod undo;
 
-pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 pub use alloc::{AllocUnit, AllocUnitKind};
+pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
 pub use database::{in_system_txn, Database, LogHook, NullLog, PageChange, SystemTxn};
 pub use error::{Result, StorageError};
 pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};

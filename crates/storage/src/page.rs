@@ -57,7 +57,10 @@ impl PageId {
         if b.len() < 6 {
             return None;
         }
-        Some(PageId { page_no: u32::from_le_bytes([b[0], b[1], b[2], b[3]]), file_id: u16::from_le_bytes([b[4], b[5]]) })
+        Some(PageId {
+            page_no: u32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+            file_id: u16::from_le_bytes([b[4], b[5]]),
+        })
     }
 }
 
@@ -836,8 +839,12 @@ mod tests {
     fn fresh() -> Box<Page> {
         let mut p = Page::new_boxed();
         let id = PageId::new(1, 42);
-        apply(&mut p, id, &PageOp::Format { page_type: PageType::Data, level: 0, index_id: 0, object_id: 7, alloc_unit_id: 99 })
-            .unwrap();
+        apply(
+            &mut p,
+            id,
+            &PageOp::Format { page_type: PageType::Data, level: 0, index_id: 0, object_id: 7, alloc_unit_id: 99 },
+        )
+        .unwrap();
         p
     }
 
@@ -848,7 +855,8 @@ mod tests {
         assert_eq!(p.page_type(), Some(PageType::Data));
         assert_eq!(p.object_id(), 7);
         assert_eq!(p.alloc_unit_id(), 99);
-        apply(&mut p, PageId::new(1, 42), &PageOp::SetLinks { prev: PageId::new(1, 41), next: PageId::new(3, 43) }).unwrap();
+        apply(&mut p, PageId::new(1, 42), &PageOp::SetLinks { prev: PageId::new(1, 41), next: PageId::new(3, 43) })
+            .unwrap();
         assert_eq!(p.prev(), PageId::new(1, 41));
         assert_eq!(p.next(), PageId::new(3, 43));
         p.set_lsn(12345);
@@ -872,7 +880,10 @@ mod tests {
         let got: Vec<&[u8]> = p.records().map(|(_, r)| r).collect();
         assert_eq!(got, vec![&b"aa"[..], b"cccc"]);
         p.check_structure().unwrap();
-        assert_eq!(apply(&mut p, id, &PageOp::DeleteSlot { slot: 5 }), Err(PageError::SlotOutOfRange { slot: 5, count: 2 }));
+        assert_eq!(
+            apply(&mut p, id, &PageOp::DeleteSlot { slot: 5 }),
+            Err(PageError::SlotOutOfRange { slot: 5, count: 2 })
+        );
     }
 
     #[test]
@@ -920,7 +931,13 @@ mod tests {
         let mut n = 0u16;
         loop {
             let left = p.slot_array_start() - p.free_data();
-            let len = if left >= 200 + SLOT_SIZE { 200 } else if left > SLOT_SIZE + 2 { left - SLOT_SIZE - 2 } else { break };
+            let len = if left >= 200 + SLOT_SIZE {
+                200
+            } else if left > SLOT_SIZE + 2 {
+                left - SLOT_SIZE - 2
+            } else {
+                break;
+            };
             apply(&mut p, id, &PageOp::PlaceSlot { slot: n, record: &vec![n as u8 + 1; len] }).unwrap();
             n += 1;
         }

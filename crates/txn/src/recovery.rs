@@ -137,10 +137,15 @@ impl TxnDb {
         config: LogConfig,
     ) -> Result<Arc<TxnDb>> {
         if let Some(dir) = log.path.parent() {
-            fs.create_dir_all(dir).map_err(|e| StorageError::Io { file: dir.display().to_string(), offset: 0, source: e })?;
+            fs.create_dir_all(dir).map_err(|e| StorageError::Io {
+                file: dir.display().to_string(),
+                offset: 0,
+                source: e,
+            })?;
         }
-        let lm = LogManager::create_with(fs.clone(), &log.path, id, name, log.size_bytes, log.growth, log.max_bytes, config)
-            .map_err(log_err)?;
+        let lm =
+            LogManager::create_with(fs.clone(), &log.path, id, name, log.size_bytes, log.growth, log.max_bytes, config)
+                .map_err(log_err)?;
         let db = Database::create(pool, &*fs, id, name, files)?;
         let t = TxnDb::attach(db, lm, Arc::new(LockManager::new()), 1)?;
         t.checkpoint(crate::checkpoint::CheckpointKind::Internal)?;
@@ -160,12 +165,10 @@ impl TxnDb {
             .master_record()
             .and_then(|b| MasterRecord::decode(&b))
             .ok_or_else(|| StorageError::corrupt("transaction log", "the log file has no checkpoint record"))?;
-        let primary = master
-            .files
-            .iter()
-            .find(|(id, _)| *id == 1)
-            .map(|(_, p)| p.clone())
-            .ok_or_else(|| StorageError::corrupt("transaction log", "the master record lists no primary data file"))?;
+        let primary =
+            master.files.iter().find(|(id, _)| *id == 1).map(|(_, p)| p.clone()).ok_or_else(|| {
+                StorageError::corrupt("transaction log", "the master record lists no primary data file")
+            })?;
         let db = Database::attach_for_recovery(pool.clone(), &*fs, id, &master.files)?;
         let r = recover(&db, &lm, &master, &*fs, &primary);
         match r {
@@ -192,7 +195,8 @@ struct Analysis {
 
 fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
     let end = record::decode_ckpt_end(&read_record(log, master.checkpoint_end)?).map_err(rec_err)?;
-    let start = end.open_sys.iter().map(|&(_, f)| f).chain(std::iter::once(end.begin_lsn)).min().unwrap_or(end.begin_lsn);
+    let start =
+        end.open_sys.iter().map(|&(_, f)| f).chain(std::iter::once(end.begin_lsn)).min().unwrap_or(end.begin_lsn);
     let mut a = Analysis {
         losers: end.active.iter().map(|x| (x.xact_id, x.last_lsn)).collect(),
         open_sys: HashMap::new(),
@@ -235,7 +239,13 @@ fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
     Ok((a, scanned))
 }
 
-fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: &dyn FileSystem, primary: &Path) -> Result<(Arc<TxnDb>, RecoveryReport)> {
+fn recover(
+    db: &Arc<Database>,
+    lm: &Arc<LogManager>,
+    master: &MasterRecord,
+    fs: &dyn FileSystem,
+    primary: &Path,
+) -> Result<(Arc<TxnDb>, RecoveryReport)> {
     let mut report = RecoveryReport::default();
     let t0 = Instant::now();
     let name_guess = primary.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
@@ -251,6 +261,13 @@ fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: 
     // 2. Redo.
     let t1 = Instant::now();
     let mut last_progress = Instant::now();
+    // Pages whose disk image failed its checks (824: a write the crash tore) at a record
+    // without a page image. A page written after the redo start and changed again logs a
+    // full image at that change; if a later write of it was torn, its records before
+    // that image cannot be applied to the disk copy, but need not be: the image holds
+    // every earlier change. So the page's records are skipped until its next image (or
+    // format); a page still waiting at the end of the log is really damaged.
+    let mut torn: HashMap<storage::PageId, StorageError> = HashMap::new();
     for item in lm.reader(Lsn(a.redo_start)) {
         let (lsn, bytes) = item.map_err(log_err)?;
         let lsn = lsn.as_u64();
@@ -262,8 +279,18 @@ fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: 
         report.redo_bytes += bytes.len() as u64;
         let body = record::decode_page_op(&h, &bytes).map_err(rec_err)?;
         let (op, _) = PageOp::decode(body.op).map_err(|e| StorageError::Page { page: body.page, source: e })?;
-        if db.redo(body.page, lsn, body.image, &op)? {
-            report.pages_redone += 1;
+        let rebuilds = body.image.is_some() || matches!(op, PageOp::Format { .. });
+        if !rebuilds && torn.contains_key(&body.page) {
+            continue;
+        }
+        torn.remove(&body.page);
+        match db.redo(body.page, lsn, body.image, &op) {
+            Ok(true) => report.pages_redone += 1,
+            Ok(false) => {}
+            Err(e) if e.number() == 824 => {
+                torn.insert(body.page, e);
+            }
+            Err(e) => return Err(e),
         }
         if last_progress.elapsed() > Duration::from_secs(5) {
             last_progress = Instant::now();
@@ -272,6 +299,9 @@ fn recover(db: &Arc<Database>, lm: &Arc<LogManager>, master: &MasterRecord, fs: 
                 &format!("Recovery of database '{name_guess}' ({}) is in progress: redo at LSN {}. Phase 2 of 3. This is an informational message only. No user action is required.", db.id, Lsn(lsn)),
             );
         }
+    }
+    if let Some((_, e)) = torn.into_iter().next() {
+        return Err(e);
     }
     report.redo = t1.elapsed();
 
@@ -380,7 +410,11 @@ mod tests {
 
     #[test]
     fn master_record_round_trip() {
-        let m = MasterRecord { checkpoint_begin: 5, checkpoint_end: 9, files: vec![(1, "/d/a.mdf".into()), (3, "/d/b.ndf".into())] };
+        let m = MasterRecord {
+            checkpoint_begin: 5,
+            checkpoint_end: 9,
+            files: vec![(1, "/d/a.mdf".into()), (3, "/d/b.ndf".into())],
+        };
         assert_eq!(MasterRecord::decode(&m.encode()), Some(m.clone()));
         let enc = m.encode();
         for cut in 0..enc.len() {

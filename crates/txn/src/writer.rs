@@ -63,7 +63,12 @@ const DEFAULT_POLL: Duration = Duration::from_millis(100);
 fn background_writer_pages() -> &'static Counter {
     static C: OnceLock<Counter> = OnceLock::new();
     C.get_or_init(|| {
-        diag::registry().counter(BUFFER_MANAGER, "Background writer pages/sec", "", CounterType::PERF_COUNTER_BULK_COUNT)
+        diag::registry().counter(
+            BUFFER_MANAGER,
+            "Background writer pages/sec",
+            "",
+            CounterType::PERF_COUNTER_BULK_COUNT,
+        )
     })
 }
 
@@ -236,14 +241,21 @@ fn background_loop(weak: Weak<TxnDb>, bg: Arc<Background>) {
         let Some(db) = weak.upgrade() else { return };
         let target = db.target_recovery_time();
         indirect = target > 0;
-        let r = if indirect { recovery_writer_step(&db, &bg, Duration::from_secs(u64::from(target))) } else { automatic_step(&db, &bg) };
+        let r = if indirect {
+            recovery_writer_step(&db, &bg, Duration::from_secs(u64::from(target)))
+        } else {
+            automatic_step(&db, &bg)
+        };
         match r {
             Ok(()) => failures = 0,
             Err(e) => {
                 if failures == 0 {
                     diag::errorlog::log(
                         "spid15s",
-                        &format!("The background checkpoint of database ID {} failed and will be retried: {e}", db.db.id),
+                        &format!(
+                            "The background checkpoint of database ID {} failed and will be retried: {e}",
+                            db.db.id
+                        ),
                     );
                 }
                 failures = failures.saturating_add(1);

@@ -89,9 +89,14 @@ pub struct XactState {
 }
 
 enum UndoEntry {
-    /// A row-undo record: its LSN, the chain LSN before it, its encoded RowUndo.
-    Row { lsn: u64, prev: u64, undo: Vec<u8> },
-    Savepoint { name: String },
+    /// A row-undo record: the chain LSN before it, and its encoded RowUndo.
+    Row {
+        prev: u64,
+        undo: Vec<u8>,
+    },
+    Savepoint {
+        name: String,
+    },
 }
 
 impl XactState {
@@ -116,7 +121,12 @@ impl XactState {
     }
 
     /// Appends a record to this transaction's chain (prev_lsn = the chain's last LSN).
-    pub(crate) fn append_chain(&self, db: &TxnDb, kind: RecordKind, body: impl FnOnce(&Header, &mut Vec<u8>)) -> Result<u64> {
+    pub(crate) fn append_chain(
+        &self,
+        db: &TxnDb,
+        kind: RecordKind,
+        body: impl FnOnce(&Header, &mut Vec<u8>),
+    ) -> Result<u64> {
         let h = Header { xact_id: self.xact_id, prev_lsn: self.last_lsn.load(Ordering::Acquire), ..Header::new(kind) };
         let mut rec = Vec::new();
         body(&h, &mut rec);
@@ -207,7 +217,8 @@ impl DbLog {
             r?;
         }
         self.close_sys(frame.sys_id);
-        let h = Header { sys_id: frame.sys_id, sys_prev_lsn: 0, flags: flags::ENDS_SYS, ..Header::new(RecordKind::SysEnd) };
+        let h =
+            Header { sys_id: frame.sys_id, sys_prev_lsn: 0, flags: flags::ENDS_SYS, ..Header::new(RecordKind::SysEnd) };
         let mut rec = Vec::with_capacity(record::HEADER_LEN);
         record::encode_bare(&h, &mut rec);
         self.append(&rec)?;
@@ -248,7 +259,8 @@ impl LogHook for DbLog {
         // can rebuild the page even if that write was torn. Formatting needs no base.
         let image = (ch.was_clean && !matches!(ch.op, PageOp::Format { .. }) && !ch.before.is_zeroed())
             .then(|| &ch.before.as_bytes()[..]);
-        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64 + material.len() + image.map_or(0, |_| record::PAGE_IMAGE_LEN));
+        let mut rec =
+            Vec::with_capacity(record::HEADER_LEN + 64 + material.len() + image.map_or(0, |_| record::PAGE_IMAGE_LEN));
         record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
         let lsn = self.changes.logging(ch.page, || self.append(&rec))?;
         if let Some(x) = xact {
@@ -275,7 +287,14 @@ impl LogHook for DbLog {
                 Some(f) if f.db_id == self.db_id && !f.ended => f.depth += 1,
                 _ => {
                     let sys_id = self.new_id();
-                    ctx.sys.push(SysFrame { db_id: self.db_id, sys_id, depth: 1, last_lsn: 0, ended: false, undo: Vec::new() })
+                    ctx.sys.push(SysFrame {
+                        db_id: self.db_id,
+                        sys_id,
+                        depth: 1,
+                        last_lsn: 0,
+                        ended: false,
+                        undo: Vec::new(),
+                    })
                 }
             }
         });
@@ -301,7 +320,12 @@ impl LogHook for DbLog {
         if !committed {
             return self.roll_back_frame(&frame);
         }
-        let h = Header { sys_id: frame.sys_id, sys_prev_lsn: frame.last_lsn, flags: flags::ENDS_SYS, ..Header::new(RecordKind::SysEnd) };
+        let h = Header {
+            sys_id: frame.sys_id,
+            sys_prev_lsn: frame.last_lsn,
+            flags: flags::ENDS_SYS,
+            ..Header::new(RecordKind::SysEnd)
+        };
         let mut rec = Vec::with_capacity(record::HEADER_LEN);
         record::encode_bare(&h, &mut rec);
         self.append(&rec)?;
@@ -353,7 +377,7 @@ impl LogHook for DbLog {
             if let RowUndo::HeapUnghost { au, rid } = u {
                 x.ghosts.lock().push((*au, *rid));
             }
-            x.undo.lock().push(UndoEntry::Row { lsn, prev, undo: body });
+            x.undo.lock().push(UndoEntry::Row { prev, undo: body });
         }
         Ok(lsn)
     }
@@ -380,7 +404,12 @@ pub struct TxnDb {
 
 impl TxnDb {
     /// Wires a database to its log: installs the logging hook and the WAL gate.
-    pub fn attach(db: Arc<Database>, log: Arc<LogManager>, locks: Arc<LockManager>, next_id: u64) -> Result<Arc<TxnDb>> {
+    pub fn attach(
+        db: Arc<Database>,
+        log: Arc<LogManager>,
+        locks: Arc<LockManager>,
+        next_id: u64,
+    ) -> Result<Arc<TxnDb>> {
         let next_id = Arc::new(AtomicU64::new(next_id.max(1)));
         let hook = Arc::new(DbLog {
             db_id: db.id,
@@ -541,7 +570,12 @@ impl Transaction {
     /// ROLLBACK TRANSACTION savepoint_name: undoes back to the latest savepoint of that
     /// name (SQL Server error 6401 if there is none). The transaction stays open.
     pub fn rollback_to(&mut self, name: &str) -> Result<()> {
-        let found = self.state.undo.lock().iter().any(|e| matches!(e, UndoEntry::Savepoint { name: n } if n.eq_ignore_ascii_case(name)));
+        let found = self
+            .state
+            .undo
+            .lock()
+            .iter()
+            .any(|e| matches!(e, UndoEntry::Savepoint { name: n } if n.eq_ignore_ascii_case(name)));
         if !found {
             return Err(StorageError::Invalid(format!(
                 "Cannot roll back {name}. No transaction or savepoint of that name was found."
@@ -600,7 +634,10 @@ impl Transaction {
             ..Header::new(RecordKind::CommitXact)
         };
         let mut rec = Vec::new();
-        let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_micros() as u64)
+            .unwrap_or(0);
         record::encode_u64(&h, now, &mut rec);
         let lsn = {
             // Unlisted as the COMMIT_XACT is appended, as one step with respect to a
@@ -635,7 +672,11 @@ impl Transaction {
 
     fn rollback_inner(&mut self) -> Result<()> {
         let r = self.undo_until(None);
-        let h = Header { xact_id: self.state.xact_id, prev_lsn: self.state.last_lsn.load(Ordering::Acquire), ..Header::new(RecordKind::AbortXact) };
+        let h = Header {
+            xact_id: self.state.xact_id,
+            prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
+            ..Header::new(RecordKind::AbortXact)
+        };
         let mut rec = Vec::new();
         record::encode_bare(&h, &mut rec);
         let a = {

@@ -36,7 +36,12 @@ fn specs(name: &str, log_bytes: u64, log_growth: FileGrowth) -> (Vec<FileSpec>, 
         growth: FileGrowth::Pages(256),
         max_pages: None,
     };
-    let log = LogSpec { path: PathBuf::from(format!("/ck/{name}.ldf")), size_bytes: log_bytes, growth: log_growth, max_bytes: None };
+    let log = LogSpec {
+        path: PathBuf::from(format!("/ck/{name}.ldf")),
+        size_bytes: log_bytes,
+        growth: log_growth,
+        max_bytes: None,
+    };
     (vec![data], log)
 }
 
@@ -147,8 +152,9 @@ fn run_and_crash(target: u32, seed: u64) -> (u64, Duration, u64, u64, u64) {
     drop(tree);
     drop(db);
     let fs2: Arc<dyn FileSystem> = Arc::new(fs.restart());
-    let (db2, report) = TxnDb::open(BufferPool::new(4096), fs2, id, &PathBuf::from(format!("/ck/{name}.ldf")), config())
-        .expect("recovery");
+    let (db2, report) =
+        TxnDb::open(BufferPool::new(4096), fs2, id, &PathBuf::from(format!("/ck/{name}.ldf")), config())
+            .expect("recovery");
     let tree = BTree::open(&db2.db, au, BTreeOptions { unique: true }).unwrap();
     assert_eq!(tree.count().unwrap(), ROWS + TXNS as u64 * 8, "target {target}: {report:?}");
     tree.check().unwrap();
@@ -314,7 +320,8 @@ impl FileSystem for SlowWrites {
 
 #[test]
 fn a_checkpoint_over_its_target_writes_flushcache_and_reports_events() {
-    let fs: Arc<dyn FileSystem> = Arc::new(SlowWrites { inner: Arc::new(MemFs::new()), delay: Duration::from_micros(300) });
+    let fs: Arc<dyn FileSystem> =
+        Arc::new(SlowWrites { inner: Arc::new(MemFs::new()), delay: Duration::from_micros(300) });
     let id = db_id();
     let db = create(fs, BufferPool::new(2048), id, &format!("fc{id}"), 16 << 20);
     let tree = load(&db, 3_000);
@@ -333,7 +340,7 @@ fn a_checkpoint_over_its_target_writes_flushcache_and_reports_events() {
     t.commit(false).unwrap();
     let counter_before = diag::counters().checkpoint_pages.get();
     // Within its target: no FlushCache.
-    let quick = db.checkpoint_manual(Some(Duration::from_secs(30))).unwrap();
+    let quick = db.checkpoint_with_target(CheckpointKind::Manual, Duration::from_secs(30)).unwrap();
     assert!(!quick.over_target);
     let mine = |text: &str| text.ends_with(&format!("for db {id}:0"));
     assert!(!diag::errorlog::recent(1000).iter().any(|e| e.text.starts_with("FlushCache") && mine(&e.text)));
@@ -349,24 +356,33 @@ fn a_checkpoint_over_its_target_writes_flushcache_and_reports_events() {
     // CHECKPOINT 0.001 s with ~40 pages of 0.3 ms each cannot make it.
     let st = db.checkpoint_manual(Some(Duration::from_millis(1))).unwrap();
     assert!(st.over_target && st.pages_written > 10, "{st:?}");
-    assert!(diag::counters().checkpoint_pages.get() - counter_before >= (quick.pages_written + st.pages_written) as i64);
+    assert!(
+        diag::counters().checkpoint_pages.get() - counter_before >= (quick.pages_written + st.pages_written) as i64
+    );
     let log = diag::errorlog::recent(1000);
     let at = log
         .iter()
         .position(|e| {
-            e.text.starts_with(&format!("FlushCache: cleaned up {} bufs with {} writes in ", st.pages_written, st.writes))
+            e.text
+                .starts_with(&format!("FlushCache: cleaned up {} bufs with {} writes in ", st.pages_written, st.writes))
                 && mine(&e.text)
         })
         .unwrap_or_else(|| panic!("no FlushCache line for db {id}: {log:?}"));
-    let lines: Vec<&str> = log[at..].iter().filter(|e| e.process_info == log[at].process_info).map(|e| e.text.as_str()).collect();
+    let lines: Vec<&str> =
+        log[at..].iter().filter(|e| e.process_info == log[at].process_info).map(|e| e.text.as_str()).collect();
     assert!(lines[0].contains("(avoided 0 new dirty bufs)"), "{}", lines[0]);
-    assert!(lines.iter().any(|l| l.trim_start().starts_with("average writes per second: ") && l.ends_with(" writes/sec")));
-    assert!(lines.iter().any(|l| l.trim_start().starts_with("average throughput: ") && l.contains(" MB/sec, I/O saturation: ")));
+    assert!(lines
+        .iter()
+        .any(|l| l.trim_start().starts_with("average writes per second: ") && l.ends_with(" writes/sec")));
+    assert!(lines
+        .iter()
+        .any(|l| l.trim_start().starts_with("average throughput: ") && l.contains(" MB/sec, I/O saturation: ")));
     assert!(lines.iter().any(|l| l.trim_start().starts_with("last target outstanding: 1, avgWriteLatency ")));
 
     // The observer saw begin/end pairs with the same figures.
     let events = events.lock().unwrap();
-    let kinds: Vec<&str> = events.iter().map(|e| if matches!(e, CheckpointEvent::Begin { .. }) { "begin" } else { "end" }).collect();
+    let kinds: Vec<&str> =
+        events.iter().map(|e| if matches!(e, CheckpointEvent::Begin { .. }) { "begin" } else { "end" }).collect();
     assert_eq!(kinds, ["begin", "end", "begin", "end"]);
     match (&events[2], &events[3]) {
         (CheckpointEvent::Begin { kind, database_id }, CheckpointEvent::End { stats }) => {
@@ -439,7 +455,8 @@ fn close_leaves_nothing_to_redo() {
     assert!(db.begin("after close", 1).is_err(), "the log is shut down");
     drop(db);
     let fsd: Arc<dyn FileSystem> = fs;
-    let (db, report) = TxnDb::open(BufferPool::new(1024), fsd, id, &PathBuf::from(format!("/ck/{name}.ldf")), config()).unwrap();
+    let (db, report) =
+        TxnDb::open(BufferPool::new(1024), fsd, id, &PathBuf::from(format!("/ck/{name}.ldf")), config()).unwrap();
     assert_eq!(report.pages_redone, 0, "{report:?}");
     assert_eq!(report.losers_rolled_back, 0);
     let tree = BTree::open(&db.db, au, BTreeOptions { unique: true }).unwrap();
@@ -463,11 +480,13 @@ fn recovery_options_have_sql_server_defaults() {
     let e = db.redo_estimate();
     assert!(!e.measured);
     assert_eq!(e.redo_time(1000, 0), Duration::from_millis(100));
-    let report = txn::recovery::RecoveryReport { redo_bytes: 64 << 20, redo: Duration::from_millis(500), ..Default::default() };
+    let report =
+        txn::recovery::RecoveryReport { redo_bytes: 64 << 20, redo: Duration::from_millis(500), ..Default::default() };
     assert!(db.learn_redo_rate(&report));
     assert!(db.redo_estimate().measured);
     assert_eq!(db.redo_estimate().log_bytes_per_sec as u64, 128 << 20);
-    let small = txn::recovery::RecoveryReport { redo_bytes: 1000, redo: Duration::from_millis(1), ..Default::default() };
+    let small =
+        txn::recovery::RecoveryReport { redo_bytes: 1000, redo: Duration::from_millis(1), ..Default::default() };
     assert!(!db.learn_redo_rate(&small), "too little redo to measure");
     db.close().unwrap();
 }

@@ -40,7 +40,12 @@ fn specs() -> (Vec<FileSpec>, LogSpec) {
         growth: FileGrowth::Pages(64),
         max_pages: None,
     };
-    let log = LogSpec { path: PathBuf::from("/data/crash.ldf"), size_bytes: 4 << 20, growth: FileGrowth::Pages(256), max_bytes: None };
+    let log = LogSpec {
+        path: PathBuf::from("/data/crash.ldf"),
+        size_bytes: 4 << 20,
+        growth: FileGrowth::Pages(256),
+        max_bytes: None,
+    };
     (vec![data], log)
 }
 

@@ -10,8 +10,8 @@ use std::sync::Arc;
 use storage::btree::{BTree, BTreeOptions};
 use storage::file::{FileGrowth, FileSpec};
 use storage::heap::Heap;
-use storage::record::{encode_record, ColumnLayout, ColumnValue, RecordType, RowLayout};
 use storage::io::{FileSystem, MemFs};
+use storage::record::{encode_record, ColumnLayout, ColumnValue, RecordType, RowLayout};
 use storage::BufferPool;
 use txn::checkpoint::CheckpointKind;
 use txn::recovery::LogSpec;
@@ -27,7 +27,12 @@ fn new_db(fs: &Arc<MemFs>, id: u16, name: &str) -> Arc<TxnDb> {
         growth: FileGrowth::Pages(128),
         max_pages: None,
     };
-    let log = LogSpec { path: PathBuf::from(format!("/d/{name}.ldf")), size_bytes: 2 << 20, growth: FileGrowth::Pages(128), max_bytes: None };
+    let log = LogSpec {
+        path: PathBuf::from(format!("/d/{name}.ldf")),
+        size_bytes: 2 << 20,
+        growth: FileGrowth::Pages(128),
+        max_bytes: None,
+    };
     let fs: Arc<dyn FileSystem> = fs.clone();
     TxnDb::create(BufferPool::new(256), fs, id, name, vec![data], log, LogConfig::default()).expect("create")
 }
@@ -265,7 +270,8 @@ fn recovery_reports_and_checkpoints_truncate() {
         // The buffer pool is dropped without writing: a crash.
     }
     let fsd: Arc<dyn FileSystem> = fs.clone();
-    let (db, report) = TxnDb::open(BufferPool::new(256), fsd, 9, &PathBuf::from("/d/rec.ldf"), LogConfig::default()).unwrap();
+    let (db, report) =
+        TxnDb::open(BufferPool::new(256), fsd, 9, &PathBuf::from("/d/rec.ldf"), LogConfig::default()).unwrap();
     assert_eq!(report.losers_rolled_back, 1);
     let tree = BTree::open(&db.db, tree_au, BTreeOptions { unique: true }).unwrap();
     let c = contents(&tree);

@@ -148,18 +148,9 @@ mod tests {
         assert_eq!(days_from_civil(1, 1, 1), 0);
         assert_eq!(days_from_civil(1900, 1, 1), DAYS_TO_1900);
         assert_eq!(days_from_civil(9999, 12, 31), i64::from(MAX_DATE_DAYS));
-        assert_eq!(
-            days_from_civil(1753, 1, 1) - DAYS_TO_1900,
-            i64::from(DATETIME_MIN_DAYS)
-        );
-        assert_eq!(
-            days_from_civil(9999, 12, 31) - DAYS_TO_1900,
-            i64::from(DATETIME_MAX_DAYS)
-        );
-        assert_eq!(
-            days_from_civil(2079, 6, 6) - DAYS_TO_1900,
-            i64::from(SMALLDATETIME_MAX_DAYS)
-        );
+        assert_eq!(days_from_civil(1753, 1, 1) - DAYS_TO_1900, i64::from(DATETIME_MIN_DAYS));
+        assert_eq!(days_from_civil(9999, 12, 31) - DAYS_TO_1900, i64::from(DATETIME_MAX_DAYS));
+        assert_eq!(days_from_civil(2079, 6, 6) - DAYS_TO_1900, i64::from(SMALLDATETIME_MAX_DAYS));
         // 1970-01-01 is 719162 days after 0001-01-01 (.NET's DateTime agrees).
         assert_eq!(days_from_civil(1970, 1, 1), 719_162);
     }
@@ -184,14 +175,8 @@ mod tests {
 
     #[test]
     fn leap_years_and_weekdays() {
-        assert!(
-            is_leap_year(2000) && is_leap_year(2024) && !is_leap_year(1900) && !is_leap_year(2023)
-        );
-        assert!(
-            is_valid_date(2024, 2, 29)
-                && !is_valid_date(2023, 2, 29)
-                && !is_valid_date(2024, 13, 1)
-        );
+        assert!(is_leap_year(2000) && is_leap_year(2024) && !is_leap_year(1900) && !is_leap_year(2023));
+        assert!(is_valid_date(2024, 2, 29) && !is_valid_date(2023, 2, 29) && !is_valid_date(2024, 13, 1));
         assert!(!is_valid_date(0, 1, 1) && !is_valid_date(10000, 1, 1));
         assert_eq!(iso_weekday(0), 1); // 0001-01-01 Monday
         assert_eq!(iso_weekday(days_from_civil(2024, 1, 2)), 2); // a Tuesday

@@ -8,10 +8,10 @@
 
 /// Characters of bytes 0x80..=0x9F; the rest of the code page equals Latin-1.
 const HIGH: [char; 32] = [
-    '\u{20AC}', '\u{0081}', '\u{201A}', '\u{0192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}',
-    '\u{02C6}', '\u{2030}', '\u{0160}', '\u{2039}', '\u{0152}', '\u{008D}', '\u{017D}', '\u{008F}',
-    '\u{0090}', '\u{2018}', '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}',
-    '\u{02DC}', '\u{2122}', '\u{0161}', '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
+    '\u{20AC}', '\u{0081}', '\u{201A}', '\u{0192}', '\u{201E}', '\u{2026}', '\u{2020}', '\u{2021}', '\u{02C6}',
+    '\u{2030}', '\u{0160}', '\u{2039}', '\u{0152}', '\u{008D}', '\u{017D}', '\u{008F}', '\u{0090}', '\u{2018}',
+    '\u{2019}', '\u{201C}', '\u{201D}', '\u{2022}', '\u{2013}', '\u{2014}', '\u{02DC}', '\u{2122}', '\u{0161}',
+    '\u{203A}', '\u{0153}', '\u{009D}', '\u{017E}', '\u{0178}',
 ];
 
 /// The character a 1252 byte stands for.
@@ -45,9 +45,7 @@ pub fn decode(bytes: &[u8]) -> String {
 /// `s` as it reads back after being stored as varchar: characters outside 1252 replaced
 /// by '?'.
 pub fn to_cp1252_lossy(s: &str) -> String {
-    s.chars()
-        .map(|c| if encode_char(c).is_some() { c } else { '?' })
-        .collect()
+    s.chars().map(|c| if encode_char(c).is_some() { c } else { '?' }).collect()
 }
 
 /// Whether every character of `s` exists in code page 1252.

@@ -81,13 +81,8 @@ fn compare_exact((a, sa): (i128, u8), (b, sb): (i128, u8)) -> Ordering {
 fn as_instant(v: &Value) -> Option<(i64, u64)> {
     Some(match *v {
         Value::Date(d) => (i64::from(d), 0),
-        Value::DateTime { days, ticks } => {
-            (i64::from(days) + DAYS_TO_1900, u64::from(ticks) * 100_000)
-        }
-        Value::SmallDateTime { days, minutes } => (
-            i64::from(days) + DAYS_TO_1900,
-            u64::from(minutes) * 1_800_000_000,
-        ),
+        Value::DateTime { days, ticks } => (i64::from(days) + DAYS_TO_1900, u64::from(ticks) * 100_000),
+        Value::SmallDateTime { days, minutes } => (i64::from(days) + DAYS_TO_1900, u64::from(minutes) * 1_800_000_000),
         Value::DateTime2 { days, ticks, .. } | Value::DateTimeOffset { days, ticks, .. } => {
             (i64::from(days), ticks * 3)
         }
@@ -136,9 +131,7 @@ fn weights(c: char) -> (u32, u8) {
         _ => None,
     };
     match base {
-        Some((letter, secondary)) if letter != b'-' => {
-            (ascii_primary(letter.to_ascii_lowercase()), secondary as u8)
-        }
+        Some((letter, secondary)) if letter != b'-' => (ascii_primary(letter.to_ascii_lowercase()), secondary as u8),
         _ => (0x80 + cp, 0),
     }
 }
@@ -180,16 +173,11 @@ fn trim_trailing_spaces(s: &str) -> &str {
 /// after case folding; varchar and nvarchar use the same rules.
 pub fn compare_strings(a: &str, b: &str) -> Ordering {
     let (a, b) = (trim_trailing_spaces(a), trim_trailing_spaces(b));
-    let primary = a
-        .chars()
-        .map(|c| weights(c).0)
-        .cmp(b.chars().map(|c| weights(c).0));
+    let primary = a.chars().map(|c| weights(c).0).cmp(b.chars().map(|c| weights(c).0));
     if primary != Ordering::Equal {
         return primary;
     }
-    a.chars()
-        .map(|c| weights(c).1)
-        .cmp(b.chars().map(|c| weights(c).1))
+    a.chars().map(|c| weights(c).1).cmp(b.chars().map(|c| weights(c).1))
 }
 
 /// Whether two strings are equal under the collation (the `=` operator).
@@ -238,41 +226,26 @@ pub fn sort_key(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), Sq
         (Value::BigInt(v), _) => out.extend_from_slice(&flip64(*v)),
         (Value::Money(m), SqlType::SmallMoney) => out.extend_from_slice(&flip32(*m as i32)),
         (Value::Money(m), _) => out.extend_from_slice(&flip64(*m)),
-        (
-            Value::Decimal { value, .. },
-            SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. },
-        ) => match precision {
-            0..=9 => out.extend_from_slice(&flip32(*value as i32)),
-            10..=18 => out.extend_from_slice(&flip64(*value as i64)),
-            _ => out.extend_from_slice(&((*value as u128) ^ (1 << 127)).to_be_bytes()),
-        },
+        (Value::Decimal { value, .. }, SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. }) => {
+            match precision {
+                0..=9 => out.extend_from_slice(&flip32(*value as i32)),
+                10..=18 => out.extend_from_slice(&flip64(*value as i64)),
+                _ => out.extend_from_slice(&((*value as u128) ^ (1 << 127)).to_be_bytes()),
+            }
+        }
         (Value::Float(f), _) => {
             let bits = (if *f == 0.0 { 0.0f64 } else { *f }).to_bits();
-            let key = if bits >> 63 == 1 {
-                !bits
-            } else {
-                bits | 1 << 63
-            };
+            let key = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
             out.extend_from_slice(&key.to_be_bytes());
         }
         (Value::Real(f), _) => {
             let bits = (if *f == 0.0 { 0.0f32 } else { *f }).to_bits();
-            let key = if bits >> 31 == 1 {
-                !bits
-            } else {
-                bits | 1 << 31
-            };
+            let key = if bits >> 31 == 1 { !bits } else { bits | 1 << 31 };
             out.extend_from_slice(&key.to_be_bytes());
         }
         (Value::Date(d), _) => out.extend_from_slice(&d.to_be_bytes()[1..]),
         (Value::Time { ticks, scale }, _) => push_time_key(*ticks, *scale, out),
-        (Value::DateTime2 { days, ticks, scale }, _)
-        | (
-            Value::DateTimeOffset {
-                days, ticks, scale, ..
-            },
-            _,
-        ) => {
+        (Value::DateTime2 { days, ticks, scale }, _) | (Value::DateTimeOffset { days, ticks, scale, .. }, _) => {
             out.extend_from_slice(&days.to_be_bytes()[1..]);
             push_time_key(*ticks, *scale, out);
         }
@@ -322,10 +295,7 @@ fn push_string_key(s: &str, out: &mut Vec<u8>) {
     }
     out.push(0);
     let secondaries: Vec<u8> = s.chars().map(|c| weights(c).1).collect();
-    let end = secondaries
-        .iter()
-        .rposition(|&w| w != 0)
-        .map_or(0, |i| i + 1);
+    let end = secondaries.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
     out.extend(secondaries[..end].iter().map(|&w| w + 1));
     out.push(0);
 }
@@ -338,11 +308,7 @@ fn push_weight(w: u32, out: &mut Vec<u8>) {
     } else if w < 0x800 {
         out.extend_from_slice(&[0xC0 | (w >> 6) as u8, 0x80 | (w & 0x3F) as u8]);
     } else if w < 0x1_0000 {
-        out.extend_from_slice(&[
-            0xE0 | (w >> 12) as u8,
-            0x80 | (w >> 6 & 0x3F) as u8,
-            0x80 | (w & 0x3F) as u8,
-        ]);
+        out.extend_from_slice(&[0xE0 | (w >> 12) as u8, 0x80 | (w >> 6 & 0x3F) as u8, 0x80 | (w & 0x3F) as u8]);
     } else {
         out.extend_from_slice(&[
             0xF0 | (w >> 18) as u8,
@@ -368,101 +334,32 @@ mod tests {
     #[test]
     fn numbers_across_types() {
         assert_eq!(compare(&Value::Int(5), &Value::BigInt(5)), Some(Equal));
-        assert_eq!(
-            compare(
-                &Value::TinyInt(5),
-                &Value::Decimal {
-                    value: 501,
-                    precision: 5,
-                    scale: 2
-                }
-            ),
-            Some(Less)
-        );
+        assert_eq!(compare(&Value::TinyInt(5), &Value::Decimal { value: 501, precision: 5, scale: 2 }), Some(Less));
         assert_eq!(compare(&Value::Money(50_000), &Value::Int(5)), Some(Equal));
-        assert_eq!(
-            compare(
-                &Value::Float(0.5),
-                &Value::Decimal {
-                    value: 5,
-                    precision: 1,
-                    scale: 1
-                }
-            ),
-            Some(Equal)
-        );
+        assert_eq!(compare(&Value::Float(0.5), &Value::Decimal { value: 5, precision: 1, scale: 1 }), Some(Equal));
         assert_eq!(compare(&Value::Real(1.5), &Value::Float(1.5)), Some(Equal));
-        let big = Value::Decimal {
-            value: decimal::MAX_DECIMAL_UNSCALED,
-            precision: 38,
-            scale: 0,
-        };
-        let small = Value::Decimal {
-            value: 1,
-            precision: 38,
-            scale: 38,
-        };
+        let big = Value::Decimal { value: decimal::MAX_DECIMAL_UNSCALED, precision: 38, scale: 0 };
+        let small = Value::Decimal { value: 1, precision: 38, scale: 38 };
         assert_eq!(compare(&big, &small), Some(Greater));
         assert_eq!(compare(&small, &big), Some(Less));
         assert_eq!(compare(&Value::Int(1), &Value::Null), None);
         assert_eq!(compare(&Value::Int(1), &Value::String("1".into())), None);
-        assert_eq!(
-            compare(&Value::Float(-0.0), &Value::Float(0.0)),
-            Some(Equal)
-        );
+        assert_eq!(compare(&Value::Float(-0.0), &Value::Float(0.0)), Some(Equal));
     }
 
     #[test]
     fn times_across_types() {
         let d = Value::Date(crate::calendar::DAYS_TO_1900 as u32);
-        assert_eq!(
-            compare(&d, &Value::DateTime { days: 0, ticks: 0 }),
-            Some(Equal)
-        );
-        assert_eq!(
-            compare(
-                &d,
-                &Value::SmallDateTime {
-                    days: 0,
-                    minutes: 1
-                }
-            ),
-            Some(Less)
-        );
+        assert_eq!(compare(&d, &Value::DateTime { days: 0, ticks: 0 }), Some(Equal));
+        assert_eq!(compare(&d, &Value::SmallDateTime { days: 0, minutes: 1 }), Some(Less));
         let dt = Value::DateTime { days: 0, ticks: 1 }; // 1/300 s
-        let dt2 = Value::DateTime2 {
-            days: crate::calendar::DAYS_TO_1900 as u32,
-            ticks: 33_333,
-            scale: 7,
-        };
+        let dt2 = Value::DateTime2 { days: crate::calendar::DAYS_TO_1900 as u32, ticks: 33_333, scale: 7 };
         assert_eq!(compare(&dt, &dt2), Some(Greater));
-        let a = Value::DateTimeOffset {
-            days: 10,
-            ticks: 0,
-            scale: 0,
-            offset: 60,
-        };
-        let b = Value::DateTimeOffset {
-            days: 10,
-            ticks: 0,
-            scale: 0,
-            offset: -300,
-        };
+        let a = Value::DateTimeOffset { days: 10, ticks: 0, scale: 0, offset: 60 };
+        let b = Value::DateTimeOffset { days: 10, ticks: 0, scale: 0, offset: -300 };
         assert_eq!(compare(&a, &b), Some(Equal));
-        assert_eq!(
-            compare(
-                &Value::Time { ticks: 5, scale: 7 },
-                &Value::Time {
-                    ticks: 10,
-                    scale: 6
-                }
-            ),
-            Some(Less)
-        );
-        assert_eq!(
-            compare(&Value::Time { ticks: 0, scale: 7 }, &Value::Date(0)),
-            None
-        );
+        assert_eq!(compare(&Value::Time { ticks: 5, scale: 7 }, &Value::Time { ticks: 10, scale: 6 }), Some(Less));
+        assert_eq!(compare(&Value::Time { ticks: 0, scale: 7 }, &Value::Date(0)), None);
     }
 
     #[test]
@@ -484,18 +381,9 @@ mod tests {
 
     #[test]
     fn binary_and_guid() {
-        assert_eq!(
-            compare(&Value::Binary(vec![]), &Value::Binary(vec![0, 0])),
-            Some(Equal)
-        );
-        assert_eq!(
-            compare(&Value::Binary(vec![1]), &Value::Binary(vec![1, 0, 1])),
-            Some(Less)
-        );
-        assert_eq!(
-            compare(&Value::Binary(vec![0x20]), &Value::Binary(vec![0x20, 0x20])),
-            Some(Less)
-        );
+        assert_eq!(compare(&Value::Binary(vec![]), &Value::Binary(vec![0, 0])), Some(Equal));
+        assert_eq!(compare(&Value::Binary(vec![1]), &Value::Binary(vec![1, 0, 1])), Some(Less));
+        assert_eq!(compare(&Value::Binary(vec![0x20]), &Value::Binary(vec![0x20, 0x20])), Some(Less));
         let mut a = [0u8; 16];
         let mut b = [0u8; 16];
         a[0] = 0xFF; // first text group: least significant for ordering
@@ -511,26 +399,12 @@ mod tests {
         assert!(k(Value::Int(-1), SqlType::Int) < k(Value::Int(0), SqlType::Int));
         assert!(k(Value::Null, SqlType::Int) < k(Value::Int(i32::MIN), SqlType::Int));
         let vc = SqlType::varchar(10).unwrap();
-        assert_eq!(
-            k(Value::String("Ab ".into()), vc),
-            k(Value::String("aB".into()), vc)
-        );
+        assert_eq!(k(Value::String("Ab ".into()), vc), k(Value::String("aB".into()), vc));
         assert!(k(Value::String("e".into()), vc) < k(Value::String("é".into()), vc));
         assert!(k(Value::String("é".into()), vc) < k(Value::String("f".into()), vc));
-        assert_eq!(
-            k(Value::String("abc".into()), vc),
-            vec![1, 77, 78, 79, 0, 0]
-        );
+        assert_eq!(k(Value::String("abc".into()), vc), vec![1, 77, 78, 79, 0, 0]);
         assert!(k(Value::Float(-1.0), SqlType::Float) < k(Value::Float(-0.5), SqlType::Float));
-        assert_eq!(
-            k(Value::Float(-0.0), SqlType::Float),
-            k(Value::Float(0.0), SqlType::Float)
-        );
-        assert_eq!(
-            sort_key_vec(&Value::Int(1), &SqlType::Date)
-                .unwrap_err()
-                .number,
-            206
-        );
+        assert_eq!(k(Value::Float(-0.0), SqlType::Float), k(Value::Float(0.0), SqlType::Float));
+        assert_eq!(sort_key_vec(&Value::Int(1), &SqlType::Date).unwrap_err().number, 206);
     }
 }

@@ -111,8 +111,7 @@ pub(crate) fn parse_unsigned_fixed(text: &str, scale: u8) -> Option<Option<i128>
     let int = int.trim_start_matches('0');
     let scale = usize::from(scale);
     let mut v: i128 = 0;
-    let push =
-        |v: i128, b: u8| -> Option<i128> { v.checked_mul(10)?.checked_add(i128::from(b - b'0')) };
+    let push = |v: i128, b: u8| -> Option<i128> { v.checked_mul(10)?.checked_add(i128::from(b - b'0')) };
     let mut overflow = false;
     for b in int.bytes() {
         match push(v, b) {
@@ -150,21 +149,13 @@ mod tests {
     #[test]
     fn powers_and_digits() {
         assert_eq!(pow10(0), 1);
-        assert_eq!(
-            pow10(38),
-            100_000_000_000_000_000_000_000_000_000_000_000_000
-        );
+        assert_eq!(pow10(38), 100_000_000_000_000_000_000_000_000_000_000_000_000);
         assert_eq!(digit_count(0), 1);
         assert_eq!(digit_count(9), 1);
         assert_eq!(digit_count(-10), 2);
         assert_eq!(digit_count(MAX_DECIMAL_UNSCALED), 38);
-        assert!(
-            fits_precision(99_999, 5) && !fits_precision(100_000, 5) && fits_precision(-99_999, 5)
-        );
-        assert!(
-            fits_precision(MAX_DECIMAL_UNSCALED, 38)
-                && !fits_precision(MAX_DECIMAL_UNSCALED + 1, 38)
-        );
+        assert!(fits_precision(99_999, 5) && !fits_precision(100_000, 5) && fits_precision(-99_999, 5));
+        assert!(fits_precision(MAX_DECIMAL_UNSCALED, 38) && !fits_precision(MAX_DECIMAL_UNSCALED + 1, 38));
     }
 
     #[test]
@@ -184,10 +175,7 @@ mod tests {
         assert_eq!(format_unscaled(-5, 2), "-0.05");
         assert_eq!(format_unscaled(7, 0), "7");
         assert_eq!(format_unscaled(0, 3), "0.000");
-        assert_eq!(
-            format_unscaled(-MAX_DECIMAL_UNSCALED, 38),
-            "-0.99999999999999999999999999999999999999"
-        );
+        assert_eq!(format_unscaled(-MAX_DECIMAL_UNSCALED, 38), "-0.99999999999999999999999999999999999999");
     }
 
     #[test]

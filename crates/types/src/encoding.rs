@@ -54,10 +54,7 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
         (Value::SmallInt(v), _) => out.extend_from_slice(&v.to_le_bytes()),
         (Value::Int(v), _) => out.extend_from_slice(&v.to_le_bytes()),
         (Value::BigInt(v), _) => out.extend_from_slice(&v.to_le_bytes()),
-        (
-            Value::Decimal { value, .. },
-            SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. },
-        ) => {
+        (Value::Decimal { value, .. }, SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. }) => {
             out.push(u8::from(*value >= 0));
             let n = usize::from(decimal_magnitude_len(precision));
             out.extend_from_slice(&value.unsigned_abs().to_le_bytes()[..n]);
@@ -75,15 +72,7 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
             push_time(*ticks, *scale, out);
             push_date(*days, out);
         }
-        (
-            Value::DateTimeOffset {
-                days,
-                ticks,
-                scale,
-                offset,
-            },
-            _,
-        ) => {
+        (Value::DateTimeOffset { days, ticks, scale, offset }, _) => {
             push_time(*ticks, *scale, out);
             push_date(*days, out);
             out.extend_from_slice(&offset.to_le_bytes());
@@ -115,12 +104,7 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
                 out.extend_from_slice(&[b' ', 0]);
             }
         }
-        (
-            Value::String(s),
-            SqlType::NVarChar {
-                len: Length::Bounded(n),
-            },
-        ) => {
+        (Value::String(s), SqlType::NVarChar { len: Length::Bounded(n) }) => {
             push_utf16(fit_str(s, usize::from(n), true).unwrap_or(s), out);
         }
         (Value::String(s), _) => {
@@ -167,11 +151,7 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
                 0 => -value,
                 _ => return Err(bad()),
             };
-            Value::Decimal {
-                value,
-                precision,
-                scale,
-            }
+            Value::Decimal { value, precision, scale }
         }
         SqlType::SmallMoney => Value::Money(i64::from(i32::from_le_bytes(le(bytes)))),
         SqlType::Money => {
@@ -182,35 +162,22 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
         SqlType::Real => Value::Real(f32::from_le_bytes(le(bytes))),
         SqlType::Float => Value::Float(f64::from_le_bytes(le(bytes))),
         SqlType::Date => Value::Date(read_date(bytes)),
-        SqlType::Time { scale } => Value::Time {
-            ticks: read_time(bytes, scale).ok_or_else(bad)?,
-            scale,
-        },
+        SqlType::Time { scale } => Value::Time { ticks: read_time(bytes, scale).ok_or_else(bad)?, scale },
         SqlType::DateTime2 { scale } => {
             let t = usize::from(time_storage_len(scale));
             let ticks = read_time(&bytes[..t], scale).ok_or_else(bad)?;
-            Value::DateTime2 {
-                days: read_date(&bytes[t..]),
-                ticks,
-                scale,
-            }
+            Value::DateTime2 { days: read_date(&bytes[t..]), ticks, scale }
         }
         SqlType::DateTimeOffset { scale } => {
             let t = usize::from(time_storage_len(scale));
             let ticks = read_time(&bytes[..t], scale).ok_or_else(bad)?;
             let days = read_date(&bytes[t..t + 3]);
             let offset = i16::from_le_bytes(le(&bytes[t + 3..]));
-            Value::DateTimeOffset {
-                days,
-                ticks,
-                scale,
-                offset,
-            }
+            Value::DateTimeOffset { days, ticks, scale, offset }
         }
-        SqlType::DateTime => Value::DateTime {
-            ticks: u32::from_le_bytes(le(&bytes[..4])),
-            days: i32::from_le_bytes(le(&bytes[4..])),
-        },
+        SqlType::DateTime => {
+            Value::DateTime { ticks: u32::from_le_bytes(le(&bytes[..4])), days: i32::from_le_bytes(le(&bytes[4..])) }
+        }
         SqlType::SmallDateTime => Value::SmallDateTime {
             minutes: u16::from_le_bytes(le(&bytes[..2])),
             days: u16::from_le_bytes(le(&bytes[2..])),
@@ -220,16 +187,10 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
             if !bytes.len().is_multiple_of(2) {
                 return Err(bad());
             }
-            let units = bytes
-                .chunks_exact(2)
-                .map(|p| u16::from_le_bytes([p[0], p[1]]));
+            let units = bytes.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]]));
             // SQL Server keeps unpaired surrogates; a Rust string cannot, so they read
             // back as U+FFFD.
-            Value::String(
-                char::decode_utf16(units)
-                    .map(|r| r.unwrap_or('\u{FFFD}'))
-                    .collect(),
-            )
+            Value::String(char::decode_utf16(units).map(|r| r.unwrap_or('\u{FFFD}')).collect())
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
         SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
@@ -284,141 +245,48 @@ mod tests {
     fn enc(v: &Value, ty: SqlType) -> Vec<u8> {
         let mut out = Vec::new();
         encode(v, &ty, &mut out).unwrap();
-        assert_eq!(
-            decode(&ty, &out).unwrap(),
-            v.fit_to(&ty).unwrap(),
-            "round trip of {v:?} as {ty}"
-        );
+        assert_eq!(decode(&ty, &out).unwrap(), v.fit_to(&ty).unwrap(), "round trip of {v:?} as {ty}");
         out
     }
 
     #[test]
     fn fixed_layouts() {
-        assert_eq!(
-            enc(&Value::Int(-2), SqlType::Int),
-            vec![0xFE, 0xFF, 0xFF, 0xFF]
-        );
+        assert_eq!(enc(&Value::Int(-2), SqlType::Int), vec![0xFE, 0xFF, 0xFF, 0xFF]);
         let d = SqlType::decimal(9, 2).unwrap();
+        assert_eq!(enc(&Value::Decimal { value: -258, precision: 9, scale: 2 }, d), vec![0, 2, 1, 0, 0]);
+        assert_eq!(enc(&Value::Decimal { value: 0, precision: 9, scale: 2 }, d), vec![1, 0, 0, 0, 0]);
         assert_eq!(
-            enc(
-                &Value::Decimal {
-                    value: -258,
-                    precision: 9,
-                    scale: 2
-                },
-                d
-            ),
-            vec![0, 2, 1, 0, 0]
-        );
-        assert_eq!(
-            enc(
-                &Value::Decimal {
-                    value: 0,
-                    precision: 9,
-                    scale: 2
-                },
-                d
-            ),
-            vec![1, 0, 0, 0, 0]
-        );
-        assert_eq!(
-            enc(
-                &Value::Decimal {
-                    value: 1,
-                    precision: 38,
-                    scale: 0
-                },
-                SqlType::decimal(38, 0).unwrap()
-            )
-            .len(),
+            enc(&Value::Decimal { value: 1, precision: 38, scale: 0 }, SqlType::decimal(38, 0).unwrap()).len(),
             17
         );
-        assert_eq!(
-            enc(&Value::Money(0x1_0000_0002), SqlType::Money),
-            vec![1, 0, 0, 0, 2, 0, 0, 0]
-        );
+        assert_eq!(enc(&Value::Money(0x1_0000_0002), SqlType::Money), vec![1, 0, 0, 0, 2, 0, 0, 0]);
         assert_eq!(enc(&Value::Money(-1), SqlType::Money), vec![0xFF; 8]);
         assert_eq!(enc(&Value::Date(0x01_02_03), SqlType::Date), vec![3, 2, 1]);
         // time(0) counts seconds, time(7) 100 ns units.
+        assert_eq!(enc(&Value::Time { ticks: 10_000_000, scale: 0 }, SqlType::Time { scale: 0 }), vec![1, 0, 0]);
         assert_eq!(
-            enc(
-                &Value::Time {
-                    ticks: 10_000_000,
-                    scale: 0
-                },
-                SqlType::Time { scale: 0 }
-            ),
-            vec![1, 0, 0]
-        );
-        assert_eq!(
-            enc(
-                &Value::Time {
-                    ticks: 10_000_000,
-                    scale: 7
-                },
-                SqlType::Time { scale: 7 }
-            ),
+            enc(&Value::Time { ticks: 10_000_000, scale: 7 }, SqlType::Time { scale: 7 }),
             vec![0x80, 0x96, 0x98, 0, 0]
         );
-        let v = Value::DateTime2 {
-            days: 1,
-            ticks: 10_000_000,
-            scale: 3,
-        };
-        assert_eq!(
-            enc(&v, SqlType::DateTime2 { scale: 3 }),
-            vec![0xE8, 3, 0, 0, 1, 0, 0]
-        );
-        let v = Value::DateTimeOffset {
-            days: 1,
-            ticks: 0,
-            scale: 0,
-            offset: -60,
-        };
-        assert_eq!(
-            enc(&v, SqlType::DateTimeOffset { scale: 0 }),
-            vec![0, 0, 0, 1, 0, 0, 0xC4, 0xFF]
-        );
+        let v = Value::DateTime2 { days: 1, ticks: 10_000_000, scale: 3 };
+        assert_eq!(enc(&v, SqlType::DateTime2 { scale: 3 }), vec![0xE8, 3, 0, 0, 1, 0, 0]);
+        let v = Value::DateTimeOffset { days: 1, ticks: 0, scale: 0, offset: -60 };
+        assert_eq!(enc(&v, SqlType::DateTimeOffset { scale: 0 }), vec![0, 0, 0, 1, 0, 0, 0xC4, 0xFF]);
         assert_eq!(
             enc(&Value::DateTime { days: -1, ticks: 2 }, SqlType::DateTime),
             vec![2, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFF]
         );
-        assert_eq!(
-            enc(
-                &Value::SmallDateTime {
-                    days: 2,
-                    minutes: 1
-                },
-                SqlType::SmallDateTime
-            ),
-            vec![1, 0, 2, 0]
-        );
-        assert_eq!(
-            enc(&Value::String("ab".into()), SqlType::char(4).unwrap()),
-            b"ab  ".to_vec()
-        );
-        assert_eq!(
-            enc(&Value::String("é".into()), SqlType::nchar(2).unwrap()),
-            vec![0xE9, 0, b' ', 0]
-        );
-        assert_eq!(
-            enc(&Value::String("€".into()), SqlType::varchar(2).unwrap()),
-            vec![0x80]
-        );
-        assert_eq!(
-            enc(&Value::Binary(vec![7]), SqlType::binary(3).unwrap()),
-            vec![7, 0, 0]
-        );
+        assert_eq!(enc(&Value::SmallDateTime { days: 2, minutes: 1 }, SqlType::SmallDateTime), vec![1, 0, 2, 0]);
+        assert_eq!(enc(&Value::String("ab".into()), SqlType::char(4).unwrap()), b"ab  ".to_vec());
+        assert_eq!(enc(&Value::String("é".into()), SqlType::nchar(2).unwrap()), vec![0xE9, 0, b' ', 0]);
+        assert_eq!(enc(&Value::String("€".into()), SqlType::varchar(2).unwrap()), vec![0x80]);
+        assert_eq!(enc(&Value::Binary(vec![7]), SqlType::binary(3).unwrap()), vec![7, 0, 0]);
         let null = |ty: SqlType| {
             let mut out = Vec::new();
             encode(&Value::Null, &ty, &mut out).unwrap();
             out.len()
         };
-        for ty in [
-            SqlType::decimal(20, 5).unwrap(),
-            SqlType::DateTimeOffset { scale: 4 },
-            SqlType::nchar(3).unwrap(),
-        ] {
+        for ty in [SqlType::decimal(20, 5).unwrap(), SqlType::DateTimeOffset { scale: 4 }, SqlType::nchar(3).unwrap()] {
             assert_eq!(null(ty), usize::from(ty.fixed_storage_len().unwrap()));
         }
         assert_eq!(null(SqlType::varchar(3).unwrap()), 0);
@@ -427,57 +295,25 @@ mod tests {
     #[test]
     fn rejects_bad_values_and_bytes() {
         let mut out = Vec::new();
+        assert_eq!(encode(&Value::Int(1), &SqlType::BigInt, &mut out).unwrap_err().number, 206);
+        assert_eq!(encode(&Value::Money(1 << 40), &SqlType::SmallMoney, &mut out).unwrap_err().number, 8115);
         assert_eq!(
-            encode(&Value::Int(1), &SqlType::BigInt, &mut out)
-                .unwrap_err()
-                .number,
-            206
-        );
-        assert_eq!(
-            encode(&Value::Money(1 << 40), &SqlType::SmallMoney, &mut out)
-                .unwrap_err()
-                .number,
-            8115
-        );
-        assert_eq!(
-            encode(
-                &Value::String("abcd".into()),
-                &SqlType::varchar(3).unwrap(),
-                &mut out
-            )
-            .unwrap_err()
-            .number,
+            encode(&Value::String("abcd".into()), &SqlType::varchar(3).unwrap(), &mut out).unwrap_err().number,
             8152
         );
-        assert!(encode(
-            &Value::DateTime {
-                days: -60_000,
-                ticks: 0
-            },
-            &SqlType::DateTime,
-            &mut out
-        )
-        .is_err());
+        assert!(encode(&Value::DateTime { days: -60_000, ticks: 0 }, &SqlType::DateTime, &mut out).is_err());
         assert!(out.is_empty());
         // Blanks beyond the length are dropped, as SQL Server's INSERT does.
         let c1 = SqlType::char(1).unwrap();
         encode(&Value::String("a  ".into()), &c1, &mut out).unwrap();
         assert_eq!(out, b"a");
         assert_eq!(decode(&c1, &out).unwrap(), Value::String("a".into()));
-        assert_eq!(
-            encode(&Value::String(" ab".into()), &c1, &mut out)
-                .unwrap_err()
-                .number,
-            8152
-        );
+        assert_eq!(encode(&Value::String(" ab".into()), &c1, &mut out).unwrap_err().number, 8152);
         out.clear();
         let bad = |ty: SqlType, b: &[u8]| decode(&ty, b).unwrap_err().number;
         assert_eq!(bad(SqlType::Int, &[1, 2, 3]), 2570);
         assert_eq!(bad(SqlType::Bit, &[2]), 2570);
-        assert_eq!(
-            bad(SqlType::decimal(2, 0).unwrap(), &[1, 100, 0, 0, 0]),
-            2570
-        );
+        assert_eq!(bad(SqlType::decimal(2, 0).unwrap(), &[1, 100, 0, 0, 0]), 2570);
         assert_eq!(bad(SqlType::decimal(2, 0).unwrap(), &[7, 1, 0, 0, 0]), 2570);
         assert_eq!(bad(SqlType::Date, &[0xFF, 0xFF, 0xFF]), 2570);
         assert_eq!(bad(SqlType::Time { scale: 7 }, &[0xFF; 5]), 2570);
@@ -486,12 +322,6 @@ mod tests {
         assert_eq!(bad(SqlType::nvarchar(5).unwrap(), &[0x41]), 2570);
         assert_eq!(bad(SqlType::varchar(1).unwrap(), b"ab"), 2570);
         assert_eq!(bad(SqlType::Float, &f64::NAN.to_le_bytes()), 2570);
-        assert_eq!(
-            bad(
-                SqlType::DateTimeOffset { scale: 0 },
-                &[0, 0, 0, 0, 0, 0, 0x00, 0x10]
-            ),
-            2570
-        );
+        assert_eq!(bad(SqlType::DateTimeOffset { scale: 0 }, &[0, 0, 0, 0, 0, 0, 0x00, 0x10]), 2570);
     }
 }

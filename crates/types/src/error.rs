@@ -17,14 +17,7 @@ pub struct SqlError {
 
 impl SqlError {
     pub fn new(number: i32, severity: u8, state: u8, message: impl Into<String>) -> Self {
-        SqlError {
-            number,
-            severity,
-            state,
-            message: message.into(),
-            procedure: None,
-            line: 0,
-        }
+        SqlError { number, severity, state, message: message.into(), procedure: None, line: 0 }
     }
 
     pub fn at_line(mut self, line: u32) -> Self {
@@ -44,21 +37,14 @@ impl SqlError {
             245,
             16,
             1,
-            format!(
-                "Conversion failed when converting the {from} value '{value}' to data type {to}."
-            ),
+            format!("Conversion failed when converting the {from} value '{value}' to data type {to}."),
         )
     }
 
     /// Msg 8114: "Error converting data type varchar to numeric." SQL Server uses this for
     /// strings that are not valid decimal, float or bigint literals.
     pub fn error_converting(from: &str, to: &str) -> Self {
-        SqlError::new(
-            8114,
-            16,
-            5,
-            format!("Error converting data type {from} to {to}."),
-        )
+        SqlError::new(8114, 16, 5, format!("Error converting data type {from} to {to}."))
     }
 
     /// Msg 8115 in its most common form: "Arithmetic overflow error converting expression
@@ -70,22 +56,12 @@ impl SqlError {
     /// Msg 8115 naming the source: "Arithmetic overflow error converting varchar to data
     /// type numeric."
     pub fn arithmetic_overflow_from(from: &str, to: &str) -> Self {
-        SqlError::new(
-            8115,
-            16,
-            8,
-            format!("Arithmetic overflow error converting {from} to data type {to}."),
-        )
+        SqlError::new(8115, 16, 8, format!("Arithmetic overflow error converting {from} to data type {to}."))
     }
 
     /// Msg 241: a string that is not a date or time SQL Server understands.
     pub fn datetime_conversion_failed() -> Self {
-        SqlError::new(
-            241,
-            16,
-            1,
-            "Conversion failed when converting date and/or time from character string.",
-        )
+        SqlError::new(241, 16, 1, "Conversion failed when converting date and/or time from character string.")
     }
 
     /// Msg 242: a well-formed date or time outside the target type's range, e.g. "The
@@ -109,12 +85,7 @@ impl SqlError {
     /// Msg 206: a value of one type family handed to a slot of another, e.g. "Operand type
     /// clash: int is incompatible with date".
     pub fn operand_type_clash(from: &str, to: &str) -> Self {
-        SqlError::new(
-            206,
-            16,
-            2,
-            format!("Operand type clash: {from} is incompatible with {to}"),
-        )
+        SqlError::new(206, 16, 2, format!("Operand type clash: {from} is incompatible with {to}"))
     }
 
     /// Msg 2570 (as DBCC reports out-of-range column values): bytes read back from a row
@@ -137,11 +108,7 @@ impl SqlError {
 impl fmt::Display for SqlError {
     /// The shape sqlcmd prints: `Msg 824, Level 24, State 2, Line 1` then the text.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "Msg {}, Level {}, State {}",
-            self.number, self.severity, self.state
-        )?;
+        write!(f, "Msg {}, Level {}, State {}", self.number, self.severity, self.state)?;
         if let Some(p) = &self.procedure {
             write!(f, ", Procedure {p}")?;
         }
@@ -158,10 +125,7 @@ mod tests {
     #[test]
     fn displays_like_sqlcmd() {
         let e = SqlError::new(8134, 16, 1, "Divide by zero error encountered.").at_line(3);
-        assert_eq!(
-            e.to_string(),
-            "Msg 8134, Level 16, State 1, Line 3\nDivide by zero error encountered."
-        );
+        assert_eq!(e.to_string(), "Msg 8134, Level 16, State 1, Line 3\nDivide by zero error encountered.");
         assert!(!e.is_fatal());
         assert!(SqlError::new(824, 24, 2, "x").is_fatal());
     }

@@ -72,9 +72,7 @@ pub fn format_datetime(days: i32, ticks: u32) -> String {
 /// `Mon dd yyyy hh:miAM` (CONVERT style 0/100, and what CAST(datetime AS varchar) gives):
 /// day and hour space-padded to two characters, e.g. `Jan  2 2024  3:04AM`.
 pub fn format_datetime_style0(days_since_0001: i64, ticks: u64) -> String {
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
+    const MONTHS: [&str; 12] = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"];
     let (y, m, d) = calendar::civil_from_days(days_since_0001);
     let (h, mi, _, _) = calendar::split_ticks(ticks);
     let (h12, ampm) = match h {
@@ -83,10 +81,7 @@ pub fn format_datetime_style0(days_since_0001: i64, ticks: u64) -> String {
         12 => (12, "PM"),
         _ => (h - 12, "PM"),
     };
-    let month = MONTHS
-        .get((m as usize).wrapping_sub(1))
-        .copied()
-        .unwrap_or("???");
+    let month = MONTHS.get((m as usize).wrapping_sub(1)).copied().unwrap_or("???");
     format!("{month} {d:>2} {y:04} {h12:>2}:{mi:02}{ampm}")
 }
 
@@ -122,8 +117,7 @@ pub fn format_guid(g: &[u8; 16]) -> String {
 }
 
 /// Which stored byte each pair of hex digits of the text form comes from.
-pub(crate) const GUID_TEXT_ORDER: [usize; 16] =
-    [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
+pub(crate) const GUID_TEXT_ORDER: [usize; 16] = [3, 2, 1, 0, 5, 4, 7, 6, 8, 9, 10, 11, 12, 13, 14, 15];
 
 /// Text of a float: the shortest digits that read back to the same f64 (Rust's
 /// round-trip algorithm, the same digits .NET Core 3.0+ and SSMS show), laid out like
@@ -182,12 +176,7 @@ fn format_shortest(sci: &str, max_exp: i32) -> String {
             out.push('.');
             out.push_str(&digits[1..]);
         }
-        let _ = write!(
-            out,
-            "E{}{:02}",
-            if exp < 0 { '-' } else { '+' },
-            exp.unsigned_abs()
-        );
+        let _ = write!(out, "E{}{:02}", if exp < 0 { '-' } else { '+' }, exp.unsigned_abs());
     }
     out
 }
@@ -203,13 +192,8 @@ impl fmt::Display for Value {
             Value::SmallInt(v) => write!(f, "{v}"),
             Value::Int(v) => write!(f, "{v}"),
             Value::BigInt(v) => write!(f, "{v}"),
-            Value::Decimal { value, scale, .. } => {
-                f.write_str(&decimal::format_unscaled(*value, *scale))
-            }
-            Value::Money(m) => f.write_str(&decimal::format_unscaled(
-                i128::from(*m),
-                decimal::MONEY_SCALE,
-            )),
+            Value::Decimal { value, scale, .. } => f.write_str(&decimal::format_unscaled(*value, *scale)),
+            Value::Money(m) => f.write_str(&decimal::format_unscaled(i128::from(*m), decimal::MONEY_SCALE)),
             Value::Float(v) => f.write_str(&format_float(*v)),
             Value::Real(v) => f.write_str(&format_real(*v)),
             Value::Date(days) => f.write_str(&format_date(i64::from(*days))),
@@ -217,35 +201,14 @@ impl fmt::Display for Value {
             Value::DateTime { days, ticks } => f.write_str(&format_datetime(*days, *ticks)),
             Value::SmallDateTime { days, minutes } => {
                 let ticks = u64::from(*minutes) * TICKS_PER_MINUTE;
-                write!(
-                    f,
-                    "{} {}",
-                    format_date(i64::from(*days) + DAYS_TO_1900),
-                    format_time(ticks, 0)
-                )
+                write!(f, "{} {}", format_date(i64::from(*days) + DAYS_TO_1900), format_time(ticks, 0))
             }
             Value::DateTime2 { days, ticks, scale } => {
-                write!(
-                    f,
-                    "{} {}",
-                    format_date(i64::from(*days)),
-                    format_time(*ticks, *scale)
-                )
+                write!(f, "{} {}", format_date(i64::from(*days)), format_time(*ticks, *scale))
             }
-            Value::DateTimeOffset {
-                days,
-                ticks,
-                scale,
-                offset,
-            } => {
+            Value::DateTimeOffset { days, ticks, scale, offset } => {
                 let (ld, lt) = crate::value::utc_to_local(*days, *ticks, *offset);
-                write!(
-                    f,
-                    "{} {} {}",
-                    format_date(ld),
-                    format_time(lt, *scale),
-                    format_offset(*offset)
-                )
+                write!(f, "{} {} {}", format_date(ld), format_time(lt, *scale), format_offset(*offset))
             }
             Value::String(s) => f.write_str(s),
             Value::Binary(b) => f.write_str(&format_binary(b)),
@@ -260,81 +223,31 @@ mod tests {
     use crate::calendar::{days_from_civil, TICKS_PER_SECOND};
 
     fn dt2(y: i32, m: u32, d: u32, ticks: u64, scale: u8) -> Value {
-        Value::DateTime2 {
-            days: days_from_civil(y, m, d) as u32,
-            ticks,
-            scale,
-        }
+        Value::DateTime2 { days: days_from_civil(y, m, d) as u32, ticks, scale }
     }
 
     const T030405: u64 = (3 * 3600 + 4 * 60 + 5) * TICKS_PER_SECOND;
 
     #[test]
     fn dates_and_times() {
-        assert_eq!(
-            Value::Date(days_from_civil(2024, 1, 2) as u32).to_string(),
-            "2024-01-02"
-        );
+        assert_eq!(Value::Date(days_from_civil(2024, 1, 2) as u32).to_string(), "2024-01-02");
         assert_eq!(Value::Date(0).to_string(), "0001-01-01");
-        assert_eq!(
-            dt2(2024, 1, 2, T030405 + 1_234_567, 7).to_string(),
-            "2024-01-02 03:04:05.1234567"
-        );
-        assert_eq!(
-            dt2(2024, 1, 2, T030405, 0).to_string(),
-            "2024-01-02 03:04:05"
-        );
-        assert_eq!(
-            Value::Time {
-                ticks: T030405 + 1_230_000,
-                scale: 3
-            }
-            .to_string(),
-            "03:04:05.123"
-        );
+        assert_eq!(dt2(2024, 1, 2, T030405 + 1_234_567, 7).to_string(), "2024-01-02 03:04:05.1234567");
+        assert_eq!(dt2(2024, 1, 2, T030405, 0).to_string(), "2024-01-02 03:04:05");
+        assert_eq!(Value::Time { ticks: T030405 + 1_230_000, scale: 3 }.to_string(), "03:04:05.123");
         let days = (days_from_civil(2024, 1, 2) - DAYS_TO_1900) as i32;
         let ticks = (3 * 3600 + 4 * 60 + 5) * 300 + 299;
-        assert_eq!(
-            Value::DateTime { days, ticks }.to_string(),
-            "2024-01-02 03:04:05.997"
-        );
-        assert_eq!(
-            Value::DateTime {
-                days: -53_690,
-                ticks: 0
-            }
-            .to_string(),
-            "1753-01-01 00:00:00.000"
-        );
-        assert_eq!(
-            Value::SmallDateTime {
-                days: u16::MAX,
-                minutes: 1439
-            }
-            .to_string(),
-            "2079-06-06 23:59:00"
-        );
+        assert_eq!(Value::DateTime { days, ticks }.to_string(), "2024-01-02 03:04:05.997");
+        assert_eq!(Value::DateTime { days: -53_690, ticks: 0 }.to_string(), "1753-01-01 00:00:00.000");
+        assert_eq!(Value::SmallDateTime { days: u16::MAX, minutes: 1439 }.to_string(), "2079-06-06 23:59:00");
         // 2024-01-01 21:34:05 UTC at +05:30 is 2024-01-02 03:04:05 local.
         let utc = T030405 + 24 * calendar::TICKS_PER_HOUR - 330 * TICKS_PER_MINUTE;
-        let v = Value::DateTimeOffset {
-            days: days_from_civil(2024, 1, 1) as u32,
-            ticks: utc,
-            scale: 7,
-            offset: 330,
-        };
+        let v = Value::DateTimeOffset { days: days_from_civil(2024, 1, 1) as u32, ticks: utc, scale: 7, offset: 330 };
         assert_eq!(v.to_string(), "2024-01-02 03:04:05.0000000 +05:30");
-        let v = Value::DateTimeOffset {
-            days: 0,
-            ticks: 0,
-            scale: 0,
-            offset: -90,
-        };
+        let v = Value::DateTimeOffset { days: 0, ticks: 0, scale: 0, offset: -90 };
         assert_eq!(format_offset(-90), "-01:30");
         assert!(v.validate().is_err()); // local would be 0000-12-31
-        assert_eq!(
-            format_datetime_style0(days_from_civil(2024, 1, 2), T030405),
-            "Jan  2 2024  3:04AM"
-        );
+        assert_eq!(format_datetime_style0(days_from_civil(2024, 1, 2), T030405), "Jan  2 2024  3:04AM");
         assert_eq!(
             format_datetime_style0(days_from_civil(2024, 12, 25), 13 * calendar::TICKS_PER_HOUR),
             "Dec 25 2024  1:00PM"
@@ -349,15 +262,7 @@ mod tests {
         assert_eq!(Value::Money(-1).to_string(), "-0.0001");
         assert_eq!(Value::Money(i64::MIN).to_string(), "-922337203685477.5808");
         assert_eq!(format_money_style0(123_450), "12.35");
-        assert_eq!(
-            Value::Decimal {
-                value: 1230,
-                precision: 5,
-                scale: 2
-            }
-            .to_string(),
-            "12.30"
-        );
+        assert_eq!(Value::Decimal { value: 1230, precision: 5, scale: 2 }.to_string(), "12.30");
         assert_eq!(format_float(0.1), "0.1");
         assert_eq!(format_float(123.456), "123.456");
         assert_eq!(format_float(1e15), "1E+15");
@@ -366,10 +271,7 @@ mod tests {
         assert_eq!(format_float(0.0001), "0.0001");
         assert_eq!(format_float(-2.5), "-2.5");
         assert_eq!(format_float(0.0), "0");
-        assert_eq!(
-            format_float(1.7976931348623157e308),
-            "1.7976931348623157E+308"
-        );
+        assert_eq!(format_float(1.7976931348623157e308), "1.7976931348623157E+308");
         assert_eq!(format_float(100.0), "100");
         assert_eq!(format_real(0.1), "0.1");
         assert_eq!(format_real(1_234_567.0), "1234567");
@@ -378,14 +280,8 @@ mod tests {
 
     #[test]
     fn guid_and_binary() {
-        let g = [
-            0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9,
-            0x64, 0xFF,
-        ];
-        assert_eq!(
-            Value::Guid(g).to_string(),
-            "6F9619FF-8B86-D011-B42D-00C04FC964FF"
-        );
+        let g = [0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9, 0x64, 0xFF];
+        assert_eq!(Value::Guid(g).to_string(), "6F9619FF-8B86-D011-B42D-00C04FC964FF");
         assert_eq!(Value::Binary(vec![0x0A, 0xBC]).to_string(), "0x0ABC");
         assert_eq!(Value::Binary(vec![]).to_string(), "0x");
     }

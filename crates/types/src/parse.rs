@@ -35,8 +35,8 @@
 //!   nvarchar), truncated, zero-padded for binary(n). Hex text is [`parse_hex_binary`].
 
 use crate::calendar::{
-    self, DAYS_TO_1900, MAX_DATE_DAYS, MAX_OFFSET_MINUTES, SMALLDATETIME_MAX_DAYS, TICKS_PER_DAY,
-    TICKS_PER_HOUR, TICKS_PER_MINUTE, TICKS_PER_SECOND,
+    self, DAYS_TO_1900, MAX_DATE_DAYS, MAX_OFFSET_MINUTES, SMALLDATETIME_MAX_DAYS, TICKS_PER_DAY, TICKS_PER_HOUR,
+    TICKS_PER_MINUTE, TICKS_PER_SECOND,
 };
 use crate::codepage;
 use crate::decimal::{self, MONEY_SCALE, SMALLMONEY_MAX, SMALLMONEY_MIN};
@@ -65,33 +65,15 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
             Ok(Value::TinyInt(v as u8))
         }
         SqlType::SmallInt => {
-            let v = parse_int_in(
-                text,
-                from,
-                "smallint",
-                i128::from(i16::MIN),
-                i128::from(i16::MAX),
-            )?;
+            let v = parse_int_in(text, from, "smallint", i128::from(i16::MIN), i128::from(i16::MAX))?;
             Ok(Value::SmallInt(v as i16))
         }
         SqlType::Int => {
-            let v = parse_int_in(
-                text,
-                from,
-                "int",
-                i128::from(i32::MIN),
-                i128::from(i32::MAX),
-            )?;
+            let v = parse_int_in(text, from, "int", i128::from(i32::MIN), i128::from(i32::MAX))?;
             Ok(Value::Int(v as i32))
         }
         SqlType::BigInt => {
-            let v = parse_int_in(
-                text,
-                from,
-                "bigint",
-                i128::from(i64::MIN),
-                i128::from(i64::MAX),
-            )?;
+            let v = parse_int_in(text, from, "bigint", i128::from(i64::MIN), i128::from(i64::MAX))?;
             Ok(Value::BigInt(v as i64))
         }
         SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
@@ -108,34 +90,16 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         SqlType::DateTime2 { scale } => parse_datetime2(text, from, scale),
         SqlType::DateTimeOffset { scale } => parse_datetimeoffset(text, from, scale),
         SqlType::Char { len } => Ok(Value::String(fit_cp1252(text, usize::from(len), true))),
-        SqlType::VarChar {
-            len: Length::Bounded(len),
-        } => Ok(Value::String(fit_cp1252(text, usize::from(len), false))),
+        SqlType::VarChar { len: Length::Bounded(len) } => Ok(Value::String(fit_cp1252(text, usize::from(len), false))),
         SqlType::VarChar { len: Length::Max } => Ok(Value::String(codepage::to_cp1252_lossy(text))),
         SqlType::NChar { len } => Ok(Value::String(fit_utf16(text, usize::from(len), true))),
-        SqlType::NVarChar {
-            len: Length::Bounded(len),
-        } => Ok(Value::String(fit_utf16(text, usize::from(len), false))),
-        SqlType::NVarChar { len: Length::Max } | SqlType::Xml => {
-            Ok(Value::String(text.to_string()))
+        SqlType::NVarChar { len: Length::Bounded(len) } => Ok(Value::String(fit_utf16(text, usize::from(len), false))),
+        SqlType::NVarChar { len: Length::Max } | SqlType::Xml => Ok(Value::String(text.to_string())),
+        SqlType::Binary { len } => Ok(Value::Binary(string_bytes(text, from, Some(usize::from(len)), true))),
+        SqlType::VarBinary { len: Length::Bounded(len) } => {
+            Ok(Value::Binary(string_bytes(text, from, Some(usize::from(len)), false)))
         }
-        SqlType::Binary { len } => Ok(Value::Binary(string_bytes(
-            text,
-            from,
-            Some(usize::from(len)),
-            true,
-        ))),
-        SqlType::VarBinary {
-            len: Length::Bounded(len),
-        } => Ok(Value::Binary(string_bytes(
-            text,
-            from,
-            Some(usize::from(len)),
-            false,
-        ))),
-        SqlType::VarBinary { len: Length::Max } => {
-            Ok(Value::Binary(string_bytes(text, from, None, false)))
-        }
+        SqlType::VarBinary { len: Length::Max } => Ok(Value::Binary(string_bytes(text, from, None, false))),
         SqlType::UniqueIdentifier => parse_guid(text).map(Value::Guid),
     }
 }
@@ -165,10 +129,7 @@ fn parse_integer(text: &str) -> Option<Option<i128>> {
     }
     let mut v: i128 = 0;
     for b in digits.bytes() {
-        match v
-            .checked_mul(10)
-            .and_then(|v| v.checked_add(i128::from(b - b'0')))
-        {
+        match v.checked_mul(10).and_then(|v| v.checked_add(i128::from(b - b'0'))) {
             Some(n) => v = n,
             None => return Some(None),
         }
@@ -198,12 +159,7 @@ fn parse_int_in(text: &str, from: &str, to: &str, min: i128, max: i128) -> Resul
 }
 
 fn int_overflow(number: i32, text: &str, from: &str, what: &str) -> SqlError {
-    SqlError::new(
-        number,
-        16,
-        1,
-        format!("The conversion of the {from} value '{text}' overflowed an {what}."),
-    )
+    SqlError::new(number, 16, 1, format!("The conversion of the {from} value '{text}' overflowed an {what}."))
 }
 
 fn parse_bit(text: &str, from: &str) -> Result<Value, SqlError> {
@@ -224,11 +180,9 @@ fn parse_decimal(text: &str, from: &str, precision: u8, scale: u8) -> Result<Val
     let (neg, body) = split_sign(trim_blanks(text));
     match decimal::parse_unsigned_fixed(body, scale) {
         None => Err(SqlError::error_converting(from, "numeric")),
-        Some(Some(v)) if decimal::fits_precision(v, precision) => Ok(Value::Decimal {
-            value: if neg { -v } else { v },
-            precision,
-            scale,
-        }),
+        Some(Some(v)) if decimal::fits_precision(v, precision) => {
+            Ok(Value::Decimal { value: if neg { -v } else { v }, precision, scale })
+        }
         Some(_) => Err(SqlError::arithmetic_overflow_from(from, "numeric")),
     }
 }
@@ -238,14 +192,8 @@ fn is_currency_symbol(c: char) -> bool {
 }
 
 fn parse_money(text: &str, min: i64, max: i64, to: &str) -> Result<Value, SqlError> {
-    let syntax = || {
-        SqlError::new(
-            235,
-            16,
-            0,
-            "Cannot convert a char value to money. The char value has incorrect syntax.",
-        )
-    };
+    let syntax =
+        || SqlError::new(235, 16, 0, "Cannot convert a char value to money. The char value has incorrect syntax.");
     let mut t = trim_blanks(text);
     let mut neg = false;
     let mut seen_sign = false;
@@ -344,14 +292,8 @@ fn parse_real(text: &str, from: &str) -> Result<Value, SqlError> {
 /// Parses a uniqueidentifier's text into its 16 stored bytes (see
 /// [`crate::format::format_guid`] for the byte order). Msg 8169 for anything else.
 pub fn parse_guid(text: &str) -> Result<[u8; 16], SqlError> {
-    let err = || {
-        SqlError::new(
-            8169,
-            16,
-            2,
-            "Conversion failed when converting from a character string to uniqueidentifier.",
-        )
-    };
+    let err =
+        || SqlError::new(8169, 16, 2, "Conversion failed when converting from a character string to uniqueidentifier.");
     let b = text.as_bytes();
     let body = if b.first() == Some(&b'{') {
         if b.get(37) != Some(&b'}') {
@@ -399,13 +341,8 @@ fn hex_val(c: u8) -> Option<u8> {
 /// Msg 8114.
 pub fn parse_hex_binary(text: &str, with_prefix: bool) -> Result<Vec<u8>, SqlError> {
     let err = || SqlError::error_converting("varchar", "varbinary");
-    let digits = if with_prefix {
-        text.strip_prefix("0x")
-            .or_else(|| text.strip_prefix("0X"))
-            .ok_or_else(err)?
-    } else {
-        text
-    };
+    let digits =
+        if with_prefix { text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")).ok_or_else(err)? } else { text };
     let b = digits.as_bytes();
     if b.len() % 2 != 0 {
         return Err(err());
@@ -479,11 +416,7 @@ struct TimeText {
 impl TimeText {
     /// 100 ns ticks since midnight for at most 7 fractional digits.
     fn ticks(&self) -> u64 {
-        let frac = if self.frac_digits <= 7 {
-            self.frac * 10u64.pow(7 - self.frac_digits as u32)
-        } else {
-            0
-        };
+        let frac = if self.frac_digits <= 7 { self.frac * 10u64.pow(7 - self.frac_digits as u32) } else { 0 };
         u64::from(self.hour) * TICKS_PER_HOUR
             + u64::from(self.minute) * TICKS_PER_MINUTE
             + u64::from(self.second) * TICKS_PER_SECOND
@@ -600,10 +533,7 @@ fn month_number(word: &[u8]) -> Option<u32> {
         return None;
     }
     let w = std::str::from_utf8(word).ok()?.to_ascii_lowercase();
-    MONTHS
-        .iter()
-        .position(|m| *m == w || (w.len() == 3 && m.starts_with(&w)))
-        .map(|i| i as u32 + 1)
+    MONTHS.iter().position(|m| *m == w || (w.len() == 3 && m.starts_with(&w))).map(|i| i as u32 + 1)
 }
 
 /// A year written with 4 digits, or 2 digits under the two-digit year cutoff 2049.
@@ -664,24 +594,10 @@ fn date_part(c: &mut Cursor) -> Option<((i32, u32, u32), bool)> {
         next => {
             let boundary = next.is_none_or(|x| x == b'T' || is_blank(char::from(x)));
             if d1 == 8 && boundary {
-                return Some((
-                    (
-                        (n1 / 10_000) as i32,
-                        (n1 / 100 % 100) as u32,
-                        (n1 % 100) as u32,
-                    ),
-                    true,
-                ));
+                return Some((((n1 / 10_000) as i32, (n1 / 100 % 100) as u32, (n1 % 100) as u32), true));
             }
             if d1 == 6 && next.is_none_or(|x| is_blank(char::from(x))) {
-                return Some((
-                    (
-                        year_of(n1 / 10_000, 2)?,
-                        (n1 / 100 % 100) as u32,
-                        (n1 % 100) as u32,
-                    ),
-                    false,
-                ));
+                return Some(((year_of(n1 / 10_000, 2)?, (n1 / 100 % 100) as u32, (n1 % 100) as u32), false));
             }
             if next.is_some_and(|x| is_blank(char::from(x))) {
                 // dd Mon yyyy
@@ -708,10 +624,7 @@ fn date_part(c: &mut Cursor) -> Option<((i32, u32, u32), bool)> {
 
 /// Reads `hh:mi[:ss[.f|:mmm]] [AM|PM]` or `hh AM|PM`.
 fn time_part(c: &mut Cursor) -> Option<TimeText> {
-    let mut t = TimeText {
-        hour: c.short_number(2)?,
-        ..TimeText::default()
-    };
+    let mut t = TimeText { hour: c.short_number(2)?, ..TimeText::default() };
     let mut need_ampm = true;
     if c.eat(b':') {
         need_ampm = false;
@@ -779,11 +692,7 @@ fn offset_part(c: &mut Cursor) -> Option<Offset> {
     if m >= 60 || total > MAX_OFFSET_MINUTES as u64 {
         return None;
     }
-    Some(Offset::Minutes(if neg {
-        -(total as i32)
-    } else {
-        total as i32
-    }))
+    Some(Offset::Minutes(if neg { -(total as i32) } else { total as i32 }))
 }
 
 /// Splits date/time text into its written parts, or None when the text is not one of
@@ -848,8 +757,7 @@ fn parse_datetime(text: &str, from: &str) -> Result<Value, SqlError> {
     let t = p.time();
     let millis = u64::from(t.hour * 3600 + t.minute * 60 + t.second) * 1000
         + t.frac * 10u64.pow(3u32.saturating_sub(t.frac_digits as u32));
-    Value::datetime_from_parts(y, m, d, millis as u32)
-        .map_err(|_| SqlError::datetime_out_of_range(from, "datetime"))
+    Value::datetime_from_parts(y, m, d, millis as u32).map_err(|_| SqlError::datetime_out_of_range(from, "datetime"))
 }
 
 fn parse_smalldatetime(text: &str, from: &str) -> Result<Value, SqlError> {
@@ -877,10 +785,7 @@ fn parse_smalldatetime(text: &str, from: &str) -> Result<Value, SqlError> {
     if !(0..=i64::from(SMALLDATETIME_MAX_DAYS)).contains(&days) {
         return Err(range());
     }
-    Ok(Value::SmallDateTime {
-        days: days as u16,
-        minutes: minutes as u16,
-    })
+    Ok(Value::SmallDateTime { days: days as u16, minutes: minutes as u16 })
 }
 
 fn parse_datetime2(text: &str, from: &str, scale: u8) -> Result<Value, SqlError> {
@@ -906,10 +811,7 @@ fn parse_datetimeoffset(text: &str, from: &str, scale: u8) -> Result<Value, SqlE
     }
     let range = || SqlError::datetime_out_of_range(from, "datetimeoffset");
     let local_days = calendar::days_from_civil(y, m, d);
-    let (local_days, local_ticks) = carry_day(
-        local_days,
-        calendar::round_ticks_to_scale(p.time().ticks(), scale),
-    );
+    let (local_days, local_ticks) = carry_day(local_days, calendar::round_ticks_to_scale(p.time().ticks(), scale));
     if local_days > i64::from(MAX_DATE_DAYS) {
         return Err(range());
     }
@@ -918,12 +820,7 @@ fn parse_datetimeoffset(text: &str, from: &str, scale: u8) -> Result<Value, SqlE
     if utc_days < 0 || utc_days > i64::from(MAX_DATE_DAYS) {
         return Err(range());
     }
-    Ok(Value::DateTimeOffset {
-        days: utc_days as u32,
-        ticks: utc_ticks,
-        scale,
-        offset: offset as i16,
-    })
+    Ok(Value::DateTimeOffset { days: utc_days as u32, ticks: utc_ticks, scale, offset: offset as i16 })
 }
 
 #[cfg(test)]
@@ -936,55 +833,39 @@ mod tests {
     }
 
     fn num(r: Result<Value, SqlError>) -> i32 {
-        r.map(|v| panic!("expected an error, got {v:?}"))
-            .unwrap_or_else(|e| e.number)
+        r.map(|v| panic!("expected an error, got {v:?}")).unwrap_or_else(|e| e.number)
     }
 
     #[test]
     fn integers() {
         assert_eq!(p(" 12 ", SqlType::Int).unwrap(), Value::Int(12));
-        assert_eq!(
-            p("-2147483648", SqlType::Int).unwrap(),
-            Value::Int(i32::MIN)
-        );
+        assert_eq!(p("-2147483648", SqlType::Int).unwrap(), Value::Int(i32::MIN));
         assert_eq!(p("", SqlType::Int).unwrap(), Value::Int(0));
         assert_eq!(p("+", SqlType::Int).unwrap(), Value::Int(0));
         assert_eq!(p("0007", SqlType::TinyInt).unwrap(), Value::TinyInt(7));
         let e = p("abc", SqlType::Int).unwrap_err();
         assert_eq!(e.number, 245);
-        assert_eq!(
-            e.message,
-            "Conversion failed when converting the varchar value 'abc' to data type int."
-        );
+        assert_eq!(e.message, "Conversion failed when converting the varchar value 'abc' to data type int.");
         assert_eq!(num(p("1.5", SqlType::Int)), 245);
         let e = p("2147483648", SqlType::Int).unwrap_err();
         assert_eq!(
             (e.number, e.message.as_str()),
-            (
-                248,
-                "The conversion of the varchar value '2147483648' overflowed an int column."
-            )
+            (248, "The conversion of the varchar value '2147483648' overflowed an int column.")
         );
         let e = p("256", SqlType::TinyInt).unwrap_err();
-        assert_eq!(e.message, "The conversion of the varchar value '256' overflowed an INT1 column. Use a larger integer column.");
+        assert_eq!(
+            e.message,
+            "The conversion of the varchar value '256' overflowed an INT1 column. Use a larger integer column."
+        );
         assert_eq!(num(p("-1", SqlType::TinyInt)), 244);
         assert_eq!(num(p("40000", SqlType::SmallInt)), 244);
         assert_eq!(num(p("x", SqlType::SmallInt)), 245);
-        assert_eq!(
-            p("9223372036854775807", SqlType::BigInt).unwrap(),
-            Value::BigInt(i64::MAX)
-        );
+        assert_eq!(p("9223372036854775807", SqlType::BigInt).unwrap(), Value::BigInt(i64::MAX));
         let e = p("9223372036854775808", SqlType::BigInt).unwrap_err();
-        assert_eq!(
-            (e.number, e.message.as_str()),
-            (8114, "Error converting data type varchar to bigint.")
-        );
+        assert_eq!((e.number, e.message.as_str()), (8114, "Error converting data type varchar to bigint."));
         assert_eq!(num(p(&"9".repeat(100), SqlType::Int)), 248);
         let e = parse_from("x", &SqlType::nvarchar(5).unwrap(), &SqlType::Int).unwrap_err();
-        assert_eq!(
-            e.message,
-            "Conversion failed when converting the nvarchar value 'x' to data type int."
-        );
+        assert_eq!(e.message, "Conversion failed when converting the nvarchar value 'x' to data type int.");
     }
 
     #[test]
@@ -999,91 +880,38 @@ mod tests {
     #[test]
     fn decimals() {
         let d52 = SqlType::decimal(5, 2).unwrap();
-        assert_eq!(
-            p("1.235", d52).unwrap(),
-            Value::Decimal {
-                value: 124,
-                precision: 5,
-                scale: 2
-            }
-        );
-        assert_eq!(
-            p("-1.235", d52).unwrap(),
-            Value::Decimal {
-                value: -124,
-                precision: 5,
-                scale: 2
-            }
-        );
-        assert_eq!(
-            p(" 999.99 ", d52).unwrap(),
-            Value::Decimal {
-                value: 99_999,
-                precision: 5,
-                scale: 2
-            }
-        );
-        assert_eq!(
-            p(".5", d52).unwrap(),
-            Value::Decimal {
-                value: 50,
-                precision: 5,
-                scale: 2
-            }
-        );
+        assert_eq!(p("1.235", d52).unwrap(), Value::Decimal { value: 124, precision: 5, scale: 2 });
+        assert_eq!(p("-1.235", d52).unwrap(), Value::Decimal { value: -124, precision: 5, scale: 2 });
+        assert_eq!(p(" 999.99 ", d52).unwrap(), Value::Decimal { value: 99_999, precision: 5, scale: 2 });
+        assert_eq!(p(".5", d52).unwrap(), Value::Decimal { value: 50, precision: 5, scale: 2 });
         let e = p("1000", d52).unwrap_err();
         assert_eq!(
             (e.number, e.message.as_str()),
-            (
-                8115,
-                "Arithmetic overflow error converting varchar to data type numeric."
-            )
+            (8115, "Arithmetic overflow error converting varchar to data type numeric.")
         );
         assert_eq!(num(p("999.995", d52)), 8115);
         let e = p("1e3", d52).unwrap_err();
-        assert_eq!(
-            (e.number, e.message.as_str()),
-            (8114, "Error converting data type varchar to numeric.")
-        );
+        assert_eq!((e.number, e.message.as_str()), (8114, "Error converting data type varchar to numeric."));
         assert_eq!(num(p("", d52)), 8114);
         assert_eq!(num(p("-", d52)), 8114);
         let d38 = SqlType::decimal(38, 0).unwrap();
         assert_eq!(
             p(&"9".repeat(38), d38).unwrap(),
-            Value::Decimal {
-                value: decimal::MAX_DECIMAL_UNSCALED,
-                precision: 38,
-                scale: 0
-            }
+            Value::Decimal { value: decimal::MAX_DECIMAL_UNSCALED, precision: 38, scale: 0 }
         );
         assert_eq!(num(p(&"9".repeat(39), d38)), 8115);
     }
 
     #[test]
     fn money() {
-        assert_eq!(
-            p("$1,234.56", SqlType::Money).unwrap(),
-            Value::Money(12_345_600)
-        );
+        assert_eq!(p("$1,234.56", SqlType::Money).unwrap(), Value::Money(12_345_600));
         assert_eq!(p("-$5", SqlType::Money).unwrap(), Value::Money(-50_000));
-        assert_eq!(
-            p("€-5.123456", SqlType::Money).unwrap(),
-            Value::Money(-51_235)
-        );
+        assert_eq!(p("€-5.123456", SqlType::Money).unwrap(), Value::Money(-51_235));
         assert_eq!(p("", SqlType::Money).unwrap(), Value::Money(0));
-        assert_eq!(
-            p("922337203685477.5807", SqlType::Money).unwrap(),
-            Value::Money(i64::MAX)
-        );
-        assert_eq!(
-            p("-922337203685477.5808", SqlType::Money).unwrap(),
-            Value::Money(i64::MIN)
-        );
+        assert_eq!(p("922337203685477.5807", SqlType::Money).unwrap(), Value::Money(i64::MAX));
+        assert_eq!(p("-922337203685477.5808", SqlType::Money).unwrap(), Value::Money(i64::MIN));
         assert_eq!(num(p("922337203685477.5808", SqlType::Money)), 8115);
-        assert_eq!(
-            p("214748.3647", SqlType::SmallMoney).unwrap(),
-            Value::Money(2_147_483_647)
-        );
+        assert_eq!(p("214748.3647", SqlType::SmallMoney).unwrap(), Value::Money(2_147_483_647));
         assert_eq!(num(p("214748.3648", SqlType::SmallMoney)), 8115);
         assert_eq!(num(p("12a", SqlType::Money)), 235);
         assert_eq!(num(p("1e5", SqlType::Money)), 235);
@@ -1127,30 +955,14 @@ mod tests {
             "02-Jan-2024",
             " 2024-01-02 10:00 ",
         ] {
-            assert_eq!(
-                p(text, SqlType::Date).unwrap(),
-                Value::Date(ymd(2024, 1, 2)),
-                "{text}"
-            );
+            assert_eq!(p(text, SqlType::Date).unwrap(), Value::Date(ymd(2024, 1, 2)), "{text}");
         }
         assert_eq!(p("", SqlType::Date).unwrap(), Value::Date(ymd(1900, 1, 1)));
-        assert_eq!(
-            p("2024", SqlType::Date).unwrap(),
-            Value::Date(ymd(2024, 1, 1))
-        );
-        assert_eq!(
-            p("Feb 2024", SqlType::Date).unwrap(),
-            Value::Date(ymd(2024, 2, 1))
-        );
+        assert_eq!(p("2024", SqlType::Date).unwrap(), Value::Date(ymd(2024, 1, 1)));
+        assert_eq!(p("Feb 2024", SqlType::Date).unwrap(), Value::Date(ymd(2024, 2, 1)));
         assert_eq!(p("0001-01-01", SqlType::Date).unwrap(), Value::Date(0));
-        assert_eq!(
-            p("12/31/99", SqlType::Date).unwrap(),
-            Value::Date(ymd(1999, 12, 31))
-        );
-        assert_eq!(
-            p("12/31/49", SqlType::Date).unwrap(),
-            Value::Date(ymd(2049, 12, 31))
-        );
+        assert_eq!(p("12/31/99", SqlType::Date).unwrap(), Value::Date(ymd(1999, 12, 31)));
+        assert_eq!(p("12/31/49", SqlType::Date).unwrap(), Value::Date(ymd(2049, 12, 31)));
         for bad in [
             "2023-02-29",
             "2024-13-01",
@@ -1164,10 +976,7 @@ mod tests {
         ] {
             let e = p(bad, SqlType::Date).unwrap_err();
             assert_eq!(e.number, 241, "{bad}");
-            assert_eq!(
-                e.message,
-                "Conversion failed when converting date and/or time from character string."
-            );
+            assert_eq!(e.message, "Conversion failed when converting date and/or time from character string.");
         }
     }
 
@@ -1175,52 +984,25 @@ mod tests {
     fn datetimes() {
         let dt = |y, m, d, ms: u64| {
             let days = (days_from_civil(y, m, d) - DAYS_TO_1900) as i32;
-            Value::DateTime {
-                days,
-                ticks: calendar::millis_to_datetime_ticks(ms) as u32,
-            }
+            Value::DateTime { days, ticks: calendar::millis_to_datetime_ticks(ms) as u32 }
         };
-        assert_eq!(
-            p("2024-01-02 03:04:05.997", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 11_045_997)
-        );
-        assert_eq!(
-            p("2024-01-02T03:04:05.997", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 11_045_997)
-        );
-        assert_eq!(
-            p("2024-01-02T03:04:05Z", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 11_045_000)
-        );
-        assert_eq!(
-            p("2024-01-02 03:04:05:5", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 11_045_005)
-        );
-        assert_eq!(
-            p("2024-01-02 3:04PM", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 54_240_000)
-        );
-        assert_eq!(
-            p("Jan  2 2024 12:00AM", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 2, 0)
-        );
-        assert_eq!(
-            p("10:00", SqlType::DateTime).unwrap(),
-            dt(1900, 1, 1, 36_000_000)
-        );
-        assert_eq!(
-            p("2024-01-02 23:59:59.999", SqlType::DateTime).unwrap(),
-            dt(2024, 1, 3, 0)
-        );
-        assert_eq!(
-            p("", SqlType::DateTime).unwrap(),
-            Value::DateTime { days: 0, ticks: 0 }
-        );
+        assert_eq!(p("2024-01-02 03:04:05.997", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 11_045_997));
+        assert_eq!(p("2024-01-02T03:04:05.997", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 11_045_997));
+        assert_eq!(p("2024-01-02T03:04:05Z", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 11_045_000));
+        assert_eq!(p("2024-01-02 03:04:05:5", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 11_045_005));
+        assert_eq!(p("2024-01-02 3:04PM", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 54_240_000));
+        assert_eq!(p("Jan  2 2024 12:00AM", SqlType::DateTime).unwrap(), dt(2024, 1, 2, 0));
+        assert_eq!(p("10:00", SqlType::DateTime).unwrap(), dt(1900, 1, 1, 36_000_000));
+        assert_eq!(p("2024-01-02 23:59:59.999", SqlType::DateTime).unwrap(), dt(2024, 1, 3, 0));
+        assert_eq!(p("", SqlType::DateTime).unwrap(), Value::DateTime { days: 0, ticks: 0 });
         assert_eq!(num(p("2024-01-02 03:04:05.1234", SqlType::DateTime)), 241);
         assert_eq!(num(p("2024-01-02 03:04:05 +05:00", SqlType::DateTime)), 241);
         let e = p("1752-12-31", SqlType::DateTime).unwrap_err();
         assert_eq!(e.number, 242);
-        assert_eq!(e.message, "The conversion of a varchar data type to a datetime data type resulted in an out-of-range value.");
+        assert_eq!(
+            e.message,
+            "The conversion of a varchar data type to a datetime data type resulted in an out-of-range value."
+        );
         assert_eq!(num(p("2023-02-29", SqlType::DateTime)), 242);
         assert_eq!(num(p("9999-12-31 23:59:59.999", SqlType::DateTime)), 242);
         assert_eq!(num(p("2024-01-02 24:00", SqlType::DateTime)), 241);
@@ -1229,173 +1011,56 @@ mod tests {
 
     #[test]
     fn smalldatetimes() {
-        let sdt = |y, m, d, minutes| Value::SmallDateTime {
-            days: (days_from_civil(y, m, d) - DAYS_TO_1900) as u16,
-            minutes,
-        };
-        assert_eq!(
-            p("2024-01-02 03:04:29.998", SqlType::SmallDateTime).unwrap(),
-            sdt(2024, 1, 2, 184)
-        );
-        assert_eq!(
-            p("2024-01-02 03:04:29.999", SqlType::SmallDateTime).unwrap(),
-            sdt(2024, 1, 2, 185)
-        );
-        assert_eq!(
-            p("2079-06-06 23:59", SqlType::SmallDateTime).unwrap(),
-            sdt(2079, 6, 6, 1439)
-        );
+        let sdt =
+            |y, m, d, minutes| Value::SmallDateTime { days: (days_from_civil(y, m, d) - DAYS_TO_1900) as u16, minutes };
+        assert_eq!(p("2024-01-02 03:04:29.998", SqlType::SmallDateTime).unwrap(), sdt(2024, 1, 2, 184));
+        assert_eq!(p("2024-01-02 03:04:29.999", SqlType::SmallDateTime).unwrap(), sdt(2024, 1, 2, 185));
+        assert_eq!(p("2079-06-06 23:59", SqlType::SmallDateTime).unwrap(), sdt(2079, 6, 6, 1439));
         assert_eq!(num(p("2079-06-06 23:59:30", SqlType::SmallDateTime)), 242);
         assert_eq!(num(p("1899-12-31", SqlType::SmallDateTime)), 242);
     }
 
     #[test]
     fn datetime2_time_and_offset() {
-        let v = p(
-            "2024-01-02 03:04:05.1234567",
-            SqlType::DateTime2 { scale: 7 },
-        )
-        .unwrap();
-        assert_eq!(
-            v,
-            Value::DateTime2 {
-                days: ymd(2024, 1, 2),
-                ticks: hms(3, 4, 5) + 1_234_567,
-                scale: 7
-            }
-        );
+        let v = p("2024-01-02 03:04:05.1234567", SqlType::DateTime2 { scale: 7 }).unwrap();
+        assert_eq!(v, Value::DateTime2 { days: ymd(2024, 1, 2), ticks: hms(3, 4, 5) + 1_234_567, scale: 7 });
         let v = p("2024-01-02 03:04:05.1235", SqlType::DateTime2 { scale: 3 }).unwrap();
-        assert_eq!(
-            v,
-            Value::DateTime2 {
-                days: ymd(2024, 1, 2),
-                ticks: hms(3, 4, 5) + 1_240_000,
-                scale: 3
-            }
-        );
+        assert_eq!(v, Value::DateTime2 { days: ymd(2024, 1, 2), ticks: hms(3, 4, 5) + 1_240_000, scale: 3 });
         let v = p("2024-01-02 23:59:59.9", SqlType::DateTime2 { scale: 0 }).unwrap();
-        assert_eq!(
-            v,
-            Value::DateTime2 {
-                days: ymd(2024, 1, 3),
-                ticks: 0,
-                scale: 0
-            }
-        );
-        assert_eq!(
-            num(p("9999-12-31 23:59:59.9", SqlType::DateTime2 { scale: 0 })),
-            242
-        );
-        assert_eq!(
-            num(p(
-                "2024-01-02 03:04:05.12345678",
-                SqlType::DateTime2 { scale: 7 }
-            )),
-            241
-        );
+        assert_eq!(v, Value::DateTime2 { days: ymd(2024, 1, 3), ticks: 0, scale: 0 });
+        assert_eq!(num(p("9999-12-31 23:59:59.9", SqlType::DateTime2 { scale: 0 })), 242);
+        assert_eq!(num(p("2024-01-02 03:04:05.12345678", SqlType::DateTime2 { scale: 7 })), 241);
         let v = p("2024-01-02 10:00 +05:00", SqlType::DateTime2 { scale: 0 }).unwrap();
-        assert_eq!(
-            v,
-            Value::DateTime2 {
-                days: ymd(2024, 1, 2),
-                ticks: hms(10, 0, 0),
-                scale: 0
-            }
-        );
+        assert_eq!(v, Value::DateTime2 { days: ymd(2024, 1, 2), ticks: hms(10, 0, 0), scale: 0 });
         assert_eq!(
             p("03:04:05.123", SqlType::Time { scale: 3 }).unwrap(),
-            Value::Time {
-                ticks: hms(3, 4, 5) + 1_230_000,
-                scale: 3
-            }
+            Value::Time { ticks: hms(3, 4, 5) + 1_230_000, scale: 3 }
         );
         assert_eq!(
             p("2024-01-02 03:04", SqlType::Time { scale: 0 }).unwrap(),
-            Value::Time {
-                ticks: hms(3, 4, 0),
-                scale: 0
-            }
+            Value::Time { ticks: hms(3, 4, 0), scale: 0 }
         );
-        assert_eq!(
-            p("11 PM", SqlType::Time { scale: 0 }).unwrap(),
-            Value::Time {
-                ticks: hms(23, 0, 0),
-                scale: 0
-            }
-        );
-        assert_eq!(
-            p("23:59:59.9", SqlType::Time { scale: 0 }).unwrap(),
-            Value::Time { ticks: 0, scale: 0 }
-        );
-        let v = p(
-            "2024-01-02 03:04:05 +05:30",
-            SqlType::DateTimeOffset { scale: 0 },
-        )
-        .unwrap();
-        assert_eq!(
-            v,
-            Value::DateTimeOffset {
-                days: ymd(2024, 1, 1),
-                ticks: hms(21, 34, 5),
-                scale: 0,
-                offset: 330
-            }
-        );
+        assert_eq!(p("11 PM", SqlType::Time { scale: 0 }).unwrap(), Value::Time { ticks: hms(23, 0, 0), scale: 0 });
+        assert_eq!(p("23:59:59.9", SqlType::Time { scale: 0 }).unwrap(), Value::Time { ticks: 0, scale: 0 });
+        let v = p("2024-01-02 03:04:05 +05:30", SqlType::DateTimeOffset { scale: 0 }).unwrap();
+        assert_eq!(v, Value::DateTimeOffset { days: ymd(2024, 1, 1), ticks: hms(21, 34, 5), scale: 0, offset: 330 });
         assert_eq!(v.to_string(), "2024-01-02 03:04:05 +05:30");
-        let v = p(
-            "2024-01-02T03:04:05-0800",
-            SqlType::DateTimeOffset { scale: 0 },
-        )
-        .unwrap();
+        let v = p("2024-01-02T03:04:05-0800", SqlType::DateTimeOffset { scale: 0 }).unwrap();
+        assert_eq!(v, Value::DateTimeOffset { days: ymd(2024, 1, 2), ticks: hms(11, 4, 5), scale: 0, offset: -480 });
+        assert_eq!(num(p("0001-01-01 00:00 +01:00", SqlType::DateTimeOffset { scale: 0 })), 242);
+        assert_eq!(num(p("2024-01-02 03:04 +14:01", SqlType::DateTimeOffset { scale: 0 })), 241);
         assert_eq!(
-            v,
-            Value::DateTimeOffset {
-                days: ymd(2024, 1, 2),
-                ticks: hms(11, 4, 5),
-                scale: 0,
-                offset: -480
-            }
-        );
-        assert_eq!(
-            num(p(
-                "0001-01-01 00:00 +01:00",
-                SqlType::DateTimeOffset { scale: 0 }
-            )),
-            242
-        );
-        assert_eq!(
-            num(p(
-                "2024-01-02 03:04 +14:01",
-                SqlType::DateTimeOffset { scale: 0 }
-            )),
-            241
-        );
-        assert_eq!(
-            p("2024-01-02", SqlType::DateTimeOffset { scale: 7 })
-                .unwrap()
-                .to_string(),
+            p("2024-01-02", SqlType::DateTimeOffset { scale: 7 }).unwrap().to_string(),
             "2024-01-02 00:00:00.0000000 +00:00"
         );
     }
 
     #[test]
     fn guids() {
-        let bytes = [
-            0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9,
-            0x64, 0xFF,
-        ];
-        assert_eq!(
-            parse_guid("6F9619FF-8B86-D011-B42D-00C04FC964FF").unwrap(),
-            bytes
-        );
-        assert_eq!(
-            parse_guid("{6f9619ff-8b86-d011-b42d-00c04fc964ff}").unwrap(),
-            bytes
-        );
-        assert_eq!(
-            parse_guid("6F9619FF-8B86-D011-B42D-00C04FC964FFwrong").unwrap(),
-            bytes
-        );
+        let bytes = [0xFF, 0x19, 0x96, 0x6F, 0x86, 0x8B, 0x11, 0xD0, 0xB4, 0x2D, 0x00, 0xC0, 0x4F, 0xC9, 0x64, 0xFF];
+        assert_eq!(parse_guid("6F9619FF-8B86-D011-B42D-00C04FC964FF").unwrap(), bytes);
+        assert_eq!(parse_guid("{6f9619ff-8b86-d011-b42d-00c04fc964ff}").unwrap(), bytes);
+        assert_eq!(parse_guid("6F9619FF-8B86-D011-B42D-00C04FC964FFwrong").unwrap(), bytes);
         for bad in [
             "",
             "6F9619FF-8B86-D011-B42D-00C04FC964F",
@@ -1410,40 +1075,14 @@ mod tests {
 
     #[test]
     fn strings_and_binary() {
-        assert_eq!(
-            p("abcdef", SqlType::varchar(3).unwrap()).unwrap(),
-            Value::String("abc".into())
-        );
-        assert_eq!(
-            p("ab", SqlType::char(4).unwrap()).unwrap(),
-            Value::String("ab  ".into())
-        );
-        assert_eq!(
-            p("日本", SqlType::varchar(10).unwrap()).unwrap(),
-            Value::String("??".into())
-        );
-        assert_eq!(
-            p("日本", SqlType::nchar(3).unwrap()).unwrap(),
-            Value::String("日本 ".into())
-        );
-        assert_eq!(
-            p("a😀", SqlType::nvarchar(2).unwrap()).unwrap(),
-            Value::String("a".into())
-        );
-        assert_eq!(
-            p("AB", SqlType::varbinary(10).unwrap()).unwrap(),
-            Value::Binary(vec![0x41, 0x42])
-        );
-        assert_eq!(
-            p("AB", SqlType::binary(3).unwrap()).unwrap(),
-            Value::Binary(vec![0x41, 0x42, 0])
-        );
-        let v = parse_from(
-            "A",
-            &SqlType::nvarchar(1).unwrap(),
-            &SqlType::varbinary(10).unwrap(),
-        )
-        .unwrap();
+        assert_eq!(p("abcdef", SqlType::varchar(3).unwrap()).unwrap(), Value::String("abc".into()));
+        assert_eq!(p("ab", SqlType::char(4).unwrap()).unwrap(), Value::String("ab  ".into()));
+        assert_eq!(p("日本", SqlType::varchar(10).unwrap()).unwrap(), Value::String("??".into()));
+        assert_eq!(p("日本", SqlType::nchar(3).unwrap()).unwrap(), Value::String("日本 ".into()));
+        assert_eq!(p("a😀", SqlType::nvarchar(2).unwrap()).unwrap(), Value::String("a".into()));
+        assert_eq!(p("AB", SqlType::varbinary(10).unwrap()).unwrap(), Value::Binary(vec![0x41, 0x42]));
+        assert_eq!(p("AB", SqlType::binary(3).unwrap()).unwrap(), Value::Binary(vec![0x41, 0x42, 0]));
+        let v = parse_from("A", &SqlType::nvarchar(1).unwrap(), &SqlType::varbinary(10).unwrap()).unwrap();
         assert_eq!(v, Value::Binary(vec![0x41, 0]));
         assert_eq!(parse_hex_binary("0x0aFF", true).unwrap(), vec![0x0A, 0xFF]);
         assert_eq!(parse_hex_binary("0aFF", false).unwrap(), vec![0x0A, 0xFF]);

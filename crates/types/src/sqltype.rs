@@ -99,12 +99,7 @@ pub enum TypeArg {
 
 fn invalid_length(n: i64) -> SqlError {
     // SQL Server prefixes "Line N: "; the executor adds the line itself.
-    SqlError::new(
-        1001,
-        15,
-        1,
-        format!("Length or precision specification {n} is invalid."),
-    )
+    SqlError::new(1001, 15, 1, format!("Length or precision specification {n} is invalid."))
 }
 
 fn precision_too_large(p: i64, max: u8) -> SqlError {
@@ -123,7 +118,9 @@ fn size_too_large(n: i64, type_name: &str, max: u16) -> SqlError {
         131,
         15,
         3,
-        format!("The size ({n}) given to the type '{type_name}' exceeds the maximum allowed for any data type ({max})."),
+        format!(
+            "The size ({n}) given to the type '{type_name}' exceeds the maximum allowed for any data type ({max})."
+        ),
     )
 }
 
@@ -139,12 +136,7 @@ fn check_len(n: i64, type_name: &str, max: u16) -> Result<u16, SqlError> {
 
 fn check_time_scale(scale: i64) -> Result<u8, SqlError> {
     if !(0..=i64::from(MAX_TIME_SCALE)).contains(&scale) {
-        return Err(SqlError::new(
-            1002,
-            15,
-            1,
-            format!("Specified scale {scale} is invalid."),
-        ));
+        return Err(SqlError::new(1002, 15, 1, format!("Specified scale {scale} is invalid.")));
     }
     Ok(scale as u8)
 }
@@ -159,12 +151,7 @@ fn check_decimal(precision: i64, scale: i64) -> Result<(u8, u8), SqlError> {
     if scale < 0 || scale > precision {
         // Msg 192 is what DECLARE reports; CREATE TABLE reports 183 with the column name,
         // which the binder can substitute.
-        return Err(SqlError::new(
-            192,
-            15,
-            1,
-            "The scale must be less than or equal to the precision.",
-        ));
+        return Err(SqlError::new(192, 15, 1, "The scale must be less than or equal to the precision."));
     }
     Ok((precision as u8, scale as u8))
 }
@@ -193,57 +180,39 @@ impl SqlType {
     }
 
     pub fn time(scale: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::Time {
-            scale: check_time_scale(scale)?,
-        })
+        Ok(SqlType::Time { scale: check_time_scale(scale)? })
     }
 
     pub fn datetime2(scale: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::DateTime2 {
-            scale: check_time_scale(scale)?,
-        })
+        Ok(SqlType::DateTime2 { scale: check_time_scale(scale)? })
     }
 
     pub fn datetimeoffset(scale: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::DateTimeOffset {
-            scale: check_time_scale(scale)?,
-        })
+        Ok(SqlType::DateTimeOffset { scale: check_time_scale(scale)? })
     }
 
     pub fn char(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::Char {
-            len: check_len(n, "char", MAX_BYTE_LEN)?,
-        })
+        Ok(SqlType::Char { len: check_len(n, "char", MAX_BYTE_LEN)? })
     }
 
     pub fn varchar(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::VarChar {
-            len: Length::Bounded(check_len(n, "varchar", MAX_BYTE_LEN)?),
-        })
+        Ok(SqlType::VarChar { len: Length::Bounded(check_len(n, "varchar", MAX_BYTE_LEN)?) })
     }
 
     pub fn nchar(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::NChar {
-            len: check_len(n, "nchar", MAX_NCHAR_LEN)?,
-        })
+        Ok(SqlType::NChar { len: check_len(n, "nchar", MAX_NCHAR_LEN)? })
     }
 
     pub fn nvarchar(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::NVarChar {
-            len: Length::Bounded(check_len(n, "nvarchar", MAX_NCHAR_LEN)?),
-        })
+        Ok(SqlType::NVarChar { len: Length::Bounded(check_len(n, "nvarchar", MAX_NCHAR_LEN)?) })
     }
 
     pub fn binary(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::Binary {
-            len: check_len(n, "binary", MAX_BYTE_LEN)?,
-        })
+        Ok(SqlType::Binary { len: check_len(n, "binary", MAX_BYTE_LEN)? })
     }
 
     pub fn varbinary(n: i64) -> Result<SqlType, SqlError> {
-        Ok(SqlType::VarBinary {
-            len: Length::Bounded(check_len(n, "varbinary", MAX_BYTE_LEN)?),
-        })
+        Ok(SqlType::VarBinary { len: Length::Bounded(check_len(n, "varbinary", MAX_BYTE_LEN)?) })
     }
 
     /// Resolves a type name as written in T-SQL (case-insensitive, with the ISO synonyms
@@ -253,13 +222,14 @@ impl SqlType {
     /// binary types. (CAST and CONVERT default to length 30, which the caller supplies.)
     /// An unknown name is Msg 2715.
     pub fn from_name(name: &str, args: &[TypeArg]) -> Result<SqlType, SqlError> {
-        let lower: String = name
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .to_ascii_lowercase();
+        let lower: String = name.split_whitespace().collect::<Vec<_>>().join(" ").to_ascii_lowercase();
         let too_many = || {
-            SqlError::new(2716, 16, 1, format!("Column, parameter, or variable #1: Cannot specify a column width on data type {lower}."))
+            SqlError::new(
+                2716,
+                16,
+                1,
+                format!("Column, parameter, or variable #1: Cannot specify a column width on data type {lower}."),
+            )
         };
         let num = |i: usize, default: i64| -> Result<i64, SqlError> {
             match args.get(i) {
@@ -333,24 +303,18 @@ impl SqlType {
                 Some(n) => SqlType::varchar(n),
                 None => Ok(SqlType::VarChar { len: Length::Max }),
             },
-            "nchar" | "national char" | "national character" => {
-                SqlType::nchar(var_len(false)?.unwrap_or(1))
-            }
-            "nvarchar" | "national char varying" | "national character varying" => {
-                match var_len(true)? {
-                    Some(n) => SqlType::nvarchar(n),
-                    None => Ok(SqlType::NVarChar { len: Length::Max }),
-                }
-            }
+            "nchar" | "national char" | "national character" => SqlType::nchar(var_len(false)?.unwrap_or(1)),
+            "nvarchar" | "national char varying" | "national character varying" => match var_len(true)? {
+                Some(n) => SqlType::nvarchar(n),
+                None => Ok(SqlType::NVarChar { len: Length::Max }),
+            },
             "binary" => SqlType::binary(var_len(false)?.unwrap_or(1)),
             "varbinary" | "binary varying" => match var_len(true)? {
                 Some(n) => SqlType::varbinary(n),
                 None => Ok(SqlType::VarBinary { len: Length::Max }),
             },
             // sysname is SQL Server's built-in alias for nvarchar(128) NOT NULL.
-            "sysname" => no_args(SqlType::NVarChar {
-                len: Length::Bounded(128),
-            }),
+            "sysname" => no_args(SqlType::NVarChar { len: Length::Bounded(128) }),
             "uniqueidentifier" => no_args(SqlType::UniqueIdentifier),
             "xml" => no_args(SqlType::Xml),
             _ => Err(SqlError::new(
@@ -414,10 +378,9 @@ impl SqlType {
             SqlType::Char { len } | SqlType::Binary { len } => len,
             SqlType::NChar { len } => len.saturating_mul(2),
             SqlType::UniqueIdentifier => 16,
-            SqlType::VarChar { .. }
-            | SqlType::NVarChar { .. }
-            | SqlType::VarBinary { .. }
-            | SqlType::Xml => return None,
+            SqlType::VarChar { .. } | SqlType::NVarChar { .. } | SqlType::VarBinary { .. } | SqlType::Xml => {
+                return None
+            }
         })
     }
 
@@ -436,15 +399,10 @@ impl SqlType {
     /// nvarchar(n), n for varchar(n)/varbinary(n), 2^31 - 1 for MAX types and xml.
     pub fn max_len(&self) -> u32 {
         match *self {
-            SqlType::VarChar {
-                len: Length::Bounded(n),
+            SqlType::VarChar { len: Length::Bounded(n) } | SqlType::VarBinary { len: Length::Bounded(n) } => {
+                u32::from(n)
             }
-            | SqlType::VarBinary {
-                len: Length::Bounded(n),
-            } => u32::from(n),
-            SqlType::NVarChar {
-                len: Length::Bounded(n),
-            } => 2 * u32::from(n),
+            SqlType::NVarChar { len: Length::Bounded(n) } => 2 * u32::from(n),
             SqlType::VarChar { len: Length::Max }
             | SqlType::NVarChar { len: Length::Max }
             | SqlType::VarBinary { len: Length::Max }
@@ -498,9 +456,7 @@ impl SqlType {
     /// (precision, scale) of decimal/numeric.
     pub fn decimal_params(&self) -> Option<(u8, u8)> {
         match *self {
-            SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
-                Some((precision, scale))
-            }
+            SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => Some((precision, scale)),
             _ => None,
         }
     }
@@ -508,9 +464,7 @@ impl SqlType {
     /// Fractional-seconds scale of time, datetime2 and datetimeoffset.
     pub fn time_scale(&self) -> Option<u8> {
         match *self {
-            SqlType::Time { scale }
-            | SqlType::DateTime2 { scale }
-            | SqlType::DateTimeOffset { scale } => Some(scale),
+            SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => Some(scale),
             _ => None,
         }
     }
@@ -533,10 +487,7 @@ impl SqlType {
 
     /// nchar, nvarchar and xml: stored as UTF-16.
     pub fn is_unicode(&self) -> bool {
-        matches!(
-            self,
-            SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml
-        )
+        matches!(self, SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml)
     }
 
     pub fn is_binary(&self) -> bool {
@@ -606,20 +557,16 @@ impl fmt::Display for SqlType {
             SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
                 write!(f, "{name}({precision},{scale})")
             }
-            SqlType::Time { scale }
-            | SqlType::DateTime2 { scale }
-            | SqlType::DateTimeOffset { scale } => {
+            SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => {
                 write!(f, "{name}({scale})")
             }
             SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => {
                 write!(f, "{name}({len})")
             }
-            SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => {
-                match len {
-                    Length::Bounded(n) => write!(f, "{name}({n})"),
-                    Length::Max => write!(f, "{name}(max)"),
-                }
-            }
+            SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => match len {
+                Length::Bounded(n) => write!(f, "{name}({n})"),
+                Length::Max => write!(f, "{name}(max)"),
+            },
             _ => f.write_str(name),
         }
     }
@@ -631,15 +578,9 @@ mod tests {
 
     #[test]
     fn spelling() {
-        assert_eq!(
-            SqlType::decimal(18, 2).unwrap().to_string(),
-            "decimal(18,2)"
-        );
+        assert_eq!(SqlType::decimal(18, 2).unwrap().to_string(), "decimal(18,2)");
         assert_eq!(SqlType::numeric(5, 0).unwrap().to_string(), "numeric(5,0)");
-        assert_eq!(
-            SqlType::NVarChar { len: Length::Max }.to_string(),
-            "nvarchar(max)"
-        );
+        assert_eq!(SqlType::NVarChar { len: Length::Max }.to_string(), "nvarchar(max)");
         assert_eq!(SqlType::datetime2(7).unwrap().to_string(), "datetime2(7)");
         assert_eq!(SqlType::char(10).unwrap().to_string(), "char(10)");
         assert_eq!(SqlType::float(10).unwrap().to_string(), "real");
@@ -663,7 +604,10 @@ mod tests {
         assert_eq!(SqlType::datetime2(-1).unwrap_err().number, 1002);
         let e = SqlType::varchar(8001).unwrap_err();
         assert_eq!(e.number, 131);
-        assert_eq!(e.message, "The size (8001) given to the type 'varchar' exceeds the maximum allowed for any data type (8000).");
+        assert_eq!(
+            e.message,
+            "The size (8001) given to the type 'varchar' exceeds the maximum allowed for any data type (8000)."
+        );
         assert_eq!(SqlType::nvarchar(4001).unwrap_err().number, 131);
         assert_eq!(SqlType::nchar(0).unwrap_err().number, 1001);
         assert!(SqlType::nvarchar(4000).is_ok() && SqlType::binary(8000).is_ok());
@@ -673,55 +617,17 @@ mod tests {
     fn from_name_resolves_synonyms_and_defaults() {
         use TypeArg::*;
         assert_eq!(SqlType::from_name("INTEGER", &[]).unwrap(), SqlType::Int);
-        assert_eq!(
-            SqlType::from_name("dec", &[]).unwrap(),
-            SqlType::Decimal {
-                precision: 18,
-                scale: 0
-            }
-        );
-        assert_eq!(
-            SqlType::from_name("numeric", &[Num(10)]).unwrap(),
-            SqlType::Numeric {
-                precision: 10,
-                scale: 0
-            }
-        );
-        assert_eq!(
-            SqlType::from_name("float", &[Num(24)]).unwrap(),
-            SqlType::Real
-        );
-        assert_eq!(
-            SqlType::from_name("double  precision", &[]).unwrap(),
-            SqlType::Float
-        );
-        assert_eq!(
-            SqlType::from_name("varchar", &[Max]).unwrap(),
-            SqlType::VarChar { len: Length::Max }
-        );
-        assert_eq!(
-            SqlType::from_name("national character varying", &[Num(20)])
-                .unwrap()
-                .to_string(),
-            "nvarchar(20)"
-        );
-        assert_eq!(
-            SqlType::from_name("char", &[]).unwrap(),
-            SqlType::Char { len: 1 }
-        );
-        assert_eq!(
-            SqlType::from_name("datetime2", &[]).unwrap(),
-            SqlType::DateTime2 { scale: 7 }
-        );
+        assert_eq!(SqlType::from_name("dec", &[]).unwrap(), SqlType::Decimal { precision: 18, scale: 0 });
+        assert_eq!(SqlType::from_name("numeric", &[Num(10)]).unwrap(), SqlType::Numeric { precision: 10, scale: 0 });
+        assert_eq!(SqlType::from_name("float", &[Num(24)]).unwrap(), SqlType::Real);
+        assert_eq!(SqlType::from_name("double  precision", &[]).unwrap(), SqlType::Float);
+        assert_eq!(SqlType::from_name("varchar", &[Max]).unwrap(), SqlType::VarChar { len: Length::Max });
+        assert_eq!(SqlType::from_name("national character varying", &[Num(20)]).unwrap().to_string(), "nvarchar(20)");
+        assert_eq!(SqlType::from_name("char", &[]).unwrap(), SqlType::Char { len: 1 });
+        assert_eq!(SqlType::from_name("datetime2", &[]).unwrap(), SqlType::DateTime2 { scale: 7 });
         assert_eq!(SqlType::from_name("char", &[Max]).unwrap_err().number, 1001);
-        assert_eq!(
-            SqlType::from_name("int", &[Num(4)]).unwrap_err().number,
-            2716
-        );
-        assert_eq!(
-            SqlType::from_name("varchar2", &[]).unwrap_err().number,
-            2715
-        );
+        assert_eq!(SqlType::from_name("int", &[Num(4)]).unwrap_err().number, 2716);
+        assert_eq!(SqlType::from_name("varchar2", &[]).unwrap_err().number, 2715);
     }
 
     #[test]
@@ -751,10 +657,7 @@ mod tests {
         assert_eq!(len(SqlType::SmallDateTime), Some(4));
         assert_eq!(len(SqlType::UniqueIdentifier), Some(16));
         assert_eq!(SqlType::nvarchar(10).unwrap().max_len(), 20);
-        assert_eq!(
-            SqlType::VarBinary { len: Length::Max }.max_len(),
-            2_147_483_647
-        );
+        assert_eq!(SqlType::VarBinary { len: Length::Max }.max_len(), 2_147_483_647);
         assert!(SqlType::Xml.is_max() && !SqlType::varchar(5).unwrap().is_max());
     }
 
@@ -770,10 +673,7 @@ mod tests {
             SqlType::Time { scale: 7 },
             SqlType::Float,
             SqlType::Real,
-            SqlType::Decimal {
-                precision: 18,
-                scale: 0,
-            },
+            SqlType::Decimal { precision: 18, scale: 0 },
             SqlType::Money,
             SqlType::SmallMoney,
             SqlType::BigInt,
@@ -790,12 +690,7 @@ mod tests {
             SqlType::Binary { len: 1 },
         ];
         for w in order.windows(2) {
-            assert!(
-                w[0].has_higher_precedence_than(&w[1]),
-                "{} over {}",
-                w[0],
-                w[1]
-            );
+            assert!(w[0].has_higher_precedence_than(&w[1]), "{} over {}", w[0], w[1]);
         }
         assert_eq!(SqlType::Int.precedence(), 16);
     }

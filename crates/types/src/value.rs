@@ -21,8 +21,8 @@
 //! | `Guid` | 16 bytes in SQL Server's (.NET Guid) byte order | |
 
 use crate::calendar::{
-    self, DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DATETIME_TICKS_PER_DAY, DAYS_TO_1900,
-    MAX_DATE_DAYS, MAX_OFFSET_MINUTES, MINUTES_PER_DAY, TICKS_PER_DAY, TICKS_PER_MINUTE,
+    self, DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DATETIME_TICKS_PER_DAY, DAYS_TO_1900, MAX_DATE_DAYS,
+    MAX_OFFSET_MINUTES, MINUTES_PER_DAY, TICKS_PER_DAY, TICKS_PER_MINUTE,
 };
 use crate::codepage;
 use crate::decimal::{self, MONEY_SCALE, SMALLMONEY_MAX, SMALLMONEY_MIN};
@@ -87,12 +87,7 @@ pub enum Value {
 }
 
 fn out_of_range(type_name: &str) -> SqlError {
-    SqlError::new(
-        517,
-        16,
-        3,
-        format!("Adding a value to a '{type_name}' column caused an overflow."),
-    )
+    SqlError::new(517, 16, 3, format!("Adding a value to a '{type_name}' column caused an overflow."))
 }
 
 impl Value {
@@ -130,11 +125,7 @@ impl Value {
     /// A decimal value, checked: 1 <= precision <= 38, scale <= precision, and the value
     /// within 10^precision - 1 (else Msg 8115).
     pub fn decimal(value: i128, precision: u8, scale: u8) -> Result<Value, SqlError> {
-        let v = Value::Decimal {
-            value,
-            precision,
-            scale,
-        };
+        let v = Value::Decimal { value, precision, scale };
         v.validate()?;
         Ok(v)
     }
@@ -144,24 +135,13 @@ impl Value {
         if !calendar::is_valid_date(year, month, day) {
             return Err(SqlError::datetime_conversion_failed());
         }
-        Ok(Value::Date(
-            calendar::days_from_civil(year, month, day) as u32
-        ))
+        Ok(Value::Date(calendar::days_from_civil(year, month, day) as u32))
     }
 
     /// A datetime2(scale) from civil parts and 100 ns ticks since midnight. The ticks are
     /// rounded to the scale; rounding up to midnight carries into the next day.
-    pub fn datetime2_from_parts(
-        year: i32,
-        month: u32,
-        day: u32,
-        ticks: u64,
-        scale: u8,
-    ) -> Result<Value, SqlError> {
-        if !calendar::is_valid_date(year, month, day)
-            || ticks >= TICKS_PER_DAY
-            || scale > MAX_TIME_SCALE
-        {
+    pub fn datetime2_from_parts(year: i32, month: u32, day: u32, ticks: u64, scale: u8) -> Result<Value, SqlError> {
+        if !calendar::is_valid_date(year, month, day) || ticks >= TICKS_PER_DAY || scale > MAX_TIME_SCALE {
             return Err(SqlError::datetime_conversion_failed());
         }
         let days = calendar::days_from_civil(year, month, day);
@@ -169,38 +149,22 @@ impl Value {
         if days > i64::from(MAX_DATE_DAYS) {
             return Err(SqlError::datetime_out_of_range("varchar", "datetime2"));
         }
-        Ok(Value::DateTime2 {
-            days: days as u32,
-            ticks,
-            scale,
-        })
+        Ok(Value::DateTime2 { days: days as u32, ticks, scale })
     }
 
     /// A datetime from civil parts and milliseconds since midnight, rounded to 1/300 s as
     /// SQL Server rounds (.000/.003/.007). Out of 1753..9999 is Msg 242.
-    pub fn datetime_from_parts(
-        year: i32,
-        month: u32,
-        day: u32,
-        millis: u32,
-    ) -> Result<Value, SqlError> {
+    pub fn datetime_from_parts(year: i32, month: u32, day: u32, millis: u32) -> Result<Value, SqlError> {
         if !calendar::is_valid_date(year, month, day) || millis >= 86_400_000 {
             return Err(SqlError::datetime_out_of_range("varchar", "datetime"));
         }
         let days = calendar::days_from_civil(year, month, day) - DAYS_TO_1900;
         let t = calendar::millis_to_datetime_ticks(u64::from(millis));
-        let (days, ticks) = if t >= u64::from(DATETIME_TICKS_PER_DAY) {
-            (days + 1, 0)
-        } else {
-            (days, t)
-        };
+        let (days, ticks) = if t >= u64::from(DATETIME_TICKS_PER_DAY) { (days + 1, 0) } else { (days, t) };
         if days < i64::from(DATETIME_MIN_DAYS) || days > i64::from(DATETIME_MAX_DAYS) {
             return Err(SqlError::datetime_out_of_range("varchar", "datetime"));
         }
-        Ok(Value::DateTime {
-            days: days as i32,
-            ticks: ticks as u32,
-        })
+        Ok(Value::DateTime { days: days as i32, ticks: ticks as u32 })
     }
 
     /// Checks the rules every value of its variant obeys regardless of the column it is
@@ -208,49 +172,31 @@ impl Value {
     /// messages for the type.
     pub fn validate(&self) -> Result<(), SqlError> {
         match *self {
-            Value::Decimal {
-                value,
-                precision,
-                scale,
-            } if (precision == 0
-                || precision > 38
-                || scale > precision
-                || !decimal::fits_precision(value, precision)) =>
+            Value::Decimal { value, precision, scale }
+                if (precision == 0
+                    || precision > 38
+                    || scale > precision
+                    || !decimal::fits_precision(value, precision)) =>
             {
                 return Err(SqlError::arithmetic_overflow("numeric"));
             }
-            Value::Float(f) if !f.is_finite() => {
-                return Err(SqlError::arithmetic_overflow("float"))
-            }
+            Value::Float(f) if !f.is_finite() => return Err(SqlError::arithmetic_overflow("float")),
             Value::Real(f) if !f.is_finite() => return Err(SqlError::arithmetic_overflow("real")),
             Value::Date(days) if days > MAX_DATE_DAYS => return Err(out_of_range("date")),
-            Value::Time { ticks, scale } if !valid_time(ticks, scale) => {
-                return Err(out_of_range("time"))
-            }
+            Value::Time { ticks, scale } if !valid_time(ticks, scale) => return Err(out_of_range("time")),
             Value::DateTime { days, ticks }
-                if (!(DATETIME_MIN_DAYS..=DATETIME_MAX_DAYS).contains(&days)
-                    || ticks >= DATETIME_TICKS_PER_DAY) =>
+                if (!(DATETIME_MIN_DAYS..=DATETIME_MAX_DAYS).contains(&days) || ticks >= DATETIME_TICKS_PER_DAY) =>
             {
                 return Err(out_of_range("datetime"));
             }
             Value::SmallDateTime { minutes, .. } if minutes >= MINUTES_PER_DAY => {
                 return Err(out_of_range("smalldatetime"))
             }
-            Value::DateTime2 { days, ticks, scale }
-                if (days > MAX_DATE_DAYS || !valid_time(ticks, scale)) =>
-            {
+            Value::DateTime2 { days, ticks, scale } if (days > MAX_DATE_DAYS || !valid_time(ticks, scale)) => {
                 return Err(out_of_range("datetime2"));
             }
-            Value::DateTimeOffset {
-                days,
-                ticks,
-                scale,
-                offset,
-            } => {
-                if days > MAX_DATE_DAYS
-                    || !valid_time(ticks, scale)
-                    || offset.abs() > MAX_OFFSET_MINUTES
-                {
+            Value::DateTimeOffset { days, ticks, scale, offset } => {
+                if days > MAX_DATE_DAYS || !valid_time(ticks, scale) || offset.abs() > MAX_OFFSET_MINUTES {
                     return Err(out_of_range("datetimeoffset"));
                 }
                 // Local time must be a real date too: SQL Server cannot show 10000-01-01.
@@ -295,20 +241,8 @@ impl Value {
                     Err(SqlError::arithmetic_overflow("smallmoney"))
                 }
             }
-            (
-                Value::Decimal { value, scale, .. },
-                SqlType::Decimal {
-                    precision: p,
-                    scale: s,
-                },
-            )
-            | (
-                Value::Decimal { value, scale, .. },
-                SqlType::Numeric {
-                    precision: p,
-                    scale: s,
-                },
-            ) => {
+            (Value::Decimal { value, scale, .. }, SqlType::Decimal { precision: p, scale: s })
+            | (Value::Decimal { value, scale, .. }, SqlType::Numeric { precision: p, scale: s }) => {
                 if *scale != s {
                     Err(clash())
                 } else if !decimal::fits_precision(*value, p) {
@@ -327,25 +261,19 @@ impl Value {
                 }
             }
             (Value::String(s), SqlType::Char { len: n })
-            | (
-                Value::String(s),
-                SqlType::VarChar {
-                    len: Length::Bounded(n),
-                },
-            ) => match fit_str(s, usize::from(n), false) {
-                Some(_) => Ok(()),
-                None => Err(SqlError::string_truncated()),
-            },
+            | (Value::String(s), SqlType::VarChar { len: Length::Bounded(n) }) => {
+                match fit_str(s, usize::from(n), false) {
+                    Some(_) => Ok(()),
+                    None => Err(SqlError::string_truncated()),
+                }
+            }
             (Value::String(s), SqlType::NChar { len: n })
-            | (
-                Value::String(s),
-                SqlType::NVarChar {
-                    len: Length::Bounded(n),
-                },
-            ) => match fit_str(s, usize::from(n), true) {
-                Some(_) => Ok(()),
-                None => Err(SqlError::string_truncated()),
-            },
+            | (Value::String(s), SqlType::NVarChar { len: Length::Bounded(n) }) => {
+                match fit_str(s, usize::from(n), true) {
+                    Some(_) => Ok(()),
+                    None => Err(SqlError::string_truncated()),
+                }
+            }
             (Value::String(s), SqlType::VarChar { len: Length::Max }) => {
                 if s.chars().count() as u64 > u64::from(MAX_LOB_BYTES) {
                     Err(SqlError::string_truncated())
@@ -353,8 +281,7 @@ impl Value {
                     Ok(())
                 }
             }
-            (Value::String(s), SqlType::NVarChar { len: Length::Max })
-            | (Value::String(s), SqlType::Xml) => {
+            (Value::String(s), SqlType::NVarChar { len: Length::Max }) | (Value::String(s), SqlType::Xml) => {
                 if s.encode_utf16().count() as u64 * 2 > u64::from(MAX_LOB_BYTES) {
                     Err(SqlError::string_truncated())
                 } else {
@@ -362,12 +289,7 @@ impl Value {
                 }
             }
             (Value::Binary(b), SqlType::Binary { len: n })
-            | (
-                Value::Binary(b),
-                SqlType::VarBinary {
-                    len: Length::Bounded(n),
-                },
-            ) => {
+            | (Value::Binary(b), SqlType::VarBinary { len: Length::Bounded(n) }) => {
                 if b.len() > usize::from(n) {
                     Err(SqlError::string_truncated())
                 } else {
@@ -394,42 +316,22 @@ impl Value {
     pub fn fit_to(&self, ty: &SqlType) -> Result<Value, SqlError> {
         let v = match (self, *ty) {
             (Value::String(s), SqlType::Char { len })
-            | (
-                Value::String(s),
-                SqlType::VarChar {
-                    len: Length::Bounded(len),
-                },
-            ) => {
+            | (Value::String(s), SqlType::VarChar { len: Length::Bounded(len) }) => {
                 let s = codepage::to_cp1252_lossy(s);
-                let mut s = fit_str(&s, usize::from(len), false)
-                    .unwrap_or(&s)
-                    .to_string();
+                let mut s = fit_str(&s, usize::from(len), false).unwrap_or(&s).to_string();
                 if let SqlType::Char { len } = ty {
                     let have = s.chars().count();
-                    s.extend(std::iter::repeat_n(
-                        ' ',
-                        usize::from(*len).saturating_sub(have),
-                    ));
+                    s.extend(std::iter::repeat_n(' ', usize::from(*len).saturating_sub(have)));
                 }
                 Value::String(s)
             }
-            (Value::String(s), SqlType::VarChar { len: Length::Max }) => {
-                Value::String(codepage::to_cp1252_lossy(s))
-            }
+            (Value::String(s), SqlType::VarChar { len: Length::Max }) => Value::String(codepage::to_cp1252_lossy(s)),
             (Value::String(s), SqlType::NChar { len })
-            | (
-                Value::String(s),
-                SqlType::NVarChar {
-                    len: Length::Bounded(len),
-                },
-            ) => {
+            | (Value::String(s), SqlType::NVarChar { len: Length::Bounded(len) }) => {
                 let mut s = fit_str(s, usize::from(len), true).unwrap_or(s).to_string();
                 if let SqlType::NChar { len } = ty {
                     let have = s.encode_utf16().count();
-                    s.extend(std::iter::repeat_n(
-                        ' ',
-                        usize::from(*len).saturating_sub(have),
-                    ));
+                    s.extend(std::iter::repeat_n(' ', usize::from(*len).saturating_sub(have)));
                 }
                 Value::String(s)
             }
@@ -440,11 +342,7 @@ impl Value {
             }
             (Value::Decimal { value, scale, .. }, SqlType::Decimal { precision, .. })
             | (Value::Decimal { value, scale, .. }, SqlType::Numeric { precision, .. }) => {
-                Value::Decimal {
-                    value: *value,
-                    precision,
-                    scale: *scale,
-                }
+                Value::Decimal { value: *value, precision, scale: *scale }
             }
             _ => self.clone(),
         };
@@ -454,22 +352,13 @@ impl Value {
 
     /// The money value as an unscaled decimal at scale 4.
     pub fn money_as_decimal(m: i64) -> Value {
-        Value::Decimal {
-            value: i128::from(m),
-            precision: 19,
-            scale: MONEY_SCALE,
-        }
+        Value::Decimal { value: i128::from(m), precision: 19, scale: MONEY_SCALE }
     }
 
     /// Local (days since 0001-01-01, ticks) of a datetimeoffset; None for other values.
     pub fn local_datetime(&self) -> Option<(u32, u64)> {
         match *self {
-            Value::DateTimeOffset {
-                days,
-                ticks,
-                offset,
-                ..
-            } => {
+            Value::DateTimeOffset { days, ticks, offset, .. } => {
                 let (d, t) = utc_to_local(days, ticks, offset);
                 Some((d.clamp(0, i64::from(MAX_DATE_DAYS)) as u32, t))
             }
@@ -483,11 +372,7 @@ impl Value {
 /// without them. A space is one byte, one character and one unit, so the excess can be
 /// cut by byte count.
 pub(crate) fn fit_str(s: &str, len: usize, unicode: bool) -> Option<&str> {
-    let have = if unicode {
-        s.encode_utf16().count()
-    } else {
-        s.chars().count()
-    };
+    let have = if unicode { s.encode_utf16().count() } else { s.chars().count() };
     if have <= len {
         return Some(s);
     }
@@ -497,9 +382,7 @@ pub(crate) fn fit_str(s: &str, len: usize, unicode: bool) -> Option<&str> {
 }
 
 fn valid_time(ticks: u64, scale: u8) -> bool {
-    scale <= MAX_TIME_SCALE
-        && ticks < TICKS_PER_DAY
-        && ticks.is_multiple_of(calendar::ticks_per_unit(scale))
+    scale <= MAX_TIME_SCALE && ticks < TICKS_PER_DAY && ticks.is_multiple_of(calendar::ticks_per_unit(scale))
 }
 
 /// Normalises (days, ticks) where ticks may be a whole day or more after rounding.
@@ -519,10 +402,7 @@ pub(crate) fn shift_minutes(days: i64, ticks: u64, minutes: i64) -> (i64, u64) {
         + i128::from(ticks)
         + i128::from(minutes) * i128::from(TICKS_PER_MINUTE);
     let per_day = i128::from(TICKS_PER_DAY);
-    (
-        total.div_euclid(per_day) as i64,
-        total.rem_euclid(per_day) as u64,
-    )
+    (total.div_euclid(per_day) as i64, total.rem_euclid(per_day) as u64)
 }
 
 #[cfg(test)]
@@ -536,141 +416,42 @@ mod tests {
         assert!(Value::Float(f64::NAN).validate().is_err());
         assert!(Value::Date(MAX_DATE_DAYS + 1).validate().is_err());
         assert!(Value::Time { ticks: 1, scale: 6 }.validate().is_err());
-        assert!(Value::Time {
-            ticks: 10,
-            scale: 6
-        }
-        .validate()
-        .is_ok());
-        assert!(Value::DateTime {
-            days: DATETIME_MIN_DAYS - 1,
-            ticks: 0
-        }
-        .validate()
-        .is_err());
-        assert!(Value::DateTime {
-            days: DATETIME_MAX_DAYS,
-            ticks: DATETIME_TICKS_PER_DAY - 1
-        }
-        .validate()
-        .is_ok());
-        assert!(Value::SmallDateTime {
-            days: u16::MAX,
-            minutes: 1439
-        }
-        .validate()
-        .is_ok());
-        assert!(Value::SmallDateTime {
-            days: 0,
-            minutes: 1440
-        }
-        .validate()
-        .is_err());
+        assert!(Value::Time { ticks: 10, scale: 6 }.validate().is_ok());
+        assert!(Value::DateTime { days: DATETIME_MIN_DAYS - 1, ticks: 0 }.validate().is_err());
+        assert!(Value::DateTime { days: DATETIME_MAX_DAYS, ticks: DATETIME_TICKS_PER_DAY - 1 }.validate().is_ok());
+        assert!(Value::SmallDateTime { days: u16::MAX, minutes: 1439 }.validate().is_ok());
+        assert!(Value::SmallDateTime { days: 0, minutes: 1440 }.validate().is_err());
         // 9999-12-31 23:00 UTC at +05:00 would be local 10000-01-01.
-        let late = Value::DateTimeOffset {
-            days: MAX_DATE_DAYS,
-            ticks: 23 * calendar::TICKS_PER_HOUR,
-            scale: 7,
-            offset: 300,
-        };
+        let late =
+            Value::DateTimeOffset { days: MAX_DATE_DAYS, ticks: 23 * calendar::TICKS_PER_HOUR, scale: 7, offset: 300 };
         assert!(late.validate().is_err());
-        let ok = Value::DateTimeOffset {
-            days: MAX_DATE_DAYS,
-            ticks: 23 * calendar::TICKS_PER_HOUR,
-            scale: 7,
-            offset: -300,
-        };
+        let ok =
+            Value::DateTimeOffset { days: MAX_DATE_DAYS, ticks: 23 * calendar::TICKS_PER_HOUR, scale: 7, offset: -300 };
         assert!(ok.validate().is_ok());
-        assert!(Value::DateTimeOffset {
-            days: 10,
-            ticks: 0,
-            scale: 7,
-            offset: 841
-        }
-        .validate()
-        .is_err());
+        assert!(Value::DateTimeOffset { days: 10, ticks: 0, scale: 7, offset: 841 }.validate().is_err());
     }
 
     #[test]
     fn type_checks() {
-        assert!(Value::Money(i64::from(i32::MAX))
-            .check_type(&SqlType::SmallMoney)
-            .is_ok());
+        assert!(Value::Money(i64::from(i32::MAX)).check_type(&SqlType::SmallMoney).is_ok());
+        assert_eq!(Value::Money(i64::from(i32::MAX) + 1).check_type(&SqlType::SmallMoney).unwrap_err().number, 8115);
+        assert_eq!(Value::Int(1).check_type(&SqlType::Date).unwrap_err().number, 206);
         assert_eq!(
-            Value::Money(i64::from(i32::MAX) + 1)
-                .check_type(&SqlType::SmallMoney)
-                .unwrap_err()
-                .number,
-            8115
-        );
-        assert_eq!(
-            Value::Int(1).check_type(&SqlType::Date).unwrap_err().number,
-            206
-        );
-        assert_eq!(
-            Value::Int(1)
-                .check_type(&SqlType::Date)
-                .unwrap_err()
-                .message,
+            Value::Int(1).check_type(&SqlType::Date).unwrap_err().message,
             "Operand type clash: int is incompatible with date"
         );
         let d = SqlType::decimal(5, 2).unwrap();
-        assert!(Value::decimal(99_999, 38, 2)
-            .unwrap()
-            .check_type(&d)
-            .is_ok());
-        assert_eq!(
-            Value::decimal(100_000, 38, 2)
-                .unwrap()
-                .check_type(&d)
-                .unwrap_err()
-                .number,
-            8115
-        );
-        assert_eq!(
-            Value::decimal(1, 38, 3)
-                .unwrap()
-                .check_type(&d)
-                .unwrap_err()
-                .number,
-            206
-        );
+        assert!(Value::decimal(99_999, 38, 2).unwrap().check_type(&d).is_ok());
+        assert_eq!(Value::decimal(100_000, 38, 2).unwrap().check_type(&d).unwrap_err().number, 8115);
+        assert_eq!(Value::decimal(1, 38, 3).unwrap().check_type(&d).unwrap_err().number, 206);
         let vc = SqlType::varchar(3).unwrap();
         assert!(Value::String("abc".into()).check_type(&vc).is_ok());
-        assert_eq!(
-            Value::String("abcd".into())
-                .check_type(&vc)
-                .unwrap_err()
-                .number,
-            8152
-        );
-        assert_eq!(
-            Value::String("ab  ".into()).fit_to(&vc).unwrap(),
-            Value::String("ab ".into())
-        );
-        assert_eq!(
-            Value::String("a".into())
-                .fit_to(&SqlType::char(3).unwrap())
-                .unwrap(),
-            Value::String("a  ".into())
-        );
-        assert_eq!(
-            Value::String("日".into()).fit_to(&vc).unwrap(),
-            Value::String("?".into())
-        );
-        assert_eq!(
-            Value::String("😀".into())
-                .check_type(&SqlType::nvarchar(1).unwrap())
-                .unwrap_err()
-                .number,
-            8152
-        );
-        assert_eq!(
-            Value::Binary(vec![1])
-                .fit_to(&SqlType::binary(3).unwrap())
-                .unwrap(),
-            Value::Binary(vec![1, 0, 0])
-        );
+        assert_eq!(Value::String("abcd".into()).check_type(&vc).unwrap_err().number, 8152);
+        assert_eq!(Value::String("ab  ".into()).fit_to(&vc).unwrap(), Value::String("ab ".into()));
+        assert_eq!(Value::String("a".into()).fit_to(&SqlType::char(3).unwrap()).unwrap(), Value::String("a  ".into()));
+        assert_eq!(Value::String("日".into()).fit_to(&vc).unwrap(), Value::String("?".into()));
+        assert_eq!(Value::String("😀".into()).check_type(&SqlType::nvarchar(1).unwrap()).unwrap_err().number, 8152);
+        assert_eq!(Value::Binary(vec![1]).fit_to(&SqlType::binary(3).unwrap()).unwrap(), Value::Binary(vec![1, 0, 0]));
         assert!(Value::Null.check_type(&SqlType::Int).is_ok());
     }
 
@@ -678,33 +459,10 @@ mod tests {
     fn constructors() {
         assert_eq!(Value::date_from_ymd(1, 1, 1).unwrap(), Value::Date(0));
         assert_eq!(Value::date_from_ymd(2023, 2, 29).unwrap_err().number, 241);
-        assert_eq!(
-            Value::datetime_from_parts(1900, 1, 1, 999).unwrap(),
-            Value::DateTime {
-                days: 0,
-                ticks: 300
-            }
-        );
-        assert_eq!(
-            Value::datetime_from_parts(1752, 12, 31, 0)
-                .unwrap_err()
-                .number,
-            242
-        );
-        assert_eq!(
-            Value::datetime_from_parts(9999, 12, 31, 86_399_999)
-                .unwrap_err()
-                .number,
-            242
-        );
+        assert_eq!(Value::datetime_from_parts(1900, 1, 1, 999).unwrap(), Value::DateTime { days: 0, ticks: 300 });
+        assert_eq!(Value::datetime_from_parts(1752, 12, 31, 0).unwrap_err().number, 242);
+        assert_eq!(Value::datetime_from_parts(9999, 12, 31, 86_399_999).unwrap_err().number, 242);
         let v = Value::datetime2_from_parts(2024, 1, 1, TICKS_PER_DAY - 1, 0).unwrap();
-        assert_eq!(
-            v,
-            Value::DateTime2 {
-                days: calendar::days_from_civil(2024, 1, 2) as u32,
-                ticks: 0,
-                scale: 0
-            }
-        );
+        assert_eq!(v, Value::DateTime2 { days: calendar::days_from_civil(2024, 1, 2) as u32, ticks: 0, scale: 0 });
     }
 }

@@ -5,9 +5,7 @@
 use std::cmp::Ordering;
 
 use proptest::prelude::*;
-use types::calendar::{
-    DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DATETIME_TICKS_PER_DAY, MAX_DATE_DAYS, TICKS_PER_DAY,
-};
+use types::calendar::{DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DATETIME_TICKS_PER_DAY, MAX_DATE_DAYS, TICKS_PER_DAY};
 use types::codepage;
 use types::decimal::pow10;
 use types::{compare, decode, encode, parse, sort_key_vec, Length, SqlType, Value};
@@ -25,9 +23,7 @@ fn arb_scalar_type() -> impl Strategy<Value = SqlType> {
         Just(SqlType::SmallInt),
         Just(SqlType::Int),
         Just(SqlType::BigInt),
-        decimal
-            .clone()
-            .prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
+        decimal.clone().prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
         decimal.prop_map(|(precision, scale)| SqlType::Numeric { precision, scale }),
         Just(SqlType::Money),
         Just(SqlType::SmallMoney),
@@ -72,12 +68,7 @@ fn arb_string_type() -> impl Strategy<Value = SqlType> {
 
 fn arb_ticks(scale: u8) -> impl Strategy<Value = u64> {
     let unit = 10u64.pow(7 - u32::from(scale));
-    prop_oneof![
-        Just(0),
-        Just(TICKS_PER_DAY / unit - 1),
-        0..TICKS_PER_DAY / unit
-    ]
-    .prop_map(move |u| u * unit)
+    prop_oneof![Just(0), Just(TICKS_PER_DAY / unit - 1), 0..TICKS_PER_DAY / unit].prop_map(move |u| u * unit)
 }
 
 fn arb_days() -> impl Strategy<Value = u32> {
@@ -101,22 +92,17 @@ fn cp1252_char() -> impl Strategy<Value = char> {
 /// padded for char/nchar), so decode(encode(v)) must be v itself.
 fn canonical_string(ty: SqlType) -> BoxedStrategy<String> {
     match ty {
-        SqlType::Char { len } => prop::collection::vec(cp1252_char(), usize::from(len))
-            .prop_map(|v| v.into_iter().collect())
-            .boxed(),
+        SqlType::Char { len } => {
+            prop::collection::vec(cp1252_char(), usize::from(len)).prop_map(|v| v.into_iter().collect()).boxed()
+        }
         SqlType::VarChar { len } => {
             let max = match len {
                 Length::Bounded(n) => usize::from(n),
                 Length::Max => 60,
             };
-            prop::collection::vec(cp1252_char(), 0..=max)
-                .prop_map(|v| v.into_iter().collect())
-                .boxed()
+            prop::collection::vec(cp1252_char(), 0..=max).prop_map(|v| v.into_iter().collect()).boxed()
         }
-        SqlType::NChar { len }
-        | SqlType::NVarChar {
-            len: Length::Bounded(len),
-        } => {
+        SqlType::NChar { len } | SqlType::NVarChar { len: Length::Bounded(len) } => {
             let fixed = matches!(ty, SqlType::NChar { .. });
             let n = usize::from(len);
             prop::collection::vec(arb_text_char(), 0..=n)
@@ -137,9 +123,7 @@ fn canonical_string(ty: SqlType) -> BoxedStrategy<String> {
                 })
                 .boxed()
         }
-        _ => prop::collection::vec(arb_text_char(), 0..60)
-            .prop_map(|v| v.into_iter().collect())
-            .boxed(),
+        _ => prop::collection::vec(arb_text_char(), 0..60).prop_map(|v| v.into_iter().collect()).boxed(),
     }
 }
 
@@ -154,52 +138,29 @@ fn arb_value(ty: SqlType) -> BoxedStrategy<Value> {
         SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
             let m = pow10(precision) - 1;
             prop_oneof![Just(m), Just(-m), Just(0), -m..=m, -1000i128..1000]
-                .prop_map(move |value| Value::Decimal {
-                    value: value.clamp(-m, m),
-                    precision,
-                    scale,
-                })
+                .prop_map(move |value| Value::Decimal { value: value.clamp(-m, m), precision, scale })
                 .boxed()
         }
         SqlType::Money => any::<i64>().prop_map(Value::Money).boxed(),
-        SqlType::SmallMoney => any::<i32>()
-            .prop_map(|m| Value::Money(i64::from(m)))
-            .boxed(),
-        SqlType::Float => any::<f64>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(Value::Float)
-            .boxed(),
-        SqlType::Real => any::<f32>()
-            .prop_filter("finite", |f| f.is_finite())
-            .prop_map(Value::Real)
-            .boxed(),
+        SqlType::SmallMoney => any::<i32>().prop_map(|m| Value::Money(i64::from(m))).boxed(),
+        SqlType::Float => any::<f64>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::Float).boxed(),
+        SqlType::Real => any::<f32>().prop_filter("finite", |f| f.is_finite()).prop_map(Value::Real).boxed(),
         SqlType::Date => arb_days().prop_map(Value::Date).boxed(),
-        SqlType::Time { scale } => arb_ticks(scale)
-            .prop_map(move |ticks| Value::Time { ticks, scale })
-            .boxed(),
+        SqlType::Time { scale } => arb_ticks(scale).prop_map(move |ticks| Value::Time { ticks, scale }).boxed(),
         SqlType::DateTime => (
-            prop_oneof![
-                Just(DATETIME_MIN_DAYS),
-                Just(DATETIME_MAX_DAYS),
-                DATETIME_MIN_DAYS..=DATETIME_MAX_DAYS
-            ],
+            prop_oneof![Just(DATETIME_MIN_DAYS), Just(DATETIME_MAX_DAYS), DATETIME_MIN_DAYS..=DATETIME_MAX_DAYS],
             0..DATETIME_TICKS_PER_DAY,
         )
             .prop_map(|(days, ticks)| Value::DateTime { days, ticks })
             .boxed(),
-        SqlType::SmallDateTime => (any::<u16>(), 0u16..1440)
-            .prop_map(|(days, minutes)| Value::SmallDateTime { days, minutes })
-            .boxed(),
+        SqlType::SmallDateTime => {
+            (any::<u16>(), 0u16..1440).prop_map(|(days, minutes)| Value::SmallDateTime { days, minutes }).boxed()
+        }
         SqlType::DateTime2 { scale } => (arb_days(), arb_ticks(scale))
             .prop_map(move |(days, ticks)| Value::DateTime2 { days, ticks, scale })
             .boxed(),
         SqlType::DateTimeOffset { scale } => (arb_days(), arb_ticks(scale), -840i16..=840)
-            .prop_map(move |(days, ticks, offset)| Value::DateTimeOffset {
-                days,
-                ticks,
-                scale,
-                offset,
-            })
+            .prop_map(move |(days, ticks, offset)| Value::DateTimeOffset { days, ticks, scale, offset })
             .prop_filter("local time in range", |v| v.validate().is_ok())
             .boxed(),
         SqlType::Char { .. }
@@ -207,17 +168,13 @@ fn arb_value(ty: SqlType) -> BoxedStrategy<Value> {
         | SqlType::NChar { .. }
         | SqlType::NVarChar { .. }
         | SqlType::Xml => canonical_string(ty).prop_map(Value::String).boxed(),
-        SqlType::Binary { len } => prop::collection::vec(any::<u8>(), usize::from(len))
-            .prop_map(Value::Binary)
-            .boxed(),
+        SqlType::Binary { len } => prop::collection::vec(any::<u8>(), usize::from(len)).prop_map(Value::Binary).boxed(),
         SqlType::VarBinary { len } => {
             let max = match len {
                 Length::Bounded(n) => usize::from(n),
                 Length::Max => 60,
             };
-            prop::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..=max)
-                .prop_map(Value::Binary)
-                .boxed()
+            prop::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..=max).prop_map(Value::Binary).boxed()
         }
         SqlType::UniqueIdentifier => any::<[u8; 16]>().prop_map(Value::Guid).boxed(),
     }

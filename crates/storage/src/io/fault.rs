@@ -163,10 +163,7 @@ impl Control {
     /// The error a write (or a growing `set_len`) gets once the disk is "full".
     fn disk_full(&self) -> Option<io::Error> {
         match self.write_budget {
-            Some((0, kind)) => Some(io::Error::new(
-                kind,
-                "simulated write failure: No space left on device",
-            )),
+            Some((0, kind)) => Some(io::Error::new(kind, "simulated write failure: No space left on device")),
             _ => None,
         }
     }
@@ -177,10 +174,7 @@ fn crashed_error() -> io::Error {
 }
 
 fn too_large() -> io::Error {
-    io::Error::new(
-        io::ErrorKind::InvalidInput,
-        "FaultFs: offset or length out of range",
-    )
+    io::Error::new(io::ErrorKind::InvalidInput, "FaultFs: offset or length out of range")
 }
 
 /// One unsynced operation, in the order it was issued.
@@ -223,19 +217,11 @@ impl FaultFs {
 
     /// An empty file system whose crash behaviour is a function of `seed`.
     pub fn new(seed: u64) -> Self {
-        Self::with_parts(
-            Control::new(SplitMix64::new(seed), TornPolicy::default()),
-            BTreeMap::new(),
-        )
+        Self::with_parts(Control::new(SplitMix64::new(seed), TornPolicy::default()), BTreeMap::new())
     }
 
     fn with_parts(control: Control, files: BTreeMap<PathBuf, Arc<FaultFile>>) -> Self {
-        FaultFs {
-            shared: Arc::new(Shared {
-                control: Arc::new(RwLock::new(control)),
-                files: Mutex::new(files),
-            }),
-        }
+        FaultFs { shared: Arc::new(Shared { control: Arc::new(RwLock::new(control)), files: Mutex::new(files) }) }
     }
 
     /// Chooses how [`restart`](Self::restart) treats unsynced operations.
@@ -329,11 +315,7 @@ impl FaultFs {
 
     /// Makes reads of `path` that overlap `range` fail, as a bad sector would.
     pub fn fail_reads_at(&self, path: &Path, range: Range<u64>) {
-        self.shared
-            .control
-            .write()
-            .read_faults
-            .push((path.to_path_buf(), range));
+        self.shared.control.write().read_faults.push((path.to_path_buf(), range));
     }
 
     /// Removes injected write and read errors. An armed crash stays armed.
@@ -356,12 +338,7 @@ impl FaultFs {
         if range.end > images.volatile.len() && range.end > images.durable.len() {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidInput,
-                format!(
-                    "corrupt: {}..{} is past the end of {}",
-                    range.start,
-                    range.end,
-                    path.display()
-                ),
+                format!("corrupt: {}..{} is past the end of {}", range.start, range.end, path.display()),
             ));
         }
         for image in [&mut images.volatile, &mut images.durable] {
@@ -412,10 +389,7 @@ impl fmt::Debug for FaultFs {
 }
 
 fn not_found(path: &Path) -> io::Error {
-    io::Error::new(
-        io::ErrorKind::NotFound,
-        format!("{} not found", path.display()),
-    )
+    io::Error::new(io::ErrorKind::NotFound, format!("{} not found", path.display()))
 }
 
 impl FileSystem for FaultFs {
@@ -429,11 +403,7 @@ impl FileSystem for FaultFs {
         if !create {
             return Err(not_found(path));
         }
-        let f = Arc::new(FaultFile::new(
-            path.to_path_buf(),
-            self.shared.control.clone(),
-            Vec::new(),
-        ));
+        let f = Arc::new(FaultFile::new(path.to_path_buf(), self.shared.control.clone(), Vec::new()));
         files.insert(path.to_path_buf(), f.clone());
         Ok(f)
     }
@@ -459,17 +429,9 @@ impl FileSystem for FaultFs {
 
 impl FaultFile {
     fn new(path: PathBuf, control: Arc<RwLock<Control>>, content: Vec<u8>) -> Self {
-        let images = Images {
-            volatile: content.clone(),
-            durable: content,
-            pending: Vec::new(),
-            resync_from_volatile: false,
-        };
-        FaultFile {
-            path,
-            control,
-            images: RwLock::new(images),
-        }
+        let images =
+            Images { volatile: content.clone(), durable: content, pending: Vec::new(), resync_from_volatile: false };
+        FaultFile { path, control, images: RwLock::new(images) }
     }
 }
 
@@ -479,10 +441,7 @@ impl IoFile for FaultFile {
         control.check_alive()?;
         let range = span(offset, buf.len())?;
         let (start, end) = (range.start as u64, range.end as u64);
-        let bad = control
-            .read_faults
-            .iter()
-            .any(|(p, r)| *p == self.path && start < r.end && r.start < end);
+        let bad = control.read_faults.iter().any(|(p, r)| *p == self.path && start < r.end && r.start < end);
         if bad {
             return Err(io::Error::other(format!(
                 "simulated read error (bad sector) in {} at {start}..{end}",
@@ -495,10 +454,7 @@ impl IoFile for FaultFile {
                 buf.copy_from_slice(src);
                 Ok(())
             }
-            None => Err(io::Error::new(
-                io::ErrorKind::UnexpectedEof,
-                "read past end of file",
-            )),
+            None => Err(io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file")),
         }
     }
 
@@ -515,10 +471,7 @@ impl IoFile for FaultFile {
             // or counted, so the images stay consistent.
             write_into(&mut images.volatile, offset, data)?;
             if !data.is_empty() {
-                images.pending.push(Pending::Write {
-                    offset,
-                    data: data.to_vec(),
-                });
+                images.pending.push(Pending::Write { offset, data: data.to_vec() });
             }
         }
         control.writes_done += 1;
@@ -588,9 +541,7 @@ fn resize(image: &mut Vec<u8>, len: u64) -> io::Result<()> {
     let len = usize::try_from(len).map_err(|_| too_large())?;
     if len > image.len() {
         // try_reserve turns an absurd size into an error instead of an abort.
-        image
-            .try_reserve(len - image.len())
-            .map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
+        image.try_reserve(len - image.len()).map_err(|e| io::Error::new(io::ErrorKind::OutOfMemory, e.to_string()))?;
     }
     image.resize(len, 0);
     Ok(())
@@ -647,12 +598,7 @@ enum Fate {
 }
 
 /// The post-crash content of one file: `durable` plus the fate of each pending op.
-fn replay(
-    durable: &[u8],
-    pending: &[Pending],
-    policy: TornPolicy,
-    rng: &mut SplitMix64,
-) -> Vec<u8> {
+fn replay(durable: &[u8], pending: &[Pending], policy: TornPolicy, rng: &mut SplitMix64) -> Vec<u8> {
     let mut image = durable.to_vec();
     for op in pending {
         // Errors below cannot happen (the same ops already succeeded on the volatile
@@ -737,17 +683,11 @@ mod tests {
     #[test]
     fn sector_pieces_split_at_file_sector_boundaries() {
         let pieces: Vec<_> = sector_pieces(100, 1000).collect();
-        assert_eq!(
-            pieces,
-            vec![(100, 0..412), (512, 412..924), (1024, 924..1000)]
-        );
+        assert_eq!(pieces, vec![(100, 0..412), (512, 412..924), (1024, 924..1000)]);
         let aligned: Vec<_> = sector_pieces(1024, 1024).collect();
         assert_eq!(aligned, vec![(1024, 0..512), (1536, 512..1024)]);
         assert_eq!(sector_pieces(7, 0).count(), 0);
-        assert_eq!(
-            sector_pieces(511, 2).collect::<Vec<_>>(),
-            vec![(511, 0..1), (512, 1..2)]
-        );
+        assert_eq!(sector_pieces(511, 2).collect::<Vec<_>>(), vec![(511, 0..1), (512, 1..2)]);
     }
 
     #[test]
@@ -768,21 +708,12 @@ mod tests {
     fn replay_extremes() {
         let durable = vec![1u8; 1024];
         let pending = vec![
-            Pending::Write {
-                offset: 0,
-                data: vec![2; 512],
-            },
+            Pending::Write { offset: 0, data: vec![2; 512] },
             Pending::SetLen(2048),
-            Pending::Write {
-                offset: 4096,
-                data: vec![3; 10],
-            },
+            Pending::Write { offset: 4096, data: vec![3; 10] },
         ];
         let mut rng = SplitMix64::new(1);
-        assert_eq!(
-            replay(&durable, &pending, TornPolicy::DropAllUnsynced, &mut rng),
-            durable
-        );
+        assert_eq!(replay(&durable, &pending, TornPolicy::DropAllUnsynced, &mut rng), durable);
         let kept = replay(&durable, &pending, TornPolicy::KeepAllUnsynced, &mut rng);
         assert_eq!(kept.len(), 4106);
         assert_eq!(&kept[..512], &[2u8; 512][..]);

@@ -35,7 +35,8 @@ impl IoFile for OsFile {
         let cur = self.len()?;
         if len > cur {
             // SAFETY: fallocate on a valid, open descriptor with a non-negative range.
-            let rc = unsafe { libc::fallocate(self.file.as_raw_fd(), 0, cur as libc::off_t, (len - cur) as libc::off_t) };
+            let rc =
+                unsafe { libc::fallocate(self.file.as_raw_fd(), 0, cur as libc::off_t, (len - cur) as libc::off_t) };
             if rc == 0 {
                 return Ok(());
             }

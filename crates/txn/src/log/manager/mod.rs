@@ -308,11 +308,17 @@ impl LogManager {
     /// synced before this returns, so a crash leaves either the old or the new record.
     pub fn set_master_record(&self, master: &[u8]) -> LogResult<()> {
         if master.len() > crate::log::format::MAX_MASTER_RECORD {
-            return Err(LogError::Corrupt { db: self.inner.db_name.clone(), detail: format!("master record of {} bytes is too large", master.len()) });
+            return Err(LogError::Corrupt {
+                db: self.inner.db_name.clone(),
+                detail: format!("master record of {} bytes is too large", master.len()),
+            });
         }
         let inner = &self.inner;
         let mut st = inner.state.lock();
-        let header_seq = st.header.header_seq.checked_add(1).ok_or_else(|| LogError::Corrupt { db: self.inner.db_name.clone(), detail: "header sequence exhausted".into() })?;
+        let header_seq = st.header.header_seq.checked_add(1).ok_or_else(|| LogError::Corrupt {
+            db: self.inner.db_name.clone(),
+            detail: "header sequence exhausted".into(),
+        })?;
         let header = FileHeader { header_seq, master: master.to_vec(), ..st.header.clone() };
         let slot = st.next_header_slot;
         let at = crate::log::format::FILE_HEADER_SLOTS[slot];

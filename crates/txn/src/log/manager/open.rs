@@ -5,8 +5,8 @@ use super::{Inner, LogConfig, LogManager, StatCells, State, Vlf, LOG_FILE_ID};
 use crate::log::error::{LogError, LogResult, LogReuseWait};
 use crate::log::file::LogFile;
 use crate::log::format::{
-    vlf_layout, FileHeader, VlfHeader, VlfState, FILE_HEADER_COPY, FILE_HEADER_SIZE, FILE_HEADER_SLOTS, MAX_BLOCK_BYTES, MAX_VLF_BYTES,
-    MIN_VLF_BYTES, SECTOR,
+    vlf_layout, FileHeader, VlfHeader, VlfState, FILE_HEADER_COPY, FILE_HEADER_SIZE, FILE_HEADER_SLOTS,
+    MAX_BLOCK_BYTES, MAX_VLF_BYTES, MIN_VLF_BYTES, SECTOR,
 };
 use crate::log::lsn::Lsn;
 use crate::log::scan::{scan_to_end, ChainVlf};
@@ -90,7 +90,16 @@ impl LogManager {
             file.write(vlf.offset, &vlf.header(db_id).encode()).map_err(io_err(vlf.offset))?;
             vlfs.push(vlf);
         }
-        let header = FileHeader { db_id, header_seq: 1, generation, vlf_count: count, log_end, growth, max_bytes, master: Vec::new() };
+        let header = FileHeader {
+            db_id,
+            header_seq: 1,
+            generation,
+            vlf_count: count,
+            log_end,
+            growth,
+            max_bytes,
+            master: Vec::new(),
+        };
         file.write(FILE_HEADER_SLOTS[0], &header.encode()).map_err(io_err(0))?;
         file.sync().map_err(io_err(0))?;
         let state = State {
