@@ -78,7 +78,10 @@ fn crash_while_flushing_never_returns_a_torn_page() {
         pool.flush_all(DB).unwrap();
         fs.writes_done() - before
     };
-    assert_eq!(total_writes, PAGES as u64);
+    // flush_all gathers contiguous dirty pages into large writes (a checkpoint's
+    // gathered write), so the 24 pages go in one or a few writes; a crash tears them
+    // at 512-byte sectors across page boundaries.
+    assert!((1..=PAGES as u64).contains(&total_writes), "{total_writes} writes");
     for seed in 0..60u64 {
         let fs = FaultFs::new(seed);
         fs.set_torn_write_policy(if seed % 2 == 0 { TornPolicy::TearAll } else { TornPolicy::Random });

@@ -575,22 +575,24 @@ impl TxnDb {
         let n = pages.len();
         let mut run = WriteRun::default();
         let t0 = Instant::now();
-        for (i, &page) in pages.iter().enumerate() {
+        // Gathered writes of up to MAX_GATHERED_PAGES contiguous pages; pacing is checked
+        // after each chunk.
+        let mut done = 0usize;
+        for chunk in pages.chunks(storage::buffer::MAX_GATHERED_PAGES) {
             let t = Instant::now();
-            let wrote = pool.flush_page(self.db.id, page)?;
+            let (wrote, writes) = pool.flush_pages(self.db.id, chunk)?;
             let latency = t.elapsed();
-            if wrote {
-                run.pages += 1;
-                run.writes += 1;
-                run.write_time += latency;
-                if latency > SATURATION_LATENCY {
-                    run.saturation += 1;
-                }
+            run.pages += wrote as u64;
+            run.writes += writes as u64;
+            run.write_time += latency;
+            if writes > 0 && latency / writes as u32 > SATURATION_LATENCY {
+                run.saturation += 1;
             }
+            done += chunk.len();
             if let Some(d) = pace {
-                // Where the writes should be after page i; sleep only when ahead by more
-                // than a scheduler tick's worth, so short sleeps do not add up to drift.
-                let due = d.mul_f64((i + 1) as f64 / n as f64);
+                // Where the writes should be after this chunk; sleep only when ahead by
+                // more than a scheduler tick's worth, so short sleeps do not add up to drift.
+                let due = d.mul_f64(done as f64 / n as f64);
                 let now = t0.elapsed();
                 if due > now + Duration::from_millis(2) {
                     std::thread::sleep(due - now);
