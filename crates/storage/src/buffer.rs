@@ -595,16 +595,18 @@ impl BufferPool {
     /// with recLSN below `up_to_lsn` remain. The indirect-checkpoint writer's primitive.
     pub fn flush_oldest(&self, db: u16, up_to_lsn: u64, max_pages: usize) -> Result<usize> {
         let entry = self.db(db)?;
-        let batch: Vec<(u64, u64)> =
-            entry.dirty.lock().iter().take_while(|&&(l, _)| l < up_to_lsn).take(max_pages).copied().collect();
-        let mut written = 0;
-        for (_, key) in batch {
-            let (_, id) = key_parts(key);
-            if self.flush_page(db, id)? {
-                written += 1;
-            }
-        }
-        Ok(written)
+        // The oldest pages by recLSN, written in page order so neighbours among them go
+        // out in gathered writes.
+        let mut batch: Vec<PageId> = entry
+            .dirty
+            .lock()
+            .iter()
+            .take_while(|&&(l, _)| l < up_to_lsn)
+            .take(max_pages)
+            .map(|&(_, k)| key_parts(k).1)
+            .collect();
+        batch.sort_unstable();
+        Ok(self.flush_pages(db, &batch)?.0)
     }
 
     /// Writes every dirty page of the database, in page order and in gathered writes of
