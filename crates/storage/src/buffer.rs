@@ -385,10 +385,43 @@ impl BufferPool {
         Ok(())
     }
 
+    /// Takes a resident frame's latch: the non-blocking try first, and only if that fails
+    /// the blocking call, timed and recorded as a PAGELATCH (or PAGEIOLATCH while the page
+    /// is still being read) wait in `mode`.
+    fn latch<'a, G>(
+        &'a self,
+        fi: u32,
+        mode: LatchMode,
+        try_latch: impl FnOnce(&'a RwLock<Page>) -> Option<G>,
+        latch: impl FnOnce(&'a RwLock<Page>) -> G,
+    ) -> G {
+        let f = &self.frames[fi as usize];
+        if let Some(g) = try_latch(&f.latch) {
+            return g;
+        }
+        let io = f.io_pending.load(Acquire);
+        let t = Instant::now();
+        let g = latch(&f.latch);
+        diag::record_page_latch_wait(mode, io, t.elapsed());
+        g
+    }
+
+    /// After latching: the frame must still hold the page (a failed read unmaps it);
+    /// otherwise the latch and pin are released and the error returned.
+    fn still_valid<G>(&self, fi: u32, db: u16, id: PageId, g: G) -> Result<G> {
+        match self.check_valid(fi, db, id) {
+            Ok(()) => Ok(g),
+            Err(e) => {
+                drop(g);
+                self.unpin(fi);
+                Err(e)
+            }
+        }
+    }
+
     /// Latches a page shared (SH).
     pub fn read(&self, db: u16, id: PageId) -> Result<PageReadGuard<'_>> {
         let (fi, new) = self.pin(db, id, false)?;
-        let f = &self.frames[fi as usize];
         if let Some(mut w) = new {
             if let Err(e) = self.load(db, id, fi, &mut w) {
                 drop(w);
@@ -398,21 +431,8 @@ impl BufferPool {
             let g = RwLockWriteGuard::downgrade(w);
             return Ok(PageReadGuard { pool: self, fi, guard: Some(g) });
         }
-        let g = match f.latch.try_read() {
-            Some(g) => g,
-            None => {
-                let io = f.io_pending.load(Acquire);
-                let t = Instant::now();
-                let g = f.latch.read();
-                diag::record_page_latch_wait(LatchMode::SH, io, t.elapsed());
-                g
-            }
-        };
-        if let Err(e) = self.check_valid(fi, db, id) {
-            drop(g);
-            self.unpin(fi);
-            return Err(e);
-        }
+        let g = self.latch(fi, LatchMode::SH, RwLock::try_read, RwLock::read);
+        let g = self.still_valid(fi, db, id, g)?;
         Ok(PageReadGuard { pool: self, fi, guard: Some(g) })
     }
 
@@ -429,7 +449,6 @@ impl BufferPool {
 
     fn write_inner(&self, db: u16, id: PageId, fresh: bool) -> Result<PageWriteGuard<'_>> {
         let (fi, new) = self.pin(db, id, fresh)?;
-        let f = &self.frames[fi as usize];
         if let Some(mut w) = new {
             if let Err(e) = self.fill(db, id, fi, fresh, &mut w) {
                 drop(w);
@@ -438,28 +457,14 @@ impl BufferPool {
             }
             return Ok(PageWriteGuard { pool: self, fi, db, id, guard: Some(w) });
         }
-        let g = match f.latch.try_write() {
-            Some(g) => g,
-            None => {
-                let io = f.io_pending.load(Acquire);
-                let t = Instant::now();
-                let g = f.latch.write();
-                diag::record_page_latch_wait(LatchMode::EX, io, t.elapsed());
-                g
-            }
-        };
-        if let Err(e) = self.check_valid(fi, db, id) {
-            drop(g);
-            self.unpin(fi);
-            return Err(e);
-        }
+        let g = self.latch(fi, LatchMode::EX, RwLock::try_write, RwLock::write);
+        let g = self.still_valid(fi, db, id, g)?;
         Ok(PageWriteGuard { pool: self, fi, db, id, guard: Some(g) })
     }
 
     /// Latches a page in update mode (UP): readers may continue, other updaters wait.
     pub fn update(&self, db: u16, id: PageId) -> Result<PageUpdateGuard<'_>> {
         let (fi, new) = self.pin(db, id, false)?;
-        let f = &self.frames[fi as usize];
         if let Some(mut w) = new {
             if let Err(e) = self.load(db, id, fi, &mut w) {
                 drop(w);
@@ -469,21 +474,8 @@ impl BufferPool {
             let g = RwLockWriteGuard::downgrade_to_upgradable(w);
             return Ok(PageUpdateGuard { pool: self, fi, db, id, guard: Some(g) });
         }
-        let g = match f.latch.try_upgradable_read() {
-            Some(g) => g,
-            None => {
-                let io = f.io_pending.load(Acquire);
-                let t = Instant::now();
-                let g = f.latch.upgradable_read();
-                diag::record_page_latch_wait(LatchMode::UP, io, t.elapsed());
-                g
-            }
-        };
-        if let Err(e) = self.check_valid(fi, db, id) {
-            drop(g);
-            self.unpin(fi);
-            return Err(e);
-        }
+        let g = self.latch(fi, LatchMode::UP, RwLock::try_upgradable_read, RwLock::upgradable_read);
+        let g = self.still_valid(fi, db, id, g)?;
         Ok(PageUpdateGuard { pool: self, fi, db, id, guard: Some(g) })
     }
 
