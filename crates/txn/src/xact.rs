@@ -168,6 +168,8 @@ struct ThreadCtx {
 
 thread_local! {
     static CTX: RefCell<ThreadCtx> = RefCell::new(ThreadCtx::default());
+    /// Scratch buffer for encoding PAGE_OP records (see `DbLog::log_page_op`).
+    static REC_BUF: RefCell<Vec<u8>> = RefCell::new(Vec::with_capacity(16 * 1024));
 }
 
 /// The logging hook of one database: implements `storage::LogHook` over the log manager.
@@ -259,12 +261,16 @@ impl LogHook for DbLog {
         // can rebuild the page even if that write was torn. Formatting needs no base.
         let image = (ch.was_clean && !matches!(ch.op, PageOp::Format { .. }) && !ch.before.is_zeroed())
             .then(|| &ch.before.as_bytes()[..]);
-        let mut rec =
-            Vec::with_capacity(record::HEADER_LEN + 64 + material.len() + image.map_or(0, |_| record::PAGE_IMAGE_LEN));
-        record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
-        let lsn = self.changes.logging(ch.page, || self.append(&rec))?;
+        // The record is encoded into a per-thread buffer (the log manager copies it into
+        // its block), so logging a page change allocates nothing for the record itself.
+        let (lsn, rec_len) = REC_BUF.with(|buf| {
+            let mut rec = buf.borrow_mut();
+            rec.clear();
+            record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
+            self.changes.logging(ch.page, || self.append(&rec)).map(|lsn| (lsn, rec.len()))
+        })?;
         if let Some(x) = xact {
-            x.1.fetch_add(rec.len() as u64, Ordering::Relaxed);
+            x.1.fetch_add(rec_len as u64, Ordering::Relaxed);
         }
         if sys.is_some() && !matches!(comp, Some(Compensating::Physical { .. })) {
             CTX.with(|ctx| {

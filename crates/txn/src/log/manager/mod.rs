@@ -261,6 +261,43 @@ struct State {
 }
 
 impl State {
+    /// A fresh writer state: nothing buffered, the log durable up to `end_lsn` (created
+    /// logs start at NULL; an opened log at its last record).
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        header: FileHeader,
+        next_header_slot: usize,
+        vlfs: Vec<Vlf>,
+        tail: usize,
+        next_sector: u32,
+        next_seq: u32,
+        end_lsn: Lsn,
+        config: &LogConfig,
+    ) -> State {
+        State {
+            header,
+            next_header_slot,
+            vlfs,
+            tail,
+            next_sector,
+            next_seq,
+            open: None,
+            sealed: Vec::new(),
+            sealed_bytes: 0,
+            in_flight_bytes: 0,
+            end_lsn,
+            flushed_lsn: end_lsn,
+            flush_requested: false,
+            oldest_unflushed: None,
+            failed: None,
+            shutdown: false,
+            reuse_wait: LogReuseWait::default(),
+            flush_interval: config.flush_interval,
+            buffer_limit: config.buffer_blocks.max(1) * MAX_BLOCK_BYTES,
+            spare: Vec::new(),
+        }
+    }
+
     fn has_unflushed(&self) -> bool {
         self.open.as_ref().is_some_and(|b| b.count > 0) || !self.sealed.is_empty()
     }

@@ -2,11 +2,11 @@
 //! end-of-log scan, repairs of what a crash left half done, and a new generation.
 
 use super::{Inner, LogConfig, LogManager, StatCells, State, Vlf, LOG_FILE_ID};
-use crate::log::error::{LogError, LogResult, LogReuseWait};
+use crate::log::error::{LogError, LogResult};
 use crate::log::file::LogFile;
 use crate::log::format::{
-    vlf_layout, FileHeader, VlfHeader, VlfState, FILE_HEADER_COPY, FILE_HEADER_SIZE, FILE_HEADER_SLOTS,
-    MAX_BLOCK_BYTES, MAX_VLF_BYTES, MIN_VLF_BYTES, SECTOR,
+    vlf_layout, FileHeader, VlfHeader, VlfState, FILE_HEADER_COPY, FILE_HEADER_SIZE, FILE_HEADER_SLOTS, MAX_VLF_BYTES,
+    MIN_VLF_BYTES, SECTOR,
 };
 use crate::log::lsn::Lsn;
 use crate::log::scan::{scan_to_end, ChainVlf};
@@ -102,28 +102,7 @@ impl LogManager {
         };
         file.write(FILE_HEADER_SLOTS[0], &header.encode()).map_err(io_err(0))?;
         file.sync().map_err(io_err(0))?;
-        let state = State {
-            header,
-            next_header_slot: 1,
-            vlfs,
-            tail: 0,
-            next_sector: 1,
-            next_seq: 2,
-            open: None,
-            sealed: Vec::new(),
-            sealed_bytes: 0,
-            in_flight_bytes: 0,
-            end_lsn: Lsn::NULL,
-            flushed_lsn: Lsn::NULL,
-            flush_requested: false,
-            oldest_unflushed: None,
-            failed: None,
-            shutdown: false,
-            reuse_wait: LogReuseWait::default(),
-            flush_interval: config.flush_interval,
-            buffer_limit: config.buffer_blocks.max(1) * MAX_BLOCK_BYTES,
-            spare: Vec::new(),
-        };
+        let state = State::new(header, 1, vlfs, 0, 1, 2, Lsn::NULL, &config);
         Self::start(file, db_id, db_name, generation, &config, state)
     }
 
@@ -246,28 +225,7 @@ impl LogManager {
 
         let max_seq = vlfs.iter().map(|v| v.seq).max().unwrap_or(0);
         let next_seq = max_seq.checked_add(1).ok_or_else(|| corrupt("FSeqNo exhausted".into()))?;
-        let state = State {
-            header,
-            next_header_slot: slot,
-            vlfs,
-            tail,
-            next_sector: end.next_sector,
-            next_seq,
-            open: None,
-            sealed: Vec::new(),
-            sealed_bytes: 0,
-            in_flight_bytes: 0,
-            end_lsn: end.last_lsn,
-            flushed_lsn: end.last_lsn,
-            flush_requested: false,
-            oldest_unflushed: None,
-            failed: None,
-            shutdown: false,
-            reuse_wait: LogReuseWait::default(),
-            flush_interval: config.flush_interval,
-            buffer_limit: config.buffer_blocks.max(1) * MAX_BLOCK_BYTES,
-            spare: Vec::new(),
-        };
+        let state = State::new(header, slot, vlfs, tail, end.next_sector, next_seq, end.last_lsn, &config);
         Self::start(file, db_id, db_name, generation, &config, state)
     }
 
