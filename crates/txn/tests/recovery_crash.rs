@@ -218,7 +218,7 @@ fn crash_points(total: u64, want: usize) -> Vec<u64> {
 
 #[test]
 fn recovery_after_a_crash_at_many_write_points() {
-    let seeds: Vec<u64> = if long() { (1..=12).collect() } else { vec![11, 23, 37, 41, 53, 67] };
+    let seeds: Vec<u64> = if long() { (1..=12).collect() } else { vec![11, 23, 37, 41, 53, 67, 79] };
     let mut points_run = 0usize;
     for seed in seeds {
         let total = {

@@ -254,7 +254,9 @@ fn a_crash_during_recovery_recovers_to_the_same_state() {
     let got = recover(&reference, 22, au, "reference recovery");
     assert_eq!(got, model);
     let total = reference.writes_done();
-    assert!(total > 10, "recovery writes: {total}");
+    // Enough writes to crash between: recovery writes its pages in gathered writes, so a
+    // run makes about ten (log flushes, master record, end-of-recovery checkpoint).
+    assert!(total >= 8, "recovery writes: {total}");
 
     let step = if long() { 1 } else { (total / 30).max(1) as usize };
     for (i, p) in (1..=total).step_by(step).enumerate() {
