@@ -47,11 +47,17 @@
 
 pub mod ast;
 pub mod batches;
+pub mod catalog;
 mod errors;
+pub mod exec;
+pub mod host;
 pub mod keywords;
 pub mod lexer;
 pub mod parser;
 pub mod printer;
+pub mod request;
+pub mod results;
+pub mod scalar;
 mod span;
 
 pub use ast::{Batch, Expr, Statement, StatementKind};

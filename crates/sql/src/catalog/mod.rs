@@ -1,0 +1,374 @@
+//! The catalog of one database: schemas, tables with their columns, indexes and
+//! constraints, views, procedures and functions.
+//!
+//! Stored in the database itself, in its catalog index (the host names it in
+//! [`crate::host::DatabaseInfo::catalog_index`]): one row per top-level object, keyed by
+//! the object id (4 bytes big-endian), whose single `varbinary(max)` column is the
+//! object encoded by [`codec`]. Schemas are rows too, under key `0xFFFF_0000 | schema_id`.
+//! Changes are written through the session's transaction, so a rolled-back CREATE TABLE
+//! leaves nothing behind; the in-memory copy ([`SharedCatalog`]) is updated as the
+//! statement runs and reloaded from the index when a transaction that changed it rolls
+//! back.
+//!
+//! Constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY, DEFAULT) are objects in SQL
+//! Server (sys.objects types PK, UQ, C, F, D) with the table as parent; here they live
+//! inside their table's row and carry their own object ids, and the catalog views list
+//! them as objects.
+//!
+//! Identity: the last value handed out is kept in memory ([`Table::identity`]) and not
+//! written on every insert; after a restart the next value continues from the highest
+//! value stored in the column (SQL Server may instead skip ahead by its identity cache).
+
+pub mod codec;
+
+use std::collections::BTreeMap;
+
+use parking_lot::RwLock;
+use types::{SqlError, SqlType, Value};
+
+use crate::host::IndexRef;
+
+/// sys.schemas rows every database starts with (SQL Server's ids).
+pub const SCHEMA_DBO: i32 = 1;
+pub const SCHEMA_GUEST: i32 = 2;
+pub const SCHEMA_INFORMATION_SCHEMA: i32 = 3;
+pub const SCHEMA_SYS: i32 = 4;
+/// First id for user objects (SQL Server's are large and scattered; ours count up).
+pub const FIRST_USER_OBJECT_ID: i32 = 1_000_000;
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schema {
+    pub id: i32,
+    pub name: String,
+    pub principal_id: i32,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Catalog {
+    pub schemas: BTreeMap<i32, Schema>,
+    pub objects: BTreeMap<i32, Object>,
+    /// The next object id to hand out (tables, constraints, modules share one sequence).
+    pub next_object_id: i32,
+}
+
+/// A top-level object: a table, view, procedure or function.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Object {
+    pub id: i32,
+    pub schema_id: i32,
+    pub name: String,
+    /// datetime values.
+    pub create_date: Value,
+    pub modify_date: Value,
+    pub body: ObjectBody,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum ObjectBody {
+    Table(Table),
+    /// A module kept as its defining text (re-parsed and bound when used, as SQL Server
+    /// keeps sys.sql_modules.definition).
+    View(Module),
+    Procedure(Module),
+    /// Scalar (FN) or inline table-valued (IF) function.
+    ScalarFunction(Module),
+    InlineFunction(Module),
+}
+
+impl ObjectBody {
+    /// The sys.objects type code ("U", "V", "P", "FN", "IF").
+    pub fn type_code(&self) -> &'static str {
+        match self {
+            ObjectBody::Table(_) => "U",
+            ObjectBody::View(_) => "V",
+            ObjectBody::Procedure(_) => "P",
+            ObjectBody::ScalarFunction(_) => "FN",
+            ObjectBody::InlineFunction(_) => "IF",
+        }
+    }
+
+    pub fn type_desc(&self) -> &'static str {
+        match self {
+            ObjectBody::Table(_) => "USER_TABLE",
+            ObjectBody::View(_) => "VIEW",
+            ObjectBody::Procedure(_) => "SQL_STORED_PROCEDURE",
+            ObjectBody::ScalarFunction(_) => "SQL_SCALAR_FUNCTION",
+            ObjectBody::InlineFunction(_) => "SQL_INLINE_TABLE_VALUED_FUNCTION",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Module {
+    /// The CREATE statement as written (sys.sql_modules.definition).
+    pub definition: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Table {
+    pub columns: Vec<Column>,
+    /// Index 0 is the heap (index_id 0) or the clustered index (index_id 1); then the
+    /// nonclustered indexes by index_id.
+    pub indexes: Vec<Index>,
+    pub checks: Vec<CheckConstraint>,
+    pub foreign_keys: Vec<ForeignKey>,
+    pub identity: Option<Identity>,
+    /// Heaps: the next hidden row id (the heap's row locator; not persisted, recomputed
+    /// from the highest stored one at load).
+    pub next_row_id: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Column {
+    /// 1-based, as sys.columns.column_id.
+    pub column_id: i32,
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+    pub is_identity: bool,
+    pub sparse: bool,
+    pub default: Option<DefaultConstraint>,
+    pub computed: Option<ComputedColumn>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct DefaultConstraint {
+    pub object_id: i32,
+    pub name: String,
+    /// The expression's text, e.g. `(getdate())` as sys.default_constraints shows it.
+    pub definition: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ComputedColumn {
+    pub definition: String,
+    pub persisted: bool,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CheckConstraint {
+    pub object_id: i32,
+    pub name: String,
+    pub definition: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReferentialAction {
+    NoAction,
+    Cascade,
+    SetNull,
+    SetDefault,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct ForeignKey {
+    pub object_id: i32,
+    pub name: String,
+    pub columns: Vec<i32>,
+    pub referenced_object_id: i32,
+    pub referenced_columns: Vec<i32>,
+    pub on_delete: ReferentialAction,
+    pub on_update: ReferentialAction,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Identity {
+    pub column_id: i32,
+    pub seed: i128,
+    pub increment: i128,
+    /// The last value handed out (IDENT_CURRENT); None before the first insert.
+    pub last: Option<i128>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexKind {
+    Heap,
+    Clustered,
+    Nonclustered,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Index {
+    /// 0 heap, 1 clustered, 2+ nonclustered.
+    pub index_id: i32,
+    /// None for a heap.
+    pub name: Option<String>,
+    pub kind: IndexKind,
+    pub unique: bool,
+    /// Backs a PRIMARY KEY constraint (object id of the constraint).
+    pub primary_key: Option<i32>,
+    /// Backs a UNIQUE constraint (object id of the constraint).
+    pub unique_constraint: Option<i32>,
+    /// Key columns (column ids) and whether each is descending.
+    pub key_columns: Vec<(i32, bool)>,
+    /// INCLUDE columns (nonclustered only).
+    pub included: Vec<i32>,
+    /// Filtered index predicate text (`WHERE ...`).
+    pub filter: Option<String>,
+    /// The host's HoBT id.
+    pub hobt: u64,
+}
+
+impl Index {
+    pub fn type_desc(&self) -> &'static str {
+        match self.kind {
+            IndexKind::Heap => "HEAP",
+            IndexKind::Clustered => "CLUSTERED",
+            IndexKind::Nonclustered => "NONCLUSTERED",
+        }
+    }
+}
+
+impl Catalog {
+    /// A new database's catalog: the four fixed schemas, no objects.
+    pub fn new() -> Catalog {
+        let mut schemas = BTreeMap::new();
+        for (id, name, principal) in [
+            (SCHEMA_DBO, "dbo", 1),
+            (SCHEMA_GUEST, "guest", 2),
+            (SCHEMA_INFORMATION_SCHEMA, "INFORMATION_SCHEMA", 3),
+            (SCHEMA_SYS, "sys", 4),
+        ] {
+            schemas.insert(id, Schema { id, name: name.to_string(), principal_id: principal });
+        }
+        Catalog { schemas, objects: BTreeMap::new(), next_object_id: FIRST_USER_OBJECT_ID }
+    }
+
+    pub fn schema_by_name(&self, name: &str) -> Option<&Schema> {
+        self.schemas.values().find(|s| s.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The object called `name` in `schema_id` (names compare case-insensitively, as
+    /// under the default collation).
+    pub fn object_by_name(&self, schema_id: i32, name: &str) -> Option<&Object> {
+        self.objects.values().find(|o| o.schema_id == schema_id && o.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn allocate_object_id(&mut self) -> i32 {
+        let id = self.next_object_id;
+        self.next_object_id += 1;
+        id
+    }
+}
+
+impl Default for Catalog {
+    fn default() -> Self {
+        Catalog::new()
+    }
+}
+
+/// The in-memory catalog of a database, shared by all sessions. Readers take the read
+/// lock for the duration of binding a statement; DDL takes the write lock.
+#[derive(Debug, Default)]
+pub struct SharedCatalog {
+    pub inner: RwLock<Catalog>,
+}
+
+impl SharedCatalog {
+    pub fn new(catalog: Catalog) -> SharedCatalog {
+        SharedCatalog { inner: RwLock::new(catalog) }
+    }
+}
+
+/// The catalog index key of an object row.
+pub fn object_key(object_id: i32) -> Vec<u8> {
+    (object_id as u32).to_be_bytes().to_vec()
+}
+
+/// The catalog index key of a schema row.
+pub fn schema_key(schema_id: i32) -> Vec<u8> {
+    (0xFFFF_0000u32 | (schema_id as u32 & 0xFFFF)).to_be_bytes().to_vec()
+}
+
+/// The stored columns of the catalog index: one `varbinary(max)`.
+pub fn catalog_index_columns() -> Vec<crate::host::StoredColumn> {
+    vec![crate::host::StoredColumn {
+        ty: SqlType::VarBinary { len: types::Length::Max },
+        nullable: false,
+        sparse: false,
+    }]
+}
+
+impl Catalog {
+    /// Reads a database's catalog from its catalog index (see the module doc).
+    pub fn load(host: &mut dyn crate::host::Host, index: &IndexRef) -> Result<Catalog, SqlError> {
+        let mut catalog = Catalog::new();
+        let mut out = Vec::new();
+        let mut last: Option<Vec<u8>> = None;
+        loop {
+            out.clear();
+            let lower = match &last {
+                Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+                None => std::ops::Bound::Unbounded,
+            };
+            let more = host.scan(index, lower, std::ops::Bound::Unbounded, false, 256, &mut out).map_err(host_error)?;
+            for (key, row) in &out {
+                let Some(Value::Binary(bytes)) = row.first() else {
+                    return Err(corrupt_catalog());
+                };
+                if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFF {
+                    let schema = codec::decode_schema(bytes)?;
+                    catalog.schemas.insert(schema.id, schema);
+                } else {
+                    let object = codec::decode_object(bytes)?;
+                    catalog.next_object_id = catalog.next_object_id.max(object.max_id() + 1);
+                    catalog.objects.insert(object.id, object);
+                }
+            }
+            if let Some((k, _)) = out.last() {
+                last = Some(k.clone());
+            }
+            if !more {
+                break;
+            }
+        }
+        Ok(catalog)
+    }
+}
+
+impl Object {
+    /// The highest object id this object uses (its own and its constraints').
+    pub fn max_id(&self) -> i32 {
+        let mut m = self.id;
+        if let ObjectBody::Table(t) = &self.body {
+            for c in &t.columns {
+                if let Some(d) = &c.default {
+                    m = m.max(d.object_id);
+                }
+            }
+            for c in &t.checks {
+                m = m.max(c.object_id);
+            }
+            for f in &t.foreign_keys {
+                m = m.max(f.object_id);
+            }
+            for i in &t.indexes {
+                m = m.max(i.primary_key.unwrap_or(0)).max(i.unique_constraint.unwrap_or(0));
+            }
+        }
+        m
+    }
+
+    pub fn table(&self) -> Option<&Table> {
+        match &self.body {
+            ObjectBody::Table(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
+pub(crate) fn corrupt_catalog() -> SqlError {
+    SqlError::new(
+        8992,
+        16,
+        1,
+        "Check Catalog Msg 3853: the catalog row could not be decoded; run DBCC CHECKDB.".to_string(),
+    )
+}
+
+pub(crate) fn host_error(e: crate::host::HostError) -> SqlError {
+    match e {
+        crate::host::HostError::Sql(e) => e,
+        crate::host::HostError::Duplicate => SqlError::new(2601, 14, 1, "Duplicate key in the catalog."),
+    }
+}

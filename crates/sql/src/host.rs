@@ -1,0 +1,203 @@
+//! The traits through which the executor reaches storage, transactions and the instance.
+//!
+//! `sql` knows nothing about pages, logs or files. Everything it stores goes through a
+//! [`Host`]: ordered indexes of (key bytes -> row of values), transactions, and the
+//! instance's database list. The engine implements `Host` over `txn::LockedIndex` and
+//! storage B-trees (rows encoded in the FixedVar record format, LOBs off-row); the
+//! executor's own tests use [`crate::memhost::MemHost`], an in-memory implementation with
+//! the same semantics (rollback, savepoints, duplicate keys).
+//!
+//! # Indexes
+//!
+//! Every table is a set of indexes, each an ordered map from a memcmp-comparable key
+//! (built with `types::sort_key`) to a row of [`Value`]s whose types the index's
+//! [`IndexRef::columns`] describe. The executor decides what goes in keys and rows
+//! (clustered index: the whole row; nonclustered: key columns, included columns and the
+//! clustering key), and maintains all indexes of a table itself, so that index
+//! maintenance, uniqueness and constraint checks are written once, above both hosts.
+//!
+//! # Transactions
+//!
+//! A host runs everything a session does inside its current transaction. With no explicit
+//! transaction the executor wraps each statement in [`Host::begin`] / [`Host::commit`]
+//! (autocommit). Savepoints are named; [`Host::rollback_to`] undoes everything after the
+//! savepoint and keeps the transaction open.
+
+use std::ops::Bound;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+/// A database's id (`DB_ID()`): 1 master, 2 tempdb, 3 model, 4 msdb, then user databases.
+pub type DbId = i16;
+
+/// One stored column of an index's rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredColumn {
+    pub ty: SqlType,
+    pub nullable: bool,
+    pub sparse: bool,
+}
+
+/// An index (B-tree) as the host knows it: where it lives and what its rows hold.
+#[derive(Debug, Clone, PartialEq)]
+pub struct IndexRef {
+    pub db: DbId,
+    /// The allocation unit / HoBT id the host gave the index at creation.
+    pub hobt: u64,
+    /// The object the index belongs to (for lock resources and messages).
+    pub object_id: i32,
+    pub index_id: i32,
+    /// The types of the stored row (not of the key: keys are opaque bytes here).
+    pub columns: Arc<[StoredColumn]>,
+}
+
+/// Errors from the host. Everything except `Duplicate` is already a client error.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostError {
+    /// The key is already in the index (the executor turns it into 2627 or 2601 with
+    /// the constraint or index name and the key value).
+    Duplicate,
+    /// A SQL Server error from below (1205 deadlock, 1222 lock timeout, 823/824, 9002 ...).
+    Sql(SqlError),
+}
+
+impl From<SqlError> for HostError {
+    fn from(e: SqlError) -> Self {
+        HostError::Sql(e)
+    }
+}
+
+pub type HostResult<T> = Result<T, HostError>;
+
+/// One key and its row, as a scan returns them.
+pub type KeyRow = (Vec<u8>, Vec<Value>);
+
+/// Isolation levels as `SET TRANSACTION ISOLATION LEVEL` names them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Isolation {
+    ReadUncommitted,
+    #[default]
+    ReadCommitted,
+    RepeatableRead,
+    Serializable,
+    Snapshot,
+}
+
+/// A database as the instance lists it (sys.databases).
+#[derive(Debug, Clone, PartialEq)]
+pub struct DatabaseInfo {
+    pub id: DbId,
+    pub name: String,
+    /// "ONLINE", "RESTORING", ...
+    pub state: &'static str,
+    pub recovery_model: &'static str,
+    pub delayed_durability: &'static str,
+    pub target_recovery_time_seconds: i32,
+    pub read_only: bool,
+    pub page_verify: &'static str,
+    pub create_date: Value,
+    /// The index holding this database's catalog rows (see [`crate::catalog`]).
+    pub catalog_index: IndexRef,
+}
+
+/// A data or log file as sys.master_files shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FileInfo {
+    pub db: DbId,
+    pub file_id: i32,
+    /// 0 = ROWS, 1 = LOG.
+    pub type_code: u8,
+    pub logical_name: String,
+    pub physical_name: String,
+    /// In 8 KB pages.
+    pub size_pages: i64,
+    /// -1 unlimited, else pages.
+    pub max_size_pages: i64,
+    /// Pages, or percent when `growth_is_percent`.
+    pub growth: i64,
+    pub growth_is_percent: bool,
+}
+
+/// What CREATE DATABASE and ALTER DATABASE ask of the instance; the statement's AST is
+/// passed as is (the engine owns file placement and options).
+pub use crate::ast::{AlterDatabase, CreateDatabase};
+
+/// The executor's view of storage, transactions and the instance for one session.
+pub trait Host {
+    // --- data -------------------------------------------------------------------------
+
+    /// Up to `max` rows with keys in the range, in key order (descending if `reverse`),
+    /// appended to `out`. Returns false when the range is exhausted. The executor resumes
+    /// a scan by calling again with the last key returned as an excluded bound, so a host
+    /// never keeps latches between calls.
+    fn scan(
+        &mut self,
+        index: &IndexRef,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        reverse: bool,
+        max: usize,
+        out: &mut Vec<KeyRow>,
+    ) -> HostResult<bool>;
+    fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>>;
+    /// Like `get`, taking an update lock (U) on the key: the read of an UPDATE/DELETE.
+    fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
+        self.get(index, key)
+    }
+    fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()>;
+    /// Replaces the row under an existing key; false if the key is absent.
+    fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool>;
+    fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool>;
+
+    /// Creates an empty index; returns its HoBT id.
+    fn create_index(&mut self, db: DbId, object_id: i32, index_id: i32, columns: &[StoredColumn]) -> HostResult<u64>;
+    /// Drops an index and frees its pages (at commit: the drop is transactional).
+    fn drop_index(&mut self, index: &IndexRef) -> HostResult<()>;
+
+    // --- transactions -----------------------------------------------------------------
+
+    /// Starts the session's transaction (the executor tracks @@TRANCOUNT nesting itself
+    /// and calls this only for the outermost BEGIN or an autocommit statement).
+    fn begin(&mut self, name: &str) -> HostResult<()>;
+    /// Commits; `delayed` asks for a delayed-durable commit (the database's
+    /// DELAYED_DURABILITY option decides whether it is honoured).
+    fn commit(&mut self, delayed: Option<bool>) -> HostResult<()>;
+    fn rollback(&mut self) -> HostResult<()>;
+    fn save(&mut self, name: &str) -> HostResult<()>;
+    fn rollback_to(&mut self, name: &str) -> HostResult<()>;
+    fn in_transaction(&self) -> bool;
+    fn set_isolation(&mut self, level: Isolation) -> HostResult<()>;
+    /// Milliseconds; -1 waits for ever (SET LOCK_TIMEOUT).
+    fn set_lock_timeout(&mut self, ms: i64);
+
+    // --- instance ---------------------------------------------------------------------
+
+    fn databases(&self) -> Vec<DatabaseInfo>;
+    fn database_files(&self, db: DbId) -> Vec<FileInfo>;
+    fn create_database(&mut self, stmt: &CreateDatabase) -> HostResult<DbId>;
+    fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()>;
+    fn drop_database(&mut self, db: DbId) -> HostResult<()>;
+    /// CHECKPOINT [duration_seconds] in the given database.
+    fn checkpoint(&mut self, db: DbId, duration_seconds: Option<i32>) -> HostResult<()>;
+    /// sys.sp_flush_log: makes every delayed-durable commit of the database durable.
+    fn flush_log(&mut self, db: DbId) -> HostResult<()>;
+    /// The shared, cached catalog of a database (loaded by the host at open, see
+    /// [`crate::catalog::Catalog::load`]).
+    fn catalog(&self, db: DbId) -> HostResult<Arc<crate::catalog::SharedCatalog>>;
+
+    /// @@SERVERNAME.
+    fn server_name(&self) -> String {
+        "MESQUITE".to_string()
+    }
+    /// @@SPID.
+    fn session_id(&self) -> i32;
+    /// The login's name (SUSER_SNAME, SYSTEM_USER).
+    fn login_name(&self) -> String {
+        "sa".to_string()
+    }
+    /// Whether the login may run administrative statements (sysadmin).
+    fn is_sysadmin(&self) -> bool {
+        true
+    }
+}

@@ -1,0 +1,37 @@
+//! Scalar semantics: conversions (CAST/CONVERT with styles), operators with SQL Server's
+//! result types, built-in scalar functions and aggregate accumulators. Pure functions of
+//! values and types; the binder decides types, the executor calls these per row.
+//!
+//! - [`convert`]: CAST/CONVERT/TRY_CONVERT/PARSE between every pair of types, implicit
+//!   conversion rules (which pairs convert silently, which need CAST: Msg 529/257).
+//! - [`ops`]: arithmetic, string concatenation, bitwise operators, comparison and LIKE,
+//!   with data type precedence and the decimal precision/scale rules.
+//! - [`functions`]: the built-in scalar functions (string, math, date/time, system
+//!   functions that need no catalog).
+//! - [`aggregate`]: COUNT, COUNT_BIG, SUM, AVG, MIN, MAX, STDEV, STDEVP, VAR, VARP,
+//!   STRING_AGG, CHECKSUM_AGG, with SQL Server's result types.
+
+pub mod aggregate;
+pub mod convert;
+pub mod functions;
+pub mod ops;
+
+/// What functions may read besides their arguments.
+#[derive(Debug, Clone)]
+pub struct FnContext {
+    /// The statement's start time in UTC, as (days since 0001-01-01, 100 ns ticks since
+    /// midnight). GETDATE() and friends return the same value within a statement.
+    pub now_utc: (u32, u64),
+    /// The server's local UTC offset in minutes at `now_utc`.
+    pub local_offset_minutes: i16,
+    /// SET DATEFIRST (1 = Monday ... 7 = Sunday; us_english default 7).
+    pub datefirst: u8,
+    /// SET LANGUAGE (only us_english is supported).
+    pub language: String,
+}
+
+impl Default for FnContext {
+    fn default() -> Self {
+        FnContext { now_utc: (738_000, 0), local_offset_minutes: 0, datefirst: 7, language: "us_english".into() }
+    }
+}
