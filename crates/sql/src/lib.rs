@@ -53,6 +53,7 @@ pub mod exec;
 pub mod host;
 pub mod keywords;
 pub mod lexer;
+pub mod memhost;
 pub mod parser;
 pub mod printer;
 pub mod request;

@@ -262,11 +262,31 @@ impl Default for Catalog {
 #[derive(Debug, Default)]
 pub struct SharedCatalog {
     pub inner: RwLock<Catalog>,
+    /// Per-table counters that change on every insert and are not written to the
+    /// catalog: heap row ids and identity values (see the module doc).
+    pub counters: parking_lot::Mutex<std::collections::HashMap<i32, std::sync::Arc<TableCounters>>>,
+    /// Bumped on every change, so sessions know their cached table descriptions are stale.
+    pub version: std::sync::atomic::AtomicU64,
+}
+
+/// In-memory counters of one table.
+#[derive(Debug, Default)]
+pub struct TableCounters {
+    /// The next row id (heap locator / uniquifier); 0 = not loaded yet.
+    pub row_id: std::sync::atomic::AtomicU64,
+    /// Serialises the first load of `row_id`.
+    pub init: parking_lot::Mutex<()>,
+    /// None = not loaded; Some(None) = no value handed out yet; Some(Some(v)) = last value.
+    pub identity: parking_lot::Mutex<Option<Option<i128>>>,
 }
 
 impl SharedCatalog {
     pub fn new(catalog: Catalog) -> SharedCatalog {
-        SharedCatalog { inner: RwLock::new(catalog) }
+        SharedCatalog { inner: RwLock::new(catalog), counters: Default::default(), version: Default::default() }
+    }
+
+    pub fn counters(&self, object_id: i32) -> std::sync::Arc<TableCounters> {
+        self.counters.lock().entry(object_id).or_default().clone()
     }
 }
 

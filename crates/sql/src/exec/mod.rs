@@ -1,12 +1,49 @@
 //! The executor: runs a parsed batch against a [`Host`], writing results to a
-//! [`ResultSink`]. (Being written: see docs/roadmap.md.)
+//! [`ResultSink`].
+//!
+//! - [`query`]: binder and planner for queries; [`plan`]: plans and operators;
+//!   [`expr`]: bound expressions; [`window`]: window functions; [`table`]: row and index
+//!   layout of tables; [`dml`] and [`ddl`]: statements that change data and schema;
+//!   [`sysviews`]: catalog views and DMVs; [`procs`]: procedures, dynamic SQL and RPC.
+//!
+//! # Error handling (SQL Server's rules, simplified)
+//!
+//! An error ends the statement; the batch goes on with the next statement, except for
+//! errors that abort the batch in SQL Server (conversion errors 245/8114, 208 and 207 at
+//! run time, deadlock 1205, any error under SET XACT_ABORT ON), which stop it. Inside
+//! BEGIN TRY the error goes to the CATCH block instead and is not sent to the client.
+//! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
+//! an explicit transaction a savepoint before the statement undoes its partial work.
 
-use std::sync::atomic::AtomicBool;
+pub mod ddl;
+pub mod dml;
+pub mod errors;
+pub mod expr;
+pub mod plan;
+pub mod procs;
+pub mod query;
+pub mod sysviews;
+pub mod table;
+pub mod window;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
 use std::sync::Arc;
 
-use crate::host::{DbId, Host};
+use types::{SqlError, SqlType, Value};
+
+use crate::ast::*;
+use crate::catalog::{Catalog, Object, ObjectBody};
+use crate::host::{DbId, Host, HostError, IndexRef, Isolation};
 use crate::request::RpcCall;
-use crate::results::ResultSink;
+use crate::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink};
+use crate::scalar::{convert, FnContext};
+use expr::{BExpr, Row, SysFn};
+use plan::{open, Plan, ScanNode};
+use query::{resolve_type, Binder, Scope};
+use table::{IndexInfo, TableInfo};
+
+pub const TEMPDB: DbId = 2;
 
 /// A session's state that outlives batches: current database, SET options, the
 /// transaction nesting count, temp tables, prepared statements.
@@ -17,23 +54,1382 @@ pub struct SessionState {
     /// Set by the connection when the client sends an attention; checked between rows
     /// and statements.
     pub cancel: Arc<AtomicBool>,
+    pub trancount: u32,
+    pub xact_abort: bool,
+    pub nocount: bool,
+    pub lock_timeout: i64,
+    pub isolation: Isolation,
+    pub datefirst: u8,
+    pub showplan: bool,
+    pub host_name: String,
+    pub app_name: String,
+    /// SET IDENTITY_INSERT t ON: (database, object id).
+    pub identity_insert: Option<(DbId, i32)>,
+    pub last_identity: Option<i128>,
+    pub rowcount: i64,
+    pub error: i32,
+    /// XACT_STATE() = -1: the transaction can only be rolled back.
+    pub doomed: bool,
+    /// #temp tables: user name (lower-case) -> internal name in tempdb.
+    pub temp_tables: HashMap<String, String>,
+    pub prepared: HashMap<i32, (String, String)>,
+    pub next_handle: i32,
+    pub descriptor: u64,
+    next_descriptor: u64,
+    /// Databases whose catalog changed in the current transaction (reloaded on rollback).
+    catalog_dirty: HashSet<DbId>,
+    table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    next_temp: u64,
 }
 
 impl SessionState {
     pub fn new(database: DbId, spid: i32) -> SessionState {
-        SessionState { database, spid, cancel: Arc::new(AtomicBool::new(false)) }
+        SessionState {
+            database,
+            spid,
+            cancel: Arc::new(AtomicBool::new(false)),
+            trancount: 0,
+            xact_abort: false,
+            nocount: false,
+            lock_timeout: -1,
+            isolation: Isolation::ReadCommitted,
+            datefirst: 7,
+            showplan: false,
+            host_name: String::new(),
+            app_name: String::new(),
+            identity_insert: None,
+            last_identity: None,
+            rowcount: 0,
+            error: 0,
+            doomed: false,
+            temp_tables: HashMap::new(),
+            prepared: HashMap::new(),
+            next_handle: 1,
+            descriptor: 0,
+            next_descriptor: 1,
+            catalog_dirty: HashSet::new(),
+            table_cache: HashMap::new(),
+            next_temp: 1,
+        }
     }
 }
+
+/// A variable of a frame.
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: String,
+    pub ty: SqlType,
+    pub value: Value,
+    /// Table variables: the table in tempdb.
+    pub table: Option<Arc<TableInfo>>,
+}
+
+/// A variable scope: the batch, or one procedure / function / dynamic SQL call.
+#[derive(Debug, Default)]
+pub struct Frame {
+    pub vars: Vec<Var>,
+    pub proc_name: Option<String>,
+    pub proc_id: i32,
+    pub scope_identity: Option<i128>,
+    /// Table variables created in this frame (dropped when it ends).
+    pub table_vars: Vec<Arc<TableInfo>>,
+    pub done_kind: Option<DoneKind>,
+    /// Inside a scalar function: its return type.
+    pub function_returns: Option<SqlType>,
+}
+
+/// The execution context of one request.
+pub struct Cx<'a> {
+    pub host: &'a mut dyn Host,
+    pub state: &'a mut SessionState,
+    pub sink: &'a mut dyn ResultSink,
+    pub outer: Vec<Row>,
+    pub fcx: FnContext,
+    pub frames: Vec<Frame>,
+    pub work_tables: HashMap<usize, Vec<Row>>,
+    pub max_recursion: u32,
+    pub pending_sets: Option<Vec<Vec<bool>>>,
+    pub pending_assigns: Vec<(String, AssignOp)>,
+    /// The errors being handled by enclosing CATCH blocks (ERROR_NUMBER() reads the last).
+    pub catch_errors: Vec<SqlError>,
+    pub try_depth: u32,
+    /// The table a DML statement changes: its scans carry the row locator.
+    pub dml_target: Option<(DbId, i32)>,
+    /// The text the current statements were parsed from (module definitions are cut
+    /// from it).
+    pub source: Arc<str>,
+    /// A scalar function's RETURN value.
+    pub function_result: Option<Value>,
+    null_warned: bool,
+}
+
+/// What a statement tells its block to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Option<i32>),
+    Goto(String),
+}
+
+/// An error on its way up: `reported` once it has been sent to the client; `batch`
+/// when it ends the batch.
+#[derive(Debug)]
+pub struct Abort {
+    pub error: SqlError,
+    pub reported: bool,
+}
+
+pub type ExecResult = Result<Flow, Abort>;
+
+pub fn host_err(e: HostError) -> SqlError {
+    match e {
+        HostError::Sql(e) => e,
+        HostError::Duplicate => SqlError::new(2601, 14, 1, "Cannot insert duplicate key row."),
+    }
+}
+
+pub fn version_string() -> String {
+    format!(
+        "Microsoft SQL Server 2022 (RTM) - 16.0.1000.6 (X64) \n\tMesquite {} \n\tDeveloper Edition (64-bit) on Linux",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Is this error one that ends the batch (not just the statement)?
+fn aborts_batch(e: &SqlError) -> bool {
+    matches!(e.number, 245 | 8114 | 8115 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 8134 | 2812 | 3902 | 3903 | 6401)
+        || e.severity >= 20
+}
+
+impl<'a> Cx<'a> {
+    pub fn new(host: &'a mut dyn Host, state: &'a mut SessionState, sink: &'a mut dyn ResultSink) -> Cx<'a> {
+        let fcx = FnContext { datefirst: state.datefirst, now_utc: now_utc(), local_offset_minutes: 0, language: "us_english".into() };
+        Cx {
+            host,
+            state,
+            sink,
+            outer: Vec::new(),
+            fcx,
+            frames: vec![Frame::default()],
+            work_tables: HashMap::new(),
+            max_recursion: 100,
+            pending_sets: None,
+            pending_assigns: Vec::new(),
+            catch_errors: Vec::new(),
+            try_depth: 0,
+            dml_target: None,
+            source: Arc::from(""),
+            function_result: None,
+            null_warned: false,
+        }
+    }
+
+    pub fn check_cancel(&self) -> Result<(), SqlError> {
+        if self.state.cancel.load(AtomicOrdering::Relaxed) {
+            return Err(SqlError::new(3617, 25, 1, "The query was cancelled by the client (attention)."));
+        }
+        Ok(())
+    }
+
+    pub fn eval_with_outer(&mut self, e: &BExpr, row: &[Value]) -> Result<Value, SqlError> {
+        e.eval(row, self)
+    }
+
+    pub fn frame(&mut self) -> &mut Frame {
+        if self.frames.is_empty() {
+            self.frames.push(Frame::default());
+        }
+        let n = self.frames.len() - 1;
+        &mut self.frames[n]
+    }
+
+    pub fn var(&self, slot: usize) -> Value {
+        self.frames.last().and_then(|f| f.vars.get(slot)).map(|v| v.value.clone()).unwrap_or(Value::Null)
+    }
+
+    pub fn lookup_var(&self, name: &str) -> Option<(usize, SqlType)> {
+        let f = self.frames.last()?;
+        f.vars.iter().position(|v| v.name.eq_ignore_ascii_case(name)).map(|i| (i, f.vars[i].ty))
+    }
+
+    pub fn set_var(&mut self, slot: usize, v: Value) {
+        if let Some(var) = self.frame().vars.get_mut(slot) {
+            var.value = v;
+        }
+    }
+
+    pub fn nest_level(&self) -> usize {
+        self.frames.iter().filter(|f| f.proc_name.is_some()).count()
+    }
+
+    pub fn current_proc_id(&self) -> i32 {
+        self.frames.last().map(|f| f.proc_id).unwrap_or(0)
+    }
+
+    pub fn warn_null_eliminated(&mut self) {
+        if !self.null_warned {
+            self.null_warned = true;
+            let _ = self.sink.message(&Message {
+                error: SqlError::new(8153, 10, 1, "Warning: Null value is eliminated by an aggregate or other SET operation."),
+                info: true,
+            });
+        }
+    }
+
+    pub fn sys_fn(&self, f: &SysFn) -> Value {
+        let err = self.catch_errors.last();
+        match f {
+            SysFn::RowCount => Value::Int(self.state.rowcount.clamp(0, i64::from(i32::MAX)) as i32),
+            SysFn::TranCount => Value::Int(self.state.trancount as i32),
+            SysFn::Error => Value::Int(self.state.error),
+            SysFn::Identity => self.state.last_identity.map(|v| Value::Decimal { value: v, precision: 38, scale: 0 }).unwrap_or(Value::Null),
+            SysFn::ScopeIdentity => self
+                .frames
+                .last()
+                .and_then(|f| f.scope_identity)
+                .map(|v| Value::Decimal { value: v, precision: 38, scale: 0 })
+                .unwrap_or(Value::Null),
+            SysFn::Spid => Value::SmallInt(self.state.spid as i16),
+            SysFn::XactState => Value::SmallInt(if self.state.trancount == 0 {
+                0
+            } else if self.state.doomed {
+                -1
+            } else {
+                1
+            }),
+            SysFn::FetchStatus => Value::Int(-1),
+            SysFn::ErrorNumber => err.map(|e| Value::Int(e.number)).unwrap_or(Value::Null),
+            SysFn::ErrorMessage => err.map(|e| Value::String(e.message.clone())).unwrap_or(Value::Null),
+            SysFn::ErrorSeverity => err.map(|e| Value::Int(i32::from(e.severity))).unwrap_or(Value::Null),
+            SysFn::ErrorState => err.map(|e| Value::Int(i32::from(e.state))).unwrap_or(Value::Null),
+            SysFn::ErrorLine => err.map(|e| Value::Int(e.line as i32)).unwrap_or(Value::Null),
+            SysFn::ErrorProcedure => err.and_then(|e| e.procedure.clone()).map(Value::String).unwrap_or(Value::Null),
+        }
+    }
+
+    /// Runs a subquery plan for `row` (pushed as its outer row); at most `limit` rows.
+    pub fn run_subquery(&mut self, plan: &Plan, row: &[Value], limit: Option<usize>) -> Result<Vec<Row>, SqlError> {
+        self.outer.push(row.to_vec());
+        let r = (|| {
+            let mut op = open(plan, self)?;
+            let mut out = Vec::new();
+            while let Some(r) = op.next(self)? {
+                out.push(r);
+                if limit.is_some_and(|l| out.len() >= l) {
+                    break;
+                }
+            }
+            Ok(out)
+        })();
+        self.outer.pop();
+        r
+    }
+
+    pub fn call_udf(&mut self, db: DbId, object_id: i32, args: Vec<(Value, SqlType)>) -> Result<Value, SqlError> {
+        procs::call_scalar_function(self, db, object_id, args)
+    }
+
+    // --- catalog access ----------------------------------------------------------------
+
+    pub fn catalog(&self, db: DbId) -> Result<Arc<crate::catalog::SharedCatalog>, SqlError> {
+        self.host.catalog(db).map_err(host_err)
+    }
+
+    pub fn db_id_by_name(&self, name: &str) -> Option<DbId> {
+        self.host.databases().into_iter().find(|d| d.name.eq_ignore_ascii_case(name)).map(|d| d.id)
+    }
+
+    pub fn db_name(&self, id: DbId) -> Option<String> {
+        self.host.databases().into_iter().find(|d| d.id == id).map(|d| d.name)
+    }
+
+    pub fn current_db_name(&self) -> String {
+        self.db_name(self.state.database).unwrap_or_else(|| "master".into())
+    }
+
+    pub fn object_name(&self, db: DbId, id: i32) -> Option<String> {
+        let c = self.catalog(db).ok()?;
+        let g = c.inner.read();
+        g.objects.get(&id).map(|o| o.name.clone())
+    }
+
+    pub fn schema_name(&self, db: DbId, id: i32) -> Option<String> {
+        let c = self.catalog(db).ok()?;
+        let g = c.inner.read();
+        g.schemas.get(&id).map(|s| s.name.clone())
+    }
+
+    pub fn schema_id(&self, db: DbId, name: &str) -> Option<i32> {
+        let c = self.catalog(db).ok()?;
+        let g = c.inner.read();
+        g.schema_by_name(name).map(|s| s.id)
+    }
+
+    /// OBJECT_ID('name'): tables, views, procedures, functions, constraints.
+    pub fn object_id_by_name(&mut self, text: &str) -> Result<Option<i32>, SqlError> {
+        let Ok(name) = parse_object_name(text) else {
+            return Ok(None);
+        };
+        Ok(self.resolve_object(&name)?.map(|(_, o)| o.id).or_else(|| {
+            // Constraints are objects too.
+            let (db, schema, n) = self.resolve_name(&name).ok()?;
+            let c = self.catalog(db).ok()?;
+            let g = c.inner.read();
+            for o in g.objects.values() {
+                if o.schema_id != schema {
+                    continue;
+                }
+                if let ObjectBody::Table(t) = &o.body {
+                    for (id, cname) in ddl::constraint_names(t) {
+                        if cname.eq_ignore_ascii_case(&n) {
+                            return Some(id);
+                        }
+                    }
+                }
+            }
+            None
+        }))
+    }
+
+    /// (database, schema id, object name) of a name; `#temp` names resolve in tempdb.
+    pub fn resolve_name(&mut self, name: &ObjectName) -> Result<(DbId, i32, String), SqlError> {
+        let obj = name.name().value.clone();
+        if obj.starts_with('#') {
+            let internal = if obj.starts_with("##") {
+                obj.clone()
+            } else {
+                self.state.temp_tables.get(&obj.to_ascii_lowercase()).cloned().unwrap_or_else(|| obj.clone())
+            };
+            return Ok((TEMPDB, crate::catalog::SCHEMA_DBO, internal));
+        }
+        let db = match name.database() {
+            Some(d) => self.db_id_by_name(&d.value).ok_or_else(|| {
+                SqlError::new(
+                    911,
+                    16,
+                    1,
+                    format!("Database '{}' does not exist. Make sure that the name is entered correctly.", d.value),
+                )
+            })?,
+            None => self.state.database,
+        };
+        let schema = match name.schema() {
+            Some(s) => match self.schema_id(db, &s.value) {
+                Some(id) => id,
+                None => return Ok((db, -1, obj)),
+            },
+            None => crate::catalog::SCHEMA_DBO,
+        };
+        Ok((db, schema, obj))
+    }
+
+    pub fn resolve_object(&mut self, name: &ObjectName) -> Result<Option<(DbId, Object)>, SqlError> {
+        let (db, schema, n) = self.resolve_name(name)?;
+        let c = self.catalog(db)?;
+        let g = c.inner.read();
+        Ok(g.object_by_name(schema, &n).cloned().map(|o| (db, o)))
+    }
+
+    pub fn resolve_table_by_text(&mut self, text: &str) -> Result<Option<Arc<TableInfo>>, SqlError> {
+        let Ok(name) = parse_object_name(text) else {
+            return Ok(None);
+        };
+        match self.resolve_object(&name)? {
+            Some((db, o)) if matches!(o.body, ObjectBody::Table(_)) => Ok(Some(self.table_info(db, &o)?)),
+            _ => Ok(None),
+        }
+    }
+
+    /// The executor's view of a table (cached per catalog version).
+    pub fn table_info(&mut self, db: DbId, obj: &Object) -> Result<Arc<TableInfo>, SqlError> {
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        if let Some((v, t)) = self.state.table_cache.get(&(db, obj.id)) {
+            if *v == version {
+                return Ok(t.clone());
+            }
+        }
+        let t = Arc::new(ddl::build_table_info(self, db, obj, &cat)?);
+        self.state.table_cache.insert((db, obj.id), (version, t.clone()));
+        Ok(t)
+    }
+
+    pub fn table_variable(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
+        let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
+        f.vars
+            .iter()
+            .find(|v| v.name.eq_ignore_ascii_case(name))
+            .and_then(|v| v.table.clone())
+            .ok_or_else(|| errors::must_declare_table(name))
+    }
+
+    /// Marks a database's catalog as changed by the current transaction.
+    pub fn catalog_changed(&mut self, db: DbId) {
+        self.state.catalog_dirty.insert(db);
+        if let Ok(c) = self.catalog(db) {
+            c.bump();
+        }
+    }
+
+    fn reload_dirty_catalogs(&mut self) {
+        let dirty: Vec<DbId> = self.state.catalog_dirty.drain().collect();
+        for db in dirty {
+            let Some(info) = self.host.databases().into_iter().find(|d| d.id == db) else {
+                continue;
+            };
+            if let Ok(c) = self.catalog(db) {
+                if let Ok(fresh) = Catalog::load(self.host, &info.catalog_index) {
+                    *c.inner.write() = fresh;
+                    c.bump();
+                }
+            }
+        }
+        self.state.table_cache.clear();
+    }
+
+    pub fn catalog_index(&self, db: DbId) -> Result<IndexRef, SqlError> {
+        self.host
+            .databases()
+            .into_iter()
+            .find(|d| d.id == db)
+            .map(|d| d.catalog_index)
+            .ok_or_else(|| SqlError::new(911, 16, 1, format!("Database id {db} does not exist.")))
+    }
+
+    pub fn new_temp_name(&mut self, base: &str) -> String {
+        let n = self.state.next_temp;
+        self.state.next_temp += 1;
+        let pad = 116usize.saturating_sub(base.len()).min(20);
+        format!("{base}{}{:012X}", "_".repeat(pad), (self.state.spid as u64) << 32 | n)
+    }
+
+    // --- messages ----------------------------------------------------------------------
+
+    pub fn info(&mut self, text: impl Into<String>) {
+        let _ = self.sink.message(&Message { error: SqlError::new(0, 0, 1, text), info: true });
+    }
+
+    fn done_kind(&self) -> DoneKind {
+        if self.frames.len() > 1 {
+            DoneKind::InProc
+        } else {
+            DoneKind::Statement
+        }
+    }
+
+    pub fn done(&mut self, count: Option<u64>) -> Result<(), SqlError> {
+        let count = if self.state.nocount { None } else { count };
+        let kind = self.done_kind();
+        self.sink
+            .done(Done { kind, row_count: count, error: false, in_xact: self.state.trancount > 0 })
+            .map_err(|_| cancelled())
+    }
+
+    /// Sends a plan's rows as a result set; returns the row count.
+    pub fn send_result(&mut self, plan: &Plan) -> Result<u64, SqlError> {
+        let cols = plan.columns();
+        let info: Vec<ColumnInfo> = cols
+            .iter()
+            .map(|c| ColumnInfo { name: c.name.clone(), ty: c.ty, nullable: c.nullable, identity: false, updatable: false })
+            .collect();
+        let mut op = open(plan, self)?;
+        self.sink.columns(&info).map_err(|_| cancelled())?;
+        let mut n = 0u64;
+        while let Some(row) = op.next(self)? {
+            self.sink.row(&row).map_err(|_| cancelled())?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+fn cancelled() -> SqlError {
+    SqlError::new(3617, 25, 1, "The query was cancelled by the client (attention).")
+}
+
+pub fn now_utc() -> (u32, u64) {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // Days from 0001-01-01 to 1970-01-01.
+    const UNIX_EPOCH_DAYS: u64 = 719_162;
+    let secs = d.as_secs();
+    let days = UNIX_EPOCH_DAYS + secs / 86_400;
+    let ticks = (secs % 86_400) * 10_000_000 + u64::from(d.subsec_nanos()) / 100;
+    (days as u32, ticks)
+}
+
+pub fn parse_object_name(text: &str) -> Result<ObjectName, SqlError> {
+    let e = crate::parse_expression(text)?;
+    match e.kind {
+        ExprKind::Column(n) => Ok(n),
+        _ => Err(errors::invalid_object(text)),
+    }
+}
+
+/// Parses a module's stored definition (CREATE PROCEDURE/VIEW/FUNCTION ...).
+pub fn parse_module(definition: &str) -> Result<Statement, SqlError> {
+    let b = crate::parse_batch(definition)?;
+    b.statements.into_iter().next().ok_or_else(|| errors::invalid_object("module"))
+}
+
+pub fn server_property(name: &str, cx: &Cx) -> Value {
+    let s = |v: &str| Value::String(v.to_string());
+    match name.to_ascii_lowercase().as_str() {
+        "productversion" => s("16.0.1000.6"),
+        "productlevel" => s("RTM"),
+        "edition" => s("Developer Edition (64-bit)"),
+        "engineedition" => Value::Int(3),
+        "servername" | "machinename" => s(&cx.host.server_name()),
+        "instancename" => Value::Null,
+        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "isclustered" | "ishadrenabled" | "isintegratedsecurityonly" | "issingleuser" => Value::Int(0),
+        "productmajorversion" => s("16"),
+        "productminorversion" => s("0"),
+        "processid" => Value::Int(std::process::id() as i32),
+        _ => Value::Null,
+    }
+}
+
+pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
+    let Some(info) = cx.host.databases().into_iter().find(|d| d.id == db) else {
+        return Value::Null;
+    };
+    let s = |v: &str| Value::String(v.to_string());
+    match prop.to_ascii_lowercase().as_str() {
+        "status" => s(info.state),
+        "recovery" => s(info.recovery_model),
+        "updateability" => s(if info.read_only { "READ_ONLY" } else { "READ_WRITE" }),
+        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "useraccess" => s("MULTI_USER"),
+        "version" => Value::Int(957),
+        _ => Value::Null,
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Batches
+// ---------------------------------------------------------------------------------------
 
 /// Parses and runs one batch. Errors go to the sink as messages (the batch goes on or
 /// stops as SQL Server's abort rules say); this never fails itself.
 pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, sink: &mut dyn ResultSink) {
-    let _ = (state, host, text, sink);
+    state.cancel.store(false, AtomicOrdering::Relaxed);
+    let batch = match crate::parse_batch(text) {
+        Ok(b) => b,
+        Err(e) => {
+            let _ = sink.message(&Message { error: e, info: false });
+            let _ = sink.done(Done { kind: DoneKind::Statement, row_count: None, error: true, in_xact: state.trancount > 0 });
+            return;
+        }
+    };
+    let mut cx = Cx::new(host, state, sink);
+    cx.source = Arc::from(text);
+    run_top_level(&mut cx, &batch.statements);
+}
+
+/// Runs statements as a batch: errors reported, autocommit, XACT_ABORT handling.
+pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
+    match exec_block(cx, statements) {
+        Ok(Flow::Goto(label)) => {
+            let e = SqlError::new(133, 15, 1, format!("A GOTO statement references the label '{label}' but the label has not been declared."));
+            report(cx, &e);
+        }
+        Ok(_) => {}
+        Err(a) => {
+            if !a.reported {
+                report(cx, &a.error);
+            }
+        }
+    }
+    // Table variables of the batch go away with it.
+    drop_frame_tables(cx);
+}
+
+pub fn drop_frame_tables(cx: &mut Cx) {
+    let tables = std::mem::take(&mut cx.frame().table_vars);
+    for t in tables {
+        let _ = ddl::drop_storage(cx, &t);
+    }
+}
+
+pub fn report(cx: &mut Cx, e: &SqlError) {
+    cx.state.error = e.number;
+    let mut e = e.clone();
+    if e.procedure.is_none() {
+        if let Some(p) = cx.frames.last().and_then(|f| f.proc_name.clone()) {
+            e.procedure = Some(p);
+        }
+    }
+    let _ = cx.sink.message(&Message { info: e.severity <= 10, error: e });
+    let kind = cx.done_kind();
+    let _ = cx.sink.done(Done { kind, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
+}
+
+/// Runs a list of statements (a batch, a block, a procedure body), handling GOTO.
+pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
+    let mut i = 0;
+    while i < statements.len() {
+        let stmt = &statements[i];
+        i += 1;
+        if let Err(e) = cx.check_cancel() {
+            return Err(Abort { error: e, reported: false });
+        }
+        let flow = match exec_statement(cx, stmt) {
+            Ok(f) => f,
+            Err(mut e) => {
+                if e.line == 0 {
+                    e.line = stmt.line();
+                }
+                if e.procedure.is_none() {
+                    e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
+                }
+                if e.number == 3617 {
+                    return Err(Abort { error: e, reported: true });
+                }
+                if cx.try_depth > 0 && e.severity > 10 {
+                    return Err(Abort { error: e, reported: false });
+                }
+                report(cx, &e);
+                let abort = aborts_batch(&e) || cx.state.xact_abort || e.number == 1205;
+                if (cx.state.xact_abort || e.number == 1205) && cx.state.trancount > 0 {
+                    let _ = rollback_all(cx);
+                }
+                if abort {
+                    return Err(Abort { error: e, reported: true });
+                }
+                continue;
+            }
+        };
+        match flow {
+            Flow::Normal => {}
+            Flow::Goto(label) => {
+                match statements.iter().position(|s| matches!(&s.kind, StatementKind::Label(l) if l.value.eq_ignore_ascii_case(&label))) {
+                    Some(p) => i = p + 1,
+                    None => return Ok(Flow::Goto(label)),
+                }
+            }
+            other => return Ok(other),
+        }
+    }
+    Ok(Flow::Normal)
+}
+
+/// Is the statement one that reads or writes tables (and so runs in a transaction)?
+fn is_data_statement(k: &StatementKind) -> bool {
+    matches!(
+        k,
+        StatementKind::Query(_)
+            | StatementKind::Insert(_)
+            | StatementKind::Update(_)
+            | StatementKind::Delete(_)
+            | StatementKind::CreateTable(_)
+            | StatementKind::AlterTable(_)
+            | StatementKind::CreateIndex(_)
+            | StatementKind::DropIndex { .. }
+            | StatementKind::CreateProcedure(_)
+            | StatementKind::CreateView(_)
+            | StatementKind::CreateFunction(_)
+            | StatementKind::CreateSchema { .. }
+            | StatementKind::Truncate { .. }
+    ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database))
+}
+
+fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    cx.fcx.now_utc = now_utc();
+    if is_data_statement(&stmt.kind) {
+        if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
+            return Err(SqlError::new(
+                3930,
+                16,
+                1,
+                "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
+            ));
+        }
+        return atomic(cx, |cx| exec_data_statement(cx, stmt));
+    }
+    exec_control(cx, stmt)
+}
+
+/// Runs `f` as one atomic statement: its own transaction in autocommit mode, else
+/// under a savepoint.
+pub fn atomic<T>(cx: &mut Cx, f: impl FnOnce(&mut Cx) -> Result<T, SqlError>) -> Result<T, SqlError> {
+    if cx.state.trancount == 0 && !cx.host.in_transaction() {
+        cx.host.begin("autocommit").map_err(host_err)?;
+        match f(cx) {
+            Ok(v) => {
+                if let Err(e) = cx.host.commit(None) {
+                    let _ = cx.host.rollback();
+                    cx.reload_dirty_catalogs();
+                    return Err(host_err(e));
+                }
+                cx.state.catalog_dirty.clear();
+                Ok(v)
+            }
+            Err(e) => {
+                let _ = cx.host.rollback();
+                cx.reload_dirty_catalogs();
+                Err(e)
+            }
+        }
+    } else {
+        let sp = "__mesquite_stmt";
+        let saved = cx.host.save(sp).is_ok();
+        match f(cx) {
+            Ok(v) => Ok(v),
+            Err(e) => {
+                if e.number == 1205 {
+                    return Err(e);
+                }
+                if saved && cx.host.in_transaction() {
+                    let _ = cx.host.rollback_to(sp);
+                    if !cx.state.catalog_dirty.is_empty() {
+                        let dirty: Vec<DbId> = cx.state.catalog_dirty.iter().copied().collect();
+                        cx.reload_dirty_catalogs();
+                        cx.state.catalog_dirty.extend(dirty);
+                    }
+                }
+                if cx.state.xact_abort {
+                    cx.state.doomed = true;
+                }
+                Err(e)
+            }
+        }
+    }
+}
+
+fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    match &stmt.kind {
+        StatementKind::Query(q) => {
+            exec_query(cx, q)?;
+        }
+        StatementKind::Insert(i) => dml::insert(cx, i)?,
+        StatementKind::Update(u) => dml::update(cx, u)?,
+        StatementKind::Delete(d) => dml::delete(cx, d)?,
+        other => ddl::execute(cx, other, stmt)?,
+    }
+    Ok(Flow::Normal)
+}
+
+/// SELECT: a result set, a variable assignment, or SELECT INTO.
+pub fn exec_query(cx: &mut Cx, q: &Query) -> Result<(), SqlError> {
+    if let SetExpr::Select(s) = &q.body {
+        if let Some(into) = &s.into {
+            return dml::select_into(cx, q, into);
+        }
+    }
+    cx.pending_assigns.clear();
+    let plan = {
+        let mut b = Binder::new(cx);
+        b.plan_query(q)?.0
+    };
+    let assigns = std::mem::take(&mut cx.pending_assigns);
+    if cx.state.showplan {
+        return show_plan(cx, &plan);
+    }
+    if !assigns.is_empty() {
+        // SELECT @a = x, @b = y FROM ...: assign from every row; the last row wins.
+        let cols = plan.columns();
+        let mut op = open(&plan, cx)?;
+        let mut n = 0u64;
+        while let Some(row) = op.next(cx)? {
+            n += 1;
+            for (i, (name, aop)) in assigns.iter().enumerate() {
+                let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
+                let v = row.get(i).cloned().unwrap_or(Value::Null);
+                let v = assign_value(cx, slot, ty, *aop, v, &cols[i].ty)?;
+                cx.set_var(slot, v);
+            }
+        }
+        cx.state.rowcount = n as i64;
+        cx.done(Some(n))?;
+        return Ok(());
+    }
+    let n = cx.send_result(&plan)?;
+    cx.state.rowcount = n as i64;
+    cx.done(Some(n))?;
+    Ok(())
+}
+
+fn show_plan(cx: &mut Cx, plan: &Plan) -> Result<(), SqlError> {
+    let mut lines = Vec::new();
+    plan.explain(0, &mut lines);
+    let ty = SqlType::NVarChar { len: types::Length::Max };
+    cx.sink.columns(&[ColumnInfo::new("StmtText", ty, true)]).map_err(|_| cancelled())?;
+    for l in &lines {
+        cx.sink.row(&[Value::String(l.clone())]).map_err(|_| cancelled())?;
+    }
+    cx.done(Some(lines.len() as u64))?;
+    Ok(())
+}
+
+/// The value a variable gets from `SET @v op= value` (converted to its type).
+pub fn assign_value(cx: &mut Cx, slot: usize, ty: SqlType, op: AssignOp, v: Value, vty: &SqlType) -> Result<Value, SqlError> {
+    let v = match op.binary_op() {
+        None => v,
+        Some(bop) => {
+            let cur = cx.var(slot);
+            let rty = crate::scalar::ops::binary_type(bop, &ty, vty)?;
+            let r = crate::scalar::ops::binary(bop, &cur, &ty, &v, vty, &rty)?;
+            return convert::convert(&r, &rty, &ty, None).and_then(|x| fit_variable(x, &ty));
+        }
+    };
+    let v = if vty == &ty { v } else { convert::convert(&v, vty, &ty, None)? };
+    fit_variable(v, &ty)
+}
+
+/// Variables truncate strings silently (unlike columns).
+fn fit_variable(v: Value, ty: &SqlType) -> Result<Value, SqlError> {
+    match (&v, ty) {
+        (Value::String(s), SqlType::VarChar { len: types::Length::Bounded(n) } | SqlType::NVarChar { len: types::Length::Bounded(n) } | SqlType::Char { len: n } | SqlType::NChar { len: n }) => {
+            let truncated: String = if ty.is_unicode() {
+                let units: Vec<u16> = s.encode_utf16().take(usize::from(*n)).collect();
+                String::from_utf16_lossy(&units)
+            } else {
+                s.chars().take(usize::from(*n)).collect()
+            };
+            Value::String(truncated).fit_to(ty)
+        }
+        _ => Ok(v),
+    }
+}
+
+fn bind_standalone(cx: &mut Cx, e: &Expr) -> Result<BExpr, SqlError> {
+    let mut b = Binder::new(cx);
+    b.bind_expr(e, &Scope::default())
+}
+
+/// Evaluates an expression outside any query (SET, IF, PRINT, ...).
+pub fn eval_standalone(cx: &mut Cx, e: &Expr) -> Result<(Value, SqlType), SqlError> {
+    let b = bind_standalone(cx, e)?;
+    let ty = b.ty();
+    let needs_txn = !b.is_constant() && !cx.host.in_transaction();
+    let v = if needs_txn { atomic(cx, |cx| b.eval(&[], cx))? } else { b.eval(&[], cx)? };
+    Ok((v, ty))
+}
+
+fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    match &stmt.kind {
+        StatementKind::Declare(decls) => {
+            for d in decls {
+                match d {
+                    Declaration::Variable { name, data_type, value } => {
+                        let ty = resolve_type(data_type)?;
+                        if cx.lookup_var(name).is_some() {
+                            return Err(SqlError::new(
+                                134,
+                                15,
+                                1,
+                                format!("The variable name '{name}' has already been declared. Variable names must be unique within a query batch or stored procedure."),
+                            ));
+                        }
+                        cx.frame().vars.push(Var { name: name.clone(), ty, value: Value::Null, table: None });
+                        if let Some(e) = value {
+                            let (v, vty) = eval_standalone(cx, e)?;
+                            let slot = cx.frame().vars.len() - 1;
+                            let v = assign_value(cx, slot, ty, AssignOp::Assign, v, &vty)?;
+                            cx.set_var(slot, v);
+                        }
+                    }
+                    Declaration::Table { name, elements } => {
+                        let t = ddl::create_table_variable(cx, name, elements)?;
+                        cx.frame().table_vars.push(t.clone());
+                        cx.frame().vars.push(Var { name: name.clone(), ty: SqlType::Int, value: Value::Null, table: Some(t) });
+                    }
+                    Declaration::Cursor { .. } => return Err(errors::not_supported("DECLARE CURSOR")),
+                }
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::SetVariable { name, op, value } => {
+            let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
+            let (v, vty) = eval_standalone(cx, value)?;
+            let v = assign_value(cx, slot, ty, *op, v, &vty)?;
+            cx.set_var(slot, v);
+            Ok(Flow::Normal)
+        }
+        StatementKind::SetOption(o) => {
+            set_option(cx, o)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::Block(stmts) => exec_block(cx, stmts).map_err(|a| reraise(cx, a)),
+        StatementKind::If { condition, then_branch, else_branch } => {
+            let (v, _) = eval_standalone(cx, condition)?;
+            let branch = if expr::is_true(&v) { Some(&**then_branch) } else { else_branch.as_deref() };
+            match branch {
+                Some(s) => exec_block(cx, std::slice::from_ref(s)).map_err(|a| reraise(cx, a)),
+                None => Ok(Flow::Normal),
+            }
+        }
+        StatementKind::While { condition, body } => {
+            loop {
+                cx.check_cancel()?;
+                let (v, _) = eval_standalone(cx, condition)?;
+                if !expr::is_true(&v) {
+                    break;
+                }
+                match exec_block(cx, std::slice::from_ref(&**body)).map_err(|a| reraise(cx, a))? {
+                    Flow::Break => break,
+                    Flow::Normal | Flow::Continue => {}
+                    other => return Ok(other),
+                }
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::Break => Ok(Flow::Break),
+        StatementKind::Continue => Ok(Flow::Continue),
+        StatementKind::Goto(l) => Ok(Flow::Goto(l.value.clone())),
+        StatementKind::Label(_) => Ok(Flow::Normal),
+        StatementKind::Return(e) => {
+            if let (Some(ret), Some(e)) = (cx.frames.last().and_then(|f| f.function_returns), e) {
+                let (v, ty) = eval_standalone(cx, e)?;
+                let v = if v.is_null() { Value::Null } else { convert::convert(&v, &ty, &ret, None)? };
+                cx.function_result = Some(v);
+                return Ok(Flow::Return(None));
+            }
+            let v = match e {
+                Some(e) => {
+                    let (v, ty) = eval_standalone(cx, e)?;
+                    match convert::convert(&v, &ty, &SqlType::Int, None)? {
+                        Value::Int(n) => Some(n),
+                        _ => Some(0),
+                    }
+                }
+                None => None,
+            };
+            Ok(Flow::Return(v))
+        }
+        StatementKind::TryCatch { try_block, catch_block } => {
+            cx.try_depth += 1;
+            let r = exec_block(cx, try_block);
+            cx.try_depth -= 1;
+            match r {
+                Ok(f) => Ok(f),
+                Err(a) if a.reported => Err(reraise(cx, a)),
+                Err(a) => {
+                    if a.error.number == 3617 {
+                        return Err(a.error);
+                    }
+                    if cx.state.trancount > 0 && (cx.state.xact_abort || a.error.number == 1205) {
+                        cx.state.doomed = true;
+                    }
+                    cx.state.error = a.error.number;
+                    cx.catch_errors.push(a.error);
+                    let r = exec_block(cx, catch_block);
+                    cx.catch_errors.pop();
+                    r.map_err(|a| reraise(cx, a))
+                }
+            }
+        }
+        StatementKind::Throw(args) => {
+            let e = match args {
+                None => match cx.catch_errors.last() {
+                    Some(e) => e.clone(),
+                    None => {
+                        return Err(SqlError::new(
+                            10704,
+                            15,
+                            1,
+                            "To rethrow an error, a THROW statement must be used inside a CATCH block. Insert the THROW statement inside a CATCH block, or add error parameters to the THROW statement.",
+                        ))
+                    }
+                },
+                Some(a) => {
+                    let (n, nt) = eval_standalone(cx, &a.number)?;
+                    let (m, mt) = eval_standalone(cx, &a.message)?;
+                    let (s, st) = eval_standalone(cx, &a.state)?;
+                    let n = int_value(&n, &nt)?;
+                    if n < 50000 {
+                        return Err(SqlError::new(
+                            35100,
+                            16,
+                            10,
+                            "Error number in THROW statement is outside the valid range. Specify an error number in the valid range of 50000 to 2147483647.",
+                        ));
+                    }
+                    let m = expr::as_text(&m, &mt).unwrap_or_default();
+                    let s = int_value(&s, &st)?.clamp(0, 255) as u8;
+                    SqlError::new(n as i32, 16, s, m)
+                }
+            };
+            let mut e = e;
+            e.line = stmt.line();
+            if cx.state.trancount > 0 && cx.state.xact_abort {
+                cx.state.doomed = true;
+            }
+            // THROW always aborts the batch when not caught.
+            if cx.try_depth == 0 {
+                e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
+                report(cx, &e);
+                return Err(SqlError { number: 3617, ..e });
+            }
+            Err(e)
+        }
+        StatementKind::Raiserror(r) => procs::raiserror(cx, r, stmt.line()),
+        StatementKind::Print(e) => {
+            let (v, ty) = eval_standalone(cx, e)?;
+            let text = match v {
+                Value::Null => String::new(),
+                v => expr::as_text(&v, &ty).unwrap_or_default(),
+            };
+            let _ = cx.sink.message(&Message { error: SqlError::new(0, 0, 1, text).at_line(stmt.line()), info: true });
+            Ok(Flow::Normal)
+        }
+        StatementKind::WaitFor { kind, value } => {
+            let (v, ty) = eval_standalone(cx, value)?;
+            let text = expr::as_text(&v, &ty).unwrap_or_default();
+            let t = types::parse(&text, &SqlType::Time { scale: 3 }).map_err(|_| {
+                SqlError::new(148, 15, 1, "Incorrect time syntax in time string used with WAITFOR.")
+            })?;
+            let Value::Time { ticks, .. } = t else {
+                return Ok(Flow::Normal);
+            };
+            let dur = match kind {
+                WaitForKind::Delay => std::time::Duration::from_nanos(ticks * 100),
+                WaitForKind::Time => {
+                    let now = now_utc().1;
+                    let wait = if ticks >= now { ticks - now } else { ticks + 864_000_000_000 - now };
+                    std::time::Duration::from_nanos(wait * 100)
+                }
+            };
+            let end = std::time::Instant::now() + dur;
+            let _w = diag::waits::begin_wait(diag::waits::WaitType::WAITFOR);
+            while std::time::Instant::now() < end {
+                cx.check_cancel()?;
+                let left = end.saturating_duration_since(std::time::Instant::now());
+                std::thread::sleep(left.min(std::time::Duration::from_millis(10)));
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::Exec(e) => procs::exec_procedure(cx, e, stmt.line()),
+        StatementKind::ExecString(e) => {
+            let (v, ty) = eval_standalone(cx, &e.sql)?;
+            let text = expr::as_text(&v, &ty).unwrap_or_default();
+            procs::exec_dynamic(cx, &text, Vec::new())?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::Use(db) => {
+            let id = cx.db_id_by_name(&db.value).ok_or_else(|| {
+                SqlError::new(
+                    911,
+                    16,
+                    1,
+                    format!("Database '{}' does not exist. Make sure that the name is entered correctly.", db.value),
+                )
+            })?;
+            let old = cx.current_db_name();
+            cx.state.database = id;
+            let new = cx.current_db_name();
+            let _ = cx.sink.env_change(&EnvChange::Database { old, new: new.clone() });
+            let _ = cx.sink.message(&Message {
+                error: SqlError::new(5701, 0, 1, format!("Changed database context to '{new}'.")),
+                info: true,
+            });
+            Ok(Flow::Normal)
+        }
+        StatementKind::BeginTransaction { name, .. } => {
+            if cx.state.trancount == 0 {
+                let n = name_of(cx, name.as_ref())?.unwrap_or_else(|| "user_transaction".into());
+                cx.host.begin(&n).map_err(host_err)?;
+                cx.state.trancount = 1;
+                cx.state.doomed = false;
+                cx.state.descriptor = cx.state.next_descriptor;
+                cx.state.next_descriptor += 1;
+                let d = cx.state.descriptor;
+                let _ = cx.sink.env_change(&EnvChange::BeginTransaction { descriptor: d });
+            } else {
+                cx.state.trancount += 1;
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::Commit { delayed_durability, .. } => {
+            match cx.state.trancount {
+                0 => {
+                    return Err(SqlError::new(
+                        3902,
+                        16,
+                        1,
+                        "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.",
+                    ))
+                }
+                1 => {
+                    if cx.state.doomed {
+                        return Err(SqlError::new(
+                            3930,
+                            16,
+                            1,
+                            "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
+                        ));
+                    }
+                    let r = cx.host.commit(*delayed_durability);
+                    cx.state.trancount = 0;
+                    let d = cx.state.descriptor;
+                    cx.state.descriptor = 0;
+                    if let Err(e) = r {
+                        let _ = cx.host.rollback();
+                        cx.reload_dirty_catalogs();
+                        let _ = cx.sink.env_change(&EnvChange::RollbackTransaction { descriptor: d });
+                        return Err(host_err(e));
+                    }
+                    cx.state.catalog_dirty.clear();
+                    let _ = cx.sink.env_change(&EnvChange::CommitTransaction { descriptor: d });
+                }
+                _ => cx.state.trancount -= 1,
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::Rollback { name } => {
+            let n = name_of(cx, name.as_ref())?;
+            if cx.state.trancount == 0 {
+                return Err(SqlError::new(
+                    3903,
+                    16,
+                    1,
+                    "The ROLLBACK TRANSACTION request has no corresponding BEGIN TRANSACTION.",
+                ));
+            }
+            // A savepoint name rolls back to it; the transaction's own name (or none)
+            // rolls back everything.
+            if let Some(n) = n {
+                if cx.host.rollback_to(&n).is_ok() {
+                    cx.reload_dirty_catalogs_keep();
+                    return Ok(Flow::Normal);
+                }
+            }
+            rollback_all(cx)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::SaveTransaction { name } => {
+            if cx.state.trancount == 0 {
+                return Err(SqlError::new(
+                    628,
+                    16,
+                    0,
+                    "Cannot issue SAVE TRANSACTION when there is no active transaction.",
+                ));
+            }
+            let n = name_of(cx, Some(name))?.unwrap_or_default();
+            cx.host.save(&n).map_err(host_err)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::Checkpoint(d) => {
+            let secs = match d {
+                Some(e) => {
+                    let (v, ty) = eval_standalone(cx, e)?;
+                    Some(int_value(&v, &ty)? as i32)
+                }
+                None => None,
+            };
+            let db = cx.state.database;
+            cx.host.checkpoint(db, secs).map_err(host_err)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::CreateDatabase(c) => {
+            require_sysadmin(cx, "CREATE DATABASE")?;
+            cx.host.create_database(c).map_err(host_err)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::AlterDatabase(a) => {
+            require_sysadmin(cx, "ALTER DATABASE")?;
+            let db = match &a.database {
+                DatabaseRef::Current => cx.state.database,
+                DatabaseRef::Name(n) => cx.db_id_by_name(&n.value).ok_or_else(|| {
+                    SqlError::new(
+                        911,
+                        16,
+                        1,
+                        format!("Database '{}' does not exist. Make sure that the name is entered correctly.", n.value),
+                    )
+                })?,
+            };
+            cx.host.alter_database(db, a).map_err(host_err)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::Drop { kind: DropKind::Database, if_exists, names } => {
+            require_sysadmin(cx, "DROP DATABASE")?;
+            for n in names {
+                let name = &n.name().value;
+                match cx.db_id_by_name(name) {
+                    Some(id) => {
+                        if id == cx.state.database {
+                            return Err(SqlError::new(
+                                3702,
+                                16,
+                                4,
+                                format!("Cannot drop database \"{name}\" because it is currently in use."),
+                            ));
+                        }
+                        if id <= 4 {
+                            return Err(SqlError::new(3708, 16, 1, format!("Cannot drop the database '{name}' because it is a system database.")));
+                        }
+                        cx.host.drop_database(id).map_err(host_err)?;
+                    }
+                    None if *if_exists => {}
+                    None => return Err(errors::cannot_drop("database", name)),
+                }
+            }
+            Ok(Flow::Normal)
+        }
+        StatementKind::Dbcc(d) => procs::dbcc(cx, d),
+        StatementKind::Other { keyword, .. } => Err(errors::not_supported(keyword)),
+        _ => Err(errors::not_supported("This statement")),
+    }
+}
+
+impl Cx<'_> {
+    /// After ROLLBACK TO a savepoint: reload changed catalogs but keep them marked (the
+    /// transaction may still commit DDL that came before the savepoint).
+    fn reload_dirty_catalogs_keep(&mut self) {
+        let dirty: Vec<DbId> = self.state.catalog_dirty.iter().copied().collect();
+        self.reload_dirty_catalogs();
+        self.state.catalog_dirty.extend(dirty);
+    }
+}
+
+pub fn require_sysadmin(cx: &Cx, what: &str) -> Result<(), SqlError> {
+    if cx.host.is_sysadmin() {
+        Ok(())
+    } else {
+        Err(SqlError::new(262, 14, 1, format!("{what} permission denied in database '{}'.", cx.current_db_name())))
+    }
+}
+
+/// Turns a nested block's abort into the error its parent sees.
+fn reraise(_cx: &mut Cx, a: Abort) -> SqlError {
+    if a.reported {
+        // Already sent: the batch must stop without sending it again.
+        SqlError { number: 3617, ..a.error }
+    } else {
+        a.error
+    }
+}
+
+pub fn rollback_all(cx: &mut Cx) -> Result<(), SqlError> {
+    let r = cx.host.rollback();
+    cx.state.trancount = 0;
+    cx.state.doomed = false;
+    cx.reload_dirty_catalogs();
+    let d = cx.state.descriptor;
+    cx.state.descriptor = 0;
+    let _ = cx.sink.env_change(&EnvChange::RollbackTransaction { descriptor: d });
+    r.map_err(host_err)
+}
+
+fn name_of(cx: &mut Cx, n: Option<&NameRef>) -> Result<Option<String>, SqlError> {
+    Ok(match n {
+        None => None,
+        Some(NameRef::Name(i)) => Some(i.value.clone()),
+        Some(NameRef::Variable(v)) => {
+            let (slot, _) = cx.lookup_var(v).ok_or_else(|| errors::must_declare(v))?;
+            match cx.var(slot) {
+                Value::String(s) => Some(s),
+                _ => None,
+            }
+        }
+    })
+}
+
+pub fn int_value(v: &Value, ty: &SqlType) -> Result<i64, SqlError> {
+    match convert::convert(v, ty, &SqlType::BigInt, None)? {
+        Value::BigInt(n) => Ok(n),
+        _ => Ok(0),
+    }
+}
+
+fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
+    match o {
+        SetOption::Flags { names, on } => {
+            for n in names {
+                match n.to_ascii_uppercase().as_str() {
+                    "NOCOUNT" => cx.state.nocount = *on,
+                    "XACT_ABORT" => cx.state.xact_abort = *on,
+                    "SHOWPLAN_TEXT" | "SHOWPLAN_ALL" | "SHOWPLAN_XML" => cx.state.showplan = *on,
+                    // Accepted for compatibility with what clients send at login.
+                    _ => {}
+                }
+            }
+        }
+        SetOption::IsolationLevel(l) => {
+            let level = match l {
+                IsolationLevel::ReadUncommitted => Isolation::ReadUncommitted,
+                IsolationLevel::ReadCommitted => Isolation::ReadCommitted,
+                IsolationLevel::RepeatableRead => Isolation::RepeatableRead,
+                IsolationLevel::Serializable => Isolation::Serializable,
+                IsolationLevel::Snapshot => Isolation::Snapshot,
+            };
+            cx.host.set_isolation(level).map_err(host_err)?;
+            cx.state.isolation = level;
+        }
+        SetOption::IdentityInsert { table, on } => {
+            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&table.name().value))?;
+            let t = cx.table_info(db, &o)?;
+            if t.identity.is_none() {
+                return Err(SqlError::new(
+                    8106,
+                    16,
+                    1,
+                    format!("Table '{}' does not have the identity property. Cannot perform SET operation.", t.qualified_name()),
+                ));
+            }
+            cx.state.identity_insert = if *on { Some((db, o.id)) } else { None };
+        }
+        SetOption::Value { name, value } => {
+            let upper = name.to_ascii_uppercase();
+            let num = |cx: &mut Cx, v: &SetValue| -> Result<i64, SqlError> {
+                match v {
+                    SetValue::Expr(e) => {
+                        let (v, ty) = eval_standalone(cx, e)?;
+                        int_value(&v, &ty)
+                    }
+                    SetValue::Word(w) => w.value.parse().map_err(|_| SqlError::new(102, 15, 1, format!("Incorrect syntax near '{}'.", w.value))),
+                }
+            };
+            match upper.as_str() {
+                "LOCK_TIMEOUT" => {
+                    let ms = num(cx, value)?;
+                    cx.state.lock_timeout = ms;
+                    cx.host.set_lock_timeout(ms);
+                }
+                "DATEFIRST" => {
+                    let d = num(cx, value)?;
+                    if !(1..=7).contains(&d) {
+                        return Err(SqlError::new(1005, 15, 1, format!("The value {d} is outside the range for SET DATEFIRST.")));
+                    }
+                    cx.state.datefirst = d as u8;
+                    cx.fcx.datefirst = d as u8;
+                }
+                // Accepted: LANGUAGE, DATEFORMAT, TEXTSIZE, DEADLOCK_PRIORITY, ROWCOUNT 0, ...
+                _ => {}
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Runs an RPC request (sp_executesql, sp_prepare/sp_execute/sp_prepexec/sp_unprepare,
 /// or a procedure by name) with typed parameters; OUTPUT parameters come back as
 /// RETURNVALUE events, the return code as RETURNSTATUS, then DONEPROC.
 pub fn execute_rpc(state: &mut SessionState, host: &mut dyn Host, call: &RpcCall, sink: &mut dyn ResultSink) {
-    let _ = (state, host, call, sink);
+    state.cancel.store(false, AtomicOrdering::Relaxed);
+    let mut cx = Cx::new(host, state, sink);
+    procs::rpc(&mut cx, call);
 }
+
+// Cache invalidation: SharedCatalog carries a version bumped on every change.
+impl crate::catalog::SharedCatalog {
+    pub fn version(&self) -> u64 {
+        self.version.load(AtomicOrdering::Acquire)
+    }
+
+    pub fn bump(&self) {
+        self.version.fetch_add(1, AtomicOrdering::AcqRel);
+    }
+}
+
+/// A scan of a whole table (for DML targets with the locator column).
+pub fn table_scan(t: Arc<TableInfo>) -> Plan {
+    Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator: false })
+}
+
+#[allow(dead_code)]
+fn _index_info_is_used(_: &IndexInfo) {}

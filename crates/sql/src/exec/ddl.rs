@@ -1,0 +1,1361 @@
+//! DDL: CREATE/ALTER/DROP of tables, indexes, views, procedures, functions and schemas;
+//! TRUNCATE TABLE; temp tables and table variables (tables in tempdb with session-private
+//! names). Catalog rows are written through the session's transaction (see
+//! [`crate::catalog`]), so DDL rolls back with it.
+
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::expr::BExpr;
+use super::query::{resolve_type, Binder, Scope};
+use super::table::{nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo};
+use super::{errors, host_err, Cx, TEMPDB};
+use crate::ast::*;
+use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
+use crate::host::{DbId, IndexRef};
+
+/// Every constraint of a table with its object id.
+pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
+    let mut v = Vec::new();
+    for c in &t.columns {
+        if let Some(d) = &c.default {
+            v.push((d.object_id, d.name.clone()));
+        }
+    }
+    for c in &t.checks {
+        v.push((c.object_id, c.name.clone()));
+    }
+    for f in &t.foreign_keys {
+        v.push((f.object_id, f.name.clone()));
+    }
+    for i in &t.indexes {
+        if let Some(id) = i.primary_key.or(i.unique_constraint) {
+            v.push((id, i.name.clone().unwrap_or_default()));
+        }
+    }
+    v
+}
+
+fn now_datetime() -> Value {
+    let (days, ticks) = super::now_utc();
+    // days since 0001-01-01 -> since 1900-01-01; ticks (100 ns) -> 1/300 s.
+    let d1900 = days as i64 - 693_595;
+    let t300 = (ticks as u128 * 300 / 10_000_000) as u32;
+    Value::DateTime { days: d1900 as i32, ticks: t300 }
+}
+
+/// Writes an object's catalog row (insert or replace).
+pub fn write_object(cx: &mut Cx, db: DbId, o: &Object) -> Result<(), SqlError> {
+    let index = cx.catalog_index(db)?;
+    let key = catalog::object_key(o.id);
+    let row = vec![Value::Binary(codec::encode_object(o))];
+    if !cx.host.update(&index, &key, &row).map_err(host_err)? {
+        cx.host.insert(&index, &key, &row).map_err(host_err)?;
+    }
+    let cat = cx.catalog(db)?;
+    cat.inner.write().objects.insert(o.id, o.clone());
+    cx.catalog_changed(db);
+    Ok(())
+}
+
+fn delete_object(cx: &mut Cx, db: DbId, id: i32) -> Result<(), SqlError> {
+    let index = cx.catalog_index(db)?;
+    cx.host.delete(&index, &catalog::object_key(id)).map_err(host_err)?;
+    let cat = cx.catalog(db)?;
+    cat.inner.write().objects.remove(&id);
+    cx.catalog_changed(db);
+    Ok(())
+}
+
+fn allocate_id(cx: &mut Cx, db: DbId) -> Result<i32, SqlError> {
+    let cat = cx.catalog(db)?;
+    let id = cat.inner.write().allocate_object_id();
+    Ok(id)
+}
+
+/// Builds the executor's view of a table from its catalog row.
+pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
+    let ObjectBody::Table(t) = &obj.body else {
+        return Err(errors::invalid_object(&obj.name));
+    };
+    let db_name = cx.db_name(db).unwrap_or_default();
+    let schema = cx.schema_name(db, obj.schema_id).unwrap_or_else(|| "dbo".into());
+    let col_pos = |id: i32| (id - 1) as usize;
+    let cols = stored_columns(&t.columns);
+    let mut indexes = Vec::new();
+    for ix in &t.indexes {
+        let key_cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| col_pos(*c)).collect();
+        let desc: Vec<bool> = ix.key_columns.iter().map(|(_, d)| *d).collect();
+        let included: Vec<usize> = ix.included.iter().map(|c| col_pos(*c)).collect();
+        let columns: Arc<[crate::host::StoredColumn]> =
+            if ix.index_id <= 1 { cols.clone().into() } else { nc_stored_columns(&t.columns, &key_cols, &included).into() };
+        let iref = IndexRef { db, hobt: ix.hobt, object_id: obj.id, index_id: ix.index_id, columns };
+        let constraint = if ix.primary_key.is_some() {
+            Some((ix.name.clone().unwrap_or_default(), "PRIMARY KEY"))
+        } else if ix.unique_constraint.is_some() {
+            Some((ix.name.clone().unwrap_or_default(), "UNIQUE KEY"))
+        } else {
+            None
+        };
+        indexes.push(IndexInfo { meta: ix.clone(), iref, key_cols, desc, included, filter: None, constraint });
+    }
+    let display_name = if db == TEMPDB && obj.name.starts_with('#') {
+        obj.name.split("___").next().unwrap_or(&obj.name).trim_end_matches('_').to_string()
+    } else {
+        obj.name.clone()
+    };
+    let mut info = TableInfo {
+        db,
+        db_name,
+        object_id: obj.id,
+        schema,
+        name: obj.name.clone(),
+        columns: t.columns.clone(),
+        indexes,
+        computed: vec![None; t.columns.len()],
+        checks: Vec::new(),
+        defaults: vec![None; t.columns.len()],
+        foreign_keys: Vec::new(),
+        referenced_by: Vec::new(),
+        identity: t.identity.clone(),
+        counters: cat.counters(obj.id),
+        display_name,
+    };
+    // Bind computed columns, defaults, checks and filters over the table's row.
+    let scope = Scope::from_cols(Some(&obj.name), &info.out_cols());
+    let saved_db = cx.state.database;
+    cx.state.database = db;
+    let r = (|| -> Result<(), SqlError> {
+        let mut b = Binder::new(cx);
+        for (i, c) in t.columns.iter().enumerate() {
+            if let Some(comp) = &c.computed {
+                let e = crate::parse_expression(&comp.definition)?;
+                info.computed[i] = Some(b.bind_expr(&e, &scope)?);
+            }
+            if let Some(d) = &c.default {
+                let e = crate::parse_expression(&d.definition)?;
+                info.defaults[i] = Some(b.bind_expr(&e, &Scope::default())?);
+            }
+        }
+        for ck in &t.checks {
+            let e = crate::parse_expression(&ck.definition)?;
+            info.checks.push((ck.name.clone(), b.bind_expr(&e, &scope)?));
+        }
+        for (k, ix) in t.indexes.iter().enumerate() {
+            if let Some(f) = &ix.filter {
+                let e = crate::parse_expression(f)?;
+                info.indexes[k].filter = Some(b.bind_expr(&e, &scope)?);
+            }
+        }
+        Ok(())
+    })();
+    cx.state.database = saved_db;
+    r?;
+    // Foreign keys (one level: the referenced table's info without its own references).
+    for fk in &t.foreign_keys {
+        let g = cat.inner.read();
+        let Some(parent) = g.objects.get(&fk.referenced_object_id).cloned() else {
+            continue;
+        };
+        drop(g);
+        let pinfo = if parent.id == obj.id { None } else { Some(shallow_table_info(cx, db, &parent, cat)?) };
+        let pinfo = match pinfo {
+            Some(p) => Arc::new(p),
+            None => Arc::new(TableInfo { foreign_keys: Vec::new(), referenced_by: Vec::new(), ..info.clone() }),
+        };
+        info.foreign_keys.push(ForeignKeyInfo {
+            name: fk.name.clone(),
+            columns: fk.columns.iter().map(|c| col_pos(*c)).collect(),
+            referenced: pinfo,
+            referenced_columns: fk.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+        });
+    }
+    // Tables referencing this one.
+    let children: Vec<Object> = {
+        let g = cat.inner.read();
+        g.objects
+            .values()
+            .filter(|o| o.table().is_some_and(|ct| ct.foreign_keys.iter().any(|f| f.referenced_object_id == obj.id)))
+            .cloned()
+            .collect()
+    };
+    for child in children {
+        let cinfo = if child.id == obj.id {
+            Arc::new(TableInfo { foreign_keys: Vec::new(), referenced_by: Vec::new(), ..info.clone() })
+        } else {
+            Arc::new(shallow_table_info(cx, db, &child, cat)?)
+        };
+        if let Some(ct) = child.table() {
+            for f in ct.foreign_keys.iter().filter(|f| f.referenced_object_id == obj.id) {
+                info.referenced_by.push((
+                    f.name.clone(),
+                    cinfo.clone(),
+                    f.columns.iter().map(|c| col_pos(*c)).collect(),
+                    f.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+                ));
+            }
+        }
+    }
+    Ok(info)
+}
+
+/// A table's info without foreign-key links (to break cycles).
+fn shallow_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
+    let ObjectBody::Table(t) = &obj.body else {
+        return Err(errors::invalid_object(&obj.name));
+    };
+    let stripped = Object {
+        body: ObjectBody::Table(catalog::Table { foreign_keys: Vec::new(), ..t.clone() }),
+        ..obj.clone()
+    };
+    // Avoid scanning for children: build directly.
+    let mut info = build_table_info_no_refs(cx, db, &stripped, cat)?;
+    info.referenced_by.clear();
+    Ok(info)
+}
+
+fn build_table_info_no_refs(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
+    // A copy of the catalog without other objects, so no child lookup happens.
+    let mut c = Catalog::new();
+    c.schemas = cat.inner.read().schemas.clone();
+    c.objects.insert(obj.id, obj.clone());
+    let tmp = Arc::new(SharedCatalog::new(c));
+    let mut info = build_table_info(cx, db, obj, &tmp)?;
+    info.counters = cat.counters(obj.id);
+    Ok(info)
+}
+
+pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<(), SqlError> {
+    match kind {
+        StatementKind::CreateTable(ct) => create_table(cx, ct).map(|_| ()),
+        StatementKind::AlterTable(at) => alter_table(cx, at),
+        StatementKind::CreateIndex(ci) => create_index(cx, ci),
+        StatementKind::DropIndex { if_exists, indexes } => {
+            for item in indexes {
+                drop_index(cx, item, *if_exists)?;
+            }
+            Ok(())
+        }
+        StatementKind::CreateProcedure(p) => create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d)),
+        StatementKind::CreateView(v) => {
+            // Check the view binds now, as SQL Server does.
+            {
+                let mut b = Binder::new(cx);
+                b.plan_query(&v.query)?;
+            }
+            create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
+        }
+        StatementKind::CreateFunction(f) => {
+            let inline = matches!(f.returns, FunctionBody::InlineTable { .. });
+            if matches!(f.returns, FunctionBody::MultiStatement { .. }) {
+                return Err(errors::not_supported("Multi-statement table-valued functions"));
+            }
+            create_module(cx, &f.name, f.mode, stmt, move |d| {
+                if inline {
+                    ObjectBody::InlineFunction(d)
+                } else {
+                    ObjectBody::ScalarFunction(d)
+                }
+            })
+        }
+        StatementKind::CreateSchema { name, .. } => {
+            let db = cx.state.database;
+            if cx.schema_id(db, &name.value).is_some() {
+                return Err(SqlError::new(
+                    2714,
+                    16,
+                    6,
+                    format!("There is already an object named '{}' in the database.", name.value),
+                ));
+            }
+            let cat = cx.catalog(db)?;
+            let id = {
+                let g = cat.inner.read();
+                g.schemas.keys().max().copied().unwrap_or(4).max(4) + 1
+            };
+            let s = catalog::Schema { id, name: name.value.clone(), principal_id: 1 };
+            let index = cx.catalog_index(db)?;
+            cx.host
+                .insert(&index, &catalog::schema_key(id), &[Value::Binary(codec::encode_schema(&s))])
+                .map_err(host_err)?;
+            cat.inner.write().schemas.insert(id, s);
+            cx.catalog_changed(db);
+            Ok(())
+        }
+        StatementKind::Drop { kind, if_exists, names } => {
+            for n in names {
+                drop_object(cx, *kind, n, *if_exists)?;
+            }
+            Ok(())
+        }
+        StatementKind::Truncate { table } => {
+            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&table.name().value))?;
+            let t = cx.table_info(db, &o)?;
+            if !t.referenced_by.is_empty() {
+                return Err(SqlError::new(
+                    4712,
+                    16,
+                    1,
+                    format!(
+                        "Cannot truncate table '{}' because it is being referenced by a FOREIGN KEY constraint.",
+                        t.qualified_name()
+                    ),
+                ));
+            }
+            // New empty indexes replace the old ones (as SQL Server deallocates pages).
+            let mut obj = o.clone();
+            if let ObjectBody::Table(tt) = &mut obj.body {
+                for (k, ix) in tt.indexes.iter_mut().enumerate() {
+                    cx.host.drop_index(&t.indexes[k].iref).map_err(host_err)?;
+                    ix.hobt = cx.host.create_index(db, o.id, ix.index_id, &t.indexes[k].iref.columns).map_err(host_err)?;
+                }
+                if let Some(id) = &mut tt.identity {
+                    id.last = None;
+                }
+            }
+            *t.counters.identity.lock() = Some(None);
+            write_object(cx, db, &obj)?;
+            Ok(())
+        }
+        _ => Err(errors::not_supported("This statement")),
+    }
+}
+
+fn check_name_free(cx: &mut Cx, db: DbId, schema: i32, name: &str) -> Result<(), SqlError> {
+    let cat = cx.catalog(db)?;
+    let g = cat.inner.read();
+    if g.object_by_name(schema, name).is_some() {
+        return Err(errors::object_exists(name));
+    }
+    for o in g.objects.values() {
+        if let ObjectBody::Table(t) = &o.body {
+            if o.schema_id == schema && constraint_names(t).iter().any(|(_, n)| n.eq_ignore_ascii_case(name)) {
+                return Err(errors::object_exists(name));
+            }
+        }
+    }
+    Ok(())
+}
+
+fn create_module(
+    cx: &mut Cx,
+    name: &ObjectName,
+    mode: CreateMode,
+    stmt: &Statement,
+    body: impl FnOnce(catalog::Module) -> ObjectBody,
+) -> Result<(), SqlError> {
+    let (db, schema, n) = cx.resolve_name(name)?;
+    if schema < 0 {
+        return Err(SqlError::new(2760, 16, 1, format!("The specified schema name \"{}\" either does not exist or you do not have permission to use it.", name.schema().map(|s| s.value.clone()).unwrap_or_default())));
+    }
+    let definition = {
+        let text = stmt.span.text(&cx.source);
+        if text.is_empty() {
+            stmt.to_string()
+        } else {
+            text.to_string()
+        }
+    };
+    let definition = match mode {
+        // Stored as CREATE so that it re-parses the same way.
+        CreateMode::Alter | CreateMode::CreateOrAlter => rewrite_as_create(&definition),
+        CreateMode::Create => definition,
+    };
+    let existing = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.object_by_name(schema, &n).cloned()
+    };
+    let now = now_datetime();
+    let obj = match (existing, mode) {
+        (Some(_), CreateMode::Create) => return Err(errors::object_exists(&n)),
+        (None, CreateMode::Alter) => return Err(errors::invalid_object(&n)),
+        (Some(o), _) => Object { modify_date: now, body: body(catalog::Module { definition }), ..o },
+        (None, _) => {
+            check_name_free(cx, db, schema, &n)?;
+            let id = allocate_id(cx, db)?;
+            Object {
+                id,
+                schema_id: schema,
+                name: n,
+                create_date: now.clone(),
+                modify_date: now,
+                body: body(catalog::Module { definition }),
+            }
+        }
+    };
+    write_object(cx, db, &obj)
+}
+
+/// `ALTER PROCEDURE p ...` / `CREATE OR ALTER ...` stored as `CREATE PROCEDURE p ...`.
+fn rewrite_as_create(text: &str) -> String {
+    let lower = text.to_ascii_lowercase();
+    let trimmed = lower.trim_start();
+    let offset = lower.len() - trimmed.len();
+    if trimmed.starts_with("alter") {
+        return format!("{}CREATE{}", &text[..offset], &text[offset + 5..]);
+    }
+    if trimmed.starts_with("create") {
+        let rest = &trimmed[6..];
+        let r2 = rest.trim_start();
+        if r2.starts_with("or") {
+            let r3 = r2[2..].trim_start();
+            if r3.starts_with("alter") {
+                let end = lower.len() - r3.len() + 5;
+                return format!("{}CREATE{}", &text[..offset], &text[end..]);
+            }
+        }
+    }
+    text.to_string()
+}
+
+struct PendingIndex {
+    name: Option<String>,
+    clustered: Option<bool>,
+    unique: bool,
+    primary: bool,
+    constraint: bool,
+    columns: Vec<(String, bool)>,
+    include: Vec<String>,
+    filter: Option<String>,
+}
+
+/// CREATE TABLE (also SELECT INTO and table variables).
+pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, SqlError> {
+    let user_name = ct.name.name().value.clone();
+    let is_temp = user_name.starts_with('#');
+    let (db, schema, name) = if is_temp {
+        let internal = if user_name.starts_with("##") { user_name.clone() } else { cx.new_temp_name(&user_name) };
+        (TEMPDB, catalog::SCHEMA_DBO, internal)
+    } else {
+        cx.resolve_name(&ct.name)?
+    };
+    if schema < 0 {
+        return Err(SqlError::new(2760, 16, 1, format!("The specified schema name \"{}\" either does not exist or you do not have permission to use it.", ct.name.schema().map(|s| s.value.clone()).unwrap_or_default())));
+    }
+    if is_temp && cx.state.temp_tables.contains_key(&user_name.to_ascii_lowercase()) {
+        return Err(errors::object_exists(&user_name));
+    }
+    check_name_free(cx, db, schema, &name)?;
+    let t = create_table_in(cx, db, schema, &name, &ct.elements, &user_name)?;
+    if is_temp && !user_name.starts_with("##") {
+        cx.state.temp_tables.insert(user_name.to_ascii_lowercase(), name);
+    }
+    Ok(t)
+}
+
+/// DECLARE @t TABLE (...): a table in tempdb that lives as long as the batch.
+pub fn create_table_variable(cx: &mut Cx, var: &str, elements: &[TableElement]) -> Result<Arc<TableInfo>, SqlError> {
+    let name = cx.new_temp_name(&format!("#{}", var.trim_start_matches('@')));
+    let t = super::atomic(cx, |cx| create_table_in(cx, TEMPDB, catalog::SCHEMA_DBO, &name, elements, var))?;
+    Ok(t)
+}
+
+fn default_constraint_name(table: &str, col: &str, id: i32, prefix: &str) -> String {
+    let t: String = table.trim_start_matches('#').chars().take(9).collect();
+    let c: String = col.chars().take(9).collect();
+    if c.is_empty() {
+        format!("{prefix}__{t}__{id:08X}")
+    } else {
+        format!("{prefix}__{t}__{c}__{id:08X}")
+    }
+}
+
+fn create_table_in(
+    cx: &mut Cx,
+    db: DbId,
+    schema: i32,
+    name: &str,
+    elements: &[TableElement],
+    display: &str,
+) -> Result<Arc<TableInfo>, SqlError> {
+    let object_id = allocate_id(cx, db)?;
+    let mut columns: Vec<catalog::Column> = Vec::new();
+    let mut identity = None;
+    let mut pending: Vec<PendingIndex> = Vec::new();
+    let mut checks: Vec<(Option<String>, String)> = Vec::new();
+    let mut fks: Vec<(Option<String>, Vec<String>, Reference)> = Vec::new();
+    for el in elements {
+        match el {
+            TableElement::Column(cd) => {
+                let cname = cd.name.value.clone();
+                if columns.iter().any(|c| c.name.eq_ignore_ascii_case(&cname)) {
+                    return Err(SqlError::new(
+                        2705,
+                        16,
+                        3,
+                        format!("Column names in each table must be unique. Column name '{cname}' in table '{display}' is specified more than once."),
+                    ));
+                }
+                let column_id = columns.len() as i32 + 1;
+                let (ty, computed) = match (&cd.data_type, &cd.computed) {
+                    (Some(dt), _) => (resolve_type(dt).map_err(|e| column_type_error(e, &cname))?, None),
+                    (None, Some(c)) => (SqlType::Int, Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted })),
+                    (None, None) => return Err(SqlError::new(173, 15, 1, format!("The definition for column '{cname}' must include a data type."))),
+                };
+                let mut col = catalog::Column {
+                    column_id,
+                    name: cname.clone(),
+                    ty,
+                    nullable: cd.nullable().unwrap_or(true),
+                    is_identity: false,
+                    sparse: cd.is_sparse(),
+                    default: None,
+                    computed,
+                };
+                for o in &cd.options {
+                    match o {
+                        ColumnOption::Identity { seed_increment, .. } => {
+                            if identity.is_some() {
+                                return Err(SqlError::new(
+                                    2744,
+                                    16,
+                                    2,
+                                    format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
+                                ));
+                            }
+                            if !(ty.is_exact_numeric() && !matches!(ty, SqlType::Money | SqlType::SmallMoney | SqlType::Bit))
+                                || ty.decimal_params().is_some_and(|(_, s)| s > 0)
+                            {
+                                return Err(SqlError::new(
+                                    2749,
+                                    16,
+                                    2,
+                                    format!("Identity column '{cname}' must be of data type int, bigint, smallint, tinyint, or decimal or numeric with a scale of 0, and constrained to be nonnullable."),
+                                ));
+                            }
+                            let (seed, inc) = match seed_increment {
+                                Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
+                                None => (1, 1),
+                            };
+                            col.is_identity = true;
+                            col.nullable = false;
+                            identity = Some(catalog::Identity { column_id, seed, increment: inc, last: None });
+                        }
+                        ColumnOption::Default { name: dn, expr } => {
+                            let id = allocate_id(cx, db)?;
+                            let dname = dn.as_ref().map(|n| n.value.clone()).unwrap_or_else(|| default_constraint_name(display, &cname, id, "DF"));
+                            col.default = Some(catalog::DefaultConstraint { object_id: id, name: dname, definition: format!("({expr})") });
+                        }
+                        ColumnOption::PrimaryKey { name: pn, clustered, .. } => {
+                            col.nullable = false;
+                            pending.push(PendingIndex {
+                                name: pn.as_ref().map(|n| n.value.clone()),
+                                clustered: *clustered,
+                                unique: true,
+                                primary: true,
+                                constraint: true,
+                                columns: vec![(cname.clone(), false)],
+                                include: Vec::new(),
+                                filter: None,
+                            });
+                        }
+                        ColumnOption::Unique { name: un, clustered, .. } => pending.push(PendingIndex {
+                            name: un.as_ref().map(|n| n.value.clone()),
+                            clustered: *clustered,
+                            unique: true,
+                            primary: false,
+                            constraint: true,
+                            columns: vec![(cname.clone(), false)],
+                            include: Vec::new(),
+                            filter: None,
+                        }),
+                        ColumnOption::Check { name: cn, expr, .. } => checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})"))),
+                        ColumnOption::References { name: rn, reference } => {
+                            fks.push((rn.as_ref().map(|n| n.value.clone()), vec![cname.clone()], reference.clone()))
+                        }
+                        ColumnOption::Index { name: iname, clustered } => pending.push(PendingIndex {
+                            name: Some(iname.value.clone()),
+                            clustered: *clustered,
+                            unique: false,
+                            primary: false,
+                            constraint: false,
+                            columns: vec![(cname.clone(), false)],
+                            include: Vec::new(),
+                            filter: None,
+                        }),
+                        _ => {}
+                    }
+                }
+                if col.sparse && !col.nullable {
+                    return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+                }
+                columns.push(col);
+            }
+            TableElement::Constraint(tc) => {
+                let cname = tc.name.as_ref().map(|n| n.value.clone());
+                match &tc.kind {
+                    ConstraintKind::PrimaryKey { clustered, columns: cols, .. } | ConstraintKind::Unique { clustered, columns: cols, .. } => {
+                        let primary = matches!(tc.kind, ConstraintKind::PrimaryKey { .. });
+                        pending.push(PendingIndex {
+                            name: cname,
+                            clustered: *clustered,
+                            unique: true,
+                            primary,
+                            constraint: true,
+                            columns: cols.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
+                            include: Vec::new(),
+                            filter: None,
+                        });
+                    }
+                    ConstraintKind::Check { expr, .. } => checks.push((cname, format!("({expr})"))),
+                    ConstraintKind::ForeignKey { columns: cols, reference } => {
+                        fks.push((cname, cols.iter().map(|c| c.value.clone()).collect(), reference.clone()))
+                    }
+                    ConstraintKind::Default { .. } => return Err(errors::not_supported("A DEFAULT constraint in CREATE TABLE")),
+                }
+            }
+            TableElement::Index(ti) => pending.push(PendingIndex {
+                name: Some(ti.name.value.clone()),
+                clustered: ti.clustered,
+                unique: ti.unique,
+                primary: false,
+                constraint: false,
+                columns: ti.columns.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
+                include: Vec::new(),
+                filter: None,
+            }),
+        }
+    }
+    if columns.is_empty() {
+        return Err(SqlError::new(4901, 16, 1, "A table must have at least one column.".to_string()));
+    }
+    // Computed column types come from their expressions.
+    resolve_computed_types(cx, db, &mut columns, display)?;
+    if pending.iter().filter(|p| p.primary).count() > 1 {
+        return Err(SqlError::new(
+            8110,
+            16,
+            0,
+            format!("Cannot add multiple PRIMARY KEY constraints to table '{display}'."),
+        ));
+    }
+    // PRIMARY KEY columns become NOT NULL.
+    for p in pending.iter().filter(|p| p.primary) {
+        for (c, _) in &p.columns {
+            if let Some(col) = columns.iter_mut().find(|x| x.name.eq_ignore_ascii_case(c)) {
+                if col.nullable && col.computed.is_none() {
+                    col.nullable = false;
+                }
+            }
+        }
+    }
+    let mut obj_table = catalog::Table {
+        columns,
+        indexes: Vec::new(),
+        checks: Vec::new(),
+        foreign_keys: Vec::new(),
+        identity,
+        next_row_id: 1,
+    };
+    // The clustered index: an explicit CLUSTERED, else the PRIMARY KEY unless it says
+    // NONCLUSTERED; otherwise a heap.
+    let clustered_pos = pending
+        .iter()
+        .position(|p| p.clustered == Some(true))
+        .or_else(|| pending.iter().position(|p| p.primary && p.clustered.is_none()));
+    if pending.iter().filter(|p| p.clustered == Some(true)).count() > 1 {
+        return Err(SqlError::new(
+            8112,
+            16,
+            0,
+            format!("Cannot add more than one clustered index for constraints on table '{display}'."),
+        ));
+    }
+    let mut order: Vec<usize> = Vec::new();
+    if let Some(c) = clustered_pos {
+        order.push(c);
+    }
+    order.extend((0..pending.len()).filter(|i| Some(*i) != clustered_pos));
+    let stored = stored_columns(&obj_table.columns);
+    if clustered_pos.is_none() {
+        let hobt = cx.host.create_index(db, object_id, 0, &stored).map_err(host_err)?;
+        obj_table.indexes.push(catalog::Index {
+            index_id: 0,
+            name: None,
+            kind: IndexKind::Heap,
+            unique: false,
+            primary_key: None,
+            unique_constraint: None,
+            key_columns: Vec::new(),
+            included: Vec::new(),
+            filter: None,
+            hobt,
+        });
+    }
+    let mut next_index_id = 2;
+    for (k, &pi) in order.iter().enumerate() {
+        let p = &pending[pi];
+        let clustered = clustered_pos == Some(pi) && k == 0;
+        let index_id = if clustered { 1 } else {
+            let id = next_index_id;
+            next_index_id += 1;
+            id
+        };
+        let mut key_columns = Vec::new();
+        for (c, desc) in &p.columns {
+            let pos = obj_table.columns.iter().position(|x| x.name.eq_ignore_ascii_case(c)).ok_or_else(|| {
+                SqlError::new(1911, 16, 1, format!("Column name '{c}' does not exist in the target table or view."))
+            })?;
+            if obj_table.columns[pos].ty.is_max() {
+                return Err(SqlError::new(
+                    1919,
+                    16,
+                    1,
+                    format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
+                ));
+            }
+            key_columns.push((pos as i32 + 1, *desc));
+        }
+        let constraint_id = if p.constraint { Some(allocate_id(cx, db)?) } else { None };
+        let name = match (&p.name, constraint_id) {
+            (Some(n), _) => n.clone(),
+            (None, Some(id)) => default_constraint_name(display, "", id, if p.primary { "PK" } else { "UQ" }),
+            (None, None) => format!("IX_{index_id}"),
+        };
+        let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+        let cols = if clustered { stored.clone() } else { nc_stored_columns(&obj_table.columns, &key_cols, &[]) };
+        let hobt = cx.host.create_index(db, object_id, index_id, &cols).map_err(host_err)?;
+        obj_table.indexes.push(catalog::Index {
+            index_id,
+            name: Some(name),
+            kind: if clustered { IndexKind::Clustered } else { IndexKind::Nonclustered },
+            unique: p.unique,
+            primary_key: if p.primary { constraint_id } else { None },
+            unique_constraint: if !p.primary && p.constraint { constraint_id } else { None },
+            key_columns,
+            included: Vec::new(),
+            filter: p.filter.clone(),
+            hobt,
+        });
+    }
+    for (n, def) in checks {
+        let id = allocate_id(cx, db)?;
+        let name = n.unwrap_or_else(|| default_constraint_name(display, "", id, "CK"));
+        obj_table.checks.push(catalog::CheckConstraint { object_id: id, name, definition: def });
+    }
+    for (n, cols, r) in fks {
+        let id = allocate_id(cx, db)?;
+        let name = n.unwrap_or_else(|| default_constraint_name(display, "", id, "FK"));
+        let fk = resolve_fk(cx, db, object_id, &obj_table, name, id, &cols, &r)?;
+        obj_table.foreign_keys.push(fk);
+    }
+    let now = now_datetime();
+    let obj = Object {
+        id: object_id,
+        schema_id: schema,
+        name: name.to_string(),
+        create_date: now.clone(),
+        modify_date: now,
+        body: ObjectBody::Table(obj_table),
+    };
+    write_object(cx, db, &obj)?;
+    // Validate the bound parts (checks, computed columns) now.
+    let info = cx.table_info(db, &obj)?;
+    Ok(info)
+}
+
+fn column_type_error(mut e: SqlError, _col: &str) -> SqlError {
+    e.message = e.message.replace("#1", "#1");
+    e
+}
+
+fn resolve_computed_types(cx: &mut Cx, db: DbId, columns: &mut [catalog::Column], table: &str) -> Result<(), SqlError> {
+    if !columns.iter().any(|c| c.computed.is_some()) {
+        return Ok(());
+    }
+    let scope = Scope::from_cols(
+        Some(table),
+        &columns.iter().map(|c| super::plan::OutCol::new(c.name.clone(), c.ty, true)).collect::<Vec<_>>(),
+    );
+    let saved = cx.state.database;
+    cx.state.database = db;
+    let r = (|| {
+        let mut b = Binder::new(cx);
+        for c in columns.iter_mut() {
+            if let Some(comp) = &c.computed {
+                let e = crate::parse_expression(&comp.definition)?;
+                let bound = b.bind_expr(&e, &scope)?;
+                c.ty = bound.ty();
+                c.nullable = true;
+            }
+        }
+        Ok(())
+    })();
+    cx.state.database = saved;
+    r
+}
+
+#[allow(clippy::too_many_arguments)]
+fn resolve_fk(
+    cx: &mut Cx,
+    db: DbId,
+    object_id: i32,
+    table: &catalog::Table,
+    name: String,
+    id: i32,
+    cols: &[String],
+    r: &Reference,
+) -> Result<catalog::ForeignKey, SqlError> {
+    let (rdb, rschema, rname) = cx.resolve_name(&r.table)?;
+    if rdb != db {
+        return Err(SqlError::new(1763, 16, 0, "Cross-database foreign key references are not supported.".to_string()));
+    }
+    let (ref_id, ref_cols_def): (i32, Vec<catalog::Column>) = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        match g.object_by_name(rschema, &rname) {
+            Some(o) => match o.table() {
+                Some(t) => (o.id, t.columns.clone()),
+                None => return Err(errors::invalid_object(&rname)),
+            },
+            None => {
+                return Err(SqlError::new(
+                    1767,
+                    16,
+                    0,
+                    format!("Foreign key '{name}' references invalid table '{rname}'."),
+                ))
+            }
+        }
+    };
+    let _ = object_id;
+    let mut columns = Vec::new();
+    for c in cols {
+        let pos = table.columns.iter().position(|x| x.name.eq_ignore_ascii_case(c)).ok_or_else(|| {
+            SqlError::new(1769, 16, 1, format!("Foreign key '{name}' references invalid column '{c}' in referencing table."))
+        })?;
+        columns.push(pos as i32 + 1);
+    }
+    let mut referenced_columns = Vec::new();
+    if r.columns.is_empty() {
+        // The referenced table's primary key.
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        let pk = g.objects.get(&ref_id).and_then(|o| o.table()).and_then(|t| t.indexes.iter().find(|i| i.primary_key.is_some()).cloned());
+        match pk {
+            Some(ix) => referenced_columns = ix.key_columns.iter().map(|(c, _)| *c).collect(),
+            None => {
+                return Err(SqlError::new(
+                    1773,
+                    16,
+                    0,
+                    format!("Foreign key '{name}' has implicit reference to object '{rname}' which does not have a primary key defined on it."),
+                ))
+            }
+        }
+    } else {
+        for c in &r.columns {
+            let pos = ref_cols_def.iter().position(|x| x.name.eq_ignore_ascii_case(&c.value)).ok_or_else(|| {
+                SqlError::new(1770, 16, 0, format!("Foreign key '{name}' references invalid column '{}' in referenced table '{rname}'.", c.value))
+            })?;
+            referenced_columns.push(pos as i32 + 1);
+        }
+    }
+    if referenced_columns.len() != columns.len() {
+        return Err(SqlError::new(
+            8140,
+            16,
+            0,
+            format!("More than one key specified in column level FOREIGN KEY constraint, table '{rname}'."),
+        ));
+    }
+    let act = |a: Option<ReferentialAction>| match a {
+        Some(ReferentialAction::Cascade) => catalog::ReferentialAction::Cascade,
+        Some(ReferentialAction::SetNull) => catalog::ReferentialAction::SetNull,
+        Some(ReferentialAction::SetDefault) => catalog::ReferentialAction::SetDefault,
+        _ => catalog::ReferentialAction::NoAction,
+    };
+    Ok(catalog::ForeignKey {
+        object_id: id,
+        name,
+        columns,
+        referenced_object_id: ref_id,
+        referenced_columns,
+        on_delete: act(r.on_delete),
+        on_update: act(r.on_update),
+    })
+}
+
+fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
+    let (v, ty) = super::eval_standalone(cx, e)?;
+    Ok(i128::from(super::int_value(&v, &ty)?))
+}
+
+fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
+    let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&at.name.name().value))?;
+    let ObjectBody::Table(t) = &o.body else {
+        return Err(errors::invalid_object(&at.name.name().value));
+    };
+    let info = cx.table_info(db, &o)?;
+    let mut t = t.clone();
+    match &at.action {
+        AlterTableAction::Add { elements, .. } => {
+            for el in elements {
+                match el {
+                    TableElement::Column(cd) => {
+                        let Some(dt) = &cd.data_type else {
+                            return Err(errors::not_supported("Adding a computed column"));
+                        };
+                        if t.columns.iter().any(|c| c.name.eq_ignore_ascii_case(&cd.name.value)) {
+                            return Err(SqlError::new(
+                                2705,
+                                16,
+                                4,
+                                format!("Column names in each table must be unique. Column name '{}' in table '{}' is specified more than once.", cd.name.value, o.name),
+                            ));
+                        }
+                        let nullable = cd.nullable().unwrap_or(true);
+                        let default = cd.options.iter().find_map(|x| match x {
+                            ColumnOption::Default { name, expr } => Some((name.clone(), expr.clone())),
+                            _ => None,
+                        });
+                        let has_rows = {
+                            let mut out = Vec::new();
+                            cx.host
+                                .scan(&info.indexes[0].iref, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, false, 1, &mut out)
+                                .map_err(host_err)?;
+                            !out.is_empty()
+                        };
+                        if !nullable && default.is_none() && has_rows {
+                            return Err(SqlError::new(
+                                4901,
+                                16,
+                                1,
+                                format!("ALTER TABLE only allows columns to be added that can contain nulls, or have a DEFAULT definition specified, or the column being added is an identity or timestamp column, or alternatively if none of the previous conditions are satisfied the table must be empty to allow addition of this column. Column '{}' cannot be added to non-empty table '{}' because it does not satisfy these conditions.", cd.name.value, o.name),
+                            ));
+                        }
+                        let column_id = t.columns.len() as i32 + 1;
+                        let def = match default {
+                            Some((n, e)) => {
+                                let id = allocate_id(cx, db)?;
+                                Some(catalog::DefaultConstraint {
+                                    object_id: id,
+                                    name: n.map(|n| n.value).unwrap_or_else(|| default_constraint_name(&o.name, &cd.name.value, id, "DF")),
+                                    definition: format!("({e})"),
+                                })
+                            }
+                            None => None,
+                        };
+                        let ty = resolve_type(dt)?;
+                        let fill = match (&def, nullable) {
+                            (Some(d), false) | (Some(d), true) if !nullable || cd.options.iter().any(|x| matches!(x, ColumnOption::Default { .. })) && !nullable => {
+                                let e = crate::parse_expression(&d.definition)?;
+                                let (v, vty) = super::eval_standalone(cx, &e)?;
+                                crate::scalar::convert::convert(&v, &vty, &ty, None)?
+                            }
+                            _ => Value::Null,
+                        };
+                        t.columns.push(catalog::Column {
+                            column_id,
+                            name: cd.name.value.clone(),
+                            ty,
+                            nullable,
+                            is_identity: false,
+                            sparse: cd.is_sparse(),
+                            default: def,
+                            computed: None,
+                        });
+                        // Rewrite existing rows with the new column (primary index only;
+                        // nonclustered rows do not store it).
+                        rewrite_rows(cx, &info, &t, fill)?;
+                    }
+                    TableElement::Constraint(tc) => {
+                        let name = tc.name.as_ref().map(|n| n.value.clone());
+                        match &tc.kind {
+                            ConstraintKind::Check { expr, .. } => {
+                                let id = allocate_id(cx, db)?;
+                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, "", id, "CK"));
+                                t.checks.push(catalog::CheckConstraint { object_id: id, name, definition: format!("({expr})") });
+                            }
+                            ConstraintKind::ForeignKey { columns, reference } => {
+                                let id = allocate_id(cx, db)?;
+                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, "", id, "FK"));
+                                let cols: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                                let fk = resolve_fk(cx, db, o.id, &t, name, id, &cols, reference)?;
+                                t.foreign_keys.push(fk);
+                            }
+                            ConstraintKind::Default { expr, column } => {
+                                let id = allocate_id(cx, db)?;
+                                let col = t.columns.iter_mut().find(|c| c.name.eq_ignore_ascii_case(&column.value)).ok_or_else(|| errors::invalid_column(&column.value))?;
+                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, &column.value, id, "DF"));
+                                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+                            }
+                            ConstraintKind::PrimaryKey { .. } | ConstraintKind::Unique { .. } => {
+                                return Err(errors::not_supported("ALTER TABLE ADD PRIMARY KEY/UNIQUE (use CREATE UNIQUE INDEX)"))
+                            }
+                        }
+                    }
+                    TableElement::Index(_) => return Err(errors::not_supported("ALTER TABLE ADD INDEX")),
+                }
+            }
+        }
+        AlterTableAction::Drop(items) => {
+            for it in items {
+                if it.column {
+                    return Err(errors::not_supported("ALTER TABLE DROP COLUMN"));
+                }
+                let n = &it.name.value;
+                let before = constraint_names(&t).len();
+                t.checks.retain(|c| !c.name.eq_ignore_ascii_case(n));
+                t.foreign_keys.retain(|c| !c.name.eq_ignore_ascii_case(n));
+                for c in &mut t.columns {
+                    if c.default.as_ref().is_some_and(|d| d.name.eq_ignore_ascii_case(n)) {
+                        c.default = None;
+                    }
+                }
+                if constraint_names(&t).len() == before && !it.if_exists {
+                    return Err(SqlError::new(
+                        3728,
+                        16,
+                        1,
+                        format!("'{n}' is not a constraint."),
+                    ));
+                }
+            }
+        }
+        AlterTableAction::CheckConstraints { .. } | AlterTableAction::Trigger { .. } | AlterTableAction::Set(_) | AlterTableAction::Rebuild(_) => {}
+        _ => return Err(errors::not_supported("This ALTER TABLE action")),
+    }
+    let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
+    write_object(cx, db, &obj)
+}
+
+/// Rewrites every row of the primary index after a column was appended.
+fn rewrite_rows(cx: &mut Cx, info: &TableInfo, t: &catalog::Table, fill: Value) -> Result<(), SqlError> {
+    let ix = &info.indexes[0];
+    let mut iref = ix.iref.clone();
+    iref.columns = stored_columns(&t.columns).into();
+    let mut all = Vec::new();
+    let mut last: Option<Vec<u8>> = None;
+    loop {
+        let mut out = Vec::new();
+        let lower = match &last {
+            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let more = cx.host.scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        last = out.last().map(|(k, _)| k.clone());
+        all.extend(out);
+        if !more {
+            break;
+        }
+    }
+    for (k, mut r) in all {
+        r.push(fill.clone());
+        cx.host.update(&iref, &k, &r).map_err(host_err)?;
+    }
+    Ok(())
+}
+
+fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
+    if ci.columnstore {
+        return Err(errors::not_supported("COLUMNSTORE indexes"));
+    }
+    let (db, o) = cx.resolve_object(&ci.table)?.ok_or_else(|| errors::invalid_object(&ci.table.name().value))?;
+    let ObjectBody::Table(t) = &o.body else {
+        return Err(errors::invalid_object(&ci.table.name().value));
+    };
+    if t.indexes.iter().any(|i| i.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(&ci.name.value))) {
+        return Err(SqlError::new(
+            1913,
+            16,
+            1,
+            format!("The operation failed because an index or statistics with name '{}' already exists on table '{}'.", ci.name.value, o.name),
+        ));
+    }
+    let info = cx.table_info(db, &o)?;
+    let clustered = ci.clustered == Some(true);
+    if clustered && !info.is_heap() {
+        return Err(SqlError::new(
+            1902,
+            16,
+            3,
+            format!("Cannot create more than one clustered index on table '{}'. Drop the existing clustered index '{}' before creating another.", o.name, info.indexes[0].meta.name.clone().unwrap_or_default()),
+        ));
+    }
+    let col_id = |name: &str| -> Result<i32, SqlError> {
+        t.columns
+            .iter()
+            .position(|c| c.name.eq_ignore_ascii_case(name))
+            .map(|p| p as i32 + 1)
+            .ok_or_else(|| SqlError::new(1911, 16, 1, format!("Column name '{name}' does not exist in the target table or view.")))
+    };
+    let mut key_columns = Vec::new();
+    for c in &ci.columns {
+        key_columns.push((col_id(&c.name.value)?, c.direction == Some(SortDirection::Desc)));
+    }
+    let mut included = Vec::new();
+    for c in &ci.include {
+        included.push(col_id(&c.value)?);
+    }
+    let mut t = t.clone();
+    let filter = ci.filter.as_ref().map(|f| format!("({f})"));
+    if clustered {
+        // Rebuild the heap as a clustered index: a new primary index, every row moved,
+        // nonclustered indexes rebuilt with the new locators.
+        let stored = stored_columns(&t.columns);
+        let hobt = cx.host.create_index(db, o.id, 1, &stored).map_err(host_err)?;
+        let old_primary = info.indexes[0].iref.clone();
+        t.indexes[0] = catalog::Index {
+            index_id: 1,
+            name: Some(ci.name.value.clone()),
+            kind: IndexKind::Clustered,
+            unique: ci.unique,
+            primary_key: None,
+            unique_constraint: None,
+            key_columns,
+            included: Vec::new(),
+            filter: None,
+            hobt,
+        };
+        let mut new_ncs = Vec::new();
+        for ix in t.indexes.iter_mut().skip(1) {
+            let cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+            let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
+            ix.hobt = cx.host.create_index(db, o.id, ix.index_id, &nc_stored_columns(&t.columns, &cols, &inc)).map_err(host_err)?;
+            new_ncs.push(ix.hobt);
+        }
+        let rows = scan_all_rows(cx, &info)?;
+        for ix in &info.indexes {
+            cx.host.drop_index(&ix.iref).map_err(host_err)?;
+        }
+        let _ = old_primary;
+        let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
+        write_object(cx, db, &obj)?;
+        let new_info = cx.table_info(db, &obj)?;
+        for r in rows {
+            new_info.insert_row(&r, cx)?;
+        }
+        return Ok(());
+    }
+    let index_id = t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1;
+    let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+    let inc: Vec<usize> = included.iter().map(|c| (*c - 1) as usize).collect();
+    let hobt = cx.host.create_index(db, o.id, index_id, &nc_stored_columns(&t.columns, &key_cols, &inc)).map_err(host_err)?;
+    t.indexes.push(catalog::Index {
+        index_id,
+        name: Some(ci.name.value.clone()),
+        kind: IndexKind::Nonclustered,
+        unique: ci.unique,
+        primary_key: None,
+        unique_constraint: None,
+        key_columns,
+        included,
+        filter,
+        hobt,
+    });
+    let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
+    write_object(cx, db, &obj)?;
+    // Fill the new index from the table's rows.
+    let new_info = cx.table_info(db, &obj)?;
+    let ix = new_info.indexes.last().cloned().ok_or_else(|| errors::invalid_object("index"))?;
+    let mut last: Option<Vec<u8>> = None;
+    loop {
+        let mut out = Vec::new();
+        let lower = match &last {
+            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let more = cx.host.scan(&new_info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        last = out.last().map(|(k, _)| k.clone());
+        for (pk, mut row) in out {
+            new_info.fill_computed(&mut row, cx)?;
+            if let Some(f) = &ix.filter {
+                if !super::expr::is_true(&f.eval(&row, cx)?) {
+                    continue;
+                }
+            }
+            let mut k = Vec::new();
+            for (i, &c) in ix.key_cols.iter().enumerate() {
+                let start = k.len();
+                types::sort_key(&row[c], &new_info.columns[c].ty, &mut k)?;
+                if ix.desc[i] {
+                    for b in &mut k[start..] {
+                        *b = !*b;
+                    }
+                }
+            }
+            if !ix.meta.unique {
+                k.extend_from_slice(&pk);
+            }
+            let mut r = vec![Value::Binary(pk.clone())];
+            for &c in ix.key_cols.iter().chain(&ix.included) {
+                r.push(row[c].clone());
+            }
+            match cx.host.insert(&ix.iref, &k, &r) {
+                Ok(()) => {}
+                Err(crate::host::HostError::Duplicate) => {
+                    let vals: Vec<String> = ix.key_cols.iter().map(|&c| row[c].to_string()).collect();
+                    return Err(SqlError::new(
+                        1505,
+                        16,
+                        1,
+                        format!(
+                            "The CREATE UNIQUE INDEX statement terminated because a duplicate key was found for the object name '{}' and the index name '{}'. The duplicate key value is ({}).",
+                            new_info.qualified_name(),
+                            ci.name.value,
+                            vals.join(", ")
+                        ),
+                    ));
+                }
+                Err(crate::host::HostError::Sql(e)) => return Err(e),
+            }
+        }
+        if !more {
+            break;
+        }
+    }
+    Ok(())
+}
+
+pub fn scan_all_rows(cx: &mut Cx, info: &TableInfo) -> Result<Vec<Vec<Value>>, SqlError> {
+    let mut rows = Vec::new();
+    let mut last: Option<Vec<u8>> = None;
+    loop {
+        let mut out = Vec::new();
+        let lower = match &last {
+            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let more = cx.host.scan(&info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        last = out.last().map(|(k, _)| k.clone());
+        rows.extend(out.into_iter().map(|(_, r)| r));
+        if !more {
+            break;
+        }
+    }
+    Ok(rows)
+}
+
+fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), SqlError> {
+    let (table_name, index_name) = match &item.table {
+        Some(t) => (t.clone(), item.index.name().value.clone()),
+        None => {
+            // Legacy `DROP INDEX t.ix`.
+            let mut parts = item.index.parts.clone();
+            let ix = parts.pop().map(|p| p.value).unwrap_or_default();
+            (ObjectName { parts }, ix)
+        }
+    };
+    let Some((db, o)) = cx.resolve_object(&table_name)? else {
+        if if_exists {
+            return Ok(());
+        }
+        return Err(errors::invalid_object(&table_name.name().value));
+    };
+    let ObjectBody::Table(t) = &o.body else {
+        return Err(errors::invalid_object(&table_name.name().value));
+    };
+    let pos = t.indexes.iter().position(|i| i.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(&index_name)));
+    let Some(pos) = pos else {
+        if if_exists {
+            return Ok(());
+        }
+        return Err(SqlError::new(
+            3701,
+            11,
+            7,
+            format!("Cannot drop the index '{}.{}', because it does not exist or you do not have permission.", o.name, index_name),
+        ));
+    };
+    let ix = &t.indexes[pos];
+    if ix.primary_key.is_some() || ix.unique_constraint.is_some() {
+        return Err(SqlError::new(
+            3723,
+            16,
+            4,
+            format!("An explicit DROP INDEX is not allowed on index '{}.{}'. It is being used for PRIMARY KEY constraint enforcement.", o.name, index_name),
+        ));
+    }
+    if ix.index_id == 1 {
+        return Err(errors::not_supported("Dropping a clustered index"));
+    }
+    let info = cx.table_info(db, &o)?;
+    cx.host.drop_index(&info.indexes[pos].iref).map_err(host_err)?;
+    let mut t = t.clone();
+    t.indexes.remove(pos);
+    let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
+    write_object(cx, db, &obj)
+}
+
+/// Frees a table's storage (the catalog row is the caller's business).
+pub fn drop_storage(cx: &mut Cx, t: &TableInfo) -> Result<(), SqlError> {
+    super::atomic(cx, |cx| {
+        for ix in &t.indexes {
+            cx.host.drop_index(&ix.iref).map_err(host_err)?;
+        }
+        delete_object(cx, t.db, t.object_id)
+    })
+}
+
+fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) -> Result<(), SqlError> {
+    let kind_name = match kind {
+        DropKind::Table => "table",
+        DropKind::View => "view",
+        DropKind::Procedure => "procedure",
+        DropKind::Function => "function",
+        DropKind::Schema => "schema",
+        _ => return Err(errors::not_supported("This DROP")),
+    };
+    if kind == DropKind::Schema {
+        let db = cx.state.database;
+        let n = &name.name().value;
+        let Some(id) = cx.schema_id(db, n) else {
+            if if_exists {
+                return Ok(());
+            }
+            return Err(errors::cannot_drop(kind_name, n));
+        };
+        let index = cx.catalog_index(db)?;
+        cx.host.delete(&index, &catalog::schema_key(id)).map_err(host_err)?;
+        cx.catalog(db)?.inner.write().schemas.remove(&id);
+        cx.catalog_changed(db);
+        return Ok(());
+    }
+    let found = cx.resolve_object(name)?;
+    let display = name.name().value.clone();
+    let Some((db, o)) = found else {
+        if if_exists {
+            return Ok(());
+        }
+        return Err(errors::cannot_drop(kind_name, &display));
+    };
+    let matches_kind = matches!(
+        (kind, &o.body),
+        (DropKind::Table, ObjectBody::Table(_))
+            | (DropKind::View, ObjectBody::View(_))
+            | (DropKind::Procedure, ObjectBody::Procedure(_))
+            | (DropKind::Function, ObjectBody::ScalarFunction(_) | ObjectBody::InlineFunction(_))
+    );
+    if !matches_kind {
+        return Err(SqlError::new(
+            3705,
+            16,
+            1,
+            format!("Cannot use DROP {} with '{}' because '{}' is a {}. Use DROP {}.", kind_name.to_ascii_uppercase(), display, display, o.body.type_desc().to_ascii_lowercase().replace('_', " "), o.body.type_desc()),
+        ));
+    }
+    if let ObjectBody::Table(_) = &o.body {
+        let t = cx.table_info(db, &o)?;
+        if let Some((fk, child, _, _)) = t.referenced_by.iter().find(|(_, c, _, _)| c.object_id != t.object_id) {
+            return Err(SqlError::new(
+                3726,
+                16,
+                1,
+                format!("Could not drop object '{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{}'.", t.qualified_name(), child.name),
+            ));
+        }
+        for ix in &t.indexes {
+            cx.host.drop_index(&ix.iref).map_err(host_err)?;
+        }
+        if display.starts_with('#') {
+            cx.state.temp_tables.remove(&display.to_ascii_lowercase());
+        }
+    }
+    delete_object(cx, db, o.id)
+}
+
+#[allow(dead_code)]
+fn _unused(_: &BExpr) {}

@@ -1,0 +1,824 @@
+//! INSERT, UPDATE, DELETE (with TOP, FROM/JOIN and OUTPUT) and SELECT INTO.
+//!
+//! UPDATE and DELETE read every qualifying row first and change them afterwards
+//! (Halloween protection by materialisation), each row once even when a join produces it
+//! several times. Constraints are checked per row: NOT NULL (515), CHECK (547), FOREIGN
+//! KEY (547, both directions), keys (2627/2601 from the table layer).
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::expr::{is_true, BExpr, Row};
+use super::plan::{open, OutCol, Plan, ScanNode};
+use super::query::{Binder, Scope, ScopeCol};
+use super::table::{identity_value, int_of, TableInfo};
+use super::{errors, Cx};
+use crate::ast::*;
+use crate::catalog::ReferentialAction;
+use crate::results::ColumnInfo;
+use crate::scalar::convert;
+
+/// The table a DML statement targets.
+fn target_table(cx: &mut Cx, target: &DmlTarget) -> Result<Arc<TableInfo>, SqlError> {
+    match target {
+        DmlTarget::Variable(v) => cx.table_variable(v),
+        DmlTarget::Table { name, .. } => {
+            let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&name.name().value))?;
+            match &o.body {
+                crate::catalog::ObjectBody::Table(_) => cx.table_info(db, &o),
+                crate::catalog::ObjectBody::View(_) => Err(errors::not_supported("Modifying data through a view")),
+                _ => Err(errors::invalid_object(&name.name().value)),
+            }
+        }
+    }
+}
+
+/// Converts a value for a column: implicit conversion, then the column's length and
+/// precision (2628 truncation, 8115 overflow).
+pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<Value, SqlError> {
+    let c = &t.columns[col];
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    let v = if *from == c.ty { v } else { convert::convert(&v, from, &c.ty, None)? };
+    v.fit_to(&c.ty).map_err(|e| {
+        if e.number == 8152 || e.number == 2628 {
+            let shown: String = match &v {
+                Value::String(s) => s.chars().take(40).collect(),
+                other => other.to_string(),
+            };
+            SqlError::new(
+                2628,
+                16,
+                1,
+                format!(
+                    "String or binary data would be truncated in table '{}.{}.{}', column '{}'. Truncated value: '{}'.",
+                    t.db_name, t.schema, t.display_name, c.name, shown
+                ),
+            )
+        } else {
+            e
+        }
+    })
+}
+
+fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
+    SqlError::new(
+        515,
+        16,
+        2,
+        format!(
+            "Cannot insert the value NULL into column '{}', table '{}.{}.{}'; column does not allow nulls. {} fails.",
+            t.columns[col].name, t.db_name, t.schema, t.display_name, stmt
+        ),
+    )
+}
+
+/// Checks NOT NULL, CHECK and FOREIGN KEY constraints of a new row.
+fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+    for (i, c) in t.columns.iter().enumerate() {
+        if !c.nullable && row[i].is_null() && c.computed.is_none() {
+            return Err(null_error(t, i, if stmt == "INSERT" { "INSERT" } else { "UPDATE" }));
+        }
+    }
+    for (name, e) in &t.checks {
+        let v = e.eval(row, cx)?;
+        if matches!(v, Value::Bit(false)) {
+            let mut cols = Vec::new();
+            e.columns(&mut cols);
+            let col = cols.first().map(|&c| format!(", column '{}'", t.columns[c].name)).unwrap_or_default();
+            return Err(SqlError::new(
+                547,
+                16,
+                0,
+                format!(
+                    "The {stmt} statement conflicted with the CHECK constraint \"{name}\". The conflict occurred in database \"{}\", table \"{}.{}\"{col}.",
+                    t.db_name, t.schema, t.display_name
+                ),
+            ));
+        }
+    }
+    for fk in &t.foreign_keys {
+        let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
+        if vals.iter().any(|v| v.is_null()) {
+            continue;
+        }
+        if !exists_row(cx, &fk.referenced, &fk.referenced_columns, &vals, &fk.columns.iter().map(|&c| t.columns[c].ty).collect::<Vec<_>>())? {
+            return Err(SqlError::new(
+                547,
+                16,
+                0,
+                format!(
+                    "The {stmt} statement conflicted with the FOREIGN KEY constraint \"{}\". The conflict occurred in database \"{}\", table \"{}.{}\", column '{}'.",
+                    fk.name,
+                    fk.referenced.db_name,
+                    fk.referenced.schema,
+                    fk.referenced.display_name,
+                    fk.referenced_columns.first().map(|&c| fk.referenced.columns[c].name.clone()).unwrap_or_default()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Does `t` have a row whose `cols` equal `vals`? Uses an index on those columns when
+/// there is one, else scans.
+fn exists_row(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value], from: &[SqlType]) -> Result<bool, SqlError> {
+    let mut eq = Vec::new();
+    for (i, v) in vals.iter().enumerate() {
+        eq.push(BExpr::Cmp(
+            BinaryOp::Eq,
+            Box::new(BExpr::Col(cols[i], t.columns[cols[i]].ty)),
+            Box::new(BExpr::Const(v.clone(), from[i])),
+            t.columns[cols[i]].ty,
+        ));
+    }
+    let scan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: false });
+    let plan = super::query::push_down(scan, eq, cx)?;
+    let mut op = open(&plan, cx)?;
+    Ok(op.next(cx)?.is_some())
+}
+
+/// Rows of child tables that reference `row` of `t` through a FOREIGN KEY.
+fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+    for (name, child, child_cols, our_cols) in &t.referenced_by {
+        let vals: Vec<Value> = our_cols.iter().map(|&c| old[c].clone()).collect();
+        if vals.iter().any(|v| v.is_null()) {
+            continue;
+        }
+        if let Some(n) = new {
+            // The referenced key did not change: nothing to check.
+            if our_cols.iter().all(|&c| types::compare(&old[c], &n[c]) == Some(std::cmp::Ordering::Equal)) {
+                continue;
+            }
+        }
+        let action = {
+            let cat = cx.catalog(child.db)?;
+            let g = cat.inner.read();
+            g.objects
+                .get(&child.object_id)
+                .and_then(|o| o.table())
+                .and_then(|ct| ct.foreign_keys.iter().find(|f| &f.name == name).map(|f| if new.is_some() { f.on_update } else { f.on_delete }))
+                .unwrap_or(ReferentialAction::NoAction)
+        };
+        let types_: Vec<SqlType> = our_cols.iter().map(|&c| t.columns[c].ty).collect();
+        match action {
+            ReferentialAction::NoAction => {
+                if exists_row(cx, child, child_cols, &vals, &types_)? {
+                    return Err(SqlError::new(
+                        547,
+                        16,
+                        0,
+                        format!(
+                            "The {stmt} statement conflicted with the REFERENCE constraint \"{name}\". The conflict occurred in database \"{}\", table \"{}.{}\", column '{}'.",
+                            child.db_name,
+                            child.schema,
+                            child.display_name,
+                            child_cols.first().map(|&c| child.columns[c].name.clone()).unwrap_or_default()
+                        ),
+                    ));
+                }
+            }
+            ReferentialAction::Cascade | ReferentialAction::SetNull | ReferentialAction::SetDefault => {
+                let rows = matching_rows(cx, child, child_cols, &vals, &types_)?;
+                for (pk, crow) in rows {
+                    match (action, new) {
+                        (ReferentialAction::Cascade, None) => {
+                            check_referenced(child, &crow, None, stmt, cx)?;
+                            child.delete_row(&pk, &crow, cx)?;
+                        }
+                        (ReferentialAction::Cascade, Some(n)) => {
+                            let mut nr = crow.clone();
+                            for (k, &cc) in child_cols.iter().enumerate() {
+                                nr[cc] = n[our_cols[k]].clone();
+                            }
+                            child.update_row(&pk, &crow, &nr, cx)?;
+                        }
+                        _ => {
+                            let mut nr = crow.clone();
+                            for &cc in child_cols {
+                                nr[cc] = if action == ReferentialAction::SetNull {
+                                    Value::Null
+                                } else {
+                                    match &child.defaults[cc] {
+                                        Some(d) => d.eval(&[], cx)?,
+                                        None => Value::Null,
+                                    }
+                                };
+                            }
+                            child.update_row(&pk, &crow, &nr, cx)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn matching_rows(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value], from: &[SqlType]) -> Result<Vec<(Vec<u8>, Row)>, SqlError> {
+    let mut eq = Vec::new();
+    for (i, v) in vals.iter().enumerate() {
+        eq.push(BExpr::Cmp(
+            BinaryOp::Eq,
+            Box::new(BExpr::Col(cols[i], t.columns[cols[i]].ty)),
+            Box::new(BExpr::Const(v.clone(), from[i])),
+            t.columns[cols[i]].ty,
+        ));
+    }
+    let scan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true });
+    let plan = super::query::push_down(scan, eq, cx)?;
+    let mut op = open(&plan, cx)?;
+    let mut out = Vec::new();
+    let w = t.columns.len();
+    while let Some(mut r) = op.next(cx)? {
+        let Some(Value::Binary(pk)) = r.pop() else { continue };
+        r.truncate(w);
+        out.push((pk, r));
+    }
+    Ok(out)
+}
+
+/// OUTPUT clause: items bound over `[deleted columns..., inserted columns...]`.
+struct Output {
+    exprs: Vec<BExpr>,
+    cols: Vec<OutCol>,
+    into: Option<(Arc<TableInfo>, Vec<usize>)>,
+    rows: Vec<Row>,
+}
+
+fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<Vec<Output>, SqlError> {
+    let mut scope = Scope::default();
+    for prefix in ["deleted", "inserted"] {
+        for c in &t.columns {
+            scope.cols.push(ScopeCol { table: Some(prefix.into()), name: c.name.clone(), ty: c.ty, nullable: true });
+        }
+    }
+    let mut outs = Vec::new();
+    for oc in clauses {
+        let mut exprs = Vec::new();
+        let mut cols = Vec::new();
+        for item in &oc.items {
+            match item {
+                SelectItem::Wildcard(q) => {
+                    let prefix = q.as_ref().map(|q| q.name().value.to_ascii_lowercase()).unwrap_or_else(|| "inserted".into());
+                    let base = if prefix == "deleted" { 0 } else { t.columns.len() };
+                    for (i, c) in t.columns.iter().enumerate() {
+                        exprs.push(BExpr::Col(base + i, c.ty));
+                        cols.push(OutCol::new(c.name.clone(), c.ty, true));
+                    }
+                }
+                SelectItem::Expr { expr, alias } => {
+                    let b = Binder::new(cx).bind_expr(expr, &scope)?;
+                    let name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| match &expr.kind {
+                        ExprKind::Column(n) => n.name().value.clone(),
+                        _ => String::new(),
+                    });
+                    cols.push(OutCol::new(name, b.ty(), true));
+                    exprs.push(b);
+                }
+                SelectItem::Assign { .. } => return Err(errors::not_supported("Variable assignment in OUTPUT")),
+            }
+        }
+        let into = match &oc.into {
+            Some(i) => {
+                let tt = target_table(cx, &i.target)?;
+                let positions = if i.columns.is_empty() {
+                    (0..tt.columns.len()).filter(|&k| !tt.columns[k].is_identity && tt.columns[k].computed.is_none()).collect()
+                } else {
+                    let mut v = Vec::new();
+                    for c in &i.columns {
+                        v.push(tt.column_index(&c.value).ok_or_else(|| errors::invalid_column(&c.value))?);
+                    }
+                    v
+                };
+                if positions.len() != exprs.len() {
+                    return Err(errors::column_count_mismatch());
+                }
+                Some((tt, positions))
+            }
+            None => None,
+        };
+        outs.push(Output { exprs, cols, into, rows: Vec::new() });
+    }
+    Ok(outs)
+}
+
+fn collect_output(outs: &mut [Output], deleted: Option<&Row>, inserted: Option<&Row>, width: usize, cx: &mut Cx) -> Result<(), SqlError> {
+    if outs.is_empty() {
+        return Ok(());
+    }
+    let mut row = Vec::with_capacity(width * 2);
+    match deleted {
+        Some(d) => row.extend(d.iter().cloned()),
+        None => row.extend(std::iter::repeat_n(Value::Null, width)),
+    }
+    match inserted {
+        Some(i) => row.extend(i.iter().cloned()),
+        None => row.extend(std::iter::repeat_n(Value::Null, width)),
+    }
+    for o in outs.iter_mut() {
+        let mut r = Vec::with_capacity(o.exprs.len());
+        for e in &o.exprs {
+            r.push(e.eval(&row, cx)?);
+        }
+        o.rows.push(r);
+    }
+    Ok(())
+}
+
+fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlError> {
+    for o in outs {
+        match o.into {
+            Some((t, positions)) => {
+                for r in o.rows {
+                    let types_: Vec<SqlType> = o.exprs.iter().map(|e| e.ty()).collect();
+                    insert_values(cx, &t, &positions, r, &types_)?;
+                }
+            }
+            None => {
+                let info: Vec<ColumnInfo> = o.cols.iter().map(|c| ColumnInfo::new(c.name.clone(), c.ty, true)).collect();
+                cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+                for r in &o.rows {
+                    cx.sink.row(r).map_err(|_| super::cancelled())?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inserts one row given values for some columns (others: default, identity, NULL).
+/// Returns the complete row.
+pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], values: Row, types_: &[SqlType]) -> Result<Row, SqlError> {
+    let n = t.columns.len();
+    let mut row = vec![Value::Null; n];
+    let mut given = vec![false; n];
+    let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
+    for (k, v) in values.into_iter().enumerate() {
+        let col = positions[k];
+        if v == Value::String("\u{0}__DEFAULT__".into()) {
+            continue;
+        }
+        row[col] = to_column(t, col, v, &types_[k])?;
+        given[col] = true;
+    }
+    for (i, c) in t.columns.iter().enumerate() {
+        if c.is_identity {
+            if given[i] {
+                if !identity_insert {
+                    return Err(SqlError::new(
+                        544,
+                        16,
+                        1,
+                        format!(
+                            "Cannot insert explicit value for identity column in table '{}' when IDENTITY_INSERT is set to OFF.",
+                            t.display_name
+                        ),
+                    ));
+                }
+                if let Some(v) = int_of(&row[i]) {
+                    t.observe_identity(v, cx)?;
+                    cx.state.last_identity = Some(v);
+                    cx.frame().scope_identity = Some(v);
+                }
+            } else {
+                let v = t.next_identity(cx)?.unwrap_or(1);
+                row[i] = identity_value(v, &c.ty)?;
+                cx.state.last_identity = Some(v);
+                cx.frame().scope_identity = Some(v);
+            }
+            continue;
+        }
+        if !given[i] && c.computed.is_none() {
+            if let Some(d) = &t.defaults[i] {
+                let v = d.eval(&[], cx)?;
+                row[i] = to_column(t, i, v, &d.ty())?;
+            }
+        }
+    }
+    if identity_insert && t.identity.as_ref().is_some_and(|id| !given[(id.column_id - 1) as usize]) {
+        return Err(SqlError::new(
+            545,
+            16,
+            1,
+            format!(
+                "Explicit value must be specified for identity column in table '{}' either when IDENTITY_INSERT is set to ON or when a replication user is inserting into a NOT FOR REPLICATION identity column.",
+                t.display_name
+            ),
+        ));
+    }
+    // Computed columns (persisted ones are stored; all are checked).
+    for (i, c) in t.computed.iter().enumerate() {
+        if let Some(e) = c {
+            let v = e.eval(&row, cx)?;
+            row[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+        }
+    }
+    check_row(t, &row, "INSERT", cx)?;
+    t.insert_row(&row, cx)?;
+    Ok(row)
+}
+
+pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
+    let t = target_table(cx, &ins.target)?;
+    let positions: Vec<usize> = if ins.columns.is_empty() {
+        (0..t.columns.len()).filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id))).filter(|&k| t.columns[k].computed.is_none()).collect()
+    } else {
+        let mut v = Vec::new();
+        for c in &ins.columns {
+            let p = t.column_index(&c.value).ok_or_else(|| errors::invalid_column(&c.value))?;
+            if t.columns[p].computed.is_some() {
+                return Err(SqlError::new(
+                    271,
+                    16,
+                    1,
+                    format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", c.value),
+                ));
+            }
+            v.push(p);
+        }
+        v
+    };
+    let mut outs = bind_output(cx, &t, &ins.output)?;
+    let limit = match &ins.top {
+        Some(top) => {
+            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
+            Some(super::int_value(&v, &ty)?.max(0) as u64)
+        }
+        None => None,
+    };
+    let width = t.columns.len();
+    let mut count = 0u64;
+    match &ins.source {
+        InsertSource::Values(rows) => {
+            for r in rows {
+                if r.len() != positions.len() {
+                    return Err(if ins.columns.is_empty() {
+                        errors::column_count_mismatch()
+                    } else {
+                        errors::insert_count_mismatch(positions.len() > r.len())
+                    });
+                }
+                if limit.is_some_and(|l| count >= l) {
+                    break;
+                }
+                let mut vals = Vec::with_capacity(r.len());
+                let mut tys = Vec::with_capacity(r.len());
+                for e in r {
+                    if matches!(e.kind, ExprKind::Default) {
+                        vals.push(Value::String("\u{0}__DEFAULT__".into()));
+                        tys.push(SqlType::Int);
+                        continue;
+                    }
+                    let b = Binder::new(cx).bind_expr(e, &Scope::default())?;
+                    vals.push(b.eval(&[], cx)?);
+                    tys.push(b.ty());
+                }
+                let row = insert_values(cx, &t, &positions, vals, &tys)?;
+                collect_output(&mut outs, None, Some(&row), width, cx)?;
+                count += 1;
+            }
+        }
+        InsertSource::DefaultValues => {
+            let row = insert_values(cx, &t, &[], Vec::new(), &[])?;
+            collect_output(&mut outs, None, Some(&row), width, cx)?;
+            count = 1;
+        }
+        InsertSource::Query(q) => {
+            let plan = {
+                let mut b = Binder::new(cx);
+                b.plan_query(q)?.0
+            };
+            let tys: Vec<SqlType> = plan.columns().iter().map(|c| c.ty).collect();
+            if tys.len() != positions.len() {
+                return Err(if ins.columns.is_empty() {
+                    errors::column_count_mismatch()
+                } else {
+                    errors::insert_count_mismatch(positions.len() > tys.len())
+                });
+            }
+            // Materialise first: the source may read the target.
+            let rows = super::plan::drain(open(&plan, cx)?, cx)?;
+            for r in rows {
+                if limit.is_some_and(|l| count >= l) {
+                    break;
+                }
+                let row = insert_values(cx, &t, &positions, r, &tys)?;
+                collect_output(&mut outs, None, Some(&row), width, cx)?;
+                count += 1;
+            }
+        }
+        InsertSource::ExecProcedure(_) | InsertSource::ExecString(_) => {
+            let sets = super::procs::capture_results(cx, &ins.source)?;
+            for (cols, rows) in sets {
+                let tys: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
+                if tys.len() != positions.len() {
+                    return Err(errors::column_count_mismatch());
+                }
+                for r in rows {
+                    let row = insert_values(cx, &t, &positions, r, &tys)?;
+                    collect_output(&mut outs, None, Some(&row), width, cx)?;
+                    count += 1;
+                }
+            }
+        }
+    }
+    flush_output(outs, cx)?;
+    cx.state.rowcount = count as i64;
+    cx.done(Some(count))
+}
+
+/// Plans the rows an UPDATE/DELETE changes: the combined FROM row, with the target's
+/// locator column; returns the plan and the target's column offset in it.
+fn plan_target_rows(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    target: &DmlTarget,
+    from: &[TableWithJoins],
+    where_clause: Option<&Expr>,
+) -> Result<(Plan, usize, Scope), SqlError> {
+    cx.dml_target = Some((t.db, t.object_id));
+    let r = (|| {
+        let mut b = Binder::new(cx);
+        let (mut plan, scope) = if from.is_empty() {
+            let alias = match target {
+                DmlTarget::Table { name, .. } => name.name().value.clone(),
+                DmlTarget::Variable(v) => v.clone(),
+            };
+            let mut cols = t.out_cols();
+            cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: types::Length::Bounded(900) }, false));
+            let plan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true });
+            (plan, Scope::from_cols(Some(&alias), &cols))
+        } else {
+            b.plan_from(from)?
+        };
+        if let Some(w) = where_clause {
+            let pred = b.bind_expr(w, &scope)?;
+            let mut cs = Vec::new();
+            super::query::conjuncts(pred, &mut cs);
+            plan = super::query::push_down(plan, cs, b.cx)?;
+        }
+        // Where is the target in the combined row? Find its locator column.
+        let target_name = match target {
+            DmlTarget::Table { name, .. } => name.name().value.clone(),
+            DmlTarget::Variable(v) => v.clone(),
+        };
+        let loc = scope
+            .cols
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.name == "%%physloc%%")
+            .find(|(_, c)| c.table.as_deref().is_some_and(|tn| tn.eq_ignore_ascii_case(&target_name)))
+            .or_else(|| scope.cols.iter().enumerate().find(|(_, c)| c.name == "%%physloc%%"))
+            .map(|(i, _)| i)
+            .ok_or_else(|| errors::invalid_object(&target_name))?;
+        let offset = loc - t.columns.len();
+        Ok((plan, offset, scope))
+    })();
+    cx.dml_target = None;
+    r
+}
+
+pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
+    let t = match (&u.target, u.from.is_empty()) {
+        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
+            // The target may be an alias defined in FROM.
+            match find_alias_table(cx, &u.from, &name.name().value)? {
+                Some(t) => t,
+                None => target_table(cx, &u.target)?,
+            }
+        }
+        _ => target_table(cx, &u.target)?,
+    };
+    let (plan, offset, scope) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
+    let width = t.columns.len();
+    // SET clauses: columns of the target, and variables.
+    let mut sets: Vec<(usize, AssignOp, BExpr)> = Vec::new();
+    let mut var_sets: Vec<(String, AssignOp, BExpr)> = Vec::new();
+    {
+        let mut b = Binder::new(cx);
+        for a in &u.assignments {
+            let e = b.bind_expr(&a.value, &scope)?;
+            match &a.target {
+                AssignTarget::Column(c) => {
+                    let p = t.column_index(&c.name().value).ok_or_else(|| errors::invalid_column(&c.name().value))?;
+                    if t.columns[p].is_identity {
+                        return Err(SqlError::new(8102, 16, 1, format!("Cannot update identity column '{}'.", t.columns[p].name)));
+                    }
+                    if t.columns[p].computed.is_some() {
+                        return Err(SqlError::new(
+                            271,
+                            16,
+                            1,
+                            format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", t.columns[p].name),
+                        ));
+                    }
+                    sets.push((p, a.op, e));
+                }
+                AssignTarget::Variable(v) => var_sets.push((v.clone(), a.op, e)),
+            }
+        }
+    }
+    let mut outs = bind_output(cx, &t, &u.output)?;
+    let limit = match &u.top {
+        Some(top) => {
+            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
+            Some(super::int_value(&v, &ty)?.max(0) as u64)
+        }
+        None => None,
+    };
+    // Read phase.
+    let mut op = open(&plan, cx)?;
+    let mut seen = HashSet::new();
+    let mut changes: Vec<(Vec<u8>, Row, Row)> = Vec::new();
+    while let Some(r) = op.next(cx)? {
+        if limit.is_some_and(|l| changes.len() as u64 >= l) {
+            break;
+        }
+        let Some(Value::Binary(pk)) = r.get(offset + width).cloned() else {
+            continue;
+        };
+        if !seen.insert(pk.clone()) {
+            continue;
+        }
+        let old: Row = r[offset..offset + width].to_vec();
+        let mut new = old.clone();
+        for (p, aop, e) in &sets {
+            let v = e.eval(&r, cx)?;
+            let v = match aop.binary_op() {
+                None => to_column(&t, *p, v, &e.ty())?,
+                Some(bop) => {
+                    let cty = t.columns[*p].ty;
+                    let rty = crate::scalar::ops::binary_type(bop, &cty, &e.ty())?;
+                    let x = crate::scalar::ops::binary(bop, &old[*p], &cty, &v, &e.ty(), &rty)?;
+                    to_column(&t, *p, x, &rty)?
+                }
+            };
+            new[*p] = v;
+        }
+        for (name, aop, e) in &var_sets {
+            let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
+            let v = e.eval(&r, cx)?;
+            let v = super::assign_value(cx, slot, ty, *aop, v, &e.ty())?;
+            cx.set_var(slot, v);
+        }
+        changes.push((pk, old, new));
+    }
+    drop(op);
+    // Write phase.
+    for (pk, old, mut new) in changes.iter().cloned() {
+        for (i, c) in t.computed.iter().enumerate() {
+            if let Some(e) = c {
+                let v = e.eval(&new, cx)?;
+                new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+            }
+        }
+        check_row(&t, &new, "UPDATE", cx)?;
+        check_referenced(&t, &old, Some(&new), "UPDATE", cx)?;
+        t.update_row(&pk, &old, &new, cx)?;
+        collect_output(&mut outs, Some(&old), Some(&new), width, cx)?;
+    }
+    flush_output(outs, cx)?;
+    let n = changes.len() as u64;
+    cx.state.rowcount = n as i64;
+    cx.done(Some(n))
+}
+
+fn find_alias_table(cx: &mut Cx, from: &[TableWithJoins], alias: &str) -> Result<Option<Arc<TableInfo>>, SqlError> {
+    fn visit(f: &TableFactor, alias: &str) -> Option<ObjectName> {
+        match f {
+            TableFactor::Table { name, alias: a, .. } => {
+                let n = a.as_ref().map(|a| a.value.as_str()).unwrap_or(&name.name().value);
+                if n.eq_ignore_ascii_case(alias) {
+                    Some(name.clone())
+                } else {
+                    None
+                }
+            }
+            TableFactor::NestedJoin(t) => {
+                visit(&t.relation, alias).or_else(|| t.joins.iter().find_map(|j| visit(&j.relation, alias)))
+            }
+            _ => None,
+        }
+    }
+    for twj in from {
+        let found = visit(&twj.relation, alias).or_else(|| twj.joins.iter().find_map(|j| visit(&j.relation, alias)));
+        if let Some(name) = found {
+            return target_table(cx, &DmlTarget::Table { name, hints: Vec::new() }).map(Some);
+        }
+    }
+    Ok(None)
+}
+
+pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
+    let t = match (&d.target, d.from.is_empty()) {
+        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => match find_alias_table(cx, &d.from, &name.name().value)? {
+            Some(t) => t,
+            None => target_table(cx, &d.target)?,
+        },
+        _ => target_table(cx, &d.target)?,
+    };
+    let (plan, offset, _) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
+    let width = t.columns.len();
+    let mut outs = bind_output(cx, &t, &d.output)?;
+    let limit = match &d.top {
+        Some(top) => {
+            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
+            Some(super::int_value(&v, &ty)?.max(0) as u64)
+        }
+        None => None,
+    };
+    let mut op = open(&plan, cx)?;
+    let mut seen = HashSet::new();
+    let mut victims: Vec<(Vec<u8>, Row)> = Vec::new();
+    while let Some(r) = op.next(cx)? {
+        if limit.is_some_and(|l| victims.len() as u64 >= l) {
+            break;
+        }
+        let Some(Value::Binary(pk)) = r.get(offset + width).cloned() else {
+            continue;
+        };
+        if seen.insert(pk.clone()) {
+            victims.push((pk, r[offset..offset + width].to_vec()));
+        }
+    }
+    drop(op);
+    for (pk, row) in &victims {
+        check_referenced(&t, row, None, "DELETE", cx)?;
+        t.delete_row(pk, row, cx)?;
+        collect_output(&mut outs, Some(row), None, width, cx)?;
+    }
+    flush_output(outs, cx)?;
+    let n = victims.len() as u64;
+    cx.state.rowcount = n as i64;
+    cx.done(Some(n))
+}
+
+/// SELECT ... INTO new_table: creates a heap with the query's columns and fills it.
+pub fn select_into(cx: &mut Cx, q: &Query, into: &ObjectName) -> Result<(), SqlError> {
+    let mut q2 = q.clone();
+    if let SetExpr::Select(s) = &mut q2.body {
+        s.into = None;
+    }
+    let plan = {
+        let mut b = Binder::new(cx);
+        b.plan_query(&q2)?.0
+    };
+    let cols = plan.columns();
+    let mut elements = Vec::new();
+    for (i, c) in cols.iter().enumerate() {
+        if c.name.is_empty() {
+            return Err(SqlError::new(
+                1038,
+                15,
+                5,
+                format!("An object or column name is missing or empty. For SELECT INTO statements, verify each column has a name. For other statements, look for empty alias names. Aliases defined as \"\" or [] are not allowed. Change the alias to a valid name. (column {})", i + 1),
+            ));
+        }
+        let dt = DataType { name: ObjectName::from_ident(Ident::plain(c.ty.name())), args: type_args(&c.ty) };
+        elements.push(TableElement::Column(ColumnDef {
+            name: Ident::new(c.name.clone()),
+            data_type: Some(dt),
+            computed: None,
+            options: vec![if c.nullable { ColumnOption::Null } else { ColumnOption::NotNull }],
+        }));
+    }
+    let ct = CreateTable { name: into.clone(), elements, on: None, textimage_on: None, options: Vec::new() };
+    let t = super::ddl::create_table(cx, &ct)?;
+    let rows = super::plan::drain(open(&plan, cx)?, cx)?;
+    let positions: Vec<usize> = (0..cols.len()).collect();
+    let tys: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
+    let n = rows.len() as u64;
+    for r in rows {
+        insert_values(cx, &t, &positions, r, &tys)?;
+    }
+    cx.state.rowcount = n as i64;
+    cx.done(Some(n))
+}
+
+fn type_args(ty: &SqlType) -> Vec<types::TypeArg> {
+    use types::{Length, TypeArg};
+    match *ty {
+        SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
+            vec![TypeArg::Num(i64::from(precision)), TypeArg::Num(i64::from(scale))]
+        }
+        SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => vec![TypeArg::Num(i64::from(len))],
+        SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => match len {
+            Length::Max => vec![TypeArg::Max],
+            Length::Bounded(n) => vec![TypeArg::Num(i64::from(n))],
+        },
+        SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => {
+            vec![TypeArg::Num(i64::from(scale))]
+        }
+        _ => Vec::new(),
+    }
+}
+
+#[allow(dead_code)]
+fn _unused(_: &dyn Fn(&Row) -> bool) -> bool {
+    is_true(&Value::Null)
+}

@@ -1,0 +1,133 @@
+//! SQL Server's messages for binding and execution errors, in one place.
+
+use types::SqlError;
+
+use crate::ast::Ident;
+
+fn join(parts: &[Ident]) -> String {
+    parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+}
+
+pub fn invalid_object(name: &str) -> SqlError {
+    SqlError::new(208, 16, 1, format!("Invalid object name '{name}'."))
+}
+
+pub fn invalid_column(name: &str) -> SqlError {
+    SqlError::new(207, 16, 1, format!("Invalid column name '{name}'."))
+}
+
+pub fn ambiguous_column(name: &str) -> SqlError {
+    SqlError::new(209, 16, 1, format!("Ambiguous column name '{name}'."))
+}
+
+pub fn multipart_not_bound(parts: &[Ident]) -> SqlError {
+    SqlError::new(4104, 16, 1, format!("The multi-part identifier \"{}\" could not be bound.", join(parts)))
+}
+
+pub fn must_declare(name: &str) -> SqlError {
+    SqlError::new(137, 15, 2, format!("Must declare the scalar variable \"{name}\"."))
+}
+
+pub fn must_declare_table(name: &str) -> SqlError {
+    SqlError::new(1087, 15, 2, format!("Must declare the table variable \"{name}\"."))
+}
+
+pub fn unknown_function(name: &str) -> SqlError {
+    SqlError::new(195, 15, 10, format!("'{name}' is not a recognized built-in function name."))
+}
+
+pub fn arg_count(name: &str, n: usize) -> SqlError {
+    SqlError::new(174, 15, 1, format!("The {name} function requires {n} argument(s)."))
+}
+
+pub fn not_in_group_by(parts: &[Ident]) -> SqlError {
+    SqlError::new(
+        8120,
+        16,
+        1,
+        format!(
+            "Column '{}' is invalid in the select list because it is not contained in either an aggregate function or the GROUP BY clause.",
+            join(parts)
+        ),
+    )
+}
+
+pub fn aggregate_not_allowed() -> SqlError {
+    SqlError::new(
+        147,
+        15,
+        1,
+        "An aggregate may not appear in the WHERE clause unless it is in a subquery contained in a HAVING clause or a select list, and the column being aggregated is an outer reference.",
+    )
+}
+
+pub fn subquery_multiple_rows() -> SqlError {
+    SqlError::new(
+        512,
+        16,
+        1,
+        "Subquery returned more than 1 value. This is not permitted when the subquery follows =, !=, <, <= , >, >= or when the subquery is used as an expression.",
+    )
+}
+
+pub fn subquery_one_column() -> SqlError {
+    SqlError::new(
+        116,
+        16,
+        1,
+        "Only one expression can be specified in the select list when the subquery is not introduced with EXISTS.",
+    )
+}
+
+pub fn order_by_position(n: usize) -> SqlError {
+    let _ = n;
+    SqlError::new(108, 16, 1, "The ORDER BY position number is out of range of the number of items in the select list.")
+}
+
+pub fn object_exists(name: &str) -> SqlError {
+    SqlError::new(2714, 16, 6, format!("There is already an object named '{name}' in the database."))
+}
+
+pub fn cannot_drop(kind: &str, name: &str) -> SqlError {
+    SqlError::new(
+        3701,
+        11,
+        5,
+        format!("Cannot drop the {kind} '{name}', because it does not exist or you do not have permission."),
+    )
+}
+
+pub fn proc_not_found(name: &str) -> SqlError {
+    SqlError::new(2812, 16, 62, format!("Could not find stored procedure '{name}'."))
+}
+
+pub fn not_supported(what: &str) -> SqlError {
+    SqlError::new(40000, 16, 1, format!("{what} is not supported by Mesquite yet."))
+}
+
+pub fn column_count_mismatch() -> SqlError {
+    SqlError::new(
+        213,
+        16,
+        1,
+        "Column name or number of supplied values does not match table definition.",
+    )
+}
+
+pub fn insert_count_mismatch(more_columns: bool) -> SqlError {
+    if more_columns {
+        SqlError::new(
+            109,
+            15,
+            1,
+            "There are more columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.",
+        )
+    } else {
+        SqlError::new(
+            110,
+            15,
+            1,
+            "There are fewer columns in the INSERT statement than values specified in the VALUES clause. The number of values in the VALUES clause must match the number of columns specified in the INSERT statement.",
+        )
+    }
+}

@@ -1,0 +1,1385 @@
+//! Physical plans and their operators.
+//!
+//! A [`Plan`] is an immutable tree the planner builds once per statement; running it
+//! opens an operator tree ([`open`]) whose `next` pulls one row at a time (the Volcano
+//! model). Blocking operators (sort, hash aggregate, the build side of a hash join,
+//! window functions, distinct) read their input on the first `next`. Scans read the host
+//! in batches of [`SCAN_BATCH`] rows and resume after the last key, so no latch is held
+//! between rows.
+//!
+//! Correlation: an operator that evaluates a subquery or the inner side of an APPLY
+//! pushes the outer row on [`Cx::outer`] around the call; `BExpr::Outer { depth }` reads
+//! it back.
+
+use std::cmp::Ordering;
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::expr::{is_true, BExpr, Row};
+use super::table::TableInfo;
+use super::Cx;
+use crate::ast::{JoinKind, SetOperator};
+use crate::host::KeyRow;
+use crate::scalar::aggregate::{Accumulator, AggKind};
+use crate::scalar::{convert, ops};
+
+pub const SCAN_BATCH: usize = 512;
+
+/// One output column of a plan.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OutCol {
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+}
+
+impl OutCol {
+    pub fn new(name: impl Into<String>, ty: SqlType, nullable: bool) -> OutCol {
+        OutCol { name: name.into(), ty, nullable }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct SortKey {
+    pub expr: BExpr,
+    pub desc: bool,
+}
+
+#[derive(Debug, Clone)]
+pub struct AggSpec {
+    pub kind: AggKind,
+    /// None for COUNT(*).
+    pub arg: Option<BExpr>,
+    pub distinct: bool,
+    /// STRING_AGG's separator.
+    pub extra: Option<BExpr>,
+    /// STRING_AGG ... WITHIN GROUP (ORDER BY ...).
+    pub order: Vec<SortKey>,
+    pub result_type: SqlType,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowKind {
+    RowNumber,
+    Rank,
+    DenseRank,
+    Ntile,
+    Lag,
+    Lead,
+    FirstValue,
+    LastValue,
+    Agg(AggKind),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FrameEdge {
+    UnboundedPreceding,
+    Preceding(i64),
+    CurrentRow,
+    Following(i64),
+    UnboundedFollowing,
+}
+
+#[derive(Debug, Clone)]
+pub struct WindowFn {
+    pub kind: WindowKind,
+    pub args: Vec<BExpr>,
+    pub partition: Vec<BExpr>,
+    pub order: Vec<SortKey>,
+    /// ROWS frame (start, end); RANGE frames with CURRENT ROW are treated as peers.
+    pub frame: Option<(bool, FrameEdge, FrameEdge)>,
+    pub ty: SqlType,
+}
+
+/// A seek range over an index's leading key columns: values for a prefix of the key.
+#[derive(Debug, Clone, Default)]
+pub struct SeekRange {
+    /// Equality values for the first `eq.len()` key columns.
+    pub eq: Vec<BExpr>,
+    /// Then an optional range on the next key column: (value, inclusive).
+    pub lower: Option<(BExpr, bool)>,
+    pub upper: Option<(BExpr, bool)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ScanNode {
+    pub table: Arc<TableInfo>,
+    /// Position in `table.indexes`.
+    pub index: usize,
+    pub range: Option<SeekRange>,
+    /// Residual predicate on the table's row.
+    pub filter: Option<BExpr>,
+    pub reverse: bool,
+    /// Append the row's primary-index key as a last varbinary column (%%physloc%%): the
+    /// locator UPDATE and DELETE change rows by.
+    pub with_locator: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Plan {
+    /// One empty row: SELECT without FROM.
+    Unit,
+    Values {
+        rows: Vec<Vec<BExpr>>,
+        cols: Vec<OutCol>,
+    },
+    /// Rows computed before the statement runs (catalog views, worktables).
+    Rows {
+        rows: Arc<Vec<Row>>,
+        cols: Vec<OutCol>,
+    },
+    /// A catalog view or DMV, computed when opened.
+    Virtual {
+        view: super::sysviews::View,
+        cols: Vec<OutCol>,
+    },
+    Scan(ScanNode),
+    Filter {
+        input: Box<Plan>,
+        pred: BExpr,
+    },
+    Project {
+        input: Box<Plan>,
+        exprs: Vec<BExpr>,
+        cols: Vec<OutCol>,
+    },
+    /// Nested loops (also APPLY, where `right` reads the left row as outer depth 1).
+    NestedLoop {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<BExpr>,
+        cols: Vec<OutCol>,
+    },
+    HashJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        left_keys: Vec<BExpr>,
+        right_keys: Vec<BExpr>,
+        /// The comparison type of each key pair.
+        key_types: Vec<SqlType>,
+        residual: Option<BExpr>,
+        cols: Vec<OutCol>,
+    },
+    Aggregate {
+        input: Box<Plan>,
+        keys: Vec<BExpr>,
+        aggs: Vec<AggSpec>,
+        /// GROUPING SETS / ROLLUP / CUBE: for each set, which keys are grouped.
+        sets: Option<Vec<Vec<bool>>>,
+        /// A scalar aggregate (no GROUP BY) returns one row even over no input.
+        scalar: bool,
+        cols: Vec<OutCol>,
+    },
+    Sort {
+        input: Box<Plan>,
+        keys: Vec<SortKey>,
+    },
+    Top {
+        input: Box<Plan>,
+        count: Option<BExpr>,
+        percent: bool,
+        /// WITH TIES: the ORDER BY keys.
+        ties: Option<Vec<SortKey>>,
+        offset: Option<BExpr>,
+    },
+    Distinct {
+        input: Box<Plan>,
+    },
+    SetOp {
+        op: SetOperator,
+        left: Box<Plan>,
+        right: Box<Plan>,
+        cols: Vec<OutCol>,
+    },
+    Window {
+        input: Box<Plan>,
+        funcs: Vec<WindowFn>,
+        cols: Vec<OutCol>,
+    },
+    /// The working table of a recursive CTE (rows of the previous iteration).
+    WorkTable {
+        id: usize,
+        cols: Vec<OutCol>,
+    },
+    RecursiveCte {
+        id: usize,
+        anchor: Box<Plan>,
+        recursive: Box<Plan>,
+        max_recursion: u32,
+        cols: Vec<OutCol>,
+    },
+    /// Drops trailing columns (hidden sort keys).
+    Trim {
+        input: Box<Plan>,
+        keep: usize,
+    },
+}
+
+impl Plan {
+    pub fn columns(&self) -> Vec<OutCol> {
+        match self {
+            Plan::Unit => Vec::new(),
+            Plan::Values { cols, .. }
+            | Plan::Rows { cols, .. }
+            | Plan::Virtual { cols, .. }
+            | Plan::Project { cols, .. }
+            | Plan::NestedLoop { cols, .. }
+            | Plan::HashJoin { cols, .. }
+            | Plan::Aggregate { cols, .. }
+            | Plan::SetOp { cols, .. }
+            | Plan::Window { cols, .. }
+            | Plan::WorkTable { cols, .. }
+            | Plan::RecursiveCte { cols, .. } => cols.clone(),
+            Plan::Scan(s) => {
+                let mut c = s.table.out_cols();
+                if s.with_locator {
+                    c.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: types::Length::Bounded(900) }, false));
+                }
+                c
+            }
+            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Top { input, .. } | Plan::Distinct { input } => {
+                input.columns()
+            }
+            Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
+        }
+    }
+
+    pub fn width(&self) -> usize {
+        self.columns().len()
+    }
+
+    /// An EXPLAIN-style description (SET SHOWPLAN_TEXT ON), one operator per line.
+    pub fn explain(&self, depth: usize, out: &mut Vec<String>) {
+        let pad = "  ".repeat(depth);
+        let line = match self {
+            Plan::Unit => "Constant Scan".to_string(),
+            Plan::Values { rows, .. } => format!("Constant Scan ({} rows)", rows.len()),
+            Plan::Rows { rows, .. } => format!("Table Spool ({} rows)", rows.len()),
+            Plan::Virtual { view, .. } => format!("Catalog View Scan ({view:?})"),
+            Plan::Scan(s) => {
+                let ix = &s.table.indexes[s.index];
+                let what = match (&s.range, ix.meta.index_id) {
+                    (Some(_), 0 | 1) => "Clustered Index Seek",
+                    (Some(_), _) => "Index Seek",
+                    (None, 0) => "Table Scan",
+                    (None, 1) => "Clustered Index Scan",
+                    (None, _) => "Index Scan",
+                };
+                let name = ix.meta.name.clone().unwrap_or_default();
+                let filter = if s.filter.is_some() { " WHERE:(residual)" } else { "" };
+                if ix.meta.index_id >= 2 {
+                    format!("{what} (OBJECT:([{}].[{}]), LOOKUP){filter}", s.table.name, name)
+                } else if name.is_empty() {
+                    format!("{what} (OBJECT:([{}])){filter}", s.table.name)
+                } else {
+                    format!("{what} (OBJECT:([{}].[{}])){filter}", s.table.name, name)
+                }
+            }
+            Plan::Filter { .. } => "Filter".to_string(),
+            Plan::Project { .. } => "Compute Scalar".to_string(),
+            Plan::NestedLoop { kind, .. } => format!("Nested Loops ({})", join_name(*kind)),
+            Plan::HashJoin { kind, .. } => format!("Hash Match ({})", join_name(*kind)),
+            Plan::Aggregate { keys, .. } => {
+                if keys.is_empty() {
+                    "Stream Aggregate".to_string()
+                } else {
+                    "Hash Match (Aggregate)".to_string()
+                }
+            }
+            Plan::Sort { .. } => "Sort".to_string(),
+            Plan::Top { .. } => "Top".to_string(),
+            Plan::Distinct { .. } => "Hash Match (Distinct)".to_string(),
+            Plan::SetOp { op, .. } => format!("{op:?}"),
+            Plan::Window { .. } => "Window Aggregate".to_string(),
+            Plan::WorkTable { .. } => "Table Spool (recursive)".to_string(),
+            Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
+            Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
+        };
+        out.push(format!("{pad}|--{line}"));
+        for c in self.children() {
+            c.explain(depth + 1, out);
+        }
+    }
+
+    fn children(&self) -> Vec<&Plan> {
+        match self {
+            Plan::Filter { input, .. }
+            | Plan::Project { input, .. }
+            | Plan::Aggregate { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Top { input, .. }
+            | Plan::Distinct { input }
+            | Plan::Window { input, .. }
+            | Plan::Trim { input, .. } => vec![input],
+            Plan::NestedLoop { left, right, .. }
+            | Plan::HashJoin { left, right, .. }
+            | Plan::SetOp { left, right, .. } => vec![left, right],
+            Plan::RecursiveCte { anchor, recursive, .. } => vec![anchor, recursive],
+            _ => Vec::new(),
+        }
+    }
+}
+
+fn join_name(kind: JoinKind) -> &'static str {
+    match kind {
+        JoinKind::Inner => "Inner Join",
+        JoinKind::LeftOuter => "Left Outer Join",
+        JoinKind::RightOuter => "Right Outer Join",
+        JoinKind::FullOuter => "Full Outer Join",
+        JoinKind::Cross => "Inner Join",
+        JoinKind::CrossApply => "Cross Apply",
+        JoinKind::OuterApply => "Outer Apply",
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Operators
+// ---------------------------------------------------------------------------------------
+
+pub type OpResult = Result<Option<Row>, SqlError>;
+
+pub trait Op {
+    fn next(&mut self, cx: &mut Cx) -> OpResult;
+}
+
+/// Opens an operator tree for `plan`.
+pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
+    Ok(match plan {
+        Plan::Unit => Box::new(VecOp::new(vec![Vec::new()])),
+        Plan::Values { rows, .. } => {
+            let mut out = Vec::with_capacity(rows.len());
+            for r in rows {
+                let mut row = Vec::with_capacity(r.len());
+                for e in r {
+                    row.push(e.eval(&[], cx)?);
+                }
+                out.push(row);
+            }
+            Box::new(VecOp::new(out))
+        }
+        Plan::Rows { rows, .. } => Box::new(VecOp::new(rows.as_ref().clone())),
+        Plan::Virtual { view, .. } => Box::new(VecOp::new(super::sysviews::rows(view, cx)?)),
+        Plan::Scan(s) => Box::new(ScanOp::new(s.clone(), cx)?),
+        Plan::Filter { input, pred } => Box::new(FilterOp { input: open(input, cx)?, pred: pred.clone() }),
+        Plan::Project { input, exprs, .. } => Box::new(ProjectOp { input: open(input, cx)?, exprs: exprs.clone() }),
+        Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
+            left: open(left, cx)?,
+            right_plan: (**right).clone(),
+            right_width: right.width(),
+            left_width: left.width(),
+            kind: *kind,
+            on: on.clone(),
+            state: NlState::NeedLeft,
+            right_rows: None,
+            right_matched: Vec::new(),
+            pending_right_unmatched: None,
+        }),
+        Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, .. } => Box::new(HashJoinOp {
+            left: open(left, cx)?,
+            right: Some(open(right, cx)?),
+            left_width: left.width(),
+            right_width: right.width(),
+            kind: *kind,
+            left_keys: left_keys.clone(),
+            right_keys: right_keys.clone(),
+            key_types: key_types.clone(),
+            residual: residual.clone(),
+            table: HashMap::new(),
+            build_rows: Vec::new(),
+            matched: Vec::new(),
+            current: None,
+            unmatched_out: None,
+        }),
+        Plan::Aggregate { input, keys, aggs, sets, scalar, .. } => {
+            let rows = aggregate(open(input, cx)?, keys, aggs, sets.as_ref(), *scalar, cx)?;
+            Box::new(VecOp::new(rows))
+        }
+        Plan::Sort { input, keys } => {
+            let mut rows = drain(open(input, cx)?, cx)?;
+            sort_rows(&mut rows, keys, cx)?;
+            Box::new(VecOp::new(rows))
+        }
+        Plan::Top { input, count, percent, ties, offset } => {
+            let offset = match offset {
+                Some(e) => non_negative(e.eval(&[], cx)?, "OFFSET")?,
+                None => 0,
+            };
+            let count = match count {
+                Some(e) => {
+                    let v = e.eval(&[], cx)?;
+                    if *percent {
+                        let p = match convert::convert(&v, &e.ty(), &SqlType::Float, None)? {
+                            Value::Float(f) => f,
+                            _ => 100.0,
+                        };
+                        if !(0.0..=100.0).contains(&p) {
+                            return Err(SqlError::new(
+                                1031,
+                                16,
+                                1,
+                                "Percent values must be between 0 and 100.".to_string(),
+                            ));
+                        }
+                        let rows = drain(open(input, cx)?, cx)?;
+                        let n = ((rows.len() as f64) * p / 100.0).ceil() as u64;
+                        let op = TopOp { input: Box::new(VecOp::new(rows)), remaining: Some(n), skip: offset, ties: ties.clone(), last: None };
+                        return Ok(Box::new(op));
+                    }
+                    Some(non_negative(v, "TOP")?)
+                }
+                None => None,
+            };
+            Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
+        }
+        Plan::Distinct { input } => Box::new(DistinctOp { input: open(input, cx)?, seen: std::collections::HashSet::new() }),
+        Plan::SetOp { op, left, right, cols } => {
+            let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
+            let lt: Vec<SqlType> = left.columns().iter().map(|c| c.ty).collect();
+            let rt: Vec<SqlType> = right.columns().iter().map(|c| c.ty).collect();
+            let l = conform(drain(open(left, cx)?, cx)?, &lt, &types)?;
+            match op {
+                SetOperator::UnionAll => {
+                    let r = conform(drain(open(right, cx)?, cx)?, &rt, &types)?;
+                    let mut l = l;
+                    l.extend(r);
+                    Box::new(VecOp::new(l))
+                }
+                _ => {
+                    let r = conform(drain(open(right, cx)?, cx)?, &rt, &types)?;
+                    Box::new(VecOp::new(set_op(*op, l, r, &types)?))
+                }
+            }
+        }
+        Plan::Window { input, funcs, .. } => {
+            let rows = drain(open(input, cx)?, cx)?;
+            Box::new(VecOp::new(super::window::compute(rows, funcs, cx)?))
+        }
+        Plan::WorkTable { id, .. } => {
+            let rows = cx.work_tables.get(id).cloned().unwrap_or_default();
+            Box::new(VecOp::new(rows))
+        }
+        Plan::RecursiveCte { id, anchor, recursive, max_recursion, cols } => {
+            let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
+            let at: Vec<SqlType> = anchor.columns().iter().map(|c| c.ty).collect();
+            let rt: Vec<SqlType> = recursive.columns().iter().map(|c| c.ty).collect();
+            let mut all = conform(drain(open(anchor, cx)?, cx)?, &at, &types)?;
+            let mut last = all.clone();
+            let mut level = 0u32;
+            while !last.is_empty() {
+                if *max_recursion > 0 && level >= *max_recursion {
+                    return Err(SqlError::new(
+                        530,
+                        16,
+                        1,
+                        format!(
+                            "The statement terminated. The maximum recursion {max_recursion} has been exhausted before statement completion."
+                        ),
+                    ));
+                }
+                cx.work_tables.insert(*id, last);
+                let next = conform(drain(open(recursive, cx)?, cx)?, &rt, &types)?;
+                all.extend(next.iter().cloned());
+                last = next;
+                level += 1;
+                cx.check_cancel()?;
+            }
+            cx.work_tables.remove(id);
+            Box::new(VecOp::new(all))
+        }
+        Plan::Trim { input, keep } => Box::new(TrimOp { input: open(input, cx)?, keep: *keep }),
+    })
+}
+
+fn non_negative(v: Value, what: &str) -> Result<u64, SqlError> {
+    let n = match v {
+        Value::TinyInt(n) => i64::from(n),
+        Value::SmallInt(n) => i64::from(n),
+        Value::Int(n) => i64::from(n),
+        Value::BigInt(n) => n,
+        Value::Decimal { value, scale, .. } => (value / types::decimal::pow10(scale)) as i64,
+        Value::Float(f) => f as i64,
+        Value::Null => 0,
+        _ => 0,
+    };
+    if n < 0 {
+        return Err(if what == "OFFSET" {
+            SqlError::new(10742, 16, 1, "The offset specified in a OFFSET clause may not be negative.")
+        } else {
+            SqlError::new(1014, 16, 1, "A TOP or FETCH clause contains an invalid value.")
+        });
+    }
+    Ok(n as u64)
+}
+
+/// Converts each column of each row to the set operation's column type.
+fn conform(rows: Vec<Row>, from: &[SqlType], to: &[SqlType]) -> Result<Vec<Row>, SqlError> {
+    if from == to {
+        return Ok(rows);
+    }
+    let mut out = Vec::with_capacity(rows.len());
+    for r in rows {
+        let mut row = Vec::with_capacity(r.len());
+        for (i, v) in r.into_iter().enumerate() {
+            let (f, t) = (from.get(i).copied().unwrap_or(SqlType::Int), to.get(i).copied().unwrap_or(SqlType::Int));
+            row.push(if f == t { v } else { convert::convert(&v, &f, &t, None)? });
+        }
+        out.push(row);
+    }
+    Ok(out)
+}
+
+/// A row's identity under the collation: the concatenated sort keys.
+pub fn row_key(row: &[Value], types: &[SqlType]) -> Vec<u8> {
+    let mut k = Vec::new();
+    for (v, t) in row.iter().zip(types) {
+        if types::sort_key(v, t, &mut k).is_err() {
+            // A value that does not fit its column type (cannot happen for rows the
+            // executor built); fall back to its display form so it still groups.
+            k.extend_from_slice(format!("{v:?}").as_bytes());
+        }
+    }
+    k
+}
+
+fn set_op(op: SetOperator, l: Vec<Row>, r: Vec<Row>, types: &[SqlType]) -> Result<Vec<Row>, SqlError> {
+    use std::collections::HashSet;
+    let mut out = Vec::new();
+    let mut seen = HashSet::new();
+    match op {
+        SetOperator::Union => {
+            for row in l.into_iter().chain(r) {
+                if seen.insert(row_key(&row, types)) {
+                    out.push(row);
+                }
+            }
+        }
+        SetOperator::Intersect | SetOperator::Except => {
+            let right: HashSet<Vec<u8>> = r.iter().map(|row| row_key(row, types)).collect();
+            for row in l {
+                let k = row_key(&row, types);
+                let keep = right.contains(&k) == (op == SetOperator::Intersect);
+                if keep && seen.insert(k) {
+                    out.push(row);
+                }
+            }
+        }
+        SetOperator::UnionAll => unreachable!("UNION ALL is handled by the caller"),
+    }
+    Ok(out)
+}
+
+pub fn drain(mut op: Box<dyn Op>, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let mut out = Vec::new();
+    while let Some(r) = op.next(cx)? {
+        out.push(r);
+    }
+    Ok(out)
+}
+
+/// Compares two values of one type for ORDER BY: NULL first, strings by collation.
+pub fn order_values(a: &Value, b: &Value, ty: &SqlType) -> Ordering {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Less,
+        (false, true) => Ordering::Greater,
+        _ => ops::compare(a, b, ty).unwrap_or(Ordering::Equal),
+    }
+}
+
+pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(), SqlError> {
+    // Evaluate the keys once per row, then sort indexes.
+    let mut keyed: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
+    for r in rows.drain(..) {
+        let mut k = Vec::with_capacity(keys.len());
+        for key in keys {
+            k.push(key.expr.eval(&r, cx)?);
+        }
+        keyed.push((k, r));
+    }
+    let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
+    keyed.sort_by(|a, b| {
+        for (i, key) in keys.iter().enumerate() {
+            let o = order_values(&a.0[i], &b.0[i], &types[i]);
+            let o = if key.desc { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    });
+    rows.extend(keyed.into_iter().map(|(_, r)| r));
+    Ok(())
+}
+
+pub struct VecOp {
+    rows: std::vec::IntoIter<Row>,
+}
+
+impl VecOp {
+    pub fn new(rows: Vec<Row>) -> VecOp {
+        VecOp { rows: rows.into_iter() }
+    }
+}
+
+impl Op for VecOp {
+    fn next(&mut self, _cx: &mut Cx) -> OpResult {
+        Ok(self.rows.next())
+    }
+}
+
+struct TrimOp {
+    input: Box<dyn Op>,
+    keep: usize,
+}
+
+impl Op for TrimOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        Ok(self.input.next(cx)?.map(|mut r| {
+            r.truncate(self.keep);
+            r
+        }))
+    }
+}
+
+struct FilterOp {
+    input: Box<dyn Op>,
+    pred: BExpr,
+}
+
+impl Op for FilterOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        while let Some(r) = self.input.next(cx)? {
+            if is_true(&cx.eval_with_outer(&self.pred, &r)?) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct ProjectOp {
+    input: Box<dyn Op>,
+    exprs: Vec<BExpr>,
+}
+
+impl Op for ProjectOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let Some(r) = self.input.next(cx)? else {
+            return Ok(None);
+        };
+        let mut out = Vec::with_capacity(self.exprs.len());
+        for e in &self.exprs {
+            out.push(cx.eval_with_outer(e, &r)?);
+        }
+        Ok(Some(out))
+    }
+}
+
+struct TopOp {
+    input: Box<dyn Op>,
+    remaining: Option<u64>,
+    skip: u64,
+    ties: Option<Vec<SortKey>>,
+    last: Option<Vec<Value>>,
+}
+
+impl Op for TopOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        while self.skip > 0 {
+            if self.input.next(cx)?.is_none() {
+                return Ok(None);
+            }
+            self.skip -= 1;
+        }
+        match self.remaining {
+            Some(0) => {
+                // WITH TIES: keep returning rows equal to the last one on the keys.
+                let (Some(keys), Some(last)) = (&self.ties, &self.last) else {
+                    return Ok(None);
+                };
+                let Some(r) = self.input.next(cx)? else {
+                    return Ok(None);
+                };
+                let mut k = Vec::with_capacity(keys.len());
+                for key in keys {
+                    k.push(key.expr.eval(&r, cx)?);
+                }
+                let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| order_values(a, b, &key.expr.ty()) == Ordering::Equal);
+                if same {
+                    Ok(Some(r))
+                } else {
+                    self.ties = None;
+                    Ok(None)
+                }
+            }
+            _ => {
+                let Some(r) = self.input.next(cx)? else {
+                    return Ok(None);
+                };
+                if let Some(n) = self.remaining.as_mut() {
+                    *n -= 1;
+                    if *n == 0 {
+                        if let Some(keys) = &self.ties {
+                            let mut k = Vec::with_capacity(keys.len());
+                            for key in keys {
+                                k.push(key.expr.eval(&r, cx)?);
+                            }
+                            self.last = Some(k);
+                        }
+                    }
+                }
+                Ok(Some(r))
+            }
+        }
+    }
+}
+
+struct DistinctOp {
+    input: Box<dyn Op>,
+    seen: std::collections::HashSet<Vec<u8>>,
+}
+
+impl Op for DistinctOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        while let Some(r) = self.input.next(cx)? {
+            let types: Vec<SqlType> = r.iter().map(value_type).collect();
+            if self.seen.insert(row_key(&r, &types)) {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// A type that can key a value of any kind (for DISTINCT over rows whose column types
+/// the operator does not carry).
+pub fn value_type(v: &Value) -> SqlType {
+    match v {
+        Value::Null => SqlType::Int,
+        Value::Bit(_) => SqlType::Bit,
+        Value::TinyInt(_) => SqlType::TinyInt,
+        Value::SmallInt(_) => SqlType::SmallInt,
+        Value::Int(_) => SqlType::Int,
+        Value::BigInt(_) => SqlType::BigInt,
+        Value::Decimal { precision, scale, .. } => SqlType::Decimal { precision: *precision, scale: *scale },
+        Value::Money(_) => SqlType::Money,
+        Value::Float(_) => SqlType::Float,
+        Value::Real(_) => SqlType::Real,
+        Value::Date(_) => SqlType::Date,
+        Value::Time { scale, .. } => SqlType::Time { scale: *scale },
+        Value::DateTime { .. } => SqlType::DateTime,
+        Value::SmallDateTime { .. } => SqlType::SmallDateTime,
+        Value::DateTime2 { scale, .. } => SqlType::DateTime2 { scale: *scale },
+        Value::DateTimeOffset { scale, .. } => SqlType::DateTimeOffset { scale: *scale },
+        Value::String(_) => SqlType::NVarChar { len: types::Length::Max },
+        Value::Binary(_) => SqlType::VarBinary { len: types::Length::Max },
+        Value::Guid(_) => SqlType::UniqueIdentifier,
+    }
+}
+
+// --- scans -------------------------------------------------------------------------------
+
+struct ScanOp {
+    node: ScanNode,
+    lower: Option<Vec<u8>>,
+    lower_inclusive: bool,
+    upper: Option<Vec<u8>>,
+    upper_inclusive: bool,
+    buf: std::vec::IntoIter<KeyRow>,
+    last_key: Option<Vec<u8>>,
+    exhausted: bool,
+    empty: bool,
+}
+
+impl ScanOp {
+    fn new(node: ScanNode, cx: &mut Cx) -> Result<ScanOp, SqlError> {
+        let mut op = ScanOp {
+            node,
+            lower: None,
+            lower_inclusive: true,
+            upper: None,
+            upper_inclusive: true,
+            buf: Vec::new().into_iter(),
+            last_key: None,
+            exhausted: false,
+            empty: false,
+        };
+        if let Some(range) = op.node.range.clone() {
+            let ix = &op.node.table.indexes[op.node.index];
+            let mut prefix = Vec::new();
+            for (i, e) in range.eq.iter().enumerate() {
+                let col = ix.key_cols[i];
+                let v = e.eval(&[], cx)?;
+                let ty = op.node.table.columns[col].ty;
+                let v = match convert::convert(&v, &e.ty(), &ty, None) {
+                    Ok(v) if !v.is_null() => v,
+                    // NULL never equals anything; a value that does not convert matches nothing.
+                    _ => {
+                        op.empty = true;
+                        return Ok(op);
+                    }
+                };
+                if types::sort_key(&v, &ty, &mut prefix).is_err() {
+                    op.empty = true;
+                    return Ok(op);
+                }
+            }
+            let next_col = range.eq.len();
+            let bound = |b: &Option<(BExpr, bool)>, cx: &mut Cx, prefix: &[u8]| -> Result<Option<(Vec<u8>, bool)>, SqlError> {
+                let Some((e, inclusive)) = b else {
+                    return Ok(None);
+                };
+                let col = ix.key_cols[next_col];
+                let ty = op.node.table.columns[col].ty;
+                let v = e.eval(&[], cx)?;
+                let v = match convert::convert(&v, &e.ty(), &ty, None) {
+                    Ok(v) if !v.is_null() => v,
+                    _ => return Ok(Some((Vec::new(), false))),
+                };
+                let mut k = prefix.to_vec();
+                types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
+                Ok(Some((k, *inclusive)))
+            };
+            let lower = bound(&range.lower, cx, &prefix)?;
+            let upper = bound(&range.upper, cx, &prefix)?;
+            if matches!(&lower, Some((k, false)) if k.is_empty()) || matches!(&upper, Some((k, false)) if k.is_empty()) {
+                op.empty = true;
+                return Ok(op);
+            }
+            // Key prefixes: everything starting with `prefix` lies in [prefix, prefix ++ 0xFF...).
+            match lower {
+                Some((k, inc)) => {
+                    op.lower = Some(k);
+                    op.lower_inclusive = inc;
+                }
+                None if !prefix.is_empty() => {
+                    // A NULL in the next column sorts first (0x00): skip NULLs for ranges.
+                    let mut k = prefix.clone();
+                    if range.upper.is_some() {
+                        k.push(0);
+                        op.lower_inclusive = false;
+                        // Excluding exactly prefix+NULL-marker would keep NULL rows whose
+                        // key continues; use prefix+0x01 inclusive instead.
+                        k.pop();
+                        k.push(1);
+                        op.lower_inclusive = true;
+                    }
+                    op.lower = Some(k);
+                }
+                None if range.upper.is_some() => {
+                    op.lower = Some(vec![1]);
+                    op.lower_inclusive = true;
+                }
+                None => {}
+            }
+            match upper {
+                Some((k, inc)) => {
+                    // An inclusive upper bound on a key column must also include longer
+                    // keys that start with it (later key columns, uniquifiers).
+                    if inc {
+                        op.upper = prefix_successor(&k);
+                        op.upper_inclusive = false;
+                    } else {
+                        op.upper = Some(k);
+                        op.upper_inclusive = false;
+                    }
+                }
+                None if !prefix.is_empty() => {
+                    op.upper = prefix_successor(&prefix);
+                    op.upper_inclusive = false;
+                }
+                None => {}
+            }
+            if let Some(k) = op.lower.take() {
+                // An exclusive lower bound on a key column must skip longer keys that
+                // start with it too.
+                if !op.lower_inclusive {
+                    op.lower = prefix_successor(&k);
+                    op.lower_inclusive = true;
+                    if op.lower.is_none() {
+                        op.empty = true;
+                    }
+                } else {
+                    op.lower = Some(k);
+                }
+            }
+        }
+        Ok(op)
+    }
+
+    fn refill(&mut self, cx: &mut Cx) -> Result<(), SqlError> {
+        let mut out = Vec::with_capacity(SCAN_BATCH);
+        let index = &self.node.table.indexes[self.node.index].iref;
+        let (lower, upper) = if self.node.reverse {
+            let upper = match &self.last_key {
+                Some(k) => Bound::Excluded(k.as_slice()),
+                None => bound_of(&self.upper, self.upper_inclusive),
+            };
+            (bound_of(&self.lower, self.lower_inclusive), upper)
+        } else {
+            let lower = match &self.last_key {
+                Some(k) => Bound::Excluded(k.as_slice()),
+                None => bound_of(&self.lower, self.lower_inclusive),
+            };
+            (lower, bound_of(&self.upper, self.upper_inclusive))
+        };
+        let more = cx.host.scan(index, lower, upper, self.node.reverse, SCAN_BATCH, &mut out).map_err(super::host_err)?;
+        if !more {
+            self.exhausted = true;
+        }
+        if let Some((k, _)) = out.last() {
+            self.last_key = Some(k.clone());
+        }
+        self.buf = out.into_iter();
+        cx.check_cancel()
+    }
+}
+
+fn bound_of(k: &Option<Vec<u8>>, inclusive: bool) -> Bound<&[u8]> {
+    match k {
+        Some(k) if inclusive => Bound::Included(k.as_slice()),
+        Some(k) => Bound::Excluded(k.as_slice()),
+        None => Bound::Unbounded,
+    }
+}
+
+/// The smallest key greater than every key starting with `prefix`; None if there is none.
+pub fn prefix_successor(prefix: &[u8]) -> Option<Vec<u8>> {
+    let mut k = prefix.to_vec();
+    while let Some(last) = k.pop() {
+        if last < 0xFF {
+            k.push(last + 1);
+            return Some(k);
+        }
+    }
+    None
+}
+
+impl Op for ScanOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        if self.empty {
+            return Ok(None);
+        }
+        loop {
+            let Some((key, stored)) = self.buf.next() else {
+                if self.exhausted {
+                    return Ok(None);
+                }
+                self.refill(cx)?;
+                continue;
+            };
+            let locator = if self.node.with_locator {
+                Some(if self.node.index == 0 {
+                    key
+                } else {
+                    match stored.first() {
+                        Some(Value::Binary(b)) => b.clone(),
+                        _ => continue,
+                    }
+                })
+            } else {
+                None
+            };
+            let row = self.node.table.row_from_index(self.node.index, stored, cx)?;
+            let Some(mut row) = row else {
+                continue;
+            };
+            if let Some(f) = &self.node.filter {
+                if !is_true(&cx.eval_with_outer(f, &row)?) {
+                    continue;
+                }
+            }
+            if let Some(l) = locator {
+                row.push(Value::Binary(l));
+            }
+            return Ok(Some(row));
+        }
+    }
+}
+
+// --- joins -------------------------------------------------------------------------------
+
+enum NlState {
+    NeedLeft,
+    Right { left: Row, op: Box<dyn Op>, matched: bool },
+    Done,
+}
+
+struct NestedLoopOp {
+    left: Box<dyn Op>,
+    right_plan: Plan,
+    right_width: usize,
+    left_width: usize,
+    kind: JoinKind,
+    on: Option<BExpr>,
+    state: NlState,
+    /// For RIGHT/FULL joins: the right side materialized once, and which rows matched.
+    right_rows: Option<Vec<Row>>,
+    right_matched: Vec<bool>,
+    pending_right_unmatched: Option<usize>,
+}
+
+impl NestedLoopOp {
+    fn is_apply(&self) -> bool {
+        matches!(self.kind, JoinKind::CrossApply | JoinKind::OuterApply)
+    }
+}
+
+impl Op for NestedLoopOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let needs_right_rows = matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter);
+        if needs_right_rows && self.right_rows.is_none() {
+            let rows = drain(open(&self.right_plan, cx)?, cx)?;
+            self.right_matched = vec![false; rows.len()];
+            self.right_rows = Some(rows);
+        }
+        loop {
+            match std::mem::replace(&mut self.state, NlState::Done) {
+                NlState::Done => {
+                    // Unmatched right rows of RIGHT/FULL joins.
+                    if let Some(rows) = &self.right_rows {
+                        let i = self.pending_right_unmatched.get_or_insert(0);
+                        while *i < rows.len() {
+                            let j = *i;
+                            *i += 1;
+                            if !self.right_matched[j] {
+                                let mut out = vec![Value::Null; self.left_width];
+                                out.extend(rows[j].iter().cloned());
+                                return Ok(Some(out));
+                            }
+                        }
+                    }
+                    return Ok(None);
+                }
+                NlState::NeedLeft => {
+                    let Some(left) = self.left.next(cx)? else {
+                        self.state = NlState::Done;
+                        continue;
+                    };
+                    let op: Box<dyn Op> = if let Some(rows) = &self.right_rows {
+                        Box::new(IndexedVecOp { rows: rows.clone(), pos: 0 })
+                    } else if self.is_apply() {
+                        cx.outer.push(left.clone());
+                        let op = open(&self.right_plan, cx);
+                        cx.outer.pop();
+                        op?
+                    } else {
+                        open(&self.right_plan, cx)?
+                    };
+                    self.state = NlState::Right { left, op, matched: false };
+                }
+                NlState::Right { left, mut op, mut matched } => {
+                    let apply = self.is_apply();
+                    if apply {
+                        cx.outer.push(left.clone());
+                    }
+                    let r = op.next(cx);
+                    if apply {
+                        cx.outer.pop();
+                    }
+                    match r? {
+                        Some(right) => {
+                            let right_index = if self.right_rows.is_some() {
+                                right.last().and_then(|v| if let Value::BigInt(i) = v { Some(*i as usize) } else { None })
+                            } else {
+                                None
+                            };
+                            let right = if right_index.is_some() {
+                                let mut r = right;
+                                r.pop();
+                                r
+                            } else {
+                                right
+                            };
+                            let mut row = left.clone();
+                            row.extend(right);
+                            let ok = match &self.on {
+                                Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
+                                None => true,
+                            };
+                            if ok {
+                                matched = true;
+                                if let Some(i) = right_index {
+                                    if let Some(m) = self.right_matched.get_mut(i) {
+                                        *m = true;
+                                    }
+                                }
+                                self.state = NlState::Right { left, op, matched };
+                                return Ok(Some(row));
+                            }
+                            self.state = NlState::Right { left, op, matched };
+                        }
+                        None => {
+                            self.state = NlState::NeedLeft;
+                            let keep_left =
+                                matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter | JoinKind::OuterApply);
+                            if !matched && keep_left {
+                                let mut row = left;
+                                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                                return Ok(Some(row));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Replays materialized rows, appending each row's position (for RIGHT/FULL joins).
+struct IndexedVecOp {
+    rows: Vec<Row>,
+    pos: usize,
+}
+
+impl Op for IndexedVecOp {
+    fn next(&mut self, _cx: &mut Cx) -> OpResult {
+        let Some(r) = self.rows.get(self.pos) else {
+            return Ok(None);
+        };
+        let mut r = r.clone();
+        r.push(Value::BigInt(self.pos as i64));
+        self.pos += 1;
+        Ok(Some(r))
+    }
+}
+
+struct HashJoinOp {
+    left: Box<dyn Op>,
+    right: Option<Box<dyn Op>>,
+    left_width: usize,
+    right_width: usize,
+    kind: JoinKind,
+    left_keys: Vec<BExpr>,
+    right_keys: Vec<BExpr>,
+    key_types: Vec<SqlType>,
+    residual: Option<BExpr>,
+    /// Build side: the right input, by key.
+    table: HashMap<Vec<u8>, Vec<usize>>,
+    build_rows: Vec<Row>,
+    matched: Vec<bool>,
+    current: Option<(Row, Vec<usize>, usize, bool)>,
+    unmatched_out: Option<usize>,
+}
+
+impl HashJoinOp {
+    fn key(&self, keys: &[BExpr], row: &[Value], cx: &mut Cx) -> Result<Option<Vec<u8>>, SqlError> {
+        let mut k = Vec::new();
+        for (e, ty) in keys.iter().zip(&self.key_types) {
+            let v = cx.eval_with_outer(e, row)?;
+            if v.is_null() {
+                return Ok(None);
+            }
+            let v = if e.ty() == *ty { v } else { convert::convert(&v, &e.ty(), ty, None)? };
+            if types::sort_key(&v, ty, &mut k).is_err() {
+                return Ok(None);
+            }
+        }
+        Ok(Some(k))
+    }
+}
+
+impl Op for HashJoinOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        if let Some(mut right) = self.right.take() {
+            while let Some(r) = right.next(cx)? {
+                let idx = self.build_rows.len();
+                if let Some(k) = self.key(&self.right_keys.clone(), &r, cx)? {
+                    self.table.entry(k).or_default().push(idx);
+                }
+                self.build_rows.push(r);
+            }
+            self.matched = vec![false; self.build_rows.len()];
+        }
+        loop {
+            if let Some((left, cands, pos, matched)) = &mut self.current {
+                while *pos < cands.len() {
+                    let i = cands[*pos];
+                    *pos += 1;
+                    let mut row = left.clone();
+                    row.extend(self.build_rows[i].iter().cloned());
+                    let ok = match &self.residual {
+                        Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
+                        None => true,
+                    };
+                    if ok {
+                        *matched = true;
+                        self.matched[i] = true;
+                        return Ok(Some(row));
+                    }
+                }
+                let (left, _, _, matched) = self.current.take().unwrap_or_default();
+                if !matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
+                    let mut row = left;
+                    row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                    return Ok(Some(row));
+                }
+            }
+            if self.unmatched_out.is_none() {
+                match self.left.next(cx)? {
+                    Some(left) => {
+                        let cands = match self.key(&self.left_keys.clone(), &left, cx)? {
+                            Some(k) => self.table.get(&k).cloned().unwrap_or_default(),
+                            None => Vec::new(),
+                        };
+                        self.current = Some((left, cands, 0, false));
+                        continue;
+                    }
+                    None => self.unmatched_out = Some(0),
+                }
+            }
+            if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
+                let i = self.unmatched_out.get_or_insert(0);
+                while *i < self.build_rows.len() {
+                    let j = *i;
+                    *i += 1;
+                    if !self.matched[j] {
+                        let mut row = vec![Value::Null; self.left_width];
+                        row.extend(self.build_rows[j].iter().cloned());
+                        return Ok(Some(row));
+                    }
+                }
+            }
+            return Ok(None);
+        }
+    }
+}
+
+// --- aggregation -------------------------------------------------------------------------
+
+struct Group {
+    keys: Row,
+    accs: Vec<Accumulator>,
+    distinct: Vec<std::collections::HashSet<Vec<u8>>>,
+    /// For aggregates with WITHIN GROUP ordering: the inputs, sorted at the end.
+    ordered: Vec<Vec<(Vec<Value>, Value, Option<Value>)>>,
+}
+
+fn new_group(keys: Row, aggs: &[AggSpec]) -> Group {
+    Group {
+        keys,
+        accs: aggs.iter().map(|a| Accumulator::new(a.kind, a.arg.as_ref().map(|e| e.ty()), a.result_type)).collect(),
+        distinct: aggs.iter().map(|_| Default::default()).collect(),
+        ordered: aggs.iter().map(|_| Vec::new()).collect(),
+    }
+}
+
+fn aggregate(
+    mut input: Box<dyn Op>,
+    keys: &[BExpr],
+    aggs: &[AggSpec],
+    sets: Option<&Vec<Vec<bool>>>,
+    scalar: bool,
+    cx: &mut Cx,
+) -> Result<Vec<Row>, SqlError> {
+    let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
+    let all_set = vec![vec![true; keys.len()]];
+    let sets = sets.unwrap_or(&all_set);
+    // One hash table per grouping set; groups keep first-seen order.
+    let mut tables: Vec<(HashMap<Vec<u8>, usize>, Vec<Group>)> = sets.iter().map(|_| Default::default()).collect();
+    let mut saw_null = false;
+    while let Some(row) = input.next(cx)? {
+        let mut kv = Vec::with_capacity(keys.len());
+        for k in keys {
+            kv.push(cx.eval_with_outer(k, &row)?);
+        }
+        let mut args = Vec::with_capacity(aggs.len());
+        for a in aggs {
+            let v = match &a.arg {
+                Some(e) => cx.eval_with_outer(e, &row)?,
+                None => Value::Int(1),
+            };
+            let extra = match &a.extra {
+                Some(e) => Some(cx.eval_with_outer(e, &row)?),
+                None => None,
+            };
+            let mut order = Vec::new();
+            for o in &a.order {
+                order.push(cx.eval_with_outer(&o.expr, &row)?);
+            }
+            args.push((v, extra, order));
+        }
+        for (si, set) in sets.iter().enumerate() {
+            let gk: Row = kv.iter().zip(set).map(|(v, on)| if *on { v.clone() } else { Value::Null }).collect();
+            let hk = row_key(&gk, &key_types);
+            let (index, groups) = &mut tables[si];
+            let gi = match index.get(&hk) {
+                Some(&g) => g,
+                None => {
+                    groups.push(new_group(gk, aggs));
+                    index.insert(hk, groups.len() - 1);
+                    groups.len() - 1
+                }
+            };
+            let g = &mut groups[gi];
+            for (ai, a) in aggs.iter().enumerate() {
+                let (v, extra, order) = &args[ai];
+                if v.is_null() {
+                    saw_null = true;
+                    continue;
+                }
+                if a.distinct {
+                    let t = a.arg.as_ref().map(|e| e.ty()).unwrap_or(SqlType::Int);
+                    if !g.distinct[ai].insert(row_key(std::slice::from_ref(v), &[t])) {
+                        continue;
+                    }
+                }
+                if !a.order.is_empty() {
+                    g.ordered[ai].push((order.clone(), v.clone(), extra.clone()));
+                    continue;
+                }
+                g.accs[ai].update(v, extra.as_ref())?;
+            }
+        }
+        cx.check_cancel()?;
+    }
+    let mut out = Vec::new();
+    for (si, (_, mut groups)) in tables.into_iter().enumerate() {
+        if groups.is_empty() && (scalar || sets[si].iter().all(|on| !on)) && (scalar || sets.len() > 1) {
+            groups.push(new_group(vec![Value::Null; keys.len()], aggs));
+        }
+        for mut g in groups {
+            let mut row = g.keys;
+            for (ai, a) in aggs.iter().enumerate() {
+                if !a.order.is_empty() {
+                    let mut items = std::mem::take(&mut g.ordered[ai]);
+                    items.sort_by(|x, y| {
+                        for (i, o) in a.order.iter().enumerate() {
+                            let c = order_values(&x.0[i], &y.0[i], &o.expr.ty());
+                            let c = if o.desc { c.reverse() } else { c };
+                            if c != Ordering::Equal {
+                                return c;
+                            }
+                        }
+                        Ordering::Equal
+                    });
+                    for (_, v, extra) in items {
+                        g.accs[ai].update(&v, extra.as_ref())?;
+                    }
+                }
+                if a.kind == AggKind::Grouping {
+                    // GROUPING(col): 1 when the set aggregates the column away.
+                    let col = a.arg.as_ref().and_then(|e| keys.iter().position(|k| same_expr(k, e)));
+                    let on = col.map(|c| sets[si][c]).unwrap_or(true);
+                    row.push(Value::TinyInt(u8::from(!on)));
+                    continue;
+                }
+                row.push(g.accs[ai].finish()?);
+            }
+            out.push(row);
+        }
+    }
+    if saw_null && aggs.iter().any(|a| a.arg.is_some() && a.kind != AggKind::Grouping) {
+        cx.warn_null_eliminated();
+    }
+    Ok(out)
+}
+
+fn same_expr(a: &BExpr, b: &BExpr) -> bool {
+    format!("{a:?}") == format!("{b:?}")
+}

@@ -1,0 +1,700 @@
+//! Procedures and everything that runs T-SQL in a new scope: EXEC of stored procedures
+//! (positional, named, default and OUTPUT parameters, return codes), the system
+//! procedures (sp_executesql, sp_flush_log, sp_prepare/sp_execute/sp_unprepare, ...),
+//! dynamic SQL, scalar user-defined functions, RAISERROR, DBCC, and the RPC entry point.
+
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::expr::as_text;
+use super::query::resolve_type;
+use super::{errors, eval_standalone, exec_block, host_err, report, Cx, Flow, Frame, Var};
+use crate::ast::*;
+use crate::catalog::ObjectBody;
+use crate::request::{RpcCall, RpcParam};
+use crate::results::{ColumnInfo, Done, DoneKind, Event, Message, ResultSink, ReturnValue, SinkResult};
+
+/// A parameter value on its way into a procedure.
+pub struct ArgValue {
+    pub name: Option<String>,
+    pub value: Value,
+    pub ty: SqlType,
+    /// OUTPUT: the caller's variable to write back (batch EXEC) or the RPC ordinal.
+    pub output: Option<OutputTarget>,
+    pub is_default: bool,
+}
+
+pub enum OutputTarget {
+    Variable(String),
+    Rpc(u16),
+}
+
+pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow, SqlError> {
+    let name = match &e.procedure {
+        ProcedureRef::Name(n) => n.clone(),
+        ProcedureRef::Variable(v) => {
+            let (slot, _) = cx.lookup_var(v).ok_or_else(|| errors::must_declare(v))?;
+            match cx.var(slot) {
+                Value::String(s) => super::parse_object_name(&s)?,
+                _ => return Err(errors::proc_not_found(v)),
+            }
+        }
+    };
+    let mut args = Vec::new();
+    for a in &e.args {
+        let is_default = matches!(a.value.kind, ExprKind::Default);
+        let (value, ty) = if is_default {
+            (Value::Null, SqlType::Int)
+        } else if let (Some(word), false) = (a.value.as_name(), matches!(a.value.kind, ExprKind::Literal(_))) {
+            // A bare word argument is a string (EXEC sp_help t).
+            if let ExprKind::Column(n) = &a.value.kind {
+                if n.parts.len() == 1 {
+                    (Value::String(word.to_string()), SqlType::NVarChar { len: types::Length::Bounded(4000) })
+                } else {
+                    eval_standalone(cx, &a.value)?
+                }
+            } else {
+                eval_standalone(cx, &a.value)?
+            }
+        } else {
+            eval_standalone(cx, &a.value)?
+        };
+        let output = if a.output {
+            match &a.value.kind {
+                ExprKind::Variable(v) => Some(OutputTarget::Variable(v.clone())),
+                _ => None,
+            }
+        } else {
+            None
+        };
+        args.push(ArgValue { name: a.name.clone(), value, ty, output, is_default });
+    }
+    let status = call_procedure(cx, &name, args, line)?;
+    if let Some(var) = &e.return_status {
+        let (slot, ty) = cx.lookup_var(var).ok_or_else(|| errors::must_declare(var))?;
+        let v = super::assign_value(cx, slot, ty, AssignOp::Assign, Value::Int(status), &SqlType::Int)?;
+        cx.set_var(slot, v);
+    }
+    Ok(Flow::Normal)
+}
+
+/// Calls a procedure (system or user) with evaluated arguments; returns its status.
+pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line: u32) -> Result<i32, SqlError> {
+    let pname = name.name().value.to_ascii_lowercase();
+    if name.parts.len() == 1 || name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
+        if let Some(status) = system_procedure(cx, &pname, &args, line)? {
+            return Ok(status);
+        }
+    }
+    let (db, obj) = cx.resolve_object(name)?.ok_or_else(|| errors::proc_not_found(&name.name().value))?;
+    let ObjectBody::Procedure(m) = &obj.body else {
+        return Err(errors::proc_not_found(&name.name().value));
+    };
+    let def = super::parse_module(&m.definition)?;
+    let StatementKind::CreateProcedure(p) = def.kind else {
+        return Err(errors::proc_not_found(&name.name().value));
+    };
+    if cx.frames.len() > 32 {
+        return Err(SqlError::new(
+            217,
+            16,
+            1,
+            "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).",
+        ));
+    }
+    // Bind arguments to parameters.
+    let mut frame = Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, ..Default::default() };
+    let mut outputs: Vec<(usize, OutputTarget)> = Vec::new();
+    let mut positional = true;
+    let mut assigned = vec![false; p.params.len()];
+    for (k, a) in args.into_iter().enumerate() {
+        let idx = match &a.name {
+            Some(n) => {
+                positional = false;
+                p.params.iter().position(|x| x.name.eq_ignore_ascii_case(n)).ok_or_else(|| {
+                    SqlError::new(
+                        8145,
+                        16,
+                        2,
+                        format!("{n} is not a parameter for procedure {}.", obj.name),
+                    )
+                })?
+            }
+            None => {
+                if !positional {
+                    return Err(SqlError::new(
+                        119,
+                        15,
+                        1,
+                        "Must pass parameter number 2 and subsequent parameters as '@name = value'. After the form '@name = value' has been used, all subsequent parameters must be passed in the form '@name = value'.",
+                    ));
+                }
+                if k >= p.params.len() {
+                    return Err(SqlError::new(
+                        8144,
+                        16,
+                        2,
+                        format!("Procedure or function {} has too many arguments specified.", obj.name),
+                    ));
+                }
+                k
+            }
+        };
+        let param = &p.params[idx];
+        let ty = resolve_type(&param.data_type)?;
+        if a.is_default {
+            continue;
+        }
+        let v = if a.value.is_null() { Value::Null } else { crate::scalar::convert::convert(&a.value, &a.ty, &ty, None)? };
+        assigned[idx] = true;
+        if let Some(t) = a.output {
+            if param.output {
+                outputs.push((idx, t));
+            }
+        }
+        frame.vars.push(Var { name: param.name.clone(), ty, value: v, table: None });
+    }
+    // Defaults and missing parameters, in declaration order.
+    let mut ordered = Vec::with_capacity(p.params.len());
+    for (i, param) in p.params.iter().enumerate() {
+        let ty = resolve_type(&param.data_type)?;
+        if assigned[i] {
+            let v = frame.vars.iter().find(|v| v.name.eq_ignore_ascii_case(&param.name)).cloned();
+            ordered.push(v.unwrap_or(Var { name: param.name.clone(), ty, value: Value::Null, table: None }));
+            continue;
+        }
+        match &param.default {
+            Some(d) => {
+                let (v, vty) = eval_standalone(cx, d)?;
+                let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &vty, &ty, None)? };
+                ordered.push(Var { name: param.name.clone(), ty, value: v, table: None });
+            }
+            None => {
+                return Err(SqlError::new(
+                    201,
+                    16,
+                    4,
+                    format!("Procedure or function '{}' expects parameter '{}', which was not supplied.", obj.name, param.name),
+                ))
+            }
+        }
+    }
+    frame.vars = ordered;
+    let saved_db = cx.state.database;
+    cx.state.database = db;
+    cx.frames.push(frame);
+    let saved_source = std::mem::replace(&mut cx.source, Arc::from(m.definition.as_str()));
+    let trancount_before = cx.state.trancount;
+    let r = exec_block(cx, &p.body);
+    cx.source = saved_source;
+    super::drop_frame_tables(cx);
+    let frame = cx.frames.pop().unwrap_or_default();
+    cx.state.database = saved_db;
+    let status = match r {
+        Ok(Flow::Return(Some(s))) => s,
+        Ok(_) => 0,
+        Err(a) => {
+            if a.reported {
+                return Err(SqlError { number: 3617, ..a.error });
+            }
+            return Err(a.error);
+        }
+    };
+    if cx.state.trancount != trancount_before && cx.try_depth == 0 {
+        let msg = SqlError::new(
+            266,
+            16,
+            2,
+            format!(
+                "Transaction count after EXECUTE indicates a mismatching number of BEGIN and COMMIT statements. Previous count = {trancount_before}, current count = {}.",
+                cx.state.trancount
+            ),
+        )
+        .in_procedure(obj.name.clone())
+        .at_line(line);
+        let _ = cx.sink.message(&Message { error: msg, info: false });
+    }
+    // OUTPUT parameters.
+    for (idx, target) in outputs {
+        let pname = &p.params[idx].name;
+        let Some(var) = frame.vars.iter().find(|v| v.name.eq_ignore_ascii_case(pname)) else { continue };
+        match target {
+            OutputTarget::Variable(name) => {
+                let (slot, ty) = cx.lookup_var(&name).ok_or_else(|| errors::must_declare(&name))?;
+                let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
+                cx.set_var(slot, v);
+            }
+            OutputTarget::Rpc(ordinal) => {
+                let _ = cx.sink.return_value(&ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
+            }
+        }
+    }
+    Ok(status)
+}
+
+fn arg_text(args: &[ArgValue], i: usize) -> Option<String> {
+    args.get(i).and_then(|a| as_text(&a.value, &a.ty))
+}
+
+/// System procedures; None when `name` is not one.
+fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Result<Option<i32>, SqlError> {
+    let _ = line;
+    Ok(Some(match name {
+        "sp_executesql" => {
+            let stmt = arg_text(args, 0).unwrap_or_default();
+            let decl = arg_text(args, 1).unwrap_or_default();
+            let params = declare_params(&decl)?;
+            let mut vars = Vec::new();
+            let mut outputs = Vec::new();
+            let mut positional = 0usize;
+            for (k, (pname, ty, is_output)) in params.iter().enumerate() {
+                let _ = k;
+                // Arguments after the first two: positional or named.
+                let arg = args.iter().skip(2).find(|a| a.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(pname)));
+                let arg = match arg {
+                    Some(a) => Some(a),
+                    None => {
+                        let a = args.iter().skip(2).filter(|a| a.name.is_none()).nth(positional);
+                        positional += 1;
+                        a
+                    }
+                };
+                let v = match arg {
+                    Some(a) if !a.value.is_null() => crate::scalar::convert::convert(&a.value, &a.ty, ty, None)?,
+                    Some(_) => Value::Null,
+                    None => {
+                        return Err(SqlError::new(
+                            8178,
+                            16,
+                            1,
+                            format!("The parameterized query '({decl})' expects the parameter '{pname}', which was not supplied."),
+                        ))
+                    }
+                };
+                if *is_output {
+                    if let Some(a) = arg {
+                        if let Some(t) = &a.output {
+                            outputs.push((pname.clone(), match t {
+                                OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
+                                OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
+                            }));
+                        }
+                    }
+                }
+                vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None });
+            }
+            let frame_vars = exec_dynamic(cx, &stmt, vars)?;
+            for (pname, target) in outputs {
+                let Some(var) = frame_vars.iter().find(|v| v.name.eq_ignore_ascii_case(&pname)) else { continue };
+                match target {
+                    OutputTarget::Variable(n) => {
+                        let (slot, ty) = cx.lookup_var(&n).ok_or_else(|| errors::must_declare(&n))?;
+                        let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
+                        cx.set_var(slot, v);
+                    }
+                    OutputTarget::Rpc(ordinal) => {
+                        let _ = cx.sink.return_value(&ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
+                    }
+                }
+            }
+            0
+        }
+        "sp_flush_log" => {
+            let db = cx.state.database;
+            cx.host.flush_log(db).map_err(host_err)?;
+            0
+        }
+        "sp_prepare" => {
+            // @handle OUTPUT, @params, @stmt
+            let decl = arg_text(args, 1).unwrap_or_default();
+            let stmt = arg_text(args, 2).unwrap_or_default();
+            crate::parse_batch(&stmt)?;
+            let h = cx.state.next_handle;
+            cx.state.next_handle += 1;
+            cx.state.prepared.insert(h, (decl, stmt));
+            if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
+                let _ = cx.sink.return_value(&ReturnValue { name: "@handle".into(), ordinal: *o, ty: SqlType::Int, value: Value::Int(h) });
+            }
+            if let Some(OutputTarget::Variable(v)) = args.first().and_then(|a| a.output.as_ref()) {
+                if let Some((slot, _)) = cx.lookup_var(v) {
+                    cx.set_var(slot, Value::Int(h));
+                }
+            }
+            0
+        }
+        "sp_prepexec" => {
+            let decl = arg_text(args, 1).unwrap_or_default();
+            let stmt = arg_text(args, 2).unwrap_or_default();
+            let h = cx.state.next_handle;
+            cx.state.next_handle += 1;
+            cx.state.prepared.insert(h, (decl.clone(), stmt.clone()));
+            if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
+                let _ = cx.sink.return_value(&ReturnValue { name: "@handle".into(), ordinal: *o, ty: SqlType::Int, value: Value::Int(h) });
+            }
+            let mut rest = vec![
+                ArgValue { name: None, value: Value::String(stmt), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+                ArgValue { name: None, value: Value::String(decl), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+            ];
+            rest.extend(args.iter().skip(3).map(clone_arg));
+            system_procedure(cx, "sp_executesql", &rest, line)?;
+            0
+        }
+        "sp_execute" => {
+            let h = args.first().and_then(|a| super::table::int_of(&a.value)).unwrap_or(0) as i32;
+            let Some((decl, stmt)) = cx.state.prepared.get(&h).cloned() else {
+                return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
+            };
+            let mut rest = vec![
+                ArgValue { name: None, value: Value::String(stmt), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+                ArgValue { name: None, value: Value::String(decl), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+            ];
+            rest.extend(args.iter().skip(1).map(clone_arg));
+            system_procedure(cx, "sp_executesql", &rest, line)?;
+            0
+        }
+        "sp_unprepare" => {
+            let h = args.first().and_then(|a| super::table::int_of(&a.value)).unwrap_or(0) as i32;
+            cx.state.prepared.remove(&h);
+            0
+        }
+        "sp_reset_connection" => 0,
+        "sp_tables" | "sp_help" | "sp_columns" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info" | "sp_datatype_info" => {
+            return Err(errors::not_supported(name))
+        }
+        _ => return Ok(None),
+    }))
+}
+
+fn clone_arg(a: &ArgValue) -> ArgValue {
+    ArgValue {
+        name: a.name.clone(),
+        value: a.value.clone(),
+        ty: a.ty,
+        output: a.output.as_ref().map(|t| match t {
+            OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
+            OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
+        }),
+        is_default: a.is_default,
+    }
+}
+
+/// Parses an sp_executesql parameter list: `@a int, @b nvarchar(10) OUTPUT`.
+fn declare_params(decl: &str) -> Result<Vec<(String, SqlType, bool)>, SqlError> {
+    if decl.trim().is_empty() {
+        return Ok(Vec::new());
+    }
+    // Reuse the procedure parameter grammar.
+    let text = format!("CREATE PROCEDURE __p {decl} AS RETURN");
+    let b = crate::parse_batch(&text)?;
+    let Some(StatementKind::CreateProcedure(p)) = b.statements.into_iter().next().map(|s| s.kind) else {
+        return Err(SqlError::new(102, 15, 1, format!("Incorrect syntax near '{decl}'.")));
+    };
+    p.params.iter().map(|x| Ok((x.name.clone(), resolve_type(&x.data_type)?, x.output))).collect()
+}
+
+/// Runs dynamic SQL in a new scope with `vars` as its parameters; returns the frame's
+/// variables at the end (for OUTPUT parameters).
+pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>, SqlError> {
+    let batch = crate::parse_batch(text)?;
+    let frame = Frame { vars, ..Default::default() };
+    cx.frames.push(frame);
+    let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
+    let saved_db = cx.state.database;
+    let r = exec_block(cx, &batch.statements);
+    cx.source = saved_source;
+    // USE inside dynamic SQL does not outlive it.
+    cx.state.database = saved_db;
+    super::drop_frame_tables(cx);
+    let frame = cx.frames.pop().unwrap_or_default();
+    match r {
+        Ok(_) => Ok(frame.vars),
+        Err(a) if a.reported => Err(SqlError { number: 3617, ..a.error }),
+        Err(a) => Err(a.error),
+    }
+}
+
+/// A sink that keeps result sets (INSERT ... EXEC) and messages (passed on afterwards).
+#[derive(Default)]
+struct Capture {
+    sets: Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>,
+    messages: Vec<Message>,
+}
+
+impl ResultSink for Capture {
+    fn columns(&mut self, columns: &[ColumnInfo]) -> SinkResult {
+        self.sets.push((columns.to_vec(), Vec::new()));
+        Ok(())
+    }
+    fn row(&mut self, row: &[Value]) -> SinkResult {
+        if let Some(s) = self.sets.last_mut() {
+            s.1.push(row.to_vec());
+        }
+        Ok(())
+    }
+    fn done(&mut self, _done: Done) -> SinkResult {
+        Ok(())
+    }
+    fn message(&mut self, m: &Message) -> SinkResult {
+        self.messages.push(m.clone());
+        Ok(())
+    }
+    fn env_change(&mut self, _c: &crate::results::EnvChange) -> SinkResult {
+        Ok(())
+    }
+    fn return_status(&mut self, _s: i32) -> SinkResult {
+        Ok(())
+    }
+    fn return_value(&mut self, _v: &ReturnValue) -> SinkResult {
+        Ok(())
+    }
+}
+
+#[allow(clippy::type_complexity)]
+pub fn capture_results(cx: &mut Cx, source: &InsertSource) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
+    let mut cap = Capture::default();
+    let r = with_sink(cx, &mut cap, |cx| match source {
+        InsertSource::ExecProcedure(e) => exec_procedure(cx, e, 0).map(|_| ()),
+        InsertSource::ExecString(e) => {
+            let (v, ty) = eval_standalone(cx, &e.sql)?;
+            let text = as_text(&v, &ty).unwrap_or_default();
+            exec_dynamic(cx, &text, Vec::new()).map(|_| ())
+        }
+        _ => Ok(()),
+    });
+    for m in &cap.messages {
+        let _ = cx.sink.message(m);
+    }
+    r?;
+    let sets = cap.sets;
+    Ok(sets)
+}
+
+/// Runs `f` with a different sink.
+fn with_sink<'x, T>(cx: &mut Cx, sink: &'x mut dyn ResultSink, f: impl FnOnce(&mut Cx) -> Result<T, SqlError>) -> Result<T, SqlError> {
+    // Cx's sink has the context's lifetime; a shorter-lived sink needs a new context that
+    // shares everything else.
+    let mut frames = std::mem::take(&mut cx.frames);
+    let mut catch_errors = std::mem::take(&mut cx.catch_errors);
+    let source = cx.source.clone();
+    let try_depth = cx.try_depth;
+    let r = {
+        let mut inner = Cx::new(&mut *cx.host, &mut *cx.state, sink);
+        std::mem::swap(&mut inner.frames, &mut frames);
+        std::mem::swap(&mut inner.catch_errors, &mut catch_errors);
+        inner.source = source;
+        inner.try_depth = try_depth;
+        let r = f(&mut inner);
+        std::mem::swap(&mut inner.frames, &mut frames);
+        std::mem::swap(&mut inner.catch_errors, &mut catch_errors);
+        r
+    };
+    cx.frames = frames;
+    cx.catch_errors = catch_errors;
+    r
+}
+
+pub fn call_scalar_function(cx: &mut Cx, db: i16, object_id: i32, args: Vec<(Value, SqlType)>) -> Result<Value, SqlError> {
+    let obj = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.objects.get(&object_id).cloned()
+    };
+    let Some(obj) = obj else {
+        return Err(errors::unknown_function(&object_id.to_string()));
+    };
+    let ObjectBody::ScalarFunction(m) = &obj.body else {
+        return Err(errors::unknown_function(&obj.name));
+    };
+    let def = super::parse_module(&m.definition)?;
+    let StatementKind::CreateFunction(f) = def.kind else {
+        return Err(errors::unknown_function(&obj.name));
+    };
+    let FunctionBody::Scalar { data_type, body } = &f.returns else {
+        return Err(errors::unknown_function(&obj.name));
+    };
+    let ret = resolve_type(data_type)?;
+    let mut frame = Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, function_returns: Some(ret), ..Default::default() };
+    for (p, (v, ty)) in f.params.iter().zip(args) {
+        let pty = resolve_type(&p.data_type)?;
+        let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &ty, &pty, None)? };
+        frame.vars.push(Var { name: p.name.clone(), ty: pty, value: v, table: None });
+    }
+    if cx.frames.len() > 32 {
+        return Err(SqlError::new(217, 16, 1, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32)."));
+    }
+    cx.frames.push(frame);
+    let saved_db = cx.state.database;
+    cx.state.database = db;
+    let saved_outer = std::mem::take(&mut cx.outer);
+    let r = exec_block(cx, body);
+    cx.outer = saved_outer;
+    cx.state.database = saved_db;
+    cx.frames.pop();
+    match r {
+        Ok(Flow::Return(_)) | Ok(_) => {}
+        Err(a) => return Err(a.error),
+    }
+    // The RETURN expression of a scalar function is kept by exec_block as a value in
+    // the frame: functions end with RETURN expr, handled by `function_return`.
+    let _ = ret;
+    Ok(cx.function_result.take().unwrap_or(Value::Null))
+}
+
+pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError> {
+    let (m, mt) = eval_standalone(cx, &r.message)?;
+    let (s, st) = eval_standalone(cx, &r.severity)?;
+    let (state, stt) = eval_standalone(cx, &r.state)?;
+    let severity = super::int_value(&s, &st)?.clamp(0, 25) as u8;
+    let state = super::int_value(&state, &stt)?.clamp(0, 255) as u8;
+    let mut vals = Vec::new();
+    for a in &r.args {
+        vals.push(eval_standalone(cx, a)?);
+    }
+    let (number, text) = match &m {
+        Value::Int(n) => (*n, format!("Error {n} is not defined in sys.messages.")),
+        _ => (50000, format_message(&as_text(&m, &mt).unwrap_or_default(), &vals)),
+    };
+    if severity > 18 && !cx.host.is_sysadmin() {
+        return Err(SqlError::new(2754, 16, 1, "Error severity levels greater than 18 can only be specified by members of the sysadmin role, using the WITH LOG option."));
+    }
+    let e = SqlError::new(number, severity, state, text).at_line(line);
+    if r.options.contains(&RaiserrorOption::SetError) {
+        cx.state.error = number;
+    }
+    if severity <= 10 {
+        let mut e = e;
+        e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
+        let _ = cx.sink.message(&Message { error: e, info: true });
+        if r.options.contains(&RaiserrorOption::NoWait) {
+            let _ = cx.sink.flush();
+        }
+        return Ok(Flow::Normal);
+    }
+    if r.options.contains(&RaiserrorOption::NoWait) {
+        let _ = cx.sink.flush();
+    }
+    // RAISERROR does not abort the batch (unlike THROW) unless severity >= 20.
+    if cx.try_depth == 0 {
+        let mut e = e;
+        e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
+        report(cx, &e);
+        return Ok(Flow::Normal);
+    }
+    Err(e)
+}
+
+/// RAISERROR's printf-style formatting: %s, %d, %i, %u, %x, %X, %o, %%, with width.
+pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let mut next = 0;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // Flags, width, precision.
+        let mut spec = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() || matches!(d, '-' | '+' | ' ' | '#' | '.' | '*' | 'l' | 'h' | 'I') {
+                spec.push(d);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let Some(kind) = chars.next() else { break };
+        let arg = args.get(next);
+        next += 1;
+        let text = match arg {
+            None => "(null)".to_string(),
+            Some((Value::Null, _)) => "(null)".to_string(),
+            Some((v, ty)) => match kind {
+                'd' | 'i' | 'u' => super::table::int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty).unwrap_or_default()),
+                'x' => super::table::int_of(v).map(|n| format!("{n:x}")).unwrap_or_default(),
+                'X' => super::table::int_of(v).map(|n| format!("{n:X}")).unwrap_or_default(),
+                'o' => super::table::int_of(v).map(|n| format!("{n:o}")).unwrap_or_default(),
+                _ => as_text(v, ty).unwrap_or_default(),
+            },
+        };
+        let width: usize = spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        if text.chars().count() < width {
+            let pad = " ".repeat(width - text.chars().count());
+            if spec.starts_with('-') {
+                out.push_str(&text);
+                out.push_str(&pad);
+            } else {
+                out.push_str(&pad);
+                out.push_str(&text);
+            }
+        } else {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
+    let _ = d;
+    let _ = cx;
+    Err(errors::not_supported("DBCC"))
+}
+
+/// The RPC entry point.
+pub fn rpc(cx: &mut Cx, call: &RpcCall) {
+    let name = match call.procedure.name() {
+        Some(n) => n.to_string(),
+        None => {
+            report(cx, &SqlError::new(2812, 16, 62, "Could not find stored procedure (unknown procedure id)."));
+            return;
+        }
+    };
+    let args: Vec<ArgValue> = call
+        .params
+        .iter()
+        .enumerate()
+        .map(|(i, p): (usize, &RpcParam)| ArgValue {
+            name: p.name.clone(),
+            value: p.value.clone(),
+            ty: p.ty,
+            output: if p.output { Some(OutputTarget::Rpc(i as u16 + 1)) } else { None },
+            is_default: false,
+        })
+        .collect();
+    let oname = match super::parse_object_name(&name) {
+        Ok(n) => n,
+        Err(e) => {
+            report(cx, &e);
+            return;
+        }
+    };
+    cx.frames[0].done_kind = Some(DoneKind::InProc);
+    // Statements inside the call report DONEINPROC.
+    cx.frames.push(Frame::default());
+    let r = call_procedure(cx, &oname, args, 1);
+    cx.frames.pop();
+    let status = match r {
+        Ok(s) => s,
+        Err(e) => {
+            if e.number != 3617 {
+                report(cx, &e);
+            }
+            // SQL Server returns status 0 or a negative value after an error; clients
+            // only need the DONEPROC with the error bit.
+            let _ = cx.sink.return_status(if e.number == 3617 { 0 } else { -6 });
+            let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
+            return;
+        }
+    };
+    let _ = cx.sink.return_status(status);
+    let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: cx.state.trancount > 0 });
+}
+
+#[allow(dead_code)]
+fn _events(_: &Event) {}

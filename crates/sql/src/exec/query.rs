@@ -1,0 +1,2236 @@
+//! The binder and planner for queries: resolves names against scopes and the catalog,
+//! types every expression, and builds a [`Plan`].
+//!
+//! Scopes: the row a query's expressions see (the FROM clause's columns, or after GROUP
+//! BY the grouping keys and aggregates). `Binder::outer` holds the scopes of enclosing
+//! queries, each matching a row the executor pushes at run time (the row a subquery is
+//! evaluated for, the left row of an APPLY); a name found there becomes
+//! `BExpr::Outer { depth }`.
+//!
+//! Planning, in SQL's logical order: FROM (left-deep joins in written order), WHERE
+//! (conjuncts pushed into scans, equi-joins turned into hash joins, index seeks on
+//! leading key columns), GROUP BY/aggregates (hash aggregate), HAVING, window functions,
+//! the select list (with hidden ORDER BY columns), DISTINCT, ORDER BY, TOP/OFFSET.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::errors;
+use super::expr::{BExpr, SysFn};
+use super::plan::*;
+use super::Cx;
+use crate::ast::*;
+use crate::scalar::aggregate::{self, AggKind};
+use crate::scalar::{convert, functions, ops};
+
+#[derive(Debug, Clone)]
+pub struct ScopeCol {
+    /// The table alias or name the column can be qualified with (None: unqualifiable).
+    pub table: Option<String>,
+    pub name: String,
+    pub ty: SqlType,
+    pub nullable: bool,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Scope {
+    pub cols: Vec<ScopeCol>,
+}
+
+impl Scope {
+    pub fn from_cols(table: Option<&str>, cols: &[OutCol]) -> Scope {
+        Scope {
+            cols: cols
+                .iter()
+                .map(|c| ScopeCol { table: table.map(str::to_string), name: c.name.clone(), ty: c.ty, nullable: c.nullable })
+                .collect(),
+        }
+    }
+
+    fn append(&mut self, other: Scope) {
+        self.cols.extend(other.cols);
+    }
+
+    /// Finds a column by its name parts (`[col]`, `[t, col]`, `[s, t, col]`, ...).
+    fn find(&self, parts: &[Ident]) -> Result<Option<usize>, SqlError> {
+        let Some(col) = parts.last() else {
+            return Ok(None);
+        };
+        let table = if parts.len() >= 2 { Some(&parts[parts.len() - 2].value) } else { None };
+        let mut found = None;
+        for (i, c) in self.cols.iter().enumerate() {
+            if !c.name.eq_ignore_ascii_case(&col.value) {
+                continue;
+            }
+            if let Some(t) = table {
+                if !c.table.as_deref().is_some_and(|ct| ct.eq_ignore_ascii_case(t)) {
+                    continue;
+                }
+            }
+            if found.is_some() {
+                return Err(errors::ambiguous_column(&col.value));
+            }
+            found = Some(i);
+        }
+        Ok(found)
+    }
+}
+
+/// A CTE visible to the query being bound.
+#[derive(Clone)]
+enum CteDef {
+    Query(Cte),
+    /// The CTE itself, inside its recursive member.
+    WorkTable { id: usize, cols: Vec<OutCol> },
+}
+
+/// Post-GROUP BY binding state.
+struct AggState {
+    /// GROUP BY expressions (printed, for matching) and their positions.
+    keys: Vec<String>,
+    key_exprs: Vec<BExpr>,
+    aggs: Vec<AggSpec>,
+    agg_sources: Vec<String>,
+    input: Scope,
+}
+
+pub struct Binder<'b, 'c> {
+    pub cx: &'b mut Cx<'c>,
+    pub outer: Vec<Scope>,
+    ctes: Vec<HashMap<String, CteDef>>,
+    agg: Option<AggState>,
+    /// Window functions collected while binding a select list.
+    windows: Option<(usize, Vec<WindowFn>)>,
+    /// Inline TVF parameters: name -> (argument, outer chain length at the call).
+    params: Vec<HashMap<String, (Expr, usize)>>,
+    next_work_table: usize,
+}
+
+fn is_aggregate_call(f: &FunctionCall) -> bool {
+    f.over.is_none() && f.name.parts.len() == 1 && AggKind::from_name(&f.name.name().value).is_some()
+}
+
+/// Does the expression contain an aggregate (not inside a subquery)?
+pub fn contains_aggregate(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Function(f) = &x.kind {
+            if is_aggregate_call(f) {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+fn contains_window(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if let ExprKind::Function(f) = &x.kind {
+            if f.over.is_some() {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+/// Visits an expression tree, not descending into subqueries.
+pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => walk_expr(expr, f),
+        ExprKind::Cast { expr, .. } | ExprKind::Parse { expr, .. } => walk_expr(expr, f),
+        ExprKind::Convert { expr, style, .. } => {
+            walk_expr(expr, f);
+            if let Some(s) = style {
+                walk_expr(s, f);
+            }
+        }
+        ExprKind::Binary { left, right, .. } => {
+            walk_expr(left, f);
+            walk_expr(right, f);
+        }
+        ExprKind::AtTimeZone { expr, zone } => {
+            walk_expr(expr, f);
+            walk_expr(zone, f);
+        }
+        ExprKind::Like { expr, pattern, escape, .. } => {
+            walk_expr(expr, f);
+            walk_expr(pattern, f);
+            if let Some(e) = escape {
+                walk_expr(e, f);
+            }
+        }
+        ExprKind::Between { expr, low, high, .. } => {
+            walk_expr(expr, f);
+            walk_expr(low, f);
+            walk_expr(high, f);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            walk_expr(expr, f);
+            list.iter().for_each(|e| walk_expr(e, f));
+        }
+        ExprKind::InSubquery { expr, .. } => walk_expr(expr, f),
+        ExprKind::Quantified { left, .. } => walk_expr(left, f),
+        ExprKind::Case(c) => {
+            if let Some(o) = &c.operand {
+                walk_expr(o, f);
+            }
+            for (w, t) in &c.branches {
+                walk_expr(w, f);
+                walk_expr(t, f);
+            }
+            if let Some(e) = &c.else_result {
+                walk_expr(e, f);
+            }
+        }
+        ExprKind::Function(call) => {
+            // Arguments of aggregates are visited too (nested aggregates are an error
+            // the binder reports).
+            call.args.iter().for_each(|e| walk_expr(e, f));
+        }
+        ExprKind::MethodCall { target, args, .. } => {
+            walk_expr(target, f);
+            args.iter().for_each(|e| walk_expr(e, f));
+        }
+        _ => {}
+    }
+}
+
+pub fn literal_type_value(l: &Literal) -> Result<(Value, SqlType), SqlError> {
+    Ok(match l {
+        Literal::Null => (Value::Null, SqlType::Int),
+        Literal::Integer(s) => {
+            if let Ok(n) = s.parse::<i32>() {
+                (Value::Int(n), SqlType::Int)
+            } else if let Ok(n) = s.parse::<i64>() {
+                (Value::BigInt(n), SqlType::BigInt)
+            } else {
+                let p = s.trim_start_matches('0').len().clamp(1, 38) as u8;
+                let ty = SqlType::Decimal { precision: p, scale: 0 };
+                (types::parse(s, &ty)?, ty)
+            }
+        }
+        Literal::Decimal(s) => {
+            let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+            let int = int.trim_start_matches('0');
+            let scale = frac.len().min(38) as u8;
+            let p = ((int.len() + frac.len()).max(1)).min(38) as u8;
+            let p = p.max(scale).max(1);
+            let ty = SqlType::Decimal { precision: p, scale };
+            (types::parse(s, &ty)?, ty)
+        }
+        Literal::Float(s) => (types::parse(s, &SqlType::Float)?, SqlType::Float),
+        Literal::Money(s) => (types::parse(s, &SqlType::Money)?, SqlType::Money),
+        Literal::String { value, unicode } => {
+            let n = if *unicode { value.encode_utf16().count() } else { value.chars().count() };
+            let n = n.clamp(1, if *unicode { 4000 } else { 8000 }) as u16;
+            let len = if (*unicode && value.encode_utf16().count() > 4000) || (!*unicode && value.chars().count() > 8000) {
+                types::Length::Max
+            } else {
+                types::Length::Bounded(n)
+            };
+            let ty = if *unicode { SqlType::NVarChar { len } } else { SqlType::VarChar { len } };
+            (Value::String(value.clone()), ty)
+        }
+        Literal::Binary(b) => {
+            let n = b.len().clamp(1, 8000) as u16;
+            let len = if b.len() > 8000 { types::Length::Max } else { types::Length::Bounded(n) };
+            (Value::Binary(b.clone()), SqlType::VarBinary { len })
+        }
+    })
+}
+
+pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {
+    let name = &dt.name.name().value;
+    if dt.name.parts.len() > 1 && !dt.name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
+        return Err(SqlError::new(2715, 16, 6, format!("Column, parameter, or variable #1: Cannot find data type {name}.")));
+    }
+    match name.to_ascii_lowercase().as_str() {
+        "sysname" => Ok(SqlType::NVarChar { len: types::Length::Bounded(128) }),
+        "text" => Ok(SqlType::VarChar { len: types::Length::Max }),
+        "ntext" => Ok(SqlType::NVarChar { len: types::Length::Max }),
+        "image" => Ok(SqlType::VarBinary { len: types::Length::Max }),
+        "rowversion" | "timestamp" => Ok(SqlType::Binary { len: 8 }),
+        _ => SqlType::from_name(name, &dt.args),
+    }
+}
+
+fn is_literal_int(e: &Expr) -> Option<i64> {
+    match &e.kind {
+        ExprKind::Literal(Literal::Integer(s)) => s.parse().ok(),
+        _ => None,
+    }
+}
+
+/// The conjuncts of an AND tree.
+pub fn conjuncts(e: BExpr, out: &mut Vec<BExpr>) {
+    match e {
+        BExpr::And(v) => v.into_iter().for_each(|x| conjuncts(x, out)),
+        other => out.push(other),
+    }
+}
+
+pub fn and_all(mut v: Vec<BExpr>) -> Option<BExpr> {
+    match v.len() {
+        0 => None,
+        1 => v.pop(),
+        _ => Some(BExpr::And(v)),
+    }
+}
+
+fn has_subquery(e: &BExpr) -> bool {
+    let mut found = false;
+    e.visit(&mut |x| {
+        if matches!(x, BExpr::Subquery(..) | BExpr::Exists(..) | BExpr::InSubquery { .. } | BExpr::Quantified { .. }) {
+            found = true;
+        }
+    });
+    found
+}
+
+fn shift(e: &BExpr, by: isize) -> BExpr {
+    e.remap(&|i, t| BExpr::Col((i as isize + by) as usize, t))
+}
+
+/// The name SQL Server gives an expression column: the column's own name for a bare
+/// column reference, else none.
+fn derived_name(e: &Expr) -> String {
+    match &e.kind {
+        ExprKind::Column(n) => n.name().value.clone(),
+        _ => String::new(),
+    }
+}
+
+impl<'b, 'c> Binder<'b, 'c> {
+    pub fn new(cx: &'b mut Cx<'c>) -> Binder<'b, 'c> {
+        Binder {
+            cx,
+            outer: Vec::new(),
+            ctes: Vec::new(),
+            agg: None,
+            windows: None,
+            params: Vec::new(),
+            next_work_table: 1,
+        }
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Expressions
+    // ---------------------------------------------------------------------------------
+
+    pub fn bind_expr(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
+        // After GROUP BY: grouping keys and aggregates become columns of the grouped row.
+        if self.agg.is_some() {
+            let text = e.to_string().to_ascii_lowercase();
+            if let Some(agg) = &self.agg {
+                if let Some(i) = agg.keys.iter().position(|k| *k == text) {
+                    return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                }
+            }
+            if let ExprKind::Function(f) = &e.kind {
+                if is_aggregate_call(f) {
+                    return self.bind_aggregate(f, &text);
+                }
+            }
+            if let ExprKind::Column(name) = &e.kind {
+                // Not a grouping key: legal only as an outer reference.
+                let agg = self.agg.as_ref().map(|a| a.input.clone()).unwrap_or_default();
+                if agg.find(&name.parts)?.is_some() {
+                    return Err(errors::not_in_group_by(&name.parts));
+                }
+            }
+        }
+        Ok(match &e.kind {
+            ExprKind::Literal(l) => {
+                let (v, t) = literal_type_value(l)?;
+                BExpr::Const(v, t)
+            }
+            ExprKind::Column(name) => self.bind_column(name, scope)?,
+            ExprKind::Variable(name) => self.bind_variable(name, scope)?,
+            ExprKind::SystemVariable(name) => self.bind_system_variable(name)?,
+            ExprKind::Niladic(n) => match n {
+                Niladic::CurrentTimestamp => self.call_builtin("GETDATE", Vec::new(), &[])?,
+                _ => BExpr::Const(
+                    Value::String(if matches!(n, Niladic::SystemUser) { self.cx.host.login_name() } else { "dbo".into() }),
+                    SqlType::NVarChar { len: types::Length::Bounded(128) },
+                ),
+            },
+            ExprKind::Default => return Err(SqlError::new(102, 15, 1, "Incorrect syntax near the keyword 'DEFAULT'.")),
+            ExprKind::Unary { op, expr } => {
+                let a = self.bind_expr(expr, scope)?;
+                match op {
+                    UnaryOp::Not => BExpr::Not(Box::new(a)),
+                    UnaryOp::Plus => a,
+                    _ => {
+                        // -2147483648 is an int literal in SQL Server.
+                        if let (UnaryOp::Minus, BExpr::Const(Value::BigInt(2_147_483_648), _)) = (op, &a) {
+                            return Ok(BExpr::Const(Value::Int(i32::MIN), SqlType::Int));
+                        }
+                        let t = a.ty();
+                        if let (UnaryOp::Minus, BExpr::Const(v, _)) = (op, &a) {
+                            if !v.is_null() {
+                                if let Ok(v) = ops::unary(*op, v, &t) {
+                                    return Ok(BExpr::Const(v, t));
+                                }
+                            }
+                        }
+                        BExpr::Unary(*op, Box::new(a), t)
+                    }
+                }
+            }
+            ExprKind::Binary { op, left, right } => {
+                let l = self.bind_expr(left, scope)?;
+                let r = self.bind_expr(right, scope)?;
+                self.binary(*op, l, r)?
+            }
+            ExprKind::Like { expr, pattern, escape, negated } => BExpr::Like {
+                expr: Box::new(self.bind_expr(expr, scope)?),
+                pattern: Box::new(self.bind_expr(pattern, scope)?),
+                escape: match escape {
+                    Some(e) => Some(Box::new(self.bind_expr(e, scope)?)),
+                    None => None,
+                },
+                negated: *negated,
+            },
+            ExprKind::Between { expr, low, high, negated } => {
+                let x = self.bind_expr(expr, scope)?;
+                let lo = self.bind_expr(low, scope)?;
+                let hi = self.bind_expr(high, scope)?;
+                let a = self.binary(BinaryOp::GtEq, x.clone(), lo)?;
+                let b = self.binary(BinaryOp::LtEq, x, hi)?;
+                let both = BExpr::And(vec![a, b]);
+                if *negated {
+                    BExpr::Not(Box::new(both))
+                } else {
+                    both
+                }
+            }
+            ExprKind::InList { expr, list, negated } => {
+                let x = self.bind_expr(expr, scope)?;
+                let mut ty = x.ty();
+                let mut items = Vec::with_capacity(list.len());
+                for i in list {
+                    let b = self.bind_expr(i, scope)?;
+                    ty = ops::comparison_type(&ty, &b.ty())?;
+                    items.push(b);
+                }
+                BExpr::InList { expr: Box::new(x), list: items, negated: *negated, ty }
+            }
+            ExprKind::InSubquery { expr, query, negated } => {
+                let x = self.bind_expr(expr, scope)?;
+                let plan = self.subquery(query, scope)?;
+                let cols = plan.columns();
+                if cols.len() != 1 {
+                    return Err(errors::subquery_one_column());
+                }
+                let ty = ops::comparison_type(&x.ty(), &cols[0].ty)?;
+                BExpr::InSubquery { expr: Box::new(x), plan: Arc::new(plan), negated: *negated, ty }
+            }
+            ExprKind::Quantified { left, op, quantifier, query } => {
+                let x = self.bind_expr(left, scope)?;
+                let plan = self.subquery(query, scope)?;
+                let cols = plan.columns();
+                if cols.len() != 1 {
+                    return Err(errors::subquery_one_column());
+                }
+                let ty = ops::comparison_type(&x.ty(), &cols[0].ty)?;
+                BExpr::Quantified {
+                    expr: Box::new(x),
+                    op: *op,
+                    all: matches!(quantifier, Quantifier::All),
+                    plan: Arc::new(plan),
+                    ty,
+                }
+            }
+            ExprKind::Exists(q) => {
+                let plan = self.subquery(q, scope)?;
+                BExpr::Exists(Arc::new(plan), false)
+            }
+            ExprKind::IsNull { expr, negated } => BExpr::IsNull(Box::new(self.bind_expr(expr, scope)?), *negated),
+            ExprKind::Case(c) => self.bind_case(c, scope)?,
+            ExprKind::Cast { expr, data_type, try_cast } => {
+                let x = self.bind_expr(expr, scope)?;
+                let to = resolve_type(data_type)?;
+                self.convert(x, to, None, *try_cast)?
+            }
+            ExprKind::Convert { data_type, expr, style, try_convert } => {
+                let x = self.bind_expr(expr, scope)?;
+                let to = resolve_type(data_type)?;
+                let style = match style {
+                    Some(s) => match self.bind_expr(s, scope)? {
+                        BExpr::Const(Value::Int(n), _) => Some(n),
+                        BExpr::Const(Value::Null, _) => None,
+                        _ => {
+                            return Err(SqlError::new(
+                                8116,
+                                16,
+                                1,
+                                "Argument data type is invalid for argument 3 of convert function.",
+                            ))
+                        }
+                    },
+                    None => None,
+                };
+                self.convert(x, to, style, *try_convert)?
+            }
+            ExprKind::Parse { expr, data_type, try_parse, .. } => {
+                let x = self.bind_expr(expr, scope)?;
+                let to = resolve_type(data_type)?;
+                self.convert(x, to, None, *try_parse)?
+            }
+            ExprKind::Function(f) => self.bind_function(f, scope, e)?,
+            ExprKind::Subquery(q) => {
+                let plan = self.subquery(q, scope)?;
+                let cols = plan.columns();
+                if cols.len() != 1 {
+                    return Err(errors::subquery_one_column());
+                }
+                BExpr::Subquery(Arc::new(plan), cols[0].ty)
+            }
+            ExprKind::AtTimeZone { expr, zone } => {
+                let x = self.bind_expr(expr, scope)?;
+                let z = self.bind_expr(zone, scope)?;
+                let ty = match x.ty() {
+                    SqlType::DateTimeOffset { scale } | SqlType::DateTime2 { scale } => SqlType::DateTimeOffset { scale },
+                    SqlType::DateTime | SqlType::SmallDateTime => SqlType::DateTimeOffset { scale: 3 },
+                    other => {
+                        return Err(SqlError::new(
+                            8116,
+                            16,
+                            1,
+                            format!("Argument data type {} is invalid for argument 1 of AT TIME ZONE function.", other.name()),
+                        ))
+                    }
+                };
+                BExpr::AtTimeZone(Box::new(x), Box::new(z), ty)
+            }
+            ExprKind::Collate { expr, .. } => self.bind_expr(expr, scope)?,
+            ExprKind::MethodCall { method, .. } => {
+                return Err(SqlError::new(
+                    4121,
+                    16,
+                    1,
+                    format!("Cannot find either column or the user-defined function or aggregate \"{}\", or the name is ambiguous.", method.value),
+                ))
+            }
+            ExprKind::NextValueFor(name) => {
+                return Err(SqlError::new(208, 16, 1, format!("Invalid object name '{}'.", name.name().value)))
+            }
+        })
+    }
+
+    pub fn binary(&mut self, op: BinaryOp, l: BExpr, r: BExpr) -> Result<BExpr, SqlError> {
+        Ok(match op {
+            BinaryOp::And => BExpr::And(vec![l, r]),
+            BinaryOp::Or => BExpr::Or(vec![l, r]),
+            op if op.is_comparison() => {
+                let ty = ops::comparison_type(&l.ty(), &r.ty())?;
+                BExpr::Cmp(op, Box::new(l), Box::new(r), ty)
+            }
+            op => {
+                let ty = ops::binary_type(op, &l.ty(), &r.ty())?;
+                // Fold constant arithmetic (errors surface at run time, not here).
+                if let (BExpr::Const(a, at), BExpr::Const(b, bt)) = (&l, &r) {
+                    if let Ok(v) = ops::binary(op, a, at, b, bt, &ty) {
+                        return Ok(BExpr::Const(v, ty));
+                    }
+                }
+                BExpr::Arith(op, Box::new(l), Box::new(r), ty)
+            }
+        })
+    }
+
+    fn convert(&mut self, x: BExpr, to: SqlType, style: Option<i32>, try_: bool) -> Result<BExpr, SqlError> {
+        if let BExpr::Const(v, from) = &x {
+            if !try_ {
+                if let Ok(v) = convert::convert(v, from, &to, style) {
+                    return Ok(BExpr::Const(v, to));
+                }
+            }
+        }
+        Ok(BExpr::Convert { expr: Box::new(x), to, style, try_ })
+    }
+
+    fn bind_case(&mut self, c: &Case, scope: &Scope) -> Result<BExpr, SqlError> {
+        let operand = match &c.operand {
+            Some(o) => Some(self.bind_expr(o, scope)?),
+            None => None,
+        };
+        let mut branches = Vec::with_capacity(c.branches.len());
+        let mut ty: Option<SqlType> = None;
+        for (w, t) in &c.branches {
+            let cond = match &operand {
+                Some(o) => {
+                    let v = self.bind_expr(w, scope)?;
+                    self.binary(BinaryOp::Eq, o.clone(), v)?
+                }
+                None => self.bind_expr(w, scope)?,
+            };
+            let then = self.bind_expr(t, scope)?;
+            ty = Some(result_type_of(ty, &then));
+            branches.push((cond, then));
+        }
+        let else_result = match &c.else_result {
+            Some(e) => {
+                let b = self.bind_expr(e, scope)?;
+                ty = Some(result_type_of(ty, &b));
+                Some(Box::new(b))
+            }
+            None => None,
+        };
+        Ok(BExpr::Case { branches, else_result, ty: ty.unwrap_or(SqlType::Int) })
+    }
+
+    fn bind_column(&mut self, name: &ObjectName, scope: &Scope) -> Result<BExpr, SqlError> {
+        if let Some(i) = scope.find(&name.parts)? {
+            return Ok(BExpr::Col(i, scope.cols[i].ty));
+        }
+        for (k, s) in self.outer.iter().rev().enumerate() {
+            if let Some(i) = s.find(&name.parts)? {
+                return Ok(BExpr::Outer { depth: k + 1, index: i, ty: s.cols[i].ty });
+            }
+        }
+        Err(if name.parts.len() > 1 {
+            errors::multipart_not_bound(&name.parts)
+        } else {
+            errors::invalid_column(&name.name().value)
+        })
+    }
+
+    fn bind_variable(&mut self, name: &str, scope: &Scope) -> Result<BExpr, SqlError> {
+        let _ = scope;
+        // Parameters of an inline table-valued function being expanded.
+        if let Some((arg, chain)) = self.params.iter().rev().find_map(|p| {
+            p.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone())
+        }) {
+            let saved = std::mem::take(&mut self.outer);
+            let levels = saved.len() - chain;
+            self.outer = saved[..chain].to_vec();
+            let r = self.bind_expr(&arg, &Scope::default());
+            self.outer = saved;
+            let b = r?;
+            return Ok(lift(&b, levels));
+        }
+        match self.cx.lookup_var(name) {
+            Some((slot, ty)) => Ok(BExpr::Var(slot, ty)),
+            None => Err(errors::must_declare(name)),
+        }
+    }
+
+    fn bind_system_variable(&mut self, name: &str) -> Result<BExpr, SqlError> {
+        let upper = name.to_ascii_uppercase();
+        let int = SqlType::Int;
+        let nv = |n: u16| SqlType::NVarChar { len: types::Length::Bounded(n) };
+        Ok(match upper.as_str() {
+            "@@ROWCOUNT" => BExpr::Sys(SysFn::RowCount, int),
+            "@@TRANCOUNT" => BExpr::Sys(SysFn::TranCount, int),
+            "@@ERROR" => BExpr::Sys(SysFn::Error, int),
+            "@@IDENTITY" => BExpr::Sys(SysFn::Identity, SqlType::Numeric { precision: 38, scale: 0 }),
+            "@@SPID" => BExpr::Sys(SysFn::Spid, SqlType::SmallInt),
+            "@@FETCH_STATUS" => BExpr::Sys(SysFn::FetchStatus, int),
+            "@@VERSION" => BExpr::Const(Value::String(super::version_string()), nv(300)),
+            "@@SERVERNAME" => BExpr::Const(Value::String(self.cx.host.server_name()), nv(128)),
+            "@@SERVICENAME" => BExpr::Const(Value::String("MSSQLSERVER".into()), nv(128)),
+            "@@LANGUAGE" => BExpr::Const(Value::String("us_english".into()), nv(128)),
+            "@@DATEFIRST" => BExpr::Const(Value::TinyInt(self.cx.fcx.datefirst), SqlType::TinyInt),
+            "@@MAX_PRECISION" => BExpr::Const(Value::TinyInt(38), SqlType::TinyInt),
+            "@@TEXTSIZE" => BExpr::Const(Value::Int(-1), int),
+            "@@LOCK_TIMEOUT" => BExpr::Const(Value::Int(self.cx.state.lock_timeout as i32), int),
+            "@@NESTLEVEL" => BExpr::Const(Value::Int(self.cx.nest_level() as i32), int),
+            "@@OPTIONS" => BExpr::Const(Value::Int(5496), int),
+            "@@PROCID" => BExpr::Const(Value::Int(self.cx.current_proc_id()), int),
+            "@@DBTS" => BExpr::Const(Value::Binary(vec![0, 0, 0, 0, 0, 0, 0x07, 0xD0]), SqlType::VarBinary { len: types::Length::Bounded(8) }),
+            "@@MAX_CONNECTIONS" => BExpr::Const(Value::Int(32767), int),
+            "@@MICROSOFTVERSION" => BExpr::Const(Value::Int(0x1000_0FA0), int),
+            _ => return Err(errors::must_declare(name)),
+        })
+    }
+
+    fn call_builtin(&mut self, name: &str, args: Vec<BExpr>, literals: &[Option<Value>]) -> Result<BExpr, SqlError> {
+        let Some(f) = functions::lookup(name) else {
+            return Err(errors::unknown_function(name));
+        };
+        let types: Vec<SqlType> = args.iter().map(|a| a.ty()).collect();
+        let ty = functions::return_type(f, &types, literals)?;
+        Ok(BExpr::Func { f, args, ty })
+    }
+
+    fn bind_aggregate(&mut self, f: &FunctionCall, text: &str) -> Result<BExpr, SqlError> {
+        let kind = AggKind::from_name(&f.name.name().value).ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
+        let Some(mut agg) = self.agg.take() else {
+            return Err(errors::aggregate_not_allowed());
+        };
+        if let Some(i) = agg.agg_sources.iter().position(|s| s == text) {
+            let idx = agg.keys.len() + i;
+            let ty = agg.aggs[i].result_type;
+            self.agg = Some(agg);
+            return Ok(BExpr::Col(idx, ty));
+        }
+        let input = agg.input.clone();
+        // The argument is bound over the input rows, without the grouping context.
+        let r = (|| -> Result<AggSpec, SqlError> {
+            for a in &f.args {
+                if contains_aggregate(a) {
+                    return Err(SqlError::new(
+                        130,
+                        16,
+                        1,
+                        "Cannot perform an aggregate function on an expression containing an aggregate or a subquery.",
+                    ));
+                }
+            }
+            let arg = if f.star || f.args.is_empty() { None } else { Some(self.bind_expr(&f.args[0], &input)?) };
+            let extra = match f.args.get(1) {
+                Some(e) if kind == AggKind::StringAgg => Some(self.bind_expr(e, &input)?),
+                _ => None,
+            };
+            let mut order = Vec::new();
+            for o in &f.within_group {
+                order.push(SortKey { expr: self.bind_expr(&o.expr, &input)?, desc: o.direction == Some(SortDirection::Desc) });
+            }
+            let result_type = aggregate::return_type(kind, arg.as_ref().map(|a| a.ty()).as_ref())?;
+            Ok(AggSpec { kind, arg, distinct: f.distinct, extra, order, result_type })
+        })();
+        let spec = match r {
+            Ok(s) => s,
+            Err(e) => {
+                self.agg = Some(agg);
+                return Err(e);
+            }
+        };
+        let ty = spec.result_type;
+        agg.aggs.push(spec);
+        agg.agg_sources.push(text.to_string());
+        let idx = agg.keys.len() + agg.aggs.len() - 1;
+        self.agg = Some(agg);
+        Ok(BExpr::Col(idx, ty))
+    }
+
+    fn bind_function(&mut self, f: &FunctionCall, scope: &Scope, whole: &Expr) -> Result<BExpr, SqlError> {
+        let name = f.name.name().value.to_ascii_uppercase();
+        if f.over.is_some() {
+            return self.bind_window(f, scope);
+        }
+        if is_aggregate_call(f) {
+            return Err(errors::aggregate_not_allowed());
+        }
+        // User-defined scalar functions are schema-qualified.
+        if f.name.parts.len() > 1 {
+            return self.bind_udf(f, scope);
+        }
+        let _ = whole;
+        // Functions the binder owns: they read the session or the catalog, or need
+        // special typing.
+        match name.as_str() {
+            "ISNULL" | "COALESCE" => {
+                if name == "ISNULL" && f.args.len() != 2 {
+                    return Err(errors::arg_count("isnull", 2));
+                }
+                if f.args.len() < 2 {
+                    return Err(SqlError::new(
+                        189,
+                        15,
+                        1,
+                        "The coalesce function requires 2 to 2147483647 arguments.".to_string(),
+                    ));
+                }
+                let mut args = Vec::new();
+                for a in &f.args {
+                    args.push(self.bind_expr(a, scope)?);
+                }
+                let ty = if name == "ISNULL" {
+                    if matches!(args[0], BExpr::Const(Value::Null, _)) {
+                        args[1].ty()
+                    } else {
+                        args[0].ty()
+                    }
+                } else {
+                    args.iter().fold(None, |acc, a| Some(result_type_of(acc, a))).unwrap_or(SqlType::Int)
+                };
+                return Ok(BExpr::Coalesce(args, ty));
+            }
+            "IIF" => {
+                if f.args.len() != 3 {
+                    return Err(errors::arg_count("iif", 3));
+                }
+                let c = self.bind_expr(&f.args[0], scope)?;
+                let t = self.bind_expr(&f.args[1], scope)?;
+                let e = self.bind_expr(&f.args[2], scope)?;
+                let ty = result_type_of(Some(result_type_of(None, &t)), &e);
+                return Ok(BExpr::Case { branches: vec![(c, t)], else_result: Some(Box::new(e)), ty });
+            }
+            "NULLIF" => {
+                if f.args.len() != 2 {
+                    return Err(errors::arg_count("nullif", 2));
+                }
+                let a = self.bind_expr(&f.args[0], scope)?;
+                let b = self.bind_expr(&f.args[1], scope)?;
+                let ty = a.ty();
+                let eq = self.binary(BinaryOp::Eq, a.clone(), b)?;
+                return Ok(BExpr::Case { branches: vec![(eq, BExpr::Const(Value::Null, ty))], else_result: Some(Box::new(a)), ty });
+            }
+            "SCOPE_IDENTITY" => return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 })),
+            "XACT_STATE" => return Ok(BExpr::Sys(SysFn::XactState, SqlType::SmallInt)),
+            "ERROR_NUMBER" => return Ok(BExpr::Sys(SysFn::ErrorNumber, SqlType::Int)),
+            "ERROR_SEVERITY" => return Ok(BExpr::Sys(SysFn::ErrorSeverity, SqlType::Int)),
+            "ERROR_STATE" => return Ok(BExpr::Sys(SysFn::ErrorState, SqlType::Int)),
+            "ERROR_LINE" => return Ok(BExpr::Sys(SysFn::ErrorLine, SqlType::Int)),
+            "ERROR_MESSAGE" => {
+                return Ok(BExpr::Sys(SysFn::ErrorMessage, SqlType::NVarChar { len: types::Length::Bounded(4000) }))
+            }
+            "ERROR_PROCEDURE" => {
+                return Ok(BExpr::Sys(SysFn::ErrorProcedure, SqlType::NVarChar { len: types::Length::Bounded(128) }))
+            }
+            _ => {}
+        }
+        if let Some(e) = self.bind_catalog_function(&name, f, scope)? {
+            return Ok(e);
+        }
+        // Built-ins: datepart words arrive as strings.
+        let datepart_first =
+            matches!(name.as_str(), "DATEADD" | "DATEDIFF" | "DATEDIFF_BIG" | "DATEPART" | "DATENAME" | "DATETRUNC");
+        let mut args = Vec::with_capacity(f.args.len());
+        let mut literals = Vec::with_capacity(f.args.len());
+        for (i, a) in f.args.iter().enumerate() {
+            let b = if i == 0 && datepart_first {
+                match a.as_name() {
+                    Some(word) => BExpr::Const(Value::String(word.to_ascii_lowercase()), SqlType::VarChar { len: types::Length::Bounded(30) }),
+                    None => self.bind_expr(a, scope)?,
+                }
+            } else {
+                self.bind_expr(a, scope)?
+            };
+            literals.push(match &b {
+                BExpr::Const(v, _) => Some(v.clone()),
+                _ => None,
+            });
+            args.push(b);
+        }
+        if functions::lookup(&name).is_none() {
+            return Err(errors::unknown_function(&f.name.name().value));
+        }
+        let e = self.call_builtin(&name, args, &literals)?;
+        // Fold deterministic functions of constants.
+        if let BExpr::Func { f: func, args, ty } = &e {
+            if !functions::is_volatile(*func) && !args.is_empty() && args.iter().all(|a| matches!(a, BExpr::Const(..))) {
+                let vals: Vec<Value> = args.iter().map(|a| if let BExpr::Const(v, _) = a { v.clone() } else { Value::Null }).collect();
+                let tys: Vec<SqlType> = args.iter().map(|a| a.ty()).collect();
+                if let Ok(v) = functions::call(*func, &vals, &tys, ty, &self.cx.fcx) {
+                    return Ok(BExpr::Const(v, *ty));
+                }
+            }
+        }
+        Ok(e)
+    }
+
+    /// DB_ID, DB_NAME, OBJECT_ID, OBJECT_NAME, SCHEMA_NAME, SCHEMA_ID, SERVERPROPERTY,
+    /// DATABASEPROPERTYEX, SUSER_SNAME, USER_NAME, HOST_NAME, APP_NAME, IDENT_CURRENT,
+    /// COL_LENGTH, OBJECTPROPERTY: evaluated now (their arguments are constants in
+    /// practice; a non-constant argument is evaluated once per statement).
+    fn bind_catalog_function(&mut self, name: &str, f: &FunctionCall, scope: &Scope) -> Result<Option<BExpr>, SqlError> {
+        let nv = |n: u16| SqlType::NVarChar { len: types::Length::Bounded(n) };
+        if !matches!(
+            name,
+            "DB_ID"
+                | "DB_NAME"
+                | "OBJECT_ID"
+                | "OBJECT_NAME"
+                | "SCHEMA_NAME"
+                | "SCHEMA_ID"
+                | "SERVERPROPERTY"
+                | "DATABASEPROPERTYEX"
+                | "SUSER_SNAME"
+                | "SUSER_NAME"
+                | "USER_NAME"
+                | "HOST_NAME"
+                | "APP_NAME"
+                | "ORIGINAL_LOGIN"
+                | "IDENT_CURRENT"
+                | "IDENT_SEED"
+                | "IDENT_INCR"
+                | "COL_LENGTH"
+                | "OBJECTPROPERTY"
+                | "IS_SRVROLEMEMBER"
+                | "HAS_DBACCESS"
+                | "DB_ID_FOR"
+        ) {
+            return Ok(None);
+        }
+        let mut vals = Vec::new();
+        for a in &f.args {
+            let b = self.bind_expr(a, scope)?;
+            if b.uses_row() || !b.is_constant() {
+                // Per-row catalog lookups are not supported; evaluate as NULL-safe later.
+                return Err(SqlError::new(
+                    4121,
+                    16,
+                    1,
+                    format!("{name} with a per-row argument is not supported yet."),
+                ));
+            }
+            let v = b.eval(&[], self.cx)?;
+            vals.push(v);
+        }
+        let text = |i: usize| -> Option<String> {
+            match vals.get(i) {
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            }
+        };
+        let int = |i: usize| -> Option<i64> { vals.get(i).and_then(super::table::int_of).map(|v| v as i64) };
+        let v: (Value, SqlType) = match name {
+            "DB_ID" => match text(0) {
+                Some(n) => (self.cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt),
+                None if vals.is_empty() => (Value::SmallInt(self.cx.state.database), SqlType::SmallInt),
+                None => (Value::Null, SqlType::SmallInt),
+            },
+            "DB_NAME" => {
+                let id = if vals.is_empty() { Some(i64::from(self.cx.state.database)) } else { int(0) };
+                let n = id.and_then(|i| self.cx.db_name(i as i16));
+                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+            }
+            "OBJECT_ID" => {
+                let id = match text(0) {
+                    Some(n) => self.cx.object_id_by_name(&n)?,
+                    None => None,
+                };
+                (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
+            }
+            "OBJECT_NAME" => {
+                let db = int(1).map(|d| d as i16).unwrap_or(self.cx.state.database);
+                let n = int(0).and_then(|id| self.cx.object_name(db, id as i32));
+                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+            }
+            "SCHEMA_NAME" => {
+                let id = if vals.is_empty() { Some(1) } else { int(0) };
+                let n = id.and_then(|id| self.cx.schema_name(self.cx.state.database, id as i32));
+                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+            }
+            "SCHEMA_ID" => {
+                let n = text(0).unwrap_or_else(|| "dbo".into());
+                let id = self.cx.schema_id(self.cx.state.database, &n);
+                (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
+            }
+            "SERVERPROPERTY" => (super::server_property(&text(0).unwrap_or_default(), self.cx), SqlType::NVarChar { len: types::Length::Bounded(4000) }),
+            "DATABASEPROPERTYEX" => {
+                let db = text(0).and_then(|n| self.cx.db_id_by_name(&n));
+                let v = match db {
+                    Some(db) => super::database_property(db, &text(1).unwrap_or_default(), self.cx),
+                    None => Value::Null,
+                };
+                (v, SqlType::NVarChar { len: types::Length::Bounded(4000) })
+            }
+            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(self.cx.host.login_name()), nv(128)),
+            "USER_NAME" => (Value::String("dbo".into()), nv(128)),
+            "HOST_NAME" => (Value::String(self.cx.state.host_name.clone()), nv(128)),
+            "APP_NAME" => (Value::String(self.cx.state.app_name.clone()), nv(128)),
+            "IS_SRVROLEMEMBER" => (Value::Int(i32::from(self.cx.host.is_sysadmin())), SqlType::Int),
+            "HAS_DBACCESS" => (Value::Int(1), SqlType::Int),
+            "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
+                let t = match text(0) {
+                    Some(n) => self.cx.resolve_table_by_text(&n).ok().flatten(),
+                    None => None,
+                };
+                let v = match t.and_then(|t| t.identity.clone().map(|i| (t, i))) {
+                    Some((t, i)) => match name {
+                        "IDENT_SEED" => Value::decimal(i.seed, 38, 0)?,
+                        "IDENT_INCR" => Value::decimal(i.increment, 38, 0)?,
+                        _ => {
+                            let cur = *t.counters.identity.lock();
+                            match cur {
+                                Some(Some(v)) => Value::decimal(v, 38, 0)?,
+                                _ => Value::decimal(i.last.unwrap_or(i.seed), 38, 0)?,
+                            }
+                        }
+                    },
+                    None => Value::Null,
+                };
+                (v, SqlType::Numeric { precision: 38, scale: 0 })
+            }
+            "COL_LENGTH" => {
+                let t = match text(0) {
+                    Some(n) => self.cx.resolve_table_by_text(&n).ok().flatten(),
+                    None => None,
+                };
+                let v = match (t, text(1)) {
+                    (Some(t), Some(c)) => match t.column_index(&c) {
+                        Some(i) => {
+                            let ty = t.columns[i].ty;
+                            Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() { -1 } else { ty.max_len() as i16 }))
+                        }
+                        None => Value::Null,
+                    },
+                    _ => Value::Null,
+                };
+                (v, SqlType::SmallInt)
+            }
+            "OBJECTPROPERTY" => (Value::Null, SqlType::Int),
+            _ => return Ok(None),
+        };
+        Ok(Some(BExpr::Const(v.0, v.1)))
+    }
+
+    fn bind_udf(&mut self, f: &FunctionCall, scope: &Scope) -> Result<BExpr, SqlError> {
+        let (db, obj) = self.cx.resolve_object(&f.name)?.ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
+        let crate::catalog::ObjectBody::ScalarFunction(m) = &obj.body else {
+            return Err(errors::unknown_function(&f.name.name().value));
+        };
+        let def = super::parse_module(&m.definition)?;
+        let StatementKind::CreateFunction(cf) = &def.kind else {
+            return Err(errors::unknown_function(&f.name.name().value));
+        };
+        let FunctionBody::Scalar { data_type, .. } = &cf.returns else {
+            return Err(errors::unknown_function(&f.name.name().value));
+        };
+        let ty = resolve_type(data_type)?;
+        let mut args = Vec::new();
+        for a in &f.args {
+            args.push(self.bind_expr(a, scope)?);
+        }
+        if args.len() != cf.params.len() {
+            return Err(SqlError::new(
+                313,
+                16,
+                2,
+                format!("An insufficient number of arguments were supplied for the procedure or function {}.", f.name.name().value),
+            ));
+        }
+        Ok(BExpr::Udf { db, object_id: obj.id, args, ty })
+    }
+
+    fn bind_window(&mut self, f: &FunctionCall, scope: &Scope) -> Result<BExpr, SqlError> {
+        let Some((base, mut list)) = self.windows.take() else {
+            return Err(SqlError::new(
+                4108,
+                16,
+                1,
+                "Windowed functions can only appear in the SELECT or ORDER BY clauses.",
+            ));
+        };
+        let r = (|| -> Result<WindowFn, SqlError> {
+            let over = f.over.as_ref().ok_or_else(|| errors::unknown_function("OVER"))?;
+            let name = f.name.name().value.to_ascii_uppercase();
+            let kind = match name.as_str() {
+                "ROW_NUMBER" => WindowKind::RowNumber,
+                "RANK" => WindowKind::Rank,
+                "DENSE_RANK" => WindowKind::DenseRank,
+                "NTILE" => WindowKind::Ntile,
+                "LAG" => WindowKind::Lag,
+                "LEAD" => WindowKind::Lead,
+                "FIRST_VALUE" => WindowKind::FirstValue,
+                "LAST_VALUE" => WindowKind::LastValue,
+                other => match AggKind::from_name(other) {
+                    Some(k) => WindowKind::Agg(k),
+                    None => return Err(errors::unknown_function(&f.name.name().value)),
+                },
+            };
+            if matches!(kind, WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile | WindowKind::Lag | WindowKind::Lead)
+                && over.order_by.is_empty()
+            {
+                return Err(SqlError::new(
+                    4112,
+                    16,
+                    1,
+                    format!("The function '{}' must have an OVER clause with ORDER BY.", name.to_ascii_lowercase()),
+                ));
+            }
+            let mut args = Vec::new();
+            for a in &f.args {
+                args.push(self.bind_expr(a, scope)?);
+            }
+            let mut partition = Vec::new();
+            for p in &over.partition_by {
+                partition.push(self.bind_expr(p, scope)?);
+            }
+            let mut order = Vec::new();
+            for o in &over.order_by {
+                order.push(SortKey { expr: self.bind_expr(&o.expr, scope)?, desc: o.direction == Some(SortDirection::Desc) });
+            }
+            let ty = match kind {
+                WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile => SqlType::BigInt,
+                WindowKind::Lag | WindowKind::Lead | WindowKind::FirstValue | WindowKind::LastValue => {
+                    args.first().map(|a| a.ty()).unwrap_or(SqlType::Int)
+                }
+                WindowKind::Agg(k) => aggregate::return_type(k, args.first().map(|a| a.ty()).as_ref())?,
+            };
+            let frame = match &over.frame {
+                None => None,
+                Some(fr) => {
+                    let edge = |b: &FrameBound| -> Result<FrameEdge, SqlError> {
+                        Ok(match b {
+                            FrameBound::UnboundedPreceding => FrameEdge::UnboundedPreceding,
+                            FrameBound::UnboundedFollowing => FrameEdge::UnboundedFollowing,
+                            FrameBound::CurrentRow => FrameEdge::CurrentRow,
+                            FrameBound::Preceding(e) => FrameEdge::Preceding(is_literal_int(e).unwrap_or(0)),
+                            FrameBound::Following(e) => FrameEdge::Following(is_literal_int(e).unwrap_or(0)),
+                        })
+                    };
+                    let start = edge(&fr.start)?;
+                    let end = match &fr.end {
+                        Some(e) => edge(e)?,
+                        None => FrameEdge::CurrentRow,
+                    };
+                    Some((fr.units == FrameUnits::Rows, start, end))
+                }
+            };
+            // Aggregates OVER without ORDER BY cover the whole partition.
+            Ok(WindowFn { kind, args, partition, order, frame, ty })
+        })();
+        let w = match r {
+            Ok(w) => w,
+            Err(e) => {
+                self.windows = Some((base, list));
+                return Err(e);
+            }
+        };
+        let ty = w.ty;
+        list.push(w);
+        let idx = base + list.len() - 1;
+        self.windows = Some((base, list));
+        Ok(BExpr::Col(idx, ty))
+    }
+
+    fn subquery(&mut self, q: &Query, scope: &Scope) -> Result<Plan, SqlError> {
+        self.outer.push(scope.clone());
+        let saved_agg = self.agg.take();
+        let saved_win = self.windows.take();
+        let r = self.plan_query(q);
+        self.agg = saved_agg;
+        self.windows = saved_win;
+        self.outer.pop();
+        Ok(r?.0)
+    }
+
+    // ---------------------------------------------------------------------------------
+    // Queries
+    // ---------------------------------------------------------------------------------
+
+    /// Plans a query; returns the plan and its output columns.
+    pub fn plan_query(&mut self, q: &Query) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        let pushed = !q.with.is_empty();
+        if pushed {
+            let mut map = HashMap::new();
+            for c in &q.with {
+                map.insert(c.name.value.to_ascii_lowercase(), CteDef::Query(c.clone()));
+            }
+            self.ctes.push(map);
+        }
+        let r = self.plan_query_body(q);
+        if pushed {
+            self.ctes.pop();
+        }
+        r
+    }
+
+    fn plan_query_body(&mut self, q: &Query) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        let max_recursion = q
+            .hints
+            .iter()
+            .find(|h| h.name.eq_ignore_ascii_case("MAXRECURSION"))
+            .and_then(|h| h.value.as_ref().and_then(is_literal_int))
+            .unwrap_or(100) as u32;
+        self.cx.max_recursion = max_recursion;
+        match &q.body {
+            SetExpr::Select(s) if q.order_by.is_empty() || true => {
+                if let SetExpr::Select(_) = &q.body {
+                    let plan = self.plan_select(s, &q.order_by, q.offset.as_ref(), q.fetch.as_ref())?;
+                    let cols = plan.columns();
+                    return Ok((plan, cols));
+                }
+                unreachable!()
+            }
+            body => {
+                let mut plan = self.plan_set_expr(body)?;
+                let cols = plan.columns();
+                if !q.order_by.is_empty() {
+                    let scope = Scope::from_cols(None, &cols);
+                    let mut keys = Vec::new();
+                    for o in &q.order_by {
+                        let e = match is_literal_int(&o.expr) {
+                            Some(n) if n >= 1 && (n as usize) <= cols.len() => BExpr::Col(n as usize - 1, cols[n as usize - 1].ty),
+                            Some(_) => return Err(errors::order_by_position(cols.len())),
+                            None => self.bind_expr(&o.expr, &scope).map_err(|_| {
+                                SqlError::new(
+                                    104,
+                                    16,
+                                    1,
+                                    "ORDER BY items must appear in the select list if the statement contains a UNION, INTERSECT or EXCEPT operator.",
+                                )
+                            })?,
+                        };
+                        keys.push(SortKey { expr: e, desc: o.direction == Some(SortDirection::Desc) });
+                    }
+                    plan = Plan::Sort { input: Box::new(plan), keys };
+                }
+                if q.offset.is_some() || q.fetch.is_some() {
+                    let count = match &q.fetch {
+                        Some(e) => Some(self.bind_expr(e, &Scope::default())?),
+                        None => None,
+                    };
+                    let offset = match &q.offset {
+                        Some(e) => Some(self.bind_expr(e, &Scope::default())?),
+                        None => None,
+                    };
+                    plan = Plan::Top { input: Box::new(plan), count, percent: false, ties: None, offset };
+                }
+                Ok((plan, cols))
+            }
+        }
+    }
+
+    fn plan_set_expr(&mut self, s: &SetExpr) -> Result<Plan, SqlError> {
+        match s {
+            SetExpr::Select(sel) => self.plan_select(sel, &[], None, None),
+            SetExpr::Query(q) => Ok(self.plan_query(q)?.0),
+            SetExpr::SetOp { op, left, right } => {
+                let l = self.plan_set_expr(left)?;
+                let r = self.plan_set_expr(right)?;
+                let lc = l.columns();
+                let rc = r.columns();
+                if lc.len() != rc.len() {
+                    return Err(SqlError::new(
+                        205,
+                        16,
+                        1,
+                        "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.",
+                    ));
+                }
+                let mut cols = Vec::with_capacity(lc.len());
+                for (a, b) in lc.iter().zip(&rc) {
+                    let ty = union_type(&a.ty, &b.ty)?;
+                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
+                }
+                Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
+            }
+        }
+    }
+
+    pub fn plan_select(
+        &mut self,
+        s: &Select,
+        order_by: &[OrderByItem],
+        offset: Option<&Expr>,
+        fetch: Option<&Expr>,
+    ) -> Result<Plan, SqlError> {
+        // FROM
+        let (mut plan, scope) = if s.from.is_empty() {
+            (Plan::Unit, Scope::default())
+        } else {
+            self.plan_from(&s.from)?
+        };
+        // WHERE
+        if let Some(w) = &s.where_clause {
+            if contains_aggregate(w) {
+                return Err(SqlError::new(
+                    147,
+                    15,
+                    1,
+                    "An aggregate may not appear in the WHERE clause unless it is in a subquery contained in a HAVING clause or a select list, and the column being aggregated is an outer reference.",
+                ));
+            }
+            let pred = self.bind_expr(w, &scope)?;
+            let mut cs = Vec::new();
+            conjuncts(pred, &mut cs);
+            plan = push_down(plan, cs, self.cx)?;
+        }
+        // GROUP BY / aggregates
+        let has_agg = s.items.iter().any(|i| match i {
+            SelectItem::Expr { expr, .. } | SelectItem::Assign { expr, .. } => contains_aggregate(expr),
+            _ => false,
+        }) || s.having.as_ref().is_some_and(contains_aggregate)
+            || order_by.iter().any(|o| contains_aggregate(&o.expr));
+        let grouped = !s.group_by.is_empty() || has_agg;
+        let mut cur_scope = scope.clone();
+        let mut agg_built = false;
+        if grouped {
+            let mut key_asts: Vec<Expr> = Vec::new();
+            let mut sets: Option<Vec<Vec<bool>>> = None;
+            for g in &s.group_by {
+                match g {
+                    GroupByItem::Expr(e) => key_asts.push(e.clone()),
+                    GroupByItem::Rollup(v) | GroupByItem::Cube(v) => {
+                        let base = key_asts.len();
+                        key_asts.extend(v.iter().cloned());
+                        let n = v.len();
+                        let mut ss = Vec::new();
+                        if matches!(g, GroupByItem::Rollup(_)) {
+                            for k in (0..=n).rev() {
+                                ss.push((0..n).map(|i| i < k).collect::<Vec<bool>>());
+                            }
+                        } else {
+                            for mask in (0..(1u32 << n)).rev() {
+                                ss.push((0..n).map(|i| mask & (1 << (n - 1 - i)) != 0).collect());
+                            }
+                        }
+                        let prev: Vec<Vec<bool>> = sets.take().unwrap_or_else(|| vec![vec![true; base]]);
+                        let mut combined = Vec::new();
+                        for p in &prev {
+                            for s2 in &ss {
+                                let mut v = p.clone();
+                                v.resize(base, true);
+                                v.extend(s2);
+                                combined.push(v);
+                            }
+                        }
+                        sets = Some(combined);
+                    }
+                    GroupByItem::GroupingSets(list) => {
+                        let base = key_asts.len();
+                        let mut all: Vec<Expr> = Vec::new();
+                        for set in list {
+                            for e in set {
+                                if !all.iter().any(|x| x.to_string() == e.to_string()) {
+                                    all.push(e.clone());
+                                }
+                            }
+                        }
+                        key_asts.extend(all.iter().cloned());
+                        let ss: Vec<Vec<bool>> = list
+                            .iter()
+                            .map(|set| {
+                                let mut v = vec![true; base];
+                                v.extend(all.iter().map(|x| set.iter().any(|e| e.to_string() == x.to_string())));
+                                v
+                            })
+                            .collect();
+                        sets = Some(ss);
+                    }
+                }
+            }
+            if let Some(ss) = &mut sets {
+                for v in ss.iter_mut() {
+                    v.resize(key_asts.len(), true);
+                }
+            }
+            let mut key_exprs = Vec::new();
+            for k in &key_asts {
+                key_exprs.push(self.bind_expr(k, &scope)?);
+            }
+            self.agg = Some(AggState {
+                keys: key_asts.iter().map(|k| k.to_string().to_ascii_lowercase()).collect(),
+                key_exprs: key_exprs.clone(),
+                aggs: Vec::new(),
+                agg_sources: Vec::new(),
+                input: scope.clone(),
+            });
+            // Post-aggregate scope: grouping keys keep their names for ORDER BY/select.
+            let mut sc = Scope::default();
+            for (i, k) in key_asts.iter().enumerate() {
+                let (table, name) = match &k.kind {
+                    ExprKind::Column(n) => (n.qualifier(1).map(|q| q.value.clone()), n.name().value.clone()),
+                    _ => (None, String::new()),
+                };
+                sc.cols.push(ScopeCol { table, name, ty: key_exprs[i].ty(), nullable: true });
+            }
+            cur_scope = sc;
+            agg_built = true;
+            let _ = sets.as_ref();
+            self.cx.pending_sets = sets;
+        }
+        // Bind the select list, HAVING and ORDER BY against the (grouped) scope. Window
+        // functions are collected as extra columns.
+        let base_width = if agg_built { usize::MAX } else { cur_scope.cols.len() };
+        let _ = base_width;
+        let mut items: Vec<(BExpr, String, bool)> = Vec::new();
+        let mut assigns: Vec<(String, AssignOp)> = Vec::new();
+        // Having first so that aggregates referenced there get their columns.
+        let r = self.bind_select_parts(s, &scope, &cur_scope, &mut items, &mut assigns, order_by);
+        let (having, order_keys, window_fns) = match r {
+            Ok(v) => v,
+            Err(e) => {
+                self.agg = None;
+                self.windows = None;
+                return Err(e);
+            }
+        };
+        if agg_built {
+            let agg = self.agg.take().ok_or_else(|| SqlError::new(8120, 16, 1, "grouping"))?;
+            let mut cols = Vec::new();
+            for (i, k) in agg.key_exprs.iter().enumerate() {
+                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true));
+            }
+            for a in &agg.aggs {
+                cols.push(OutCol::new("", a.result_type, true));
+            }
+            let sets = self.cx.pending_sets.take();
+            plan = Plan::Aggregate {
+                input: Box::new(plan),
+                keys: agg.key_exprs,
+                aggs: agg.aggs,
+                sets,
+                scalar: s.group_by.is_empty(),
+                cols,
+            };
+        }
+        if let Some(h) = having {
+            plan = Plan::Filter { input: Box::new(plan), pred: h };
+        }
+        if !window_fns.is_empty() {
+            let mut cols = plan.columns();
+            for w in &window_fns {
+                cols.push(OutCol::new("", w.ty, true));
+            }
+            plan = Plan::Window { input: Box::new(plan), funcs: window_fns, cols };
+        }
+        // Variable assignment SELECT: the caller handles it (assigns non-empty).
+        if !assigns.is_empty() {
+            self.cx.pending_assigns = assigns;
+        }
+        // Projection with hidden sort columns.
+        let visible = items.len();
+        let mut exprs: Vec<BExpr> = items.iter().map(|i| i.0.clone()).collect();
+        let mut cols: Vec<OutCol> = items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2)).collect();
+        let mut sort_keys = Vec::new();
+        for (e, desc) in order_keys {
+            let pos = match &e {
+                OrderKey::Position(p) => *p,
+                OrderKey::Expr(x) => {
+                    if s.distinct {
+                        // Must match a select item.
+                        match exprs.iter().position(|y| format!("{y:?}") == format!("{x:?}")) {
+                            Some(p) => p,
+                            None => {
+                                return Err(SqlError::new(
+                                    145,
+                                    15,
+                                    1,
+                                    "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.",
+                                ))
+                            }
+                        }
+                    } else {
+                        exprs.push(x.clone());
+                        cols.push(OutCol::new("", x.ty(), true));
+                        exprs.len() - 1
+                    }
+                }
+            };
+            sort_keys.push(SortKey { expr: BExpr::Col(pos, cols[pos].ty), desc });
+        }
+        plan = Plan::Project { input: Box::new(plan), exprs, cols };
+        if s.distinct {
+            plan = Plan::Distinct { input: Box::new(plan) };
+        }
+        if !sort_keys.is_empty() {
+            plan = Plan::Sort { input: Box::new(plan), keys: sort_keys.clone() };
+        }
+        if let Some(top) = &s.top {
+            let count = self.bind_expr(&top.quantity, &Scope::default())?;
+            let ties = if top.with_ties {
+                if sort_keys.is_empty() {
+                    return Err(SqlError::new(
+                        1062,
+                        16,
+                        1,
+                        "The TOP N WITH TIES clause is not allowed without a corresponding ORDER BY clause.",
+                    ));
+                }
+                Some(sort_keys.clone())
+            } else {
+                None
+            };
+            plan = Plan::Top { input: Box::new(plan), count: Some(count), percent: top.percent, ties, offset: None };
+        }
+        if offset.is_some() || fetch.is_some() {
+            if sort_keys.is_empty() {
+                return Err(SqlError::new(
+                    10743,
+                    15,
+                    1,
+                    "The number of rows provided for a TOP or FETCH clauses row count parameter must be an integer.",
+                ));
+            }
+            let count = match fetch {
+                Some(e) => Some(self.bind_expr(e, &Scope::default())?),
+                None => None,
+            };
+            let offset = match offset {
+                Some(e) => Some(self.bind_expr(e, &Scope::default())?),
+                None => None,
+            };
+            plan = Plan::Top { input: Box::new(plan), count, percent: false, ties: None, offset };
+        }
+        if plan.width() > visible {
+            plan = Plan::Trim { input: Box::new(plan), keep: visible };
+        }
+        Ok(plan)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn bind_select_parts(
+        &mut self,
+        s: &Select,
+        from_scope: &Scope,
+        scope: &Scope,
+        items: &mut Vec<(BExpr, String, bool)>,
+        assigns: &mut Vec<(String, AssignOp)>,
+        order_by: &[OrderByItem],
+    ) -> Result<(Option<BExpr>, Vec<(OrderKey, bool)>, Vec<WindowFn>), SqlError> {
+        let having = match &s.having {
+            Some(h) => Some(self.bind_expr(h, scope)?),
+            None => None,
+        };
+        // Widths are known after all aggregates are collected; window columns go after
+        // the (grouped) row. Bind windows with a provisional base and fix up after.
+        let any_window = s.items.iter().any(|i| match i {
+            SelectItem::Expr { expr, .. } | SelectItem::Assign { expr, .. } => contains_window(expr),
+            _ => false,
+        }) || order_by.iter().any(|o| contains_window(&o.expr));
+        const WBASE: usize = 1 << 30;
+        if any_window {
+            self.windows = Some((WBASE, Vec::new()));
+        }
+        for item in &s.items {
+            match item {
+                SelectItem::Wildcard(q) => {
+                    if self.agg.is_some() {
+                        return Err(errors::not_in_group_by(&[Ident::plain("*")]));
+                    }
+                    let mut any = false;
+                    for (i, c) in from_scope.cols.iter().enumerate() {
+                        if let Some(q) = q {
+                            let t = &q.name().value;
+                            if !c.table.as_deref().is_some_and(|ct| ct.eq_ignore_ascii_case(t)) {
+                                continue;
+                            }
+                        }
+                        any = true;
+                        items.push((BExpr::Col(i, c.ty), c.name.clone(), c.nullable));
+                    }
+                    if !any {
+                        if let Some(q) = q {
+                            return Err(errors::multipart_not_bound(&q.parts));
+                        }
+                        return Err(SqlError::new(
+                            263,
+                            16,
+                            1,
+                            "Must specify table to select from.",
+                        ));
+                    }
+                }
+                SelectItem::Expr { expr, alias } => {
+                    let b = self.bind_expr(expr, scope)?;
+                    let name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| derived_name(expr));
+                    let nullable = !matches!(&b, BExpr::Const(v, _) if !v.is_null());
+                    items.push((b, name, nullable));
+                }
+                SelectItem::Assign { variable, op, expr } => {
+                    let b = self.bind_expr(expr, scope)?;
+                    items.push((b, String::new(), true));
+                    assigns.push((variable.clone(), *op));
+                }
+            }
+        }
+        if !assigns.is_empty() && assigns.len() != items.len() {
+            return Err(SqlError::new(
+                141,
+                15,
+                1,
+                "A SELECT statement that assigns a value to a variable must not be combined with data-retrieval operations.",
+            ));
+        }
+        let mut keys = Vec::new();
+        for o in order_by {
+            let desc = o.direction == Some(SortDirection::Desc);
+            if let Some(n) = is_literal_int(&o.expr) {
+                if n < 1 || n as usize > items.len() {
+                    return Err(errors::order_by_position(items.len()));
+                }
+                keys.push((OrderKey::Position(n as usize - 1), desc));
+                continue;
+            }
+            // A select-list alias.
+            if let ExprKind::Column(name) = &o.expr.kind {
+                if name.parts.len() == 1 {
+                    let matches: Vec<usize> = s
+                        .items
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, it)| matches!(it, SelectItem::Expr { alias: Some(a), .. } if a.value.eq_ignore_ascii_case(&name.parts[0].value)))
+                        .map(|(i, _)| i)
+                        .collect();
+                    if let Some(&i) = matches.first() {
+                        // Positions in `items` match `s.items` unless a wildcard came first.
+                        let pos = items.iter().position(|it| it.1.eq_ignore_ascii_case(&name.parts[0].value)).unwrap_or(i);
+                        keys.push((OrderKey::Position(pos), desc));
+                        continue;
+                    }
+                }
+            }
+            let b = self.bind_expr(&o.expr, scope)?;
+            // Same expression as a select item: sort by that column.
+            if let Some(p) = items.iter().position(|it| format!("{:?}", it.0) == format!("{b:?}")) {
+                keys.push((OrderKey::Position(p), desc));
+            } else {
+                keys.push((OrderKey::Expr(b), desc));
+            }
+        }
+        let mut windows = Vec::new();
+        if let Some((_, list)) = self.windows.take() {
+            windows = list;
+        }
+        if !windows.is_empty() {
+            // Window columns come right after the grouped/base row.
+            let base = match &self.agg {
+                Some(a) => a.keys.len() + a.aggs.len(),
+                None => from_scope.cols.len(),
+            };
+            let fix = |e: &BExpr| e.remap(&|i, t| if i >= WBASE { BExpr::Col(i - WBASE + base, t) } else { BExpr::Col(i, t) });
+            for it in items.iter_mut() {
+                it.0 = fix(&it.0);
+            }
+            for (k, _) in keys.iter_mut() {
+                if let OrderKey::Expr(e) = k {
+                    *e = fix(e);
+                }
+            }
+        }
+        Ok((having, keys, windows))
+    }
+
+    // ---------------------------------------------------------------------------------
+    // FROM
+    // ---------------------------------------------------------------------------------
+
+    pub fn plan_from(&mut self, from: &[TableWithJoins]) -> Result<(Plan, Scope), SqlError> {
+        let mut acc: Option<(Plan, Scope)> = None;
+        for twj in from {
+            let (p, s) = self.plan_table_with_joins(twj, acc.as_ref().map(|a| &a.1))?;
+            acc = Some(match acc {
+                None => (p, s),
+                Some((lp, mut ls)) => {
+                    let mut cols = lp.columns();
+                    cols.extend(p.columns());
+                    ls.append(s);
+                    (Plan::NestedLoop { left: Box::new(lp), right: Box::new(p), kind: JoinKind::Cross, on: None, cols }, ls)
+                }
+            });
+        }
+        acc.ok_or_else(|| SqlError::new(102, 15, 1, "Incorrect syntax near 'FROM'."))
+    }
+
+    fn plan_table_with_joins(&mut self, twj: &TableWithJoins, _left: Option<&Scope>) -> Result<(Plan, Scope), SqlError> {
+        let (mut plan, mut scope) = self.plan_factor(&twj.relation, None)?;
+        for j in &twj.joins {
+            let apply = matches!(j.kind, JoinKind::CrossApply | JoinKind::OuterApply);
+            let (rp, rs) = if apply { self.plan_factor(&j.relation, Some(&scope))? } else { self.plan_factor(&j.relation, None)? };
+            let mut combined = scope.clone();
+            combined.append(rs);
+            let mut cols = plan.columns();
+            cols.extend(rp.columns());
+            let on = match &j.on {
+                Some(e) => Some(self.bind_expr(e, &combined)?),
+                None => None,
+            };
+            let left_width = plan.width();
+            plan = make_join(plan, rp, j.kind, on, cols, left_width, j.hint.as_deref())?;
+            scope = combined;
+        }
+        Ok((plan, scope))
+    }
+
+    /// Plans one table source. `apply_left`: the left scope of an APPLY (pushed as an
+    /// outer scope while binding the right side).
+    fn plan_factor(&mut self, f: &TableFactor, apply_left: Option<&Scope>) -> Result<(Plan, Scope), SqlError> {
+        if let Some(l) = apply_left {
+            self.outer.push(l.clone());
+            let r = self.plan_factor(f, None);
+            self.outer.pop();
+            return r;
+        }
+        match f {
+            TableFactor::Table { name, alias, .. } => {
+                let alias_name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.name().value.clone());
+                // CTEs
+                if name.parts.len() == 1 {
+                    let key = name.name().value.to_ascii_lowercase();
+                    if let Some(def) = self.ctes.iter().rev().find_map(|m| m.get(&key).cloned()) {
+                        return self.plan_cte(def, &alias_name);
+                    }
+                }
+                let (plan, cols) = self.table_source(name)?;
+                Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
+            }
+            TableFactor::Variable { name, alias } => {
+                let t = self.cx.table_variable(name)?;
+                let alias_name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.clone());
+                let cols = t.out_cols();
+                Ok((Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator: false }), Scope::from_cols(Some(&alias_name), &cols)))
+            }
+            TableFactor::Derived { query, alias } => {
+                let saved_agg = self.agg.take();
+                let saved_win = self.windows.take();
+                let r = self.plan_query(query);
+                self.agg = saved_agg;
+                self.windows = saved_win;
+                let (plan, mut cols) = r?;
+                let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                if let Some(a) = alias {
+                    rename_columns(&mut cols, &a.columns)?;
+                }
+                for (i, c) in cols.iter().enumerate() {
+                    if c.name.is_empty() {
+                        return Err(SqlError::new(
+                            8155,
+                            16,
+                            2,
+                            format!(
+                                "No column name was specified for column {} of '{}'.",
+                                i + 1,
+                                alias_name.clone().unwrap_or_default()
+                            ),
+                        ));
+                    }
+                }
+                let plan = with_names(plan, &cols);
+                Ok((plan, Scope::from_cols(alias_name.as_deref(), &cols)))
+            }
+            TableFactor::Values { rows, alias } => {
+                let mut bound = Vec::new();
+                let mut types: Vec<Option<SqlType>> = Vec::new();
+                for r in rows {
+                    let mut br = Vec::new();
+                    for (i, e) in r.iter().enumerate() {
+                        let b = self.bind_expr(e, &Scope::default())?;
+                        if types.len() <= i {
+                            types.push(None);
+                        }
+                        types[i] = Some(result_type_of(types[i], &b));
+                        br.push(b);
+                    }
+                    bound.push(br);
+                }
+                let width = types.len();
+                if bound.iter().any(|r| r.len() != width) {
+                    return Err(SqlError::new(
+                        10709,
+                        16,
+                        1,
+                        "The number of columns for each row in a table value constructor must be the same.",
+                    ));
+                }
+                let types: Vec<SqlType> = types.into_iter().map(|t| t.unwrap_or(SqlType::Int)).collect();
+                for r in bound.iter_mut() {
+                    for (i, e) in r.iter_mut().enumerate() {
+                        if e.ty() != types[i] {
+                            *e = BExpr::Convert { expr: Box::new(e.clone()), to: types[i], style: None, try_: false };
+                        }
+                    }
+                }
+                let mut cols: Vec<OutCol> = types.iter().map(|t| OutCol::new("", *t, true)).collect();
+                let alias_name = alias.as_ref().map(|a| a.name.value.clone());
+                if let Some(a) = alias {
+                    rename_columns(&mut cols, &a.columns)?;
+                }
+                Ok((Plan::Values { rows: bound, cols: cols.clone() }, Scope::from_cols(alias_name.as_deref(), &cols)))
+            }
+            TableFactor::Function { name, args, alias } => {
+                let alias_name = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| name.name().value.clone());
+                let (plan, mut cols) = self.plan_table_function(name, args)?;
+                if let Some(a) = alias {
+                    rename_columns(&mut cols, &a.columns)?;
+                }
+                let plan = with_names(plan, &cols);
+                Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
+            }
+            TableFactor::XmlNodes { .. } => Err(SqlError::new(
+                40000,
+                16,
+                1,
+                "The xml nodes() method is not supported yet.",
+            )),
+            TableFactor::NestedJoin(t) => self.plan_table_with_joins(t, None),
+        }
+    }
+
+    fn plan_cte(&mut self, def: CteDef, alias: &str) -> Result<(Plan, Scope), SqlError> {
+        match def {
+            CteDef::WorkTable { id, cols } => Ok((Plan::WorkTable { id, cols: cols.clone() }, Scope::from_cols(Some(alias), &cols))),
+            CteDef::Query(cte) => {
+                let name = cte.name.value.to_ascii_lowercase();
+                // Recursive: the body is anchor UNION ALL recursive, where the recursive
+                // member references the CTE.
+                let recursive = query_references(&cte.query, &name);
+                let saved_agg = self.agg.take();
+                let saved_win = self.windows.take();
+                let saved_outer = std::mem::take(&mut self.outer);
+                // A CTE is bound where it is defined: no outer scopes of the referencing query.
+                self.outer = saved_outer.clone();
+                let r = if recursive { self.plan_recursive_cte(&cte, &name) } else { self.plan_query(&cte.query) };
+                self.outer = saved_outer;
+                self.agg = saved_agg;
+                self.windows = saved_win;
+                let (plan, mut cols) = r?;
+                rename_columns(&mut cols, &cte.columns)?;
+                let plan = with_names(plan, &cols);
+                Ok((plan, Scope::from_cols(Some(alias), &cols)))
+            }
+        }
+    }
+
+    fn plan_recursive_cte(&mut self, cte: &Cte, name: &str) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        let SetExpr::SetOp { op: SetOperator::UnionAll, left, right } = &cte.query.body else {
+            return Err(SqlError::new(
+                252,
+                16,
+                1,
+                format!("Recursive common table expression '{}' does not contain a top-level UNION ALL operator.", cte.name.value),
+            ));
+        };
+        // Hide the CTE name while planning the anchor.
+        self.ctes.push(HashMap::new());
+        let anchor = self.plan_set_expr(left);
+        self.ctes.pop();
+        let anchor = anchor?;
+        let mut cols = anchor.columns();
+        rename_columns(&mut cols, &cte.columns)?;
+        let id = self.next_work_table;
+        self.next_work_table += 1;
+        let mut map = HashMap::new();
+        map.insert(name.to_string(), CteDef::WorkTable { id, cols: cols.clone() });
+        self.ctes.push(map);
+        let rec = self.plan_set_expr(right);
+        self.ctes.pop();
+        let rec = rec?;
+        if rec.width() != cols.len() {
+            return Err(SqlError::new(
+                205,
+                16,
+                1,
+                "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.",
+            ));
+        }
+        let max = self.cx.max_recursion;
+        Ok((Plan::RecursiveCte { id, anchor: Box::new(anchor), recursive: Box::new(rec), max_recursion: max, cols: cols.clone() }, cols))
+    }
+
+    fn plan_table_function(&mut self, name: &ObjectName, args: &[Expr]) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        let fname = name.name().value.to_ascii_lowercase();
+        // Built-in table functions.
+        if name.parts.len() == 1 || name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
+            if let Some(r) = super::sysviews::table_function(&fname, args, self)? {
+                return Ok(r);
+            }
+        }
+        let (db, obj) = self.cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&name.name().value))?;
+        let crate::catalog::ObjectBody::InlineFunction(m) = &obj.body else {
+            return Err(SqlError::new(
+                215,
+                16,
+                1,
+                format!("Parameters supplied for object '{}' which is not a function.", name.name().value),
+            ));
+        };
+        let def = super::parse_module(&m.definition)?;
+        let StatementKind::CreateFunction(cf) = &def.kind else {
+            return Err(errors::invalid_object(&name.name().value));
+        };
+        let FunctionBody::InlineTable { query } = &cf.returns else {
+            return Err(errors::invalid_object(&name.name().value));
+        };
+        if args.len() != cf.params.len() {
+            return Err(SqlError::new(
+                216,
+                16,
+                1,
+                format!("Parameters were not supplied for the function '{}'.", name.name().value),
+            ));
+        }
+        let mut map = HashMap::new();
+        for (p, a) in cf.params.iter().zip(args) {
+            let ty = resolve_type(&p.data_type)?;
+            let arg = Expr::new(ExprKind::Cast { expr: Box::new(a.clone()), data_type: p.data_type.clone(), try_cast: false });
+            let _ = ty;
+            map.insert(p.name.clone(), (arg, self.outer.len()));
+        }
+        self.params.push(map);
+        let saved_db = self.cx.state.database;
+        self.cx.state.database = db;
+        let saved_agg = self.agg.take();
+        let r = self.plan_query(query);
+        self.agg = saved_agg;
+        self.cx.state.database = saved_db;
+        self.params.pop();
+        r
+    }
+}
+
+enum OrderKey {
+    Position(usize),
+    Expr(BExpr),
+}
+
+/// Renames a plan's output columns (derived table and CTE column lists).
+fn with_names(plan: Plan, cols: &[OutCol]) -> Plan {
+    let width = cols.len();
+    let exprs: Vec<BExpr> = (0..width).map(|i| BExpr::Col(i, cols[i].ty)).collect();
+    if plan.columns().iter().map(|c| &c.name).eq(cols.iter().map(|c| &c.name)) {
+        return plan;
+    }
+    Plan::Project { input: Box::new(plan), exprs, cols: cols.to_vec() }
+}
+
+fn rename_columns(cols: &mut [OutCol], names: &[Ident]) -> Result<(), SqlError> {
+    if names.is_empty() {
+        return Ok(());
+    }
+    if names.len() != cols.len() {
+        return Err(SqlError::new(
+            8158,
+            16,
+            1,
+            "The number of columns specified does not match the number of columns of the query.",
+        ));
+    }
+    for (c, n) in cols.iter_mut().zip(names) {
+        c.name = n.value.clone();
+    }
+    Ok(())
+}
+
+fn query_references(q: &Query, name: &str) -> bool {
+    // Textual check: does the query mention the name as a table source?
+    let text = q.to_string().to_ascii_lowercase();
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#' || c == '@'))
+        .any(|w| w == name)
+}
+
+/// The type two branches (CASE, UNION, VALUES rows) unify to: the higher precedence;
+/// for strings the longer length.
+pub fn result_type_of(acc: Option<SqlType>, e: &BExpr) -> SqlType {
+    let t = e.ty();
+    if matches!(e, BExpr::Const(Value::Null, _)) {
+        return acc.unwrap_or(t);
+    }
+    match acc {
+        None => t,
+        Some(a) => union_type(&a, &t).unwrap_or(a),
+    }
+}
+
+pub fn union_type(a: &SqlType, b: &SqlType) -> Result<SqlType, SqlError> {
+    use types::Length;
+    if a == b {
+        return Ok(*a);
+    }
+    let len = |t: &SqlType| -> Option<Length> {
+        match t {
+            SqlType::Char { len } | SqlType::NChar { len } => Some(Length::Bounded(*len)),
+            SqlType::VarChar { len } | SqlType::NVarChar { len } => Some(*len),
+            _ => None,
+        }
+    };
+    if a.is_character() && b.is_character() {
+        let unicode = a.is_unicode() || b.is_unicode();
+        let l = match (len(a), len(b)) {
+            (Some(Length::Max), _) | (_, Some(Length::Max)) => Length::Max,
+            (Some(Length::Bounded(x)), Some(Length::Bounded(y))) => Length::Bounded(x.max(y)),
+            _ => Length::Max,
+        };
+        return Ok(if unicode { SqlType::NVarChar { len: l } } else { SqlType::VarChar { len: l } });
+    }
+    if let (Some((p1, s1)), Some((p2, s2))) = (a.decimal_params(), b.decimal_params()) {
+        if a.is_exact_numeric() && b.is_exact_numeric() && !matches!(a, SqlType::Money | SqlType::SmallMoney) && !matches!(b, SqlType::Money | SqlType::SmallMoney) {
+            let s = s1.max(s2);
+            let p = ((p1 - s1).max(p2 - s2) + s).min(38);
+            return Ok(SqlType::Decimal { precision: p.max(1), scale: s });
+        }
+    }
+    let t = if a.has_higher_precedence_than(b) { *a } else { *b };
+    if (a.is_numeric() && b.is_character()) || (a.is_character() && b.is_numeric()) {
+        return Ok(t);
+    }
+    ops::comparison_type(a, b)?;
+    Ok(t)
+}
+
+/// Builds a join, turning equality predicates between the sides into hash keys.
+fn make_join(
+    left: Plan,
+    right: Plan,
+    kind: JoinKind,
+    on: Option<BExpr>,
+    cols: Vec<OutCol>,
+    left_width: usize,
+    hint: Option<&str>,
+) -> Result<Plan, SqlError> {
+    let apply = matches!(kind, JoinKind::CrossApply | JoinKind::OuterApply);
+    if apply || hint.is_some_and(|h| h.eq_ignore_ascii_case("LOOP")) {
+        return Ok(Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on, cols });
+    }
+    let Some(on) = on else {
+        return Ok(Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on: None, cols });
+    };
+    let mut cs = Vec::new();
+    conjuncts(on, &mut cs);
+    // Inner join: conjuncts on one side only are pushed into that side.
+    let (mut left, mut right) = (left, right);
+    let mut rest = Vec::new();
+    for c in cs {
+        let mut used = Vec::new();
+        c.columns(&mut used);
+        let only_left = !used.is_empty() && used.iter().all(|&i| i < left_width) && !has_subquery(&c);
+        let only_right = !used.is_empty() && used.iter().all(|&i| i >= left_width) && !has_subquery(&c);
+        if kind == JoinKind::Inner && only_left {
+            left = Plan::Filter { input: Box::new(left), pred: c };
+        } else if matches!(kind, JoinKind::Inner | JoinKind::LeftOuter) && only_right {
+            right = Plan::Filter { input: Box::new(right), pred: shift(&c, -(left_width as isize)) };
+        } else {
+            rest.push(c);
+        }
+    }
+    let (lk, rk, kt, residual) = split_equi(rest, left_width);
+    if lk.is_empty() {
+        return Ok(Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on: and_all(residual), cols });
+    }
+    Ok(Plan::HashJoin {
+        left: Box::new(left),
+        right: Box::new(right),
+        kind,
+        left_keys: lk,
+        right_keys: rk,
+        key_types: kt,
+        residual: and_all(residual),
+        cols,
+    })
+}
+
+#[allow(clippy::type_complexity)]
+fn split_equi(cs: Vec<BExpr>, left_width: usize) -> (Vec<BExpr>, Vec<BExpr>, Vec<SqlType>, Vec<BExpr>) {
+    let mut lk = Vec::new();
+    let mut rk = Vec::new();
+    let mut kt = Vec::new();
+    let mut residual = Vec::new();
+    for c in cs {
+        if let BExpr::Cmp(BinaryOp::Eq, a, b, ty) = &c {
+            if !has_subquery(&c) {
+                let side = |e: &BExpr| -> Option<bool> {
+                    let mut used = Vec::new();
+                    e.columns(&mut used);
+                    if used.is_empty() {
+                        None
+                    } else if used.iter().all(|&i| i < left_width) {
+                        Some(true)
+                    } else if used.iter().all(|&i| i >= left_width) {
+                        Some(false)
+                    } else {
+                        None
+                    }
+                };
+                match (side(a), side(b)) {
+                    (Some(true), Some(false)) => {
+                        lk.push((**a).clone());
+                        rk.push(shift(b, -(left_width as isize)));
+                        kt.push(*ty);
+                        continue;
+                    }
+                    (Some(false), Some(true)) => {
+                        lk.push((**b).clone());
+                        rk.push(shift(a, -(left_width as isize)));
+                        kt.push(*ty);
+                        continue;
+                    }
+                    _ => {}
+                }
+            }
+        }
+        residual.push(c);
+    }
+    (lk, rk, kt, residual)
+}
+
+/// Pushes WHERE conjuncts down the FROM tree: into scans (with index seeks), into the
+/// sides of inner joins, and turns cross joins with equalities into hash joins.
+pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlError> {
+    if cs.is_empty() {
+        return Ok(plan);
+    }
+    match plan {
+        Plan::Scan(mut s) => {
+            let (pushable, keep): (Vec<BExpr>, Vec<BExpr>) = cs.into_iter().partition(|c| !has_subquery(c));
+            choose_index(&mut s, &pushable, cx);
+            let mut all: Vec<BExpr> = s.filter.take().into_iter().collect();
+            all.extend(pushable);
+            s.filter = and_all(all);
+            let p = Plan::Scan(s);
+            Ok(match and_all(keep) {
+                Some(k) => Plan::Filter { input: Box::new(p), pred: k },
+                None => p,
+            })
+        }
+        Plan::NestedLoop { left, right, kind: kind @ (JoinKind::Cross | JoinKind::Inner), on, cols } => {
+            let lw = left.width();
+            let mut lcs = Vec::new();
+            let mut rcs = Vec::new();
+            let mut both = Vec::new();
+            for c in cs {
+                let mut used = Vec::new();
+                c.columns(&mut used);
+                if has_subquery(&c) {
+                    both.push(c);
+                } else if used.iter().all(|&i| i < lw) {
+                    lcs.push(c);
+                } else if used.iter().all(|&i| i >= lw) {
+                    rcs.push(shift(&c, -(lw as isize)));
+                } else {
+                    both.push(c);
+                }
+            }
+            let left = push_down(*left, lcs, cx)?;
+            let right = push_down(*right, rcs, cx)?;
+            let mut rest: Vec<BExpr> = Vec::new();
+            if let Some(o) = on {
+                conjuncts(o, &mut rest);
+            }
+            let (with_sub, plain): (Vec<BExpr>, Vec<BExpr>) = both.into_iter().partition(has_subquery);
+            rest.extend(plain);
+            let (lk, rk, kt, residual) = split_equi(rest, lw);
+            let joined = if lk.is_empty() {
+                Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on: and_all(residual), cols }
+            } else {
+                Plan::HashJoin {
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    kind: JoinKind::Inner,
+                    left_keys: lk,
+                    right_keys: rk,
+                    key_types: kt,
+                    residual: and_all(residual),
+                    cols,
+                }
+            };
+            Ok(match and_all(with_sub) {
+                Some(p) => Plan::Filter { input: Box::new(joined), pred: p },
+                None => joined,
+            })
+        }
+        Plan::HashJoin { left, right, kind: JoinKind::Inner, left_keys, right_keys, key_types, residual, cols } => {
+            let lw = left.width();
+            let mut lcs = Vec::new();
+            let mut rcs = Vec::new();
+            let mut both = Vec::new();
+            for c in cs {
+                let mut used = Vec::new();
+                c.columns(&mut used);
+                if has_subquery(&c) || used.is_empty() {
+                    both.push(c);
+                } else if used.iter().all(|&i| i < lw) {
+                    lcs.push(c);
+                } else if used.iter().all(|&i| i >= lw) {
+                    rcs.push(shift(&c, -(lw as isize)));
+                } else {
+                    both.push(c);
+                }
+            }
+            let left = push_down(*left, lcs, cx)?;
+            let right = push_down(*right, rcs, cx)?;
+            let j = Plan::HashJoin { left: Box::new(left), right: Box::new(right), kind: JoinKind::Inner, left_keys, right_keys, key_types, residual, cols };
+            Ok(match and_all(both) {
+                Some(p) => Plan::Filter { input: Box::new(j), pred: p },
+                None => j,
+            })
+        }
+        Plan::Filter { input, pred } => {
+            let mut all = Vec::new();
+            conjuncts(pred, &mut all);
+            all.extend(cs);
+            push_down(*input, all, cx)
+        }
+        other => Ok(match and_all(cs) {
+            Some(p) => Plan::Filter { input: Box::new(other), pred: p },
+            None => other,
+        }),
+    }
+}
+
+/// Picks an index seek for a scan from its conjuncts: equality on a prefix of the key,
+/// then a range on the next key column. All conjuncts stay as the residual filter, so a
+/// loose seek range is never wrong.
+fn choose_index(s: &mut ScanNode, cs: &[BExpr], _cx: &mut Cx) {
+    let t = s.table.clone();
+    let mut best: Option<(usize, SeekRange, usize)> = None;
+    for (ix_pos, ix) in t.indexes.iter().enumerate() {
+        if ix.meta.kind == crate::catalog::IndexKind::Heap || ix.filter.is_some() {
+            continue;
+        }
+        let mut range = SeekRange::default();
+        for (k, &col) in ix.key_cols.iter().enumerate() {
+            if ix.desc.get(k).copied().unwrap_or(false) {
+                break;
+            }
+            let col_ty = t.columns[col].ty;
+            let mut found_eq = None;
+            let mut lower = None;
+            let mut upper = None;
+            for c in cs {
+                let BExpr::Cmp(op, a, b, ty) = c else { continue };
+                if *ty != col_ty {
+                    continue;
+                }
+                let (op, other) = match (&**a, &**b) {
+                    (BExpr::Col(i, _), o) if *i == col && !o.uses_row() && !has_subquery(o) => (*op, o),
+                    (o, BExpr::Col(i, _)) if *i == col && !o.uses_row() && !has_subquery(o) => (flip(*op), o),
+                    _ => continue,
+                };
+                match op {
+                    BinaryOp::Eq => found_eq = Some(other.clone()),
+                    BinaryOp::Gt => lower = Some((other.clone(), false)),
+                    BinaryOp::GtEq | BinaryOp::NotLt => lower = Some((other.clone(), true)),
+                    BinaryOp::Lt => upper = Some((other.clone(), false)),
+                    BinaryOp::LtEq | BinaryOp::NotGt => upper = Some((other.clone(), true)),
+                    _ => {}
+                }
+            }
+            if let Some(e) = found_eq {
+                range.eq.push(e);
+                continue;
+            }
+            range.lower = lower;
+            range.upper = upper;
+            break;
+        }
+        let score = range.eq.len() * 4 + usize::from(range.lower.is_some()) + usize::from(range.upper.is_some());
+        if score == 0 {
+            continue;
+        }
+        // Prefer the primary index on ties (no lookup).
+        let score = score * 2 + usize::from(ix_pos == 0);
+        if best.as_ref().is_none_or(|b| score > b.2) {
+            best = Some((ix_pos, range, score));
+        }
+    }
+    if let Some((ix, range, _)) = best {
+        s.index = ix;
+        s.range = Some(range);
+    }
+}
+
+fn flip(op: BinaryOp) -> BinaryOp {
+    match op {
+        BinaryOp::Lt => BinaryOp::Gt,
+        BinaryOp::Gt => BinaryOp::Lt,
+        BinaryOp::LtEq => BinaryOp::GtEq,
+        BinaryOp::GtEq => BinaryOp::LtEq,
+        BinaryOp::NotLt => BinaryOp::NotGt,
+        BinaryOp::NotGt => BinaryOp::NotLt,
+        o => o,
+    }
+}
+
+/// An expression bound in an enclosing scope, seen from `levels` scopes deeper.
+pub fn lift(e: &BExpr, levels: usize) -> BExpr {
+    if levels == 0 {
+        return e.clone();
+    }
+    e.map_leaves(&|x| match x {
+        BExpr::Outer { depth, index, ty } => Some(BExpr::Outer { depth: depth + levels, index: *index, ty: *ty }),
+        BExpr::Col(i, t) => Some(BExpr::Outer { depth: levels, index: *i, ty: *t }),
+        _ => None,
+    })
+}
+

@@ -1,0 +1,645 @@
+//! Catalog views (sys.databases, sys.schemas, sys.objects, sys.tables, sys.views,
+//! sys.procedures, sys.columns, sys.all_columns, sys.indexes, sys.types,
+//! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES and COLUMNS) and
+//! built-in table functions (STRING_SPLIT, GENERATE_SERIES), computed from the catalog
+//! when a query opens them. Column names and types are SQL Server's (a subset of the
+//! columns of the wide views).
+
+use std::sync::Arc;
+
+use types::{Length, SqlType, Value};
+use types::SqlError;
+
+use super::expr::Row;
+use super::plan::{OutCol, Plan, ScanNode};
+use super::query::Binder;
+use super::{errors, Cx};
+use crate::ast::*;
+use crate::catalog::{IndexKind, ObjectBody};
+use crate::host::DbId;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ViewKind {
+    Databases,
+    Schemas,
+    Objects,
+    Tables,
+    Views,
+    Procedures,
+    Columns,
+    Indexes,
+    Types,
+    MasterFiles,
+    DatabaseFiles,
+    IsTables,
+    IsColumns,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub kind: ViewKind,
+    /// The database whose catalog the view reads.
+    pub db: DbId,
+}
+
+fn sysname() -> SqlType {
+    SqlType::NVarChar { len: Length::Bounded(128) }
+}
+
+fn nv(n: u16) -> SqlType {
+    SqlType::NVarChar { len: Length::Bounded(n) }
+}
+
+fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
+    spec.iter().map(|(n, t, null)| OutCol::new(*n, *t, *null)).collect()
+}
+
+fn columns_of(kind: ViewKind) -> Vec<OutCol> {
+    let int = SqlType::Int;
+    let bit = SqlType::Bit;
+    let dt = SqlType::DateTime;
+    let ch2 = SqlType::Char { len: 2 };
+    let ti = SqlType::TinyInt;
+    let si = SqlType::SmallInt;
+    match kind {
+        ViewKind::Databases => cols(&[
+            ("name", sysname(), false),
+            ("database_id", int, false),
+            ("create_date", dt, false),
+            ("compatibility_level", ti, false),
+            ("collation_name", sysname(), true),
+            ("is_read_only", bit, true),
+            ("state", ti, true),
+            ("state_desc", nv(60), true),
+            ("recovery_model", ti, true),
+            ("recovery_model_desc", nv(60), true),
+            ("page_verify_option", ti, true),
+            ("page_verify_option_desc", nv(60), true),
+            ("target_recovery_time_in_seconds", int, true),
+            ("delayed_durability", int, true),
+            ("delayed_durability_desc", nv(60), true),
+        ]),
+        ViewKind::Schemas => cols(&[("name", sysname(), false), ("schema_id", int, false), ("principal_id", int, true)]),
+        ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => cols(&[
+            ("name", sysname(), false),
+            ("object_id", int, false),
+            ("principal_id", int, true),
+            ("schema_id", int, false),
+            ("parent_object_id", int, false),
+            ("type", ch2, true),
+            ("type_desc", nv(60), true),
+            ("create_date", dt, false),
+            ("modify_date", dt, false),
+            ("is_ms_shipped", bit, false),
+        ]),
+        ViewKind::Columns => cols(&[
+            ("object_id", int, false),
+            ("name", sysname(), true),
+            ("column_id", int, false),
+            ("system_type_id", ti, false),
+            ("user_type_id", int, false),
+            ("max_length", si, false),
+            ("precision", ti, false),
+            ("scale", ti, false),
+            ("collation_name", sysname(), true),
+            ("is_nullable", bit, true),
+            ("is_identity", bit, false),
+            ("is_computed", bit, false),
+            ("is_sparse", bit, false),
+        ]),
+        ViewKind::Indexes => cols(&[
+            ("object_id", int, false),
+            ("name", sysname(), true),
+            ("index_id", int, false),
+            ("type", ti, false),
+            ("type_desc", nv(60), true),
+            ("is_unique", bit, true),
+            ("is_primary_key", bit, true),
+            ("is_unique_constraint", bit, true),
+            ("has_filter", bit, true),
+            ("filter_definition", SqlType::NVarChar { len: Length::Max }, true),
+        ]),
+        ViewKind::Types => cols(&[
+            ("name", sysname(), false),
+            ("system_type_id", ti, false),
+            ("user_type_id", int, false),
+            ("schema_id", int, false),
+            ("max_length", si, false),
+            ("precision", ti, false),
+            ("scale", ti, false),
+            ("is_nullable", bit, true),
+            ("is_user_defined", bit, false),
+        ]),
+        ViewKind::MasterFiles | ViewKind::DatabaseFiles => cols(&[
+            ("database_id", int, false),
+            ("file_id", int, false),
+            ("type", ti, false),
+            ("type_desc", nv(60), true),
+            ("name", sysname(), false),
+            ("physical_name", nv(260), false),
+            ("state_desc", nv(60), true),
+            ("size", int, false),
+            ("max_size", int, false),
+            ("growth", int, false),
+            ("is_percent_growth", bit, false),
+        ]),
+        ViewKind::IsTables => cols(&[
+            ("TABLE_CATALOG", sysname(), true),
+            ("TABLE_SCHEMA", sysname(), true),
+            ("TABLE_NAME", sysname(), false),
+            ("TABLE_TYPE", SqlType::VarChar { len: Length::Bounded(10) }, true),
+        ]),
+        ViewKind::IsColumns => cols(&[
+            ("TABLE_CATALOG", sysname(), true),
+            ("TABLE_SCHEMA", sysname(), true),
+            ("TABLE_NAME", sysname(), false),
+            ("COLUMN_NAME", sysname(), true),
+            ("ORDINAL_POSITION", int, true),
+            ("COLUMN_DEFAULT", SqlType::NVarChar { len: Length::Bounded(4000) }, true),
+            ("IS_NULLABLE", SqlType::VarChar { len: Length::Bounded(3) }, true),
+            ("DATA_TYPE", sysname(), true),
+            ("CHARACTER_MAXIMUM_LENGTH", int, true),
+            ("NUMERIC_PRECISION", ti, true),
+            ("NUMERIC_SCALE", int, true),
+            ("DATETIME_PRECISION", si, true),
+        ]),
+    }
+}
+
+fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
+    let n = name.to_ascii_lowercase();
+    if schema.eq_ignore_ascii_case("INFORMATION_SCHEMA") {
+        return match n.as_str() {
+            "tables" => Some(ViewKind::IsTables),
+            "columns" => Some(ViewKind::IsColumns),
+            _ => None,
+        };
+    }
+    if !schema.eq_ignore_ascii_case("sys") {
+        return None;
+    }
+    Some(match n.as_str() {
+        "databases" => ViewKind::Databases,
+        "schemas" => ViewKind::Schemas,
+        "objects" | "all_objects" => ViewKind::Objects,
+        "tables" => ViewKind::Tables,
+        "views" => ViewKind::Views,
+        "procedures" => ViewKind::Procedures,
+        "columns" | "all_columns" => ViewKind::Columns,
+        "indexes" => ViewKind::Indexes,
+        "types" => ViewKind::Types,
+        "master_files" => ViewKind::MasterFiles,
+        "database_files" => ViewKind::DatabaseFiles,
+        _ => return None,
+    })
+}
+
+/// (system_type_id, max_length, precision, scale) as sys.columns reports a type.
+pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
+    match *ty {
+        SqlType::Bit => (104, 1, 1, 0),
+        SqlType::TinyInt => (48, 1, 3, 0),
+        SqlType::SmallInt => (52, 2, 5, 0),
+        SqlType::Int => (56, 4, 10, 0),
+        SqlType::BigInt => (127, 8, 19, 0),
+        SqlType::Decimal { precision, scale } => (106, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale),
+        SqlType::Numeric { precision, scale } => (108, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale),
+        SqlType::Money => (60, 8, 19, 4),
+        SqlType::SmallMoney => (122, 4, 10, 4),
+        SqlType::Real => (59, 4, 24, 0),
+        SqlType::Float => (62, 8, 53, 0),
+        SqlType::Date => (40, 3, 10, 0),
+        SqlType::Time { scale } => (41, 5, 16, scale),
+        SqlType::DateTime => (61, 8, 23, 3),
+        SqlType::SmallDateTime => (58, 4, 16, 0),
+        SqlType::DateTime2 { scale } => (42, 8, 27, scale),
+        SqlType::DateTimeOffset { scale } => (43, 10, 34, scale),
+        SqlType::Char { len } => (175, len as i16, 0, 0),
+        SqlType::VarChar { len } => (167, match len { Length::Max => -1, Length::Bounded(n) => n as i16 }, 0, 0),
+        SqlType::NChar { len } => (239, (len as i16).saturating_mul(2), 0, 0),
+        SqlType::NVarChar { len } => (231, match len { Length::Max => -1, Length::Bounded(n) => (n as i16).saturating_mul(2) }, 0, 0),
+        SqlType::Binary { len } => (173, len as i16, 0, 0),
+        SqlType::VarBinary { len } => (165, match len { Length::Max => -1, Length::Bounded(n) => n as i16 }, 0, 0),
+        SqlType::UniqueIdentifier => (36, 16, 0, 0),
+        SqlType::Xml => (241, -1, 0, 0),
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn b(v: bool) -> Value {
+    Value::Bit(v)
+}
+
+/// The rows of a catalog view.
+pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let db = view.db;
+    let mut out = Vec::new();
+    match view.kind {
+        ViewKind::Databases => {
+            for d in cx.host.databases() {
+                let rm = match d.recovery_model {
+                    "FULL" => 1,
+                    "BULK_LOGGED" => 2,
+                    _ => 3,
+                };
+                let dd = match d.delayed_durability {
+                    "ALLOWED" => 1,
+                    "FORCED" => 2,
+                    _ => 0,
+                };
+                out.push(vec![
+                    s(&d.name),
+                    Value::Int(i32::from(d.id)),
+                    d.create_date.clone(),
+                    Value::TinyInt(160),
+                    s("SQL_Latin1_General_CP1_CI_AS"),
+                    b(d.read_only),
+                    Value::TinyInt(0),
+                    s(d.state),
+                    Value::TinyInt(rm),
+                    s(d.recovery_model),
+                    Value::TinyInt(2),
+                    s(d.page_verify),
+                    Value::Int(d.target_recovery_time_seconds),
+                    Value::Int(dd),
+                    s(d.delayed_durability),
+                ]);
+            }
+        }
+        ViewKind::MasterFiles | ViewKind::DatabaseFiles => {
+            let dbs: Vec<DbId> = if view.kind == ViewKind::MasterFiles { cx.host.databases().iter().map(|d| d.id).collect() } else { vec![db] };
+            for d in dbs {
+                for f in cx.host.database_files(d) {
+                    out.push(vec![
+                        Value::Int(i32::from(f.db)),
+                        Value::Int(f.file_id),
+                        Value::TinyInt(f.type_code),
+                        s(if f.type_code == 1 { "LOG" } else { "ROWS" }),
+                        s(&f.logical_name),
+                        s(&f.physical_name),
+                        s("ONLINE"),
+                        Value::Int(f.size_pages as i32),
+                        Value::Int(f.max_size_pages as i32),
+                        Value::Int(f.growth as i32),
+                        b(f.growth_is_percent),
+                    ]);
+                }
+            }
+            if view.kind == ViewKind::DatabaseFiles {
+                for r in &mut out {
+                    r.remove(0);
+                }
+            }
+        }
+        ViewKind::Types => {
+            for (name, ty) in [
+                ("bigint", SqlType::BigInt),
+                ("binary", SqlType::Binary { len: 8000 }),
+                ("bit", SqlType::Bit),
+                ("char", SqlType::Char { len: 8000 }),
+                ("date", SqlType::Date),
+                ("datetime", SqlType::DateTime),
+                ("datetime2", SqlType::DateTime2 { scale: 7 }),
+                ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
+                ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
+                ("float", SqlType::Float),
+                ("int", SqlType::Int),
+                ("money", SqlType::Money),
+                ("nchar", SqlType::NChar { len: 4000 }),
+                ("numeric", SqlType::Numeric { precision: 38, scale: 38 }),
+                ("nvarchar", SqlType::NVarChar { len: Length::Bounded(4000) }),
+                ("real", SqlType::Real),
+                ("smalldatetime", SqlType::SmallDateTime),
+                ("smallint", SqlType::SmallInt),
+                ("smallmoney", SqlType::SmallMoney),
+                ("time", SqlType::Time { scale: 7 }),
+                ("tinyint", SqlType::TinyInt),
+                ("uniqueidentifier", SqlType::UniqueIdentifier),
+                ("varbinary", SqlType::VarBinary { len: Length::Bounded(8000) }),
+                ("varchar", SqlType::VarChar { len: Length::Bounded(8000) }),
+                ("xml", SqlType::Xml),
+            ] {
+                let (id, len, p, sc) = type_info(&ty);
+                out.push(vec![
+                    s(name),
+                    Value::TinyInt(id),
+                    Value::Int(i32::from(id)),
+                    Value::Int(4),
+                    Value::SmallInt(len),
+                    Value::TinyInt(p),
+                    Value::TinyInt(sc),
+                    b(true),
+                    b(false),
+                ]);
+            }
+        }
+        _ => {
+            let cat = cx.catalog(db)?;
+            let g = cat.inner.read();
+            let db_name = cx.db_name(db).unwrap_or_default();
+            match view.kind {
+                ViewKind::Schemas => {
+                    for sc in g.schemas.values() {
+                        out.push(vec![s(&sc.name), Value::Int(sc.id), Value::Int(sc.principal_id)]);
+                    }
+                }
+                ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => {
+                    for o in g.objects.values() {
+                        if db == super::TEMPDB && o.name.starts_with('#') && !o.name.starts_with("##") && view.kind != ViewKind::Objects && view.kind != ViewKind::Tables {
+                            continue;
+                        }
+                        let keep = match view.kind {
+                            ViewKind::Tables => matches!(o.body, ObjectBody::Table(_)),
+                            ViewKind::Views => matches!(o.body, ObjectBody::View(_)),
+                            ViewKind::Procedures => matches!(o.body, ObjectBody::Procedure(_)),
+                            _ => true,
+                        };
+                        if keep {
+                            out.push(vec![
+                                s(&o.name),
+                                Value::Int(o.id),
+                                Value::Null,
+                                Value::Int(o.schema_id),
+                                Value::Int(0),
+                                s(&format!("{:<2}", o.body.type_code())),
+                                s(o.body.type_desc()),
+                                o.create_date.clone(),
+                                o.modify_date.clone(),
+                                b(false),
+                            ]);
+                        }
+                        if view.kind == ViewKind::Objects {
+                            if let ObjectBody::Table(t) = &o.body {
+                                for (id, name, code, desc) in constraint_rows(t) {
+                                    out.push(vec![
+                                        s(&name),
+                                        Value::Int(id),
+                                        Value::Null,
+                                        Value::Int(o.schema_id),
+                                        Value::Int(o.id),
+                                        s(code),
+                                        s(desc),
+                                        o.create_date.clone(),
+                                        o.modify_date.clone(),
+                                        b(false),
+                                    ]);
+                                }
+                            }
+                        }
+                    }
+                }
+                ViewKind::Columns => {
+                    for o in g.objects.values() {
+                        let ObjectBody::Table(t) = &o.body else { continue };
+                        for c in &t.columns {
+                            let (id, len, p, sc) = type_info(&c.ty);
+                            out.push(vec![
+                                Value::Int(o.id),
+                                s(&c.name),
+                                Value::Int(c.column_id),
+                                Value::TinyInt(id),
+                                Value::Int(i32::from(id)),
+                                Value::SmallInt(len),
+                                Value::TinyInt(p),
+                                Value::TinyInt(sc),
+                                if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
+                                b(c.nullable),
+                                b(c.is_identity),
+                                b(c.computed.is_some()),
+                                b(c.sparse),
+                            ]);
+                        }
+                    }
+                }
+                ViewKind::Indexes => {
+                    for o in g.objects.values() {
+                        let ObjectBody::Table(t) = &o.body else { continue };
+                        for ix in &t.indexes {
+                            let ty = match ix.kind {
+                                IndexKind::Heap => 0,
+                                IndexKind::Clustered => 1,
+                                IndexKind::Nonclustered => 2,
+                            };
+                            out.push(vec![
+                                Value::Int(o.id),
+                                ix.name.as_ref().map(|n| s(n)).unwrap_or(Value::Null),
+                                Value::Int(ix.index_id),
+                                Value::TinyInt(ty),
+                                s(ix.type_desc()),
+                                b(ix.unique),
+                                b(ix.primary_key.is_some()),
+                                b(ix.unique_constraint.is_some()),
+                                b(ix.filter.is_some()),
+                                ix.filter.as_ref().map(|f| s(f)).unwrap_or(Value::Null),
+                            ]);
+                        }
+                    }
+                }
+                ViewKind::IsTables | ViewKind::IsColumns => {
+                    for o in g.objects.values() {
+                        let table_type = match &o.body {
+                            ObjectBody::Table(_) => "BASE TABLE",
+                            ObjectBody::View(_) => "VIEW",
+                            _ => continue,
+                        };
+                        let schema = g.schemas.get(&o.schema_id).map(|x| x.name.clone()).unwrap_or_default();
+                        if view.kind == ViewKind::IsTables {
+                            out.push(vec![s(&db_name), s(&schema), s(&o.name), s(table_type)]);
+                            continue;
+                        }
+                        let ObjectBody::Table(t) = &o.body else { continue };
+                        for c in &t.columns {
+                            let (char_len, num_p, num_s, dt_p) = is_type_facets(&c.ty);
+                            out.push(vec![
+                                s(&db_name),
+                                s(&schema),
+                                s(&o.name),
+                                s(&c.name),
+                                Value::Int(c.column_id),
+                                c.default.as_ref().map(|d| s(&d.definition)).unwrap_or(Value::Null),
+                                s(if c.nullable { "YES" } else { "NO" }),
+                                s(c.ty.name()),
+                                char_len,
+                                num_p,
+                                num_s,
+                                dt_p,
+                            ]);
+                        }
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn is_type_facets(ty: &SqlType) -> (Value, Value, Value, Value) {
+    let int = |n: i64| Value::Int(n as i32);
+    match *ty {
+        SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => (int(i64::from(len)), Value::Null, Value::Null, Value::Null),
+        SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => (
+            match len {
+                Length::Max => int(-1),
+                Length::Bounded(n) => int(i64::from(n)),
+            },
+            Value::Null,
+            Value::Null,
+            Value::Null,
+        ),
+        SqlType::Date => (Value::Null, Value::Null, Value::Null, Value::SmallInt(0)),
+        SqlType::DateTime => (Value::Null, Value::Null, Value::Null, Value::SmallInt(3)),
+        SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => {
+            (Value::Null, Value::Null, Value::Null, Value::SmallInt(i16::from(scale)))
+        }
+        _ => {
+            let (_, _, p, sc) = type_info(ty);
+            if ty.is_numeric() {
+                (Value::Null, Value::TinyInt(p), Value::Int(i32::from(sc)), Value::Null)
+            } else {
+                (Value::Null, Value::Null, Value::Null, Value::Null)
+            }
+        }
+    }
+}
+
+fn constraint_rows(t: &crate::catalog::Table) -> Vec<(i32, String, &'static str, &'static str)> {
+    let mut v = Vec::new();
+    for ix in &t.indexes {
+        if let Some(id) = ix.primary_key {
+            v.push((id, ix.name.clone().unwrap_or_default(), "PK", "PRIMARY_KEY_CONSTRAINT"));
+        }
+        if let Some(id) = ix.unique_constraint {
+            v.push((id, ix.name.clone().unwrap_or_default(), "UQ", "UNIQUE_CONSTRAINT"));
+        }
+    }
+    for c in &t.columns {
+        if let Some(d) = &c.default {
+            v.push((d.object_id, d.name.clone(), "D ", "DEFAULT_CONSTRAINT"));
+        }
+    }
+    for c in &t.checks {
+        v.push((c.object_id, c.name.clone(), "C ", "CHECK_CONSTRAINT"));
+    }
+    for f in &t.foreign_keys {
+        v.push((f.object_id, f.name.clone(), "F ", "FOREIGN_KEY_CONSTRAINT"));
+    }
+    v
+}
+
+/// Built-in table-valued functions; None when `name` is not one.
+pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
+    match name {
+        "string_split" => {
+            if args.len() < 2 {
+                return Err(SqlError::new(174, 15, 1, "The string_split function requires 2 argument(s)."));
+            }
+            let s0 = b.bind_expr(&args[0], &super::query::Scope::default())?;
+            let s1 = b.bind_expr(&args[1], &super::query::Scope::default())?;
+            let v0 = s0.eval(&[], b.cx)?;
+            let v1 = s1.eval(&[], b.cx)?;
+            let text = super::expr::as_text(&v0, &s0.ty());
+            let sep = super::expr::as_text(&v1, &s1.ty()).unwrap_or_default();
+            if sep.chars().count() != 1 {
+                return Err(SqlError::new(214, 16, 1, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'."));
+            }
+            let ty = if s0.ty().is_unicode() { SqlType::NVarChar { len: Length::Bounded(4000) } } else { SqlType::VarChar { len: Length::Bounded(8000) } };
+            let rows: Vec<Row> = match text {
+                Some(t) => t.split(sep.as_str()).map(|p| vec![Value::String(p.to_string())]).collect(),
+                None => Vec::new(),
+            };
+            let cols = vec![OutCol::new("value", ty, false)];
+            Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
+        }
+        "generate_series" => {
+            let mut vals = Vec::new();
+            for a in args {
+                let e = b.bind_expr(a, &super::query::Scope::default())?;
+                let v = e.eval(&[], b.cx)?;
+                vals.push(super::table::int_of(&v).unwrap_or(0) as i64);
+            }
+            let (start, stop, step) = (vals.first().copied().unwrap_or(0), vals.get(1).copied().unwrap_or(0), vals.get(2).copied().unwrap_or(1));
+            if step == 0 {
+                return Err(SqlError::new(4199, 16, 1, "Argument value 0 is invalid for argument 3 of generate_series function."));
+            }
+            let mut rows = Vec::new();
+            let mut x = start;
+            while (step > 0 && x <= stop) || (step < 0 && x >= stop) {
+                rows.push(vec![Value::Int(x as i32)]);
+                x += step;
+                if rows.len() > 100_000_000 {
+                    break;
+                }
+            }
+            let cols = vec![OutCol::new("value", SqlType::Int, false)];
+            Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
+        }
+        _ => Ok(None),
+    }
+}
+
+impl Binder<'_, '_> {
+    /// A named table source: a table, a view, or a catalog view.
+    pub fn table_source(&mut self, name: &ObjectName) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        // Catalog views.
+        if let Some(schema) = name.schema() {
+            if let Some(kind) = view_kind(&schema.value, &name.name().value) {
+                let db = match name.database() {
+                    Some(d) => self.cx.db_id_by_name(&d.value).ok_or_else(|| errors::invalid_object(&d.value))?,
+                    None => self.cx.state.database,
+                };
+                let cols = columns_of(kind);
+                let mut cols = cols;
+                if kind == ViewKind::DatabaseFiles {
+                    cols.remove(0);
+                }
+                return Ok((Plan::Virtual { view: View { kind, db }, cols: cols.clone() }, cols));
+            }
+        }
+        let Some((db, obj)) = self.cx.resolve_object(name)? else {
+            return Err(errors::invalid_object(&display(name)));
+        };
+        match &obj.body {
+            ObjectBody::Table(_) => {
+                let t = self.cx.table_info(db, &obj)?;
+                let with_locator = self.cx.dml_target == Some((db, obj.id));
+                let mut cols = t.out_cols();
+                if with_locator {
+                    cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
+                }
+                Ok((Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator }), cols))
+            }
+            ObjectBody::View(m) => {
+                let def = super::parse_module(&m.definition)?;
+                let StatementKind::CreateView(v) = def.kind else {
+                    return Err(errors::invalid_object(&obj.name));
+                };
+                let saved_outer = std::mem::take(&mut self.outer);
+                let saved_db = self.cx.state.database;
+                self.cx.state.database = db;
+                let r = self.plan_query(&v.query);
+                self.cx.state.database = saved_db;
+                self.outer = saved_outer;
+                let (plan, mut cols) = r?;
+                if !v.columns.is_empty() {
+                    if v.columns.len() != cols.len() {
+                        return Err(SqlError::new(8158, 16, 1, format!("'{}' has more columns than were specified in the column list.", obj.name)));
+                    }
+                    for (c, n) in cols.iter_mut().zip(&v.columns) {
+                        c.name = n.value.clone();
+                    }
+                }
+                let exprs = (0..cols.len()).map(|i| super::expr::BExpr::Col(i, cols[i].ty)).collect();
+                Ok((Plan::Project { input: Box::new(plan), exprs, cols: cols.clone() }, cols))
+            }
+            _ => Err(errors::invalid_object(&display(name))),
+        }
+    }
+}
+
+fn display(name: &ObjectName) -> String {
+    name.parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+}

@@ -1,0 +1,467 @@
+//! Tables as the executor stores them through the host: how rows and keys are laid out
+//! in each index, and row-level insert, update and delete that keep every index of the
+//! table in step and enforce keys.
+//!
+//! Layout (all keys are memcmp-ordered `types::sort_key` bytes; a DESC key column has its
+//! bytes inverted, which reverses order because sort keys are prefix-free):
+//! - the primary index (`indexes[0]`): a heap (index_id 0) is keyed by an 8-byte row id
+//!   (the heap's row locator, standing in for SQL Server's RID); a clustered index by its
+//!   key columns, plus the 8-byte row id when it is not unique (SQL Server's
+//!   uniquifier). Its rows are the table's full rows, all columns in column order
+//!   (non-persisted computed columns stored as NULL and computed on read).
+//! - a nonclustered index: keyed by its key columns, plus the row locator when not unique;
+//!   its rows are `[locator (varbinary), key columns..., included columns...]`, the
+//!   locator being the primary index key of the row (SQL Server's bookmark).
+
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::expr::{is_true, BExpr, Row};
+use super::plan::OutCol;
+use super::Cx;
+use crate::catalog::{self, IndexKind, TableCounters};
+use crate::host::{DbId, HostError, IndexRef, StoredColumn};
+
+#[derive(Debug, Clone)]
+pub struct IndexInfo {
+    pub meta: catalog::Index,
+    pub iref: IndexRef,
+    /// Column positions (0-based) of the key columns.
+    pub key_cols: Vec<usize>,
+    pub desc: Vec<bool>,
+    pub included: Vec<usize>,
+    /// Bound filter predicate over the table row (filtered indexes).
+    pub filter: Option<BExpr>,
+    /// The constraint name when the index backs a PRIMARY KEY / UNIQUE constraint.
+    pub constraint: Option<(String, &'static str)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ForeignKeyInfo {
+    pub name: String,
+    pub columns: Vec<usize>,
+    pub referenced: Arc<TableInfo>,
+    pub referenced_columns: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub struct TableInfo {
+    pub db: DbId,
+    pub db_name: String,
+    pub object_id: i32,
+    pub schema: String,
+    pub name: String,
+    pub columns: Vec<catalog::Column>,
+    pub indexes: Vec<IndexInfo>,
+    /// Bound computed-column expressions (over the table row).
+    pub computed: Vec<Option<BExpr>>,
+    pub checks: Vec<(String, BExpr)>,
+    pub defaults: Vec<Option<BExpr>>,
+    pub foreign_keys: Vec<ForeignKeyInfo>,
+    /// Foreign keys of other tables that reference this one: (constraint, child table,
+    /// child columns, our columns).
+    pub referenced_by: Vec<(String, Arc<TableInfo>, Vec<usize>, Vec<usize>)>,
+    pub identity: Option<catalog::Identity>,
+    pub counters: Arc<TableCounters>,
+    /// A temp table (#t) or table variable: the name users wrote.
+    pub display_name: String,
+}
+
+pub fn stored_columns(columns: &[catalog::Column]) -> Vec<StoredColumn> {
+    columns.iter().map(|c| StoredColumn { ty: c.ty, nullable: c.nullable || c.computed.is_some(), sparse: c.sparse }).collect()
+}
+
+/// The stored row columns of a nonclustered index.
+pub fn nc_stored_columns(columns: &[catalog::Column], key_cols: &[usize], included: &[usize]) -> Vec<StoredColumn> {
+    let mut v = vec![StoredColumn {
+        ty: SqlType::VarBinary { len: types::Length::Bounded(900) },
+        nullable: false,
+        sparse: false,
+    }];
+    for &c in key_cols.iter().chain(included) {
+        v.push(StoredColumn { ty: columns[c].ty, nullable: true, sparse: false });
+    }
+    v
+}
+
+impl TableInfo {
+    pub fn out_cols(&self) -> Vec<OutCol> {
+        self.columns.iter().map(|c| OutCol::new(c.name.clone(), c.ty, c.nullable)).collect()
+    }
+
+    pub fn column_index(&self, name: &str) -> Option<usize> {
+        self.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn primary(&self) -> &IndexInfo {
+        &self.indexes[0]
+    }
+
+    pub fn is_heap(&self) -> bool {
+        self.indexes[0].meta.kind == IndexKind::Heap
+    }
+
+    pub fn qualified_name(&self) -> String {
+        format!("{}.{}", self.schema, self.display_name)
+    }
+
+    /// The full row for an index entry: the stored row itself for the primary index,
+    /// else the primary row its locator points to (None if it vanished meanwhile).
+    pub fn row_from_index(&self, index: usize, stored: Row, cx: &mut Cx) -> Result<Option<Row>, SqlError> {
+        let mut row = if index == 0 {
+            stored
+        } else {
+            let Some(Value::Binary(locator)) = stored.first() else {
+                return Ok(None);
+            };
+            match cx.host.get(&self.indexes[0].iref, locator).map_err(super::host_err)? {
+                Some(r) => r,
+                None => return Ok(None),
+            }
+        };
+        self.fill_computed(&mut row, cx)?;
+        Ok(Some(row))
+    }
+
+    pub fn fill_computed(&self, row: &mut Row, cx: &mut Cx) -> Result<(), SqlError> {
+        for (i, c) in self.computed.iter().enumerate() {
+            if let Some(e) = c {
+                if self.columns[i].computed.as_ref().is_some_and(|c| !c.persisted) {
+                    let v = e.eval(row, cx)?;
+                    let v = crate::scalar::convert::convert(&v, &e.ty(), &self.columns[i].ty, None)?;
+                    if let Some(slot) = row.get_mut(i) {
+                        *slot = v;
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    fn key_of(&self, ix: &IndexInfo, row: &[Value], out: &mut Vec<u8>) -> Result<(), SqlError> {
+        for (k, &c) in ix.key_cols.iter().enumerate() {
+            let start = out.len();
+            types::sort_key(&row[c], &self.columns[c].ty, out)?;
+            if ix.desc.get(k).copied().unwrap_or(false) {
+                for b in &mut out[start..] {
+                    *b = !*b;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The primary index key of a row; `row_id` is used by heaps and non-unique
+    /// clustered indexes.
+    pub fn primary_key(&self, row: &[Value], row_id: u64) -> Result<Vec<u8>, SqlError> {
+        let ix = &self.indexes[0];
+        let mut k = Vec::new();
+        match ix.meta.kind {
+            IndexKind::Heap => k.extend_from_slice(&row_id.to_be_bytes()),
+            _ => {
+                self.key_of(ix, row, &mut k)?;
+                if !ix.meta.unique {
+                    k.extend_from_slice(&row_id.to_be_bytes());
+                }
+            }
+        }
+        Ok(k)
+    }
+
+    fn nc_entry(&self, ix: &IndexInfo, row: &[Value], locator: &[u8]) -> Result<(Vec<u8>, Row), SqlError> {
+        let mut k = Vec::new();
+        self.key_of(ix, row, &mut k)?;
+        if !ix.meta.unique {
+            k.extend_from_slice(locator);
+        }
+        let mut r = Vec::with_capacity(1 + ix.key_cols.len() + ix.included.len());
+        r.push(Value::Binary(locator.to_vec()));
+        for &c in ix.key_cols.iter().chain(&ix.included) {
+            r.push(row[c].clone());
+        }
+        Ok((k, r))
+    }
+
+    fn in_filter(&self, ix: &IndexInfo, row: &[Value], cx: &mut Cx) -> Result<bool, SqlError> {
+        match &ix.filter {
+            Some(f) => Ok(is_true(&f.eval(row, cx)?)),
+            None => Ok(true),
+        }
+    }
+
+    /// Does the primary key need a row id (heap or non-unique clustered index)?
+    pub fn needs_row_id(&self) -> bool {
+        let ix = &self.indexes[0];
+        ix.meta.kind == IndexKind::Heap || !ix.meta.unique
+    }
+
+    pub fn next_row_id(&self, cx: &mut Cx) -> Result<u64, SqlError> {
+        let c = &self.counters;
+        if c.row_id.load(AtomicOrdering::Acquire) == 0 {
+            let _g = c.init.lock();
+            if c.row_id.load(AtomicOrdering::Acquire) == 0 {
+                // Continue after the highest row id stored: scan for the largest one.
+                let mut max = 0u64;
+                let mut out = Vec::new();
+                let ix = &self.indexes[0];
+                let mut last: Option<Vec<u8>> = None;
+                loop {
+                    out.clear();
+                    let lower = match &last {
+                        Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+                        None => std::ops::Bound::Unbounded,
+                    };
+                    let more = cx
+                        .host
+                        .scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 4096, &mut out)
+                        .map_err(super::host_err)?;
+                    for (k, _) in &out {
+                        if k.len() >= 8 {
+                            let mut b = [0u8; 8];
+                            b.copy_from_slice(&k[k.len() - 8..]);
+                            max = max.max(u64::from_be_bytes(b));
+                        }
+                    }
+                    last = out.last().map(|(k, _)| k.clone());
+                    if !more {
+                        break;
+                    }
+                    if ix.meta.kind == IndexKind::Heap {
+                        continue;
+                    }
+                }
+                c.row_id.store(max + 1, AtomicOrdering::Release);
+            }
+        }
+        Ok(c.row_id.fetch_add(1, AtomicOrdering::AcqRel))
+    }
+
+    fn duplicate_error(&self, ix: &IndexInfo, row: &[Value]) -> SqlError {
+        let vals: Vec<String> =
+            ix.key_cols.iter().map(|&c| if row[c].is_null() { "<NULL>".to_string() } else { row[c].to_string() }).collect();
+        let key = vals.join(", ");
+        let object = self.qualified_name();
+        match &ix.constraint {
+            Some((name, kind)) => SqlError::new(
+                2627,
+                14,
+                1,
+                format!(
+                    "Violation of {kind} constraint '{name}'. Cannot insert duplicate key in object '{object}'. The duplicate key value is ({key})."
+                ),
+            ),
+            None => SqlError::new(
+                2601,
+                14,
+                1,
+                format!(
+                    "Cannot insert duplicate key row in object '{object}' with unique index '{}'. The duplicate key value is ({key}).",
+                    ix.meta.name.clone().unwrap_or_default()
+                ),
+            ),
+        }
+    }
+
+    /// Inserts a complete row (defaults, identity and computed values already filled,
+    /// checks already run) into every index.
+    pub fn insert_row(&self, row: &Row, cx: &mut Cx) -> Result<Vec<u8>, SqlError> {
+        let row_id = if self.needs_row_id() { self.next_row_id(cx)? } else { 0 };
+        let pk = self.primary_key(row, row_id)?;
+        let stored = self.stored_row(row);
+        match cx.host.insert(&self.indexes[0].iref, &pk, &stored) {
+            Ok(()) => {}
+            Err(HostError::Duplicate) => return Err(self.duplicate_error(&self.indexes[0], row)),
+            Err(HostError::Sql(e)) => return Err(e),
+        }
+        for ix in &self.indexes[1..] {
+            if !self.in_filter(ix, row, cx)? {
+                continue;
+            }
+            let (k, r) = self.nc_entry(ix, row, &pk)?;
+            match cx.host.insert(&ix.iref, &k, &r) {
+                Ok(()) => {}
+                Err(HostError::Duplicate) => return Err(self.duplicate_error(ix, row)),
+                Err(HostError::Sql(e)) => return Err(e),
+            }
+        }
+        Ok(pk)
+    }
+
+    /// The row as stored: non-persisted computed columns as NULL.
+    fn stored_row<'r>(&self, row: &'r Row) -> std::borrow::Cow<'r, Row> {
+        if self.columns.iter().any(|c| c.computed.as_ref().is_some_and(|c| !c.persisted)) {
+            let mut r = row.clone();
+            for (i, c) in self.columns.iter().enumerate() {
+                if c.computed.as_ref().is_some_and(|c| !c.persisted) {
+                    r[i] = Value::Null;
+                }
+            }
+            std::borrow::Cow::Owned(r)
+        } else {
+            std::borrow::Cow::Borrowed(row)
+        }
+    }
+
+    pub fn delete_row(&self, pk: &[u8], row: &Row, cx: &mut Cx) -> Result<(), SqlError> {
+        for ix in &self.indexes[1..] {
+            if !self.in_filter(ix, row, cx)? {
+                continue;
+            }
+            let (k, _) = self.nc_entry(ix, row, pk)?;
+            cx.host.delete(&ix.iref, &k).map_err(super::host_err)?;
+        }
+        cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)?;
+        Ok(())
+    }
+
+    /// Replaces `old` (stored under `pk`) by `new`; returns the new primary key.
+    pub fn update_row(&self, pk: &[u8], old: &Row, new: &Row, cx: &mut Cx) -> Result<Vec<u8>, SqlError> {
+        let row_id = if self.needs_row_id() && pk.len() >= 8 {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(&pk[pk.len() - 8..]);
+            u64::from_be_bytes(b)
+        } else {
+            0
+        };
+        let new_pk = self.primary_key(new, row_id)?;
+        let stored = self.stored_row(new);
+        if new_pk == pk {
+            cx.host.update(&self.indexes[0].iref, pk, &stored).map_err(super::host_err)?;
+        } else {
+            cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)?;
+            match cx.host.insert(&self.indexes[0].iref, &new_pk, &stored) {
+                Ok(()) => {}
+                Err(HostError::Duplicate) => return Err(self.duplicate_error(&self.indexes[0], new)),
+                Err(HostError::Sql(e)) => return Err(e),
+            }
+        }
+        for ix in &self.indexes[1..] {
+            let was = self.in_filter(ix, old, cx)?;
+            let is = self.in_filter(ix, new, cx)?;
+            let old_entry = if was { Some(self.nc_entry(ix, old, pk)?) } else { None };
+            let new_entry = if is { Some(self.nc_entry(ix, new, &new_pk)?) } else { None };
+            if old_entry == new_entry {
+                continue;
+            }
+            if let Some((k, _)) = &old_entry {
+                cx.host.delete(&ix.iref, k).map_err(super::host_err)?;
+            }
+            if let Some((k, r)) = &new_entry {
+                match cx.host.insert(&ix.iref, k, r) {
+                    Ok(()) => {}
+                    Err(HostError::Duplicate) => return Err(self.duplicate_error(ix, new)),
+                    Err(HostError::Sql(e)) => return Err(e),
+                }
+            }
+        }
+        Ok(new_pk)
+    }
+
+    /// Loads the identity counter on first use: it continues after the highest value
+    /// stored in the column (the counter itself is not persisted; see catalog).
+    fn init_identity(&self, id: &catalog::Identity, cx: &mut Cx) -> Result<(), SqlError> {
+        if self.counters.identity.lock().is_some() {
+            return Ok(());
+        }
+        let col = (id.column_id - 1) as usize;
+        let mut best: Option<i128> = None;
+        let mut out = Vec::new();
+        let mut last: Option<Vec<u8>> = None;
+        loop {
+            out.clear();
+            let lower = match &last {
+                Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+                None => std::ops::Bound::Unbounded,
+            };
+            let more = cx
+                .host
+                .scan(&self.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 4096, &mut out)
+                .map_err(super::host_err)?;
+            for (_, r) in &out {
+                if let Some(v) = r.get(col).and_then(int_of) {
+                    best = Some(match best {
+                        None => v,
+                        Some(b) if id.increment >= 0 => b.max(v),
+                        Some(b) => b.min(v),
+                    });
+                }
+            }
+            last = out.last().map(|(k, _)| k.clone());
+            if !more {
+                break;
+            }
+        }
+        let mut cur = self.counters.identity.lock();
+        if cur.is_none() {
+            *cur = Some(best.or(id.last));
+        }
+        Ok(())
+    }
+
+    /// The next identity value (IDENTITY(seed, increment)).
+    pub fn next_identity(&self, cx: &mut Cx) -> Result<Option<i128>, SqlError> {
+        let Some(id) = &self.identity else {
+            return Ok(None);
+        };
+        self.init_identity(id, cx)?;
+        let mut cur = self.counters.identity.lock();
+        let next = match *cur {
+            Some(Some(last)) => last + id.increment,
+            _ => id.seed,
+        };
+        *cur = Some(Some(next));
+        Ok(Some(next))
+    }
+
+    /// SET IDENTITY_INSERT: an explicit value moves the counter past it.
+    pub fn observe_identity(&self, v: i128, cx: &mut Cx) -> Result<(), SqlError> {
+        let Some(id) = &self.identity else {
+            return Ok(());
+        };
+        self.init_identity(id, cx)?;
+        let mut cur = self.counters.identity.lock();
+        let newer = match *cur {
+            Some(Some(l)) => (id.increment >= 0 && v > l) || (id.increment < 0 && v < l),
+            _ => true,
+        };
+        if newer {
+            *cur = Some(Some(v));
+        }
+        Ok(())
+    }
+}
+
+pub fn int_of(v: &Value) -> Option<i128> {
+    Some(match v {
+        Value::TinyInt(n) => i128::from(*n),
+        Value::SmallInt(n) => i128::from(*n),
+        Value::Int(n) => i128::from(*n),
+        Value::BigInt(n) => i128::from(*n),
+        Value::Decimal { value, scale, .. } => value / types::decimal::pow10(*scale),
+        _ => return None,
+    })
+}
+
+/// An identity value as a value of the column's type.
+pub fn identity_value(v: i128, ty: &SqlType) -> Result<Value, SqlError> {
+    let overflow = || {
+        SqlError::new(
+            8115,
+            16,
+            1,
+            format!("Arithmetic overflow error converting IDENTITY to data type {}.", ty.name()),
+        )
+    };
+    Ok(match ty {
+        SqlType::TinyInt => Value::TinyInt(u8::try_from(v).map_err(|_| overflow())?),
+        SqlType::SmallInt => Value::SmallInt(i16::try_from(v).map_err(|_| overflow())?),
+        SqlType::Int => Value::Int(i32::try_from(v).map_err(|_| overflow())?),
+        SqlType::BigInt => Value::BigInt(i64::try_from(v).map_err(|_| overflow())?),
+        SqlType::Decimal { precision, .. } | SqlType::Numeric { precision, .. } => {
+            Value::decimal(v, *precision, 0).map_err(|_| overflow())?
+        }
+        _ => return Err(overflow()),
+    })
+}
