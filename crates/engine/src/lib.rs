@@ -1,4 +1,40 @@
-//! The instance (issue 4, not built yet): system databases, the catalog, sessions,
-//! DMVs, DBCC, backup/restore and the error log. It implements the `sql` traits on top of
-//! `storage` and `txn`, and maps every layer's error to a `SqlError` at the session
-//! boundary.
+//! The instance: system and user databases, the database directory, sessions and
+//! logins. It implements the `sql` crate's `Host` over `storage` and `txn`, and maps
+//! every layer's error to a `SqlError` at the session boundary. DMVs, DBCC, backup and
+//! restore come later (issues 4+).
+//!
+//! - [`config`]: [`InstanceConfig`], the default data directory, the data-directory lock.
+//! - [`instance`]: [`Instance`] — start (recovery of every database, tempdb recreated),
+//!   shutdown, CREATE / ALTER / DROP DATABASE, logins.
+//! - [`session`]: [`Session`] — a login's batches and RPCs.
+//! - [`host`]: [`EngineHost`] — a session's indexes and transactions.
+//! - [`rows`]: rows of values as FixedVar records, off-row values.
+//! - [`directory`]: the database directory and the system table's layout.
+//! - [`login`]: password hashes (PBKDF2-HMAC-SHA256).
+//! - [`error`]: [`EngineError`] and SQL Server's messages.
+//!
+//! ```no_run
+//! use engine::{Instance, InstanceConfig};
+//! use sql::results::CollectSink;
+//!
+//! let inst = Instance::start(InstanceConfig::in_memory("Str0ng!Passw0rd")).unwrap();
+//! let mut session = inst.open_session("sa", "Str0ng!Passw0rd", None).unwrap();
+//! let mut sink = CollectSink::default();
+//! session.execute_batch("SELECT 1", &mut sink);
+//! inst.shutdown().unwrap();
+//! ```
+
+pub mod config;
+pub mod directory;
+pub mod error;
+pub mod host;
+pub mod instance;
+pub mod login;
+pub mod rows;
+pub mod session;
+
+pub use config::{default_data_dir, InstanceConfig};
+pub use error::EngineError;
+pub use host::EngineHost;
+pub use instance::{Instance, MASTER, MODEL, MSDB, TEMPDB};
+pub use session::Session;

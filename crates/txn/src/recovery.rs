@@ -160,6 +160,20 @@ impl TxnDb {
         log_path: &Path,
         config: LogConfig,
     ) -> Result<(Arc<TxnDb>, RecoveryReport)> {
+        Self::open_named(pool, fs, id, "", log_path, config)
+    }
+
+    /// [`TxnDb::open`] for a database whose name the caller knows (the instance's
+    /// database directory): the error log's "Starting up database" line names it. With an
+    /// empty name the primary data file's stem stands in.
+    pub fn open_named(
+        pool: Arc<BufferPool>,
+        fs: Arc<dyn FileSystem>,
+        id: u16,
+        name: &str,
+        log_path: &Path,
+        config: LogConfig,
+    ) -> Result<(Arc<TxnDb>, RecoveryReport)> {
         let lm = LogManager::open_with(fs.clone(), log_path, id, "", config).map_err(log_err)?;
         let master = lm
             .master_record()
@@ -170,7 +184,7 @@ impl TxnDb {
                 StorageError::corrupt("transaction log", "the master record lists no primary data file")
             })?;
         let db = Database::attach_for_recovery(pool.clone(), &*fs, id, &master.files)?;
-        let r = recover(&db, &lm, &master, &*fs, &primary);
+        let r = recover(&db, &lm, &master, &*fs, &primary, name);
         match r {
             Ok((t, report)) => Ok((t, report)),
             Err(e) => {
@@ -245,10 +259,15 @@ fn recover(
     master: &MasterRecord,
     fs: &dyn FileSystem,
     primary: &Path,
+    name: &str,
 ) -> Result<(Arc<TxnDb>, RecoveryReport)> {
     let mut report = RecoveryReport::default();
     let t0 = Instant::now();
-    let name_guess = primary.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let name_guess = if name.is_empty() {
+        primary.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default()
+    } else {
+        name.to_string()
+    };
     diag::errorlog::log("spid0s", &format!("Starting up database '{name_guess}'."));
 
     // 1. Analysis.

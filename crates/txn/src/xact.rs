@@ -656,7 +656,13 @@ impl Transaction {
             active.remove(&self.state.xact_id);
             lsn
         };
-        if !delayed {
+        // A transaction that logged nothing but its BEGIN_XACT (no page change, row undo
+        // or savepoint: `log_used` counts them all) changed nothing, so there is nothing
+        // to make durable and it does not wait for the flush (SQL Server does not log
+        // read-only transactions at all). The engine begins a transaction for every
+        // autocommit SELECT; without this each would wait for a log flush.
+        let read_only = self.state.log_used.load(Ordering::Relaxed) == 0;
+        if !delayed && !read_only {
             self.db.log.flush_to(lsn).map_err(log_err)?;
         }
         self.finish();

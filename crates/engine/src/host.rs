@@ -1,0 +1,698 @@
+//! `EngineHost`: the `sql::host::Host` of one session, over the instance's databases.
+//!
+//! # Indexes
+//!
+//! Every index is a unique storage B-tree (its allocation unit id is the HoBT id) read
+//! and written through `txn::access::LockedIndex`, which takes the locks the session's
+//! isolation level calls for. Rows are FixedVar records (`rows.rs`); values that do not
+//! fit in the row go off-row into the index's LOB allocation unit, created the first time
+//! one is needed and recorded in the database's system table (`directory.rs`) by a
+//! transaction of its own, so it never disappears under a concurrent writer.
+//!
+//! # Transactions
+//!
+//! A host transaction (`begin` .. `commit` / `rollback`) holds one `txn::Transaction`
+//! per database it touches, begun lazily at the first access. Savepoints are taken in
+//! every one of them (a transaction begun after a savepoint replays it at its start, so
+//! `rollback_to` always finds it). Commit commits them one database after the other, in
+//! database id order: **a transaction spanning databases is not atomic across them**
+//! (SQL Server uses a two-phase commit between databases; a crash in the middle here can
+//! leave one database committed and another not).
+//!
+//! A deadlock victim (1205) is rolled back at once, releasing its locks for the survivor
+//! (as SQL Server does); the executor's later `rollback` finds nothing to do.
+//!
+//! # What waits for commit
+//!
+//! Storage cannot undo freeing pages, so frees wait for the commit that makes them final:
+//! - the off-row values of deleted and updated rows are freed after the commit (a crash
+//!   between the commit and the frees leaks their pages: DBCC will report them);
+//! - `drop_index` frees the tree and its LOB unit after the commit;
+//! - `create_index` builds the tree at once; a rollback (or a rollback to an earlier
+//!   savepoint) frees it again. A crash before the commit leaves the empty allocation
+//!   unit behind, unreferenced.
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sql::ast::{AlterDatabase, CreateDatabase};
+use sql::catalog::SharedCatalog;
+use sql::host::{DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, StoredColumn};
+use storage::btree::{BTree, BTreeOptions};
+use storage::record::LobPointer;
+use txn::access::{AccessError, LockedIndex, LockingOptions, SessionContext};
+use txn::lock::{IsolationLevel, LockTimeout};
+use txn::xact::Transaction;
+use types::{SqlError, Value};
+
+use crate::error::{EngineError, Result};
+use crate::instance::{DbHandle, Instance};
+use crate::rows::RowCodec;
+
+/// The session id of the instance's own work (catalog loading at start).
+pub const SYSTEM_SPID: i32 = 1;
+
+/// Work that waits for the end of a transaction (see the module doc).
+enum Pending {
+    Savepoint(String),
+    /// Free an off-row value after commit.
+    FreeLob(LobPointer),
+    /// Free an index's storage after commit (DROP).
+    DropIndexAtCommit(u64),
+    /// Free an index's storage after rollback (CREATE undone).
+    DropIndexAtRollback(u64),
+}
+
+struct DbTxn {
+    db: Arc<DbHandle>,
+    txn: Transaction,
+    pending: Vec<Pending>,
+}
+
+/// The host of one session. See the module doc.
+pub struct EngineHost {
+    inst: Arc<Instance>,
+    spid: i32,
+    login: String,
+    in_txn: bool,
+    txn_name: String,
+    savepoints: Vec<String>,
+    txns: BTreeMap<DbId, DbTxn>,
+    isolation: Isolation,
+    lock_timeout: LockTimeout,
+    descriptor: u64,
+}
+
+impl EngineHost {
+    pub(crate) fn new(inst: Arc<Instance>, spid: i32, login: &str) -> EngineHost {
+        EngineHost {
+            inst,
+            spid,
+            login: login.to_string(),
+            in_txn: false,
+            txn_name: String::new(),
+            savepoints: Vec::new(),
+            txns: BTreeMap::new(),
+            isolation: Isolation::ReadCommitted,
+            lock_timeout: LockTimeout::Infinite,
+            descriptor: 0,
+        }
+    }
+
+    /// A host for the instance's own work.
+    pub(crate) fn system(inst: Arc<Instance>) -> EngineHost {
+        EngineHost::new(inst, SYSTEM_SPID, "sa")
+    }
+
+    /// The transaction descriptor the client sees in ENVCHANGE (0 outside a
+    /// transaction).
+    pub fn transaction_descriptor(&self) -> u64 {
+        if self.in_txn {
+            self.descriptor
+        } else {
+            0
+        }
+    }
+
+    pub fn instance(&self) -> &Arc<Instance> {
+        &self.inst
+    }
+
+    fn locking_options(&self) -> LockingOptions {
+        let isolation = match self.isolation {
+            Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
+            Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
+            Isolation::RepeatableRead => IsolationLevel::RepeatableRead,
+            Isolation::Serializable => IsolationLevel::Serializable,
+            Isolation::Snapshot => IsolationLevel::Snapshot,
+        };
+        LockingOptions { isolation, lock_timeout: self.lock_timeout, read_committed_snapshot: false }
+    }
+
+    /// The session's transaction in `db`, begun now if this is its first access there.
+    fn txn_for(&mut self, db: DbId) -> Result<&mut DbTxn> {
+        if !self.txns.contains_key(&db) {
+            let h = self.inst.db(db)?;
+            let name = if self.txn_name.is_empty() { "user_transaction" } else { &self.txn_name };
+            let mut txn = h.txn.begin(name, self.spid)?;
+            let mut pending = Vec::new();
+            for sp in &self.savepoints {
+                txn.save(sp)?;
+                pending.push(Pending::Savepoint(sp.clone()));
+            }
+            h.active_txns.fetch_add(1, Ordering::AcqRel);
+            self.txns.insert(db, DbTxn { db: h, txn, pending });
+        }
+        self.txns.get_mut(&db).ok_or_else(|| EngineError::NoSuchDatabase(db.to_string()))
+    }
+
+    /// Runs `f` in the session's transaction in `db`. Without an open host transaction
+    /// (an executor bug) it is an error in debug builds and an autocommit transaction of
+    /// its own in release builds.
+    fn run<R>(
+        &mut self,
+        db: DbId,
+        f: impl FnOnce(&DbHandle, &SessionContext<'_>, &mut Vec<Pending>) -> Result<R>,
+    ) -> HostResult<R> {
+        let auto = !self.in_txn;
+        if auto {
+            // The executor always brackets index work in begin/commit; catch a slip in
+            // debug builds, and keep release builds correct with an autocommit.
+            if cfg!(debug_assertions) {
+                return Err(HostError::Sql(SqlError::new(
+                    8630,
+                    16,
+                    1,
+                    "Internal Query Processor Error: an index operation ran outside a transaction.",
+                )));
+            }
+            self.begin("autocommit")?;
+        }
+        let options = self.locking_options();
+        let r = match self.txn_for(db) {
+            Ok(t) => {
+                let ctx = SessionContext::new(&t.txn, options);
+                f(&t.db, &ctx, &mut t.pending)
+            }
+            Err(e) => Err(e),
+        };
+        if let Err(EngineError::Access(e)) = &r {
+            if e.requires_rollback() {
+                // Deadlock victim: roll back now so the survivor gets our locks.
+                let _ = self.rollback();
+            }
+        }
+        if auto && self.in_txn {
+            if r.is_ok() {
+                self.commit(None)?;
+            } else {
+                let _ = self.rollback();
+            }
+        }
+        r.map_err(HostError::from)
+    }
+
+    fn end_all(&mut self) -> Vec<DbTxn> {
+        self.in_txn = false;
+        self.savepoints.clear();
+        self.descriptor = 0;
+        let txns: Vec<DbTxn> = std::mem::take(&mut self.txns).into_values().collect();
+        for t in &txns {
+            t.db.active_txns.fetch_sub(1, Ordering::AcqRel);
+        }
+        txns
+    }
+}
+
+fn check_writable(db: &DbHandle) -> Result<()> {
+    if db.read_only() {
+        return Err(EngineError::ReadOnly(db.name()));
+    }
+    Ok(())
+}
+
+/// The LOB unit of an index, created (and recorded, committed on its own) if it has
+/// none yet. Serialised per database by the system table's row: a second creator finds
+/// the first one's row.
+fn ensure_lob_unit(db: &DbHandle, hobt: u64) -> Result<u64> {
+    if let Some(u) = db.lob_unit(hobt)? {
+        return Ok(u);
+    }
+    static CREATE: parking_lot::Mutex<()> = parking_lot::Mutex::new(());
+    let _one = CREATE.lock();
+    db.forget_lob_unit_cache(hobt);
+    if let Some(u) = db.lob_unit(hobt)? {
+        return Ok(u);
+    }
+    let tree = db.index(hobt)?;
+    let unit = storage::lob::create_unit(&db.txn.db, tree.tree().object_id(), tree.tree().index_id())?;
+    let t = db.txn.begin("create LOB unit", SYSTEM_SPID)?;
+    {
+        let _scope = t.enter();
+        db.system.insert(&crate::directory::lob_unit_key(hobt), &unit.id.to_le_bytes())?;
+    }
+    t.commit(false)?;
+    db.remember_lob_unit(hobt, Some(unit.id));
+    Ok(unit.id)
+}
+
+/// Frees an index's tree, its LOB unit and the system table row naming it.
+fn drop_index_storage(db: &DbHandle, hobt: u64) {
+    let lob = db.lob_unit(hobt).ok().flatten();
+    db.forget_index(hobt);
+    let r = (|| -> Result<()> {
+        db.txn.db.drop_alloc_unit(hobt)?;
+        if let Some(u) = lob {
+            db.txn.db.drop_alloc_unit(u)?;
+            let t = db.txn.begin("drop LOB unit", SYSTEM_SPID)?;
+            {
+                let _scope = t.enter();
+                db.system.delete(&crate::directory::lob_unit_key(hobt))?;
+            }
+            t.commit(false)?;
+        }
+        Ok(())
+    })();
+    if let Err(e) = r {
+        // The index is gone for the catalog; its pages stay allocated (DBCC reports them).
+        diag::errorlog::log(
+            "spid0s",
+            &format!("Could not free the storage of HoBT {hobt} in database ID {}: {e}", db.id),
+        );
+    }
+}
+
+fn free_lobs(db: &DbHandle, ptrs: &[LobPointer]) {
+    for p in ptrs {
+        if let Err(e) = storage::lob::delete(&db.txn.db, *p) {
+            diag::errorlog::log(
+                "spid0s",
+                &format!("Could not free an off-row value ({} bytes) in database ID {}: {e}", p.total_len, db.id),
+            );
+        }
+    }
+}
+
+fn after_commit(db: &DbHandle, pending: Vec<Pending>) {
+    let mut lobs = Vec::new();
+    for p in pending {
+        match p {
+            Pending::FreeLob(ptr) => lobs.push(ptr),
+            Pending::DropIndexAtCommit(hobt) => drop_index_storage(db, hobt),
+            Pending::Savepoint(_) | Pending::DropIndexAtRollback(_) => {}
+        }
+    }
+    free_lobs(db, &lobs);
+}
+
+fn after_rollback(db: &DbHandle, pending: Vec<Pending>) {
+    for p in pending.into_iter().rev() {
+        if let Pending::DropIndexAtRollback(hobt) = p {
+            drop_index_storage(db, hobt);
+        }
+    }
+}
+
+/// Reads and decodes one row. An off-row value can vanish between reading the row and
+/// reading the value at READ COMMITTED (the row's lock is released after the read and
+/// a committed delete frees the value): the row is read again.
+fn read_row(
+    db: &DbHandle,
+    index: &LockedIndex,
+    ctx: &SessionContext<'_>,
+    codec: &RowCodec,
+    key: &[u8],
+    for_update: bool,
+) -> Result<Option<Vec<Value>>> {
+    let mut attempt = 0;
+    loop {
+        let bytes = if for_update { index.get_for_update(ctx, key)? } else { index.get(ctx, key)? };
+        let Some(bytes) = bytes else { return Ok(None) };
+        match codec.decode(&bytes, &db.txn.db) {
+            Ok(row) => return Ok(Some(row)),
+            Err(e) if attempt >= 2 || !codec.has_lob_columns() => return Err(e),
+            Err(_) => attempt += 1,
+        }
+    }
+}
+
+impl Host for EngineHost {
+    fn scan(
+        &mut self,
+        index: &IndexRef,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        reverse: bool,
+        max: usize,
+        out: &mut Vec<KeyRow>,
+    ) -> HostResult<bool> {
+        self.run(index.db, |db, ctx, _| {
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            let mut raw: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let mut more = false;
+            if !reverse {
+                li.scan(ctx, lower, upper, |k, v| {
+                    if raw.len() == max {
+                        more = true;
+                        return false;
+                    }
+                    raw.push((k.to_vec(), v.to_vec()));
+                    true
+                })?;
+            } else if ctx.isolation() == IsolationLevel::ReadUncommitted {
+                let mut cur = li.tree().range_rev(lower, upper);
+                while let Some((k, v)) = cur.next_entry().map_err(AccessError::from)? {
+                    if raw.len() == max {
+                        more = true;
+                        break;
+                    }
+                    raw.push((k.to_vec(), v.to_vec()));
+                }
+            } else {
+                // LockedIndex scans forward only: find where the last `max` keys of the
+                // range begin, scan from there forward under locks, and reverse.
+                let mut probe: Vec<Vec<u8>> = Vec::new();
+                {
+                    let mut cur = li.tree().range_rev(lower, upper);
+                    while let Some((k, _)) = cur.next_entry().map_err(AccessError::from)? {
+                        probe.push(k.to_vec());
+                        if probe.len() > max {
+                            break;
+                        }
+                    }
+                }
+                if max == 0 {
+                    return Ok(!probe.is_empty());
+                }
+                let start = if probe.len() > max {
+                    more = true;
+                    Bound::Included(probe[max - 1].as_slice())
+                } else {
+                    lower
+                };
+                let mut rows = Vec::new();
+                li.scan(ctx, start, upper, |k, v| {
+                    rows.push((k.to_vec(), v.to_vec()));
+                    true
+                })?;
+                if rows.len() > max {
+                    more = true;
+                    rows.drain(..rows.len() - max);
+                }
+                rows.reverse();
+                raw = rows;
+            }
+            for (k, v) in raw {
+                match codec.decode(&v, &db.txn.db) {
+                    Ok(row) => out.push((k, row)),
+                    Err(e) if !codec.has_lob_columns() => return Err(e),
+                    // See `read_row`: read the row again; gone means deleted meanwhile.
+                    Err(_) => {
+                        if let Some(row) = read_row(db, &li, ctx, &codec, &k, false)? {
+                            out.push((k, row));
+                        }
+                    }
+                }
+            }
+            Ok(more)
+        })
+    }
+
+    fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
+        self.run(index.db, |db, ctx, _| {
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            read_row(db, &li, ctx, &codec, key, false)
+        })
+    }
+
+    fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
+        self.run(index.db, |db, ctx, _| {
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            read_row(db, &li, ctx, &codec, key, true)
+        })
+    }
+
+    fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()> {
+        self.run(index.db, |db, ctx, _| {
+            check_writable(db)?;
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            let mut written = Vec::new();
+            let r = (|| {
+                let rec = codec.encode(row, key.len(), &mut written, |bytes| {
+                    let unit = ensure_lob_unit(db, index.hobt)?;
+                    let _scope = ctx.transaction().enter();
+                    Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
+                })?;
+                li.insert(ctx, key, &rec)?;
+                Ok(())
+            })();
+            if r.is_err() {
+                // Never visible to anyone: freed now (the undo of their writes, should
+                // the transaction roll back, finds them gone and does nothing).
+                free_lobs(db, &written);
+            }
+            r
+        })
+    }
+
+    fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool> {
+        self.run(index.db, |db, ctx, pending| {
+            check_writable(db)?;
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            let old = if codec.has_lob_columns() {
+                match li.get_for_update(ctx, key)? {
+                    Some(old) => Some(old),
+                    None => return Ok(false),
+                }
+            } else {
+                None
+            };
+            let mut written = Vec::new();
+            let r = (|| {
+                let rec = codec.encode(row, key.len(), &mut written, |bytes| {
+                    let unit = ensure_lob_unit(db, index.hobt)?;
+                    let _scope = ctx.transaction().enter();
+                    Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
+                })?;
+                Ok(li.update(ctx, key, &rec)?)
+            })();
+            match r {
+                Ok(true) => {
+                    if let Some(old) = old {
+                        match codec.lob_pointers(&old) {
+                            Ok(ptrs) => pending.extend(ptrs.into_iter().map(Pending::FreeLob)),
+                            Err(e) => diag::errorlog::log(
+                                "spid0s",
+                                &format!("The old version of an updated row could not be read to free its off-row values: {e}"),
+                            ),
+                        }
+                    }
+                    Ok(true)
+                }
+                other => {
+                    free_lobs(db, &written);
+                    other
+                }
+            }
+        })
+    }
+
+    fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool> {
+        self.run(index.db, |db, ctx, pending| {
+            check_writable(db)?;
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            let old = if codec.has_lob_columns() { li.get_for_update(ctx, key)? } else { None };
+            let deleted = li.delete(ctx, key)?;
+            if deleted {
+                if let Some(old) = old {
+                    if let Ok(ptrs) = codec.lob_pointers(&old) {
+                        pending.extend(ptrs.into_iter().map(Pending::FreeLob));
+                    }
+                }
+            }
+            Ok(deleted)
+        })
+    }
+
+    fn create_index(&mut self, db: DbId, object_id: i32, index_id: i32, _columns: &[StoredColumn]) -> HostResult<u64> {
+        self.run(db, |h, ctx, pending| {
+            check_writable(h)?;
+            // Storage numbers a heap's tree like a clustered index: both hold whole rows.
+            let storage_index_id = u16::try_from(index_id.max(1)).map_err(|_| {
+                EngineError::Sql(SqlError::new(1910, 16, 1, format!("Index id {index_id} is out of range.")))
+            })?;
+            let tree = {
+                // In the transaction's scope, so its commit flushes the new tree's log.
+                let _scope = ctx.transaction().enter();
+                BTree::create(&h.txn.db, object_id as u32, storage_index_id, BTreeOptions { unique: true })?
+            };
+            let hobt = tree.alloc_unit_id();
+            h.remember_lob_unit(hobt, None);
+            pending.push(Pending::DropIndexAtRollback(hobt));
+            Ok(hobt)
+        })
+    }
+
+    fn drop_index(&mut self, index: &IndexRef) -> HostResult<()> {
+        self.run(index.db, |db, _, pending| {
+            check_writable(db)?;
+            pending.push(Pending::DropIndexAtCommit(index.hobt));
+            Ok(())
+        })
+    }
+
+    fn begin(&mut self, name: &str) -> HostResult<()> {
+        if self.in_txn {
+            return Ok(());
+        }
+        if !self.inst.is_running() {
+            return Err(EngineError::ShuttingDown.into());
+        }
+        self.in_txn = true;
+        self.txn_name = name.to_string();
+        self.descriptor = self.inst.next_descriptor();
+        Ok(())
+    }
+
+    fn commit(&mut self, delayed: Option<bool>) -> HostResult<()> {
+        if !self.in_txn {
+            return Ok(());
+        }
+        let mut first_err: Option<EngineError> = None;
+        for t in self.end_all() {
+            let DbTxn { db, txn, pending } = t;
+            match txn.commit(delayed.unwrap_or(false)) {
+                Ok(_) => after_commit(&db, pending),
+                Err(e) => {
+                    // A failed commit rolled the transaction back (Transaction's drop).
+                    after_rollback(&db, pending);
+                    first_err.get_or_insert(e.into());
+                }
+            }
+        }
+        first_err.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    fn rollback(&mut self) -> HostResult<()> {
+        let mut first_err: Option<EngineError> = None;
+        for t in self.end_all() {
+            let DbTxn { db, txn, pending } = t;
+            if let Err(e) = txn.rollback() {
+                first_err.get_or_insert(e.into());
+            }
+            after_rollback(&db, pending);
+        }
+        first_err.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    fn save(&mut self, name: &str) -> HostResult<()> {
+        if !self.in_txn {
+            return Err(HostError::Sql(SqlError::new(
+                628,
+                16,
+                0,
+                "Cannot issue SAVE TRANSACTION when there is no active transaction.",
+            )));
+        }
+        for t in self.txns.values_mut() {
+            t.txn.save(name).map_err(EngineError::from)?;
+            t.pending.push(Pending::Savepoint(name.to_string()));
+        }
+        self.savepoints.push(name.to_string());
+        Ok(())
+    }
+
+    fn rollback_to(&mut self, name: &str) -> HostResult<()> {
+        let Some(pos) = self.savepoints.iter().rposition(|s| s.eq_ignore_ascii_case(name)).filter(|_| self.in_txn)
+        else {
+            return Err(HostError::Sql(SqlError::new(
+                6401,
+                16,
+                1,
+                format!("Cannot roll back {name}. No transaction or savepoint of that name was found."),
+            )));
+        };
+        let mut first_err: Option<EngineError> = None;
+        for t in self.txns.values_mut() {
+            if let Err(e) = t.txn.rollback_to(name) {
+                first_err.get_or_insert(e.into());
+            }
+            // Undo the deferred work newer than the savepoint (the marker stays: the
+            // savepoint can be rolled back to again).
+            let mut undone = Vec::new();
+            while let Some(p) = t.pending.pop() {
+                if matches!(&p, Pending::Savepoint(s) if s.eq_ignore_ascii_case(name)) {
+                    t.pending.push(p);
+                    break;
+                }
+                undone.push(p);
+            }
+            undone.reverse();
+            after_rollback(&t.db, undone);
+        }
+        self.savepoints.truncate(pos + 1);
+        first_err.map_or(Ok(()), |e| Err(e.into()))
+    }
+
+    fn in_transaction(&self) -> bool {
+        self.in_txn
+    }
+
+    fn set_isolation(&mut self, level: Isolation) -> HostResult<()> {
+        self.isolation = level;
+        Ok(())
+    }
+
+    fn set_lock_timeout(&mut self, ms: i64) {
+        self.lock_timeout = LockTimeout::from_setting(ms);
+    }
+
+    fn databases(&self) -> Vec<DatabaseInfo> {
+        self.inst.databases()
+    }
+
+    fn database_files(&self, db: DbId) -> Vec<FileInfo> {
+        self.inst.database_files(db)
+    }
+
+    fn create_database(&mut self, stmt: &CreateDatabase) -> HostResult<DbId> {
+        Ok(self.inst.create_database(stmt)?)
+    }
+
+    fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()> {
+        Ok(self.inst.alter_database(db, stmt)?)
+    }
+
+    fn drop_database(&mut self, db: DbId) -> HostResult<()> {
+        let own_txn = self.txns.contains_key(&db);
+        self.inst.drop_database(db, self.spid, own_txn)?;
+        if let Some(DbTxn { db: h, txn, .. }) = self.txns.remove(&db) {
+            // The database is gone with its files: its transaction can only be abandoned.
+            h.active_txns.fetch_sub(1, Ordering::AcqRel);
+            let _ = txn.rollback();
+        }
+        Ok(())
+    }
+
+    fn checkpoint(&mut self, db: DbId, duration_seconds: Option<i32>) -> HostResult<()> {
+        let h = self.inst.db(db)?;
+        let duration = duration_seconds.filter(|s| *s > 0).map(|s| Duration::from_secs(s as u64));
+        h.txn.checkpoint_manual(duration).map_err(EngineError::from)?;
+        Ok(())
+    }
+
+    fn flush_log(&mut self, db: DbId) -> HostResult<()> {
+        let h = self.inst.db(db)?;
+        h.txn.log.flush_to(h.txn.log.end_lsn()).map_err(EngineError::from)?;
+        Ok(())
+    }
+
+    fn catalog(&self, db: DbId) -> HostResult<Arc<SharedCatalog>> {
+        Ok(self.inst.db(db)?.catalog.clone())
+    }
+
+    fn session_id(&self) -> i32 {
+        self.spid
+    }
+
+    fn login_name(&self) -> String {
+        self.login.clone()
+    }
+}
+
+impl Drop for EngineHost {
+    fn drop(&mut self) {
+        if self.in_txn || !self.txns.is_empty() {
+            let _ = self.rollback();
+        }
+    }
+}

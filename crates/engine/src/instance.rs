@@ -1,0 +1,1255 @@
+//! The instance: one data directory, one buffer pool, the system databases and the user
+//! databases of the database directory, sessions and logins.
+//!
+//! # Start
+//!
+//! 1. The data directory is locked (`mesquite.lock`, see [`crate::config`]) and the
+//!    error log installed (`log/ERRORLOG`).
+//! 2. First start (no `mastlog.ldf`): master, tempdb, model and msdb are created with
+//!    SQL Server's file names, their directory rows and the `sa` login are written to
+//!    master's system table in one transaction. Later starts open master (running
+//!    recovery), read the directory and open every database with recovery; tempdb's files
+//!    are deleted and tempdb is created again, empty, as SQL Server does. A system
+//!    database missing from the directory (a crash during the first start) is created.
+//! 3. Each database gets its background checkpoint task (automatic when
+//!    TARGET_RECOVERY_TIME is 0, else indirect) and its catalog is loaded from its
+//!    catalog index.
+//!
+//! # Stop
+//!
+//! [`Instance::shutdown`] checkpoints and closes every database (the next start has
+//! nothing to redo). Dropping the last reference without `shutdown` is, for the files,
+//! a crash: dirty pages are not written and the next start runs recovery.
+//!
+//! # Decisions
+//!
+//! - `FILENAME`s are mapped to a file of the same base name directly under the data
+//!   directory (`C:\Program Files\...\DATA\Sales.mdf` -> `<data>/Sales.mdf`), so scripts
+//!   written for SQL Server run unchanged and every file of the instance is in one place.
+//! - CREATE / ALTER / DROP DATABASE run in their own transactions on master, whatever
+//!   transaction the session has open (SQL Server refuses them inside a user transaction;
+//!   the executor enforces that).
+//! - A CREATE DATABASE cut short by a crash after its files were created and before its
+//!   directory row was committed leaves the files behind (a later CREATE with the same
+//!   file names fails with 5170 until they are deleted).
+//! - Each database has its own lock manager: a deadlock spanning two databases is not
+//!   detected (it ends at the sessions' LOCK_TIMEOUT).
+
+use std::collections::{BTreeMap, HashMap};
+use std::ops::Bound;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicI16, AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Mutex, RwLock};
+use sql::ast::{
+    AlterDatabase, AlterDatabaseAction, CreateDatabase, DatabaseOption, FileSpec as AstFileSpec, MaxSize, Size,
+    SizeUnit,
+};
+use sql::catalog::{catalog_index_columns, Catalog, SharedCatalog};
+use sql::host::{DatabaseInfo, DbId, FileInfo, Host, IndexRef};
+use storage::btree::{BTree, BTreeOptions};
+use storage::file::{FileGrowth, FileSpec};
+use storage::io::{FileSystem, MemFs, OsFs};
+use storage::BufferPool;
+use txn::access::LockedIndex;
+use txn::recovery::LogSpec;
+use txn::xact::{DelayedDurability, TxnDb};
+use txn::LogConfig;
+
+use crate::config::{DataDirLock, InstanceConfig, DEFAULT_MEMORY_LIMIT};
+use crate::directory::{
+    self, DbRecord, FileRecord, PageVerify, RecoveryModel, CATALOG_OBJECT_ID, KEY_DATABASE, SYSTEM_TABLE_OBJECT_ID,
+};
+use crate::error::{EngineError, Result};
+use crate::host::EngineHost;
+use crate::login::{self, LoginRecord};
+use crate::rows::RowCodec;
+
+pub const MASTER: DbId = 1;
+pub const TEMPDB: DbId = 2;
+pub const MODEL: DbId = 3;
+pub const MSDB: DbId = 4;
+/// The first session id handed to a user session, as in SQL Server.
+pub const FIRST_USER_SPID: i32 = 51;
+
+const RUNNING: u8 = 0;
+const STOPPED: u8 = 1;
+
+/// Pages per MB.
+const MB: u32 = 128;
+
+/// One open database.
+pub(crate) struct DbHandle {
+    pub id: DbId,
+    pub txn: Arc<TxnDb>,
+    pub record: RwLock<DbRecord>,
+    pub catalog: Arc<SharedCatalog>,
+    pub catalog_hobt: u64,
+    /// The system table (see `directory.rs`), accessed without row locks: only DDL
+    /// writes it, one key per index or database.
+    pub system: BTree,
+    trees: Mutex<HashMap<u64, LockedIndex>>,
+    lob_units: Mutex<HashMap<u64, Option<u64>>>,
+    codecs: Mutex<HashMap<u64, Arc<RowCodec>>>,
+    /// Host transactions that have begun a transaction here (DROP DATABASE's "in use").
+    pub active_txns: AtomicUsize,
+}
+
+impl DbHandle {
+    pub fn name(&self) -> String {
+        self.record.read().name.clone()
+    }
+
+    pub fn read_only(&self) -> bool {
+        self.record.read().read_only
+    }
+
+    /// The locked access handle of a HoBT (cached; handles are cheap clones).
+    pub fn index(&self, hobt: u64) -> Result<LockedIndex> {
+        if let Some(i) = self.trees.lock().get(&hobt) {
+            return Ok(i.clone());
+        }
+        let tree = BTree::open(&self.txn.db, hobt, BTreeOptions { unique: true })?;
+        let li = LockedIndex::new(&self.txn, tree)?;
+        self.trees.lock().insert(hobt, li.clone());
+        Ok(li)
+    }
+
+    /// The row codec for an index's stored columns (cached per HoBT while its columns
+    /// stay the same).
+    pub fn codec(&self, index: &IndexRef) -> Result<Arc<RowCodec>> {
+        let mut c = self.codecs.lock();
+        if let Some(codec) = c.get(&index.hobt) {
+            if Arc::ptr_eq(&codec.columns, &index.columns) || *codec.columns == *index.columns {
+                return Ok(codec.clone());
+            }
+        }
+        let codec = Arc::new(RowCodec::new(index.columns.clone())?);
+        c.insert(index.hobt, codec.clone());
+        Ok(codec)
+    }
+
+    /// The LOB allocation unit of an index (None: the index has no variable-length
+    /// column, so nothing of it is ever stored off-row).
+    pub fn lob_unit(&self, hobt: u64) -> Result<Option<u64>> {
+        if let Some(u) = self.lob_units.lock().get(&hobt) {
+            return Ok(*u);
+        }
+        let u = self
+            .system
+            .get(&directory::lob_unit_key(hobt))?
+            .and_then(|v| v.get(..8).and_then(|b| b.try_into().ok()).map(u64::from_le_bytes));
+        self.lob_units.lock().insert(hobt, u);
+        Ok(u)
+    }
+
+    pub fn forget_lob_unit_cache(&self, hobt: u64) {
+        self.lob_units.lock().remove(&hobt);
+    }
+
+    pub fn remember_lob_unit(&self, hobt: u64, unit: Option<u64>) {
+        self.lob_units.lock().insert(hobt, unit);
+    }
+
+    /// Forgets the cached handles of a dropped index.
+    pub fn forget_index(&self, hobt: u64) {
+        self.trees.lock().remove(&hobt);
+        self.codecs.lock().remove(&hobt);
+        self.lob_units.lock().remove(&hobt);
+    }
+
+    pub fn catalog_index(&self) -> IndexRef {
+        IndexRef {
+            db: self.id,
+            hobt: self.catalog_hobt,
+            object_id: CATALOG_OBJECT_ID as i32,
+            index_id: 1,
+            columns: catalog_index_columns().into(),
+        }
+    }
+
+    pub fn info(&self) -> DatabaseInfo {
+        let r = self.record.read();
+        DatabaseInfo {
+            id: self.id,
+            name: r.name.clone(),
+            state: "ONLINE",
+            recovery_model: r.recovery.desc(),
+            delayed_durability: r.delayed.desc(),
+            target_recovery_time_seconds: r.target_recovery_time,
+            read_only: r.read_only,
+            page_verify: r.page_verify.desc(),
+            create_date: r.create_date(),
+            catalog_index: self.catalog_index(),
+        }
+    }
+}
+
+/// What the instance knows about each session (for DROP DATABASE's "in use" and, later,
+/// sys.dm_exec_sessions).
+pub(crate) struct SessionSlot {
+    pub database: AtomicI16,
+    pub login: String,
+}
+
+/// A running instance. See the module doc.
+pub struct Instance {
+    data_dir: PathBuf,
+    fs: Arc<dyn FileSystem>,
+    pool: Arc<BufferPool>,
+    log_config: LogConfig,
+    dbs: RwLock<BTreeMap<DbId, Arc<DbHandle>>>,
+    /// Databases of the directory that could not be opened at start: their ids, names
+    /// and files stay reserved.
+    offline: RwLock<BTreeMap<DbId, DbRecord>>,
+    /// Serialises CREATE / ALTER / DROP DATABASE and directory writes.
+    ddl: Mutex<()>,
+    sessions: Mutex<BTreeMap<i32, Arc<SessionSlot>>>,
+    first_sa_password: Option<String>,
+    /// Upper-cased login -> fingerprint of the last password verified (see `login.rs`).
+    verified: Mutex<HashMap<String, [u8; 32]>>,
+    lock: Mutex<Option<DataDirLock>>,
+    error_log_installed: bool,
+    state: AtomicU8,
+    next_descriptor: AtomicU64,
+    killed: AtomicBool,
+}
+
+impl std::fmt::Debug for Instance {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Instance").field("data_dir", &self.data_dir).finish()
+    }
+}
+
+fn now_datetime() -> (i32, u32) {
+    let d = SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default();
+    // 1970-01-01 is day 25,567 after 1900-01-01.
+    let days = (d.as_secs() / 86_400) as i32 + 25_567;
+    let ms_of_day = (d.as_millis() % 86_400_000) as u64;
+    (days, (ms_of_day * 300 / 1000) as u32)
+}
+
+fn file_record(
+    file_id: u16,
+    type_code: u8,
+    logical: &str,
+    path: &str,
+    size_pages: u32,
+    growth: i64,
+    pct: bool,
+) -> FileRecord {
+    FileRecord {
+        file_id,
+        type_code,
+        logical_name: logical.to_string(),
+        path: path.to_string(),
+        size_pages,
+        max_size_pages: -1,
+        growth,
+        growth_is_percent: pct,
+    }
+}
+
+/// The directory rows of the system databases on a new instance (SQL Server's names).
+fn system_record(id: DbId) -> DbRecord {
+    let (create_days, create_ticks) = now_datetime();
+    let (name, data, data_file, log, log_file, recovery) = match id {
+        MASTER => ("master", "master", "master.mdf", "mastlog", "mastlog.ldf", RecoveryModel::Simple),
+        TEMPDB => ("tempdb", "tempdev", "tempdb.mdf", "templog", "templog.ldf", RecoveryModel::Simple),
+        MODEL => ("model", "modeldev", "model.mdf", "modellog", "modellog.ldf", RecoveryModel::Full),
+        _ => ("msdb", "MSDBData", "MSDBData.mdf", "MSDBLog", "MSDBLog.ldf", RecoveryModel::Simple),
+    };
+    DbRecord {
+        id,
+        name: name.to_string(),
+        create_days,
+        create_ticks,
+        recovery,
+        delayed: DelayedDurability::Disabled,
+        target_recovery_time: 60,
+        read_only: false,
+        page_verify: PageVerify::Checksum,
+        files: vec![
+            // Small files growing by 10%, as SQL Server's system databases.
+            file_record(1, 0, data, data_file, 4 * MB, 10, true),
+            file_record(2, 1, log, log_file, MB, 10, true),
+        ],
+    }
+}
+
+fn growth_of(f: &FileRecord) -> FileGrowth {
+    match (f.growth, f.growth_is_percent) {
+        (0, _) => FileGrowth::None,
+        (g, true) => FileGrowth::Percent(g.clamp(1, u32::MAX as i64) as u32),
+        (g, false) => FileGrowth::Pages(g.clamp(1, u32::MAX as i64) as u32),
+    }
+}
+
+impl Instance {
+    /// Starts an instance (see the module doc). Fails with a clear message when another
+    /// instance holds the data directory.
+    pub fn start(config: InstanceConfig) -> std::result::Result<Arc<Instance>, types::SqlError> {
+        Self::start_inner(config).map_err(|e| e.to_sql_error())
+    }
+
+    fn start_inner(config: InstanceConfig) -> Result<Arc<Instance>> {
+        let started = Instant::now();
+        let (fs, on_os): (Arc<dyn FileSystem>, bool) = match (&config.filesystem, config.in_memory) {
+            (Some(fs), _) => (fs.clone(), false),
+            (None, true) => (Arc::new(MemFs::new()), false),
+            (None, false) => (Arc::new(OsFs), true),
+        };
+        let lock = if on_os { Some(DataDirLock::acquire(&config.data_dir)?) } else { None };
+        let mut error_log_installed = false;
+        if on_os && config.error_log_file {
+            match diag::errorlog::install(&config.data_dir.join("log"), diag::errorlog::DEFAULT_ARCHIVES) {
+                Ok(()) => error_log_installed = true,
+                // The error log must never keep the instance from starting.
+                Err(e) => eprintln!("cannot write the error log under {}: {e}", config.data_dir.display()),
+            }
+        }
+        diag::errorlog::log("Server", &format!("Mesquite {} starting.", env!("CARGO_PKG_VERSION")));
+        diag::errorlog::log("Server", &format!("Data directory: {}.", config.data_dir.display()));
+        let memory = config.memory_limit_bytes.unwrap_or(DEFAULT_MEMORY_LIMIT);
+        let pool = BufferPool::with_memory_limit(memory);
+        pool.start_lazy_writer();
+        let first_start = !fs.exists(&config.data_dir.join("mastlog.ldf"));
+        if first_start && fs.exists(&config.data_dir.join("master.mdf")) {
+            return Err(EngineError::DataDirectory(format!(
+                "{} holds a master.mdf without its log mastlog.ldf: the directory was made by an older Mesquite or is damaged; move it away or choose another data directory",
+                config.data_dir.display()
+            )));
+        }
+        let sa_password =
+            config.sa_password.clone().or_else(|| std::env::var("MESQUITE_SA_PASSWORD").ok().filter(|p| !p.is_empty()));
+        let mut inst = Instance {
+            data_dir: config.data_dir.clone(),
+            fs,
+            pool,
+            log_config: LogConfig::default(),
+            dbs: RwLock::new(BTreeMap::new()),
+            offline: RwLock::new(BTreeMap::new()),
+            ddl: Mutex::new(()),
+            sessions: Mutex::new(BTreeMap::new()),
+            first_sa_password: None,
+            verified: Mutex::new(HashMap::new()),
+            lock: Mutex::new(lock),
+            error_log_installed,
+            state: AtomicU8::new(RUNNING),
+            next_descriptor: AtomicU64::new(1),
+            killed: AtomicBool::new(false),
+        };
+        // Open or create master, then read the directory.
+        let master = if first_start {
+            inst.create_files(&system_record(MASTER))?
+        } else {
+            inst.open_files(&system_record(MASTER))?
+        };
+        let mut records = read_directory(&master)?;
+        let had_master_row = records.contains_key(&MASTER);
+        let master_record = records.remove(&MASTER).unwrap_or_else(|| system_record(MASTER));
+        *master.record.write() = master_record.clone();
+        apply_options(&master);
+        inst.dbs.write().insert(MASTER, master.clone());
+        let mut new_rows: Vec<DbRecord> = Vec::new();
+        if !had_master_row {
+            new_rows.push(master_record);
+        }
+        for id in [TEMPDB, MODEL, MSDB] {
+            match records.remove(&id) {
+                Some(mut r) if id == TEMPDB => {
+                    // tempdb is new at every start (sys.databases shows the start time).
+                    (r.create_days, r.create_ticks) = now_datetime();
+                    diag::errorlog::log("spid0s", "Clearing tempdb database.");
+                    inst.remove_files(&r);
+                    let h = inst.create_files(&r)?;
+                    diag::errorlog::log("spid0s", "Starting up database 'tempdb'.");
+                    inst.dbs.write().insert(id, h);
+                }
+                Some(r) => {
+                    let h = inst.open_files(&r)?;
+                    inst.dbs.write().insert(id, h);
+                }
+                None => {
+                    let r = system_record(id);
+                    inst.remove_files(&r);
+                    let h = inst.create_files(&r)?;
+                    inst.dbs.write().insert(id, h);
+                    new_rows.push(r);
+                }
+            }
+        }
+        for (id, r) in records {
+            match inst.open_files(&r) {
+                Ok(h) => {
+                    inst.dbs.write().insert(id, h);
+                }
+                Err(e) => {
+                    // One damaged user database must not keep the instance down (SQL
+                    // Server marks it SUSPECT / RECOVERY_PENDING and goes on).
+                    diag::errorlog::log(
+                        "spid0s",
+                        &format!("Database '{}' (database ID {id}) cannot be opened and is left offline: {e}", r.name),
+                    );
+                    inst.offline.write().insert(id, r);
+                }
+            }
+        }
+        // The sa login: created on the first start (or if missing).
+        let sa_row = master.system.get(&directory::login_key("sa"))?;
+        let mut sa_record = None;
+        if sa_row.is_none() {
+            let (password, generated) = match sa_password {
+                Some(p) => (p, false),
+                None => (login::generate_password().map_err(|e| io_error("generating the sa password", e))?, true),
+            };
+            sa_record = Some(LoginRecord::new("sa", &password).map_err(|e| io_error("reading the random source", e))?);
+            if generated {
+                inst.first_sa_password = Some(password);
+            }
+        }
+        let inst = Arc::new(inst);
+        if !new_rows.is_empty() || sa_record.is_some() {
+            inst.master_write(|system| {
+                for r in &new_rows {
+                    upsert(system, &DbRecord::key(r.id), &r.encode())?;
+                }
+                if let Some(l) = &sa_record {
+                    upsert(system, &directory::login_key(&l.name), &l.encode())?;
+                }
+                Ok(())
+            })?;
+        }
+        // Catalogs, then the background checkpoint tasks.
+        for db in inst.dbs.read().values().cloned().collect::<Vec<_>>() {
+            inst.load_catalog(&db)?;
+            db.txn.start_background_checkpoints();
+        }
+        diag::errorlog::log(
+            "Server",
+            &format!(
+                "Mesquite is ready: {} databases online in {} ms.",
+                inst.dbs.read().len(),
+                started.elapsed().as_millis()
+            ),
+        );
+        Ok(inst)
+    }
+
+    /// The `sa` password generated at this instance's first start (no password was
+    /// configured): shown once by the CLI and never stored in plain text.
+    pub fn first_start_sa_password(&self) -> Option<&str> {
+        self.first_sa_password.as_deref()
+    }
+
+    pub fn data_dir(&self) -> &Path {
+        &self.data_dir
+    }
+
+    /// The buffer pool (sys.dm_os_buffer_descriptors, benchmarks).
+    pub fn buffer_pool(&self) -> &Arc<BufferPool> {
+        &self.pool
+    }
+
+    /// The transaction layer's database (checkpoint statistics, tests, DMVs).
+    pub fn txn_database(&self, id: DbId) -> Option<Arc<TxnDb>> {
+        self.dbs.read().get(&id).map(|d| d.txn.clone())
+    }
+
+    /// DB_ID(name).
+    pub fn database_id(&self, name: &str) -> Option<DbId> {
+        self.dbs.read().values().find(|d| d.name().eq_ignore_ascii_case(name)).map(|d| d.id)
+    }
+
+    pub fn databases(&self) -> Vec<DatabaseInfo> {
+        self.dbs.read().values().map(|d| d.info()).collect()
+    }
+
+    pub(crate) fn is_running(&self) -> bool {
+        self.state.load(Ordering::Acquire) == RUNNING
+    }
+
+    pub(crate) fn db(&self, id: DbId) -> Result<Arc<DbHandle>> {
+        if !self.is_running() {
+            return Err(EngineError::ShuttingDown);
+        }
+        self.dbs.read().get(&id).cloned().ok_or_else(|| EngineError::NoSuchDatabase(id.to_string()))
+    }
+
+    pub(crate) fn next_descriptor(&self) -> u64 {
+        self.next_descriptor.fetch_add(1, Ordering::Relaxed)
+    }
+
+    // ---- files -----------------------------------------------------------------------
+
+    fn path_of(&self, rel: &str) -> PathBuf {
+        self.data_dir.join(rel)
+    }
+
+    fn remove_files(&self, r: &DbRecord) {
+        for f in &r.files {
+            let p = self.path_of(&f.path);
+            if self.fs.exists(&p) {
+                let _ = self.fs.remove(&p);
+            }
+        }
+    }
+
+    /// Creates a database's files, its system table and catalog index, and takes a
+    /// checkpoint so it stands on its own.
+    fn create_files(&self, r: &DbRecord) -> Result<Arc<DbHandle>> {
+        let id = u16::try_from(r.id).map_err(|_| EngineError::NotSupported(format!("database id {}", r.id)))?;
+        let mut specs = Vec::new();
+        for f in r.data_files() {
+            specs.push(FileSpec {
+                file_id: f.file_id,
+                name: f.logical_name.clone(),
+                path: self.path_of(&f.path),
+                size_pages: f.size_pages,
+                growth: growth_of(f),
+                max_pages: (f.max_size_pages >= 0).then(|| f.max_size_pages.min(u32::MAX as i64) as u32),
+            });
+        }
+        let log = r.log_file().ok_or_else(|| EngineError::CorruptSystemTable {
+            db: MASTER,
+            detail: format!("database '{}' has no log file", r.name),
+        })?;
+        let log_spec = LogSpec {
+            path: self.path_of(&log.path),
+            // At least 1 MB: room for a few VLFs.
+            size_bytes: u64::from(log.size_pages.max(MB)) * 8192,
+            growth: growth_of(log),
+            max_bytes: (log.max_size_pages >= 0).then(|| (log.max_size_pages as u64).max(u64::from(MB)) * 8192),
+        };
+        let t =
+            TxnDb::create(self.pool.clone(), self.fs.clone(), id, &r.name, specs, log_spec, self.log_config.clone())?;
+        let made = (|| -> Result<Arc<DbHandle>> {
+            let system = BTree::create(&t.db, SYSTEM_TABLE_OBJECT_ID, 1, BTreeOptions { unique: true })?;
+            let catalog = BTree::create(&t.db, CATALOG_OBJECT_ID, 1, BTreeOptions { unique: true })?;
+            t.checkpoint(txn::checkpoint::CheckpointKind::Internal)?;
+            let h = Arc::new(DbHandle {
+                id: r.id,
+                txn: t.clone(),
+                record: RwLock::new(r.clone()),
+                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
+                catalog_hobt: catalog.alloc_unit_id(),
+                system,
+                trees: Mutex::new(HashMap::new()),
+                lob_units: Mutex::new(HashMap::new()),
+                codecs: Mutex::new(HashMap::new()),
+                active_txns: AtomicUsize::new(0),
+            });
+            apply_options(&h);
+            Ok(h)
+        })();
+        if made.is_err() {
+            let _ = t.close();
+            self.remove_files(r);
+        }
+        made
+    }
+
+    /// Opens a database with recovery and finds its system table and catalog index.
+    fn open_files(&self, r: &DbRecord) -> Result<Arc<DbHandle>> {
+        let id = u16::try_from(r.id).map_err(|_| EngineError::NotSupported(format!("database id {}", r.id)))?;
+        let log = r.log_file().ok_or_else(|| EngineError::CorruptSystemTable {
+            db: MASTER,
+            detail: format!("database '{}' has no log file", r.name),
+        })?;
+        // Recovery writes "Starting up database" and its own progress lines.
+        let (t, _report) = TxnDb::open_named(
+            self.pool.clone(),
+            self.fs.clone(),
+            id,
+            &r.name,
+            &self.path_of(&log.path),
+            self.log_config.clone(),
+        )?;
+        let find = |object_id: u32| {
+            t.db.alloc_units()
+                .into_iter()
+                .find(|u| u.kind == storage::AllocUnitKind::InRowData && u.object_id == object_id && u.index_id == 1)
+                .map(|u| u.id)
+                .ok_or_else(|| EngineError::CorruptSystemTable {
+                    db: r.id,
+                    detail: format!("allocation unit of system object {object_id} is missing"),
+                })
+        };
+        let made = (|| -> Result<Arc<DbHandle>> {
+            let system = BTree::open(&t.db, find(SYSTEM_TABLE_OBJECT_ID)?, BTreeOptions { unique: true })?;
+            let catalog_hobt = find(CATALOG_OBJECT_ID)?;
+            let h = Arc::new(DbHandle {
+                id: r.id,
+                txn: t.clone(),
+                record: RwLock::new(r.clone()),
+                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
+                catalog_hobt,
+                system,
+                trees: Mutex::new(HashMap::new()),
+                lob_units: Mutex::new(HashMap::new()),
+                codecs: Mutex::new(HashMap::new()),
+                active_txns: AtomicUsize::new(0),
+            });
+            apply_options(&h);
+            Ok(h)
+        })();
+        if made.is_err() {
+            let _ = t.close();
+        }
+        made
+    }
+
+    /// Loads a database's catalog from its catalog index into its shared catalog.
+    fn load_catalog(self: &Arc<Self>, db: &Arc<DbHandle>) -> Result<()> {
+        let mut host = EngineHost::system(self.clone());
+        host.begin("load catalog").map_err(host_err)?;
+        let r = Catalog::load(&mut host, &db.catalog_index());
+        let _ = host.commit(None);
+        *db.catalog.inner.write() = r?;
+        Ok(())
+    }
+
+    /// Runs `f` on master's system table in a transaction of its own and commits it.
+    pub(crate) fn master_write(&self, f: impl FnOnce(&BTree) -> storage::Result<()>) -> Result<()> {
+        let master = self.dbs.read().get(&MASTER).cloned().ok_or(EngineError::ShuttingDown)?;
+        let t = master.txn.begin("sysdbreg", 0)?;
+        {
+            let _scope = t.enter();
+            f(&master.system)?;
+        }
+        t.commit(false)?;
+        Ok(())
+    }
+
+    // ---- sessions and logins -------------------------------------------------------
+
+    pub(crate) fn register_session(&self, login: &str, database: DbId) -> (i32, Arc<SessionSlot>) {
+        let mut s = self.sessions.lock();
+        // SQL Server reuses the lowest free session id.
+        let mut spid = FIRST_USER_SPID;
+        for k in s.keys() {
+            if *k == spid {
+                spid += 1;
+            } else if *k > spid {
+                break;
+            }
+        }
+        let slot = Arc::new(SessionSlot { database: AtomicI16::new(database), login: login.to_string() });
+        s.insert(spid, slot.clone());
+        (spid, slot)
+    }
+
+    pub(crate) fn unregister_session(&self, spid: i32) {
+        self.sessions.lock().remove(&spid);
+    }
+
+    /// Number of user sessions.
+    pub fn session_count(&self) -> usize {
+        self.sessions.lock().len()
+    }
+
+    /// Checks a SQL login's password (18456 and an error log line without the password
+    /// when it does not match).
+    pub(crate) fn authenticate(&self, login: &str, password: &str) -> Result<String> {
+        if !self.is_running() {
+            return Err(EngineError::ShuttingDown);
+        }
+        let key = login.to_uppercase();
+        let master = self.db(MASTER)?;
+        let row = master.system.get(&directory::login_key(login))?;
+        let fail = |reason: &str| {
+            diag::errorlog::log(
+                "Logon",
+                &format!("Login failed for user '{login}'. Reason: {reason} [CLIENT: <local machine>]"),
+            );
+            EngineError::LoginFailed(login.to_string())
+        };
+        let Some(row) = row else {
+            return Err(fail("Could not find a login matching the name provided."));
+        };
+        let rec = LoginRecord::decode(&row).ok_or_else(|| EngineError::CorruptSystemTable {
+            db: MASTER,
+            detail: format!("the login row of '{login}' does not decode"),
+        })?;
+        let fp = rec.fingerprint(password);
+        if self.verified.lock().get(&key) == Some(&fp) {
+            return Ok(rec.name);
+        }
+        if !rec.verify(password) {
+            return Err(fail("Password did not match that for the login provided."));
+        }
+        self.verified.lock().insert(key, fp);
+        Ok(rec.name)
+    }
+
+    /// Changes a login's password (ALTER LOGIN ... WITH PASSWORD; also for tests).
+    pub fn set_login_password(&self, login: &str, password: &str) -> std::result::Result<(), types::SqlError> {
+        let _ddl = self.ddl.lock();
+        let rec = LoginRecord::new(login, password).map_err(|e| io_error("reading the random source", e))?;
+        self.master_write(|system| upsert(system, &directory::login_key(login), &rec.encode()))?;
+        self.verified.lock().remove(&login.to_uppercase());
+        Ok(())
+    }
+
+    // ---- CREATE / ALTER / DROP DATABASE ------------------------------------------------
+
+    pub(crate) fn create_database(self: &Arc<Self>, stmt: &CreateDatabase) -> Result<DbId> {
+        if stmt.attach.is_some() {
+            return Err(EngineError::NotSupported("CREATE DATABASE ... FOR ATTACH".into()));
+        }
+        if stmt.snapshot_of.is_some() {
+            return Err(EngineError::NotSupported("Database snapshots".into()));
+        }
+        if !stmt.filegroups.is_empty() {
+            return Err(EngineError::NotSupported("Filegroups other than PRIMARY".into()));
+        }
+        let name = stmt.name.value.clone();
+        if name.is_empty() || name.len() > 128 {
+            return Err(EngineError::Sql(types::SqlError::new(
+                1038,
+                15,
+                4,
+                "An object or column name is missing or empty.",
+            )));
+        }
+        let _ddl = self.ddl.lock();
+        let offline = self.offline.read().clone();
+        if self.database_id(&name).is_some() || offline.values().any(|r| r.name.eq_ignore_ascii_case(&name)) {
+            return Err(EngineError::DatabaseExists(name));
+        }
+        let id = {
+            let dbs = self.dbs.read();
+            let mut id: DbId = 5;
+            while dbs.contains_key(&id) || offline.contains_key(&id) {
+                id = id.checked_add(1).ok_or_else(|| EngineError::NotSupported("more than 32,767 databases".into()))?;
+            }
+            id
+        };
+        let (create_days, create_ticks) = now_datetime();
+        let mut record = DbRecord {
+            id,
+            name: name.clone(),
+            create_days,
+            create_ticks,
+            recovery: RecoveryModel::Full,
+            delayed: DelayedDurability::Disabled,
+            target_recovery_time: 60,
+            read_only: false,
+            page_verify: PageVerify::Checksum,
+            files: self.file_records(&name, &stmt.files, &stmt.log_files)?,
+        };
+        // CREATE DATABASE ... COLLATE and WITH options (TRUSTWORTHY, DB_CHAINING,
+        // DEFAULT_LANGUAGE, ...) are accepted and have no effect: there is one collation
+        // and none of those settings exists yet.
+        // Files must not exist (5170) and belong to no other database.
+        for f in &record.files {
+            let p = self.path_of(&f.path);
+            let taken = self.dbs.read().values().any(|d| d.record.read().files.iter().any(|g| g.path == f.path))
+                || offline.values().any(|r| r.files.iter().any(|g| g.path == f.path));
+            if taken || self.fs.exists(&p) {
+                return Err(EngineError::FileExists(p.display().to_string()));
+            }
+        }
+        record.files.sort_by_key(|f| f.file_id);
+        let h = self.create_files(&record)?;
+        if let Err(e) = self.master_write(|s| upsert(s, &DbRecord::key(id), &record.encode())) {
+            let _ = h.txn.close();
+            self.remove_files(&record);
+            return Err(e);
+        }
+        h.txn.start_background_checkpoints();
+        self.dbs.write().insert(id, h);
+        diag::errorlog::log("spid0s", &format!("Starting up database '{name}'."));
+        Ok(id)
+    }
+
+    /// The files of a new database from its ON / LOG ON specs (defaults: `<name>.mdf` and
+    /// `<name>_log.ldf`, 8 MB each, growing by 64 MB, as SQL Server's model gives).
+    fn file_records(&self, db: &str, data: &[AstFileSpec], log: &[AstFileSpec]) -> Result<Vec<FileRecord>> {
+        if log.len() > 1 {
+            return Err(EngineError::NotSupported("More than one log file".into()));
+        }
+        let mut out = Vec::new();
+        let stem = safe_file_stem(db);
+        let defaults = |id: u16, t: u8| -> FileRecord {
+            let (logical, file) = if t == 1 {
+                (format!("{db}_log"), format!("{stem}_log.ldf"))
+            } else {
+                (db.to_string(), format!("{stem}.mdf"))
+            };
+            file_record(id, t, &logical, &file, 8 * MB, i64::from(64 * MB), false)
+        };
+        let mut next_id = 3u16;
+        for (i, spec) in data.iter().enumerate() {
+            let id = if i == 0 {
+                1
+            } else {
+                next_id += 1;
+                next_id - 1
+            };
+            out.push(self.file_from_spec(spec, defaults(id, 0), if i == 0 { "mdf" } else { "ndf" })?);
+        }
+        if data.is_empty() {
+            out.push(defaults(1, 0));
+        }
+        match log.first() {
+            Some(spec) => out.push(self.file_from_spec(spec, defaults(2, 1), "ldf")?),
+            None => {
+                let mut l = defaults(2, 1);
+                // Without LOG ON, SQL Server names the log after the primary file's logical name.
+                if let Some(primary) = out.first() {
+                    if data.first().and_then(|s| s.name.as_ref()).is_some() {
+                        l.logical_name = format!("{}_log", primary.logical_name);
+                        l.path = format!("{}_log.ldf", safe_file_stem(&primary.logical_name));
+                    }
+                }
+                out.push(l);
+            }
+        }
+        let mut names: Vec<String> = Vec::new();
+        for f in &out {
+            if names.iter().any(|n| n.eq_ignore_ascii_case(&f.logical_name)) {
+                return Err(EngineError::LogicalNameInUse(f.logical_name.clone()));
+            }
+            names.push(f.logical_name.clone());
+        }
+        let mut paths: Vec<&str> = Vec::new();
+        for f in &out {
+            if paths.contains(&f.path.as_str()) {
+                return Err(EngineError::FileExists(self.path_of(&f.path).display().to_string()));
+            }
+            paths.push(&f.path);
+        }
+        Ok(out)
+    }
+
+    fn file_from_spec(&self, spec: &AstFileSpec, mut f: FileRecord, ext: &str) -> Result<FileRecord> {
+        if let Some(n) = spec.name.as_ref().and_then(|e| e.as_name()) {
+            f.logical_name = n.to_string();
+            f.path = format!("{}.{ext}", safe_file_stem(n));
+        }
+        if let Some(p) = spec.filename.as_ref().and_then(|e| e.as_name()) {
+            f.path = base_name(p).ok_or_else(|| {
+                EngineError::Sql(types::SqlError::new(
+                    5105,
+                    16,
+                    2,
+                    format!("A file activation error occurred. The physical file name '{p}' may be incorrect."),
+                ))
+            })?;
+        }
+        if let Some(s) = &spec.size {
+            f.size_pages = size_pages(s)?;
+        }
+        if let Some(m) = &spec.max_size {
+            f.max_size_pages = match m {
+                MaxSize::Unlimited => -1,
+                MaxSize::Size(s) => i64::from(size_pages(s)?),
+            };
+        }
+        if let Some(g) = &spec.file_growth {
+            let (growth, pct) = growth_value(g)?;
+            f.growth = growth;
+            f.growth_is_percent = pct;
+        }
+        if f.max_size_pages >= 0 && f.max_size_pages < i64::from(f.size_pages) {
+            return Err(EngineError::Sql(types::SqlError::new(
+                1836,
+                16,
+                1,
+                format!("The MAXSIZE of file '{}' is smaller than its SIZE.", f.logical_name),
+            )));
+        }
+        Ok(f)
+    }
+
+    pub(crate) fn alter_database(self: &Arc<Self>, id: DbId, stmt: &AlterDatabase) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let db = self.db(id)?;
+        let mut r = db.record.read().clone();
+        match &stmt.action {
+            AlterDatabaseAction::Set { options, .. } => {
+                for o in options {
+                    match o {
+                        DatabaseOption::Recovery(m) => {
+                            r.recovery = match m {
+                                sql::ast::RecoveryModel::Simple => RecoveryModel::Simple,
+                                sql::ast::RecoveryModel::Full => RecoveryModel::Full,
+                                sql::ast::RecoveryModel::BulkLogged => RecoveryModel::BulkLogged,
+                            }
+                        }
+                        DatabaseOption::DelayedDurability(d) => {
+                            r.delayed = match d {
+                                sql::ast::DelayedDurability::Disabled => DelayedDurability::Disabled,
+                                sql::ast::DelayedDurability::Allowed => DelayedDurability::Allowed,
+                                sql::ast::DelayedDurability::Forced => DelayedDurability::Forced,
+                            }
+                        }
+                        DatabaseOption::TargetRecoveryTime { value, unit } => {
+                            let secs = match unit {
+                                sql::ast::TimeUnit::Seconds => *value,
+                                sql::ast::TimeUnit::Minutes => value.saturating_mul(60),
+                            };
+                            r.target_recovery_time = secs.min(i32::MAX as u64) as i32;
+                        }
+                        DatabaseOption::ReadOnly => r.read_only = true,
+                        DatabaseOption::ReadWrite => r.read_only = false,
+                        DatabaseOption::PageVerify(p) => {
+                            r.page_verify = match p {
+                                sql::ast::PageVerify::Checksum => PageVerify::Checksum,
+                                sql::ast::PageVerify::TornPageDetection => PageVerify::TornPageDetection,
+                                sql::ast::PageVerify::None => PageVerify::None,
+                            }
+                        }
+                        // Accepted and without effect: there is one user mode and every
+                        // database is online.
+                        DatabaseOption::MultiUser | DatabaseOption::Online => {}
+                        DatabaseOption::SingleUser
+                        | DatabaseOption::RestrictedUser
+                        | DatabaseOption::Offline
+                        | DatabaseOption::Emergency => {
+                            return Err(EngineError::NotSupported(format!("ALTER DATABASE SET {}", option_name(o))))
+                        }
+                        DatabaseOption::Other(item) => {
+                            return Err(EngineError::NotSupported(format!("ALTER DATABASE SET {}", item.name)))
+                        }
+                    }
+                }
+                if id == MASTER || id == TEMPDB {
+                    if r.read_only {
+                        return Err(EngineError::Sql(types::SqlError::new(
+                            5058,
+                            16,
+                            6,
+                            format!("Option 'READ_ONLY' cannot be set in database '{}'.", r.name),
+                        )));
+                    }
+                }
+            }
+            AlterDatabaseAction::ModifyName(new) => {
+                if id <= MSDB {
+                    return Err(EngineError::Sql(types::SqlError::new(
+                        5058,
+                        16,
+                        6,
+                        format!("Option 'MODIFY NAME' cannot be set in database '{}'.", r.name),
+                    )));
+                }
+                if let Some(other) = self.database_id(&new.value) {
+                    if other != id {
+                        return Err(EngineError::DatabaseExists(new.value.clone()));
+                    }
+                }
+                r.name = new.value.clone();
+            }
+            AlterDatabaseAction::ModifyFile(spec) => {
+                let name = spec.name.as_ref().and_then(|e| e.as_name()).unwrap_or("").to_string();
+                let Some(f) = r.files.iter_mut().find(|f| f.logical_name.eq_ignore_ascii_case(&name)) else {
+                    return Err(EngineError::NoSuchFile(name));
+                };
+                if spec.filename.is_some() || spec.new_name.is_some() {
+                    return Err(EngineError::NotSupported("MODIFY FILE with FILENAME or NEWNAME".into()));
+                }
+                if let Some(g) = &spec.file_growth {
+                    let (growth, pct) = growth_value(g)?;
+                    f.growth = growth;
+                    f.growth_is_percent = pct;
+                }
+                if let Some(m) = &spec.max_size {
+                    f.max_size_pages = match m {
+                        MaxSize::Unlimited => -1,
+                        MaxSize::Size(s) => i64::from(size_pages(s)?),
+                    };
+                }
+                let mut grow_to = None;
+                if let Some(s) = &spec.size {
+                    let pages = size_pages(s)?;
+                    let current = current_size_pages(&db, f);
+                    if u64::from(pages) <= current {
+                        return Err(EngineError::Sql(types::SqlError::new(
+                            5039,
+                            16,
+                            1,
+                            "MODIFY FILE failed. Specified size is less than or equal to current size.",
+                        )));
+                    }
+                    grow_to = Some(pages);
+                }
+                let f = f.clone();
+                // Apply to the open file first: a refused growth changes nothing.
+                if f.type_code == 0 {
+                    let file = db.txn.db.files().get(f.file_id)?;
+                    {
+                        let mut spec = file.spec.write();
+                        spec.growth = growth_of(&f);
+                        spec.max_pages = (f.max_size_pages >= 0).then(|| f.max_size_pages.min(u32::MAX as i64) as u32);
+                    }
+                    if let Some(pages) = grow_to {
+                        let add = pages.saturating_sub(file.size_pages());
+                        let saved = file.spec.read().growth;
+                        file.spec.write().growth = FileGrowth::Pages(add.max(1));
+                        let grown = file.grow(add);
+                        file.spec.write().growth = saved;
+                        grown?;
+                    }
+                } else if grow_to.is_some() {
+                    return Err(EngineError::NotSupported("MODIFY FILE SIZE of a log file".into()));
+                }
+            }
+            AlterDatabaseAction::AddFiles { .. } => {
+                return Err(EngineError::NotSupported("ALTER DATABASE ADD FILE".into()))
+            }
+            AlterDatabaseAction::RemoveFile(_) => {
+                return Err(EngineError::NotSupported("ALTER DATABASE REMOVE FILE".into()))
+            }
+            AlterDatabaseAction::AddFilegroup(_) | AlterDatabaseAction::RemoveFilegroup(_) => {
+                return Err(EngineError::NotSupported("Filegroups other than PRIMARY".into()))
+            }
+            AlterDatabaseAction::Collate(_) => return Err(EngineError::NotSupported("ALTER DATABASE COLLATE".into())),
+        }
+        self.master_write(|s| upsert(s, &DbRecord::key(id), &r.encode()))?;
+        *db.record.write() = r;
+        apply_options(&db);
+        Ok(())
+    }
+
+    /// DROP DATABASE. `own_spid` and `own_txn` describe the calling session, which the
+    /// executor checks itself (its current database is not published until its batch
+    /// ends; its own transaction on the database is the statement's).
+    pub(crate) fn drop_database(&self, id: DbId, own_spid: i32, own_txn: bool) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let db = self.db(id)?;
+        let name = db.name();
+        if id <= MSDB {
+            return Err(EngineError::SystemDatabase(name));
+        }
+        let in_use =
+            self.sessions.lock().iter().any(|(spid, s)| *spid != own_spid && s.database.load(Ordering::Acquire) == id);
+        let txns = db.active_txns.load(Ordering::Acquire).saturating_sub(usize::from(own_txn));
+        if in_use || txns > 0 {
+            return Err(EngineError::DatabaseInUse(name));
+        }
+        self.master_write(|s| s.delete(&DbRecord::key(id)).map(drop))?;
+        self.dbs.write().remove(&id);
+        let record = db.record.read().clone();
+        db.txn.stop_background_checkpoints();
+        // The pages go unwritten: the files are deleted next.
+        db.txn.log.shutdown();
+        self.pool.discard(db.txn.db.id);
+        let _ = self.pool.detach(db.txn.db.id);
+        self.remove_files(&record);
+        diag::errorlog::log("spid0s", &format!("Database '{name}' (database ID {id}) was dropped."));
+        Ok(())
+    }
+
+    // ---- shutdown ----------------------------------------------------------------------
+
+    /// Stops the instance cleanly: every database is checkpointed and closed, the data
+    /// directory unlocked. Sessions still open get errors from then on.
+    pub fn shutdown(&self) -> std::result::Result<(), types::SqlError> {
+        if self.state.swap(STOPPED, Ordering::AcqRel) != RUNNING {
+            return Ok(());
+        }
+        diag::errorlog::log("Server", "Mesquite is shutting down: checkpointing every database.");
+        let dbs: Vec<Arc<DbHandle>> = std::mem::take(&mut *self.dbs.write()).into_values().collect();
+        let mut first_err = None;
+        // User databases first, master last (as SQL Server).
+        for db in dbs.iter().rev() {
+            if let Err(e) = db.txn.close() {
+                diag::errorlog::log("spid0s", &format!("Shutdown of database '{}' failed: {e}", db.name()));
+                first_err.get_or_insert(e.to_sql_error());
+            }
+        }
+        self.lock.lock().take();
+        diag::errorlog::log("Server", "Mesquite shut down.");
+        if self.error_log_installed {
+            diag::errorlog::uninstall();
+        }
+        first_err.map_or(Ok(()), Err)
+    }
+
+    /// Stops the instance as `kill -9` would, for crash tests: nothing more reaches the
+    /// files (dirty pages and unflushed log are dropped, open transactions are left to
+    /// recovery) and the data directory is unlocked so another instance can start on it.
+    pub fn kill(&self) {
+        if self.state.swap(STOPPED, Ordering::AcqRel) != RUNNING {
+            return;
+        }
+        self.killed.store(true, Ordering::Release);
+        let dbs: Vec<Arc<DbHandle>> = std::mem::take(&mut *self.dbs.write()).into_values().collect();
+        for db in &dbs {
+            db.txn.stop_background_checkpoints();
+            self.pool.discard(db.txn.db.id);
+            let _ = self.pool.detach(db.txn.db.id);
+        }
+        for db in &dbs {
+            db.txn.log.shutdown();
+        }
+        self.lock.lock().take();
+    }
+
+    /// Whether [`Instance::kill`] ended this instance.
+    pub fn was_killed(&self) -> bool {
+        self.killed.load(Ordering::Acquire)
+    }
+}
+
+impl Drop for Instance {
+    fn drop(&mut self) {
+        // Without shutdown: a crash as far as the files go (see the module doc). The
+        // checkpoint tasks hold only weak references and end by themselves.
+        if self.error_log_installed && self.is_running() {
+            diag::errorlog::uninstall();
+        }
+    }
+}
+
+/// Pushes a database's options into the transaction layer.
+fn apply_options(db: &DbHandle) {
+    let r = db.record.read();
+    db.txn.set_delayed_durability(r.delayed);
+    db.txn.set_target_recovery_time(r.target_recovery_time.max(0) as u32);
+}
+
+fn option_name(o: &DatabaseOption) -> &'static str {
+    match o {
+        DatabaseOption::SingleUser => "SINGLE_USER",
+        DatabaseOption::RestrictedUser => "RESTRICTED_USER",
+        DatabaseOption::Offline => "OFFLINE",
+        DatabaseOption::Emergency => "EMERGENCY",
+        _ => "option",
+    }
+}
+
+/// The current size of a file in pages.
+fn current_size_pages(db: &DbHandle, f: &FileRecord) -> u64 {
+    if f.type_code == 1 {
+        db.txn.log.space().size_bytes / 8192
+    } else {
+        db.txn.db.files().get(f.file_id).map(|d| u64::from(d.size_pages())).unwrap_or(0)
+    }
+}
+
+pub(crate) fn file_infos(db: &DbHandle, data_dir: &Path) -> Vec<FileInfo> {
+    let r = db.record.read();
+    r.files
+        .iter()
+        .map(|f| FileInfo {
+            db: db.id,
+            file_id: i32::from(f.file_id),
+            type_code: f.type_code,
+            logical_name: f.logical_name.clone(),
+            physical_name: data_dir.join(&f.path).display().to_string(),
+            size_pages: current_size_pages(db, f) as i64,
+            max_size_pages: f.max_size_pages,
+            growth: f.growth,
+            growth_is_percent: f.growth_is_percent,
+        })
+        .collect()
+}
+
+impl Instance {
+    pub(crate) fn database_files(&self, id: DbId) -> Vec<FileInfo> {
+        match self.dbs.read().get(&id) {
+            Some(db) => file_infos(db, &self.data_dir),
+            None => Vec::new(),
+        }
+    }
+}
+
+/// A database or logical file name made safe as a file name under the data directory:
+/// path separators and characters Windows forbids become `_`, so `[../x]` stays inside.
+fn safe_file_stem(name: &str) -> String {
+    let s: String =
+        name.chars()
+            .map(|c| {
+                if c.is_control() || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
+                    '_'
+                } else {
+                    c
+                }
+            })
+            .collect();
+    if s.trim_start_matches('.').is_empty() {
+        "_".repeat(s.len().max(1))
+    } else {
+        s
+    }
+}
+
+/// `x.mdf` from `C:\Program Files\...\x.mdf` or `/var/x.mdf`.
+fn base_name(path: &str) -> Option<String> {
+    let b = path.rsplit(['\\', '/']).next()?.trim();
+    (!b.is_empty() && b != "." && b != "..").then(|| b.to_string())
+}
+
+fn size_error(s: &Size) -> EngineError {
+    EngineError::Sql(types::SqlError::new(
+        5040,
+        16,
+        1,
+        format!("The size {} is not valid for a database file.", s.value),
+    ))
+}
+
+/// A SIZE / MAXSIZE in pages (no unit: MB), rounded up to whole pages.
+fn size_pages(s: &Size) -> Result<u32> {
+    let kb = match s.unit {
+        None | Some(SizeUnit::Mb) => s.value.checked_mul(1024),
+        Some(SizeUnit::Kb) => Some(s.value),
+        Some(SizeUnit::Gb) => s.value.checked_mul(1024 * 1024),
+        Some(SizeUnit::Tb) => s.value.checked_mul(1024 * 1024 * 1024),
+        Some(SizeUnit::Percent) => None,
+    }
+    .ok_or_else(|| size_error(s))?;
+    u32::try_from(kb.div_ceil(8)).map_err(|_| size_error(s))
+}
+
+/// FILEGROWTH: pages, or a percentage.
+fn growth_value(s: &Size) -> Result<(i64, bool)> {
+    match s.unit {
+        Some(SizeUnit::Percent) => Ok((s.value.min(i32::MAX as u64) as i64, true)),
+        _ => Ok((i64::from(size_pages(s)?), false)),
+    }
+}
+
+fn upsert(tree: &BTree, key: &[u8], value: &[u8]) -> storage::Result<()> {
+    if !tree.update(key, value)? {
+        tree.insert(key, value)?;
+    }
+    Ok(())
+}
+
+fn read_directory(master: &DbHandle) -> Result<BTreeMap<DbId, DbRecord>> {
+    let mut out = BTreeMap::new();
+    let lo = [KEY_DATABASE];
+    let hi = [KEY_DATABASE + 1];
+    let mut cur = master.system.range(Bound::Included(&lo[..]), Bound::Excluded(&hi[..]));
+    while let Some((_, v)) = cur.next_entry()? {
+        let r = DbRecord::decode(v).ok_or_else(|| EngineError::CorruptSystemTable {
+            db: MASTER,
+            detail: "a database directory row does not decode".into(),
+        })?;
+        out.insert(r.id, r);
+    }
+    Ok(out)
+}
+
+fn io_error(what: &str, e: std::io::Error) -> EngineError {
+    EngineError::DataDirectory(format!("{what}: {e}"))
+}
+
+fn host_err(e: sql::host::HostError) -> EngineError {
+    match e {
+        sql::host::HostError::Sql(e) => EngineError::Sql(e),
+        sql::host::HostError::Duplicate => EngineError::Storage(storage::StorageError::DuplicateKey),
+    }
+}
+
+#[allow(dead_code)]
+fn assert_send_sync() {
+    fn is<T: Send + Sync>() {}
+    is::<Instance>();
+}

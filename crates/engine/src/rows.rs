@@ -1,0 +1,252 @@
+//! Rows of values <-> FixedVar records (`storage::record`), with values too large for the
+//! row stored off-row through `storage::lob`.
+//!
+//! An index's stored columns ([`sql::host::StoredColumn`]) become a [`RowLayout`]:
+//! fixed-length types keep their fixed length, every variable-length column may go
+//! off-row (SQL Server's LOB_DATA for MAX types and ROW_OVERFLOW_DATA for the others),
+//! sparse columns go in the sparse vector. Each value is encoded with `types::encode`.
+//!
+//! A B-tree entry is the key plus the record, and must fit on one page
+//! (`btree::MAX_ENTRY_LEN`): the widest movable values go off-row until the record fits
+//! both the 8,060-byte row limit and the page with its key.
+
+use std::sync::Arc;
+
+use sql::host::StoredColumn;
+use storage::btree::MAX_ENTRY_LEN;
+use storage::record::{
+    self, encode_record, plan_off_row, ColumnLayout, ColumnValue, LobPointer, RecordError, RecordType, RecordView,
+    RowLayout, LOB_POINTER_LEN,
+};
+use storage::{Database, StorageError};
+use types::{SqlError, Value};
+
+use crate::error::{EngineError, Result};
+
+/// The layout of an index's rows and the column types, built once per index shape.
+pub struct RowCodec {
+    pub columns: Arc<[StoredColumn]>,
+    layout: RowLayout,
+    /// Any column may go off-row.
+    has_lob_columns: bool,
+}
+
+impl RowCodec {
+    pub fn new(columns: Arc<[StoredColumn]>) -> Result<RowCodec> {
+        let cols: Vec<ColumnLayout> = columns
+            .iter()
+            .map(|c| {
+                let fixed = c.ty.fixed_storage_len();
+                ColumnLayout {
+                    fixed_len: fixed,
+                    // Sparse columns are nullable by definition (CREATE TABLE enforces it).
+                    nullable: c.nullable || c.sparse,
+                    sparse: c.sparse,
+                    lob: fixed.is_none(),
+                }
+            })
+            .collect();
+        let layout = RowLayout::new(cols).map_err(StorageError::from)?;
+        let has_lob_columns = layout.columns().iter().any(|c| c.lob);
+        Ok(RowCodec { columns, layout, has_lob_columns })
+    }
+
+    pub fn has_lob_columns(&self) -> bool {
+        self.has_lob_columns
+    }
+
+    /// Encodes `row` into a record for an entry with a key of `key_len` bytes. Values
+    /// that go off-row are written with `write_lob` (inside the caller's transaction)
+    /// and their pointers appended to `written`, also when an error follows, so the
+    /// caller can free them if the row is not stored after all.
+    pub fn encode(
+        &self,
+        row: &[Value],
+        key_len: usize,
+        written: &mut Vec<LobPointer>,
+        mut write_lob: impl FnMut(&[u8]) -> Result<LobPointer>,
+    ) -> Result<Vec<u8>> {
+        let n = self.columns.len();
+        if row.len() != n {
+            return Err(EngineError::Sql(SqlError::new(
+                213,
+                16,
+                1,
+                format!(
+                    "Column name or number of supplied values does not match table definition ({} of {n}).",
+                    row.len()
+                ),
+            )));
+        }
+        // Encode every non-NULL value once.
+        let mut encoded: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
+        for (v, c) in row.iter().zip(self.columns.iter()) {
+            if v.is_null() {
+                if !(c.nullable || c.sparse) {
+                    return Err(EngineError::Sql(SqlError::new(
+                        515,
+                        16,
+                        2,
+                        "Cannot insert the value NULL into a column that does not allow nulls.",
+                    )));
+                }
+                encoded.push(None);
+            } else {
+                let mut b = Vec::new();
+                types::encode(v, &c.ty, &mut b)?;
+                encoded.push(Some(b));
+            }
+        }
+        let lens: Vec<Option<usize>> = encoded.iter().map(|e| e.as_ref().map(Vec::len)).collect();
+        let mut off_row = plan_off_row(&self.layout, &lens).map_err(row_error)?;
+        // The entry (u16 key length, key, record) must also fit one page.
+        let budget = MAX_ENTRY_LEN.saturating_sub(2 + key_len);
+        loop {
+            let size = self.record_len(&encoded, &off_row)?;
+            if size <= budget {
+                break;
+            }
+            let widest = (0..n)
+                .filter(|&i| self.layout.columns()[i].lob && !off_row[i])
+                .filter_map(|i| lens[i].filter(|&l| l > LOB_POINTER_LEN).map(|l| (l, i)))
+                .max();
+            match widest {
+                Some((_, i)) => off_row[i] = true,
+                None => {
+                    return Err(EngineError::Sql(SqlError::new(
+                        511,
+                        16,
+                        1,
+                        format!(
+                        "Cannot create a row of size {} which is greater than the allowable maximum row size of {}.",
+                        size + key_len,
+                        budget.min(record::MAX_IN_ROW_RECORD)
+                    ),
+                    )))
+                }
+            }
+        }
+        let mut values: Vec<ColumnValue> = Vec::with_capacity(n);
+        for (e, off) in encoded.iter().zip(&off_row) {
+            values.push(match e {
+                None => ColumnValue::Null,
+                Some(b) if *off => {
+                    let p = write_lob(b)?;
+                    written.push(p);
+                    ColumnValue::Lob(p)
+                }
+                Some(b) => ColumnValue::Inline(b),
+            });
+        }
+        let mut out = Vec::new();
+        encode_record(&self.layout, RecordType::Primary, &values, &mut out).map_err(row_error)?;
+        Ok(out)
+    }
+
+    fn record_len(&self, encoded: &[Option<Vec<u8>>], off_row: &[bool]) -> Result<usize> {
+        const DUMMY: LobPointer = LobPointer { total_len: 0, root: record::Rid { file_id: 0, page_no: 0, slot: 0 } };
+        let values: Vec<ColumnValue> = encoded
+            .iter()
+            .zip(off_row)
+            .map(|(e, off)| match e {
+                None => ColumnValue::Null,
+                Some(_) if *off => ColumnValue::Lob(DUMMY),
+                Some(b) => ColumnValue::Inline(b),
+            })
+            .collect();
+        record::encoded_len(&self.layout, RecordType::Primary, &values).map_err(row_error)
+    }
+
+    /// The values of a record; off-row values are read with `read_lob`.
+    pub fn decode(&self, bytes: &[u8], db: &Database) -> Result<Vec<Value>> {
+        let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
+        let mut out = Vec::with_capacity(self.columns.len());
+        for (i, c) in self.columns.iter().enumerate() {
+            let v = match view.column(i).map_err(StorageError::from)? {
+                ColumnValue::Null => Value::Null,
+                ColumnValue::Inline(b) => types::decode(&c.ty, b)?,
+                ColumnValue::Lob(p) => {
+                    let b = storage::lob::read(db, p)?;
+                    types::decode(&c.ty, &b)?
+                }
+            };
+            out.push(v);
+        }
+        Ok(out)
+    }
+
+    /// The off-row values a record points at (to free them when the row goes).
+    pub fn lob_pointers(&self, bytes: &[u8]) -> Result<Vec<LobPointer>> {
+        if !self.has_lob_columns {
+            return Ok(Vec::new());
+        }
+        let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
+        let mut out = Vec::new();
+        for i in 0..self.columns.len() {
+            if let ColumnValue::Lob(p) = view.column(i).map_err(StorageError::from)? {
+                out.push(p);
+            }
+        }
+        Ok(out)
+    }
+}
+
+fn row_error(e: RecordError) -> EngineError {
+    match e {
+        RecordError::RowTooLarge { size } => EngineError::Sql(SqlError::new(
+            511,
+            16,
+            1,
+            format!("Cannot create a row of size {size} which is greater than the allowable maximum row size of 8060."),
+        )),
+        RecordError::ValueTooLong { len, .. } => EngineError::Sql(SqlError::new(
+            511,
+            16,
+            1,
+            format!("Cannot create a row of size {len} which is greater than the allowable maximum row size of 8060."),
+        )),
+        e => EngineError::Storage(e.into()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use types::{Length, SqlType};
+
+    fn cols(c: &[(SqlType, bool, bool)]) -> Arc<[StoredColumn]> {
+        c.iter().map(|&(ty, nullable, sparse)| StoredColumn { ty, nullable, sparse }).collect::<Vec<_>>().into()
+    }
+
+    #[test]
+    fn wide_rows_push_values_off_row_until_the_entry_fits() {
+        let codec = RowCodec::new(cols(&[
+            (SqlType::Int, false, false),
+            (SqlType::VarChar { len: Length::Bounded(8000) }, true, false),
+            (SqlType::VarChar { len: Length::Bounded(8000) }, true, false),
+        ]))
+        .unwrap();
+        let row = vec![Value::Int(1), Value::String("a".repeat(5000)), Value::String("b".repeat(5000))];
+        let mut lobs = 0;
+        let mut written = Vec::new();
+        let rec = codec
+            .encode(&row, 900, &mut written, |b| {
+                lobs += 1;
+                Ok(LobPointer { total_len: b.len() as u64, root: record::Rid { file_id: 1, page_no: 9, slot: lobs } })
+            })
+            .unwrap();
+        assert_eq!(written.len(), 1);
+        assert!(rec.len() + 900 + 2 <= MAX_ENTRY_LEN);
+        assert_eq!(codec.lob_pointers(&rec).unwrap().len(), 1);
+    }
+
+    #[test]
+    fn null_in_not_null_column_is_515() {
+        let codec = RowCodec::new(cols(&[(SqlType::Int, false, false)])).unwrap();
+        let e = match codec.encode(&[Value::Null], 4, &mut Vec::new(), |_| unreachable!()) {
+            Err(e) => e.to_sql_error(),
+            Ok(_) => panic!("NULL accepted"),
+        };
+        assert_eq!(e.number, 515);
+    }
+}

@@ -1,0 +1,153 @@
+//! Sessions: what the TDS server and `mesquite sql` talk to. A session is a login on the
+//! instance with its current database, SET options and transaction (the executor's
+//! `SessionState`) and its host (`EngineHost`); it runs one request at a time on
+//! whatever worker thread calls it.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use sql::exec::SessionState;
+use sql::host::{DbId, Host};
+use sql::request::RpcCall;
+use sql::results::ResultSink;
+use types::SqlError;
+
+use crate::error::EngineError;
+use crate::host::EngineHost;
+use crate::instance::{Instance, SessionSlot, MASTER};
+
+/// A logged-in session. Dropping it rolls back its open transaction.
+pub struct Session {
+    inst: Arc<Instance>,
+    // Declared before `slot` so the host's rollback runs while the session is listed.
+    host: EngineHost,
+    state: SessionState,
+    slot: Arc<SessionSlot>,
+    spid: i32,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("spid", &self.spid)
+            .field("login", &self.slot.login)
+            .field("database", &self.state.database)
+            .finish()
+    }
+}
+
+impl Instance {
+    /// Logs in (SQL authentication) and opens a session in `database` (default: master,
+    /// the default database of `sa`). A wrong login or password is Msg 18456 with a line
+    /// in the error log (never the password); an unknown database is Msg 4060.
+    pub fn open_session(
+        self: &Arc<Self>,
+        login: &str,
+        password: &str,
+        database: Option<&str>,
+    ) -> Result<Session, SqlError> {
+        let name = self.authenticate(login, password)?;
+        let db = match database.filter(|d| !d.is_empty()) {
+            None => MASTER,
+            Some(d) => self.database_id(d).ok_or_else(|| {
+                diag::errorlog::log(
+                    "Logon",
+                    &format!("Login failed for user '{login}'. Reason: Failed to open the explicitly specified database '{d}'. [CLIENT: <local machine>]"),
+                );
+                SqlError::new(4060, 11, 1, format!("Cannot open database \"{d}\" requested by the login. The login failed."))
+            })?,
+        };
+        if !self.is_running() {
+            return Err(EngineError::ShuttingDown.into());
+        }
+        let (spid, slot) = self.register_session(&name, db);
+        Ok(Session {
+            inst: self.clone(),
+            host: EngineHost::new(self.clone(), spid, &name),
+            state: SessionState::new(db, spid),
+            slot,
+            spid,
+        })
+    }
+}
+
+impl Session {
+    /// Runs a SQL batch; results, messages and errors go to `sink`.
+    pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
+        self.state.cancel.store(false, Ordering::Release);
+        sql::exec::execute_batch(&mut self.state, &mut self.host, text, sink);
+        self.publish();
+    }
+
+    /// Runs an RPC request (sp_executesql, prepared statements, procedures by name).
+    pub fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
+        self.state.cancel.store(false, Ordering::Release);
+        sql::exec::execute_rpc(&mut self.state, &mut self.host, call, sink);
+        self.publish();
+    }
+
+    /// Set by the connection when the client sends an attention: the running request
+    /// stops at its next row or statement.
+    pub fn cancel_handle(&self) -> Arc<AtomicBool> {
+        self.state.cancel.clone()
+    }
+
+    /// The current database's name (DB_NAME()).
+    pub fn database_name(&self) -> String {
+        self.inst.databases().into_iter().find(|d| d.id == self.state.database).map(|d| d.name).unwrap_or_default()
+    }
+
+    /// The current database's id (DB_ID()).
+    pub fn database_id(&self) -> DbId {
+        self.state.database
+    }
+
+    /// @@SPID.
+    pub fn spid(&self) -> i32 {
+        self.spid
+    }
+
+    pub fn login_name(&self) -> String {
+        self.slot.login.clone()
+    }
+
+    /// The TDS transaction descriptor: non-zero while a transaction is open.
+    pub fn transaction_descriptor(&self) -> u64 {
+        self.host.transaction_descriptor()
+    }
+
+    /// Whether a transaction is open (@@TRANCOUNT > 0).
+    pub fn in_transaction(&self) -> bool {
+        self.host.in_transaction()
+    }
+
+    /// The session's host, for callers that work below SQL (tools, tests).
+    pub fn host(&mut self) -> &mut EngineHost {
+        &mut self.host
+    }
+
+    pub fn instance(&self) -> &Arc<Instance> {
+        &self.inst
+    }
+
+    /// Publishes the session's current database to the instance (DROP DATABASE's "in
+    /// use" check, future DMVs).
+    fn publish(&self) {
+        self.slot.database.store(self.state.database, Ordering::Release);
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if self.host.in_transaction() {
+            let _ = self.host.rollback();
+        }
+        self.inst.unregister_session(self.spid);
+    }
+}
+
+#[allow(dead_code)]
+fn assert_send() {
+    fn is<T: Send>() {}
+    is::<Session>();
+}
