@@ -7,7 +7,7 @@ cd "$(dirname "$0")/../.."
 
 bash scripts/clients/setup-python.sh
 cargo build --quiet -p mesquite
-BIN=target/debug/mesquite
+BIN="${CARGO_TARGET_DIR:-target}/debug/mesquite"
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')

@@ -72,6 +72,12 @@ impl Instance {
 }
 
 impl Session {
+    /// The client's HOST_NAME() and APP_NAME() from its login.
+    pub fn set_client_info(&mut self, host_name: &str, app_name: &str) {
+        self.state.host_name = host_name.to_string();
+        self.state.app_name = app_name.to_string();
+    }
+
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);

@@ -90,7 +90,7 @@ pub enum EnvChange {
 pub struct ReturnValue {
     /// With its `@`.
     pub name: String,
-    /// 1-based position in the call.
+    /// 0-based position of the parameter in the RPC call (what drivers index by).
     pub ordinal: u16,
     pub ty: SqlType,
     pub value: Value,

@@ -1226,11 +1226,13 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         }
         StatementKind::CreateDatabase(c) => {
             require_sysadmin(cx, "CREATE DATABASE")?;
+            no_user_transaction(cx, "CREATE DATABASE")?;
             cx.host.create_database(c).map_err(host_err)?;
             Ok(Flow::Normal)
         }
         StatementKind::AlterDatabase(a) => {
             require_sysadmin(cx, "ALTER DATABASE")?;
+            no_user_transaction(cx, "ALTER DATABASE")?;
             let db = match &a.database {
                 DatabaseRef::Current => cx.state.database,
                 DatabaseRef::Name(n) => cx.db_id_by_name(&n.value).ok_or_else(|| {
@@ -1247,6 +1249,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         }
         StatementKind::Drop { kind: DropKind::Database, if_exists, names } => {
             require_sysadmin(cx, "DROP DATABASE")?;
+            no_user_transaction(cx, "DROP DATABASE")?;
             for n in names {
                 let name = &n.name().value;
                 match cx.db_id_by_name(name) {
@@ -1284,6 +1287,14 @@ impl Cx<'_> {
         self.reload_dirty_catalogs();
         self.state.catalog_dirty.extend(dirty);
     }
+}
+
+/// Msg 226: statements that run their own transaction in master.
+fn no_user_transaction(cx: &Cx, what: &str) -> Result<(), SqlError> {
+    if cx.state.trancount > 0 {
+        return Err(SqlError::new(226, 16, 6, format!("{what} statement not allowed within multi-statement transaction.")));
+    }
+    Ok(())
 }
 
 pub fn require_sysadmin(cx: &Cx, what: &str) -> Result<(), SqlError> {

@@ -663,7 +663,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             name: p.name.clone(),
             value: p.value.clone(),
             ty: p.ty,
-            output: if p.output { Some(OutputTarget::Rpc(i as u16 + 1)) } else { None },
+            output: if p.output { Some(OutputTarget::Rpc(i as u16)) } else { None },
             is_default: false,
         })
         .collect();
