@@ -199,7 +199,7 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 8115 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 8134 | 2812 | 3902 | 3903 | 6401)
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812)
         || e.severity >= 20
 }
 

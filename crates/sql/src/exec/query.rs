@@ -259,6 +259,16 @@ pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {
     }
 }
 
+fn int_literal_as_decimal(e: BExpr, other: &BExpr) -> BExpr {
+    match (&e, other.ty()) {
+        (BExpr::Const(Value::Int(n), SqlType::Int), SqlType::Decimal { .. } | SqlType::Numeric { .. }) => {
+            let digits = n.unsigned_abs().to_string().len().max(1) as u8;
+            BExpr::Const(Value::Decimal { value: i128::from(*n), precision: digits, scale: 0 }, SqlType::Numeric { precision: digits, scale: 0 })
+        }
+        _ => e,
+    }
+}
+
 fn is_literal_int(e: &Expr) -> Option<i64> {
     match &e.kind {
         ExprKind::Literal(Literal::Integer(s)) => s.parse().ok(),
@@ -370,7 +380,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         if let (UnaryOp::Minus, BExpr::Const(Value::BigInt(2_147_483_648), _)) = (op, &a) {
                             return Ok(BExpr::Const(Value::Int(i32::MIN), SqlType::Int));
                         }
-                        let t = a.ty();
+                        let t = ops::unary_type(*op, &a.ty())?;
                         if let (UnaryOp::Minus, BExpr::Const(v, _)) = (op, &a) {
                             if !v.is_null() {
                                 if let Ok(v) = ops::unary(*op, v, &t) {
@@ -532,6 +542,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                 BExpr::Cmp(op, Box::new(l), Box::new(r), ty)
             }
             op => {
+                // An integer constant next to a decimal is typed numeric(digits, 0), as
+                // SQL Server types literals (so 1.0 / 3 is 0.333333, not 12 places).
+                let l2 = int_literal_as_decimal(l, &r);
+                let r = int_literal_as_decimal(r, &l2);
+                let l = l2;
                 let ty = ops::binary_type(op, &l.ty(), &r.ty())?;
                 // Fold constant arithmetic (errors surface at run time, not here).
                 if let (BExpr::Const(a, at), BExpr::Const(b, bt)) = (&l, &r) {

@@ -2,19 +2,27 @@
 //! result types, built-in scalar functions and aggregate accumulators. Pure functions of
 //! values and types; the binder decides types, the executor calls these per row.
 //!
-//! - [`convert`]: CAST/CONVERT/TRY_CONVERT/PARSE between every pair of types, implicit
+//! - [`convert`]: CAST/CONVERT/TRY_CONVERT between every pair of types, implicit
 //!   conversion rules (which pairs convert silently, which need CAST: Msg 529/257).
 //! - [`ops`]: arithmetic, string concatenation, bitwise operators, comparison and LIKE,
 //!   with data type precedence and the decimal precision/scale rules.
 //! - [`functions`]: the built-in scalar functions (string, math, date/time, system
-//!   functions that need no catalog).
+//!   functions that need no catalog): registry, result types, evaluation.
+//! - [`dates`]: dateparts and the date/time functions, AT TIME ZONE with its table of
+//!   Windows time zones and daylight-saving rules.
+//! - `format` (private): FORMAT's .NET-style number and date patterns.
+//! - `util` (private): shared error constructors, 256-bit decimal arithmetic, and the
+//!   common clock every date/time type converts to exactly.
 //! - [`aggregate`]: COUNT, COUNT_BIG, SUM, AVG, MIN, MAX, STDEV, STDEVP, VAR, VARP,
 //!   STRING_AGG, CHECKSUM_AGG, with SQL Server's result types.
 
 pub mod aggregate;
 pub mod convert;
+pub mod dates;
+mod format;
 pub mod functions;
 pub mod ops;
+mod util;
 
 /// What functions may read besides their arguments.
 #[derive(Debug, Clone)]
