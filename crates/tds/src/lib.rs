@@ -1,2 +1,32 @@
-//! The TDS layer (issue 5, not built yet): PRELOGIN, TLS, LOGIN7, SQL batches, RPC,
-//! attention and the token stream, speaking only to `engine`'s session API.
+//! The TDS layer: the [MS-TDS] codec (PRELOGIN, LOGIN7, requests, the token stream, data
+//! types) and the network server (TLS, login, requests on worker threads, attention).
+//! It reaches the engine only through the [`backend`] traits.
+//!
+//! Modules, in the order bytes meet them:
+//! - [`packet`] — packet headers, message reassembly with a size limit, packet writing;
+//! - [`prelogin`] — PRELOGIN and encryption negotiation;
+//! - [`tls`] — certificates, TLS inside PRELOGIN packets (TDS 7.x) and TDS 8.0 strict;
+//! - [`login`] — LOGIN7;
+//! - [`rpc`] — ALL_HEADERS, SQL batch, RPC and transaction-manager requests;
+//! - [`types`] — TYPE_INFO and value encodings for every SQL type;
+//! - [`token`] — the response token stream (encoders, and a decoder for tests and tools);
+//! - [`sink`] — the `ResultSink` that encodes an executor's results into packets;
+//! - [`server`] — connections, workers, attention;
+//! - [`backend`] — what the server needs from the engine.
+
+pub mod backend;
+pub mod error;
+pub mod login;
+pub mod packet;
+pub mod prelogin;
+pub mod rpc;
+pub mod server;
+pub mod sink;
+pub mod tls;
+pub mod token;
+pub mod types;
+pub mod wire;
+
+pub use backend::{Backend, BackendSession, LoginRequest};
+pub use error::TdsError;
+pub use server::{run_blocking, serve, serve_on, ServerConfig};

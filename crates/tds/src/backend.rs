@@ -1,0 +1,52 @@
+//! What the server needs from the database engine: log a client in, then run its batches
+//! and RPCs on a session, writing results into a [`ResultSink`]. The engine implements
+//! these traits for its instance and sessions; tests implement them with fakes.
+
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use sql::request::RpcCall;
+use sql::results::ResultSink;
+
+/// The parts of LOGIN7 the engine decides on.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct LoginRequest {
+    pub user: String,
+    pub password: String,
+    /// The database the client asked for; None means the login's default database.
+    pub database: Option<String>,
+    pub app_name: String,
+    pub host_name: String,
+    pub language: String,
+    /// The negotiated packet size (what the server will use).
+    pub packet_size: u32,
+    /// The TDS version the client asked for (e.g. 0x74000004, 0x08000000 for TDS 8.0).
+    pub tds_version: u32,
+}
+
+pub trait Backend: Send + Sync + 'static {
+    type Session: BackendSession;
+    /// Checks the credentials and opens a session. A failed login is Msg 18456
+    /// ("Login failed for user 'x'."), which the server sends as an ERROR token.
+    fn login(&self, req: &LoginRequest) -> Result<Self::Session, types::SqlError>;
+    /// The server name that ERROR/INFO tokens carry (@@SERVERNAME).
+    fn server_name(&self) -> String;
+}
+
+pub trait BackendSession: Send + 'static {
+    /// The current database (for the login ENVCHANGE).
+    fn database_name(&self) -> String;
+    /// The session id (@@SPID), also put in the SPID field of every packet header.
+    fn spid(&self) -> i32;
+    fn execute_batch(&mut self, sql: &str, sink: &mut dyn ResultSink);
+    fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink);
+    /// The flag the server sets when the client sends an attention; the executor polls
+    /// it (as well as getting `SinkError::Cancelled` from the sink) and stops.
+    fn cancel_handle(&self) -> Arc<AtomicBool>;
+    /// The current transaction's descriptor (0 outside a transaction).
+    fn transaction_descriptor(&self) -> u64;
+    /// A request arrived with the RESETCONNECTION bit (a pooled connection was reused):
+    /// reset the session state as sp_reset_connection does. The server acknowledges with
+    /// ENVCHANGE type 18 before the request's results.
+    fn reset_connection(&mut self) {}
+}

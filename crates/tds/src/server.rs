@@ -1,0 +1,807 @@
+//! The network server: a tokio runtime owns the sockets; each request runs on a worker
+//! thread (`spawn_blocking`, at most `workers` at once, like SQLOS workers) that encodes
+//! its results into packets and passes them to the connection's task through a bounded
+//! channel. When the channel is full (the client reads slowly) the worker blocks and the
+//! time is recorded as ASYNC_NETWORK_IO.
+//!
+//! Life of a connection:
+//! 1. PRELOGIN (or, when the first byte is 0x16, a TDS 8.0 TLS handshake with ALPN
+//!    "tds/8.0" and then PRELOGIN inside TLS); the answer carries the negotiated
+//!    encryption ([`crate::prelogin::negotiate`]).
+//! 2. For TDS 7.x with encryption, the TLS handshake inside PRELOGIN packets.
+//! 3. LOGIN7 → [`Backend::login`] on a worker → the login response (ENVCHANGE database,
+//!    INFO 5701, ENVCHANGE collation, ENVCHANGE language, INFO 5703, LOGINACK,
+//!    FEATUREEXTACK when asked for, ENVCHANGE packet size, DONE) or ERROR + DONE(ERROR)
+//!    and close. The whole of steps 1-3 must finish within [`LOGIN_TIMEOUT`].
+//! 4. Requests, one at a time (no MARS): SQL batch, RPC, transaction manager. A reader
+//!    task keeps reading while a request runs, so an attention (type 6) sets the
+//!    session's cancel flag at once; the response then ends with DONE(ATTN). An attention
+//!    that arrives after the response ended gets a response of its own (DONE(ATTN)).
+//!
+//! A framing error (bad header, wrong packet type, oversized message), a client that
+//! disconnects mid-request, or a fatal error (severity >= 20) ends that connection only,
+//! with a line in the error log.
+
+use std::future::Future;
+use std::io;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use diag::errorlog;
+use diag::waits::{begin_wait, record_wait, WaitType};
+use sql::results::{ColumnInfo, Done, DoneKind, ResultSink};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadHalf, WriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
+use types::{SqlError, SqlType};
+
+use crate::backend::{Backend, BackendSession};
+use crate::error::TdsError;
+use crate::login::{self, Login7};
+use crate::packet::{self, Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
+use crate::prelogin::{self, EncryptionMode, PreLogin};
+use crate::rpc::{self, TmRequest};
+use crate::sink::{ClientGone, PacketOut, ResponseTail, TokenSink};
+use crate::tls::{self, PreloginWrapped};
+use crate::token::{self, env_type, token_type};
+use crate::types::DEFAULT_COLLATION;
+
+/// Time a client has from connecting to the end of LOGIN7.
+pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
+/// Default limit on one request message (SQL Server accepts 65,536 x packet size; this
+/// bounds the memory one connection can make the server hold).
+pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
+/// Packets a worker may queue ahead of the socket before it waits (ASYNC_NETWORK_IO).
+const RESPONSE_QUEUE: usize = 16;
+
+#[derive(Debug, Clone)]
+pub struct ServerConfig {
+    pub addr: SocketAddr,
+    /// PEM certificate chain and private key; None to use the generated one.
+    pub cert: Option<(PathBuf, PathBuf)>,
+    /// Where a generated self-signed certificate is kept.
+    pub cert_dir: PathBuf,
+    /// Refuse clients that cannot encrypt, and encrypt everything for those that offer
+    /// login-only encryption.
+    pub require_encryption: bool,
+    /// The largest packet size granted to a client (512..=32767).
+    pub max_packet_size: u32,
+    /// Requests (and logins) running at once.
+    pub workers: usize,
+    /// The largest request message accepted; larger ones close the connection.
+    pub max_message_size: usize,
+}
+
+impl ServerConfig {
+    /// SQL Server's defaults: plain or encrypted at the client's choice, packets up to
+    /// 32767 bytes, a worker per core times 8 (at least 16).
+    pub fn new(addr: SocketAddr, cert_dir: PathBuf) -> ServerConfig {
+        let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
+        ServerConfig {
+            addr,
+            cert: None,
+            cert_dir,
+            require_encryption: false,
+            max_packet_size: 32767,
+            workers: (cores * 8).max(16),
+            max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+        }
+    }
+}
+
+/// A stream the connection can use after login, whatever carries it.
+trait AsyncRw: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncRw for T {}
+type BoxStream = Box<dyn AsyncRw>;
+
+struct Shared<B> {
+    backend: Arc<B>,
+    tls_7x: TlsAcceptor,
+    tls_strict: TlsAcceptor,
+    require_encryption: bool,
+    max_packet_size: u32,
+    max_message: usize,
+    workers: Arc<Semaphore>,
+    server_name: String,
+}
+
+/// Serves on `config.addr` until `shutdown` completes.
+pub async fn serve<B: Backend>(
+    config: ServerConfig,
+    backend: Arc<B>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let listener = TcpListener::bind(config.addr).await?;
+    serve_on(listener, config, backend, shutdown).await
+}
+
+/// Serves on an already bound listener (tests bind port 0 and read the address).
+pub async fn serve_on<B: Backend>(
+    listener: TcpListener,
+    config: ServerConfig,
+    backend: Arc<B>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let (certs, key) = tls::load_or_generate_cert(config.cert.as_ref(), &config.cert_dir)?;
+    let tls_7x = TlsAcceptor::from(tls::server_config(certs.clone(), key.clone_key(), false)?);
+    let tls_strict = TlsAcceptor::from(tls::server_config(certs, key, true)?);
+    let shared = Arc::new(Shared {
+        server_name: backend.server_name(),
+        backend,
+        tls_7x,
+        tls_strict,
+        require_encryption: config.require_encryption,
+        max_packet_size: config.max_packet_size.clamp(512, 32767),
+        max_message: config.max_message_size.max(4096),
+        workers: Arc::new(Semaphore::new(config.workers.max(1))),
+    });
+    if let Ok(addr) = listener.local_addr() {
+        errorlog::log(
+            "Server",
+            &format!(
+                "Server is listening on [ {} <ipv{}> {} ].",
+                addr.ip(),
+                if addr.is_ipv4() { 4 } else { 6 },
+                addr.port()
+            ),
+        );
+    }
+    let mut shutdown = std::pin::pin!(shutdown);
+    let mut connections = JoinSet::new();
+    loop {
+        tokio::select! {
+            _ = &mut shutdown => break,
+            accepted = listener.accept() => match accepted {
+                Ok((tcp, peer)) => {
+                    connections.spawn(handle_connection(shared.clone(), tcp, peer));
+                }
+                Err(e) => {
+                    // Out of file descriptors and the like: log, back off, keep serving.
+                    errorlog::log("Server", &format!("Error accepting a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    connections.abort_all();
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
+/// Runs the server on a runtime of its own until `shutdown` completes (e.g.
+/// `async { tokio::signal::ctrl_c().await.ok(); }`).
+pub fn run_blocking<B: Backend>(
+    config: ServerConfig,
+    backend: Arc<B>,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("tds-io")
+        .max_blocking_threads(config.workers.max(1) + 8)
+        .enable_all()
+        .build()?;
+    let r = rt.block_on(serve(config, backend, shutdown));
+    rt.shutdown_timeout(Duration::from_secs(5));
+    r
+}
+
+/// Why a connection ended abnormally (logged, never sent).
+#[derive(Debug)]
+enum ConnError {
+    Io(io::Error),
+    Protocol(TdsError),
+    /// Logged already or not worth logging.
+    Quiet,
+    Other(String),
+}
+
+impl From<io::Error> for ConnError {
+    fn from(e: io::Error) -> Self {
+        ConnError::Io(e)
+    }
+}
+impl From<TdsError> for ConnError {
+    fn from(e: TdsError) -> Self {
+        ConnError::Protocol(e)
+    }
+}
+
+async fn handle_connection<B: Backend>(shared: Arc<Shared<B>>, tcp: TcpStream, peer: SocketAddr) {
+    let _ = tcp.set_nodelay(true);
+    let mut spid_label = String::from("Logon");
+    let r = connection(&shared, tcp, peer, &mut spid_label).await;
+    let text = match r {
+        Ok(()) | Err(ConnError::Quiet) => return,
+        Err(ConnError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
+            format!("The client closed the connection in the middle of a message. [CLIENT: {}]", peer.ip())
+        }
+        Err(ConnError::Io(e)) => format!("Network error: {e}. The connection has been closed. [CLIENT: {}]", peer.ip()),
+        Err(ConnError::Protocol(e)) => format!(
+            "Error: 17836, Severity: 20. The incoming TDS stream is invalid ({e}); the connection has been closed. [CLIENT: {}]",
+            peer.ip()
+        ),
+        Err(ConnError::Other(s)) => format!("{s} [CLIENT: {}]", peer.ip()),
+    };
+    errorlog::log(&spid_label, &text);
+}
+
+async fn read_packet<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Option<(PacketHeader, Vec<u8>)>, ConnError> {
+    let mut hb = [0u8; HEADER_LEN];
+    let mut filled = 0;
+    while filled < HEADER_LEN {
+        let n = r.read(&mut hb[filled..]).await?;
+        if n == 0 {
+            if filled == 0 {
+                return Ok(None);
+            }
+            return Err(ConnError::Io(io::ErrorKind::UnexpectedEof.into()));
+        }
+        filled += n;
+    }
+    let h = PacketHeader::decode(&hb)?;
+    let mut payload = vec![0u8; h.payload_len()];
+    r.read_exact(&mut payload).await?;
+    Ok(Some((h, payload)))
+}
+
+/// Reads packets until a message is complete. None at a clean end of stream.
+async fn read_message<R: AsyncRead + Unpin + ?Sized>(
+    r: &mut R,
+    reasm: &mut Reassembler,
+) -> Result<Option<Message>, ConnError> {
+    loop {
+        let Some((h, payload)) = read_packet(r).await? else {
+            if reasm.in_progress() {
+                return Err(ConnError::Io(io::ErrorKind::UnexpectedEof.into()));
+            }
+            return Ok(None);
+        };
+        if let Some(m) = reasm.push(&h, &payload)? {
+            return Ok(Some(m));
+        }
+    }
+}
+
+async fn write_packets<W: AsyncWrite + Unpin + ?Sized>(w: &mut W, packets: &[Vec<u8>]) -> io::Result<()> {
+    for p in packets {
+        w.write_all(p).await?;
+    }
+    w.flush().await
+}
+
+/// The negotiated state at the end of login.
+struct LoggedIn<S> {
+    stream: BoxStream,
+    session: S,
+    packet_size: u32,
+    tds_version: u32,
+}
+
+async fn connection<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    tcp: TcpStream,
+    peer: SocketAddr,
+    label: &mut String,
+) -> Result<(), ConnError> {
+    let logged_in = match tokio::time::timeout(LOGIN_TIMEOUT, login_phase(shared, tcp, peer)).await {
+        Ok(r) => r?,
+        Err(_) => {
+            return Err(ConnError::Other("The login did not finish in time; the connection has been closed.".into()))
+        }
+    };
+    let Some(li) = logged_in else { return Ok(()) };
+    *label = format!("spid{}", li.session.spid());
+    request_loop(shared, li).await
+}
+
+/// Steps 1-3. Ok(None) when the client went away or the login was refused (already
+/// answered and logged).
+async fn login_phase<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    tcp: TcpStream,
+    peer: SocketAddr,
+) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
+    let mut reasm = Reassembler::new(shared.max_message.min(1024 * 1024));
+    let mut first = [0u8; 1];
+    if tcp.peek(&mut first).await? == 0 {
+        return Ok(None);
+    }
+    if first[0] == 0x16 {
+        // TDS 8.0: TLS first, then PRELOGIN and LOGIN7 inside it.
+        let mut tls = shared.tls_strict.accept(tcp).await?;
+        let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
+        if msg.ty == PacketType::Login7 {
+            return finish_login(shared, Box::new(tls), msg, peer).await;
+        }
+        if msg.ty != PacketType::PreLogin {
+            return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
+        }
+        PreLogin::decode(&msg.data)?;
+        let resp = PreLogin::server_response(prelogin::ENCRYPT_ON).encode();
+        write_packets(&mut tls, &[packet::encode_message(PacketType::TabularResult, 0, 4096, &resp)]).await?;
+        let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
+        return finish_login(shared, Box::new(tls), msg, peer).await;
+    }
+
+    let mut tcp = tcp;
+    let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
+    if msg.ty == PacketType::Login7 && !shared.require_encryption {
+        // Old clients may log in without PRELOGIN: no encryption then.
+        return finish_login(shared, Box::new(tcp), msg, peer).await;
+    }
+    if msg.ty != PacketType::PreLogin {
+        return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
+    }
+    let pre = PreLogin::decode(&msg.data)?;
+    let (answer, mode) =
+        prelogin::negotiate(pre.encryption.unwrap_or(prelogin::ENCRYPT_NOT_SUP), shared.require_encryption);
+    let resp = PreLogin::server_response(answer).encode();
+    write_packets(&mut tcp, &[packet::encode_message(PacketType::TabularResult, 0, 4096, &resp)]).await?;
+    match mode {
+        EncryptionMode::Refuse => Err(ConnError::Other(
+            "The client does not support encryption but the server requires it; the connection has been closed.".into(),
+        )),
+        EncryptionMode::None => {
+            let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
+            finish_login(shared, Box::new(tcp), msg, peer).await
+        }
+        EncryptionMode::Full => {
+            let mut tls = shared.tls_7x.accept(PreloginWrapped::new(tcp)).await?;
+            tls.get_mut().0.set_passthrough();
+            let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
+            finish_login(shared, Box::new(tls), msg, peer).await
+        }
+        EncryptionMode::LoginOnly => {
+            // Only the first LOGIN7 packet is encrypted; the rest of the connection is
+            // plain (what drivers do for ENCRYPT_OFF).
+            let mut tls = shared.tls_7x.accept(PreloginWrapped::new(tcp)).await?;
+            tls.get_mut().0.set_passthrough();
+            let Some((h, payload)) = read_packet(&mut tls).await? else { return Ok(None) };
+            let first = reasm.push(&h, &payload)?;
+            let (wrapped, _) = tls.into_inner();
+            let mut tcp = wrapped.into_inner();
+            let msg = match first {
+                Some(m) => m,
+                None => match read_message(&mut tcp, &mut reasm).await? {
+                    Some(m) => m,
+                    None => return Ok(None),
+                },
+            };
+            finish_login(shared, Box::new(tcp), msg, peer).await
+        }
+    }
+}
+
+async fn finish_login<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    mut stream: BoxStream,
+    msg: Message,
+    peer: SocketAddr,
+) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
+    match msg.ty {
+        PacketType::Login7 => {}
+        PacketType::Sspi | PacketType::FedAuthToken => {
+            let e = SqlError::new(
+                18452,
+                14,
+                1,
+                "Login failed. The login is from an untrusted domain and cannot be used with Integrated authentication.",
+            );
+            send_login_error(shared, &mut stream, &e).await;
+            return Err(ConnError::Other("Login failed: integrated authentication is not supported.".into()));
+        }
+        other => return Err(TdsError::UnexpectedPacket(other as u8).into()),
+    }
+    let login = Login7::decode(&msg.data)?;
+    if login.wants_integrated_security() && login.user_name.is_empty() {
+        let e = SqlError::new(
+            18452,
+            14,
+            1,
+            "Login failed. The login is from an untrusted domain and cannot be used with Integrated authentication.",
+        );
+        send_login_error(shared, &mut stream, &e).await;
+        errorlog::log(
+            "Logon",
+            &format!("Login failed. Integrated authentication is not supported. [CLIENT: {}]", peer.ip()),
+        );
+        return Ok(None);
+    }
+    let packet_size = match login.packet_size {
+        0 => packet::DEFAULT_PACKET_SIZE,
+        n => n.clamp(512, shared.max_packet_size),
+    };
+    let req = login.to_request(packet_size);
+    let backend = shared.backend.clone();
+    let permit = acquire_worker(&shared.workers).await?;
+    let result = tokio::task::spawn_blocking(move || {
+        let _permit = permit;
+        backend.login(&req)
+    })
+    .await
+    .map_err(|e| ConnError::Other(format!("The login worker failed: {e}")))?;
+    let session = match result {
+        Ok(s) => s,
+        Err(e) => {
+            errorlog::log(
+                "Logon",
+                &format!(
+                    "Error: {}, Severity: {}, State: {}. {} [CLIENT: {}]",
+                    e.number,
+                    e.severity,
+                    e.state,
+                    e.message,
+                    peer.ip()
+                ),
+            );
+            send_login_error(shared, &mut stream, &e).await;
+            return Ok(None);
+        }
+    };
+    let tds_version = login::negotiated_version(login.tds_version);
+    let spid = session.spid().clamp(0, i32::from(u16::MAX)) as u16;
+    let db = session.database_name();
+    let mut b = Vec::with_capacity(512);
+    token::put_env_strings(&mut b, env_type::DATABASE, &db, "master");
+    let info = |n: i32, state: u8, text: String| SqlError {
+        number: n,
+        severity: 0,
+        state,
+        message: text,
+        procedure: None,
+        line: 1,
+    };
+    token::put_message(
+        &mut b,
+        true,
+        &info(5701, 2, format!("Changed database context to '{db}'.")),
+        &shared.server_name,
+    );
+    token::put_env_bytes(&mut b, env_type::SQL_COLLATION, &DEFAULT_COLLATION, &[]);
+    token::put_env_strings(&mut b, env_type::LANGUAGE, "us_english", "");
+    token::put_message(
+        &mut b,
+        true,
+        &info(5703, 1, "Changed language setting to us_english.".into()),
+        &shared.server_name,
+    );
+    token::put_loginack(&mut b, tds_version);
+    if login.option_flags3 & login::FLAG3_EXTENSION != 0 {
+        token::put_feature_ext_ack(&mut b);
+    }
+    let ps = packet_size.to_string();
+    token::put_env_strings(&mut b, env_type::PACKET_SIZE, &ps, &ps);
+    token::DoneToken { token: token_type::DONE, status: 0, cur_cmd: 0, row_count: 0 }.encode(&mut b);
+    // The login response still uses the pre-login packet size.
+    let resp = packet::encode_message(PacketType::TabularResult, spid, packet::DEFAULT_PACKET_SIZE, &b);
+    write_packets(&mut stream, &[resp]).await?;
+    Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version }))
+}
+
+async fn send_login_error<B>(shared: &Shared<B>, stream: &mut BoxStream, e: &SqlError) {
+    let mut b = Vec::new();
+    token::put_message(&mut b, false, e, &shared.server_name);
+    token::DoneToken { token: token_type::DONE, status: token::done_status::ERROR, cur_cmd: 0, row_count: 0 }
+        .encode(&mut b);
+    let resp = packet::encode_message(PacketType::TabularResult, 0, packet::DEFAULT_PACKET_SIZE, &b);
+    let _ = write_packets(stream, &[resp]).await;
+    let _ = stream.shutdown().await;
+}
+
+/// A worker slot; waiting for one is a THREADPOOL wait.
+async fn acquire_worker(sem: &Arc<Semaphore>) -> Result<tokio::sync::OwnedSemaphorePermit, ConnError> {
+    if let Ok(p) = sem.clone().try_acquire_owned() {
+        return Ok(p);
+    }
+    let start = Instant::now();
+    let p = sem.clone().acquire_owned().await.map_err(|_| ConnError::Quiet)?;
+    record_wait(WaitType::THREADPOOL, start.elapsed(), Duration::ZERO);
+    Ok(p)
+}
+
+/// What the reader task reports.
+enum ReaderEvent {
+    Message(Message),
+    Attention,
+    Closed,
+    Failed(ConnError),
+}
+
+/// Reads packets for the whole post-login life of the connection. An attention sets the
+/// cancel flag here, before anything else can delay it.
+async fn reader_task(
+    mut rd: ReadHalf<BoxStream>,
+    tx: mpsc::Sender<ReaderEvent>,
+    cancel: Arc<AtomicBool>,
+    max_message: usize,
+) {
+    let mut reasm = Reassembler::new(max_message);
+    loop {
+        let ev = match read_packet(&mut rd).await {
+            Ok(None) => {
+                if reasm.in_progress() {
+                    ReaderEvent::Failed(ConnError::Io(io::ErrorKind::UnexpectedEof.into()))
+                } else {
+                    ReaderEvent::Closed
+                }
+            }
+            Ok(Some((h, _))) if h.ty == PacketType::Attention as u8 => {
+                cancel.store(true, Ordering::Release);
+                if tx.send(ReaderEvent::Attention).await.is_err() {
+                    return;
+                }
+                continue;
+            }
+            Ok(Some((h, payload))) => match reasm.push(&h, &payload) {
+                Ok(Some(m)) => ReaderEvent::Message(m),
+                Ok(None) => continue,
+                Err(e) => ReaderEvent::Failed(e.into()),
+            },
+            Err(e) => ReaderEvent::Failed(e),
+        };
+        let last = !matches!(ev, ReaderEvent::Message(_));
+        if last {
+            // The connection is over from the reader's side: stop any running request.
+            cancel.store(true, Ordering::Release);
+        }
+        if tx.send(ev).await.is_err() || last {
+            return;
+        }
+    }
+}
+
+/// What a worker sends to its connection.
+enum Outbound {
+    Packet(Vec<u8>),
+    Final(ResponseTail),
+}
+
+/// The worker's end of the response channel.
+struct ChannelOut {
+    tx: mpsc::Sender<Outbound>,
+}
+
+impl PacketOut for ChannelOut {
+    fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
+        match self.tx.try_send(Outbound::Packet(packet)) {
+            Ok(()) => Ok(()),
+            Err(mpsc::error::TrySendError::Full(p)) => {
+                // The client is not reading fast enough.
+                let w = begin_wait(WaitType::ASYNC_NETWORK_IO);
+                let r = self.tx.blocking_send(p).map_err(|_| ClientGone);
+                w.finish();
+                r
+            }
+            Err(mpsc::error::TrySendError::Closed(_)) => Err(ClientGone),
+        }
+    }
+}
+
+/// A request, decoded on the connection's task.
+enum Request {
+    Batch(String),
+    Rpc(Vec<sql::request::RpcCall>),
+    Tm(TmRequest),
+    /// A request whose body could not be decoded, or one that is refused: answered with
+    /// this error.
+    Refused(SqlError),
+}
+
+fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError> {
+    let headers = tds_version >= login::TDS_7_2 || tds_version == login::TDS_8_0;
+    let protocol_error = |e: TdsError| {
+        Request::Refused(SqlError::new(
+            4002,
+            16,
+            1,
+            format!("The incoming tabular data stream (TDS) protocol stream is incorrect: {e}."),
+        ))
+    };
+    Ok(match msg.ty {
+        PacketType::SqlBatch => match rpc::decode_sql_batch(&msg.data, headers) {
+            Ok(b) => Request::Batch(b.text),
+            Err(e) => protocol_error(e),
+        },
+        PacketType::Rpc => match rpc::decode_rpc(&msg.data, headers) {
+            Ok(r) => Request::Rpc(r.calls),
+            Err(e) => Request::Refused(SqlError::new(
+                8016,
+                16,
+                1,
+                format!("The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is incorrect: {e}."),
+            )),
+        },
+        PacketType::TransactionManager => match rpc::decode_tm(&msg.data, headers) {
+            Ok((_, TmRequest::Unsupported(t))) => Request::Refused(SqlError::new(
+                8509,
+                16,
+                1,
+                format!("Distributed transactions are not supported (transaction manager request {t})."),
+            )),
+            Ok((_, tm)) => Request::Tm(tm),
+            Err(e) => protocol_error(e),
+        },
+        PacketType::BulkLoad => Request::Refused(SqlError::new(
+            4819,
+            16,
+            1,
+            "Bulk load (INSERT BULK) is not supported by this server.",
+        )),
+        other => return Err(TdsError::UnexpectedPacket(other as u8).into()),
+    })
+}
+
+/// Runs one request on the session (on a worker thread).
+fn run_request<S: BackendSession>(session: &mut S, req: Request, reset: bool, sink: &mut TokenSink<ChannelOut>) -> u8 {
+    if reset {
+        session.reset_connection();
+        let mut b = Vec::new();
+        token::put_env_bytes(&mut b, env_type::RESET_ACK, &[], &[]);
+        let _ = sink.raw(&b);
+    }
+    match req {
+        Request::Batch(text) => {
+            session.execute_batch(&text, sink);
+            token_type::DONE
+        }
+        Request::Rpc(calls) => {
+            for call in &calls {
+                if sink.is_stopped() {
+                    break;
+                }
+                session.execute_rpc(call, sink);
+            }
+            token_type::DONEPROC
+        }
+        Request::Tm(tm) => {
+            match tm.to_sql() {
+                Some(sql) => session.execute_batch(&sql, sink),
+                None => {
+                    // TM_GET_DTC_ADDRESS: an empty result set (no DTC here).
+                    let cols = [ColumnInfo::new("", SqlType::VarBinary { len: types::Length::Bounded(8000) }, true)];
+                    let _ = sink.columns(&cols);
+                    let _ =
+                        sink.done(Done { kind: DoneKind::Statement, row_count: Some(0), error: false, in_xact: false });
+                }
+            }
+            token_type::DONE
+        }
+        Request::Refused(e) => {
+            let _ = sink.server_error(&e);
+            token_type::DONE
+        }
+    }
+}
+
+async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Session>) -> Result<(), ConnError> {
+    let LoggedIn { stream, session, packet_size, tds_version } = li;
+    let spid = session.spid().clamp(0, i32::from(u16::MAX)) as u16;
+    let cancel = session.cancel_handle();
+    // Stops a running request if this task ends (shutdown, connection error).
+    struct CancelOnDrop(Arc<AtomicBool>);
+    impl Drop for CancelOnDrop {
+        fn drop(&mut self) {
+            self.0.store(true, Ordering::Release);
+        }
+    }
+    let _guard = CancelOnDrop(cancel.clone());
+    let (rd, mut wr): (ReadHalf<BoxStream>, WriteHalf<BoxStream>) = tokio::io::split(stream);
+    let (ev_tx, mut ev_rx) = mpsc::channel(4);
+    let reader = tokio::spawn(reader_task(rd, ev_tx, cancel.clone(), shared.max_message));
+    struct AbortOnDrop(tokio::task::JoinHandle<()>);
+    impl Drop for AbortOnDrop {
+        fn drop(&mut self) {
+            self.0.abort();
+        }
+    }
+    let _reader = AbortOnDrop(reader);
+    let mut session = Some(session);
+
+    loop {
+        let msg = match ev_rx.recv().await {
+            Some(ReaderEvent::Message(m)) => m,
+            Some(ReaderEvent::Attention) => {
+                // Nothing is running: acknowledge at once.
+                cancel.store(false, Ordering::Release);
+                let mut b = Vec::new();
+                token::DoneToken {
+                    token: token_type::DONE,
+                    status: token::done_status::ATTN,
+                    cur_cmd: 0,
+                    row_count: 0,
+                }
+                .encode(&mut b);
+                write_packets(&mut wr, &[packet::encode_message(PacketType::TabularResult, spid, packet_size, &b)])
+                    .await?;
+                continue;
+            }
+            Some(ReaderEvent::Closed) | None => return Ok(()),
+            Some(ReaderEvent::Failed(e)) => return Err(e),
+        };
+        let req = decode_request(&msg, tds_version)?;
+        let reset = msg.reset_connection();
+
+        cancel.store(false, Ordering::Release);
+        let permit = acquire_worker(&shared.workers).await?;
+        let (tx, mut rx) = mpsc::channel::<Outbound>(RESPONSE_QUEUE);
+        let Some(mut sess) = session.take() else { return Err(ConnError::Quiet) };
+        let cancel_w = cancel.clone();
+        let server_name = shared.server_name.clone();
+        let worker = tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut sink = TokenSink::new(ChannelOut { tx }, spid, packet_size, cancel_w, server_name);
+            let default_done = run_request(&mut sess, req, reset, &mut sink);
+            let (tail, out) = sink.finish(default_done);
+            let _ = out.tx.blocking_send(Outbound::Final(tail));
+            sess
+        });
+
+        let mut attention = false;
+        let mut client_gone: Option<ConnError> = None;
+        let mut fatal = false;
+        // Once the response is complete, events (the next request, a late attention)
+        // wait for the idle loop.
+        let mut complete = false;
+        loop {
+            tokio::select! {
+                out = rx.recv() => match out {
+                    Some(Outbound::Packet(p)) => {
+                        if client_gone.is_none() {
+                            if let Err(e) = write_packets(&mut wr, &[p]).await {
+                                cancel.store(true, Ordering::Release);
+                                client_gone = Some(e.into());
+                            }
+                        }
+                    }
+                    Some(Outbound::Final(tail)) => {
+                        fatal = tail.fatal;
+                        let packets = tail.finish(attention);
+                        if client_gone.is_none() {
+                            if let Err(e) = write_packets(&mut wr, &packets).await {
+                                client_gone = Some(e.into());
+                            }
+                        }
+                        complete = true;
+                    }
+                    None => break,
+                },
+                ev = ev_rx.recv(), if client_gone.is_none() && !complete => match ev {
+                    Some(ReaderEvent::Attention) => attention = true,
+                    Some(ReaderEvent::Message(m)) => {
+                        cancel.store(true, Ordering::Release);
+                        client_gone = Some(ConnError::Other(format!(
+                            "The client sent a request (packet type {:#04x}) while another was running (MARS is not supported); the connection has been closed.",
+                            m.ty as u8
+                        )));
+                    }
+                    Some(ReaderEvent::Closed) | None => {
+                        cancel.store(true, Ordering::Release);
+                        client_gone = Some(ConnError::Other(
+                            "The client disconnected while a request was running.".into(),
+                        ));
+                    }
+                    Some(ReaderEvent::Failed(e)) => {
+                        cancel.store(true, Ordering::Release);
+                        client_gone = Some(e);
+                    }
+                },
+            }
+        }
+        match worker.await {
+            Ok(s) => session = Some(s),
+            Err(e) => return Err(ConnError::Other(format!("The worker running the request failed: {e}"))),
+        }
+        if let Some(e) = client_gone {
+            return Err(e);
+        }
+        if fatal {
+            return Err(ConnError::Quiet);
+        }
+    }
+}

@@ -1,0 +1,753 @@
+//! Data types on the wire ([MS-TDS] 2.2.5.4-2.2.5.5): TYPE_INFO descriptors and value
+//! encodings, both ways. The server writes them in COLMETADATA/ROW/NBCROW/RETURNVALUE and
+//! reads them in RPC parameters.
+//!
+//! TYPE_INFO by family (ids in hex; lengths little-endian):
+//!
+//! ```text
+//! fixed        INT1 30, BIT 32, INT2 34, INT4 38, DATETIM4 3A, FLT4 3B, MONEY 3C,
+//!              DATETIME 3D, FLT8 3E, MONEY4 7A, INT8 7F          id only
+//! byte length  GUID 24, INTN 26, BITN 68, FLTN 6D, MONEYN 6E, DATETIMN 6F
+//!                                                                id, max length u8
+//! decimal      DECIMALN 6A, NUMERICN 6C                          id, length u8 (5/9/13/17),
+//!                                                                precision u8, scale u8
+//! date         DATEN 28                                          id
+//! scaled       TIMEN 29, DATETIME2N 2A, DATETIMEOFFSETN 2B        id, scale u8
+//! short length BIGVARBINARY A5, BIGVARCHAR A7, BIGBINARY AD, BIGCHAR AF, NVARCHAR E7,
+//!              NCHAR EF                                           id, max length u16 (bytes;
+//!                                                                0xFFFF = (max), PLP),
+//!                                                                collation 5 bytes for the
+//!                                                                character types
+//! xml          XML F1                                            id, schema present u8 (0)
+//! ```
+//!
+//! The collation is SQL_Latin1_General_CP1_CI_AS: `09 04 D0 00 34` (LCID 0x0409 with
+//! IgnoreCase|IgnoreKana|IgnoreWidth flags, SortId 52).
+//!
+//! Values:
+//!
+//! ```text
+//! fixed types          the bytes alone (no NULL possible)
+//! byte-length types    length u8 (0 = NULL), then the bytes
+//! integers, floats     little-endian two's complement / IEEE 754
+//! money                8 bytes: high i32 LE then low u32 LE of the i64 count of 1/10000;
+//! smallmoney           i32 LE
+//! datetime             days since 1900-01-01 i32 LE, 1/300 s ticks u32 LE
+//! smalldatetime        days u16 LE, minutes u16 LE
+//! decimal/numeric      length u8, sign u8 (1 positive, 0 negative), magnitude LE in
+//!                      4/8/12/16 bytes by precision (1-9/10-19/20-28/29-38)
+//! date                 length u8 (3), days since 0001-01-01 in 3 bytes LE
+//! time(n)              length u8 (3/4/5 by scale), units of 10^-n s since midnight LE
+//! datetime2(n)         length u8, time as above, then date (3 bytes)
+//! datetimeoffset(n)    length u8, UTC time, UTC date, offset minutes i16 LE
+//! uniqueidentifier     length u8 (16), the 16 bytes in SQL Server's (.NET) order
+//! short-length types   length u16 (0xFFFF = NULL), the bytes (code page 1252 for
+//!                      char/varchar, UTF-16LE for nchar/nvarchar)
+//! PLP ((max), xml)     total length u64 (0xFFFFFFFFFFFFFFFF = NULL,
+//!                      0xFFFFFFFFFFFFFFFE = unknown), chunks { length u32, bytes },
+//!                      a zero-length chunk ends the value
+//! ```
+
+use types::calendar::{MAX_OFFSET_MINUTES, TICKS_PER_DAY};
+use types::decimal::{fits_precision, rescale};
+use types::sqltype::{decimal_magnitude_len, time_storage_len, Length};
+use types::{codepage, SqlType, Value};
+
+use crate::error::{Result, TdsError};
+use crate::wire::{put_utf16, utf16_to_string, Reader};
+
+pub mod type_id {
+    pub const NULLTYPE: u8 = 0x1F;
+    pub const INT1: u8 = 0x30;
+    pub const BIT: u8 = 0x32;
+    pub const INT2: u8 = 0x34;
+    pub const INT4: u8 = 0x38;
+    pub const DATETIM4: u8 = 0x3A;
+    pub const FLT4: u8 = 0x3B;
+    pub const MONEY: u8 = 0x3C;
+    pub const DATETIME: u8 = 0x3D;
+    pub const FLT8: u8 = 0x3E;
+    pub const MONEY4: u8 = 0x7A;
+    pub const INT8: u8 = 0x7F;
+    pub const GUID: u8 = 0x24;
+    pub const INTN: u8 = 0x26;
+    pub const DECIMAL: u8 = 0x37;
+    pub const NUMERIC: u8 = 0x3F;
+    pub const BITN: u8 = 0x68;
+    pub const DECIMALN: u8 = 0x6A;
+    pub const NUMERICN: u8 = 0x6C;
+    pub const FLTN: u8 = 0x6D;
+    pub const MONEYN: u8 = 0x6E;
+    pub const DATETIMN: u8 = 0x6F;
+    pub const DATEN: u8 = 0x28;
+    pub const TIMEN: u8 = 0x29;
+    pub const DATETIME2N: u8 = 0x2A;
+    pub const DATETIMEOFFSETN: u8 = 0x2B;
+    pub const BIGVARBINARY: u8 = 0xA5;
+    pub const BIGVARCHAR: u8 = 0xA7;
+    pub const BIGBINARY: u8 = 0xAD;
+    pub const BIGCHAR: u8 = 0xAF;
+    pub const NVARCHAR: u8 = 0xE7;
+    pub const NCHAR: u8 = 0xEF;
+    pub const XML: u8 = 0xF1;
+    pub const TEXT: u8 = 0x23;
+    pub const IMAGE: u8 = 0x22;
+    pub const NTEXT: u8 = 0x63;
+    pub const SSVARIANT: u8 = 0x62;
+    pub const UDT: u8 = 0xF0;
+    pub const TVP: u8 = 0xF3;
+}
+
+use type_id::*;
+
+/// SQL_Latin1_General_CP1_CI_AS as TDS sends it.
+pub const DEFAULT_COLLATION: [u8; 5] = [0x09, 0x04, 0xD0, 0x00, 0x34];
+/// The max length of a short-length type that means "(max), sent as PLP".
+pub const PLP_MARKER: u16 = 0xFFFF;
+pub const PLP_NULL: u64 = u64::MAX;
+pub const PLP_UNKNOWN_LEN: u64 = u64::MAX - 1;
+/// PLP chunk size the server writes.
+const PLP_CHUNK: usize = 8000;
+
+/// A TYPE_INFO as it appears on the wire.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TypeInfo {
+    /// A fixed-length type: INT1, BIT, INT2, INT4, INT8, FLT4, FLT8, MONEY, MONEY4,
+    /// DATETIME, DATETIM4, or NULLTYPE.
+    Fixed(u8),
+    /// INTN, BITN, FLTN, MONEYN, DATETIMN, GUID with their max length.
+    ByteLen {
+        id: u8,
+        len: u8,
+    },
+    /// DECIMALN/NUMERICN (and the legacy DECIMAL/NUMERIC ids).
+    Decimal {
+        id: u8,
+        len: u8,
+        precision: u8,
+        scale: u8,
+    },
+    Date,
+    /// TIMEN, DATETIME2N, DATETIMEOFFSETN.
+    Scaled {
+        id: u8,
+        scale: u8,
+    },
+    /// BIGVARBINARY, BIGVARCHAR, BIGBINARY, BIGCHAR, NVARCHAR, NCHAR; `len` in bytes,
+    /// [`PLP_MARKER`] for (max).
+    ShortLen {
+        id: u8,
+        len: u16,
+        collation: Option<[u8; 5]>,
+    },
+    Xml,
+}
+
+fn fixed_len(id: u8) -> Option<usize> {
+    Some(match id {
+        NULLTYPE => 0,
+        INT1 | BIT => 1,
+        INT2 => 2,
+        INT4 | DATETIM4 | FLT4 | MONEY4 => 4,
+        MONEY | DATETIME | FLT8 | INT8 => 8,
+        _ => return None,
+    })
+}
+
+fn is_char(id: u8) -> bool {
+    matches!(id, BIGVARCHAR | BIGCHAR | NVARCHAR | NCHAR)
+}
+
+impl TypeInfo {
+    /// The TYPE_INFO SQL Server sends for a column of `ty`: the nullable (N) forms, or the
+    /// fixed forms for NOT NULL integer, bit, float, money and datetime columns.
+    pub fn for_sql_type(ty: &SqlType, nullable: bool) -> TypeInfo {
+        let fixed_or = |fixed: u8, id: u8, len: u8| {
+            if nullable {
+                TypeInfo::ByteLen { id, len }
+            } else {
+                TypeInfo::Fixed(fixed)
+            }
+        };
+        let short = |id: u8, len: Length, unit: u16| {
+            let collation = if is_char(id) { Some(DEFAULT_COLLATION) } else { None };
+            let len = match len {
+                Length::Bounded(n) => n.saturating_mul(unit),
+                Length::Max => PLP_MARKER,
+            };
+            TypeInfo::ShortLen { id, len, collation }
+        };
+        match *ty {
+            SqlType::Bit => fixed_or(BIT, BITN, 1),
+            SqlType::TinyInt => fixed_or(INT1, INTN, 1),
+            SqlType::SmallInt => fixed_or(INT2, INTN, 2),
+            SqlType::Int => fixed_or(INT4, INTN, 4),
+            SqlType::BigInt => fixed_or(INT8, INTN, 8),
+            SqlType::Real => fixed_or(FLT4, FLTN, 4),
+            SqlType::Float => fixed_or(FLT8, FLTN, 8),
+            SqlType::Money => fixed_or(MONEY, MONEYN, 8),
+            SqlType::SmallMoney => fixed_or(MONEY4, MONEYN, 4),
+            SqlType::DateTime => fixed_or(DATETIME, DATETIMN, 8),
+            SqlType::SmallDateTime => fixed_or(DATETIM4, DATETIMN, 4),
+            SqlType::Decimal { precision, scale } => {
+                TypeInfo::Decimal { id: DECIMALN, len: 1 + decimal_magnitude_len(precision), precision, scale }
+            }
+            SqlType::Numeric { precision, scale } => {
+                TypeInfo::Decimal { id: NUMERICN, len: 1 + decimal_magnitude_len(precision), precision, scale }
+            }
+            SqlType::Date => TypeInfo::Date,
+            SqlType::Time { scale } => TypeInfo::Scaled { id: TIMEN, scale },
+            SqlType::DateTime2 { scale } => TypeInfo::Scaled { id: DATETIME2N, scale },
+            SqlType::DateTimeOffset { scale } => TypeInfo::Scaled { id: DATETIMEOFFSETN, scale },
+            SqlType::Char { len } => short(BIGCHAR, Length::Bounded(len), 1),
+            SqlType::VarChar { len } => short(BIGVARCHAR, len, 1),
+            SqlType::NChar { len } => short(NCHAR, Length::Bounded(len), 2),
+            SqlType::NVarChar { len } => short(NVARCHAR, len, 2),
+            SqlType::Binary { len } => short(BIGBINARY, Length::Bounded(len), 1),
+            SqlType::VarBinary { len } => short(BIGVARBINARY, len, 1),
+            SqlType::UniqueIdentifier => TypeInfo::ByteLen { id: GUID, len: 16 },
+            SqlType::Xml => TypeInfo::Xml,
+        }
+    }
+
+    pub fn id(&self) -> u8 {
+        match *self {
+            TypeInfo::Fixed(id)
+            | TypeInfo::ByteLen { id, .. }
+            | TypeInfo::Decimal { id, .. }
+            | TypeInfo::Scaled { id, .. }
+            | TypeInfo::ShortLen { id, .. } => id,
+            TypeInfo::Date => DATEN,
+            TypeInfo::Xml => XML,
+        }
+    }
+
+    /// Values travel as PLP ((max) types and xml).
+    pub fn is_plp(&self) -> bool {
+        matches!(self, TypeInfo::Xml | TypeInfo::ShortLen { len: PLP_MARKER, .. })
+    }
+
+    /// Bytes a NULL takes in a ROW token; None when the type cannot be NULL there.
+    pub fn null_len(&self) -> Option<usize> {
+        match self {
+            TypeInfo::Fixed(NULLTYPE) => Some(0),
+            TypeInfo::Fixed(_) => None,
+            TypeInfo::Xml | TypeInfo::ShortLen { len: PLP_MARKER, .. } => Some(8),
+            TypeInfo::ShortLen { .. } => Some(2),
+            _ => Some(1),
+        }
+    }
+
+    pub fn encode(&self, out: &mut Vec<u8>) {
+        out.push(self.id());
+        match *self {
+            TypeInfo::Fixed(_) | TypeInfo::Date => {}
+            TypeInfo::ByteLen { len, .. } => out.push(len),
+            TypeInfo::Decimal { len, precision, scale, .. } => out.extend_from_slice(&[len, precision, scale]),
+            TypeInfo::Scaled { scale, .. } => out.push(scale),
+            TypeInfo::ShortLen { len, collation, .. } => {
+                out.extend_from_slice(&len.to_le_bytes());
+                if let Some(c) = collation {
+                    out.extend_from_slice(&c);
+                }
+            }
+            TypeInfo::Xml => out.push(0),
+        }
+    }
+
+    pub fn decode(r: &mut Reader) -> Result<TypeInfo> {
+        let id = r.u8("TYPE_INFO")?;
+        let what = "TYPE_INFO";
+        Ok(match id {
+            _ if fixed_len(id).is_some() => TypeInfo::Fixed(id),
+            GUID | INTN | BITN | FLTN | MONEYN | DATETIMN => {
+                let len = r.u8(what)?;
+                let ok = match id {
+                    GUID => len == 16 || len == 0,
+                    INTN => matches!(len, 1 | 2 | 4 | 8),
+                    BITN => len == 1,
+                    FLTN => matches!(len, 4 | 8),
+                    MONEYN => matches!(len, 4 | 8),
+                    _ => matches!(len, 4 | 8),
+                };
+                if !ok {
+                    return Err(TdsError::invalid("TYPE_INFO", format!("type {id:#04x} with length {len}")));
+                }
+                TypeInfo::ByteLen { id, len }
+            }
+            DECIMALN | NUMERICN | DECIMAL | NUMERIC => {
+                let len = r.u8(what)?;
+                let precision = r.u8(what)?;
+                let scale = r.u8(what)?;
+                if !(1..=38).contains(&precision) || scale > precision || !(2..=17).contains(&len) {
+                    return Err(TdsError::invalid(
+                        "TYPE_INFO",
+                        format!("decimal length {len} precision {precision} scale {scale}"),
+                    ));
+                }
+                TypeInfo::Decimal { id, len, precision, scale }
+            }
+            DATEN => TypeInfo::Date,
+            TIMEN | DATETIME2N | DATETIMEOFFSETN => {
+                let scale = r.u8(what)?;
+                if scale > 7 {
+                    return Err(TdsError::invalid("TYPE_INFO", format!("time scale {scale}")));
+                }
+                TypeInfo::Scaled { id, scale }
+            }
+            BIGVARBINARY | BIGVARCHAR | BIGBINARY | BIGCHAR | NVARCHAR | NCHAR => {
+                let len = r.u16_le(what)?;
+                let collation = if is_char(id) {
+                    let mut c = [0u8; 5];
+                    c.copy_from_slice(r.bytes(5, what)?);
+                    Some(c)
+                } else {
+                    None
+                };
+                if len == PLP_MARKER && matches!(id, BIGBINARY | BIGCHAR | NCHAR) {
+                    return Err(TdsError::invalid("TYPE_INFO", format!("type {id:#04x} cannot be (max)")));
+                }
+                TypeInfo::ShortLen { id, len, collation }
+            }
+            XML => {
+                let schema = r.u8(what)?;
+                if schema != 0 {
+                    // XML_INFO with a schema collection: dbname, owner (B_VARCHAR) and the
+                    // collection name (US_VARCHAR); the schema is not enforced here.
+                    r.b_varchar(what)?;
+                    r.b_varchar(what)?;
+                    r.us_varchar(what)?;
+                }
+                TypeInfo::Xml
+            }
+            other => return Err(TdsError::UnsupportedType(other)),
+        })
+    }
+
+    /// The SQL type a client-declared TYPE_INFO stands for (RPC parameters).
+    pub fn sql_type(&self) -> Result<SqlType> {
+        let bounded = |len: u16, unit: u16, max: u16| -> Length {
+            if len == PLP_MARKER {
+                Length::Max
+            } else {
+                let n = (len / unit).max(1);
+                if n > max {
+                    Length::Max
+                } else {
+                    Length::Bounded(n)
+                }
+            }
+        };
+        let fixed_n = |len: u16, unit: u16, max: u16| -> u16 { (len / unit).clamp(1, max) };
+        Ok(match *self {
+            TypeInfo::Fixed(id) | TypeInfo::ByteLen { id, .. } if id == NULLTYPE => SqlType::Int,
+            TypeInfo::Fixed(INT1) | TypeInfo::ByteLen { id: INTN, len: 1 } => SqlType::TinyInt,
+            TypeInfo::Fixed(INT2) | TypeInfo::ByteLen { id: INTN, len: 2 } => SqlType::SmallInt,
+            TypeInfo::Fixed(INT4) | TypeInfo::ByteLen { id: INTN, len: 4 } => SqlType::Int,
+            TypeInfo::Fixed(INT8) | TypeInfo::ByteLen { id: INTN, len: 8 } => SqlType::BigInt,
+            TypeInfo::Fixed(BIT) | TypeInfo::ByteLen { id: BITN, .. } => SqlType::Bit,
+            TypeInfo::Fixed(FLT4) | TypeInfo::ByteLen { id: FLTN, len: 4 } => SqlType::Real,
+            TypeInfo::Fixed(FLT8) | TypeInfo::ByteLen { id: FLTN, .. } => SqlType::Float,
+            TypeInfo::Fixed(MONEY4) | TypeInfo::ByteLen { id: MONEYN, len: 4 } => SqlType::SmallMoney,
+            TypeInfo::Fixed(MONEY) | TypeInfo::ByteLen { id: MONEYN, .. } => SqlType::Money,
+            TypeInfo::Fixed(DATETIM4) | TypeInfo::ByteLen { id: DATETIMN, len: 4 } => SqlType::SmallDateTime,
+            TypeInfo::Fixed(DATETIME) | TypeInfo::ByteLen { id: DATETIMN, .. } => SqlType::DateTime,
+            TypeInfo::ByteLen { id: GUID, .. } => SqlType::UniqueIdentifier,
+            TypeInfo::Decimal { id, precision, scale, .. } => {
+                if id == NUMERICN || id == NUMERIC {
+                    SqlType::Numeric { precision, scale }
+                } else {
+                    SqlType::Decimal { precision, scale }
+                }
+            }
+            TypeInfo::Date => SqlType::Date,
+            TypeInfo::Scaled { id: TIMEN, scale } => SqlType::Time { scale },
+            TypeInfo::Scaled { id: DATETIME2N, scale } => SqlType::DateTime2 { scale },
+            TypeInfo::Scaled { scale, .. } => SqlType::DateTimeOffset { scale },
+            TypeInfo::ShortLen { id: BIGCHAR, len, .. } => SqlType::Char { len: fixed_n(len, 1, 8000) },
+            TypeInfo::ShortLen { id: BIGVARCHAR, len, .. } => SqlType::VarChar { len: bounded(len, 1, 8000) },
+            TypeInfo::ShortLen { id: NCHAR, len, .. } => SqlType::NChar { len: fixed_n(len, 2, 4000) },
+            TypeInfo::ShortLen { id: NVARCHAR, len, .. } => SqlType::NVarChar { len: bounded(len, 2, 4000) },
+            TypeInfo::ShortLen { id: BIGBINARY, len, .. } => SqlType::Binary { len: fixed_n(len, 1, 8000) },
+            TypeInfo::ShortLen { id: BIGVARBINARY, len, .. } => SqlType::VarBinary { len: bounded(len, 1, 8000) },
+            TypeInfo::Xml => SqlType::Xml,
+            other => return Err(TdsError::UnsupportedType(other.id())),
+        })
+    }
+}
+
+/// Why a value could not be written as its column's type (an executor bug, reported to
+/// the client as an error rather than a broken stream).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("cannot send {value} as {ty}")]
+pub struct EncodeError {
+    pub value: &'static str,
+    pub ty: String,
+}
+
+fn mismatch(v: &Value, ty: &SqlType) -> EncodeError {
+    EncodeError { value: v.kind_name(), ty: ty.to_string() }
+}
+
+fn as_i64(v: &Value) -> Option<i64> {
+    Some(match *v {
+        Value::Bit(b) => i64::from(b),
+        Value::TinyInt(x) => i64::from(x),
+        Value::SmallInt(x) => i64::from(x),
+        Value::Int(x) => i64::from(x),
+        Value::BigInt(x) => x,
+        _ => return None,
+    })
+}
+
+fn time_units(ticks: u64, scale: u8) -> u64 {
+    ticks / 10u64.pow(7 - u32::from(scale.min(7)))
+}
+
+fn put_uint_le(out: &mut Vec<u8>, v: u64, n: usize) {
+    out.extend_from_slice(&v.to_le_bytes()[..n]);
+}
+
+/// Writes the bytes of a non-NULL value for `ty` into `out`, without any length prefix.
+/// Integers and floats are converted within their family when the value's variant
+/// differs from the column's type (and in range); other mismatches are errors.
+fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
+    let bad = || mismatch(v, ty);
+    match *ty {
+        SqlType::Bit => out.push(u8::from(as_i64(v).ok_or_else(bad)? != 0)),
+        SqlType::TinyInt => out.push(u8::try_from(as_i64(v).ok_or_else(bad)?).map_err(|_| bad())?),
+        SqlType::SmallInt => {
+            out.extend_from_slice(&i16::try_from(as_i64(v).ok_or_else(bad)?).map_err(|_| bad())?.to_le_bytes())
+        }
+        SqlType::Int => {
+            out.extend_from_slice(&i32::try_from(as_i64(v).ok_or_else(bad)?).map_err(|_| bad())?.to_le_bytes())
+        }
+        SqlType::BigInt => out.extend_from_slice(&as_i64(v).ok_or_else(bad)?.to_le_bytes()),
+        SqlType::Real => {
+            let f = match *v {
+                Value::Real(f) => f,
+                Value::Float(f) => f as f32,
+                _ => return Err(bad()),
+            };
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        SqlType::Float => {
+            let f = match *v {
+                Value::Float(f) => f,
+                Value::Real(f) => f64::from(f),
+                _ => return Err(bad()),
+            };
+            out.extend_from_slice(&f.to_le_bytes());
+        }
+        SqlType::Money => {
+            let Value::Money(m) = *v else { return Err(bad()) };
+            out.extend_from_slice(&((m >> 32) as i32).to_le_bytes());
+            out.extend_from_slice(&(m as u32).to_le_bytes());
+        }
+        SqlType::SmallMoney => {
+            let Value::Money(m) = *v else { return Err(bad()) };
+            out.extend_from_slice(&i32::try_from(m).map_err(|_| bad())?.to_le_bytes());
+        }
+        SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
+            let unscaled = match *v {
+                Value::Decimal { value, scale: s, .. } => rescale(value, s, scale).ok_or_else(bad)?,
+                _ => {
+                    let i = as_i64(v).ok_or_else(bad)?;
+                    rescale(i128::from(i), 0, scale).ok_or_else(bad)?
+                }
+            };
+            if !fits_precision(unscaled, precision) {
+                return Err(bad());
+            }
+            out.push(u8::from(unscaled >= 0));
+            let mag = unscaled.unsigned_abs().to_le_bytes();
+            out.extend_from_slice(&mag[..usize::from(decimal_magnitude_len(precision))]);
+        }
+        SqlType::DateTime => {
+            let Value::DateTime { days, ticks } = *v else { return Err(bad()) };
+            out.extend_from_slice(&days.to_le_bytes());
+            out.extend_from_slice(&ticks.to_le_bytes());
+        }
+        SqlType::SmallDateTime => {
+            let Value::SmallDateTime { days, minutes } = *v else { return Err(bad()) };
+            out.extend_from_slice(&days.to_le_bytes());
+            out.extend_from_slice(&minutes.to_le_bytes());
+        }
+        SqlType::Date => {
+            let Value::Date(days) = *v else { return Err(bad()) };
+            put_uint_le(out, u64::from(days), 3);
+        }
+        SqlType::Time { scale } => {
+            let Value::Time { ticks, .. } = *v else { return Err(bad()) };
+            put_uint_le(out, time_units(ticks, scale), usize::from(time_storage_len(scale)));
+        }
+        SqlType::DateTime2 { scale } => {
+            let Value::DateTime2 { days, ticks, .. } = *v else { return Err(bad()) };
+            put_uint_le(out, time_units(ticks, scale), usize::from(time_storage_len(scale)));
+            put_uint_le(out, u64::from(days), 3);
+        }
+        SqlType::DateTimeOffset { scale } => {
+            let Value::DateTimeOffset { days, ticks, offset, .. } = *v else { return Err(bad()) };
+            put_uint_le(out, time_units(ticks, scale), usize::from(time_storage_len(scale)));
+            put_uint_le(out, u64::from(days), 3);
+            out.extend_from_slice(&offset.to_le_bytes());
+        }
+        SqlType::Char { .. } | SqlType::VarChar { .. } => {
+            let Value::String(s) = v else { return Err(bad()) };
+            codepage::encode_lossy(s, out);
+        }
+        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml => {
+            let Value::String(s) = v else { return Err(bad()) };
+            put_utf16(out, s);
+        }
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } => {
+            let Value::Binary(b) = v else { return Err(bad()) };
+            out.extend_from_slice(b);
+        }
+        SqlType::UniqueIdentifier => {
+            let Value::Guid(g) = v else { return Err(bad()) };
+            out.extend_from_slice(g);
+        }
+    }
+    Ok(())
+}
+
+/// Writes a value (NULL or not) as `ti` requires for a column of `ty`: the length prefix
+/// of its family and the bytes. `ti` must come from [`TypeInfo::for_sql_type`] for `ty`.
+pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
+    if v.is_null() {
+        match ti.null_len() {
+            None => return Err(mismatch(v, ty)),
+            Some(0) => {}
+            Some(1) => out.push(0),
+            Some(2) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
+            Some(_) => out.extend_from_slice(&PLP_NULL.to_le_bytes()),
+        }
+        return Ok(());
+    }
+    let mut bytes = Vec::new();
+    value_bytes(ty, v, &mut bytes)?;
+    match ti {
+        TypeInfo::Fixed(_) => out.extend_from_slice(&bytes),
+        TypeInfo::ShortLen { len, .. } if *len != PLP_MARKER => {
+            if bytes.len() > usize::from(*len) {
+                return Err(mismatch(v, ty));
+            }
+            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
+            out.extend_from_slice(&bytes);
+        }
+        TypeInfo::ShortLen { .. } | TypeInfo::Xml => put_plp(out, &bytes),
+        _ => {
+            // Byte-length families: a u8 length.
+            out.push(bytes.len() as u8);
+            out.extend_from_slice(&bytes);
+        }
+    }
+    Ok(())
+}
+
+/// A PLP value: total length, chunks, terminator.
+pub fn put_plp(out: &mut Vec<u8>, bytes: &[u8]) {
+    out.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    for chunk in bytes.chunks(PLP_CHUNK) {
+        out.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+        out.extend_from_slice(chunk);
+    }
+    out.extend_from_slice(&0u32.to_le_bytes());
+}
+
+/// Reads a PLP value; None for NULL. The declared total length is only trusted after the
+/// chunks that make it up have actually been read.
+pub fn read_plp(r: &mut Reader) -> Result<Option<Vec<u8>>> {
+    let total = r.u64_le("PLP length")?;
+    if total == PLP_NULL {
+        return Ok(None);
+    }
+    if total != PLP_UNKNOWN_LEN && total > r.remaining() as u64 {
+        return Err(TdsError::Truncated("PLP value"));
+    }
+    let mut out = Vec::with_capacity(if total == PLP_UNKNOWN_LEN { 0 } else { total as usize });
+    loop {
+        let n = r.u32_le("PLP chunk")? as usize;
+        if n == 0 {
+            break;
+        }
+        out.extend_from_slice(r.bytes(n, "PLP chunk")?);
+    }
+    if total != PLP_UNKNOWN_LEN && out.len() as u64 != total {
+        return Err(TdsError::invalid("PLP value", format!("{} bytes in chunks, {total} declared", out.len())));
+    }
+    Ok(Some(out))
+}
+
+fn uint_le(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a[..b.len().min(8)].copy_from_slice(&b[..b.len().min(8)]);
+    u64::from_le_bytes(a)
+}
+
+fn invalid_value(ty: &SqlType, detail: impl std::fmt::Display) -> TdsError {
+    TdsError::invalid("value", format!("{ty}: {detail}"))
+}
+
+/// Reads one value of a TYPE_INFO (RPC parameters, RETURNVALUE, ROW), checked against the
+/// type's rules (a datetime with impossible ticks, a decimal beyond its precision, ... are
+/// errors, never values).
+pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
+    let ty = ti.sql_type()?;
+    // The value's bytes, or None for NULL.
+    let data: Option<Vec<u8>> = match ti {
+        TypeInfo::Fixed(NULLTYPE) => None,
+        TypeInfo::Fixed(id) => {
+            let n = fixed_len(*id).unwrap_or(0);
+            Some(r.bytes(n, "value")?.to_vec())
+        }
+        TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml => read_plp(r)?,
+        TypeInfo::ShortLen { len, .. } => {
+            let n = r.u16_le("value length")?;
+            if n == 0xFFFF {
+                None
+            } else if n > *len {
+                return Err(invalid_value(&ty, format!("length {n} beyond the declared {len}")));
+            } else {
+                Some(r.bytes(usize::from(n), "value")?.to_vec())
+            }
+        }
+        _ => {
+            let n = r.u8("value length")?;
+            if n == 0 {
+                None
+            } else {
+                Some(r.bytes(usize::from(n), "value")?.to_vec())
+            }
+        }
+    };
+    let Some(b) = data else { return Ok(Value::Null) };
+    let want = |n: usize| -> Result<()> {
+        if b.len() == n {
+            Ok(())
+        } else {
+            Err(invalid_value(&ty, format!("{} bytes", b.len())))
+        }
+    };
+    let v = match ty {
+        SqlType::Bit => {
+            want(1)?;
+            Value::Bit(b[0] != 0)
+        }
+        SqlType::TinyInt => {
+            want(1)?;
+            Value::TinyInt(b[0])
+        }
+        SqlType::SmallInt => {
+            want(2)?;
+            Value::SmallInt(i16::from_le_bytes([b[0], b[1]]))
+        }
+        SqlType::Int => {
+            want(4)?;
+            Value::Int(i32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
+        SqlType::BigInt => {
+            want(8)?;
+            Value::BigInt(uint_le(&b) as i64)
+        }
+        SqlType::Real => {
+            want(4)?;
+            Value::Real(f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        }
+        SqlType::Float => {
+            want(8)?;
+            Value::Float(f64::from_bits(uint_le(&b)))
+        }
+        SqlType::Money => {
+            want(8)?;
+            let hi = i32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+            let lo = u32::from_le_bytes([b[4], b[5], b[6], b[7]]);
+            Value::Money((i64::from(hi) << 32) | i64::from(lo))
+        }
+        SqlType::SmallMoney => {
+            want(4)?;
+            Value::Money(i64::from(i32::from_le_bytes([b[0], b[1], b[2], b[3]])))
+        }
+        SqlType::DateTime => {
+            want(8)?;
+            Value::DateTime {
+                days: i32::from_le_bytes([b[0], b[1], b[2], b[3]]),
+                ticks: u32::from_le_bytes([b[4], b[5], b[6], b[7]]),
+            }
+        }
+        SqlType::SmallDateTime => {
+            want(4)?;
+            Value::SmallDateTime { days: u16::from_le_bytes([b[0], b[1]]), minutes: u16::from_le_bytes([b[2], b[3]]) }
+        }
+        SqlType::Decimal { precision, scale } | SqlType::Numeric { precision, scale } => {
+            if b.len() < 2 || b.len() > 17 {
+                return Err(invalid_value(&ty, format!("{} bytes", b.len())));
+            }
+            let mut mag = [0u8; 16];
+            mag[..b.len() - 1].copy_from_slice(&b[1..]);
+            let m = u128::from_le_bytes(mag);
+            let m = i128::try_from(m).map_err(|_| invalid_value(&ty, "magnitude too large"))?;
+            let value = if b[0] == 0 { -m } else { m };
+            Value::Decimal { value, precision, scale }
+        }
+        SqlType::Date => {
+            want(3)?;
+            Value::Date(uint_le(&b) as u32)
+        }
+        SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => {
+            let tl = usize::from(time_storage_len(scale));
+            let extra = match ty {
+                SqlType::Time { .. } => 0,
+                SqlType::DateTime2 { .. } => 3,
+                _ => 5,
+            };
+            want(tl + extra)?;
+            let units = uint_le(&b[..tl]);
+            let ticks = units
+                .checked_mul(10u64.pow(7u32.saturating_sub(u32::from(scale))))
+                .filter(|&t| t < TICKS_PER_DAY)
+                .ok_or_else(|| invalid_value(&ty, "time of day out of range"))?;
+            match ty {
+                SqlType::Time { .. } => Value::Time { ticks, scale },
+                SqlType::DateTime2 { .. } => Value::DateTime2 { days: uint_le(&b[tl..tl + 3]) as u32, ticks, scale },
+                _ => Value::DateTimeOffset {
+                    days: uint_le(&b[tl..tl + 3]) as u32,
+                    ticks,
+                    scale,
+                    offset: i16::from_le_bytes([b[tl + 3], b[tl + 4]]),
+                },
+            }
+        }
+        SqlType::Char { .. } | SqlType::VarChar { .. } => Value::String(codepage::decode(&b)),
+        SqlType::NChar { .. } | SqlType::NVarChar { .. } => {
+            if !b.len().is_multiple_of(2) {
+                return Err(invalid_value(&ty, "odd number of bytes of UTF-16"));
+            }
+            Value::String(utf16_to_string(&b))
+        }
+        SqlType::Xml => {
+            if !b.len().is_multiple_of(2) {
+                return Err(invalid_value(&ty, "odd number of bytes of UTF-16"));
+            }
+            let s = utf16_to_string(&b);
+            Value::String(s.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(s))
+        }
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(b),
+        SqlType::UniqueIdentifier => {
+            want(16)?;
+            let mut g = [0u8; 16];
+            g.copy_from_slice(&b);
+            Value::Guid(g)
+        }
+    };
+    // Checked here first: `Value::validate` takes `offset.abs()`, which overflows for
+    // i16::MIN.
+    if let Value::DateTimeOffset { offset, .. } = v {
+        if !(-MAX_OFFSET_MINUTES..=MAX_OFFSET_MINUTES).contains(&offset) {
+            return Err(invalid_value(&ty, format!("offset of {offset} minutes")));
+        }
+    }
+    v.validate().map_err(|e| invalid_value(&ty, e.message))?;
+    Ok(v)
+}
