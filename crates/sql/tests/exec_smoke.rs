@@ -115,3 +115,62 @@ fn variables_control_flow_and_try_catch() {
     let rows = db.rows("BEGIN TRY SELECT 1/0 END TRY BEGIN CATCH SELECT ERROR_NUMBER() END CATCH");
     assert_eq!(ints(&rows), vec![vec![8134]]);
 }
+
+#[test]
+fn constraints_identity_and_defaults() {
+    let mut db = Db::new();
+    db.rows(
+        "CREATE TABLE p (id int IDENTITY(10, 5) PRIMARY KEY, name varchar(10) NOT NULL DEFAULT 'x', \
+         qty int CHECK (qty >= 0), twice AS qty * 2)",
+    );
+    db.rows("INSERT INTO p (qty) VALUES (1); INSERT INTO p (name, qty) VALUES ('b', 2)");
+    assert_eq!(ints(&db.rows("SELECT id, twice FROM p ORDER BY id")), vec![vec![10, 2], vec![15, 4]]);
+    assert_eq!(db.rows("SELECT name FROM p WHERE id = 10"), vec![vec![Value::String("x".into())]]);
+    assert_eq!(db.run("INSERT INTO p (qty) VALUES (-1)").errors()[0].number, 547);
+    assert_eq!(db.run("INSERT INTO p (name, qty) VALUES (NULL, 1)").errors()[0].number, 515);
+    assert_eq!(db.run("INSERT INTO p (id, qty) VALUES (1, 1)").errors()[0].number, 544);
+    // @@IDENTITY lasts for the session; SCOPE_IDENTITY() for its scope (a batch).
+    assert_eq!(ints(&db.rows("SELECT CAST(@@IDENTITY AS int), CAST(SCOPE_IDENTITY() AS int)")), vec![vec![15, -999]]);
+    assert_eq!(ints(&db.rows("INSERT INTO p (qty) VALUES (3); SELECT CAST(SCOPE_IDENTITY() AS int)")), vec![vec![30]]);
+    // Foreign keys: NO ACTION refuses, CASCADE follows.
+    db.rows("CREATE TABLE c (id int PRIMARY KEY, pid int REFERENCES p(id) ON DELETE CASCADE)");
+    db.rows("INSERT INTO c VALUES (1, 10), (2, 15)");
+    assert_eq!(db.run("INSERT INTO c VALUES (3, 99)").errors()[0].number, 547);
+    db.rows("DELETE FROM p WHERE id = 10");
+    assert_eq!(ints(&db.rows("SELECT id FROM c")), vec![vec![2]]);
+    db.rows("CREATE TABLE c2 (id int PRIMARY KEY, pid int REFERENCES p(id))");
+    db.rows("INSERT INTO c2 VALUES (1, 30)");
+    assert_eq!(db.run("DELETE FROM p WHERE id = 30").errors()[0].number, 547);
+}
+
+#[test]
+fn indexes_views_functions_and_output() {
+    let mut db = Db::new();
+    db.rows("CREATE TABLE t (id int PRIMARY KEY, k int, v int)");
+    db.rows("INSERT INTO t VALUES (1, 5, 10), (2, 6, 20), (3, 5, NULL)");
+    db.rows("CREATE UNIQUE INDEX ux ON t (v) WHERE v IS NOT NULL");
+    assert_eq!(db.run("INSERT INTO t VALUES (4, 7, 10)").errors()[0].number, 2601);
+    db.rows("INSERT INTO t VALUES (5, 7, NULL)");
+    db.rows("CREATE INDEX ik ON t (k) INCLUDE (v)");
+    assert_eq!(ints(&db.rows("SELECT id FROM t WHERE k = 5 ORDER BY id")), vec![vec![1], vec![3]]);
+    let plan = db.rows("SET SHOWPLAN_TEXT ON");
+    assert!(plan.is_empty());
+    let plan = db.run("SELECT id FROM t WHERE k = 5");
+    let text: Vec<String> = plan.result_sets()[0].1.iter().map(|r| r[0].to_string()).collect();
+    assert!(text.iter().any(|l| l.contains("Index Seek") && l.contains("[ik]")), "{text:?}");
+    db.rows("SET SHOWPLAN_TEXT OFF");
+    db.rows("CREATE VIEW vv AS SELECT id, v FROM t WHERE v IS NOT NULL");
+    assert_eq!(ints(&db.rows("SELECT COUNT(*) FROM vv")), vec![vec![2]]);
+    db.rows("CREATE FUNCTION dbo.f (@x int) RETURNS int AS BEGIN RETURN @x * 3 END");
+    assert_eq!(ints(&db.rows("SELECT dbo.f(id) FROM t WHERE id = 2")), vec![vec![6]]);
+    db.rows("CREATE FUNCTION dbo.tf (@k int) RETURNS TABLE AS RETURN SELECT id FROM t WHERE k = @k");
+    assert_eq!(ints(&db.rows("SELECT id FROM dbo.tf(5) ORDER BY id")), vec![vec![1], vec![3]]);
+    let s = db.run("UPDATE t SET v = v + 1 OUTPUT deleted.v, inserted.v WHERE id = 1");
+    assert!(s.errors().is_empty(), "{:?}", s.errors());
+    assert_eq!(ints(&s.result_sets()[0].1), vec![vec![10, 11]]);
+    // A failed statement inside a transaction undoes only itself.
+    db.rows("BEGIN TRAN; INSERT INTO t VALUES (9, 9, 9)");
+    assert_eq!(db.run("INSERT INTO t VALUES (10, 1, 1), (9, 1, 1)").errors()[0].number, 2627);
+    db.rows("COMMIT");
+    assert_eq!(ints(&db.rows("SELECT id FROM t WHERE id >= 9")), vec![vec![9]]);
+}

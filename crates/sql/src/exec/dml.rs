@@ -358,6 +358,7 @@ pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], value
     let mut row = vec![Value::Null; n];
     let mut given = vec![false; n];
     let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
+    let mut new_identity = None;
     for (k, v) in values.into_iter().enumerate() {
         let col = positions[k];
         if v == Value::String("\u{0}__DEFAULT__".into()) {
@@ -382,14 +383,14 @@ pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], value
                 }
                 if let Some(v) = int_of(&row[i]) {
                     t.observe_identity(v, cx)?;
-                    cx.state.last_identity = Some(v);
-                    cx.frame().scope_identity = Some(v);
+                    new_identity = Some(v);
                 }
             } else {
+                // A failed insert still uses up its value (a gap), as in SQL Server, but
+                // @@IDENTITY and SCOPE_IDENTITY() change only when the row is inserted.
                 let v = t.next_identity(cx)?.unwrap_or(1);
                 row[i] = identity_value(v, &c.ty)?;
-                cx.state.last_identity = Some(v);
-                cx.frame().scope_identity = Some(v);
+                new_identity = Some(v);
             }
             continue;
         }
@@ -420,6 +421,10 @@ pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], value
     }
     check_row(t, &row, "INSERT", cx)?;
     t.insert_row(&row, cx)?;
+    if let Some(v) = new_identity {
+        cx.state.last_identity = Some(v);
+        cx.frame().scope_identity = Some(v);
+    }
     Ok(row)
 }
 
