@@ -15,3 +15,6 @@ python3 scripts/gen-formats.py --check
 # Unit, property, fault-injection and reopen tests of every crate.
 # MESQUITE_LONG=1 runs the longer property/crash variants.
 cargo test --workspace --quiet "$@"
+
+# Real clients over TCP against `mesquite serve` (installs the drivers on first use).
+bash tests/clients/run.sh

@@ -417,7 +417,6 @@ struct PendingIndex {
     primary: bool,
     constraint: bool,
     columns: Vec<(String, bool)>,
-    include: Vec<String>,
     filter: Option<String>,
 }
 
@@ -547,7 +546,6 @@ fn create_table_in(
                                 primary: true,
                                 constraint: true,
                                 columns: vec![(cname.clone(), false)],
-                                include: Vec::new(),
                                 filter: None,
                             });
                         }
@@ -558,7 +556,6 @@ fn create_table_in(
                             primary: false,
                             constraint: true,
                             columns: vec![(cname.clone(), false)],
-                            include: Vec::new(),
                             filter: None,
                         }),
                         ColumnOption::Check { name: cn, expr, .. } => checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})"))),
@@ -572,7 +569,6 @@ fn create_table_in(
                             primary: false,
                             constraint: false,
                             columns: vec![(cname.clone(), false)],
-                            include: Vec::new(),
                             filter: None,
                         }),
                         _ => {}
@@ -595,7 +591,6 @@ fn create_table_in(
                             primary,
                             constraint: true,
                             columns: cols.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
-                            include: Vec::new(),
                             filter: None,
                         });
                     }
@@ -613,7 +608,6 @@ fn create_table_in(
                 primary: false,
                 constraint: false,
                 columns: ti.columns.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
-                include: Vec::new(),
                 filter: None,
             }),
         }

@@ -1187,13 +1187,15 @@ impl HashJoinOp {
 impl Op for HashJoinOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
         if let Some(mut right) = self.right.take() {
+            let keys = std::mem::take(&mut self.right_keys);
             while let Some(r) = right.next(cx)? {
                 let idx = self.build_rows.len();
-                if let Some(k) = self.key(&self.right_keys.clone(), &r, cx)? {
+                if let Some(k) = self.key(&keys, &r, cx)? {
                     self.table.entry(k).or_default().push(idx);
                 }
                 self.build_rows.push(r);
             }
+            self.right_keys = keys;
             self.matched = vec![false; self.build_rows.len()];
         }
         loop {
@@ -1223,7 +1225,10 @@ impl Op for HashJoinOp {
             if self.unmatched_out.is_none() {
                 match self.left.next(cx)? {
                     Some(left) => {
-                        let cands = match self.key(&self.left_keys.clone(), &left, cx)? {
+                        let keys = std::mem::take(&mut self.left_keys);
+                        let k = self.key(&keys, &left, cx);
+                        self.left_keys = keys;
+                        let cands = match k? {
                             Some(k) => self.table.get(&k).cloned().unwrap_or_default(),
                             None => Vec::new(),
                         };

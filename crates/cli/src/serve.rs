@@ -1,0 +1,223 @@
+//! `mesquite serve`: starts the instance and the TDS listener, and shuts both down
+//! cleanly (checkpoint, close files) on SIGTERM or Ctrl-C.
+//!
+//! Settings, later sources overriding earlier ones: defaults (127.0.0.1:1433, the default
+//! data directory), a config file (`--config FILE`, or `mesquite.conf` in the data
+//! directory if present: `key = value` lines, `#` comments), environment variables
+//! (`MESQUITE_DATA_DIR`, `MESQUITE_ADDR`, `MESQUITE_PORT`, `MESQUITE_CERT`,
+//! `MESQUITE_KEY`, `MESQUITE_MEMORY_LIMIT_MB`, `MESQUITE_WORKERS`,
+//! `MESQUITE_REQUIRE_ENCRYPTION`), then command-line options.
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+
+use engine::{Instance, InstanceConfig, Session};
+use sql::request::RpcCall;
+use sql::results::ResultSink;
+use tds::{Backend, BackendSession, LoginRequest, ServerConfig};
+
+pub const USAGE: &str = "usage: mesquite serve [--data-dir DIR] [--addr IP] [--port N] [--cert PEM --key PEM]
+                      [--memory-limit-mb N] [--workers N] [--require-encryption] [--config FILE]";
+
+/// The engine as the TDS server sees it.
+struct EngineBackend {
+    instance: Arc<Instance>,
+}
+
+struct EngineSession(Session);
+
+impl Backend for EngineBackend {
+    type Session = EngineSession;
+
+    fn login(&self, req: &LoginRequest) -> Result<EngineSession, types::SqlError> {
+        let db = req.database.as_deref().filter(|d| !d.is_empty());
+        let mut s = self.instance.open_session(&req.user, &req.password, db)?;
+        s.set_client_info(&req.host_name, &req.app_name);
+        Ok(EngineSession(s))
+    }
+
+    fn server_name(&self) -> String {
+        "MESQUITE".to_string()
+    }
+}
+
+impl BackendSession for EngineSession {
+    fn database_name(&self) -> String {
+        self.0.database_name()
+    }
+    fn spid(&self) -> i32 {
+        self.0.spid()
+    }
+    fn execute_batch(&mut self, sql: &str, sink: &mut dyn ResultSink) {
+        self.0.execute_batch(sql, sink)
+    }
+    fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
+        self.0.execute_rpc(call, sink)
+    }
+    fn cancel_handle(&self) -> Arc<AtomicBool> {
+        self.0.cancel_handle()
+    }
+    fn transaction_descriptor(&self) -> u64 {
+        self.0.transaction_descriptor()
+    }
+}
+
+struct Settings {
+    data_dir: PathBuf,
+    addr: IpAddr,
+    port: u16,
+    cert: Option<PathBuf>,
+    key: Option<PathBuf>,
+    memory_mb: u64,
+    workers: Option<usize>,
+    require_encryption: bool,
+}
+
+fn apply(s: &mut Settings, key: &str, value: &str) -> Result<(), String> {
+    let bad = || format!("invalid value for {key}: {value}");
+    match key {
+        "data-dir" | "data_dir" => s.data_dir = PathBuf::from(value),
+        "addr" => s.addr = value.parse().map_err(|_| bad())?,
+        "port" => s.port = value.parse().map_err(|_| bad())?,
+        "cert" => s.cert = Some(PathBuf::from(value)),
+        "key" => s.key = Some(PathBuf::from(value)),
+        "memory-limit-mb" | "memory_limit_mb" => s.memory_mb = value.parse().map_err(|_| bad())?,
+        "workers" => s.workers = Some(value.parse().map_err(|_| bad())?),
+        "require-encryption" | "require_encryption" => {
+            s.require_encryption = matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
+        }
+        _ => return Err(format!("unknown setting {key}\n{USAGE}")),
+    }
+    Ok(())
+}
+
+fn read_config(s: &mut Settings, path: &std::path::Path) -> Result<(), String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    for (n, line) in text.lines().enumerate() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        if line.is_empty() {
+            continue;
+        }
+        let (k, v) = line.split_once('=').ok_or_else(|| format!("{}:{}: expected key = value", path.display(), n + 1))?;
+        apply(s, k.trim(), v.trim())?;
+    }
+    Ok(())
+}
+
+pub fn run(args: &[String]) -> Result<(), String> {
+    if args.iter().any(|a| a == "--help" || a == "-h") {
+        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION; the command line wins.");
+        return Ok(());
+    }
+    let mut s = Settings {
+        data_dir: engine::default_data_dir(),
+        addr: IpAddr::from([127, 0, 0, 1]),
+        port: 1433,
+        cert: None,
+        key: None,
+        memory_mb: 1024,
+        workers: None,
+        require_encryption: false,
+    };
+    // The config file named on the command line, or the data directory's.
+    let config_arg = args.iter().position(|a| a == "--config").and_then(|i| args.get(i + 1)).map(PathBuf::from);
+    let data_dir_arg = args.iter().position(|a| a == "--data-dir").and_then(|i| args.get(i + 1)).map(PathBuf::from);
+    if let Some(d) = &data_dir_arg {
+        s.data_dir = d.clone();
+    }
+    let config_file = config_arg.or_else(|| Some(s.data_dir.join("mesquite.conf")).filter(|p| p.exists()));
+    if let Some(p) = config_file {
+        read_config(&mut s, &p)?;
+    }
+    for (env, key) in [
+        ("MESQUITE_ADDR", "addr"),
+        ("MESQUITE_PORT", "port"),
+        ("MESQUITE_CERT", "cert"),
+        ("MESQUITE_KEY", "key"),
+        ("MESQUITE_MEMORY_LIMIT_MB", "memory-limit-mb"),
+        ("MESQUITE_WORKERS", "workers"),
+        ("MESQUITE_REQUIRE_ENCRYPTION", "require-encryption"),
+    ] {
+        if let Ok(v) = std::env::var(env) {
+            apply(&mut s, key, &v)?;
+        }
+    }
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--require-encryption" => s.require_encryption = true,
+            "--config" => {
+                it.next();
+            }
+            opt if opt.starts_with("--") => {
+                let v = it.next().ok_or_else(|| format!("{opt} needs a value\n{USAGE}"))?;
+                apply(&mut s, &opt[2..], v)?;
+            }
+            other => return Err(format!("unknown argument {other}\n{USAGE}")),
+        }
+    }
+    let started = std::time::Instant::now();
+    let mut config = InstanceConfig::on_disk(&s.data_dir);
+    config.memory_limit_bytes = Some(s.memory_mb * 1024 * 1024);
+    let instance = Instance::start(config).map_err(|e| e.message)?;
+    if let Some(p) = instance.first_start_sa_password() {
+        println!("A new instance: the sa password is {p}");
+        println!("It is shown only this once (set MESQUITE_SA_PASSWORD before the first start to choose it).");
+    }
+    let addr = SocketAddr::new(s.addr, s.port);
+    let mut server = ServerConfig::new(addr, s.data_dir.join("certs"));
+    server.require_encryption = s.require_encryption;
+    if let Some(w) = s.workers {
+        server.workers = w.max(1);
+    }
+    match (&s.cert, &s.key) {
+        (Some(c), Some(k)) => server.cert = Some((c.clone(), k.clone())),
+        (None, None) => {}
+        _ => return Err("--cert and --key go together".to_string()),
+    }
+    let backend = Arc::new(EngineBackend { instance: instance.clone() });
+    // Bind before announcing readiness so a client that reads the line can connect.
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .thread_name("tds-io")
+        .max_blocking_threads(server.workers + 8)
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let result = rt.block_on(async {
+        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        println!(
+            "Mesquite {} listening on {} (data directory {}), ready in {:.1} ms.",
+            env!("CARGO_PKG_VERSION"),
+            listener.local_addr().map(|a| a.to_string()).unwrap_or_else(|_| addr.to_string()),
+            s.data_dir.display(),
+            started.elapsed().as_secs_f64() * 1000.0
+        );
+        tds::serve_on(listener, server, backend, shutdown_signal()).await.map_err(|e| e.to_string())
+    });
+    rt.shutdown_timeout(std::time::Duration::from_secs(5));
+    println!("Shutting down: checkpointing and closing the databases.");
+    instance.shutdown().map_err(|e| e.message)?;
+    result
+}
+
+/// Completes on SIGTERM or Ctrl-C (SIGINT).
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(t) => t,
+            Err(_) => return ctrl_c.await,
+        };
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await;
+}

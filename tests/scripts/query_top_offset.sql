@@ -1,0 +1,14 @@
+-- TOP (n), TOP with a variable, TOP PERCENT, TOP WITH TIES, OFFSET ... FETCH.
+SET NOCOUNT ON;
+CREATE TABLE dbo.nums (n int NOT NULL);
+INSERT INTO dbo.nums VALUES (5), (3), (9), (1), (7), (3), (8), (2), (6), (4);
+GO
+SELECT TOP (3) n FROM dbo.nums ORDER BY n DESC;
+DECLARE @k int = 2;
+SELECT TOP (@k) n FROM dbo.nums ORDER BY n;
+SELECT TOP (20) PERCENT n FROM dbo.nums ORDER BY n;
+SELECT TOP (2) WITH TIES n FROM dbo.nums ORDER BY n DESC;
+SELECT TOP (3) WITH TIES n FROM dbo.nums ORDER BY n;
+SELECT n FROM dbo.nums ORDER BY n OFFSET 7 ROWS;
+SELECT n FROM dbo.nums ORDER BY n DESC OFFSET 2 ROWS FETCH NEXT 3 ROWS ONLY;
+GO
