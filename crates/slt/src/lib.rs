@@ -16,7 +16,9 @@
 //! - Each record runs under a time limit: a watchdog sets the session's cancel flag, which
 //!   the executor checks between rows and statements.
 //!
-//! [`Embedded`] is the seam to the engine: today the executor over `sql::memhost::MemHost`.
+//! Each file runs on a fresh in-memory engine instance (`engine::Instance`), or with
+//! `MESQUITE_SLT_HOST=memhost` on the executor's in-memory test host, which separates
+//! executor from storage problems. [`Embedded`] is the seam between the two.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -64,6 +66,56 @@ impl Embedded for MemSession {
     }
     fn cancel_flag(&self) -> Arc<AtomicBool> {
         Arc::clone(&self.state.cancel)
+    }
+}
+
+/// A session of a fresh in-memory engine instance, shut down when dropped.
+pub struct EngineSession {
+    session: Option<engine::Session>,
+    instance: Arc<engine::Instance>,
+}
+
+impl EngineSession {
+    pub fn start() -> Result<EngineSession, String> {
+        const PASSWORD: &str = "slt-only";
+        let instance =
+            engine::Instance::start(engine::InstanceConfig::in_memory(PASSWORD)).map_err(|e| e.to_string())?;
+        let session = instance.open_session("sa", PASSWORD, None).map_err(|e| e.to_string())?;
+        Ok(EngineSession { session: Some(session), instance })
+    }
+}
+
+impl Embedded for EngineSession {
+    fn run(&mut self, text: &str, sink: &mut dyn ResultSink) {
+        if let Some(s) = self.session.as_mut() {
+            s.execute_batch(text, sink);
+        }
+    }
+    fn cancel_flag(&self) -> Arc<AtomicBool> {
+        self.session.as_ref().map(|s| s.cancel_handle()).unwrap_or_default()
+    }
+}
+
+impl Drop for EngineSession {
+    fn drop(&mut self) {
+        self.session = None;
+        let _ = self.instance.shutdown();
+    }
+}
+
+/// A fresh session for one corpus file: the engine's, or the in-memory test host's when
+/// `MESQUITE_SLT_HOST=memhost`. An engine that fails to start falls back to the test host
+/// with a note, so that the run still says something.
+pub fn new_session() -> Box<dyn Embedded> {
+    if std::env::var("MESQUITE_SLT_HOST").is_ok_and(|h| h == "memhost") {
+        return Box::new(MemSession::new());
+    }
+    match EngineSession::start() {
+        Ok(s) => Box::new(s),
+        Err(e) => {
+            eprintln!("the in-memory engine instance did not start ({e}); using the executor's test host");
+            Box::new(MemSession::new())
+        }
     }
 }
 
@@ -624,7 +676,7 @@ pub fn run_corpus(
             scope.spawn(|| loop {
                 let i = next.fetch_add(1, Ordering::SeqCst) as usize;
                 let Some(path) = files.get(i) else { break };
-                let report = run_file(root, path, list, settings, &|| Box::new(MemSession::new()));
+                let report = run_file(root, path, list, settings, &new_session);
                 if settings.progress {
                     eprintln!(
                         "{}: {} passed, {} failed, {} skipped, {} not run in {:.1} s",

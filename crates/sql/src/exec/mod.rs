@@ -522,9 +522,11 @@ impl<'a> Cx<'a> {
     pub fn done(&mut self, count: Option<u64>) -> Result<(), SqlError> {
         let count = if self.state.nocount { None } else { count };
         let kind = self.done_kind();
-        self.sink
-            .done(Done { kind, row_count: count, error: false, in_xact: self.state.trancount > 0 })
-            .map_err(|_| cancelled())
+        let r = self.sink.done(Done { kind, row_count: count, error: false, in_xact: self.state.trancount > 0 });
+        if r.is_err() {
+            self.state.cancel.store(true, AtomicOrdering::Relaxed);
+        }
+        r.map_err(|_| cancelled())
     }
 
     /// Sends a plan's rows as a result set; returns the row count.
@@ -661,9 +663,12 @@ pub fn report(cx: &mut Cx, e: &SqlError) {
             e.procedure = Some(p);
         }
     }
-    let _ = cx.sink.message(&Message { info: e.severity <= 10, error: e });
+    let sent = cx.sink.message(&Message { info: e.severity <= 10, error: e });
     let kind = cx.done_kind();
-    let _ = cx.sink.done(Done { kind, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
+    let done = cx.sink.done(Done { kind, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
+    if sent.is_err() || done.is_err() {
+        cx.state.cancel.store(true, AtomicOrdering::Relaxed);
+    }
 }
 
 /// Runs a list of statements (a batch, a block, a procedure body), handling GOTO.
@@ -1072,7 +1077,10 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 Value::Null => String::new(),
                 v => expr::as_text(&v, &ty).unwrap_or_default(),
             };
-            let _ = cx.sink.message(&Message { error: SqlError::new(0, 0, 1, text).at_line(stmt.line()), info: true });
+            if cx.sink.message(&Message { error: SqlError::new(0, 0, 1, text).at_line(stmt.line()), info: true }).is_err() {
+                // The client is gone or cancelled: stop at the next check.
+                cx.state.cancel.store(true, AtomicOrdering::Relaxed);
+            }
             Ok(Flow::Normal)
         }
         StatementKind::WaitFor { kind, value } => {
