@@ -290,7 +290,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             Ok(())
         }
         StatementKind::Truncate { table } => {
-            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&table.name().value))?;
+            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&errors::written(table)))?;
             let t = cx.table_info(db, &o)?;
             if !t.referenced_by.is_empty() {
                 return Err(SqlError::new(
@@ -878,9 +878,9 @@ fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
 }
 
 fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
-    let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&at.name.name().value))?;
+    let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&errors::written(&at.name)))?;
     let ObjectBody::Table(t) = &o.body else {
-        return Err(errors::invalid_object(&at.name.name().value));
+        return Err(errors::invalid_object(&errors::written(&at.name)));
     };
     let info = cx.table_info(db, &o)?;
     let mut t = t.clone();
@@ -1047,16 +1047,16 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
     if ci.columnstore {
         return Err(errors::not_supported("COLUMNSTORE indexes"));
     }
-    let (db, o) = cx.resolve_object(&ci.table)?.ok_or_else(|| errors::invalid_object(&ci.table.name().value))?;
+    let (db, o) = cx.resolve_object(&ci.table)?.ok_or_else(|| errors::invalid_object(&errors::written(&ci.table)))?;
     let ObjectBody::Table(t) = &o.body else {
-        return Err(errors::invalid_object(&ci.table.name().value));
+        return Err(errors::invalid_object(&errors::written(&ci.table)));
     };
     if t.indexes.iter().any(|i| i.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(&ci.name.value))) {
         return Err(SqlError::new(
             1913,
             16,
             1,
-            format!("The operation failed because an index or statistics with name '{}' already exists on table '{}'.", ci.name.value, o.name),
+            format!("The operation failed because an index or statistics with name '{}' already exists on table '{}'.", ci.name.value, errors::written(&ci.table)),
         ));
     }
     let info = cx.table_info(db, &o)?;
@@ -1237,10 +1237,10 @@ fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), 
         if if_exists {
             return Ok(());
         }
-        return Err(errors::invalid_object(&table_name.name().value));
+        return Err(errors::invalid_object(&errors::written(&table_name)));
     };
     let ObjectBody::Table(t) = &o.body else {
-        return Err(errors::invalid_object(&table_name.name().value));
+        return Err(errors::invalid_object(&errors::written(&table_name)));
     };
     let pos = t.indexes.iter().position(|i| i.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(&index_name)));
     let Some(pos) = pos else {
@@ -1309,7 +1309,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         return Ok(());
     }
     let found = cx.resolve_object(name)?;
-    let display = name.name().value.clone();
+    let display = errors::written(name);
     let Some((db, o)) = found else {
         if if_exists {
             return Ok(());
@@ -1344,8 +1344,9 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         for ix in &t.indexes {
             cx.host.drop_index(&ix.iref).map_err(host_err)?;
         }
-        if display.starts_with('#') {
-            cx.state.temp_tables.remove(&display.to_ascii_lowercase());
+        let user_name = name.name().value.clone();
+        if user_name.starts_with('#') {
+            cx.state.temp_tables.remove(&user_name.to_ascii_lowercase());
         }
     }
     delete_object(cx, db, o.id)

@@ -25,11 +25,11 @@ fn target_table(cx: &mut Cx, target: &DmlTarget) -> Result<Arc<TableInfo>, SqlEr
     match target {
         DmlTarget::Variable(v) => cx.table_variable(v),
         DmlTarget::Table { name, .. } => {
-            let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&name.name().value))?;
+            let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
             match &o.body {
                 crate::catalog::ObjectBody::Table(_) => cx.table_info(db, &o),
                 crate::catalog::ObjectBody::View(_) => Err(errors::not_supported("Modifying data through a view")),
-                _ => Err(errors::invalid_object(&name.name().value)),
+                _ => Err(errors::invalid_object(&errors::written(name))),
             }
         }
     }

@@ -131,3 +131,8 @@ pub fn insert_count_mismatch(more_columns: bool) -> SqlError {
         )
     }
 }
+
+/// A multi-part name as the user wrote it (`dbo.t`), for messages.
+pub fn written(name: &crate::ast::ObjectName) -> String {
+    join(&name.parts)
+}

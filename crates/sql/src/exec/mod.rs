@@ -153,6 +153,8 @@ pub struct Cx<'a> {
     /// The errors being handled by enclosing CATCH blocks (ERROR_NUMBER() reads the last).
     pub catch_errors: Vec<SqlError>,
     pub try_depth: u32,
+    /// The frame depth of each enclosing TRY block.
+    pub try_frames: Vec<usize>,
     /// The table a DML statement changes: its scans carry the row locator.
     pub dml_target: Option<(DbId, i32)>,
     /// The text the current statements were parsed from (module definitions are cut
@@ -219,6 +221,7 @@ impl<'a> Cx<'a> {
             pending_assigns: Vec::new(),
             catch_errors: Vec::new(),
             try_depth: 0,
+            try_frames: Vec::new(),
             dml_target: None,
             source: Arc::from(""),
             function_result: None,
@@ -692,10 +695,26 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 if e.number == 3617 {
                     return Err(Abort { error: e, reported: true });
                 }
-                if cx.try_depth > 0 && e.severity > 10 {
+                // Name-resolution errors are compile errors of the TRY block's own scope
+                // in SQL Server: CATCH does not see them (it does from a nested scope).
+                let same_scope = cx.try_frames.last() == Some(&cx.frames.len());
+                let uncatchable = same_scope && matches!(e.number, 207 | 208 | 4104);
+                if cx.try_depth > 0 && e.severity > 10 && !uncatchable {
                     return Err(Abort { error: e, reported: false });
                 }
                 report(cx, &e);
+                if uncatchable {
+                    return Err(Abort { error: e, reported: true });
+                }
+                if matches!(stmt.kind, StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_))
+                    && matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
+                    && !cx.state.xact_abort
+                {
+                    let _ = cx.sink.message(&Message {
+                        error: SqlError::new(3621, 0, 0, "The statement has been terminated.").at_line(e.line),
+                        info: true,
+                    });
+                }
                 let abort = aborts_batch(&e) || cx.state.xact_abort || e.number == 1205;
                 if (cx.state.xact_abort || e.number == 1205) && cx.state.trancount > 0 {
                     let _ = rollback_all(cx);
@@ -1006,7 +1025,9 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         }
         StatementKind::TryCatch { try_block, catch_block } => {
             cx.try_depth += 1;
+            cx.try_frames.push(cx.frames.len());
             let r = exec_block(cx, try_block);
+            cx.try_frames.pop();
             cx.try_depth -= 1;
             match r {
                 Ok(f) => Ok(f),
@@ -1380,7 +1401,7 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
             cx.state.isolation = level;
         }
         SetOption::IdentityInsert { table, on } => {
-            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&table.name().value))?;
+            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&errors::written(table)))?;
             let t = cx.table_info(db, &o)?;
             if t.identity.is_none() {
                 return Err(SqlError::new(

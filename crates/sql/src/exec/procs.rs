@@ -87,13 +87,13 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             return Ok(status);
         }
     }
-    let (db, obj) = cx.resolve_object(name)?.ok_or_else(|| errors::proc_not_found(&name.name().value))?;
+    let (db, obj) = cx.resolve_object(name)?.ok_or_else(|| errors::proc_not_found(&errors::written(name)))?;
     let ObjectBody::Procedure(m) = &obj.body else {
-        return Err(errors::proc_not_found(&name.name().value));
+        return Err(errors::proc_not_found(&errors::written(name)));
     };
     let def = super::parse_module(&m.definition)?;
     let StatementKind::CreateProcedure(p) = def.kind else {
-        return Err(errors::proc_not_found(&name.name().value));
+        return Err(errors::proc_not_found(&errors::written(name)));
     };
     if cx.frames.len() > 32 {
         return Err(SqlError::new(
@@ -186,7 +186,9 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(m.definition.as_str()));
     let trancount_before = cx.state.trancount;
+    let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
     let r = exec_block(cx, &p.body);
+    drop_scope_temp_tables(cx, &temps_before);
     cx.source = saved_source;
     super::drop_frame_tables(cx);
     let frame = cx.frames.pop().unwrap_or_default();
@@ -401,7 +403,9 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
     let saved_db = cx.state.database;
+    let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
     let r = exec_block(cx, &batch.statements);
+    drop_scope_temp_tables(cx, &temps_before);
     cx.source = saved_source;
     // USE inside dynamic SQL does not outlive it.
     cx.state.database = saved_db;
@@ -541,6 +545,20 @@ pub fn call_scalar_function(cx: &mut Cx, db: i16, object_id: i32, args: Vec<(Val
     Ok(cx.function_result.take().unwrap_or(Value::Null))
 }
 
+/// #temp tables live as long as the scope (procedure, dynamic SQL) that created them.
+fn drop_scope_temp_tables(cx: &mut Cx, before: &[String]) {
+    let created: Vec<String> = cx.state.temp_tables.keys().filter(|k| !before.contains(k)).cloned().collect();
+    for user_name in created {
+        let name = ObjectName::from_ident(Ident::new(user_name.clone()));
+        if let Ok(Some((db, obj))) = cx.resolve_object(&name) {
+            if let Ok(t) = cx.table_info(db, &obj) {
+                let _ = super::ddl::drop_storage(cx, &t);
+            }
+        }
+        cx.state.temp_tables.remove(&user_name);
+    }
+}
+
 pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError> {
     let (m, mt) = eval_standalone(cx, &r.message)?;
     let (s, st) = eval_standalone(cx, &r.severity)?;
@@ -625,7 +643,8 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
         };
         let width: usize = spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
         if text.chars().count() < width {
-            let pad = " ".repeat(width - text.chars().count());
+            let zero = spec.trim_start_matches(['-', '+', ' ', '#']).starts_with('0') && !spec.starts_with('-');
+            let pad = (if zero { "0" } else { " " }).repeat(width - text.chars().count());
             if spec.starts_with('-') {
                 out.push_str(&text);
                 out.push_str(&pad);

@@ -1832,7 +1832,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 return Ok(r);
             }
         }
-        let (db, obj) = self.cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&name.name().value))?;
+        let (db, obj) = self.cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
         let crate::catalog::ObjectBody::InlineFunction(m) = &obj.body else {
             return Err(SqlError::new(
                 215,
@@ -1843,10 +1843,10 @@ impl<'b, 'c> Binder<'b, 'c> {
         };
         let def = super::parse_module(&m.definition)?;
         let StatementKind::CreateFunction(cf) = &def.kind else {
-            return Err(errors::invalid_object(&name.name().value));
+            return Err(errors::invalid_object(&errors::written(name)));
         };
         let FunctionBody::InlineTable { query } = &cf.returns else {
-            return Err(errors::invalid_object(&name.name().value));
+            return Err(errors::invalid_object(&errors::written(name)));
         };
         if args.len() != cf.params.len() {
             return Err(SqlError::new(
