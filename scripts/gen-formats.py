@@ -18,6 +18,15 @@ SECTIONS = [
     ("The transaction log", "crates/txn/src/log/mod.rs"),
     ("Log records", "crates/txn/src/record.rs"),
     ("Row undo and physical undo material", "crates/storage/src/undo.rs"),
+    ("The catalog rows", "crates/sql/src/catalog/codec.rs"),
+    ("Table rows and index keys as the executor lays them out", "crates/sql/src/exec/table.rs"),
+    ("The database directory and system table", "crates/engine/src/directory.rs"),
+    ("TDS packets", "crates/tds/src/packet.rs"),
+    ("TDS PRELOGIN", "crates/tds/src/prelogin.rs"),
+    ("TDS LOGIN7", "crates/tds/src/login.rs"),
+    ("TDS requests: SQL batch, RPC, transaction manager", "crates/tds/src/rpc.rs"),
+    ("TDS data types", "crates/tds/src/types.rs"),
+    ("TDS response tokens", "crates/tds/src/token.rs"),
 ]
 
 
