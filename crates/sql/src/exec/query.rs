@@ -125,6 +125,16 @@ pub fn contains_aggregate(e: &Expr) -> bool {
     found
 }
 
+fn contains_subquery(e: &Expr) -> bool {
+    let mut found = false;
+    walk_expr(e, &mut |x| {
+        if matches!(x.kind, ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. } | ExprKind::Quantified { .. }) {
+            found = true;
+        }
+    });
+    found
+}
+
 fn contains_window(e: &Expr) -> bool {
     let mut found = false;
     walk_expr(e, &mut |x| {
@@ -344,6 +354,22 @@ impl<'b, 'c> Binder<'b, 'c> {
             if let ExprKind::Function(f) = &e.kind {
                 if is_aggregate_call(f) {
                     return self.bind_aggregate(f, &text);
+                }
+            }
+            // The same grouping key written differently (`t.c` for `c`): compare the
+            // bound forms over the input rows.
+            if !contains_aggregate(e) && !contains_subquery(e) {
+                let agg = self.agg.take();
+                let input = agg.as_ref().map(|a| a.input.clone()).unwrap_or_default();
+                let bound = self.bind_expr(e, &input);
+                self.agg = agg;
+                if let (Ok(b), Some(agg)) = (bound, &self.agg) {
+                    if b.uses_row() {
+                        let key = format!("{b:?}");
+                        if let Some(i) = agg.key_exprs.iter().position(|k| format!("{k:?}") == key) {
+                            return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                        }
+                    }
                 }
             }
             if let ExprKind::Column(name) = &e.kind {
@@ -1502,9 +1528,6 @@ impl<'b, 'c> Binder<'b, 'c> {
         for item in &s.items {
             match item {
                 SelectItem::Wildcard(q) => {
-                    if self.agg.is_some() {
-                        return Err(errors::not_in_group_by(&[Ident::plain("*")]));
-                    }
                     let mut any = false;
                     for (i, c) in from_scope.cols.iter().enumerate() {
                         if let Some(q) = q {
@@ -1513,8 +1536,23 @@ impl<'b, 'c> Binder<'b, 'c> {
                                 continue;
                             }
                         }
+                        if c.name == "%%physloc%%" {
+                            continue;
+                        }
                         any = true;
-                        items.push((BExpr::Col(i, c.ty), c.name.clone(), c.nullable));
+                        // After GROUP BY, * may only name grouping columns.
+                        let e = match &self.agg {
+                            Some(agg) => match agg.key_exprs.iter().position(|k| matches!(k, BExpr::Col(j, _) if *j == i)) {
+                                Some(k) => BExpr::Col(k, c.ty),
+                                None => {
+                                    let mut parts: Vec<Ident> = c.table.iter().map(|t| Ident::plain(t.clone())).collect();
+                                    parts.push(Ident::plain(c.name.clone()));
+                                    return Err(errors::not_in_group_by(&parts));
+                                }
+                            },
+                            None => BExpr::Col(i, c.ty),
+                        };
+                        items.push((e, c.name.clone(), c.nullable));
                     }
                     if !any {
                         if let Some(q) = q {

@@ -1,6 +1,6 @@
 //! Catalog views (sys.databases, sys.schemas, sys.objects, sys.tables, sys.views,
 //! sys.procedures, sys.columns, sys.all_columns, sys.indexes, sys.types,
-//! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES and COLUMNS) and
+//! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES, COLUMNS and VIEWS) and
 //! built-in table functions (STRING_SPLIT, GENERATE_SERIES), computed from the catalog
 //! when a query opens them. Column names and types are SQL Server's (a subset of the
 //! columns of the wide views).
@@ -33,6 +33,7 @@ pub enum ViewKind {
     DatabaseFiles,
     IsTables,
     IsColumns,
+    IsViews,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -149,6 +150,14 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("TABLE_NAME", sysname(), false),
             ("TABLE_TYPE", SqlType::VarChar { len: Length::Bounded(10) }, true),
         ]),
+        ViewKind::IsViews => cols(&[
+            ("TABLE_CATALOG", sysname(), true),
+            ("TABLE_SCHEMA", sysname(), true),
+            ("TABLE_NAME", sysname(), false),
+            ("VIEW_DEFINITION", SqlType::NVarChar { len: Length::Bounded(4000) }, true),
+            ("CHECK_OPTION", SqlType::VarChar { len: Length::Bounded(7) }, true),
+            ("IS_UPDATABLE", SqlType::VarChar { len: Length::Bounded(2) }, true),
+        ]),
         ViewKind::IsColumns => cols(&[
             ("TABLE_CATALOG", sysname(), true),
             ("TABLE_SCHEMA", sysname(), true),
@@ -172,6 +181,7 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         return match n.as_str() {
             "tables" => Some(ViewKind::IsTables),
             "columns" => Some(ViewKind::IsColumns),
+            "views" => Some(ViewKind::IsViews),
             _ => None,
         };
     }
@@ -436,6 +446,14 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                                 ix.filter.as_ref().map(|f| s(f)).unwrap_or(Value::Null),
                             ]);
                         }
+                    }
+                }
+                ViewKind::IsViews => {
+                    for o in g.objects.values() {
+                        let ObjectBody::View(m) = &o.body else { continue };
+                        let schema = g.schemas.get(&o.schema_id).map(|x| x.name.clone()).unwrap_or_default();
+                        let def: String = m.definition.chars().take(4000).collect();
+                        out.push(vec![s(&db_name), s(&schema), s(&o.name), s(&def), s("NONE"), s("NO")]);
                     }
                 }
                 ViewKind::IsTables | ViewKind::IsColumns => {
