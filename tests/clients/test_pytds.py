@@ -18,7 +18,7 @@ PASSWORD = os.environ.get("MESQUITE_SA_PASSWORD", "")
 
 
 def connect(**kw):
-    args = dict(server=HOST, port=PORT, user="sa", password=PASSWORD, database="master", autocommit=True, timeout=30)
+    args = dict(dsn=HOST, port=PORT, user="sa", password=PASSWORD, database="master", autocommit=True, timeout=30)
     args.update(kw)
     return pytds.connect(**args)
 
