@@ -161,7 +161,10 @@ fn sqlite(rows: u64, lookups: u64, join_rows: u64, dir: &std::path::Path) -> Res
     let group = rows as f64 / t0.elapsed().as_secs_f64();
     drop(q);
     drop(st);
-    c.execute_batch("CREATE TABLE a (id INTEGER PRIMARY KEY, x INTEGER); CREATE TABLE b (id INTEGER PRIMARY KEY, aid INTEGER)").expect("create");
+    c.execute_batch(
+        "CREATE TABLE a (id INTEGER PRIMARY KEY, x INTEGER); CREATE TABLE b (id INTEGER PRIMARY KEY, aid INTEGER)",
+    )
+    .expect("create");
     c.execute_batch(&format!("INSERT INTO a SELECT id, grp FROM t WHERE id <= {join_rows}; INSERT INTO b SELECT id, {join_rows} + 1 - id FROM t WHERE id <= {join_rows}")).expect("fill");
     let t0 = Instant::now();
     let mut st = c.prepare("SELECT a.x, b.id FROM a JOIN b ON a.id = b.aid").expect("prepare");

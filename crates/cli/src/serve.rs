@@ -100,7 +100,8 @@ fn read_config(s: &mut Settings, path: &std::path::Path) -> Result<(), String> {
         if line.is_empty() {
             continue;
         }
-        let (k, v) = line.split_once('=').ok_or_else(|| format!("{}:{}: expected key = value", path.display(), n + 1))?;
+        let (k, v) =
+            line.split_once('=').ok_or_else(|| format!("{}:{}: expected key = value", path.display(), n + 1))?;
         apply(s, k.trim(), v.trim())?;
     }
     Ok(())
@@ -186,7 +187,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
         .build()
         .map_err(|e| e.to_string())?;
     let result = rt.block_on(async {
-        let listener = tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+        let listener =
+            tokio::net::TcpListener::bind(addr).await.map_err(|e| format!("cannot listen on {addr}: {e}"))?;
         println!(
             "Mesquite {} listening on {} (data directory {}), ready in {:.1} ms.",
             env!("CARGO_PKG_VERSION"),

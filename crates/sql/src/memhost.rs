@@ -18,7 +18,11 @@ type Tree = BTreeMap<Vec<u8>, Vec<Value>>;
 
 enum Undo {
     /// Restore `row` (None: remove the key) in the index.
-    Row { index: (DbId, u64), key: Vec<u8>, row: Option<Vec<Value>> },
+    Row {
+        index: (DbId, u64),
+        key: Vec<u8>,
+        row: Option<Vec<Value>>,
+    },
     CreatedIndex((DbId, u64)),
     DroppedIndex((DbId, u64), Tree),
     Savepoint(String),
@@ -48,8 +52,14 @@ impl Default for MemHost {
 impl MemHost {
     /// A host with the four system databases.
     pub fn new() -> MemHost {
-        let mut h =
-            MemHost { trees: HashMap::new(), dbs: BTreeMap::new(), next_hobt: 1, undo: Vec::new(), in_txn: false, spid: 51 };
+        let mut h = MemHost {
+            trees: HashMap::new(),
+            dbs: BTreeMap::new(),
+            next_hobt: 1,
+            undo: Vec::new(),
+            in_txn: false,
+            spid: 51,
+        };
         for (id, name) in [(1, "master"), (2, "tempdb"), (3, "model"), (4, "msdb")] {
             h.add_database(id, name);
         }
@@ -193,7 +203,13 @@ impl Host for MemHost {
         Ok(true)
     }
 
-    fn create_index(&mut self, db: DbId, _object_id: i32, _index_id: i32, _columns: &[StoredColumn]) -> HostResult<u64> {
+    fn create_index(
+        &mut self,
+        db: DbId,
+        _object_id: i32,
+        _index_id: i32,
+        _columns: &[StoredColumn],
+    ) -> HostResult<u64> {
         let hobt = self.next_hobt;
         self.next_hobt += 1;
         self.trees.insert((db, hobt), Tree::new());

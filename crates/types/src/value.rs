@@ -196,7 +196,10 @@ impl Value {
                 return Err(out_of_range("datetime2"));
             }
             Value::DateTimeOffset { days, ticks, scale, offset } => {
-                if days > MAX_DATE_DAYS || !valid_time(ticks, scale) || offset.unsigned_abs() > MAX_OFFSET_MINUTES.unsigned_abs() {
+                if days > MAX_DATE_DAYS
+                    || !valid_time(ticks, scale)
+                    || offset.unsigned_abs() > MAX_OFFSET_MINUTES.unsigned_abs()
+                {
                     return Err(out_of_range("datetimeoffset"));
                 }
                 // Local time must be a real date too: SQL Server cannot show 10000-01-01.

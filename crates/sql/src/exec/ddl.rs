@@ -88,8 +88,11 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         let key_cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| col_pos(*c)).collect();
         let desc: Vec<bool> = ix.key_columns.iter().map(|(_, d)| *d).collect();
         let included: Vec<usize> = ix.included.iter().map(|c| col_pos(*c)).collect();
-        let columns: Arc<[crate::host::StoredColumn]> =
-            if ix.index_id <= 1 { cols.clone().into() } else { nc_stored_columns(&t.columns, &key_cols, &included).into() };
+        let columns: Arc<[crate::host::StoredColumn]> = if ix.index_id <= 1 {
+            cols.clone().into()
+        } else {
+            nc_stored_columns(&t.columns, &key_cols, &included).into()
+        };
         let iref = IndexRef { db, hobt: ix.hobt, object_id: obj.id, index_id: ix.index_id, columns };
         let constraint = if ix.primary_key.is_some() {
             Some((ix.name.clone().unwrap_or_default(), "PRIMARY KEY"))
@@ -205,17 +208,20 @@ fn shallow_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatal
     let ObjectBody::Table(t) = &obj.body else {
         return Err(errors::invalid_object(&obj.name));
     };
-    let stripped = Object {
-        body: ObjectBody::Table(catalog::Table { foreign_keys: Vec::new(), ..t.clone() }),
-        ..obj.clone()
-    };
+    let stripped =
+        Object { body: ObjectBody::Table(catalog::Table { foreign_keys: Vec::new(), ..t.clone() }), ..obj.clone() };
     // Avoid scanning for children: build directly.
     let mut info = build_table_info_no_refs(cx, db, &stripped, cat)?;
     info.referenced_by.clear();
     Ok(info)
 }
 
-fn build_table_info_no_refs(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
+fn build_table_info_no_refs(
+    cx: &mut Cx,
+    db: DbId,
+    obj: &Object,
+    cat: &Arc<SharedCatalog>,
+) -> Result<TableInfo, SqlError> {
     // A copy of the catalog without other objects, so no child lookup happens.
     let mut c = Catalog::new();
     c.schemas = cat.inner.read().schemas.clone();
@@ -308,7 +314,8 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             if let ObjectBody::Table(tt) = &mut obj.body {
                 for (k, ix) in tt.indexes.iter_mut().enumerate() {
                     cx.host.drop_index(&t.indexes[k].iref).map_err(host_err)?;
-                    ix.hobt = cx.host.create_index(db, o.id, ix.index_id, &t.indexes[k].iref.columns).map_err(host_err)?;
+                    ix.hobt =
+                        cx.host.create_index(db, o.id, ix.index_id, &t.indexes[k].iref.columns).map_err(host_err)?;
                 }
                 if let Some(id) = &mut tt.identity {
                     id.last = None;
@@ -347,7 +354,15 @@ fn create_module(
 ) -> Result<(), SqlError> {
     let (db, schema, n) = cx.resolve_name(name)?;
     if schema < 0 {
-        return Err(SqlError::new(2760, 16, 1, format!("The specified schema name \"{}\" either does not exist or you do not have permission to use it.", name.schema().map(|s| s.value.clone()).unwrap_or_default())));
+        return Err(SqlError::new(
+            2760,
+            16,
+            1,
+            format!(
+                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
+                name.schema().map(|s| s.value.clone()).unwrap_or_default()
+            ),
+        ));
     }
     let definition = {
         let text = stmt.span.text(&cx.source);
@@ -431,7 +446,15 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
         cx.resolve_name(&ct.name)?
     };
     if schema < 0 {
-        return Err(SqlError::new(2760, 16, 1, format!("The specified schema name \"{}\" either does not exist or you do not have permission to use it.", ct.name.schema().map(|s| s.value.clone()).unwrap_or_default())));
+        return Err(SqlError::new(
+            2760,
+            16,
+            1,
+            format!(
+                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
+                ct.name.schema().map(|s| s.value.clone()).unwrap_or_default()
+            ),
+        ));
     }
     if is_temp && cx.state.temp_tables.contains_key(&user_name.to_ascii_lowercase()) {
         return Err(errors::object_exists(&user_name));
@@ -490,8 +513,18 @@ fn create_table_in(
                 let column_id = columns.len() as i32 + 1;
                 let (ty, computed) = match (&cd.data_type, &cd.computed) {
                     (Some(dt), _) => (resolve_type(dt).map_err(|e| column_type_error(e, &cname))?, None),
-                    (None, Some(c)) => (SqlType::Int, Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted })),
-                    (None, None) => return Err(SqlError::new(173, 15, 1, format!("The definition for column '{cname}' must include a data type."))),
+                    (None, Some(c)) => (
+                        SqlType::Int,
+                        Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted }),
+                    ),
+                    (None, None) => {
+                        return Err(SqlError::new(
+                            173,
+                            15,
+                            1,
+                            format!("The definition for column '{cname}' must include a data type."),
+                        ))
+                    }
                 };
                 let mut col = catalog::Column {
                     column_id,
@@ -514,7 +547,8 @@ fn create_table_in(
                                     format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
                                 ));
                             }
-                            if !(ty.is_exact_numeric() && !matches!(ty, SqlType::Money | SqlType::SmallMoney | SqlType::Bit))
+                            if !(ty.is_exact_numeric()
+                                && !matches!(ty, SqlType::Money | SqlType::SmallMoney | SqlType::Bit))
                                 || ty.decimal_params().is_some_and(|(_, s)| s > 0)
                             {
                                 return Err(SqlError::new(
@@ -534,8 +568,15 @@ fn create_table_in(
                         }
                         ColumnOption::Default { name: dn, expr } => {
                             let id = allocate_id(cx, db)?;
-                            let dname = dn.as_ref().map(|n| n.value.clone()).unwrap_or_else(|| default_constraint_name(display, &cname, id, "DF"));
-                            col.default = Some(catalog::DefaultConstraint { object_id: id, name: dname, definition: format!("({expr})") });
+                            let dname = dn
+                                .as_ref()
+                                .map(|n| n.value.clone())
+                                .unwrap_or_else(|| default_constraint_name(display, &cname, id, "DF"));
+                            col.default = Some(catalog::DefaultConstraint {
+                                object_id: id,
+                                name: dname,
+                                definition: format!("({expr})"),
+                            });
                         }
                         ColumnOption::PrimaryKey { name: pn, clustered, .. } => {
                             col.nullable = false;
@@ -558,7 +599,9 @@ fn create_table_in(
                             columns: vec![(cname.clone(), false)],
                             filter: None,
                         }),
-                        ColumnOption::Check { name: cn, expr, .. } => checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})"))),
+                        ColumnOption::Check { name: cn, expr, .. } => {
+                            checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})")))
+                        }
                         ColumnOption::References { name: rn, reference } => {
                             fks.push((rn.as_ref().map(|n| n.value.clone()), vec![cname.clone()], reference.clone()))
                         }
@@ -582,7 +625,8 @@ fn create_table_in(
             TableElement::Constraint(tc) => {
                 let cname = tc.name.as_ref().map(|n| n.value.clone());
                 match &tc.kind {
-                    ConstraintKind::PrimaryKey { clustered, columns: cols, .. } | ConstraintKind::Unique { clustered, columns: cols, .. } => {
+                    ConstraintKind::PrimaryKey { clustered, columns: cols, .. }
+                    | ConstraintKind::Unique { clustered, columns: cols, .. } => {
                         let primary = matches!(tc.kind, ConstraintKind::PrimaryKey { .. });
                         pending.push(PendingIndex {
                             name: cname,
@@ -590,7 +634,10 @@ fn create_table_in(
                             unique: true,
                             primary,
                             constraint: true,
-                            columns: cols.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
+                            columns: cols
+                                .iter()
+                                .map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc)))
+                                .collect(),
                             filter: None,
                         });
                     }
@@ -598,7 +645,9 @@ fn create_table_in(
                     ConstraintKind::ForeignKey { columns: cols, reference } => {
                         fks.push((cname, cols.iter().map(|c| c.value.clone()).collect(), reference.clone()))
                     }
-                    ConstraintKind::Default { .. } => return Err(errors::not_supported("A DEFAULT constraint in CREATE TABLE")),
+                    ConstraintKind::Default { .. } => {
+                        return Err(errors::not_supported("A DEFAULT constraint in CREATE TABLE"))
+                    }
                 }
             }
             TableElement::Index(ti) => pending.push(PendingIndex {
@@ -607,7 +656,11 @@ fn create_table_in(
                 unique: ti.unique,
                 primary: false,
                 constraint: false,
-                columns: ti.columns.iter().map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc))).collect(),
+                columns: ti
+                    .columns
+                    .iter()
+                    .map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc)))
+                    .collect(),
                 filter: None,
             }),
         }
@@ -682,7 +735,9 @@ fn create_table_in(
     for (k, &pi) in order.iter().enumerate() {
         let p = &pending[pi];
         let clustered = clustered_pos == Some(pi) && k == 0;
-        let index_id = if clustered { 1 } else {
+        let index_id = if clustered {
+            1
+        } else {
             let id = next_index_id;
             next_index_id += 1;
             id
@@ -818,7 +873,12 @@ fn resolve_fk(
     let mut columns = Vec::new();
     for c in cols {
         let pos = table.columns.iter().position(|x| x.name.eq_ignore_ascii_case(c)).ok_or_else(|| {
-            SqlError::new(1769, 16, 1, format!("Foreign key '{name}' references invalid column '{c}' in referencing table."))
+            SqlError::new(
+                1769,
+                16,
+                1,
+                format!("Foreign key '{name}' references invalid column '{c}' in referencing table."),
+            )
         })?;
         columns.push(pos as i32 + 1);
     }
@@ -827,7 +887,11 @@ fn resolve_fk(
         // The referenced table's primary key.
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
-        let pk = g.objects.get(&ref_id).and_then(|o| o.table()).and_then(|t| t.indexes.iter().find(|i| i.primary_key.is_some()).cloned());
+        let pk = g
+            .objects
+            .get(&ref_id)
+            .and_then(|o| o.table())
+            .and_then(|t| t.indexes.iter().find(|i| i.primary_key.is_some()).cloned());
         match pk {
             Some(ix) => referenced_columns = ix.key_columns.iter().map(|(c, _)| *c).collect(),
             None => {
@@ -842,7 +906,15 @@ fn resolve_fk(
     } else {
         for c in &r.columns {
             let pos = ref_cols_def.iter().position(|x| x.name.eq_ignore_ascii_case(&c.value)).ok_or_else(|| {
-                SqlError::new(1770, 16, 0, format!("Foreign key '{name}' references invalid column '{}' in referenced table '{rname}'.", c.value))
+                SqlError::new(
+                    1770,
+                    16,
+                    0,
+                    format!(
+                        "Foreign key '{name}' references invalid column '{}' in referenced table '{rname}'.",
+                        c.value
+                    ),
+                )
             })?;
             referenced_columns.push(pos as i32 + 1);
         }
@@ -908,7 +980,14 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                         let has_rows = {
                             let mut out = Vec::new();
                             cx.host
-                                .scan(&info.indexes[0].iref, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, false, 1, &mut out)
+                                .scan(
+                                    &info.indexes[0].iref,
+                                    std::ops::Bound::Unbounded,
+                                    std::ops::Bound::Unbounded,
+                                    false,
+                                    1,
+                                    &mut out,
+                                )
                                 .map_err(host_err)?;
                             !out.is_empty()
                         };
@@ -926,7 +1005,9 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                                 let id = allocate_id(cx, db)?;
                                 Some(catalog::DefaultConstraint {
                                     object_id: id,
-                                    name: n.map(|n| n.value).unwrap_or_else(|| default_constraint_name(&o.name, &cd.name.value, id, "DF")),
+                                    name: n
+                                        .map(|n| n.value)
+                                        .unwrap_or_else(|| default_constraint_name(&o.name, &cd.name.value, id, "DF")),
                                     definition: format!("({e})"),
                                 })
                             }
@@ -934,7 +1015,11 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                         };
                         let ty = resolve_type(dt)?;
                         let fill = match (&def, nullable) {
-                            (Some(d), false) | (Some(d), true) if !nullable || cd.options.iter().any(|x| matches!(x, ColumnOption::Default { .. })) && !nullable => {
+                            (Some(d), false) | (Some(d), true)
+                                if !nullable
+                                    || cd.options.iter().any(|x| matches!(x, ColumnOption::Default { .. }))
+                                        && !nullable =>
+                            {
                                 let e = crate::parse_expression(&d.definition)?;
                                 let (v, vty) = super::eval_standalone(cx, &e)?;
                                 crate::scalar::convert::convert(&v, &vty, &ty, None)?
@@ -961,7 +1046,11 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                             ConstraintKind::Check { expr, .. } => {
                                 let id = allocate_id(cx, db)?;
                                 let name = name.unwrap_or_else(|| default_constraint_name(&o.name, "", id, "CK"));
-                                t.checks.push(catalog::CheckConstraint { object_id: id, name, definition: format!("({expr})") });
+                                t.checks.push(catalog::CheckConstraint {
+                                    object_id: id,
+                                    name,
+                                    definition: format!("({expr})"),
+                                });
                             }
                             ConstraintKind::ForeignKey { columns, reference } => {
                                 let id = allocate_id(cx, db)?;
@@ -972,12 +1061,23 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                             }
                             ConstraintKind::Default { expr, column } => {
                                 let id = allocate_id(cx, db)?;
-                                let col = t.columns.iter_mut().find(|c| c.name.eq_ignore_ascii_case(&column.value)).ok_or_else(|| errors::invalid_column(&column.value))?;
-                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, &column.value, id, "DF"));
-                                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+                                let col = t
+                                    .columns
+                                    .iter_mut()
+                                    .find(|c| c.name.eq_ignore_ascii_case(&column.value))
+                                    .ok_or_else(|| errors::invalid_column(&column.value))?;
+                                let name =
+                                    name.unwrap_or_else(|| default_constraint_name(&o.name, &column.value, id, "DF"));
+                                col.default = Some(catalog::DefaultConstraint {
+                                    object_id: id,
+                                    name,
+                                    definition: format!("({expr})"),
+                                });
                             }
                             ConstraintKind::PrimaryKey { .. } | ConstraintKind::Unique { .. } => {
-                                return Err(errors::not_supported("ALTER TABLE ADD PRIMARY KEY/UNIQUE (use CREATE UNIQUE INDEX)"))
+                                return Err(errors::not_supported(
+                                    "ALTER TABLE ADD PRIMARY KEY/UNIQUE (use CREATE UNIQUE INDEX)",
+                                ))
                             }
                         }
                     }
@@ -1000,16 +1100,14 @@ fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
                     }
                 }
                 if constraint_names(&t).len() == before && !it.if_exists {
-                    return Err(SqlError::new(
-                        3728,
-                        16,
-                        1,
-                        format!("'{n}' is not a constraint."),
-                    ));
+                    return Err(SqlError::new(3728, 16, 1, format!("'{n}' is not a constraint.")));
                 }
             }
         }
-        AlterTableAction::CheckConstraints { .. } | AlterTableAction::Trigger { .. } | AlterTableAction::Set(_) | AlterTableAction::Rebuild(_) => {}
+        AlterTableAction::CheckConstraints { .. }
+        | AlterTableAction::Trigger { .. }
+        | AlterTableAction::Set(_)
+        | AlterTableAction::Rebuild(_) => {}
         _ => return Err(errors::not_supported("This ALTER TABLE action")),
     }
     let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
@@ -1029,7 +1127,8 @@ fn rewrite_rows(cx: &mut Cx, info: &TableInfo, t: &catalog::Table, fill: Value) 
             Some(k) => std::ops::Bound::Excluded(k.as_slice()),
             None => std::ops::Bound::Unbounded,
         };
-        let more = cx.host.scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        let more =
+            cx.host.scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
         last = out.last().map(|(k, _)| k.clone());
         all.extend(out);
         if !more {
@@ -1056,7 +1155,11 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
             1913,
             16,
             1,
-            format!("The operation failed because an index or statistics with name '{}' already exists on table '{}'.", ci.name.value, errors::written(&ci.table)),
+            format!(
+                "The operation failed because an index or statistics with name '{}' already exists on table '{}'.",
+                ci.name.value,
+                errors::written(&ci.table)
+            ),
         ));
     }
     let info = cx.table_info(db, &o)?;
@@ -1070,11 +1173,9 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         ));
     }
     let col_id = |name: &str| -> Result<i32, SqlError> {
-        t.columns
-            .iter()
-            .position(|c| c.name.eq_ignore_ascii_case(name))
-            .map(|p| p as i32 + 1)
-            .ok_or_else(|| SqlError::new(1911, 16, 1, format!("Column name '{name}' does not exist in the target table or view.")))
+        t.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name)).map(|p| p as i32 + 1).ok_or_else(|| {
+            SqlError::new(1911, 16, 1, format!("Column name '{name}' does not exist in the target table or view."))
+        })
     };
     let mut key_columns = Vec::new();
     for c in &ci.columns {
@@ -1108,7 +1209,10 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         for ix in t.indexes.iter_mut().skip(1) {
             let cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
             let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
-            ix.hobt = cx.host.create_index(db, o.id, ix.index_id, &nc_stored_columns(&t.columns, &cols, &inc)).map_err(host_err)?;
+            ix.hobt = cx
+                .host
+                .create_index(db, o.id, ix.index_id, &nc_stored_columns(&t.columns, &cols, &inc))
+                .map_err(host_err)?;
             new_ncs.push(ix.hobt);
         }
         let rows = scan_all_rows(cx, &info)?;
@@ -1127,7 +1231,8 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
     let index_id = t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1;
     let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
     let inc: Vec<usize> = included.iter().map(|c| (*c - 1) as usize).collect();
-    let hobt = cx.host.create_index(db, o.id, index_id, &nc_stored_columns(&t.columns, &key_cols, &inc)).map_err(host_err)?;
+    let hobt =
+        cx.host.create_index(db, o.id, index_id, &nc_stored_columns(&t.columns, &key_cols, &inc)).map_err(host_err)?;
     t.indexes.push(catalog::Index {
         index_id,
         name: Some(ci.name.value.clone()),
@@ -1152,7 +1257,10 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
             Some(k) => std::ops::Bound::Excluded(k.as_slice()),
             None => std::ops::Bound::Unbounded,
         };
-        let more = cx.host.scan(&new_info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        let more = cx
+            .host
+            .scan(&new_info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out)
+            .map_err(host_err)?;
         last = out.last().map(|(k, _)| k.clone());
         for (pk, mut row) in out {
             new_info.fill_computed(&mut row, cx)?;
@@ -1213,7 +1321,10 @@ pub fn scan_all_rows(cx: &mut Cx, info: &TableInfo) -> Result<Vec<Vec<Value>>, S
             Some(k) => std::ops::Bound::Excluded(k.as_slice()),
             None => std::ops::Bound::Unbounded,
         };
-        let more = cx.host.scan(&info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
+        let more = cx
+            .host
+            .scan(&info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out)
+            .map_err(host_err)?;
         last = out.last().map(|(k, _)| k.clone());
         rows.extend(out.into_iter().map(|(_, r)| r));
         if !more {
@@ -1251,7 +1362,10 @@ fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), 
             3701,
             11,
             7,
-            format!("Cannot drop the index '{}.{}', because it does not exist or you do not have permission.", o.name, index_name),
+            format!(
+                "Cannot drop the index '{}.{}', because it does not exist or you do not have permission.",
+                o.name, index_name
+            ),
         ));
     };
     let ix = &t.indexes[pos];
@@ -1328,7 +1442,14 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
             3705,
             16,
             1,
-            format!("Cannot use DROP {} with '{}' because '{}' is a {}. Use DROP {}.", kind_name.to_ascii_uppercase(), display, display, o.body.type_desc().to_ascii_lowercase().replace('_', " "), o.body.type_desc()),
+            format!(
+                "Cannot use DROP {} with '{}' because '{}' is a {}. Use DROP {}.",
+                kind_name.to_ascii_uppercase(),
+                display,
+                display,
+                o.body.type_desc().to_ascii_lowercase().replace('_', " "),
+                o.body.type_desc()
+            ),
         ));
     }
     if let ObjectBody::Table(_) = &o.body {
@@ -1338,7 +1459,11 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
                 3726,
                 16,
                 1,
-                format!("Could not drop object '{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{}'.", t.qualified_name(), child.name),
+                format!(
+                    "Could not drop object '{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{}'.",
+                    t.qualified_name(),
+                    child.name
+                ),
             ));
         }
         for ix in &t.indexes {

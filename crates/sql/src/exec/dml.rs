@@ -105,7 +105,13 @@ fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), Sq
         if vals.iter().any(|v| v.is_null()) {
             continue;
         }
-        if !exists_row(cx, &fk.referenced, &fk.referenced_columns, &vals, &fk.columns.iter().map(|&c| t.columns[c].ty).collect::<Vec<_>>())? {
+        if !exists_row(
+            cx,
+            &fk.referenced,
+            &fk.referenced_columns,
+            &vals,
+            &fk.columns.iter().map(|&c| t.columns[c].ty).collect::<Vec<_>>(),
+        )? {
             return Err(SqlError::new(
                 547,
                 16,
@@ -126,7 +132,13 @@ fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), Sq
 
 /// Does `t` have a row whose `cols` equal `vals`? Uses an index on those columns when
 /// there is one, else scans.
-fn exists_row(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value], from: &[SqlType]) -> Result<bool, SqlError> {
+fn exists_row(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    cols: &[usize],
+    vals: &[Value],
+    from: &[SqlType],
+) -> Result<bool, SqlError> {
     let mut eq = Vec::new();
     for (i, v) in vals.iter().enumerate() {
         eq.push(BExpr::Cmp(
@@ -136,7 +148,14 @@ fn exists_row(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value], f
             t.columns[cols[i]].ty,
         ));
     }
-    let scan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: false });
+    let scan = Plan::Scan(ScanNode {
+        table: t.clone(),
+        index: 0,
+        range: None,
+        filter: None,
+        reverse: false,
+        with_locator: false,
+    });
     let plan = super::query::push_down(scan, eq, cx)?;
     let mut op = open(&plan, cx)?;
     Ok(op.next(cx)?.is_some())
@@ -161,7 +180,15 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
             g.objects
                 .get(&child.object_id)
                 .and_then(|o| o.table())
-                .and_then(|ct| ct.foreign_keys.iter().find(|f| &f.name == name).map(|f| if new.is_some() { f.on_update } else { f.on_delete }))
+                .and_then(|ct| {
+                    ct.foreign_keys.iter().find(|f| &f.name == name).map(|f| {
+                        if new.is_some() {
+                            f.on_update
+                        } else {
+                            f.on_delete
+                        }
+                    })
+                })
                 .unwrap_or(ReferentialAction::NoAction)
         };
         let types_: Vec<SqlType> = our_cols.iter().map(|&c| t.columns[c].ty).collect();
@@ -219,7 +246,13 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
     Ok(())
 }
 
-fn matching_rows(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value], from: &[SqlType]) -> Result<Vec<(Vec<u8>, Row)>, SqlError> {
+fn matching_rows(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    cols: &[usize],
+    vals: &[Value],
+    from: &[SqlType],
+) -> Result<Vec<(Vec<u8>, Row)>, SqlError> {
     let mut eq = Vec::new();
     for (i, v) in vals.iter().enumerate() {
         eq.push(BExpr::Cmp(
@@ -229,7 +262,14 @@ fn matching_rows(cx: &mut Cx, t: &Arc<TableInfo>, cols: &[usize], vals: &[Value]
             t.columns[cols[i]].ty,
         ));
     }
-    let scan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true });
+    let scan = Plan::Scan(ScanNode {
+        table: t.clone(),
+        index: 0,
+        range: None,
+        filter: None,
+        reverse: false,
+        with_locator: true,
+    });
     let plan = super::query::push_down(scan, eq, cx)?;
     let mut op = open(&plan, cx)?;
     let mut out = Vec::new();
@@ -264,7 +304,8 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
         for item in &oc.items {
             match item {
                 SelectItem::Wildcard(q) => {
-                    let prefix = q.as_ref().map(|q| q.name().value.to_ascii_lowercase()).unwrap_or_else(|| "inserted".into());
+                    let prefix =
+                        q.as_ref().map(|q| q.name().value.to_ascii_lowercase()).unwrap_or_else(|| "inserted".into());
                     let base = if prefix == "deleted" { 0 } else { t.columns.len() };
                     for (i, c) in t.columns.iter().enumerate() {
                         exprs.push(BExpr::Col(base + i, c.ty));
@@ -287,7 +328,9 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
             Some(i) => {
                 let tt = target_table(cx, &i.target)?;
                 let positions = if i.columns.is_empty() {
-                    (0..tt.columns.len()).filter(|&k| !tt.columns[k].is_identity && tt.columns[k].computed.is_none()).collect()
+                    (0..tt.columns.len())
+                        .filter(|&k| !tt.columns[k].is_identity && tt.columns[k].computed.is_none())
+                        .collect()
                 } else {
                     let mut v = Vec::new();
                     for c in &i.columns {
@@ -307,7 +350,13 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
     Ok(outs)
 }
 
-fn collect_output(outs: &mut [Output], deleted: Option<&Row>, inserted: Option<&Row>, width: usize, cx: &mut Cx) -> Result<(), SqlError> {
+fn collect_output(
+    outs: &mut [Output],
+    deleted: Option<&Row>,
+    inserted: Option<&Row>,
+    width: usize,
+    cx: &mut Cx,
+) -> Result<(), SqlError> {
     if outs.is_empty() {
         return Ok(());
     }
@@ -340,7 +389,8 @@ fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlError> {
                 }
             }
             None => {
-                let info: Vec<ColumnInfo> = o.cols.iter().map(|c| ColumnInfo::new(c.name.clone(), c.ty, true)).collect();
+                let info: Vec<ColumnInfo> =
+                    o.cols.iter().map(|c| ColumnInfo::new(c.name.clone(), c.ty, true)).collect();
                 cx.sink.columns(&info).map_err(|_| super::cancelled())?;
                 for r in &o.rows {
                     cx.sink.row(r).map_err(|_| super::cancelled())?;
@@ -353,7 +403,13 @@ fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlError> {
 
 /// Inserts one row given values for some columns (others: default, identity, NULL).
 /// Returns the complete row.
-pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], values: Row, types_: &[SqlType]) -> Result<Row, SqlError> {
+pub fn insert_values(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    positions: &[usize],
+    values: Row,
+    types_: &[SqlType],
+) -> Result<Row, SqlError> {
     let n = t.columns.len();
     let mut row = vec![Value::Null; n];
     let mut given = vec![false; n];
@@ -431,7 +487,10 @@ pub fn insert_values(cx: &mut Cx, t: &Arc<TableInfo>, positions: &[usize], value
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
     let t = target_table(cx, &ins.target)?;
     let positions: Vec<usize> = if ins.columns.is_empty() {
-        (0..t.columns.len()).filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id))).filter(|&k| t.columns[k].computed.is_none()).collect()
+        (0..t.columns.len())
+            .filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id)))
+            .filter(|&k| t.columns[k].computed.is_none())
+            .collect()
     } else {
         let mut v = Vec::new();
         for c in &ins.columns {
@@ -556,7 +615,14 @@ fn plan_target_rows(
             };
             let mut cols = t.out_cols();
             cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: types::Length::Bounded(900) }, false));
-            let plan = Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true });
+            let plan = Plan::Scan(ScanNode {
+                table: t.clone(),
+                index: 0,
+                range: None,
+                filter: None,
+                reverse: false,
+                with_locator: true,
+            });
             (plan, Scope::from_cols(Some(&alias), &cols))
         } else {
             b.plan_from(from)?
@@ -612,7 +678,12 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 AssignTarget::Column(c) => {
                     let p = t.column_index(&c.name().value).ok_or_else(|| errors::invalid_column(&c.name().value))?;
                     if t.columns[p].is_identity {
-                        return Err(SqlError::new(8102, 16, 1, format!("Cannot update identity column '{}'.", t.columns[p].name)));
+                        return Err(SqlError::new(
+                            8102,
+                            16,
+                            1,
+                            format!("Cannot update identity column '{}'.", t.columns[p].name),
+                        ));
                     }
                     if t.columns[p].computed.is_some() {
                         return Err(SqlError::new(
@@ -721,10 +792,12 @@ fn find_alias_table(cx: &mut Cx, from: &[TableWithJoins], alias: &str) -> Result
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     let t = match (&d.target, d.from.is_empty()) {
-        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => match find_alias_table(cx, &d.from, &name.name().value)? {
-            Some(t) => t,
-            None => target_table(cx, &d.target)?,
-        },
+        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
+            match find_alias_table(cx, &d.from, &name.name().value)? {
+                Some(t) => t,
+                None => target_table(cx, &d.target)?,
+            }
+        }
         _ => target_table(cx, &d.target)?,
     };
     let (plan, offset, _) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;

@@ -106,12 +106,7 @@ pub fn not_supported(what: &str) -> SqlError {
 }
 
 pub fn column_count_mismatch() -> SqlError {
-    SqlError::new(
-        213,
-        16,
-        1,
-        "Column name or number of supplied values does not match table definition.",
-    )
+    SqlError::new(213, 16, 1, "Column name or number of supplied values does not match table definition.")
 }
 
 pub fn insert_count_mismatch(more_columns: bool) -> SqlError {

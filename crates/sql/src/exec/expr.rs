@@ -41,7 +41,11 @@ pub enum BExpr {
     /// A column of the current row.
     Col(usize, SqlType),
     /// A column of an enclosing query's row: `depth` 1 is the nearest outer row.
-    Outer { depth: usize, index: usize, ty: SqlType },
+    Outer {
+        depth: usize,
+        index: usize,
+        ty: SqlType,
+    },
     /// A variable of the current frame.
     Var(usize, SqlType),
     Unary(UnaryOp, Box<BExpr>, SqlType),
@@ -52,11 +56,34 @@ pub enum BExpr {
     Or(Vec<BExpr>),
     Not(Box<BExpr>),
     IsNull(Box<BExpr>, bool),
-    Like { expr: Box<BExpr>, pattern: Box<BExpr>, escape: Option<Box<BExpr>>, negated: bool },
-    InList { expr: Box<BExpr>, list: Vec<BExpr>, negated: bool, ty: SqlType },
-    Case { branches: Vec<(BExpr, BExpr)>, else_result: Option<Box<BExpr>>, ty: SqlType },
-    Convert { expr: Box<BExpr>, to: SqlType, style: Option<i32>, try_: bool },
-    Func { f: functions::Builtin, args: Vec<BExpr>, ty: SqlType },
+    Like {
+        expr: Box<BExpr>,
+        pattern: Box<BExpr>,
+        escape: Option<Box<BExpr>>,
+        negated: bool,
+    },
+    InList {
+        expr: Box<BExpr>,
+        list: Vec<BExpr>,
+        negated: bool,
+        ty: SqlType,
+    },
+    Case {
+        branches: Vec<(BExpr, BExpr)>,
+        else_result: Option<Box<BExpr>>,
+        ty: SqlType,
+    },
+    Convert {
+        expr: Box<BExpr>,
+        to: SqlType,
+        style: Option<i32>,
+        try_: bool,
+    },
+    Func {
+        f: functions::Builtin,
+        args: Vec<BExpr>,
+        ty: SqlType,
+    },
     /// COALESCE / ISNULL: the first non-NULL argument, converted to `ty`.
     Coalesce(Vec<BExpr>, SqlType),
     Sys(SysFn, SqlType),
@@ -65,12 +92,28 @@ pub enum BExpr {
     Subquery(Arc<Plan>, SqlType),
     Exists(Arc<Plan>, bool),
     /// `expr [NOT] IN (subquery)`, compared in `ty`.
-    InSubquery { expr: Box<BExpr>, plan: Arc<Plan>, negated: bool, ty: SqlType },
+    InSubquery {
+        expr: Box<BExpr>,
+        plan: Arc<Plan>,
+        negated: bool,
+        ty: SqlType,
+    },
     /// `expr op ALL|ANY (subquery)`.
-    Quantified { expr: Box<BExpr>, op: BinaryOp, all: bool, plan: Arc<Plan>, ty: SqlType },
+    Quantified {
+        expr: Box<BExpr>,
+        op: BinaryOp,
+        all: bool,
+        plan: Arc<Plan>,
+        ty: SqlType,
+    },
     AtTimeZone(Box<BExpr>, Box<BExpr>, SqlType),
     /// A scalar user-defined function call.
-    Udf { db: i16, object_id: i32, args: Vec<BExpr>, ty: SqlType },
+    Udf {
+        db: i16,
+        object_id: i32,
+        args: Vec<BExpr>,
+        ty: SqlType,
+    },
 }
 
 pub fn bit(b: bool) -> Value {
@@ -520,8 +563,16 @@ pub fn compare_op(
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
-    let l = if lt == ty { std::borrow::Cow::Borrowed(l) } else { std::borrow::Cow::Owned(convert::convert(l, lt, ty, None)?) };
-    let r = if rt == ty { std::borrow::Cow::Borrowed(r) } else { std::borrow::Cow::Owned(convert::convert(r, rt, ty, None)?) };
+    let l = if lt == ty {
+        std::borrow::Cow::Borrowed(l)
+    } else {
+        std::borrow::Cow::Owned(convert::convert(l, lt, ty, None)?)
+    };
+    let r = if rt == ty {
+        std::borrow::Cow::Borrowed(r)
+    } else {
+        std::borrow::Cow::Owned(convert::convert(r, rt, ty, None)?)
+    };
     let Some(ord) = ops::compare(&l, &r, ty) else {
         return Ok(Value::Null);
     };

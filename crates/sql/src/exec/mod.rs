@@ -201,13 +201,17 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812)
-        || e.severity >= 20
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812) || e.severity >= 20
 }
 
 impl<'a> Cx<'a> {
     pub fn new(host: &'a mut dyn Host, state: &'a mut SessionState, sink: &'a mut dyn ResultSink) -> Cx<'a> {
-        let fcx = FnContext { datefirst: state.datefirst, now_utc: now_utc(), local_offset_minutes: 0, language: "us_english".into() };
+        let fcx = FnContext {
+            datefirst: state.datefirst,
+            now_utc: now_utc(),
+            local_offset_minutes: 0,
+            language: "us_english".into(),
+        };
         Cx {
             host,
             state,
@@ -275,7 +279,12 @@ impl<'a> Cx<'a> {
         if !self.null_warned {
             self.null_warned = true;
             let _ = self.sink.message(&Message {
-                error: SqlError::new(8153, 10, 1, "Warning: Null value is eliminated by an aggregate or other SET operation."),
+                error: SqlError::new(
+                    8153,
+                    10,
+                    1,
+                    "Warning: Null value is eliminated by an aggregate or other SET operation.",
+                ),
                 info: true,
             });
         }
@@ -287,7 +296,11 @@ impl<'a> Cx<'a> {
             SysFn::RowCount => Value::Int(self.state.rowcount.clamp(0, i64::from(i32::MAX)) as i32),
             SysFn::TranCount => Value::Int(self.state.trancount as i32),
             SysFn::Error => Value::Int(self.state.error),
-            SysFn::Identity => self.state.last_identity.map(|v| Value::Decimal { value: v, precision: 38, scale: 0 }).unwrap_or(Value::Null),
+            SysFn::Identity => self
+                .state
+                .last_identity
+                .map(|v| Value::Decimal { value: v, precision: 38, scale: 0 })
+                .unwrap_or(Value::Null),
             SysFn::ScopeIdentity => self
                 .frames
                 .last()
@@ -537,7 +550,13 @@ impl<'a> Cx<'a> {
         let cols = plan.columns();
         let info: Vec<ColumnInfo> = cols
             .iter()
-            .map(|c| ColumnInfo { name: c.name.clone(), ty: c.ty, nullable: c.nullable, identity: false, updatable: false })
+            .map(|c| ColumnInfo {
+                name: c.name.clone(),
+                ty: c.ty,
+                nullable: c.nullable,
+                identity: false,
+                updatable: false,
+            })
             .collect();
         let mut op = open(plan, self)?;
         self.sink.columns(&info).map_err(|_| cancelled())?;
@@ -624,7 +643,12 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
         Ok(b) => b,
         Err(e) => {
             let _ = sink.message(&Message { error: e, info: false });
-            let _ = sink.done(Done { kind: DoneKind::Statement, row_count: None, error: true, in_xact: state.trancount > 0 });
+            let _ = sink.done(Done {
+                kind: DoneKind::Statement,
+                row_count: None,
+                error: true,
+                in_xact: state.trancount > 0,
+            });
             return;
         }
     };
@@ -637,7 +661,12 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
 pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
     match exec_block(cx, statements) {
         Ok(Flow::Goto(label)) => {
-            let e = SqlError::new(133, 15, 1, format!("A GOTO statement references the label '{label}' but the label has not been declared."));
+            let e = SqlError::new(
+                133,
+                15,
+                1,
+                format!("A GOTO statement references the label '{label}' but the label has not been declared."),
+            );
             report(cx, &e);
         }
         Ok(_) => {}
@@ -728,7 +757,10 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
         match flow {
             Flow::Normal => {}
             Flow::Goto(label) => {
-                match statements.iter().position(|s| matches!(&s.kind, StatementKind::Label(l) if l.value.eq_ignore_ascii_case(&label))) {
+                match statements
+                    .iter()
+                    .position(|s| matches!(&s.kind, StatementKind::Label(l) if l.value.eq_ignore_ascii_case(&label)))
+                {
                     Some(p) => i = p + 1,
                     None => return Ok(Flow::Goto(label)),
                 }
@@ -888,7 +920,14 @@ fn show_plan(cx: &mut Cx, plan: &Plan) -> Result<(), SqlError> {
 }
 
 /// The value a variable gets from `SET @v op= value` (converted to its type).
-pub fn assign_value(cx: &mut Cx, slot: usize, ty: SqlType, op: AssignOp, v: Value, vty: &SqlType) -> Result<Value, SqlError> {
+pub fn assign_value(
+    cx: &mut Cx,
+    slot: usize,
+    ty: SqlType,
+    op: AssignOp,
+    v: Value,
+    vty: &SqlType,
+) -> Result<Value, SqlError> {
     let v = match op.binary_op() {
         None => v,
         Some(bop) => {
@@ -905,7 +944,13 @@ pub fn assign_value(cx: &mut Cx, slot: usize, ty: SqlType, op: AssignOp, v: Valu
 /// Variables truncate strings silently (unlike columns).
 fn fit_variable(v: Value, ty: &SqlType) -> Result<Value, SqlError> {
     match (&v, ty) {
-        (Value::String(s), SqlType::VarChar { len: types::Length::Bounded(n) } | SqlType::NVarChar { len: types::Length::Bounded(n) } | SqlType::Char { len: n } | SqlType::NChar { len: n }) => {
+        (
+            Value::String(s),
+            SqlType::VarChar { len: types::Length::Bounded(n) }
+            | SqlType::NVarChar { len: types::Length::Bounded(n) }
+            | SqlType::Char { len: n }
+            | SqlType::NChar { len: n },
+        ) => {
             let truncated: String = if ty.is_unicode() {
                 let units: Vec<u16> = s.encode_utf16().take(usize::from(*n)).collect();
                 String::from_utf16_lossy(&units)
@@ -958,7 +1003,12 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     Declaration::Table { name, elements } => {
                         let t = ddl::create_table_variable(cx, name, elements)?;
                         cx.frame().table_vars.push(t.clone());
-                        cx.frame().vars.push(Var { name: name.clone(), ty: SqlType::Int, value: Value::Null, table: Some(t) });
+                        cx.frame().vars.push(Var {
+                            name: name.clone(),
+                            ty: SqlType::Int,
+                            value: Value::Null,
+                            table: Some(t),
+                        });
                     }
                     Declaration::Cursor { .. } => return Err(errors::not_supported("DECLARE CURSOR")),
                 }
@@ -1098,7 +1148,11 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 Value::Null => String::new(),
                 v => expr::as_text(&v, &ty).unwrap_or_default(),
             };
-            if cx.sink.message(&Message { error: SqlError::new(0, 0, 1, text).at_line(stmt.line()), info: true }).is_err() {
+            if cx
+                .sink
+                .message(&Message { error: SqlError::new(0, 0, 1, text).at_line(stmt.line()), info: true })
+                .is_err()
+            {
                 // The client is gone or cancelled: stop at the next check.
                 cx.state.cancel.store(true, AtomicOrdering::Relaxed);
             }
@@ -1107,9 +1161,8 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::WaitFor { kind, value } => {
             let (v, ty) = eval_standalone(cx, value)?;
             let text = expr::as_text(&v, &ty).unwrap_or_default();
-            let t = types::parse(&text, &SqlType::Time { scale: 3 }).map_err(|_| {
-                SqlError::new(148, 15, 1, "Incorrect time syntax in time string used with WAITFOR.")
-            })?;
+            let t = types::parse(&text, &SqlType::Time { scale: 3 })
+                .map_err(|_| SqlError::new(148, 15, 1, "Incorrect time syntax in time string used with WAITFOR."))?;
             let Value::Time { ticks, .. } = t else {
                 return Ok(Flow::Normal);
             };
@@ -1292,7 +1345,12 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                             ));
                         }
                         if id <= 4 {
-                            return Err(SqlError::new(3708, 16, 1, format!("Cannot drop the database '{name}' because it is a system database.")));
+                            return Err(SqlError::new(
+                                3708,
+                                16,
+                                1,
+                                format!("Cannot drop the database '{name}' because it is a system database."),
+                            ));
                         }
                         cx.host.drop_database(id).map_err(host_err)?;
                     }
@@ -1321,7 +1379,12 @@ impl Cx<'_> {
 /// Msg 226: statements that run their own transaction in master.
 fn no_user_transaction(cx: &Cx, what: &str) -> Result<(), SqlError> {
     if cx.state.trancount > 0 {
-        return Err(SqlError::new(226, 16, 6, format!("{what} statement not allowed within multi-statement transaction.")));
+        return Err(SqlError::new(
+            226,
+            16,
+            6,
+            format!("{what} statement not allowed within multi-statement transaction."),
+        ));
     }
     Ok(())
 }
@@ -1408,7 +1471,10 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                     8106,
                     16,
                     1,
-                    format!("Table '{}' does not have the identity property. Cannot perform SET operation.", t.qualified_name()),
+                    format!(
+                        "Table '{}' does not have the identity property. Cannot perform SET operation.",
+                        t.qualified_name()
+                    ),
                 ));
             }
             cx.state.identity_insert = if *on { Some((db, o.id)) } else { None };
@@ -1421,7 +1487,10 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                         let (v, ty) = eval_standalone(cx, e)?;
                         int_value(&v, &ty)
                     }
-                    SetValue::Word(w) => w.value.parse().map_err(|_| SqlError::new(102, 15, 1, format!("Incorrect syntax near '{}'.", w.value))),
+                    SetValue::Word(w) => w
+                        .value
+                        .parse()
+                        .map_err(|_| SqlError::new(102, 15, 1, format!("Incorrect syntax near '{}'.", w.value))),
                 }
             };
             match upper.as_str() {
@@ -1433,7 +1502,12 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                 "DATEFIRST" => {
                     let d = num(cx, value)?;
                     if !(1..=7).contains(&d) {
-                        return Err(SqlError::new(1005, 15, 1, format!("The value {d} is outside the range for SET DATEFIRST.")));
+                        return Err(SqlError::new(
+                            1005,
+                            15,
+                            1,
+                            format!("The value {d} is outside the range for SET DATEFIRST."),
+                        ));
                     }
                     cx.state.datefirst = d as u8;
                     cx.fcx.datefirst = d as u8;

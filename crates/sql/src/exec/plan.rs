@@ -242,9 +242,10 @@ impl Plan {
                 }
                 c
             }
-            Plan::Filter { input, .. } | Plan::Sort { input, .. } | Plan::Top { input, .. } | Plan::Distinct { input } => {
-                input.columns()
-            }
+            Plan::Filter { input, .. }
+            | Plan::Sort { input, .. }
+            | Plan::Top { input, .. }
+            | Plan::Distinct { input } => input.columns(),
             Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
         }
     }
@@ -427,7 +428,13 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
                         }
                         let rows = drain(open(input, cx)?, cx)?;
                         let n = ((rows.len() as f64) * p / 100.0).ceil() as u64;
-                        let op = TopOp { input: Box::new(VecOp::new(rows)), remaining: Some(n), skip: offset, ties: ties.clone(), last: None };
+                        let op = TopOp {
+                            input: Box::new(VecOp::new(rows)),
+                            remaining: Some(n),
+                            skip: offset,
+                            ties: ties.clone(),
+                            last: None,
+                        };
                         return Ok(Box::new(op));
                     }
                     Some(non_negative(v, "TOP")?)
@@ -436,7 +443,9 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
             };
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
         }
-        Plan::Distinct { input } => Box::new(DistinctOp { input: open(input, cx)?, seen: std::collections::HashSet::new() }),
+        Plan::Distinct { input } => {
+            Box::new(DistinctOp { input: open(input, cx)?, seen: std::collections::HashSet::new() })
+        }
         Plan::SetOp { op, left, right, cols } => {
             let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
             let lt: Vec<SqlType> = left.columns().iter().map(|c| c.ty).collect();
@@ -709,7 +718,11 @@ impl Op for TopOp {
                 for key in keys {
                     k.push(key.expr.eval(&r, cx)?);
                 }
-                let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| order_values(a, b, &key.expr.ty()) == Ordering::Equal);
+                let same = k
+                    .iter()
+                    .zip(last)
+                    .zip(keys)
+                    .all(|((a, b), key)| order_values(a, b, &key.expr.ty()) == Ordering::Equal);
                 if same {
                     Ok(Some(r))
                 } else {
@@ -830,24 +843,26 @@ impl ScanOp {
                 }
             }
             let next_col = range.eq.len();
-            let bound = |b: &Option<(BExpr, bool)>, cx: &mut Cx, prefix: &[u8]| -> Result<Option<(Vec<u8>, bool)>, SqlError> {
-                let Some((e, inclusive)) = b else {
-                    return Ok(None);
+            let bound =
+                |b: &Option<(BExpr, bool)>, cx: &mut Cx, prefix: &[u8]| -> Result<Option<(Vec<u8>, bool)>, SqlError> {
+                    let Some((e, inclusive)) = b else {
+                        return Ok(None);
+                    };
+                    let col = ix.key_cols[next_col];
+                    let ty = op.node.table.columns[col].ty;
+                    let v = e.eval(&[], cx)?;
+                    let v = match convert::convert(&v, &e.ty(), &ty, None) {
+                        Ok(v) if !v.is_null() => v,
+                        _ => return Ok(Some((Vec::new(), false))),
+                    };
+                    let mut k = prefix.to_vec();
+                    types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
+                    Ok(Some((k, *inclusive)))
                 };
-                let col = ix.key_cols[next_col];
-                let ty = op.node.table.columns[col].ty;
-                let v = e.eval(&[], cx)?;
-                let v = match convert::convert(&v, &e.ty(), &ty, None) {
-                    Ok(v) if !v.is_null() => v,
-                    _ => return Ok(Some((Vec::new(), false))),
-                };
-                let mut k = prefix.to_vec();
-                types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
-                Ok(Some((k, *inclusive)))
-            };
             let lower = bound(&range.lower, cx, &prefix)?;
             let upper = bound(&range.upper, cx, &prefix)?;
-            if matches!(&lower, Some((k, false)) if k.is_empty()) || matches!(&upper, Some((k, false)) if k.is_empty()) {
+            if matches!(&lower, Some((k, false)) if k.is_empty()) || matches!(&upper, Some((k, false)) if k.is_empty())
+            {
                 op.empty = true;
                 return Ok(op);
             }
@@ -928,7 +943,8 @@ impl ScanOp {
             };
             (lower, bound_of(&self.upper, self.upper_inclusive))
         };
-        let more = cx.host.scan(index, lower, upper, self.node.reverse, SCAN_BATCH, &mut out).map_err(super::host_err)?;
+        let more =
+            cx.host.scan(index, lower, upper, self.node.reverse, SCAN_BATCH, &mut out).map_err(super::host_err)?;
         if !more {
             self.exhausted = true;
         }
@@ -1085,7 +1101,9 @@ impl Op for NestedLoopOp {
                     match r? {
                         Some(right) => {
                             let right_index = if self.right_rows.is_some() {
-                                right.last().and_then(|v| if let Value::BigInt(i) = v { Some(*i as usize) } else { None })
+                                right
+                                    .last()
+                                    .and_then(|v| if let Value::BigInt(i) = v { Some(*i as usize) } else { None })
                             } else {
                                 None
                             };

@@ -113,12 +113,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             Some(n) => {
                 positional = false;
                 p.params.iter().position(|x| x.name.eq_ignore_ascii_case(n)).ok_or_else(|| {
-                    SqlError::new(
-                        8145,
-                        16,
-                        2,
-                        format!("{n} is not a parameter for procedure {}.", obj.name),
-                    )
+                    SqlError::new(8145, 16, 2, format!("{n} is not a parameter for procedure {}.", obj.name))
                 })?
             }
             None => {
@@ -146,7 +141,8 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         if a.is_default {
             continue;
         }
-        let v = if a.value.is_null() { Value::Null } else { crate::scalar::convert::convert(&a.value, &a.ty, &ty, None)? };
+        let v =
+            if a.value.is_null() { Value::Null } else { crate::scalar::convert::convert(&a.value, &a.ty, &ty, None)? };
         assigned[idx] = true;
         if let Some(t) = a.output {
             if param.output {
@@ -175,7 +171,10 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                     201,
                     16,
                     4,
-                    format!("Procedure or function '{}' expects parameter '{}', which was not supplied.", obj.name, param.name),
+                    format!(
+                        "Procedure or function '{}' expects parameter '{}', which was not supplied.",
+                        obj.name, param.name
+                    ),
                 ))
             }
         }
@@ -228,7 +227,12 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                 cx.set_var(slot, v);
             }
             OutputTarget::Rpc(ordinal) => {
-                let _ = cx.sink.return_value(&ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
+                let _ = cx.sink.return_value(&ReturnValue {
+                    name: pname.clone(),
+                    ordinal,
+                    ty: var.ty,
+                    value: var.value.clone(),
+                });
             }
         }
     }
@@ -277,10 +281,13 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                 if *is_output {
                     if let Some(a) = arg {
                         if let Some(t) = &a.output {
-                            outputs.push((pname.clone(), match t {
-                                OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
-                                OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
-                            }));
+                            outputs.push((
+                                pname.clone(),
+                                match t {
+                                    OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
+                                    OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
+                                },
+                            ));
                         }
                     }
                 }
@@ -296,7 +303,12 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                         cx.set_var(slot, v);
                     }
                     OutputTarget::Rpc(ordinal) => {
-                        let _ = cx.sink.return_value(&ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
+                        let _ = cx.sink.return_value(&ReturnValue {
+                            name: pname.clone(),
+                            ordinal,
+                            ty: var.ty,
+                            value: var.value.clone(),
+                        });
                     }
                 }
             }
@@ -316,7 +328,12 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             cx.state.next_handle += 1;
             cx.state.prepared.insert(h, (decl, stmt));
             if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
-                let _ = cx.sink.return_value(&ReturnValue { name: "@handle".into(), ordinal: *o, ty: SqlType::Int, value: Value::Int(h) });
+                let _ = cx.sink.return_value(&ReturnValue {
+                    name: "@handle".into(),
+                    ordinal: *o,
+                    ty: SqlType::Int,
+                    value: Value::Int(h),
+                });
             }
             if let Some(OutputTarget::Variable(v)) = args.first().and_then(|a| a.output.as_ref()) {
                 if let Some((slot, _)) = cx.lookup_var(v) {
@@ -332,11 +349,28 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             cx.state.next_handle += 1;
             cx.state.prepared.insert(h, (decl.clone(), stmt.clone()));
             if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
-                let _ = cx.sink.return_value(&ReturnValue { name: "@handle".into(), ordinal: *o, ty: SqlType::Int, value: Value::Int(h) });
+                let _ = cx.sink.return_value(&ReturnValue {
+                    name: "@handle".into(),
+                    ordinal: *o,
+                    ty: SqlType::Int,
+                    value: Value::Int(h),
+                });
             }
             let mut rest = vec![
-                ArgValue { name: None, value: Value::String(stmt), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
-                ArgValue { name: None, value: Value::String(decl), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+                ArgValue {
+                    name: None,
+                    value: Value::String(stmt),
+                    ty: SqlType::NVarChar { len: types::Length::Max },
+                    output: None,
+                    is_default: false,
+                },
+                ArgValue {
+                    name: None,
+                    value: Value::String(decl),
+                    ty: SqlType::NVarChar { len: types::Length::Max },
+                    output: None,
+                    is_default: false,
+                },
             ];
             rest.extend(args.iter().skip(3).map(clone_arg));
             system_procedure(cx, "sp_executesql", &rest, line)?;
@@ -348,8 +382,20 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                 return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
             };
             let mut rest = vec![
-                ArgValue { name: None, value: Value::String(stmt), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
-                ArgValue { name: None, value: Value::String(decl), ty: SqlType::NVarChar { len: types::Length::Max }, output: None, is_default: false },
+                ArgValue {
+                    name: None,
+                    value: Value::String(stmt),
+                    ty: SqlType::NVarChar { len: types::Length::Max },
+                    output: None,
+                    is_default: false,
+                },
+                ArgValue {
+                    name: None,
+                    value: Value::String(decl),
+                    ty: SqlType::NVarChar { len: types::Length::Max },
+                    output: None,
+                    is_default: false,
+                },
             ];
             rest.extend(args.iter().skip(1).map(clone_arg));
             system_procedure(cx, "sp_executesql", &rest, line)?;
@@ -361,9 +407,8 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             0
         }
         "sp_reset_connection" => 0,
-        "sp_tables" | "sp_help" | "sp_columns" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info" | "sp_datatype_info" => {
-            return Err(errors::not_supported(name))
-        }
+        "sp_tables" | "sp_help" | "sp_columns" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info"
+        | "sp_datatype_info" => return Err(errors::not_supported(name)),
         _ => return Ok(None),
     }))
 }
@@ -455,7 +500,10 @@ impl ResultSink for Capture {
 }
 
 #[allow(clippy::type_complexity)]
-pub fn capture_results(cx: &mut Cx, source: &InsertSource) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
+pub fn capture_results(
+    cx: &mut Cx,
+    source: &InsertSource,
+) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
     let mut cap = Capture::default();
     let r = with_sink(cx, &mut cap, |cx| match source {
         InsertSource::ExecProcedure(e) => exec_procedure(cx, e, 0).map(|_| ()),
@@ -475,7 +523,11 @@ pub fn capture_results(cx: &mut Cx, source: &InsertSource) -> Result<Vec<(Vec<Co
 }
 
 /// Runs `f` with a different sink.
-fn with_sink<'x, T>(cx: &mut Cx, sink: &'x mut dyn ResultSink, f: impl FnOnce(&mut Cx) -> Result<T, SqlError>) -> Result<T, SqlError> {
+fn with_sink<'x, T>(
+    cx: &mut Cx,
+    sink: &'x mut dyn ResultSink,
+    f: impl FnOnce(&mut Cx) -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
     // Cx's sink has the context's lifetime; a shorter-lived sink needs a new context that
     // shares everything else.
     let mut frames = std::mem::take(&mut cx.frames);
@@ -498,7 +550,12 @@ fn with_sink<'x, T>(cx: &mut Cx, sink: &'x mut dyn ResultSink, f: impl FnOnce(&m
     r
 }
 
-pub fn call_scalar_function(cx: &mut Cx, db: i16, object_id: i32, args: Vec<(Value, SqlType)>) -> Result<Value, SqlError> {
+pub fn call_scalar_function(
+    cx: &mut Cx,
+    db: i16,
+    object_id: i32,
+    args: Vec<(Value, SqlType)>,
+) -> Result<Value, SqlError> {
     let obj = {
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
@@ -518,14 +575,20 @@ pub fn call_scalar_function(cx: &mut Cx, db: i16, object_id: i32, args: Vec<(Val
         return Err(errors::unknown_function(&obj.name));
     };
     let ret = resolve_type(data_type)?;
-    let mut frame = Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, function_returns: Some(ret), ..Default::default() };
+    let mut frame =
+        Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, function_returns: Some(ret), ..Default::default() };
     for (p, (v, ty)) in f.params.iter().zip(args) {
         let pty = resolve_type(&p.data_type)?;
         let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &ty, &pty, None)? };
         frame.vars.push(Var { name: p.name.clone(), ty: pty, value: v, table: None });
     }
     if cx.frames.len() > 32 {
-        return Err(SqlError::new(217, 16, 1, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32)."));
+        return Err(SqlError::new(
+            217,
+            16,
+            1,
+            "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).",
+        ));
     }
     cx.frames.push(frame);
     let saved_db = cx.state.database;
@@ -634,14 +697,17 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
             None => "(null)".to_string(),
             Some((Value::Null, _)) => "(null)".to_string(),
             Some((v, ty)) => match kind {
-                'd' | 'i' | 'u' => super::table::int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty).unwrap_or_default()),
+                'd' | 'i' | 'u' => {
+                    super::table::int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty).unwrap_or_default())
+                }
                 'x' => super::table::int_of(v).map(|n| format!("{n:x}")).unwrap_or_default(),
                 'X' => super::table::int_of(v).map(|n| format!("{n:X}")).unwrap_or_default(),
                 'o' => super::table::int_of(v).map(|n| format!("{n:o}")).unwrap_or_default(),
                 _ => as_text(v, ty).unwrap_or_default(),
             },
         };
-        let width: usize = spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        let width: usize =
+            spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
         if text.chars().count() < width {
             let zero = spec.trim_start_matches(['-', '+', ' ', '#']).starts_with('0') && !spec.starts_with('-');
             let pad = (if zero { "0" } else { " " }).repeat(width - text.chars().count());
@@ -707,7 +773,12 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             // SQL Server returns status 0 or a negative value after an error; clients
             // only need the DONEPROC with the error bit.
             let _ = cx.sink.return_status(if e.number == 3617 { 0 } else { -6 });
-            let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
+            let _ = cx.sink.done(Done {
+                kind: DoneKind::Proc,
+                row_count: None,
+                error: true,
+                in_xact: cx.state.trancount > 0,
+            });
             return;
         }
     };

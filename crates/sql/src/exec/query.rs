@@ -44,7 +44,12 @@ impl Scope {
         Scope {
             cols: cols
                 .iter()
-                .map(|c| ScopeCol { table: table.map(str::to_string), name: c.name.clone(), ty: c.ty, nullable: c.nullable })
+                .map(|c| ScopeCol {
+                    table: table.map(str::to_string),
+                    name: c.name.clone(),
+                    ty: c.ty,
+                    nullable: c.nullable,
+                })
                 .collect(),
         }
     }
@@ -83,7 +88,10 @@ impl Scope {
 enum CteDef {
     Query(Cte),
     /// The CTE itself, inside its recursive member.
-    WorkTable { id: usize, cols: Vec<OutCol> },
+    WorkTable {
+        id: usize,
+        cols: Vec<OutCol>,
+    },
 }
 
 /// Post-GROUP BY binding state.
@@ -128,7 +136,10 @@ pub fn contains_aggregate(e: &Expr) -> bool {
 fn contains_subquery(e: &Expr) -> bool {
     let mut found = false;
     walk_expr(e, &mut |x| {
-        if matches!(x.kind, ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. } | ExprKind::Quantified { .. }) {
+        if matches!(
+            x.kind,
+            ExprKind::Subquery(_) | ExprKind::Exists(_) | ExprKind::InSubquery { .. } | ExprKind::Quantified { .. }
+        ) {
             found = true;
         }
     });
@@ -151,7 +162,9 @@ fn contains_window(e: &Expr) -> bool {
 pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
     match &e.kind {
-        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => walk_expr(expr, f),
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => {
+            walk_expr(expr, f)
+        }
         ExprKind::Cast { expr, .. } | ExprKind::Parse { expr, .. } => walk_expr(expr, f),
         ExprKind::Convert { expr, style, .. } => {
             walk_expr(expr, f);
@@ -238,11 +251,12 @@ pub fn literal_type_value(l: &Literal) -> Result<(Value, SqlType), SqlError> {
         Literal::String { value, unicode } => {
             let n = if *unicode { value.encode_utf16().count() } else { value.chars().count() };
             let n = n.clamp(1, if *unicode { 4000 } else { 8000 }) as u16;
-            let len = if (*unicode && value.encode_utf16().count() > 4000) || (!*unicode && value.chars().count() > 8000) {
-                types::Length::Max
-            } else {
-                types::Length::Bounded(n)
-            };
+            let len =
+                if (*unicode && value.encode_utf16().count() > 4000) || (!*unicode && value.chars().count() > 8000) {
+                    types::Length::Max
+                } else {
+                    types::Length::Bounded(n)
+                };
             let ty = if *unicode { SqlType::NVarChar { len } } else { SqlType::VarChar { len } };
             (Value::String(value.clone()), ty)
         }
@@ -257,7 +271,12 @@ pub fn literal_type_value(l: &Literal) -> Result<(Value, SqlType), SqlError> {
 pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {
     let name = &dt.name.name().value;
     if dt.name.parts.len() > 1 && !dt.name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
-        return Err(SqlError::new(2715, 16, 6, format!("Column, parameter, or variable #1: Cannot find data type {name}.")));
+        return Err(SqlError::new(
+            2715,
+            16,
+            6,
+            format!("Column, parameter, or variable #1: Cannot find data type {name}."),
+        ));
     }
     match name.to_ascii_lowercase().as_str() {
         "sysname" => Ok(SqlType::NVarChar { len: types::Length::Bounded(128) }),
@@ -273,7 +292,10 @@ fn int_literal_as_decimal(e: BExpr, other: &BExpr) -> BExpr {
     match (&e, other.ty()) {
         (BExpr::Const(Value::Int(n), SqlType::Int), SqlType::Decimal { .. } | SqlType::Numeric { .. }) => {
             let digits = n.unsigned_abs().to_string().len().max(1) as u8;
-            BExpr::Const(Value::Decimal { value: i128::from(*n), precision: digits, scale: 0 }, SqlType::Numeric { precision: digits, scale: 0 })
+            BExpr::Const(
+                Value::Decimal { value: i128::from(*n), precision: digits, scale: 0 },
+                SqlType::Numeric { precision: digits, scale: 0 },
+            )
         }
         _ => e,
     }
@@ -645,9 +667,12 @@ impl<'b, 'c> Binder<'b, 'c> {
     fn bind_variable(&mut self, name: &str, scope: &Scope) -> Result<BExpr, SqlError> {
         let _ = scope;
         // Parameters of an inline table-valued function being expanded.
-        if let Some((arg, chain)) = self.params.iter().rev().find_map(|p| {
-            p.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone())
-        }) {
+        if let Some((arg, chain)) = self
+            .params
+            .iter()
+            .rev()
+            .find_map(|p| p.iter().find(|(k, _)| k.eq_ignore_ascii_case(name)).map(|(_, v)| v.clone()))
+        {
             let saved = std::mem::take(&mut self.outer);
             let levels = saved.len() - chain;
             self.outer = saved[..chain].to_vec();
@@ -684,7 +709,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             "@@NESTLEVEL" => BExpr::Const(Value::Int(self.cx.nest_level() as i32), int),
             "@@OPTIONS" => BExpr::Const(Value::Int(5496), int),
             "@@PROCID" => BExpr::Const(Value::Int(self.cx.current_proc_id()), int),
-            "@@DBTS" => BExpr::Const(Value::Binary(vec![0, 0, 0, 0, 0, 0, 0x07, 0xD0]), SqlType::VarBinary { len: types::Length::Bounded(8) }),
+            "@@DBTS" => BExpr::Const(
+                Value::Binary(vec![0, 0, 0, 0, 0, 0, 0x07, 0xD0]),
+                SqlType::VarBinary { len: types::Length::Bounded(8) },
+            ),
             "@@MAX_CONNECTIONS" => BExpr::Const(Value::Int(32767), int),
             "@@MICROSOFTVERSION" => BExpr::Const(Value::Int(0x1000_0FA0), int),
             _ => return Err(errors::must_declare(name)),
@@ -701,7 +729,8 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn bind_aggregate(&mut self, f: &FunctionCall, text: &str) -> Result<BExpr, SqlError> {
-        let kind = AggKind::from_name(&f.name.name().value).ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
+        let kind =
+            AggKind::from_name(&f.name.name().value).ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
         let Some(mut agg) = self.agg.take() else {
             return Err(errors::aggregate_not_allowed());
         };
@@ -731,7 +760,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             };
             let mut order = Vec::new();
             for o in &f.within_group {
-                order.push(SortKey { expr: self.bind_expr(&o.expr, &input)?, desc: o.direction == Some(SortDirection::Desc) });
+                order.push(SortKey {
+                    expr: self.bind_expr(&o.expr, &input)?,
+                    desc: o.direction == Some(SortDirection::Desc),
+                });
             }
             let result_type = aggregate::return_type(kind, arg.as_ref().map(|a| a.ty()).as_ref())?;
             Ok(AggSpec { kind, arg, distinct: f.distinct, extra, order, result_type })
@@ -812,9 +844,15 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let b = self.bind_expr(&f.args[1], scope)?;
                 let ty = a.ty();
                 let eq = self.binary(BinaryOp::Eq, a.clone(), b)?;
-                return Ok(BExpr::Case { branches: vec![(eq, BExpr::Const(Value::Null, ty))], else_result: Some(Box::new(a)), ty });
+                return Ok(BExpr::Case {
+                    branches: vec![(eq, BExpr::Const(Value::Null, ty))],
+                    else_result: Some(Box::new(a)),
+                    ty,
+                });
             }
-            "SCOPE_IDENTITY" => return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 })),
+            "SCOPE_IDENTITY" => {
+                return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 }))
+            }
             "XACT_STATE" => return Ok(BExpr::Sys(SysFn::XactState, SqlType::SmallInt)),
             "ERROR_NUMBER" => return Ok(BExpr::Sys(SysFn::ErrorNumber, SqlType::Int)),
             "ERROR_SEVERITY" => return Ok(BExpr::Sys(SysFn::ErrorSeverity, SqlType::Int)),
@@ -839,7 +877,10 @@ impl<'b, 'c> Binder<'b, 'c> {
         for (i, a) in f.args.iter().enumerate() {
             let b = if i == 0 && datepart_first {
                 match a.as_name() {
-                    Some(word) => BExpr::Const(Value::String(word.to_ascii_lowercase()), SqlType::VarChar { len: types::Length::Bounded(30) }),
+                    Some(word) => BExpr::Const(
+                        Value::String(word.to_ascii_lowercase()),
+                        SqlType::VarChar { len: types::Length::Bounded(30) },
+                    ),
                     None => self.bind_expr(a, scope)?,
                 }
             } else {
@@ -857,8 +898,10 @@ impl<'b, 'c> Binder<'b, 'c> {
         let e = self.call_builtin(&name, args, &literals)?;
         // Fold deterministic functions of constants.
         if let BExpr::Func { f: func, args, ty } = &e {
-            if !functions::is_volatile(*func) && !args.is_empty() && args.iter().all(|a| matches!(a, BExpr::Const(..))) {
-                let vals: Vec<Value> = args.iter().map(|a| if let BExpr::Const(v, _) = a { v.clone() } else { Value::Null }).collect();
+            if !functions::is_volatile(*func) && !args.is_empty() && args.iter().all(|a| matches!(a, BExpr::Const(..)))
+            {
+                let vals: Vec<Value> =
+                    args.iter().map(|a| if let BExpr::Const(v, _) = a { v.clone() } else { Value::Null }).collect();
                 let tys: Vec<SqlType> = args.iter().map(|a| a.ty()).collect();
                 if let Ok(v) = functions::call(*func, &vals, &tys, ty, &self.cx.fcx) {
                     return Ok(BExpr::Const(v, *ty));
@@ -872,7 +915,12 @@ impl<'b, 'c> Binder<'b, 'c> {
     /// DATABASEPROPERTYEX, SUSER_SNAME, USER_NAME, HOST_NAME, APP_NAME, IDENT_CURRENT,
     /// COL_LENGTH, OBJECTPROPERTY: evaluated now (their arguments are constants in
     /// practice; a non-constant argument is evaluated once per statement).
-    fn bind_catalog_function(&mut self, name: &str, f: &FunctionCall, scope: &Scope) -> Result<Option<BExpr>, SqlError> {
+    fn bind_catalog_function(
+        &mut self,
+        name: &str,
+        f: &FunctionCall,
+        scope: &Scope,
+    ) -> Result<Option<BExpr>, SqlError> {
         let nv = |n: u16| SqlType::NVarChar { len: types::Length::Bounded(n) };
         if !matches!(
             name,
@@ -925,7 +973,9 @@ impl<'b, 'c> Binder<'b, 'c> {
         let int = |i: usize| -> Option<i64> { vals.get(i).and_then(super::table::int_of).map(|v| v as i64) };
         let v: (Value, SqlType) = match name {
             "DB_ID" => match text(0) {
-                Some(n) => (self.cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt),
+                Some(n) => {
+                    (self.cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt)
+                }
                 None if vals.is_empty() => (Value::SmallInt(self.cx.state.database), SqlType::SmallInt),
                 None => (Value::Null, SqlType::SmallInt),
             },
@@ -956,7 +1006,10 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let id = self.cx.schema_id(self.cx.state.database, &n);
                 (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
             }
-            "SERVERPROPERTY" => (super::server_property(&text(0).unwrap_or_default(), self.cx), SqlType::NVarChar { len: types::Length::Bounded(4000) }),
+            "SERVERPROPERTY" => (
+                super::server_property(&text(0).unwrap_or_default(), self.cx),
+                SqlType::NVarChar { len: types::Length::Bounded(4000) },
+            ),
             "DATABASEPROPERTYEX" => {
                 let db = text(0).and_then(|n| self.cx.db_id_by_name(&n));
                 let v = match db {
@@ -1001,7 +1054,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                     (Some(t), Some(c)) => match t.column_index(&c) {
                         Some(i) => {
                             let ty = t.columns[i].ty;
-                            Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() { -1 } else { ty.max_len() as i16 }))
+                            Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() {
+                                -1
+                            } else {
+                                ty.max_len() as i16
+                            }))
                         }
                         None => Value::Null,
                     },
@@ -1016,7 +1073,8 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn bind_udf(&mut self, f: &FunctionCall, scope: &Scope) -> Result<BExpr, SqlError> {
-        let (db, obj) = self.cx.resolve_object(&f.name)?.ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
+        let (db, obj) =
+            self.cx.resolve_object(&f.name)?.ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
         let crate::catalog::ObjectBody::ScalarFunction(m) = &obj.body else {
             return Err(errors::unknown_function(&f.name.name().value));
         };
@@ -1037,7 +1095,10 @@ impl<'b, 'c> Binder<'b, 'c> {
                 313,
                 16,
                 2,
-                format!("An insufficient number of arguments were supplied for the procedure or function {}.", f.name.name().value),
+                format!(
+                    "An insufficient number of arguments were supplied for the procedure or function {}.",
+                    f.name.name().value
+                ),
             ));
         }
         Ok(BExpr::Udf { db, object_id: obj.id, args, ty })
@@ -1069,8 +1130,15 @@ impl<'b, 'c> Binder<'b, 'c> {
                     None => return Err(errors::unknown_function(&f.name.name().value)),
                 },
             };
-            if matches!(kind, WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile | WindowKind::Lag | WindowKind::Lead)
-                && over.order_by.is_empty()
+            if matches!(
+                kind,
+                WindowKind::RowNumber
+                    | WindowKind::Rank
+                    | WindowKind::DenseRank
+                    | WindowKind::Ntile
+                    | WindowKind::Lag
+                    | WindowKind::Lead
+            ) && over.order_by.is_empty()
             {
                 return Err(SqlError::new(
                     4112,
@@ -1089,7 +1157,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
             let mut order = Vec::new();
             for o in &over.order_by {
-                order.push(SortKey { expr: self.bind_expr(&o.expr, scope)?, desc: o.direction == Some(SortDirection::Desc) });
+                order.push(SortKey {
+                    expr: self.bind_expr(&o.expr, scope)?,
+                    desc: o.direction == Some(SortDirection::Desc),
+                });
             }
             let ty = match kind {
                 WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile => SqlType::BigInt,
@@ -1258,11 +1329,8 @@ impl<'b, 'c> Binder<'b, 'c> {
         fetch: Option<&Expr>,
     ) -> Result<Plan, SqlError> {
         // FROM
-        let (mut plan, scope) = if s.from.is_empty() {
-            (Plan::Unit, Scope::default())
-        } else {
-            self.plan_from(&s.from)?
-        };
+        let (mut plan, scope) =
+            if s.from.is_empty() { (Plan::Unit, Scope::default()) } else { self.plan_from(&s.from)? };
         // WHERE
         if let Some(w) = &s.where_clause {
             if contains_aggregate(w) {
@@ -1427,29 +1495,28 @@ impl<'b, 'c> Binder<'b, 'c> {
         let mut cols: Vec<OutCol> = items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2)).collect();
         let mut sort_keys = Vec::new();
         for (e, desc) in order_keys {
-            let pos = match &e {
-                OrderKey::Position(p) => *p,
-                OrderKey::Expr(x) => {
-                    if s.distinct {
-                        // Must match a select item.
-                        match exprs.iter().position(|y| format!("{y:?}") == format!("{x:?}")) {
-                            Some(p) => p,
-                            None => {
-                                return Err(SqlError::new(
+            let pos =
+                match &e {
+                    OrderKey::Position(p) => *p,
+                    OrderKey::Expr(x) => {
+                        if s.distinct {
+                            // Must match a select item.
+                            match exprs.iter().position(|y| format!("{y:?}") == format!("{x:?}")) {
+                                Some(p) => p,
+                                None => return Err(SqlError::new(
                                     145,
                                     15,
                                     1,
                                     "ORDER BY items must appear in the select list if SELECT DISTINCT is specified.",
-                                ))
+                                )),
                             }
+                        } else {
+                            exprs.push(x.clone());
+                            cols.push(OutCol::new("", x.ty(), true));
+                            exprs.len() - 1
                         }
-                    } else {
-                        exprs.push(x.clone());
-                        cols.push(OutCol::new("", x.ty(), true));
-                        exprs.len() - 1
                     }
-                }
-            };
+                };
             sort_keys.push(SortKey { expr: BExpr::Col(pos, cols[pos].ty), desc });
         }
         plan = Plan::Project { input: Box::new(plan), exprs, cols };
@@ -1542,14 +1609,17 @@ impl<'b, 'c> Binder<'b, 'c> {
                         any = true;
                         // After GROUP BY, * may only name grouping columns.
                         let e = match &self.agg {
-                            Some(agg) => match agg.key_exprs.iter().position(|k| matches!(k, BExpr::Col(j, _) if *j == i)) {
-                                Some(k) => BExpr::Col(k, c.ty),
-                                None => {
-                                    let mut parts: Vec<Ident> = c.table.iter().map(|t| Ident::plain(t.clone())).collect();
-                                    parts.push(Ident::plain(c.name.clone()));
-                                    return Err(errors::not_in_group_by(&parts));
+                            Some(agg) => {
+                                match agg.key_exprs.iter().position(|k| matches!(k, BExpr::Col(j, _) if *j == i)) {
+                                    Some(k) => BExpr::Col(k, c.ty),
+                                    None => {
+                                        let mut parts: Vec<Ident> =
+                                            c.table.iter().map(|t| Ident::plain(t.clone())).collect();
+                                        parts.push(Ident::plain(c.name.clone()));
+                                        return Err(errors::not_in_group_by(&parts));
+                                    }
                                 }
-                            },
+                            }
                             None => BExpr::Col(i, c.ty),
                         };
                         items.push((e, c.name.clone(), c.nullable));
@@ -1558,12 +1628,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         if let Some(q) = q {
                             return Err(errors::multipart_not_bound(&q.parts));
                         }
-                        return Err(SqlError::new(
-                            263,
-                            16,
-                            1,
-                            "Must specify table to select from.",
-                        ));
+                        return Err(SqlError::new(263, 16, 1, "Must specify table to select from."));
                     }
                 }
                 SelectItem::Expr { expr, alias } => {
@@ -1609,7 +1674,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                         .collect();
                     if let Some(&i) = matches.first() {
                         // Positions in `items` match `s.items` unless a wildcard came first.
-                        let pos = items.iter().position(|it| it.1.eq_ignore_ascii_case(&name.parts[0].value)).unwrap_or(i);
+                        let pos =
+                            items.iter().position(|it| it.1.eq_ignore_ascii_case(&name.parts[0].value)).unwrap_or(i);
                         keys.push((OrderKey::Position(pos), desc));
                         continue;
                     }
@@ -1633,7 +1699,9 @@ impl<'b, 'c> Binder<'b, 'c> {
                 Some(a) => a.keys.len() + a.aggs.len(),
                 None => from_scope.cols.len(),
             };
-            let fix = |e: &BExpr| e.remap(&|i, t| if i >= WBASE { BExpr::Col(i - WBASE + base, t) } else { BExpr::Col(i, t) });
+            let fix = |e: &BExpr| {
+                e.remap(&|i, t| if i >= WBASE { BExpr::Col(i - WBASE + base, t) } else { BExpr::Col(i, t) })
+            };
             for it in items.iter_mut() {
                 it.0 = fix(&it.0);
             }
@@ -1660,18 +1728,32 @@ impl<'b, 'c> Binder<'b, 'c> {
                     let mut cols = lp.columns();
                     cols.extend(p.columns());
                     ls.append(s);
-                    (Plan::NestedLoop { left: Box::new(lp), right: Box::new(p), kind: JoinKind::Cross, on: None, cols }, ls)
+                    (
+                        Plan::NestedLoop {
+                            left: Box::new(lp),
+                            right: Box::new(p),
+                            kind: JoinKind::Cross,
+                            on: None,
+                            cols,
+                        },
+                        ls,
+                    )
                 }
             });
         }
         acc.ok_or_else(|| SqlError::new(102, 15, 1, "Incorrect syntax near 'FROM'."))
     }
 
-    fn plan_table_with_joins(&mut self, twj: &TableWithJoins, _left: Option<&Scope>) -> Result<(Plan, Scope), SqlError> {
+    fn plan_table_with_joins(
+        &mut self,
+        twj: &TableWithJoins,
+        _left: Option<&Scope>,
+    ) -> Result<(Plan, Scope), SqlError> {
         let (mut plan, mut scope) = self.plan_factor(&twj.relation, None)?;
         for j in &twj.joins {
             let apply = matches!(j.kind, JoinKind::CrossApply | JoinKind::OuterApply);
-            let (rp, rs) = if apply { self.plan_factor(&j.relation, Some(&scope))? } else { self.plan_factor(&j.relation, None)? };
+            let (rp, rs) =
+                if apply { self.plan_factor(&j.relation, Some(&scope))? } else { self.plan_factor(&j.relation, None)? };
             let mut combined = scope.clone();
             combined.append(rs);
             let mut cols = plan.columns();
@@ -1713,7 +1795,17 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let t = self.cx.table_variable(name)?;
                 let alias_name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.clone());
                 let cols = t.out_cols();
-                Ok((Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator: false }), Scope::from_cols(Some(&alias_name), &cols)))
+                Ok((
+                    Plan::Scan(ScanNode {
+                        table: t,
+                        index: 0,
+                        range: None,
+                        filter: None,
+                        reverse: false,
+                        with_locator: false,
+                    }),
+                    Scope::from_cols(Some(&alias_name), &cols),
+                ))
             }
             TableFactor::Derived { query, alias } => {
                 let saved_agg = self.agg.take();
@@ -1783,7 +1875,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                 Ok((Plan::Values { rows: bound, cols: cols.clone() }, Scope::from_cols(alias_name.as_deref(), &cols)))
             }
             TableFactor::Function { name, args, alias } => {
-                let alias_name = alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| name.name().value.clone());
+                let alias_name =
+                    alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| name.name().value.clone());
                 let (plan, mut cols) = self.plan_table_function(name, args)?;
                 if let Some(a) = alias {
                     rename_columns(&mut cols, &a.columns)?;
@@ -1791,19 +1884,18 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let plan = with_names(plan, &cols);
                 Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
             }
-            TableFactor::XmlNodes { .. } => Err(SqlError::new(
-                40000,
-                16,
-                1,
-                "The xml nodes() method is not supported yet.",
-            )),
+            TableFactor::XmlNodes { .. } => {
+                Err(SqlError::new(40000, 16, 1, "The xml nodes() method is not supported yet."))
+            }
             TableFactor::NestedJoin(t) => self.plan_table_with_joins(t, None),
         }
     }
 
     fn plan_cte(&mut self, def: CteDef, alias: &str) -> Result<(Plan, Scope), SqlError> {
         match def {
-            CteDef::WorkTable { id, cols } => Ok((Plan::WorkTable { id, cols: cols.clone() }, Scope::from_cols(Some(alias), &cols))),
+            CteDef::WorkTable { id, cols } => {
+                Ok((Plan::WorkTable { id, cols: cols.clone() }, Scope::from_cols(Some(alias), &cols)))
+            }
             CteDef::Query(cte) => {
                 let name = cte.name.value.to_ascii_lowercase();
                 // Recursive: the body is anchor UNION ALL recursive, where the recursive
@@ -1832,7 +1924,10 @@ impl<'b, 'c> Binder<'b, 'c> {
                 252,
                 16,
                 1,
-                format!("Recursive common table expression '{}' does not contain a top-level UNION ALL operator.", cte.name.value),
+                format!(
+                    "Recursive common table expression '{}' does not contain a top-level UNION ALL operator.",
+                    cte.name.value
+                ),
             ));
         };
         // Hide the CTE name while planning the anchor.
@@ -1859,7 +1954,16 @@ impl<'b, 'c> Binder<'b, 'c> {
             ));
         }
         let max = self.cx.max_recursion;
-        Ok((Plan::RecursiveCte { id, anchor: Box::new(anchor), recursive: Box::new(rec), max_recursion: max, cols: cols.clone() }, cols))
+        Ok((
+            Plan::RecursiveCte {
+                id,
+                anchor: Box::new(anchor),
+                recursive: Box::new(rec),
+                max_recursion: max,
+                cols: cols.clone(),
+            },
+            cols,
+        ))
     }
 
     fn plan_table_function(&mut self, name: &ObjectName, args: &[Expr]) -> Result<(Plan, Vec<OutCol>), SqlError> {
@@ -1897,7 +2001,11 @@ impl<'b, 'c> Binder<'b, 'c> {
         let mut map = HashMap::new();
         for (p, a) in cf.params.iter().zip(args) {
             let ty = resolve_type(&p.data_type)?;
-            let arg = Expr::new(ExprKind::Cast { expr: Box::new(a.clone()), data_type: p.data_type.clone(), try_cast: false });
+            let arg = Expr::new(ExprKind::Cast {
+                expr: Box::new(a.clone()),
+                data_type: p.data_type.clone(),
+                try_cast: false,
+            });
             let _ = ty;
             map.insert(p.name.clone(), (arg, self.outer.len()));
         }
@@ -1949,8 +2057,7 @@ fn rename_columns(cols: &mut [OutCol], names: &[Ident]) -> Result<(), SqlError> 
 fn query_references(q: &Query, name: &str) -> bool {
     // Textual check: does the query mention the name as a table source?
     let text = q.to_string().to_ascii_lowercase();
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#' || c == '@'))
-        .any(|w| w == name)
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#' || c == '@')).any(|w| w == name)
 }
 
 /// The type two branches (CASE, UNION, VALUES rows) unify to: the higher precedence;
@@ -1988,7 +2095,11 @@ pub fn union_type(a: &SqlType, b: &SqlType) -> Result<SqlType, SqlError> {
         return Ok(if unicode { SqlType::NVarChar { len: l } } else { SqlType::VarChar { len: l } });
     }
     if let (Some((p1, s1)), Some((p2, s2))) = (a.decimal_params(), b.decimal_params()) {
-        if a.is_exact_numeric() && b.is_exact_numeric() && !matches!(a, SqlType::Money | SqlType::SmallMoney) && !matches!(b, SqlType::Money | SqlType::SmallMoney) {
+        if a.is_exact_numeric()
+            && b.is_exact_numeric()
+            && !matches!(a, SqlType::Money | SqlType::SmallMoney)
+            && !matches!(b, SqlType::Money | SqlType::SmallMoney)
+        {
             let s = s1.max(s2);
             let p = ((p1 - s1).max(p2 - s2) + s).min(38);
             return Ok(SqlType::Decimal { precision: p.max(1), scale: s });
@@ -2039,7 +2150,13 @@ fn make_join(
     }
     let (lk, rk, kt, residual) = split_equi(rest, left_width);
     if lk.is_empty() {
-        return Ok(Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on: and_all(residual), cols });
+        return Ok(Plan::NestedLoop {
+            left: Box::new(left),
+            right: Box::new(right),
+            kind,
+            on: and_all(residual),
+            cols,
+        });
     }
     Ok(Plan::HashJoin {
         left: Box::new(left),
@@ -2182,7 +2299,16 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
             }
             let left = push_down(*left, lcs, cx)?;
             let right = push_down(*right, rcs, cx)?;
-            let j = Plan::HashJoin { left: Box::new(left), right: Box::new(right), kind: JoinKind::Inner, left_keys, right_keys, key_types, residual, cols };
+            let j = Plan::HashJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind: JoinKind::Inner,
+                left_keys,
+                right_keys,
+                key_types,
+                residual,
+                cols,
+            };
             Ok(match and_all(both) {
                 Some(p) => Plan::Filter { input: Box::new(j), pred: p },
                 None => j,
@@ -2286,4 +2412,3 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
         _ => None,
     })
 }
-

@@ -7,8 +7,8 @@
 
 use std::sync::Arc;
 
-use types::{Length, SqlType, Value};
 use types::SqlError;
+use types::{Length, SqlType, Value};
 
 use super::expr::Row;
 use super::plan::{OutCol, Plan, ScanNode};
@@ -80,7 +80,9 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("delayed_durability", int, true),
             ("delayed_durability_desc", nv(60), true),
         ]),
-        ViewKind::Schemas => cols(&[("name", sysname(), false), ("schema_id", int, false), ("principal_id", int, true)]),
+        ViewKind::Schemas => {
+            cols(&[("name", sysname(), false), ("schema_id", int, false), ("principal_id", int, true)])
+        }
         ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => cols(&[
             ("name", sysname(), false),
             ("object_id", int, false),
@@ -212,8 +214,12 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         SqlType::SmallInt => (52, 2, 5, 0),
         SqlType::Int => (56, 4, 10, 0),
         SqlType::BigInt => (127, 8, 19, 0),
-        SqlType::Decimal { precision, scale } => (106, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale),
-        SqlType::Numeric { precision, scale } => (108, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale),
+        SqlType::Decimal { precision, scale } => {
+            (106, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale)
+        }
+        SqlType::Numeric { precision, scale } => {
+            (108, types::sqltype::decimal_magnitude_len(precision) as i16 + 1, precision, scale)
+        }
         SqlType::Money => (60, 8, 19, 4),
         SqlType::SmallMoney => (122, 4, 10, 4),
         SqlType::Real => (59, 4, 24, 0),
@@ -225,11 +231,35 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         SqlType::DateTime2 { scale } => (42, 8, 27, scale),
         SqlType::DateTimeOffset { scale } => (43, 10, 34, scale),
         SqlType::Char { len } => (175, len as i16, 0, 0),
-        SqlType::VarChar { len } => (167, match len { Length::Max => -1, Length::Bounded(n) => n as i16 }, 0, 0),
+        SqlType::VarChar { len } => (
+            167,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => n as i16,
+            },
+            0,
+            0,
+        ),
         SqlType::NChar { len } => (239, (len as i16).saturating_mul(2), 0, 0),
-        SqlType::NVarChar { len } => (231, match len { Length::Max => -1, Length::Bounded(n) => (n as i16).saturating_mul(2) }, 0, 0),
+        SqlType::NVarChar { len } => (
+            231,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => (n as i16).saturating_mul(2),
+            },
+            0,
+            0,
+        ),
         SqlType::Binary { len } => (173, len as i16, 0, 0),
-        SqlType::VarBinary { len } => (165, match len { Length::Max => -1, Length::Bounded(n) => n as i16 }, 0, 0),
+        SqlType::VarBinary { len } => (
+            165,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => n as i16,
+            },
+            0,
+            0,
+        ),
         SqlType::UniqueIdentifier => (36, 16, 0, 0),
         SqlType::Xml => (241, -1, 0, 0),
     }
@@ -280,7 +310,11 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
             }
         }
         ViewKind::MasterFiles | ViewKind::DatabaseFiles => {
-            let dbs: Vec<DbId> = if view.kind == ViewKind::MasterFiles { cx.host.databases().iter().map(|d| d.id).collect() } else { vec![db] };
+            let dbs: Vec<DbId> = if view.kind == ViewKind::MasterFiles {
+                cx.host.databases().iter().map(|d| d.id).collect()
+            } else {
+                vec![db]
+            };
             for d in dbs {
                 for f in cx.host.database_files(d) {
                     out.push(vec![
@@ -358,7 +392,12 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                 }
                 ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => {
                     for o in g.objects.values() {
-                        if db == super::TEMPDB && o.name.starts_with('#') && !o.name.starts_with("##") && view.kind != ViewKind::Objects && view.kind != ViewKind::Tables {
+                        if db == super::TEMPDB
+                            && o.name.starts_with('#')
+                            && !o.name.starts_with("##")
+                            && view.kind != ViewKind::Objects
+                            && view.kind != ViewKind::Tables
+                        {
                             continue;
                         }
                         let keep = match view.kind {
@@ -498,7 +537,9 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
 fn is_type_facets(ty: &SqlType) -> (Value, Value, Value, Value) {
     let int = |n: i64| Value::Int(n as i32);
     match *ty {
-        SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => (int(i64::from(len)), Value::Null, Value::Null, Value::Null),
+        SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => {
+            (int(i64::from(len)), Value::Null, Value::Null, Value::Null)
+        }
         SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => (
             match len {
                 Length::Max => int(-1),
@@ -562,9 +603,18 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
             let text = super::expr::as_text(&v0, &s0.ty());
             let sep = super::expr::as_text(&v1, &s1.ty()).unwrap_or_default();
             if sep.chars().count() != 1 {
-                return Err(SqlError::new(214, 16, 1, "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'."));
+                return Err(SqlError::new(
+                    214,
+                    16,
+                    1,
+                    "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.",
+                ));
             }
-            let ty = if s0.ty().is_unicode() { SqlType::NVarChar { len: Length::Bounded(4000) } } else { SqlType::VarChar { len: Length::Bounded(8000) } };
+            let ty = if s0.ty().is_unicode() {
+                SqlType::NVarChar { len: Length::Bounded(4000) }
+            } else {
+                SqlType::VarChar { len: Length::Bounded(8000) }
+            };
             let rows: Vec<Row> = match text {
                 Some(t) => t.split(sep.as_str()).map(|p| vec![Value::String(p.to_string())]).collect(),
                 None => Vec::new(),
@@ -579,9 +629,18 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
                 let v = e.eval(&[], b.cx)?;
                 vals.push(super::table::int_of(&v).unwrap_or(0) as i64);
             }
-            let (start, stop, step) = (vals.first().copied().unwrap_or(0), vals.get(1).copied().unwrap_or(0), vals.get(2).copied().unwrap_or(1));
+            let (start, stop, step) = (
+                vals.first().copied().unwrap_or(0),
+                vals.get(1).copied().unwrap_or(0),
+                vals.get(2).copied().unwrap_or(1),
+            );
             if step == 0 {
-                return Err(SqlError::new(4199, 16, 1, "Argument value 0 is invalid for argument 3 of generate_series function."));
+                return Err(SqlError::new(
+                    4199,
+                    16,
+                    1,
+                    "Argument value 0 is invalid for argument 3 of generate_series function.",
+                ));
             }
             let mut rows = Vec::new();
             let mut x = start;
@@ -628,7 +687,17 @@ impl Binder<'_, '_> {
                 if with_locator {
                     cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
                 }
-                Ok((Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator }), cols))
+                Ok((
+                    Plan::Scan(ScanNode {
+                        table: t,
+                        index: 0,
+                        range: None,
+                        filter: None,
+                        reverse: false,
+                        with_locator,
+                    }),
+                    cols,
+                ))
             }
             ObjectBody::View(m) => {
                 let def = super::parse_module(&m.definition)?;
@@ -644,7 +713,12 @@ impl Binder<'_, '_> {
                 let (plan, mut cols) = r?;
                 if !v.columns.is_empty() {
                     if v.columns.len() != cols.len() {
-                        return Err(SqlError::new(8158, 16, 1, format!("'{}' has more columns than were specified in the column list.", obj.name)));
+                        return Err(SqlError::new(
+                            8158,
+                            16,
+                            1,
+                            format!("'{}' has more columns than were specified in the column list.", obj.name),
+                        ));
                     }
                     for (c, n) in cols.iter_mut().zip(&v.columns) {
                         c.name = n.value.clone();

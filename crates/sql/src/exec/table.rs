@@ -70,7 +70,10 @@ pub struct TableInfo {
 }
 
 pub fn stored_columns(columns: &[catalog::Column]) -> Vec<StoredColumn> {
-    columns.iter().map(|c| StoredColumn { ty: c.ty, nullable: c.nullable || c.computed.is_some(), sparse: c.sparse }).collect()
+    columns
+        .iter()
+        .map(|c| StoredColumn { ty: c.ty, nullable: c.nullable || c.computed.is_some(), sparse: c.sparse })
+        .collect()
 }
 
 /// The stored row columns of a nonclustered index.
@@ -239,8 +242,11 @@ impl TableInfo {
     }
 
     fn duplicate_error(&self, ix: &IndexInfo, row: &[Value]) -> SqlError {
-        let vals: Vec<String> =
-            ix.key_cols.iter().map(|&c| if row[c].is_null() { "<NULL>".to_string() } else { row[c].to_string() }).collect();
+        let vals: Vec<String> = ix
+            .key_cols
+            .iter()
+            .map(|&c| if row[c].is_null() { "<NULL>".to_string() } else { row[c].to_string() })
+            .collect();
         let key = vals.join(", ");
         let object = self.qualified_name();
         match &ix.constraint {
@@ -447,12 +453,7 @@ pub fn int_of(v: &Value) -> Option<i128> {
 /// An identity value as a value of the column's type.
 pub fn identity_value(v: i128, ty: &SqlType) -> Result<Value, SqlError> {
     let overflow = || {
-        SqlError::new(
-            8115,
-            16,
-            1,
-            format!("Arithmetic overflow error converting IDENTITY to data type {}.", ty.name()),
-        )
+        SqlError::new(8115, 16, 1, format!("Arithmetic overflow error converting IDENTITY to data type {}.", ty.name()))
     };
     Ok(match ty {
         SqlType::TinyInt => Value::TinyInt(u8::try_from(v).map_err(|_| overflow())?),
