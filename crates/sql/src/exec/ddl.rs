@@ -9,7 +9,7 @@ use types::{SqlError, SqlType, Value};
 
 use super::expr::BExpr;
 use super::query::{resolve_type, Binder, Scope};
-use super::table::{nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo};
+use super::table::{for_each_stored_row, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo};
 use super::{errors, host_err, Cx, TEMPDB};
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
@@ -1120,21 +1120,10 @@ fn rewrite_rows(cx: &mut Cx, info: &TableInfo, t: &catalog::Table, fill: Value) 
     let mut iref = ix.iref.clone();
     iref.columns = stored_columns(&t.columns).into();
     let mut all = Vec::new();
-    let mut last: Option<Vec<u8>> = None;
-    loop {
-        let mut out = Vec::new();
-        let lower = match &last {
-            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-            None => std::ops::Bound::Unbounded,
-        };
-        let more =
-            cx.host.scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(host_err)?;
-        last = out.last().map(|(k, _)| k.clone());
-        all.extend(out);
-        if !more {
-            break;
-        }
-    }
+    for_each_stored_row(cx, &ix.iref, |_, k, r| {
+        all.push((k, r));
+        Ok(())
+    })?;
     for (k, mut r) in all {
         r.push(fill.clone());
         cx.host.update(&iref, &k, &r).map_err(host_err)?;
@@ -1250,87 +1239,39 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
     // Fill the new index from the table's rows.
     let new_info = cx.table_info(db, &obj)?;
     let ix = new_info.indexes.last().cloned().ok_or_else(|| errors::invalid_object("index"))?;
-    let mut last: Option<Vec<u8>> = None;
-    loop {
-        let mut out = Vec::new();
-        let lower = match &last {
-            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-            None => std::ops::Bound::Unbounded,
-        };
-        let more = cx
-            .host
-            .scan(&new_info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out)
-            .map_err(host_err)?;
-        last = out.last().map(|(k, _)| k.clone());
-        for (pk, mut row) in out {
-            new_info.fill_computed(&mut row, cx)?;
-            if let Some(f) = &ix.filter {
-                if !super::expr::is_true(&f.eval(&row, cx)?) {
-                    continue;
-                }
-            }
-            let mut k = Vec::new();
-            for (i, &c) in ix.key_cols.iter().enumerate() {
-                let start = k.len();
-                types::sort_key(&row[c], &new_info.columns[c].ty, &mut k)?;
-                if ix.desc[i] {
-                    for b in &mut k[start..] {
-                        *b = !*b;
-                    }
-                }
-            }
-            if !ix.meta.unique {
-                k.extend_from_slice(&pk);
-            }
-            let mut r = vec![Value::Binary(pk.clone())];
-            for &c in ix.key_cols.iter().chain(&ix.included) {
-                r.push(row[c].clone());
-            }
-            match cx.host.insert(&ix.iref, &k, &r) {
-                Ok(()) => {}
-                Err(crate::host::HostError::Duplicate) => {
-                    let vals: Vec<String> = ix.key_cols.iter().map(|&c| row[c].to_string()).collect();
-                    return Err(SqlError::new(
-                        1505,
-                        16,
-                        1,
-                        format!(
-                            "The CREATE UNIQUE INDEX statement terminated because a duplicate key was found for the object name '{}' and the index name '{}'. The duplicate key value is ({}).",
-                            new_info.qualified_name(),
-                            ci.name.value,
-                            vals.join(", ")
-                        ),
-                    ));
-                }
-                Err(crate::host::HostError::Sql(e)) => return Err(e),
-            }
+    for_each_stored_row(cx, &new_info.indexes[0].iref, |cx, pk, mut row| {
+        new_info.fill_computed(&mut row, cx)?;
+        if !new_info.in_filter(&ix, &row, cx)? {
+            return Ok(());
         }
-        if !more {
-            break;
+        let (k, r) = new_info.nc_entry(&ix, &row, &pk)?;
+        match cx.host.insert(&ix.iref, &k, &r) {
+            Ok(()) => Ok(()),
+            Err(crate::host::HostError::Duplicate) => {
+                let vals: Vec<String> = ix.key_cols.iter().map(|&c| row[c].to_string()).collect();
+                Err(SqlError::new(
+                    1505,
+                    16,
+                    1,
+                    format!(
+                        "The CREATE UNIQUE INDEX statement terminated because a duplicate key was found for the object name '{}' and the index name '{}'. The duplicate key value is ({}).",
+                        new_info.qualified_name(),
+                        ci.name.value,
+                        vals.join(", ")
+                    ),
+                ))
+            }
+            Err(crate::host::HostError::Sql(e)) => Err(e),
         }
-    }
-    Ok(())
+    })
 }
 
 pub fn scan_all_rows(cx: &mut Cx, info: &TableInfo) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut rows = Vec::new();
-    let mut last: Option<Vec<u8>> = None;
-    loop {
-        let mut out = Vec::new();
-        let lower = match &last {
-            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-            None => std::ops::Bound::Unbounded,
-        };
-        let more = cx
-            .host
-            .scan(&info.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 1024, &mut out)
-            .map_err(host_err)?;
-        last = out.last().map(|(k, _)| k.clone());
-        rows.extend(out.into_iter().map(|(_, r)| r));
-        if !more {
-            break;
-        }
-    }
+    for_each_stored_row(cx, &info.indexes[0].iref, |_, _, r| {
+        rows.push(r);
+        Ok(())
+    })?;
     Ok(rows)
 }
 

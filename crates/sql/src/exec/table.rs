@@ -69,6 +69,32 @@ pub struct TableInfo {
     pub display_name: String,
 }
 
+/// Visits every row of an index in key order, reading the host in batches and resuming
+/// after the last key (no latch is held while `f` runs).
+pub fn for_each_stored_row(
+    cx: &mut Cx,
+    index: &IndexRef,
+    mut f: impl FnMut(&mut Cx, Vec<u8>, Row) -> Result<(), SqlError>,
+) -> Result<(), SqlError> {
+    let mut last: Option<Vec<u8>> = None;
+    loop {
+        let mut out = Vec::new();
+        let lower = match &last {
+            Some(k) => std::ops::Bound::Excluded(k.as_slice()),
+            None => std::ops::Bound::Unbounded,
+        };
+        let more =
+            cx.host.scan(index, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(super::host_err)?;
+        last = out.last().map(|(k, _)| k.clone());
+        for (k, r) in out {
+            f(cx, k, r)?;
+        }
+        if !more {
+            return Ok(());
+        }
+    }
+}
+
 pub fn stored_columns(columns: &[catalog::Column]) -> Vec<StoredColumn> {
     columns
         .iter()
@@ -173,7 +199,7 @@ impl TableInfo {
         Ok(k)
     }
 
-    fn nc_entry(&self, ix: &IndexInfo, row: &[Value], locator: &[u8]) -> Result<(Vec<u8>, Row), SqlError> {
+    pub fn nc_entry(&self, ix: &IndexInfo, row: &[Value], locator: &[u8]) -> Result<(Vec<u8>, Row), SqlError> {
         let mut k = Vec::new();
         self.key_of(ix, row, &mut k)?;
         if !ix.meta.unique {
@@ -187,7 +213,7 @@ impl TableInfo {
         Ok((k, r))
     }
 
-    fn in_filter(&self, ix: &IndexInfo, row: &[Value], cx: &mut Cx) -> Result<bool, SqlError> {
+    pub fn in_filter(&self, ix: &IndexInfo, row: &[Value], cx: &mut Cx) -> Result<bool, SqlError> {
         match &ix.filter {
             Some(f) => Ok(is_true(&f.eval(row, cx)?)),
             None => Ok(true),
@@ -207,34 +233,14 @@ impl TableInfo {
             if c.row_id.load(AtomicOrdering::Acquire) == 0 {
                 // Continue after the highest row id stored: scan for the largest one.
                 let mut max = 0u64;
-                let mut out = Vec::new();
-                let ix = &self.indexes[0];
-                let mut last: Option<Vec<u8>> = None;
-                loop {
-                    out.clear();
-                    let lower = match &last {
-                        Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-                        None => std::ops::Bound::Unbounded,
-                    };
-                    let more = cx
-                        .host
-                        .scan(&ix.iref, lower, std::ops::Bound::Unbounded, false, 4096, &mut out)
-                        .map_err(super::host_err)?;
-                    for (k, _) in &out {
-                        if k.len() >= 8 {
-                            let mut b = [0u8; 8];
-                            b.copy_from_slice(&k[k.len() - 8..]);
-                            max = max.max(u64::from_be_bytes(b));
-                        }
+                for_each_stored_row(cx, &self.indexes[0].iref, |_, k, _| {
+                    if let Some(tail) = k.len().checked_sub(8).and_then(|i| k.get(i..)) {
+                        let mut b = [0u8; 8];
+                        b.copy_from_slice(tail);
+                        max = max.max(u64::from_be_bytes(b));
                     }
-                    last = out.last().map(|(k, _)| k.clone());
-                    if !more {
-                        break;
-                    }
-                    if ix.meta.kind == IndexKind::Heap {
-                        continue;
-                    }
-                }
+                    Ok(())
+                })?;
                 c.row_id.store(max + 1, AtomicOrdering::Release);
             }
         }
@@ -373,32 +379,16 @@ impl TableInfo {
         }
         let col = (id.column_id - 1) as usize;
         let mut best: Option<i128> = None;
-        let mut out = Vec::new();
-        let mut last: Option<Vec<u8>> = None;
-        loop {
-            out.clear();
-            let lower = match &last {
-                Some(k) => std::ops::Bound::Excluded(k.as_slice()),
-                None => std::ops::Bound::Unbounded,
-            };
-            let more = cx
-                .host
-                .scan(&self.indexes[0].iref, lower, std::ops::Bound::Unbounded, false, 4096, &mut out)
-                .map_err(super::host_err)?;
-            for (_, r) in &out {
-                if let Some(v) = r.get(col).and_then(int_of) {
-                    best = Some(match best {
-                        None => v,
-                        Some(b) if id.increment >= 0 => b.max(v),
-                        Some(b) => b.min(v),
-                    });
-                }
+        for_each_stored_row(cx, &self.indexes[0].iref, |_, _, r| {
+            if let Some(v) = r.get(col).and_then(int_of) {
+                best = Some(match best {
+                    None => v,
+                    Some(b) if id.increment >= 0 => b.max(v),
+                    Some(b) => b.min(v),
+                });
             }
-            last = out.last().map(|(k, _)| k.clone());
-            if !more {
-                break;
-            }
-        }
+            Ok(())
+        })?;
         let mut cur = self.counters.identity.lock();
         if cur.is_none() {
             *cur = Some(best.or(id.last));
