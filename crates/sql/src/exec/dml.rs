@@ -139,6 +139,21 @@ fn exists_row(
     vals: &[Value],
     from: &[SqlType],
 ) -> Result<bool, SqlError> {
+    let plan = key_match_plan(cx, t, cols, vals, from, false)?;
+    let mut op = open(&plan, cx)?;
+    Ok(op.next(cx)?.is_some())
+}
+
+/// A plan for the rows of `t` whose `cols` equal `vals` (typed `from`): a scan with the
+/// equalities pushed down, so an index on those columns is used when there is one.
+fn key_match_plan(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    cols: &[usize],
+    vals: &[Value],
+    from: &[SqlType],
+    with_locator: bool,
+) -> Result<Plan, SqlError> {
     let mut eq = Vec::new();
     for (i, v) in vals.iter().enumerate() {
         eq.push(BExpr::Cmp(
@@ -148,17 +163,9 @@ fn exists_row(
             t.columns[cols[i]].ty,
         ));
     }
-    let scan = Plan::Scan(ScanNode {
-        table: t.clone(),
-        index: 0,
-        range: None,
-        filter: None,
-        reverse: false,
-        with_locator: false,
-    });
-    let plan = super::query::push_down(scan, eq, cx)?;
-    let mut op = open(&plan, cx)?;
-    Ok(op.next(cx)?.is_some())
+    let scan =
+        Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator });
+    super::query::push_down(scan, eq, cx)
 }
 
 /// Rows of child tables that reference `row` of `t` through a FOREIGN KEY.
@@ -253,24 +260,7 @@ fn matching_rows(
     vals: &[Value],
     from: &[SqlType],
 ) -> Result<Vec<(Vec<u8>, Row)>, SqlError> {
-    let mut eq = Vec::new();
-    for (i, v) in vals.iter().enumerate() {
-        eq.push(BExpr::Cmp(
-            BinaryOp::Eq,
-            Box::new(BExpr::Col(cols[i], t.columns[cols[i]].ty)),
-            Box::new(BExpr::Const(v.clone(), from[i])),
-            t.columns[cols[i]].ty,
-        ));
-    }
-    let scan = Plan::Scan(ScanNode {
-        table: t.clone(),
-        index: 0,
-        range: None,
-        filter: None,
-        reverse: false,
-        with_locator: true,
-    });
-    let plan = super::query::push_down(scan, eq, cx)?;
+    let plan = key_match_plan(cx, t, cols, vals, from, true)?;
     let mut op = open(&plan, cx)?;
     let mut out = Vec::new();
     let w = t.columns.len();

@@ -327,19 +327,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             let h = cx.state.next_handle;
             cx.state.next_handle += 1;
             cx.state.prepared.insert(h, (decl, stmt));
-            if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
-                let _ = cx.sink.return_value(&ReturnValue {
-                    name: "@handle".into(),
-                    ordinal: *o,
-                    ty: SqlType::Int,
-                    value: Value::Int(h),
-                });
-            }
-            if let Some(OutputTarget::Variable(v)) = args.first().and_then(|a| a.output.as_ref()) {
-                if let Some((slot, _)) = cx.lookup_var(v) {
-                    cx.set_var(slot, Value::Int(h));
-                }
-            }
+            return_handle(cx, args, h);
             0
         }
         "sp_prepexec" => {
@@ -348,32 +336,8 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             let h = cx.state.next_handle;
             cx.state.next_handle += 1;
             cx.state.prepared.insert(h, (decl.clone(), stmt.clone()));
-            if let Some(OutputTarget::Rpc(o)) = args.first().and_then(|a| a.output.as_ref()) {
-                let _ = cx.sink.return_value(&ReturnValue {
-                    name: "@handle".into(),
-                    ordinal: *o,
-                    ty: SqlType::Int,
-                    value: Value::Int(h),
-                });
-            }
-            let mut rest = vec![
-                ArgValue {
-                    name: None,
-                    value: Value::String(stmt),
-                    ty: SqlType::NVarChar { len: types::Length::Max },
-                    output: None,
-                    is_default: false,
-                },
-                ArgValue {
-                    name: None,
-                    value: Value::String(decl),
-                    ty: SqlType::NVarChar { len: types::Length::Max },
-                    output: None,
-                    is_default: false,
-                },
-            ];
-            rest.extend(args.iter().skip(3).map(clone_arg));
-            system_procedure(cx, "sp_executesql", &rest, line)?;
+            return_handle(cx, args, h);
+            execute_prepared(cx, stmt, decl, &args[3.min(args.len())..], line)?;
             0
         }
         "sp_execute" => {
@@ -381,24 +345,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             let Some((decl, stmt)) = cx.state.prepared.get(&h).cloned() else {
                 return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
             };
-            let mut rest = vec![
-                ArgValue {
-                    name: None,
-                    value: Value::String(stmt),
-                    ty: SqlType::NVarChar { len: types::Length::Max },
-                    output: None,
-                    is_default: false,
-                },
-                ArgValue {
-                    name: None,
-                    value: Value::String(decl),
-                    ty: SqlType::NVarChar { len: types::Length::Max },
-                    output: None,
-                    is_default: false,
-                },
-            ];
-            rest.extend(args.iter().skip(1).map(clone_arg));
-            system_procedure(cx, "sp_executesql", &rest, line)?;
+            execute_prepared(cx, stmt, decl, &args[1.min(args.len())..], line)?;
             0
         }
         "sp_unprepare" => {
@@ -411,6 +358,41 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
         | "sp_datatype_info" => return Err(errors::not_supported(name)),
         _ => return Ok(None),
     }))
+}
+
+/// The @handle OUTPUT parameter of sp_prepare/sp_prepexec: a RETURNVALUE for an RPC,
+/// the caller's variable for EXEC.
+fn return_handle(cx: &mut Cx, args: &[ArgValue], h: i32) {
+    match args.first().and_then(|a| a.output.as_ref()) {
+        Some(OutputTarget::Rpc(o)) => {
+            let _ = cx.sink.return_value(&ReturnValue {
+                name: "@handle".into(),
+                ordinal: *o,
+                ty: SqlType::Int,
+                value: Value::Int(h),
+            });
+        }
+        Some(OutputTarget::Variable(v)) => {
+            if let Some((slot, _)) = cx.lookup_var(v) {
+                cx.set_var(slot, Value::Int(h));
+            }
+        }
+        None => {}
+    }
+}
+
+/// Runs a prepared statement through sp_executesql with the call's remaining arguments.
+fn execute_prepared(cx: &mut Cx, stmt: String, decl: String, params: &[ArgValue], line: u32) -> Result<(), SqlError> {
+    let text = |v: String| ArgValue {
+        name: None,
+        value: Value::String(v),
+        ty: SqlType::NVarChar { len: types::Length::Max },
+        output: None,
+        is_default: false,
+    };
+    let mut args = vec![text(stmt), text(decl)];
+    args.extend(params.iter().map(clone_arg));
+    system_procedure(cx, "sp_executesql", &args, line).map(|_| ())
 }
 
 fn clone_arg(a: &ArgValue) -> ArgValue {
