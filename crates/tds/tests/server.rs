@@ -803,12 +803,14 @@ async fn slow_reader_waits_on_async_network_io() {
     let mut c = Client::login(srv.addr, Mode::Plain).await;
     let before = diag::waits::instance_waits().get(diag::waits::WaitType::ASYNC_NETWORK_IO).waiting_tasks_count;
     let mut b = rpc::encode_all_headers(0, 1);
-    b.extend("rows 60000".encode_utf16().flat_map(|u| u.to_le_bytes()));
+    // About 12 MB of rows: more than loopback socket buffers can hold once autotuned
+    // (60,000 rows sometimes fit, and then the worker never waited).
+    b.extend("rows 600000".encode_utf16().flat_map(|u| u.to_le_bytes()));
     c.send(PacketType::SqlBatch, &b).await;
     // Do not read for a while: socket buffers and the response queue fill up.
     tokio::time::sleep(Duration::from_millis(500)).await;
     let (_, data) = c.read().await.unwrap();
-    assert_eq!(rows(&decode_tokens(&data).unwrap()).len(), 60000);
+    assert_eq!(rows(&decode_tokens(&data).unwrap()).len(), 600000);
     let after = diag::waits::instance_waits().get(diag::waits::WaitType::ASYNC_NETWORK_IO).waiting_tasks_count;
     assert!(after > before, "ASYNC_NETWORK_IO {before} -> {after}");
 }
