@@ -30,14 +30,14 @@ def conn():
     c.close()
 
 
-def test_select_one(conn):
+def test_plain_select_one(conn):
     cur = conn.cursor()
     cur.execute("SELECT 1 AS one, N'héllo' AS s")
     assert cur.fetchall() == [(1, "héllo")]
     assert [d[0] for d in cur.description] == ["one", "s"]
 
 
-def test_ddl_dml_and_parameters(conn):
+def test_dml_ddl_and_parameters(conn):
     cur = conn.cursor()
     cur.execute("IF OBJECT_ID('dbo.pytds_t') IS NOT NULL DROP TABLE dbo.pytds_t")
     cur.execute("CREATE TABLE dbo.pytds_t (id int IDENTITY PRIMARY KEY, name nvarchar(50) NOT NULL, amount decimal(10, 2))")
@@ -53,7 +53,7 @@ def test_ddl_dml_and_parameters(conn):
     cur.execute("DROP TABLE dbo.pytds_t")
 
 
-def test_procedure_with_output_parameter(conn):
+def test_proc_output(conn):
     cur = conn.cursor()
     cur.execute("IF OBJECT_ID('dbo.pytds_p') IS NOT NULL DROP PROCEDURE dbo.pytds_p")
     cur.execute("CREATE PROCEDURE dbo.pytds_p @a int, @b int OUTPUT AS BEGIN SET @b = @a * 2; RETURN 7 END")
@@ -63,7 +63,7 @@ def test_procedure_with_output_parameter(conn):
     cur.execute("DROP PROCEDURE dbo.pytds_p")
 
 
-def test_transaction_rollback():
+def test_rollback():
     c = connect(autocommit=False)
     cur = c.cursor()
     cur.execute("CREATE TABLE #r (x int)")
@@ -75,7 +75,7 @@ def test_transaction_rollback():
     c.close()
 
 
-def test_every_type(conn):
+def test_types(conn):
     cur = conn.cursor()
     cur.execute(
         """SELECT CAST(1 AS bit), CAST(200 AS tinyint), CAST(-3 AS smallint), CAST(4 AS int),
