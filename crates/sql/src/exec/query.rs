@@ -1329,8 +1329,24 @@ impl<'b, 'c> Binder<'b, 'c> {
         fetch: Option<&Expr>,
     ) -> Result<Plan, SqlError> {
         // FROM
-        let (mut plan, scope) =
-            if s.from.is_empty() { (Plan::Unit, Scope::default()) } else { self.plan_from(&s.from)? };
+        let leaves = if s.from.is_empty() { Vec::new() } else { self.plan_from_items(&s.from)? };
+        // Three or more FROM items with a WHERE clause get a join order (reorder_joins),
+        // built once the conjuncts are bound over the written column order.
+        let mut unordered: Option<Vec<Plan>> = None;
+        let (mut plan, scope) = if leaves.is_empty() {
+            (Plan::Unit, Scope::default())
+        } else if leaves.len() >= 3 && s.where_clause.is_some() {
+            let mut scope = Scope::default();
+            let mut plans = Vec::with_capacity(leaves.len());
+            for (p, sc) in leaves {
+                scope.append(sc);
+                plans.push(p);
+            }
+            unordered = Some(plans);
+            (Plan::Unit, scope)
+        } else {
+            cross_all(leaves)?
+        };
         // WHERE
         if let Some(w) = &s.where_clause {
             if contains_aggregate(w) {
@@ -1344,7 +1360,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             let pred = self.bind_expr(w, &scope)?;
             let mut cs = Vec::new();
             conjuncts(pred, &mut cs);
-            plan = push_down(plan, cs, self.cx)?;
+            plan = match unordered.take() {
+                Some(leaves) => reorder_joins(leaves, cs, self.cx)?,
+                None => push_down(plan, cs, self.cx)?,
+            };
         }
         // GROUP BY / aggregates
         let has_agg = s.items.iter().any(|i| match i {
@@ -1719,29 +1738,13 @@ impl<'b, 'c> Binder<'b, 'c> {
     // ---------------------------------------------------------------------------------
 
     pub fn plan_from(&mut self, from: &[TableWithJoins]) -> Result<(Plan, Scope), SqlError> {
-        let mut acc: Option<(Plan, Scope)> = None;
-        for twj in from {
-            let (p, s) = self.plan_table_with_joins(twj, acc.as_ref().map(|a| &a.1))?;
-            acc = Some(match acc {
-                None => (p, s),
-                Some((lp, mut ls)) => {
-                    let mut cols = lp.columns();
-                    cols.extend(p.columns());
-                    ls.append(s);
-                    (
-                        Plan::NestedLoop {
-                            left: Box::new(lp),
-                            right: Box::new(p),
-                            kind: JoinKind::Cross,
-                            on: None,
-                            cols,
-                        },
-                        ls,
-                    )
-                }
-            });
-        }
-        acc.ok_or_else(|| SqlError::new(102, 15, 1, "Incorrect syntax near 'FROM'."))
+        let leaves = self.plan_from_items(from)?;
+        cross_all(leaves)
+    }
+
+    /// Plans each comma-separated FROM item on its own (an item keeps its JOINs).
+    fn plan_from_items(&mut self, from: &[TableWithJoins]) -> Result<Vec<(Plan, Scope)>, SqlError> {
+        from.iter().map(|twj| self.plan_table_with_joins(twj, None)).collect()
     }
 
     fn plan_table_with_joins(
@@ -2027,6 +2030,149 @@ enum OrderKey {
 }
 
 /// Renames a plan's output columns (derived table and CTE column lists).
+/// Joins FROM items left to right with cross joins (the written order).
+fn cross_all(leaves: Vec<(Plan, Scope)>) -> Result<(Plan, Scope), SqlError> {
+    let mut acc: Option<(Plan, Scope)> = None;
+    for (p, s) in leaves {
+        acc = Some(match acc {
+            None => (p, s),
+            Some((lp, mut ls)) => {
+                let mut cols = lp.columns();
+                cols.extend(p.columns());
+                ls.append(s);
+                (Plan::NestedLoop { left: Box::new(lp), right: Box::new(p), kind: JoinKind::Cross, on: None, cols }, ls)
+            }
+        });
+    }
+    acc.ok_or_else(|| SqlError::new(102, 15, 1, "Incorrect syntax near 'FROM'."))
+}
+
+/// Join order for a FROM list of three or more items with WHERE conjuncts. Without
+/// statistics the order is chosen greedily: start from the item with the most selective
+/// local filter (an equality with a constant, then any filter), then repeatedly add an
+/// item linked to the joined ones by an equality (filtered items first), so that cross
+/// products only happen when the query asks for them. Each step is a hash join on the
+/// linking equalities (built on the new item). The result is projected back to the
+/// written column order, so the scope and every bound expression stay valid.
+fn reorder_joins(leaves: Vec<Plan>, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlError> {
+    let n = leaves.len();
+    let widths: Vec<usize> = leaves.iter().map(|p| p.width()).collect();
+    let mut offsets = Vec::with_capacity(n);
+    let mut total = 0;
+    for w in &widths {
+        offsets.push(total);
+        total += w;
+    }
+    let leaf_of = |col: usize| offsets.iter().rposition(|&o| o <= col).unwrap_or(0);
+    let mut original_cols = Vec::with_capacity(total);
+    for p in &leaves {
+        original_cols.extend(p.columns());
+    }
+    // Classify the conjuncts: local to one item, joining several, or kept on top
+    // (subqueries and constants, evaluated over the written column order).
+    let mut local: Vec<Vec<BExpr>> = vec![Vec::new(); n];
+    let mut joining: Vec<(Vec<usize>, BExpr)> = Vec::new();
+    let mut top = Vec::new();
+    for c in cs {
+        let mut used = Vec::new();
+        c.columns(&mut used);
+        let mut ls: Vec<usize> = used.iter().map(|&i| leaf_of(i)).collect();
+        ls.sort_unstable();
+        ls.dedup();
+        if has_subquery(&c) || ls.is_empty() {
+            top.push(c);
+        } else if ls.len() == 1 {
+            local[ls[0]].push(shift(&c, -(offsets[ls[0]] as isize)));
+        } else {
+            joining.push((ls, c));
+        }
+    }
+    let rank = |i: usize| -> u8 {
+        let eq_const = local[i].iter().any(|c| match c {
+            BExpr::Cmp(BinaryOp::Eq, a, b, _) => a.is_constant() != b.is_constant(),
+            _ => false,
+        });
+        if eq_const {
+            2
+        } else if local[i].is_empty() {
+            0
+        } else {
+            1
+        }
+    };
+    let ranks: Vec<u8> = (0..n).map(rank).collect();
+    let mut plans: Vec<Option<Plan>> = Vec::with_capacity(n);
+    for (p, l) in leaves.into_iter().zip(local) {
+        plans.push(Some(push_down(p, l, cx)?));
+    }
+    // Greedy order.
+    let mut order: Vec<usize> = Vec::with_capacity(n);
+    let mut joined = vec![false; n];
+    let best = |cands: &mut dyn Iterator<Item = usize>| -> Option<usize> {
+        cands.fold(None, |b: Option<usize>, i| match b {
+            Some(j) if ranks[j] >= ranks[i] => Some(j),
+            _ => Some(i),
+        })
+    };
+    let first = best(&mut (0..n)).unwrap_or(0);
+    order.push(first);
+    joined[first] = true;
+    while order.len() < n {
+        let linked = |i: usize| {
+            joining.iter().any(|(ls, c)| {
+                ls.contains(&i)
+                    && ls.iter().all(|&l| l == i || joined[l])
+                    && matches!(c, BExpr::Cmp(BinaryOp::Eq, ..))
+            })
+        };
+        let next = best(&mut (0..n).filter(|&i| !joined[i] && linked(i)))
+            .or_else(|| best(&mut (0..n).filter(|&i| !joined[i])))
+            .unwrap_or(0);
+        order.push(next);
+        joined[next] = true;
+    }
+    // New position of each written column.
+    let mut new_pos = vec![0usize; total];
+    let mut at = 0;
+    for &l in &order {
+        for k in 0..widths[l] {
+            new_pos[offsets[l] + k] = at + k;
+        }
+        at += widths[l];
+    }
+    let mut done = vec![false; n];
+    let mut applied = vec![false; joining.len()];
+    let mut acc: Option<Plan> = None;
+    for &l in &order {
+        done[l] = true;
+        let right = plans[l].take().unwrap_or(Plan::Unit);
+        acc = Some(match acc {
+            None => right,
+            Some(left) => {
+                let mut cols = left.columns();
+                cols.extend(right.columns());
+                let mut now = Vec::new();
+                for (k, (ls, c)) in joining.iter().enumerate() {
+                    if !applied[k] && ls.iter().all(|&x| done[x]) {
+                        applied[k] = true;
+                        now.push(c.remap(&|i, t| BExpr::Col(new_pos[i], t)));
+                    }
+                }
+                let cross =
+                    Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind: JoinKind::Cross, on: None, cols };
+                push_down(cross, now, cx)?
+            }
+        });
+    }
+    let joined_plan = acc.unwrap_or(Plan::Unit);
+    let exprs = original_cols.iter().enumerate().map(|(i, c)| BExpr::Col(new_pos[i], c.ty)).collect();
+    let projected = Plan::Project { input: Box::new(joined_plan), exprs, cols: original_cols };
+    Ok(match and_all(top) {
+        Some(p) => Plan::Filter { input: Box::new(projected), pred: p },
+        None => projected,
+    })
+}
+
 fn with_names(plan: Plan, cols: &[OutCol]) -> Plan {
     let width = cols.len();
     let exprs: Vec<BExpr> = (0..width).map(|i| BExpr::Col(i, cols[i].ty)).collect();
