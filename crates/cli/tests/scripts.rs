@@ -1,6 +1,7 @@
 //! Script tests: every `tests/scripts/x.sql` runs through `mesquite sql --memory -i x.sql`
 //! (a fresh in-memory instance per script, the CLI's own batch splitting and sqlcmd-style
-//! output) and its output must equal `x.expected`.
+//! output) and again through `mesquite sql -d DIR -i x.sql` on a fresh data directory on
+//! disk; both outputs must equal `x.expected`.
 //!
 //! - Lines are compared without trailing white space (sqlcmd pads every column; expected
 //!   files need not) and without trailing blank lines.
@@ -15,7 +16,8 @@
 //!   expected files are hand-written from SQL Server's behaviour, so blessing them would
 //!   replace the spec with whatever the engine prints today.
 //! - `MESQUITE_SCRIPTS=a,b` runs only the scripts whose names contain `a` or `b`;
-//!   `MESQUITE_SCRIPT_TIMEOUT` (seconds, default 20) bounds each script's run.
+//!   `MESQUITE_SCRIPT_TIMEOUT` (seconds, default 20) bounds each script's run;
+//!   `MESQUITE_SCRIPTS_STORAGE=memory|disk` runs one storage only (default both).
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -61,10 +63,31 @@ struct Run {
     stderr: String,
 }
 
+/// Where a script's instance keeps its databases.
+#[derive(Clone, Copy, PartialEq, Debug)]
+enum Storage {
+    Memory,
+    Disk,
+}
+
 /// Runs one script through the binary, killing it after `timeout`.
-fn run_script(path: &Path, script: &str, timeout: Duration) -> Run {
+fn run_script(path: &Path, script: &str, timeout: Duration, storage: Storage) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_mesquite"));
-    cmd.arg("sql").arg("--memory").arg("-i").arg(path).args(extra_args(script));
+    cmd.arg("sql");
+    let data_dir = match storage {
+        Storage::Memory => {
+            cmd.arg("--memory");
+            None
+        }
+        Storage::Disk => {
+            let name = path.file_stem().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let dir = std::env::temp_dir().join(format!("mesquite-script-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            cmd.arg("-d").arg(&dir);
+            Some(dir)
+        }
+    };
+    cmd.arg("-i").arg(path).args(extra_args(script));
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = match cmd.spawn() {
         Ok(c) => c,
@@ -103,6 +126,9 @@ fn run_script(path: &Path, script: &str, timeout: Duration) -> Run {
     let mut stderr = String::from_utf8_lossy(&stderr).into_owned();
     if timed_out {
         stderr.push_str(&format!("\n(killed after {} s)", timeout.as_secs()));
+    }
+    if let Some(dir) = data_dir {
+        let _ = std::fs::remove_dir_all(dir);
     }
     match status.and_then(|s| s.code()) {
         Some(0) => {}
@@ -158,6 +184,11 @@ fn scripts() {
         .collect();
     let timeout =
         Duration::from_secs(std::env::var("MESQUITE_SCRIPT_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(20));
+    let storages: Vec<Storage> = match std::env::var("MESQUITE_SCRIPTS_STORAGE").unwrap_or_default().as_str() {
+        "memory" => vec![Storage::Memory],
+        "disk" => vec![Storage::Disk],
+        _ => vec![Storage::Memory, Storage::Disk],
+    };
 
     let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
         .expect("tests/scripts exists")
@@ -183,9 +214,28 @@ fn scripts() {
         let is_pending = pending.contains(&name);
         let script = std::fs::read_to_string(path).expect("script is readable UTF-8");
         let expected_path = path.with_extension("expected");
-        let run = run_script(path, &script, timeout);
+        // The first storage's output is the one compared (and blessed); every other
+        // storage must print exactly the same.
+        let run = run_script(path, &script, timeout, storages[0]);
         let actual = normalize(&run.output);
         let expected = std::fs::read_to_string(&expected_path).ok().map(|e| normalize(&e));
+        if !is_pending {
+            for &other in &storages[1..] {
+                let again = run_script(path, &script, timeout, other);
+                let other_out = normalize(&again.output);
+                if other_out != actual {
+                    let mut report = format!(
+                        "--- {name} ({:?})\n+++ {name} ({other:?})\n{}",
+                        storages[0],
+                        diff(&actual, &other_out)
+                    );
+                    if !again.stderr.trim().is_empty() {
+                        report.push_str(&format!("stderr:\n{}\n", again.stderr.trim_end()));
+                    }
+                    failed.push((format!("{name} ({other:?})"), report));
+                }
+            }
+        }
 
         let may_bless = bless == "all" || (bless == "1" && (!is_pending || expected.is_none()));
         if may_bless && expected.as_deref() != Some(actual.as_str()) {
