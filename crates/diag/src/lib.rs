@@ -44,6 +44,11 @@ pub use waits::{begin_wait, instance_waits, record_wait, SessionScope, WaitSnaps
 /// the instance calls it at startup so that it measures instance uptime. Used for the
 /// DMVs' sample times (sys.dm_io_virtual_file_stats.sample_ms).
 pub fn uptime() -> Duration {
+    epoch().elapsed()
+}
+
+/// The instant `uptime` counts from.
+pub fn epoch() -> Instant {
     static START: OnceLock<Instant> = OnceLock::new();
-    START.get_or_init(Instant::now).elapsed()
+    *START.get_or_init(Instant::now)
 }

@@ -5,7 +5,7 @@
 //! and shown in milliseconds, so many short waits still add up correctly.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -66,6 +66,14 @@ struct WaitCounter {
 /// A wait table: one counter per wait type. Used for the instance and for each session.
 pub struct WaitStats {
     counters: Box<[WaitCounter]>,
+    // What sys.dm_exec_requests shows of a session: the wait in progress on the thread
+    // running its request (wait type + 1, 0 = none) since when (microseconds after the
+    // diagnostics epoch), and the last wait recorded. Only session tables use them; the
+    // three values are read without a common lock, so a reader may pair one wait's type
+    // with another's start, as SQL Server's DMV may.
+    current: AtomicU16,
+    current_since_us: AtomicU64,
+    last: AtomicU16,
 }
 
 /// A copy of one wait type's row, in SQL Server's units (milliseconds).
@@ -82,7 +90,12 @@ pub struct WaitSnapshot {
 
 impl Default for WaitStats {
     fn default() -> Self {
-        WaitStats { counters: (0..WaitType::COUNT).map(|_| WaitCounter::default()).collect() }
+        WaitStats {
+            counters: (0..WaitType::COUNT).map(|_| WaitCounter::default()).collect(),
+            current: AtomicU16::new(0),
+            current_since_us: AtomicU64::new(0),
+            last: AtomicU16::new(0),
+        }
     }
 }
 
@@ -131,6 +144,37 @@ impl WaitStats {
         WaitType::ALL.iter().map(|&w| self.get(w)).collect()
     }
 
+    /// The wait in progress on the session's thread and how long it has lasted (waits
+    /// timed with `begin_wait`; waits recorded after the fact never show as current).
+    pub fn current_wait(&self) -> Option<(WaitType, Duration)> {
+        let c = self.current.load(Relaxed);
+        let wt = *WaitType::ALL.get(usize::from(c).checked_sub(1)?)?;
+        let since = Duration::from_micros(self.current_since_us.load(Relaxed));
+        Some((wt, crate::uptime().saturating_sub(since)))
+    }
+
+    /// The last wait recorded in this table, or the current one.
+    pub fn last_wait(&self) -> Option<WaitType> {
+        let c = self.current.load(Relaxed);
+        let c = if c != 0 { c } else { self.last.load(Relaxed) };
+        WaitType::ALL.get(usize::from(c).checked_sub(1)?).copied()
+    }
+
+    #[inline]
+    fn enter_wait(&self, wt: WaitType, start: Instant) {
+        let since = start.saturating_duration_since(crate::epoch()).as_micros() as u64;
+        self.current_since_us.store(since, Relaxed);
+        self.current.store(wt as u16 + 1, Relaxed);
+    }
+
+    #[inline]
+    fn leave_wait(&self, wt: WaitType, timed: bool) {
+        if timed {
+            self.current.store(0, Relaxed);
+        }
+        self.last.store(wt as u16 + 1, Relaxed);
+    }
+
     /// DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR).
     pub fn clear(&self) {
         for c in self.counters.iter() {
@@ -155,10 +199,16 @@ thread_local! {
 /// Records a finished wait in the instance table and the current session's table.
 #[inline]
 pub fn record_wait(wt: WaitType, wait: Duration, signal: Duration) {
+    record(wt, wait, signal, false);
+}
+
+#[inline]
+fn record(wt: WaitType, wait: Duration, signal: Duration, timed: bool) {
     instance_waits().add(wt, wait, signal);
     CURRENT_SESSION.with(|s| {
         if let Some(s) = &*s.borrow() {
             s.add(wt, wait, signal);
+            s.leave_wait(wt, timed);
         }
     });
 }
@@ -192,7 +242,13 @@ pub struct WaitTimer {
 
 #[inline]
 pub fn begin_wait(wt: WaitType) -> WaitTimer {
-    WaitTimer { wt, start: Instant::now(), done: false }
+    let start = Instant::now();
+    CURRENT_SESSION.with(|s| {
+        if let Some(s) = &*s.borrow() {
+            s.enter_wait(wt, start);
+        }
+    });
+    WaitTimer { wt, start, done: false }
 }
 
 impl WaitTimer {
@@ -205,7 +261,7 @@ impl WaitTimer {
     fn record(&mut self) {
         if !self.done {
             self.done = true;
-            record_wait(self.wt, self.start.elapsed(), Duration::ZERO);
+            record(self.wt, self.start.elapsed(), Duration::ZERO, true);
         }
     }
 }
@@ -274,6 +330,25 @@ mod tests {
         t.clear();
         assert!(t.snapshot().is_empty());
         assert!(t.snapshot_all().iter().all(|r| r.waiting_tasks_count == 0 && r.max_wait_time_ms == 0));
+    }
+
+    #[test]
+    fn current_and_last_wait() {
+        let s = Arc::new(WaitStats::new());
+        let _scope = SessionScope::enter(s.clone());
+        assert_eq!(s.current_wait(), None);
+        assert_eq!(s.last_wait(), None);
+        let t = begin_wait(WaitType::WRITELOG);
+        std::thread::sleep(Duration::from_millis(2));
+        let (wt, d) = s.current_wait().unwrap_or((WaitType::WAITFOR, Duration::ZERO));
+        assert_eq!(wt, WaitType::WRITELOG);
+        assert!(d >= Duration::from_millis(1), "{d:?}");
+        assert_eq!(s.last_wait(), Some(WaitType::WRITELOG));
+        t.finish();
+        assert_eq!(s.current_wait(), None);
+        record_wait(WaitType::PAGEIOLATCH_SH, Duration::from_micros(10), Duration::ZERO);
+        assert_eq!(s.last_wait(), Some(WaitType::PAGEIOLATCH_SH));
+        assert_eq!(s.current_wait(), None);
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub struct EngineHost {
     isolation: Isolation,
     lock_timeout: LockTimeout,
     descriptor: u64,
+    sysadmin: bool,
 }
 
 impl EngineHost {
@@ -99,7 +100,13 @@ impl EngineHost {
             isolation: Isolation::ReadCommitted,
             lock_timeout: LockTimeout::Infinite,
             descriptor: 0,
+            sysadmin: true,
         }
+    }
+
+    /// Whether the session's login is in the sysadmin role (decided at login).
+    pub(crate) fn set_sysadmin(&mut self, on: bool) {
+        self.sysadmin = on;
     }
 
     /// A host for the instance's own work.
@@ -676,6 +683,35 @@ impl Host for EngineHost {
         Ok(())
     }
 
+    fn os_wait_stats(&self) -> Vec<sql::host::WaitStatRow> {
+        crate::dmv::os_wait_stats()
+    }
+
+    fn session_wait_stats(&self) -> Vec<sql::host::WaitStatRow> {
+        self.inst.dmv_session_waits()
+    }
+
+    fn virtual_file_stats(&self, db: Option<DbId>, file_id: Option<i32>) -> Vec<sql::host::FileStatRow> {
+        self.inst.dmv_file_stats(db, file_id)
+    }
+
+    fn sessions(&self) -> Vec<sql::host::SessionRow> {
+        self.inst.dmv_sessions(self.spid)
+    }
+
+    fn performance_counters(&self) -> Vec<sql::host::CounterRow> {
+        crate::dmv::performance_counters()
+    }
+
+    fn log_space(&self) -> Vec<sql::host::LogSpaceRow> {
+        self.inst.dmv_log_space()
+    }
+
+    fn clear_stats(&mut self, what: sql::host::ClearStats) -> HostResult<()> {
+        crate::dmv::clear_stats(what);
+        Ok(())
+    }
+
     fn catalog(&self, db: DbId) -> HostResult<Arc<SharedCatalog>> {
         Ok(self.inst.db(db)?.catalog.clone())
     }
@@ -687,6 +723,53 @@ impl Host for EngineHost {
     fn login_name(&self) -> String {
         self.login.clone()
     }
+
+    fn is_sysadmin(&self) -> bool {
+        self.sysadmin
+    }
+
+    fn create_login(
+        &mut self,
+        name: &str,
+        password: &str,
+        default_database: &str,
+        check_policy: bool,
+    ) -> HostResult<()> {
+        Ok(self.inst.create_login(name, password, default_database, check_policy)?)
+    }
+
+    fn alter_login(&mut self, name: &str, change: sql::host::LoginChange) -> HostResult<()> {
+        Ok(self.inst.alter_login(name, change)?)
+    }
+
+    fn drop_login(&mut self, name: &str) -> HostResult<()> {
+        Ok(self.inst.drop_login(name)?)
+    }
+
+    fn logins(&mut self) -> HostResult<Vec<sql::host::LoginInfo>> {
+        let recs = self.inst.logins()?;
+        Ok(recs
+            .into_iter()
+            .map(|r| sql::host::LoginInfo {
+                principal_id: r.principal_id,
+                name: r.name,
+                disabled: r.disabled,
+                sysadmin: r.sysadmin,
+                policy_checked: r.policy_checked,
+                default_database: r.default_database,
+                create_date: datetime_from_ms(r.create_ms),
+                modify_date: datetime_from_ms(r.modify_ms),
+            })
+            .collect())
+    }
+}
+
+/// A datetime value for milliseconds since 1970-01-01 UTC.
+fn datetime_from_ms(ms: i64) -> types::Value {
+    // datetime counts days from 1900-01-01 (25,567 days before 1970) and 1/300 s ticks.
+    let days = ms.div_euclid(86_400_000) + 25_567;
+    let ticks = ms.rem_euclid(86_400_000) * 3 / 10;
+    types::Value::DateTime { days: days as i32, ticks: ticks as u32 }
 }
 
 impl Drop for EngineHost {

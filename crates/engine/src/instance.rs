@@ -192,6 +192,8 @@ impl DbHandle {
 pub(crate) struct SessionSlot {
     pub database: AtomicI16,
     pub login: String,
+    /// What the DMVs show of the session (see `dmv.rs`).
+    pub activity: crate::dmv::SessionActivity,
 }
 
 /// A running instance. See the module doc.
@@ -636,13 +638,25 @@ impl Instance {
                 break;
             }
         }
-        let slot = Arc::new(SessionSlot { database: AtomicI16::new(database), login: login.to_string() });
+        let slot = Arc::new(SessionSlot {
+            database: AtomicI16::new(database),
+            login: login.to_string(),
+            activity: crate::dmv::SessionActivity::new(),
+        });
         s.insert(spid, slot.clone());
+        diag::counters().user_connections.inc();
         (spid, slot)
     }
 
     pub(crate) fn unregister_session(&self, spid: i32) {
-        self.sessions.lock().remove(&spid);
+        if self.sessions.lock().remove(&spid).is_some() {
+            diag::counters().user_connections.dec();
+        }
+    }
+
+    /// The sessions, by session id (the DMVs).
+    pub(crate) fn session_slots(&self) -> Vec<(i32, Arc<SessionSlot>)> {
+        self.sessions.lock().iter().map(|(k, v)| (*k, v.clone())).collect()
     }
 
     /// Number of user sessions.
@@ -651,14 +665,12 @@ impl Instance {
     }
 
     /// Checks a SQL login's password (18456 and an error log line without the password
-    /// when it does not match).
-    pub(crate) fn authenticate(&self, login: &str, password: &str) -> Result<String> {
+    /// when it does not match; 18470 when the login is disabled). Returns the login.
+    pub(crate) fn authenticate(&self, login: &str, password: &str) -> Result<LoginRecord> {
         if !self.is_running() {
             return Err(EngineError::ShuttingDown);
         }
         let key = login.to_uppercase();
-        let master = self.db(MASTER)?;
-        let row = master.system.get(&directory::login_key(login))?;
         let fail = |reason: &str| {
             diag::errorlog::log(
                 "Logon",
@@ -666,31 +678,169 @@ impl Instance {
             );
             EngineError::LoginFailed(login.to_string())
         };
-        let Some(row) = row else {
+        let Some(rec) = self.login_record(login)? else {
             return Err(fail("Could not find a login matching the name provided."));
+        };
+        let fp = rec.fingerprint(password);
+        if self.verified.lock().get(&key) != Some(&fp) {
+            if !rec.verify(password) {
+                return Err(fail("Password did not match that for the login provided."));
+            }
+            self.verified.lock().insert(key, fp);
+        }
+        if rec.disabled {
+            diag::errorlog::log(
+                "Logon",
+                &format!("Login failed for user '{login}'. Reason: The account is disabled. [CLIENT: <local machine>]"),
+            );
+            return Err(EngineError::Sql(types::SqlError::new(
+                18470,
+                14,
+                1,
+                format!("Login failed for user '{}'. Reason: The account is disabled.", rec.name),
+            )));
+        }
+        Ok(rec)
+    }
+
+    /// A login's stored record, if it exists.
+    pub(crate) fn login_record(&self, login: &str) -> Result<Option<LoginRecord>> {
+        let master = self.db(MASTER)?;
+        let Some(row) = master.system.get(&directory::login_key(login))? else {
+            return Ok(None);
         };
         let rec = LoginRecord::decode(&row).ok_or_else(|| EngineError::CorruptSystemTable {
             db: MASTER,
             detail: format!("the login row of '{login}' does not decode"),
         })?;
-        let fp = rec.fingerprint(password);
-        if self.verified.lock().get(&key) == Some(&fp) {
-            return Ok(rec.name);
+        Ok(Some(rec))
+    }
+
+    /// Every login, by name.
+    pub fn logins(&self) -> Result<Vec<LoginRecord>> {
+        let master = self.db(MASTER)?;
+        let lo = [directory::KEY_LOGIN];
+        let hi = [directory::KEY_LOGIN + 1];
+        let mut cur = master.system.range(Bound::Included(&lo[..]), Bound::Excluded(&hi[..]));
+        let mut out = Vec::new();
+        while let Some((_, v)) = cur.next_entry()? {
+            out.push(LoginRecord::decode(v).ok_or_else(|| EngineError::CorruptSystemTable {
+                db: MASTER,
+                detail: "a login row does not decode".into(),
+            })?);
         }
-        if !rec.verify(password) {
-            return Err(fail("Password did not match that for the login provided."));
+        Ok(out)
+    }
+
+    /// CREATE LOGIN (see [`sql::host::Host::create_login`]).
+    pub fn create_login(
+        &self,
+        name: &str,
+        password: &str,
+        default_database: &str,
+        check_policy: bool,
+    ) -> std::result::Result<(), types::SqlError> {
+        let _ddl = self.ddl.lock();
+        if self.login_record(name)?.is_some() {
+            return Err(types::SqlError::new(15025, 16, 2, format!("The server principal '{name}' already exists.")));
         }
-        self.verified.lock().insert(key, fp);
-        Ok(rec.name)
+        check_password_policy(password, check_policy)?;
+        let next_id = self.logins()?.iter().map(|l| l.principal_id).max().unwrap_or(0).max(255) + 1;
+        let mut rec = LoginRecord::new(name, password).map_err(|e| io_error("reading the random source", e))?;
+        rec.principal_id = next_id;
+        rec.sysadmin = false;
+        rec.policy_checked = check_policy;
+        rec.default_database = default_database.to_string();
+        self.master_write(|system| upsert(system, &directory::login_key(name), &rec.encode()))?;
+        Ok(())
+    }
+
+    /// ALTER LOGIN / ALTER SERVER ROLE sysadmin (see [`sql::host::Host::alter_login`]).
+    pub fn alter_login(&self, name: &str, change: sql::host::LoginChange) -> std::result::Result<(), types::SqlError> {
+        use sql::host::LoginChange;
+        let _ddl = self.ddl.lock();
+        let missing = || {
+            types::SqlError::new(
+                15151,
+                16,
+                1,
+                format!("Cannot alter the login '{name}', because it does not exist or you do not have permission."),
+            )
+        };
+        let mut rec = self.login_record(name)?.ok_or_else(missing)?;
+        let old_key = directory::login_key(&rec.name);
+        match change {
+            LoginChange::Password { new, check_policy } => {
+                check_password_policy(&new, check_policy && rec.policy_checked)?;
+                rec.set_password(&new).map_err(|e| io_error("reading the random source", e))?;
+            }
+            LoginChange::Enable => rec.disabled = false,
+            LoginChange::Disable => rec.disabled = true,
+            LoginChange::DefaultDatabase(d) => rec.default_database = d,
+            LoginChange::CheckPolicy(on) => rec.policy_checked = on,
+            LoginChange::Sysadmin(on) => {
+                if rec.principal_id == 1 && !on {
+                    return Err(types::SqlError::new(15405, 11, 1, "Cannot use the special principal 'sa'."));
+                }
+                rec.sysadmin = on;
+            }
+            LoginChange::Name(n) => {
+                if !n.eq_ignore_ascii_case(&rec.name) && self.login_record(&n)?.is_some() {
+                    return Err(types::SqlError::new(
+                        15025,
+                        16,
+                        2,
+                        format!("The server principal '{n}' already exists."),
+                    ));
+                }
+                rec.name = n;
+            }
+        }
+        rec.modify_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as i64)
+            .unwrap_or(0);
+        let new_key = directory::login_key(&rec.name);
+        self.master_write(|system| {
+            if new_key != old_key {
+                system.delete(&old_key)?;
+            }
+            upsert(system, &new_key, &rec.encode())
+        })?;
+        self.verified.lock().remove(&name.to_uppercase());
+        Ok(())
+    }
+
+    /// DROP LOGIN (see [`sql::host::Host::drop_login`]).
+    pub fn drop_login(&self, name: &str) -> std::result::Result<(), types::SqlError> {
+        let _ddl = self.ddl.lock();
+        let rec = self.login_record(name)?.ok_or_else(|| {
+            types::SqlError::new(
+                15151,
+                16,
+                1,
+                format!("Cannot drop the login '{name}', because it does not exist or you do not have permission."),
+            )
+        })?;
+        if rec.principal_id == 1 {
+            return Err(types::SqlError::new(15405, 11, 1, "Cannot use the special principal 'sa'."));
+        }
+        if self.sessions.lock().values().any(|s| s.login.eq_ignore_ascii_case(&rec.name)) {
+            return Err(types::SqlError::new(
+                15434,
+                16,
+                1,
+                format!("Could not drop login '{}' as the user is currently logged in.", rec.name),
+            ));
+        }
+        self.master_write(|system| system.delete(&directory::login_key(name)).map(|_| ()))?;
+        self.verified.lock().remove(&name.to_uppercase());
+        Ok(())
     }
 
     /// Changes a login's password (ALTER LOGIN ... WITH PASSWORD; also for tests).
     pub fn set_login_password(&self, login: &str, password: &str) -> std::result::Result<(), types::SqlError> {
-        let _ddl = self.ddl.lock();
-        let rec = LoginRecord::new(login, password).map_err(|e| io_error("reading the random source", e))?;
-        self.master_write(|system| upsert(system, &directory::login_key(login), &rec.encode()))?;
-        self.verified.lock().remove(&login.to_uppercase());
-        Ok(())
+        self.alter_login(login, sql::host::LoginChange::Password { new: password.to_string(), check_policy: false })
     }
 
     // ---- CREATE / ALTER / DROP DATABASE ------------------------------------------------
@@ -1040,6 +1190,10 @@ impl Instance {
         self.pool.discard(db.txn.db.id);
         let _ = self.pool.detach(db.txn.db.id);
         self.remove_files(&record);
+        // Its files and counters stop existing: a database that reuses the id or the
+        // name starts from zero.
+        diag::file_registry().unregister_database(id as u16);
+        diag::drop_database_counters(&name);
         diag::errorlog::log("spid0s", &format!("Database '{name}' (database ID {id}) was dropped."));
         Ok(())
     }
@@ -1235,6 +1389,19 @@ fn read_directory(master: &DbHandle) -> Result<BTreeMap<DbId, DbRecord>> {
         out.insert(r.id, r);
     }
     Ok(out)
+}
+
+/// 15118 when the password policy is checked and the password is not complex enough.
+fn check_password_policy(password: &str, check: bool) -> std::result::Result<(), types::SqlError> {
+    if check && !login::password_is_complex(password) {
+        return Err(types::SqlError::new(
+            15118,
+            16,
+            1,
+            "Password validation failed. The password does not meet the operating system policy requirements because it is not complex enough.",
+        ));
+    }
+    Ok(())
 }
 
 fn io_error(what: &str, e: std::io::Error) -> EngineError {

@@ -26,6 +26,7 @@
 
 pub mod config;
 pub mod directory;
+mod dmv;
 pub mod error;
 pub mod host;
 pub mod instance;

@@ -7,9 +7,13 @@
 //! test vectors of RFC 4231 and RFC 7914 check both.
 //!
 //! Stored login row (value of key `L` + upper-cased login name in master's system table;
-//! integers little-endian): `u8` version (1), `u8` algorithm (1 = PBKDF2-HMAC-SHA256),
+//! integers little-endian): `u8` version (2), `u8` algorithm (1 = PBKDF2-HMAC-SHA256),
 //! `u32` iterations, `u8` salt length, salt, `u8` hash length, hash, `u16` name length,
-//! the login name in UTF-8 as created.
+//! the login name in UTF-8 as created; then (version 2) `i32` principal id, `u8` flags
+//! (bit 0 disabled, bit 1 member of sysadmin, bit 2 password policy checked), `u16`
+//! length and the default database name, `i64` create and `i64` modify time (ms since
+//! 1970-01-01 UTC). A version 1 row (name and hash only) reads as principal 1 and
+//! sysadmin when it is `sa`, else as an enabled plain login of principal 0.
 
 use sha2::{Digest, Sha256};
 
@@ -18,7 +22,11 @@ use sha2::{Digest, Sha256};
 /// 100,000 HMACs per guess).
 pub const ITERATIONS: u32 = 100_000;
 const SALT_LEN: usize = 16;
-const VERSION: u8 = 1;
+const VERSION: u8 = 2;
+const VERSION_1: u8 = 1;
+const FLAG_DISABLED: u8 = 1;
+const FLAG_SYSADMIN: u8 = 2;
+const FLAG_POLICY: u8 = 4;
 const ALG_PBKDF2_SHA256: u8 = 1;
 
 /// HMAC-SHA256 with the key's inner and outer states computed once (PBKDF2 calls it
@@ -99,13 +107,23 @@ pub fn generate_password() -> std::io::Result<String> {
     }
 }
 
-/// A stored login: name and password hash.
+/// A stored login: name, password hash and its server-level properties.
 #[derive(Clone, PartialEq, Eq)]
 pub struct LoginRecord {
     pub name: String,
     pub iterations: u32,
     pub salt: Vec<u8>,
     pub hash: Vec<u8>,
+    /// sys.server_principals.principal_id (sa is 1, others from 256 as in SQL Server).
+    pub principal_id: i32,
+    pub disabled: bool,
+    /// Member of the sysadmin fixed server role.
+    pub sysadmin: bool,
+    pub policy_checked: bool,
+    pub default_database: String,
+    /// Milliseconds since 1970-01-01 UTC.
+    pub create_ms: i64,
+    pub modify_ms: i64,
 }
 
 impl std::fmt::Debug for LoginRecord {
@@ -120,7 +138,31 @@ impl LoginRecord {
     pub fn new(name: &str, password: &str) -> std::io::Result<LoginRecord> {
         let salt = random_bytes(SALT_LEN)?;
         let hash = pbkdf2_sha256(password.as_bytes(), &salt, ITERATIONS).to_vec();
-        Ok(LoginRecord { name: name.to_string(), iterations: ITERATIONS, salt, hash })
+        let now = now_ms();
+        let sa = name.eq_ignore_ascii_case("sa");
+        Ok(LoginRecord {
+            name: name.to_string(),
+            iterations: ITERATIONS,
+            salt,
+            hash,
+            principal_id: if sa { 1 } else { 0 },
+            disabled: false,
+            sysadmin: sa,
+            policy_checked: true,
+            default_database: "master".to_string(),
+            create_ms: now,
+            modify_ms: now,
+        })
+    }
+
+    /// Replaces the password hash (fresh salt), keeping every other property.
+    pub fn set_password(&mut self, password: &str) -> std::io::Result<()> {
+        let fresh = LoginRecord::new(&self.name, password)?;
+        self.iterations = fresh.iterations;
+        self.salt = fresh.salt;
+        self.hash = fresh.hash;
+        self.modify_ms = fresh.modify_ms;
+        Ok(())
     }
 
     /// Whether `password` is this login's (constant-time comparison of the hashes).
@@ -149,6 +191,24 @@ impl LoginRecord {
         let name = self.name.as_bytes();
         out.extend_from_slice(&(name.len().min(u16::MAX as usize) as u16).to_le_bytes());
         out.extend_from_slice(&name[..name.len().min(u16::MAX as usize)]);
+        out.extend_from_slice(&self.principal_id.to_le_bytes());
+        let mut flags = 0;
+        if self.disabled {
+            flags |= FLAG_DISABLED;
+        }
+        if self.sysadmin {
+            flags |= FLAG_SYSADMIN;
+        }
+        if self.policy_checked {
+            flags |= FLAG_POLICY;
+        }
+        out.push(flags);
+        let db = self.default_database.as_bytes();
+        let n = db.len().min(u16::MAX as usize);
+        out.extend_from_slice(&(n as u16).to_le_bytes());
+        out.extend_from_slice(&db[..n]);
+        out.extend_from_slice(&self.create_ms.to_le_bytes());
+        out.extend_from_slice(&self.modify_ms.to_le_bytes());
         out
     }
 
@@ -159,7 +219,8 @@ impl LoginRecord {
             at += n;
             Some(s)
         };
-        if take(1)? != [VERSION] || take(1)? != [ALG_PBKDF2_SHA256] {
+        let version = take(1)?[0];
+        if (version != VERSION && version != VERSION_1) || take(1)? != [ALG_PBKDF2_SHA256] {
             return None;
         }
         let iterations = u32::from_le_bytes(take(4)?.try_into().ok()?);
@@ -169,11 +230,56 @@ impl LoginRecord {
         let hash = take(n)?.to_vec();
         let n = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
         let name = String::from_utf8(take(n)?.to_vec()).ok()?;
-        if iterations == 0 || hash.len() != 32 || at != b.len() {
+        let sa = name.eq_ignore_ascii_case("sa");
+        let mut rec = LoginRecord {
+            name,
+            iterations,
+            salt,
+            hash,
+            principal_id: if sa { 1 } else { 0 },
+            disabled: false,
+            sysadmin: sa,
+            policy_checked: true,
+            default_database: "master".to_string(),
+            create_ms: 0,
+            modify_ms: 0,
+        };
+        if version == VERSION {
+            rec.principal_id = i32::from_le_bytes(take(4)?.try_into().ok()?);
+            let flags = take(1)?[0];
+            if flags & !(FLAG_DISABLED | FLAG_SYSADMIN | FLAG_POLICY) != 0 {
+                return None;
+            }
+            rec.disabled = flags & FLAG_DISABLED != 0;
+            rec.sysadmin = flags & FLAG_SYSADMIN != 0;
+            rec.policy_checked = flags & FLAG_POLICY != 0;
+            let n = u16::from_le_bytes(take(2)?.try_into().ok()?) as usize;
+            rec.default_database = String::from_utf8(take(n)?.to_vec()).ok()?;
+            rec.create_ms = i64::from_le_bytes(take(8)?.try_into().ok()?);
+            rec.modify_ms = i64::from_le_bytes(take(8)?.try_into().ok()?);
+        }
+        if iterations == 0 || rec.hash.len() != 32 || at != b.len() {
             return None;
         }
-        Some(LoginRecord { name, iterations, salt, hash })
+        Some(rec)
     }
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as i64).unwrap_or(0)
+}
+
+/// SQL Server's password complexity rule under CHECK_POLICY = ON (as on Linux, where
+/// there is no Windows policy to ask): at least 8 characters, from at least three of
+/// upper-case letters, lower-case letters, digits and other characters.
+pub fn password_is_complex(password: &str) -> bool {
+    let classes = [
+        password.chars().any(|c| c.is_uppercase()),
+        password.chars().any(|c| c.is_lowercase()),
+        password.chars().any(|c| c.is_ascii_digit()),
+        password.chars().any(|c| !c.is_alphanumeric()),
+    ];
+    password.chars().count() >= 8 && classes.iter().filter(|&&b| b).count() >= 3
 }
 
 #[cfg(test)]
@@ -221,21 +327,53 @@ mod tests {
     #[test]
     fn records_round_trip_and_verify() {
         let r = LoginRecord {
-            name: "sa".into(),
+            name: "app".into(),
             iterations: 10,
             salt: vec![1; 16],
             hash: pbkdf2_sha256(b"Secret#1", &[1; 16], 10).to_vec(),
+            principal_id: 257,
+            disabled: true,
+            sysadmin: false,
+            policy_checked: false,
+            default_database: "Sales".into(),
+            create_ms: 1_700_000_000_000,
+            modify_ms: 1_700_000_000_123,
         };
         let enc = r.encode();
         assert_eq!(LoginRecord::decode(&enc), Some(r.clone()));
         for cut in 0..enc.len() {
             assert!(LoginRecord::decode(&enc[..cut]).is_none());
         }
+        // A version 1 row (sessions 1-2 wrote these for sa) still reads, as sysadmin.
+        let mut v1 = vec![1u8, 1];
+        v1.extend_from_slice(&10u32.to_le_bytes());
+        v1.push(16);
+        v1.extend_from_slice(&[1; 16]);
+        v1.push(32);
+        v1.extend_from_slice(&r.hash);
+        v1.extend_from_slice(&2u16.to_le_bytes());
+        v1.extend_from_slice(b"sa");
+        let old = LoginRecord::decode(&v1).expect("version 1 decodes");
+        assert!(old.sysadmin && !old.disabled && old.principal_id == 1 && old.verify("Secret#1"));
+        // Unknown flag bits are corrupt.
+        let mut bad = enc.clone();
+        let flags_at = enc.len() - 16 - 2 - "Sales".len() - 1;
+        bad[flags_at] |= 0x80;
+        assert!(LoginRecord::decode(&bad).is_none());
         assert!(r.verify("Secret#1"));
         assert!(!r.verify("secret#1"));
         assert!(!format!("{r:?}").contains("hash"));
         let p = generate_password().unwrap();
         assert_eq!(p.len(), 21);
         assert_ne!(p, generate_password().unwrap());
+    }
+
+    #[test]
+    fn password_complexity() {
+        assert!(password_is_complex("Secret#1"));
+        assert!(password_is_complex("abcDEF12"));
+        assert!(!password_is_complex("Sh0rt!"));
+        assert!(!password_is_complex("alllowercase1"));
+        assert!(!password_is_complex("ALLUPPER!!"));
     }
 }

@@ -14,7 +14,7 @@ use types::SqlError;
 
 use crate::error::EngineError;
 use crate::host::EngineHost;
-use crate::instance::{Instance, SessionSlot, MASTER};
+use crate::instance::{Instance, SessionSlot};
 
 /// A logged-in session. Dropping it rolls back its open transaction.
 pub struct Session {
@@ -46,9 +46,13 @@ impl Instance {
         password: &str,
         database: Option<&str>,
     ) -> Result<Session, SqlError> {
-        let name = self.authenticate(login, password)?;
+        let rec = self.authenticate(login, password)?;
+        let name = rec.name.clone();
         let db = match database.filter(|d| !d.is_empty()) {
-            None => MASTER,
+            // The login's default database (master unless ALTER LOGIN changed it).
+            None => self.database_id(&rec.default_database).ok_or_else(|| {
+                SqlError::new(4064, 11, 1, "Cannot open user default database. Login failed.")
+            })?,
             Some(d) => self.database_id(d).ok_or_else(|| {
                 diag::errorlog::log(
                     "Logon",
@@ -60,14 +64,26 @@ impl Instance {
         if !self.is_running() {
             return Err(EngineError::ShuttingDown.into());
         }
+        if !rec.sysadmin {
+            let catalog = self.db(db)?.catalog.clone();
+            let db_name = self.db(db)?.name().to_string();
+            if !sql::exec::security::can_access_database(&catalog.inner.read(), &name, db) {
+                diag::errorlog::log(
+                    "Logon",
+                    &format!("Login failed for user '{login}'. Reason: Failed to open the explicitly specified database '{db_name}'. [CLIENT: <local machine>]"),
+                );
+                return Err(SqlError::new(
+                    4060,
+                    11,
+                    1,
+                    format!("Cannot open database \"{db_name}\" requested by the login. The login failed."),
+                ));
+            }
+        }
         let (spid, slot) = self.register_session(&name, db);
-        Ok(Session {
-            inst: self.clone(),
-            host: EngineHost::new(self.clone(), spid, &name),
-            state: SessionState::new(db, spid),
-            slot,
-            spid,
-        })
+        let mut host = EngineHost::new(self.clone(), spid, &name);
+        host.set_sysadmin(rec.sysadmin);
+        Ok(Session { inst: self.clone(), host, state: SessionState::new(db, spid), slot, spid })
     }
 }
 
@@ -76,11 +92,13 @@ impl Session {
     pub fn set_client_info(&mut self, host_name: &str, app_name: &str) {
         self.state.host_name = host_name.to_string();
         self.state.app_name = app_name.to_string();
+        self.slot.activity.set_client(host_name, app_name);
     }
 
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
+        let _waits = self.slot.activity.begin_request(&self.state);
         sql::exec::execute_batch(&mut self.state, &mut self.host, text, sink);
         self.publish();
     }
@@ -88,6 +106,7 @@ impl Session {
     /// Runs an RPC request (sp_executesql, prepared statements, procedures by name).
     pub fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
+        let _waits = self.slot.activity.begin_request(&self.state);
         sql::exec::execute_rpc(&mut self.state, &mut self.host, call, sink);
         self.publish();
     }
@@ -140,6 +159,7 @@ impl Session {
     /// use" check, future DMVs).
     fn publish(&self) {
         self.slot.database.store(self.state.database, Ordering::Release);
+        self.slot.activity.end_request(&self.state);
     }
 }
 

@@ -257,6 +257,11 @@ pub enum StatementKind {
     CreateLogin(Box<CreateLogin>),
     AlterLogin(Box<AlterLogin>),
     CreateUser(Box<CreateUser>),
+    /// CREATE ROLE name [AUTHORIZATION owner] (a database role).
+    CreateRole {
+        name: Ident,
+        authorization: Option<Ident>,
+    },
     /// ALTER SERVER ROLE r {ADD|DROP} MEMBER m, or ALTER ROLE (database roles).
     AlterRole {
         server: bool,

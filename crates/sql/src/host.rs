@@ -28,6 +28,9 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+mod dmv;
+pub use dmv::{ClearStats, CounterRow, FileStatRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow};
+
 /// A database's id (`DB_ID()`): 1 master, 2 tempdb, 3 model, 4 msdb, then user databases.
 pub type DbId = i16;
 
@@ -186,6 +189,41 @@ pub trait Host {
     /// [`crate::catalog::Catalog::load`]).
     fn catalog(&self, db: DbId) -> HostResult<Arc<crate::catalog::SharedCatalog>>;
 
+    // --- dynamic management views (live engine state, see `host/dmv.rs`) ---------------
+    // A host without an instance behind it shows empty views.
+
+    /// sys.dm_os_wait_stats: the instance's wait table, every wait type Mesquite records.
+    fn os_wait_stats(&self) -> Vec<WaitStatRow> {
+        Vec::new()
+    }
+    /// sys.dm_exec_session_wait_stats: each live session's waits (wait types with at
+    /// least one wait).
+    fn session_wait_stats(&self) -> Vec<WaitStatRow> {
+        Vec::new()
+    }
+    /// sys.dm_io_virtual_file_stats(database_id, file_id); `None` (NULL) matches all.
+    fn virtual_file_stats(&self, db: Option<DbId>, file_id: Option<i32>) -> Vec<FileStatRow> {
+        let _ = (db, file_id);
+        Vec::new()
+    }
+    /// sys.dm_exec_sessions, each with its running request (sys.dm_exec_requests).
+    fn sessions(&self) -> Vec<SessionRow> {
+        Vec::new()
+    }
+    /// sys.dm_os_performance_counters.
+    fn performance_counters(&self) -> Vec<CounterRow> {
+        Vec::new()
+    }
+    /// DBCC SQLPERF(LOGSPACE): every online database's log size and use.
+    fn log_space(&self) -> Vec<LogSpaceRow> {
+        Vec::new()
+    }
+    /// DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_os_latch_stats', CLEAR).
+    fn clear_stats(&mut self, what: ClearStats) -> HostResult<()> {
+        let _ = what;
+        Ok(())
+    }
+
     /// @@SERVERNAME.
     fn server_name(&self) -> String {
         "MESQUITE".to_string()
@@ -200,4 +238,69 @@ pub trait Host {
     fn is_sysadmin(&self) -> bool {
         true
     }
+
+    // --- server security (logins live in master, outside any user transaction) --------
+
+    /// CREATE LOGIN name WITH PASSWORD: 15025 if it exists, 15118 if `check_policy` and
+    /// the password is not complex enough.
+    fn create_login(
+        &mut self,
+        name: &str,
+        password: &str,
+        default_database: &str,
+        check_policy: bool,
+    ) -> HostResult<()> {
+        let _ = (name, password, default_database, check_policy);
+        Err(HostError::Sql(SqlError::new(40000, 16, 1, "Logins are not supported by this host.")))
+    }
+    /// ALTER LOGIN and ALTER SERVER ROLE sysadmin: 15151 if the login does not exist.
+    fn alter_login(&mut self, name: &str, change: LoginChange) -> HostResult<()> {
+        let _ = (name, change);
+        Err(HostError::Sql(SqlError::new(40000, 16, 1, "Logins are not supported by this host.")))
+    }
+    /// DROP LOGIN: 15151 if it does not exist, 15434 if it has a session.
+    fn drop_login(&mut self, name: &str) -> HostResult<()> {
+        let _ = name;
+        Err(HostError::Sql(SqlError::new(40000, 16, 1, "Logins are not supported by this host.")))
+    }
+    /// Every login (sys.server_principals, sys.sql_logins).
+    fn logins(&mut self) -> HostResult<Vec<LoginInfo>> {
+        Ok(vec![LoginInfo {
+            principal_id: 1,
+            name: self.login_name(),
+            disabled: false,
+            sysadmin: true,
+            policy_checked: true,
+            default_database: "master".into(),
+            create_date: Value::Null,
+            modify_date: Value::Null,
+        }])
+    }
+}
+
+/// A server login as the catalog views see it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LoginInfo {
+    pub principal_id: i32,
+    pub name: String,
+    pub disabled: bool,
+    /// Member of the sysadmin fixed server role.
+    pub sysadmin: bool,
+    pub policy_checked: bool,
+    pub default_database: String,
+    /// datetime values.
+    pub create_date: Value,
+    pub modify_date: Value,
+}
+
+/// One change of ALTER LOGIN (or of ALTER SERVER ROLE sysadmin ADD/DROP MEMBER).
+#[derive(Debug, Clone, PartialEq)]
+pub enum LoginChange {
+    Password { new: String, check_policy: bool },
+    Enable,
+    Disable,
+    DefaultDatabase(String),
+    Name(String),
+    CheckPolicy(bool),
+    Sysadmin(bool),
 }

@@ -845,6 +845,13 @@ impl Printer {
             S::Use(db) => self.w(format_args!("USE {db}")),
             S::CreateDatabase(db) => self.create_database(db),
             S::AlterDatabase(a) => self.alter_database(a),
+            S::CreateRole { name, authorization } => {
+                self.w(format_args!("CREATE ROLE {name}"))?;
+                if let Some(a) = authorization {
+                    self.w(format_args!(" AUTHORIZATION {a}"))?;
+                }
+                Ok(())
+            }
             S::CreateSchema { name, authorization } => {
                 self.w(format_args!("CREATE SCHEMA {name}"))?;
                 if let Some(a) = authorization {

@@ -32,6 +32,13 @@
 //!
 //! `u8` version (1), `i32` schema id, `str` name, `i32` principal id.
 //!
+//! # Principal row
+//!
+//! `u8` version (1), `i32` principal id, `str` name, `u8` type (`S` SQL user, `R` role),
+//! `opt<str>` login, `opt<str>` default schema, `list<i32>` roles it is a member of,
+//! `list<permission>`; a permission is `u8` class (0 database, 1 object, 3 schema), `i32`
+//! major id, `str` permission name (upper case), `u8` state (`G` or `D`).
+//!
 //! # Object row
 //!
 //! `u8` version (1), `u8` kind (1 table, 2 view, 3 procedure, 4 scalar function,
@@ -62,7 +69,7 @@ use types::{Length, SqlError, SqlType, Value};
 
 use super::{
     corrupt_catalog, CheckConstraint, Column, ComputedColumn, DefaultConstraint, ForeignKey, Identity, Index,
-    IndexKind, Module, Object, ObjectBody, ReferentialAction, Schema, Table,
+    IndexKind, Module, Object, ObjectBody, PermissionEntry, Principal, PrincipalKind, ReferentialAction, Schema, Table,
 };
 
 /// The format version written by this code.
@@ -366,6 +373,28 @@ pub fn encode_schema(schema: &Schema) -> Vec<u8> {
     w.out
 }
 
+/// Encodes a principal row (see the module doc).
+pub fn encode_principal(p: &Principal) -> Vec<u8> {
+    let mut w = Writer { out: Vec::with_capacity(32 + p.name.len()) };
+    w.u8(FORMAT_VERSION);
+    w.i32(p.id);
+    w.str(&p.name);
+    w.u8(match p.kind {
+        PrincipalKind::SqlUser => b'S',
+        PrincipalKind::Role => b'R',
+    });
+    w.opt(p.login.as_deref(), |w, l| w.str(l));
+    w.opt(p.default_schema.as_deref(), |w, l| w.str(l));
+    w.list(&p.member_of, |w, r| w.i32(*r));
+    w.list(&p.permissions, |w, e| {
+        w.u8(e.class);
+        w.i32(e.major_id);
+        w.str(&e.permission);
+        w.u8(e.state);
+    });
+    w.out
+}
+
 // ---------------------------------------------------------------------------------------
 // Decoding
 
@@ -609,6 +638,43 @@ impl<'a> Reader<'a> {
     }
 }
 
+impl Reader<'_> {
+    fn principal(&mut self) -> R<Principal> {
+        if self.u8()? != FORMAT_VERSION {
+            return None;
+        }
+        let id = self.i32()?;
+        let name = self.str()?;
+        let kind = match self.u8()? {
+            b'S' => PrincipalKind::SqlUser,
+            b'R' => PrincipalKind::Role,
+            _ => return None,
+        };
+        let login = self.opt(|r| r.str())?;
+        let default_schema = self.opt(|r| r.str())?;
+        let member_of = self.list(|r| r.i32())?;
+        let permissions = self.list(|r| {
+            let class = r.u8()?;
+            let major_id = r.i32()?;
+            let permission = r.str()?;
+            let state = r.u8()?;
+            (matches!(class, 0 | 1 | 3) && matches!(state, b'G' | b'D')).then_some(PermissionEntry {
+                class,
+                major_id,
+                permission,
+                state,
+            })
+        })?;
+        self.end()?;
+        Some(Principal { id, name, kind, login, default_schema, member_of, permissions })
+    }
+}
+
+/// Decodes a principal row; damaged or unknown bytes are the corrupt-catalog error.
+pub fn decode_principal(bytes: &[u8]) -> Result<Principal, SqlError> {
+    Reader { b: bytes, at: 0 }.principal().ok_or_else(corrupt_catalog)
+}
+
 /// Decodes an object row; damaged or unknown bytes are the corrupt-catalog error.
 pub fn decode_object(bytes: &[u8]) -> Result<Object, SqlError> {
     Reader { b: bytes, at: 0 }.object().ok_or_else(corrupt_catalog)
@@ -623,6 +689,30 @@ pub fn decode_schema(bytes: &[u8]) -> Result<Schema, SqlError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn principal_rows_round_trip_and_reject_damage() {
+        let p = Principal {
+            id: 7,
+            name: "app_user".into(),
+            kind: PrincipalKind::SqlUser,
+            login: Some("app".into()),
+            default_schema: Some("dbo".into()),
+            member_of: vec![16390, 9],
+            permissions: vec![
+                PermissionEntry { class: 1, major_id: 1_000_003, permission: "SELECT".into(), state: b'G' },
+                PermissionEntry { class: 0, major_id: 0, permission: "CREATE TABLE".into(), state: b'D' },
+            ],
+        };
+        let enc = encode_principal(&p);
+        assert_eq!(decode_principal(&enc).unwrap(), p);
+        for cut in 0..enc.len() {
+            assert!(decode_principal(&enc[..cut]).is_err());
+        }
+        let mut bad = enc.clone();
+        *bad.last_mut().unwrap() = b'X';
+        assert!(decode_principal(&bad).is_err());
+    }
 
     fn any_type() -> impl Strategy<Value = SqlType> {
         let len = prop_oneof![(1u16..=8000).prop_map(Length::Bounded), Just(Length::Max)];

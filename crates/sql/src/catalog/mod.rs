@@ -10,6 +10,12 @@
 //! statement runs and reloaded from the index when a transaction that changed it rolls
 //! back.
 //!
+//! Database principals (users and roles, with their role memberships and the
+//! permissions granted or denied to them) are rows under key `0xFFFE_0000 | principal_id`.
+//! The fixed principals (public, dbo, guest, INFORMATION_SCHEMA, sys and the fixed
+//! database roles) exist in every catalog without a row; a row for one of them (a grant
+//! to public, a member added to db_datareader) replaces the built-in entry.
+//!
 //! Constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY, DEFAULT) are objects in SQL
 //! Server (sys.objects types PK, UQ, C, F, D) with the table as parent; here they live
 //! inside their table's row and carry their own object ids, and the catalog views list
@@ -43,10 +49,109 @@ pub struct Schema {
     pub principal_id: i32,
 }
 
+/// Principal ids of the fixed database principals (SQL Server's).
+pub const PRINCIPAL_PUBLIC: i32 = 0;
+pub const PRINCIPAL_DBO: i32 = 1;
+pub const PRINCIPAL_GUEST: i32 = 2;
+pub const ROLE_DB_OWNER: i32 = 16384;
+pub const ROLE_DB_ACCESSADMIN: i32 = 16385;
+pub const ROLE_DB_SECURITYADMIN: i32 = 16386;
+pub const ROLE_DB_DDLADMIN: i32 = 16387;
+pub const ROLE_DB_BACKUPOPERATOR: i32 = 16389;
+pub const ROLE_DB_DATAREADER: i32 = 16390;
+pub const ROLE_DB_DATAWRITER: i32 = 16391;
+pub const ROLE_DB_DENYDATAREADER: i32 = 16392;
+pub const ROLE_DB_DENYDATAWRITER: i32 = 16393;
+/// First id for users and roles created by CREATE USER / CREATE ROLE.
+pub const FIRST_USER_PRINCIPAL_ID: i32 = 5;
+
+/// A database principal (sys.database_principals): a user or a role.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Principal {
+    pub id: i32,
+    pub name: String,
+    pub kind: PrincipalKind,
+    /// The server login a SQL user is mapped to (None: WITHOUT LOGIN, or not a user).
+    pub login: Option<String>,
+    pub default_schema: Option<String>,
+    /// Roles this principal is a member of (sys.database_role_members).
+    pub member_of: Vec<i32>,
+    /// GRANT / DENY entries with this principal as grantee (sys.database_permissions).
+    pub permissions: Vec<PermissionEntry>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PrincipalKind {
+    /// type 'S', SQL_USER.
+    SqlUser,
+    /// type 'R', DATABASE_ROLE.
+    Role,
+}
+
+/// One row of sys.database_permissions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PermissionEntry {
+    /// 0 database, 1 object (or column), 3 schema: sys.database_permissions.class.
+    pub class: u8,
+    /// The object or schema id (0 for the database).
+    pub major_id: i32,
+    /// Upper-cased: SELECT, INSERT, UPDATE, DELETE, EXECUTE, CREATE TABLE, ...
+    pub permission: String,
+    /// G grant, D deny.
+    pub state: u8,
+}
+
+impl Principal {
+    fn fixed(id: i32, name: &str, kind: PrincipalKind) -> Principal {
+        Principal {
+            id,
+            name: name.to_string(),
+            kind,
+            login: None,
+            default_schema: None,
+            member_of: Vec::new(),
+            permissions: Vec::new(),
+        }
+    }
+
+    /// Built-in principals: no CREATE, no DROP.
+    pub fn is_fixed(&self) -> bool {
+        self.id < FIRST_USER_PRINCIPAL_ID || (16384..=16393).contains(&self.id)
+    }
+}
+
+/// The principals every database has.
+pub fn fixed_principals() -> Vec<Principal> {
+    use PrincipalKind::{Role, SqlUser};
+    let mut dbo = Principal::fixed(PRINCIPAL_DBO, "dbo", SqlUser);
+    dbo.default_schema = Some("dbo".into());
+    dbo.login = Some("sa".into());
+    let mut guest = Principal::fixed(PRINCIPAL_GUEST, "guest", SqlUser);
+    guest.default_schema = Some("guest".into());
+    vec![
+        Principal::fixed(PRINCIPAL_PUBLIC, "public", Role),
+        dbo,
+        guest,
+        Principal::fixed(3, "INFORMATION_SCHEMA", SqlUser),
+        Principal::fixed(4, "sys", SqlUser),
+        Principal::fixed(ROLE_DB_OWNER, "db_owner", Role),
+        Principal::fixed(ROLE_DB_ACCESSADMIN, "db_accessadmin", Role),
+        Principal::fixed(ROLE_DB_SECURITYADMIN, "db_securityadmin", Role),
+        Principal::fixed(ROLE_DB_DDLADMIN, "db_ddladmin", Role),
+        Principal::fixed(ROLE_DB_BACKUPOPERATOR, "db_backupoperator", Role),
+        Principal::fixed(ROLE_DB_DATAREADER, "db_datareader", Role),
+        Principal::fixed(ROLE_DB_DATAWRITER, "db_datawriter", Role),
+        Principal::fixed(ROLE_DB_DENYDATAREADER, "db_denydatareader", Role),
+        Principal::fixed(ROLE_DB_DENYDATAWRITER, "db_denydatawriter", Role),
+    ]
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Catalog {
     pub schemas: BTreeMap<i32, Schema>,
     pub objects: BTreeMap<i32, Object>,
+    /// Users and roles, by principal id (see the module doc).
+    pub principals: BTreeMap<i32, Principal>,
     /// The next object id to hand out (tables, constraints, modules share one sequence).
     pub next_object_id: i32,
 }
@@ -231,7 +336,50 @@ impl Catalog {
         ] {
             schemas.insert(id, Schema { id, name: name.to_string(), principal_id: principal });
         }
-        Catalog { schemas, objects: BTreeMap::new(), next_object_id: FIRST_USER_OBJECT_ID }
+        let principals = fixed_principals().into_iter().map(|p| (p.id, p)).collect();
+        Catalog { schemas, objects: BTreeMap::new(), principals, next_object_id: FIRST_USER_OBJECT_ID }
+    }
+
+    /// The principal called `name` (case-insensitive).
+    pub fn principal_by_name(&self, name: &str) -> Option<&Principal> {
+        self.principals.values().find(|p| p.name.eq_ignore_ascii_case(name))
+    }
+
+    /// The user mapped to `login`, if any.
+    pub fn user_for_login(&self, login: &str) -> Option<&Principal> {
+        self.principals.values().find(|p| {
+            p.kind == PrincipalKind::SqlUser
+                && p.id != PRINCIPAL_DBO
+                && p.login.as_deref().is_some_and(|l| l.eq_ignore_ascii_case(login))
+        })
+    }
+
+    /// The id for the next CREATE USER / CREATE ROLE.
+    pub fn next_principal_id(&self) -> i32 {
+        self.principals
+            .keys()
+            .copied()
+            .filter(|&id| (FIRST_USER_PRINCIPAL_ID..16384).contains(&id))
+            .max()
+            .map_or(FIRST_USER_PRINCIPAL_ID, |m| m + 1)
+    }
+
+    /// `principal` and every role it belongs to, directly or through other roles, and
+    /// public.
+    pub fn principal_closure(&self, principal: i32) -> Vec<i32> {
+        let mut out = vec![principal, PRINCIPAL_PUBLIC];
+        let mut i = 0;
+        while i < out.len() {
+            if let Some(p) = self.principals.get(&out[i]) {
+                for r in &p.member_of {
+                    if !out.contains(r) {
+                        out.push(*r);
+                    }
+                }
+            }
+            i += 1;
+        }
+        out
     }
 
     pub fn schema_by_name(&self, name: &str) -> Option<&Schema> {
@@ -300,6 +448,11 @@ pub fn schema_key(schema_id: i32) -> Vec<u8> {
     (0xFFFF_0000u32 | (schema_id as u32 & 0xFFFF)).to_be_bytes().to_vec()
 }
 
+/// The catalog index key of a principal row.
+pub fn principal_key(principal_id: i32) -> Vec<u8> {
+    (0xFFFE_0000u32 | (principal_id as u32 & 0xFFFF)).to_be_bytes().to_vec()
+}
+
 /// The stored columns of the catalog index: one `varbinary(max)`.
 pub fn catalog_index_columns() -> Vec<crate::host::StoredColumn> {
     vec![crate::host::StoredColumn {
@@ -329,6 +482,9 @@ impl Catalog {
                 if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFF {
                     let schema = codec::decode_schema(bytes)?;
                     catalog.schemas.insert(schema.id, schema);
+                } else if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFE {
+                    let p = codec::decode_principal(bytes)?;
+                    catalog.principals.insert(p.id, p);
                 } else {
                     let object = codec::decode_object(bytes)?;
                     catalog.next_object_id = catalog.next_object_id.max(object.max_id() + 1);

@@ -21,11 +21,13 @@ use crate::results::ColumnInfo;
 use crate::scalar::convert;
 
 /// The table a DML statement targets.
-fn target_table(cx: &mut Cx, target: &DmlTarget) -> Result<Arc<TableInfo>, SqlError> {
+/// `perm` is the permission the statement needs on it (INSERT, UPDATE, DELETE).
+fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Arc<TableInfo>, SqlError> {
     match target {
         DmlTarget::Variable(v) => cx.table_variable(v),
         DmlTarget::Table { name, .. } => {
             let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
+            super::security::check_object(cx, db, &o, perm)?;
             match &o.body {
                 crate::catalog::ObjectBody::Table(_) => cx.table_info(db, &o),
                 crate::catalog::ObjectBody::View(_) => Err(errors::not_supported("Modifying data through a view")),
@@ -316,7 +318,7 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
         }
         let into = match &oc.into {
             Some(i) => {
-                let tt = target_table(cx, &i.target)?;
+                let tt = target_table(cx, &i.target, "INSERT")?;
                 let positions = if i.columns.is_empty() {
                     (0..tt.columns.len())
                         .filter(|&k| !tt.columns[k].is_identity && tt.columns[k].computed.is_none())
@@ -475,7 +477,7 @@ pub fn insert_values(
 }
 
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
-    let t = target_table(cx, &ins.target)?;
+    let t = target_table(cx, &ins.target, "INSERT")?;
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..t.columns.len())
             .filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id)))
@@ -648,12 +650,12 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     let t = match (&u.target, u.from.is_empty()) {
         (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
             // The target may be an alias defined in FROM.
-            match find_alias_table(cx, &u.from, &name.name().value)? {
+            match find_alias_table(cx, &u.from, &name.name().value, "UPDATE")? {
                 Some(t) => t,
-                None => target_table(cx, &u.target)?,
+                None => target_table(cx, &u.target, "UPDATE")?,
             }
         }
-        _ => target_table(cx, &u.target)?,
+        _ => target_table(cx, &u.target, "UPDATE")?,
     };
     let (plan, offset, scope) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
     let width = t.columns.len();
@@ -754,7 +756,12 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     cx.done(Some(n))
 }
 
-fn find_alias_table(cx: &mut Cx, from: &[TableWithJoins], alias: &str) -> Result<Option<Arc<TableInfo>>, SqlError> {
+fn find_alias_table(
+    cx: &mut Cx,
+    from: &[TableWithJoins],
+    alias: &str,
+    perm: &str,
+) -> Result<Option<Arc<TableInfo>>, SqlError> {
     fn visit(f: &TableFactor, alias: &str) -> Option<ObjectName> {
         match f {
             TableFactor::Table { name, alias: a, .. } => {
@@ -774,7 +781,7 @@ fn find_alias_table(cx: &mut Cx, from: &[TableWithJoins], alias: &str) -> Result
     for twj in from {
         let found = visit(&twj.relation, alias).or_else(|| twj.joins.iter().find_map(|j| visit(&j.relation, alias)));
         if let Some(name) = found {
-            return target_table(cx, &DmlTarget::Table { name, hints: Vec::new() }).map(Some);
+            return target_table(cx, &DmlTarget::Table { name, hints: Vec::new() }, perm).map(Some);
         }
     }
     Ok(None)
@@ -783,12 +790,12 @@ fn find_alias_table(cx: &mut Cx, from: &[TableWithJoins], alias: &str) -> Result
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     let t = match (&d.target, d.from.is_empty()) {
         (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
-            match find_alias_table(cx, &d.from, &name.name().value)? {
+            match find_alias_table(cx, &d.from, &name.name().value, "DELETE")? {
                 Some(t) => t,
-                None => target_table(cx, &d.target)?,
+                None => target_table(cx, &d.target, "DELETE")?,
             }
         }
-        _ => target_table(cx, &d.target)?,
+        _ => target_table(cx, &d.target, "DELETE")?,
     };
     let (plan, offset, _) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
     let width = t.columns.len();

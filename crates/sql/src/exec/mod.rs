@@ -17,11 +17,13 @@
 
 pub mod ddl;
 pub mod dml;
+pub mod dmv;
 pub mod errors;
 pub mod expr;
 pub mod plan;
 pub mod procs;
 pub mod query;
+pub mod security;
 pub mod sysviews;
 pub mod table;
 pub mod window;
@@ -49,6 +51,8 @@ pub const TEMPDB: DbId = 2;
 /// transaction nesting count, temp tables, prepared statements.
 #[derive(Debug)]
 pub struct SessionState {
+    /// EXECUTE AS contexts, innermost last: (login, member of sysadmin).
+    pub impersonation: Vec<(String, bool)>,
     pub database: DbId,
     pub spid: i32,
     /// Set by the connection when the client sends an attention; checked between rows
@@ -70,6 +74,8 @@ pub struct SessionState {
     pub error: i32,
     /// XACT_STATE() = -1: the transaction can only be rolled back.
     pub doomed: bool,
+    /// The statement running, for sys.dm_exec_requests (the host shares it).
+    pub live: Arc<dmv::LiveRequest>,
     /// #temp tables: user name (lower-case) -> internal name in tempdb.
     pub temp_tables: HashMap<String, String>,
     pub prepared: HashMap<i32, (String, String)>,
@@ -102,6 +108,7 @@ impl SessionState {
             rowcount: 0,
             error: 0,
             doomed: false,
+            live: Arc::new(dmv::LiveRequest::default()),
             temp_tables: HashMap::new(),
             prepared: HashMap::new(),
             next_handle: 1,
@@ -110,6 +117,7 @@ impl SessionState {
             catalog_dirty: HashSet::new(),
             table_cache: HashMap::new(),
             next_temp: 1,
+            impersonation: Vec::new(),
         }
     }
 }
@@ -136,6 +144,9 @@ pub struct Frame {
     pub done_kind: Option<DoneKind>,
     /// Inside a scalar function: its return type.
     pub function_returns: Option<SqlType>,
+    /// A procedure's or function's body: objects it uses are reached through its
+    /// ownership chain (see security.rs).
+    pub in_module: bool,
 }
 
 /// The execution context of one request.
@@ -162,6 +173,8 @@ pub struct Cx<'a> {
     pub source: Arc<str>,
     /// A scalar function's RETURN value.
     pub function_result: Option<Value>,
+    /// Views being expanded (their objects are reached through the ownership chain).
+    pub view_depth: u32,
     null_warned: bool,
 }
 
@@ -229,6 +242,7 @@ impl<'a> Cx<'a> {
             dml_target: None,
             source: Arc::from(""),
             function_result: None,
+            view_depth: 0,
             null_warned: false,
         }
     }
@@ -788,11 +802,13 @@ fn is_data_statement(k: &StatementKind) -> bool {
             | StatementKind::CreateFunction(_)
             | StatementKind::CreateSchema { .. }
             | StatementKind::Truncate { .. }
-    ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database))
+    ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database | DropKind::Login))
+        || security::is_database_security(k)
 }
 
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     cx.fcx.now_utc = now_utc();
+    cx.state.live.statement(&stmt.kind, cx.nest_level());
     if is_data_statement(&stmt.kind) {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
             return Err(SqlError::new(
@@ -862,7 +878,11 @@ fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> 
         StatementKind::Insert(i) => dml::insert(cx, i)?,
         StatementKind::Update(u) => dml::update(cx, u)?,
         StatementKind::Delete(d) => dml::delete(cx, d)?,
-        other => ddl::execute(cx, other, stmt)?,
+        k if security::is_database_security(k) => security::execute_database(cx, k)?,
+        other => {
+            security::check_ddl(cx, other)?;
+            ddl::execute(cx, other, stmt)?
+        }
     }
     Ok(Flow::Normal)
 }
@@ -1199,6 +1219,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     format!("Database '{}' does not exist. Make sure that the name is entered correctly.", db.value),
                 )
             })?;
+            security::check_use(cx, id)?;
             let old = cx.current_db_name();
             cx.state.database = id;
             let new = cx.current_db_name();
@@ -1303,17 +1324,17 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 None => None,
             };
             let db = cx.state.database;
+            security::check_checkpoint(cx, db)?;
             cx.host.checkpoint(db, secs).map_err(host_err)?;
             Ok(Flow::Normal)
         }
         StatementKind::CreateDatabase(c) => {
-            require_sysadmin(cx, "CREATE DATABASE")?;
+            security::check_create_database(cx)?;
             no_user_transaction(cx, "CREATE DATABASE")?;
             cx.host.create_database(c).map_err(host_err)?;
             Ok(Flow::Normal)
         }
         StatementKind::AlterDatabase(a) => {
-            require_sysadmin(cx, "ALTER DATABASE")?;
             no_user_transaction(cx, "ALTER DATABASE")?;
             let db = match &a.database {
                 DatabaseRef::Current => cx.state.database,
@@ -1326,16 +1347,17 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     )
                 })?,
             };
+            security::check_database_owner(cx, db, false)?;
             cx.host.alter_database(db, a).map_err(host_err)?;
             Ok(Flow::Normal)
         }
         StatementKind::Drop { kind: DropKind::Database, if_exists, names } => {
-            require_sysadmin(cx, "DROP DATABASE")?;
             no_user_transaction(cx, "DROP DATABASE")?;
             for n in names {
                 let name = &n.name().value;
                 match cx.db_id_by_name(name) {
                     Some(id) => {
+                        security::check_database_owner(cx, id, true)?;
                         if id == cx.state.database {
                             return Err(SqlError::new(
                                 3702,
@@ -1361,12 +1383,43 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             Ok(Flow::Normal)
         }
         StatementKind::Dbcc(d) => procs::dbcc(cx, d),
+        StatementKind::ExecuteAs(ctx) => {
+            security::execute_as(cx, ctx)?;
+            Ok(Flow::Normal)
+        }
+        StatementKind::Revert => {
+            cx.state.impersonation.pop();
+            Ok(Flow::Normal)
+        }
+        StatementKind::CreateLogin(_)
+        | StatementKind::AlterLogin(_)
+        | StatementKind::AlterRole { server: true, .. }
+        | StatementKind::Drop { kind: DropKind::Login, .. } => {
+            security::execute_server(cx, &stmt.kind)?;
+            Ok(Flow::Normal)
+        }
         StatementKind::Other { keyword, .. } => Err(errors::not_supported(keyword)),
         _ => Err(errors::not_supported("This statement")),
     }
 }
 
 impl Cx<'_> {
+    /// The login the session acts as (EXECUTE AS LOGIN/USER changes it until REVERT).
+    pub fn login_name(&self) -> String {
+        match self.state.impersonation.last() {
+            Some((l, _)) => l.clone(),
+            None => self.host.login_name(),
+        }
+    }
+
+    /// Whether the acting login is in the sysadmin role.
+    pub fn is_sysadmin(&self) -> bool {
+        match self.state.impersonation.last() {
+            Some((_, sa)) => *sa,
+            None => self.host.is_sysadmin(),
+        }
+    }
+
     /// After ROLLBACK TO a savepoint: reload changed catalogs but keep them marked (the
     /// transaction may still commit DDL that came before the savepoint).
     fn reload_dirty_catalogs_keep(&mut self) {
@@ -1387,14 +1440,6 @@ fn no_user_transaction(cx: &Cx, what: &str) -> Result<(), SqlError> {
         ));
     }
     Ok(())
-}
-
-pub fn require_sysadmin(cx: &Cx, what: &str) -> Result<(), SqlError> {
-    if cx.host.is_sysadmin() {
-        Ok(())
-    } else {
-        Err(SqlError::new(262, 14, 1, format!("{what} permission denied in database '{}'.", cx.current_db_name())))
-    }
 }
 
 /// Turns a nested block's abort into the error its parent sees.

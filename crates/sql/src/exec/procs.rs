@@ -91,6 +91,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     let ObjectBody::Procedure(m) = &obj.body else {
         return Err(errors::proc_not_found(&errors::written(name)));
     };
+    super::security::check_object(cx, db, &obj, "EXECUTE")?;
     let def = super::parse_module(&m.definition)?;
     let StatementKind::CreateProcedure(p) = def.kind else {
         return Err(errors::proc_not_found(&errors::written(name)));
@@ -180,6 +181,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         }
     }
     frame.vars = ordered;
+    frame.in_module = true;
     let saved_db = cx.state.database;
     cx.state.database = db;
     cx.frames.push(frame);
@@ -557,8 +559,13 @@ pub fn call_scalar_function(
         return Err(errors::unknown_function(&obj.name));
     };
     let ret = resolve_type(data_type)?;
-    let mut frame =
-        Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, function_returns: Some(ret), ..Default::default() };
+    let mut frame = Frame {
+        proc_name: Some(obj.name.clone()),
+        proc_id: obj.id,
+        function_returns: Some(ret),
+        in_module: true,
+        ..Default::default()
+    };
     for (p, (v, ty)) in f.params.iter().zip(args) {
         let pty = resolve_type(&p.data_type)?;
         let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &ty, &pty, None)? };
@@ -618,7 +625,7 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
         Value::Int(n) => (*n, format!("Error {n} is not defined in sys.messages.")),
         _ => (50000, format_message(&as_text(&m, &mt).unwrap_or_default(), &vals)),
     };
-    if severity > 18 && !cx.host.is_sysadmin() {
+    if severity > 18 && !cx.is_sysadmin() {
         return Err(SqlError::new(2754, 16, 1, "Error severity levels greater than 18 can only be specified by members of the sysadmin role, using the WITH LOG option."));
     }
     let e = SqlError::new(number, severity, state, text).at_line(line);
@@ -708,9 +715,10 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
 }
 
 pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
-    let _ = d;
-    let _ = cx;
-    Err(errors::not_supported("DBCC"))
+    match d.command.as_str() {
+        "SQLPERF" => super::dmv::dbcc_sqlperf(cx, d),
+        _ => Err(errors::not_supported("DBCC")),
+    }
 }
 
 /// The RPC entry point.

@@ -413,7 +413,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             ExprKind::Niladic(n) => match n {
                 Niladic::CurrentTimestamp => self.call_builtin("GETDATE", Vec::new(), &[])?,
                 _ => BExpr::Const(
-                    Value::String(if matches!(n, Niladic::SystemUser) { self.cx.host.login_name() } else { "dbo".into() }),
+                    Value::String(if matches!(n, Niladic::SystemUser) { self.cx.login_name() } else { "dbo".into() }),
                     SqlType::NVarChar { len: types::Length::Bounded(128) },
                 ),
             },
@@ -1018,11 +1018,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                 };
                 (v, SqlType::NVarChar { len: types::Length::Bounded(4000) })
             }
-            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(self.cx.host.login_name()), nv(128)),
+            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(self.cx.login_name()), nv(128)),
             "USER_NAME" => (Value::String("dbo".into()), nv(128)),
             "HOST_NAME" => (Value::String(self.cx.state.host_name.clone()), nv(128)),
             "APP_NAME" => (Value::String(self.cx.state.app_name.clone()), nv(128)),
-            "IS_SRVROLEMEMBER" => (Value::Int(i32::from(self.cx.host.is_sysadmin())), SqlType::Int),
+            "IS_SRVROLEMEMBER" => (Value::Int(i32::from(self.cx.is_sysadmin())), SqlType::Int),
             "HAS_DBACCESS" => (Value::Int(1), SqlType::Int),
             "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
                 let t = match text(0) {
@@ -2120,9 +2120,7 @@ fn reorder_joins(leaves: Vec<Plan>, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan,
     while order.len() < n {
         let linked = |i: usize| {
             joining.iter().any(|(ls, c)| {
-                ls.contains(&i)
-                    && ls.iter().all(|&l| l == i || joined[l])
-                    && matches!(c, BExpr::Cmp(BinaryOp::Eq, ..))
+                ls.contains(&i) && ls.iter().all(|&l| l == i || joined[l]) && matches!(c, BExpr::Cmp(BinaryOp::Eq, ..))
             })
         };
         let next = best(&mut (0..n).filter(|&i| !joined[i] && linked(i)))
@@ -2158,8 +2156,13 @@ fn reorder_joins(leaves: Vec<Plan>, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan,
                         now.push(c.remap(&|i, t| BExpr::Col(new_pos[i], t)));
                     }
                 }
-                let cross =
-                    Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind: JoinKind::Cross, on: None, cols };
+                let cross = Plan::NestedLoop {
+                    left: Box::new(left),
+                    right: Box::new(right),
+                    kind: JoinKind::Cross,
+                    on: None,
+                    cols,
+                };
                 push_down(cross, now, cx)?
             }
         });

@@ -34,6 +34,10 @@ pub enum ViewKind {
     IsTables,
     IsColumns,
     IsViews,
+    /// A dynamic management view or function (see [`super::dmv`]).
+    Dmv(super::dmv::DmvKind),
+    /// A principal or permission view (see [`super::security`]).
+    Security(super::security::SecurityView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,6 +45,8 @@ pub struct View {
     pub kind: ViewKind,
     /// The database whose catalog the view reads.
     pub db: DbId,
+    /// A table function's arguments (NULL = None); unused by views.
+    pub args: [Option<i32>; 2],
 }
 
 fn sysname() -> SqlType {
@@ -56,6 +62,12 @@ fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
 }
 
 fn columns_of(kind: ViewKind) -> Vec<OutCol> {
+    if let ViewKind::Dmv(d) = kind {
+        return super::dmv::columns(d);
+    }
+    if let ViewKind::Security(v) = kind {
+        return super::security::columns(v);
+    }
     let int = SqlType::Int;
     let bit = SqlType::Bit;
     let dt = SqlType::DateTime;
@@ -174,6 +186,7 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("NUMERIC_SCALE", int, true),
             ("DATETIME_PRECISION", si, true),
         ]),
+        ViewKind::Dmv(_) | ViewKind::Security(_) => Vec::new(),
     }
 }
 
@@ -202,7 +215,10 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "types" => ViewKind::Types,
         "master_files" => ViewKind::MasterFiles,
         "database_files" => ViewKind::DatabaseFiles,
-        _ => return None,
+        other => match super::security::view_kind(other) {
+            Some(v) => ViewKind::Security(v),
+            None => ViewKind::Dmv(super::dmv::view_kind(other)?),
+        },
     })
 }
 
@@ -278,6 +294,8 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     let db = view.db;
     let mut out = Vec::new();
     match view.kind {
+        ViewKind::Dmv(kind) => return super::dmv::rows(kind, view.args, cx),
+        ViewKind::Security(kind) => return super::security::rows(kind, db, cx),
         ViewKind::Databases => {
             for d in cx.host.databases() {
                 let rm = match d.recovery_model {
@@ -654,7 +672,7 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
             let cols = vec![OutCol::new("value", SqlType::Int, false)];
             Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
         }
-        _ => Ok(None),
+        _ => super::dmv::table_function(name, args, b),
     }
 }
 
@@ -673,12 +691,15 @@ impl Binder<'_, '_> {
                 if kind == ViewKind::DatabaseFiles {
                     cols.remove(0);
                 }
-                return Ok((Plan::Virtual { view: View { kind, db }, cols: cols.clone() }, cols));
+                return Ok((Plan::Virtual { view: View { kind, db, args: [None, None] }, cols: cols.clone() }, cols));
             }
         }
         let Some((db, obj)) = self.cx.resolve_object(name)? else {
             return Err(errors::invalid_object(&display(name)));
         };
+        if matches!(obj.body, ObjectBody::Table(_) | ObjectBody::View(_)) {
+            super::security::check_object(self.cx, db, &obj, "SELECT")?;
+        }
         match &obj.body {
             ObjectBody::Table(_) => {
                 let t = self.cx.table_info(db, &obj)?;
@@ -707,7 +728,9 @@ impl Binder<'_, '_> {
                 let saved_outer = std::mem::take(&mut self.outer);
                 let saved_db = self.cx.state.database;
                 self.cx.state.database = db;
+                self.cx.view_depth += 1;
                 let r = self.plan_query(&v.query);
+                self.cx.view_depth -= 1;
                 self.cx.state.database = saved_db;
                 self.outer = saved_outer;
                 let (plan, mut cols) = r?;

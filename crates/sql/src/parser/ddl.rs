@@ -52,6 +52,11 @@ impl<'a> Parser<'a> {
         if self.eat_word("USER") {
             return self.parse_create_user();
         }
+        if self.eat_word("ROLE") {
+            let name = self.parse_ident()?;
+            let authorization = if self.eat_word("AUTHORIZATION") { Some(self.parse_ident()?) } else { None };
+            return Ok(StatementKind::CreateRole { name, authorization });
+        }
         if self.is_word("EVENT") && self.is_word_at(1, "SESSION") {
             return self.parse_event_session(false);
         }

@@ -1,0 +1,320 @@
+//! What the DMVs read from the instance: each session's activity (kept in its
+//! `SessionSlot`, published at the start and end of every request), its wait table, and
+//! the instance's file statistics, counters and logs. `EngineHost`'s DMV methods (the
+//! `sql` crate's `Host`) call the functions here; the views themselves are in
+//! `sql::exec::dmv`.
+//!
+//! # Where the numbers come from
+//!
+//! - Waits: every session has a `diag::WaitStats`, installed on the worker thread for the
+//!   length of each request (`diag::SessionScope`), so a WRITELOG wait in the log
+//!   manager is charged to the session that committed as well as to the instance.
+//! - Requests: the executor publishes the statement it runs (`LiveRequest`); the current
+//!   wait comes from the session's wait table; lock waits add the blocking session and
+//!   the resource from the database's lock manager.
+//! - CPU: the worker thread's CPU clock, read at the start and end of each request.
+//! - Counters: Batch Requests/sec (one per batch or RPC) and User Connections are
+//!   counted here; Transactions/sec and the log counters by `txn`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use parking_lot::Mutex;
+use sql::exec::dmv::LiveRequest;
+use sql::exec::SessionState;
+use sql::host::{
+    ClearStats, CounterRow, DbId, FileStatRow, Isolation, LogSpaceRow, RequestRow, SessionRow, WaitStatRow,
+};
+
+use crate::instance::Instance;
+
+/// The CPU time the calling thread has used.
+fn thread_cpu() -> Duration {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    if rc != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+}
+
+/// A request in progress.
+struct Running {
+    start_time: SystemTime,
+    start: Instant,
+    cpu_start: Duration,
+}
+
+/// What the last request left behind, and the session's totals.
+struct Activity {
+    host_name: String,
+    program_name: String,
+    live: Option<Arc<LiveRequest>>,
+    running: Option<Running>,
+    last_request_start: SystemTime,
+    last_request_end: Option<SystemTime>,
+    cpu: Duration,
+    scheduled: Duration,
+    isolation: Isolation,
+    lock_timeout: i64,
+    date_first: u8,
+    row_count: i64,
+    prev_error: i32,
+    trancount: u32,
+}
+
+/// A session's activity as the DMVs see it (one per `SessionSlot`).
+pub(crate) struct SessionActivity {
+    /// sys.dm_exec_session_wait_stats: reset when the session opens, as SQL Server does.
+    pub waits: Arc<diag::WaitStats>,
+    pub login_time: SystemTime,
+    inner: Mutex<Activity>,
+}
+
+impl SessionActivity {
+    pub fn new() -> SessionActivity {
+        let now = SystemTime::now();
+        SessionActivity {
+            waits: Arc::new(diag::WaitStats::new()),
+            login_time: now,
+            inner: Mutex::new(Activity {
+                host_name: String::new(),
+                program_name: String::new(),
+                live: None,
+                running: None,
+                last_request_start: now,
+                last_request_end: None,
+                cpu: Duration::ZERO,
+                scheduled: Duration::ZERO,
+                isolation: Isolation::ReadCommitted,
+                lock_timeout: -1,
+                date_first: 7,
+                row_count: 0,
+                prev_error: 0,
+                trancount: 0,
+            }),
+        }
+    }
+
+    /// The client's HOST_NAME() and APP_NAME() from its login.
+    pub fn set_client(&self, host_name: &str, program_name: &str) {
+        let mut a = self.inner.lock();
+        a.host_name = host_name.to_string();
+        a.program_name = program_name.to_string();
+    }
+
+    /// A request (batch or RPC) starts on this thread: counts it (Batch Requests/sec),
+    /// notes its start and installs the session's wait table on the thread until the
+    /// returned scope is dropped.
+    pub fn begin_request(&self, state: &SessionState) -> diag::SessionScope {
+        diag::counters().batch_requests.inc();
+        state.live.start();
+        let now = SystemTime::now();
+        {
+            let mut a = self.inner.lock();
+            if a.live.is_none() {
+                a.live = Some(state.live.clone());
+            }
+            a.last_request_start = now;
+            a.running = Some(Running { start_time: now, start: Instant::now(), cpu_start: thread_cpu() });
+        }
+        diag::SessionScope::enter(self.waits.clone())
+    }
+
+    /// The request ended (or the session was just opened): publishes the session's
+    /// settings and adds the request's times to the session's totals.
+    pub fn end_request(&self, state: &SessionState) {
+        let mut a = self.inner.lock();
+        if let Some(r) = a.running.take() {
+            a.cpu += thread_cpu().saturating_sub(r.cpu_start);
+            a.scheduled += r.start.elapsed();
+            a.last_request_end = Some(SystemTime::now());
+        }
+        a.isolation = state.isolation;
+        a.lock_timeout = state.lock_timeout;
+        a.date_first = state.datefirst;
+        a.row_count = state.rowcount;
+        a.prev_error = state.error;
+        a.trancount = state.trancount;
+    }
+}
+
+impl Instance {
+    /// sys.dm_exec_session_wait_stats.
+    pub(crate) fn dmv_session_waits(&self) -> Vec<WaitStatRow> {
+        let mut out = Vec::new();
+        for (spid, slot) in self.session_slots() {
+            for w in slot.activity.waits.snapshot() {
+                out.push(wait_row(spid, &w));
+            }
+        }
+        out
+    }
+
+    /// sys.dm_exec_sessions and sys.dm_exec_requests. `own_spid` is the session asking:
+    /// its request is running on this thread, so its CPU time so far can be read.
+    pub(crate) fn dmv_sessions(&self, own_spid: i32) -> Vec<SessionRow> {
+        // Lock waits: who blocks whom, on what (every database has its lock manager).
+        let mut lock_waits: std::collections::HashMap<i32, (i32, String)> = std::collections::HashMap::new();
+        for d in self.databases() {
+            if let Some(t) = self.txn_database(d.id) {
+                for w in t.locks.waiting() {
+                    let blocker = w.blocking_session_ids.first().copied().unwrap_or(0);
+                    lock_waits.insert(w.session_id, (blocker, w.resource.description()));
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for (spid, slot) in self.session_slots() {
+            let act = &slot.activity;
+            let a = act.inner.lock();
+            let request = a.running.as_ref().map(|r| {
+                let current = act.waits.current_wait();
+                let (blocking, resource) = match (&current, lock_waits.get(&spid)) {
+                    (Some((wt, _)), Some((b, res))) if wt.name().starts_with("LCK_M_") => (*b, res.clone()),
+                    _ => (0, String::new()),
+                };
+                let cpu = if spid == own_spid { thread_cpu().saturating_sub(r.cpu_start) } else { Duration::ZERO };
+                RequestRow {
+                    request_id: 0,
+                    start_time: r.start_time,
+                    status: if current.is_some() { "suspended" } else { "running" },
+                    command: a.live.as_ref().map(|l| l.command()).unwrap_or("SELECT"),
+                    database_id: slot.database.load(std::sync::atomic::Ordering::Acquire),
+                    blocking_session_id: blocking,
+                    wait_type: current.map(|(wt, _)| wt.name()),
+                    wait_time_ms: current.map(|(_, d)| d.as_millis() as i64).unwrap_or(0),
+                    last_wait_type: act.waits.last_wait().map(|w| w.name()).unwrap_or("MISCELLANEOUS"),
+                    wait_resource: resource,
+                    cpu_time_ms: cpu.as_millis() as i64,
+                    total_elapsed_time_ms: r.start.elapsed().as_millis() as i64,
+                    nest_level: a.live.as_ref().map(|l| l.nest_level()).unwrap_or(0),
+                }
+            });
+            let (running_cpu, running_time) = match &a.running {
+                Some(r) if spid == own_spid => (thread_cpu().saturating_sub(r.cpu_start), r.start.elapsed()),
+                Some(r) => (Duration::ZERO, r.start.elapsed()),
+                None => (Duration::ZERO, Duration::ZERO),
+            };
+            out.push(SessionRow {
+                session_id: spid,
+                login_time: act.login_time,
+                host_name: a.host_name.clone(),
+                program_name: a.program_name.clone(),
+                login_name: slot.login.clone(),
+                status: if a.running.is_some() { "running" } else { "sleeping" },
+                database_id: slot.database.load(std::sync::atomic::Ordering::Acquire),
+                cpu_time_ms: (a.cpu + running_cpu).as_millis() as i64,
+                total_scheduled_time_ms: (a.scheduled + running_time).as_millis() as i64,
+                last_request_start_time: a.last_request_start,
+                last_request_end_time: a.last_request_end,
+                reads: 0,
+                writes: 0,
+                logical_reads: 0,
+                is_user_process: true,
+                isolation: a.isolation,
+                lock_timeout: a.lock_timeout,
+                date_first: a.date_first,
+                deadlock_priority: 0,
+                row_count: a.row_count,
+                prev_error: a.prev_error,
+                open_transaction_count: a.trancount as i32,
+                request,
+            });
+        }
+        out
+    }
+
+    /// sys.dm_io_virtual_file_stats for this instance's databases.
+    pub(crate) fn dmv_file_stats(&self, db: Option<DbId>, file_id: Option<i32>) -> Vec<FileStatRow> {
+        let dbs: Vec<DbId> = self.databases().iter().map(|d| d.id).collect();
+        let db = match db {
+            Some(d) if !dbs.contains(&d) => return Vec::new(),
+            Some(d) => Some(d as u16),
+            None => None,
+        };
+        let file = match file_id {
+            Some(f) => match u16::try_from(f) {
+                Ok(f) => Some(f),
+                Err(_) => return Vec::new(),
+            },
+            None => None,
+        };
+        let ms = |v: u64| v.min(i64::MAX as u64) as i64;
+        diag::file_registry()
+            .stats(db, file)
+            .into_iter()
+            .filter(|f| dbs.contains(&(f.database_id as DbId)))
+            .map(|f| FileStatRow {
+                database_id: f.database_id as DbId,
+                file_id: i32::from(f.file_id),
+                sample_ms: ms(f.sample_ms),
+                num_of_reads: ms(f.num_of_reads),
+                num_of_bytes_read: ms(f.num_of_bytes_read),
+                io_stall_read_ms: ms(f.io_stall_read_ms),
+                num_of_writes: ms(f.num_of_writes),
+                num_of_bytes_written: ms(f.num_of_bytes_written),
+                io_stall_write_ms: ms(f.io_stall_write_ms),
+                io_stall: ms(f.io_stall),
+                size_on_disk_bytes: ms(f.size_on_disk_bytes),
+            })
+            .collect()
+    }
+
+    /// DBCC SQLPERF(LOGSPACE).
+    pub(crate) fn dmv_log_space(&self) -> Vec<LogSpaceRow> {
+        let mut out = Vec::new();
+        for d in self.databases() {
+            if let Some(t) = self.txn_database(d.id) {
+                let s = t.log.space();
+                out.push(LogSpaceRow {
+                    database_name: d.name.clone(),
+                    log_size_mb: s.size_bytes as f64 / (1024.0 * 1024.0),
+                    log_space_used_percent: if s.used_percent.is_finite() { s.used_percent } else { 0.0 },
+                });
+            }
+        }
+        out
+    }
+}
+
+fn wait_row(session_id: i32, w: &diag::WaitSnapshot) -> WaitStatRow {
+    let c = |v: u64| v.min(i64::MAX as u64) as i64;
+    WaitStatRow {
+        session_id,
+        wait_type: w.wait_type.name(),
+        waiting_tasks_count: c(w.waiting_tasks_count),
+        wait_time_ms: c(w.wait_time_ms),
+        max_wait_time_ms: c(w.max_wait_time_ms),
+        signal_wait_time_ms: c(w.signal_wait_time_ms),
+    }
+}
+
+/// sys.dm_os_wait_stats: the instance table, every wait type.
+pub(crate) fn os_wait_stats() -> Vec<WaitStatRow> {
+    diag::instance_waits().snapshot_all().iter().map(|w| wait_row(0, w)).collect()
+}
+
+/// sys.dm_os_performance_counters.
+pub(crate) fn performance_counters() -> Vec<CounterRow> {
+    diag::registry()
+        .snapshot()
+        .into_iter()
+        .map(|c| CounterRow {
+            object_name: c.object_name,
+            counter_name: c.counter_name,
+            instance_name: c.instance_name,
+            cntr_value: c.cntr_value,
+            cntr_type: c.cntr_type,
+        })
+        .collect()
+}
+
+/// DBCC SQLPERF(..., CLEAR).
+pub(crate) fn clear_stats(what: ClearStats) {
+    match what {
+        ClearStats::WaitStats => diag::instance_waits().clear(),
+        ClearStats::LatchStats => diag::instance_latches().clear(),
+    }
+}

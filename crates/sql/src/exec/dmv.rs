@@ -1,0 +1,714 @@
+//! Dynamic management views: live views over engine state, computed from the host's
+//! snapshots ([`crate::host::Host`]'s DMV methods) each time a query opens them, with
+//! SQL Server's column names, types and order. Also DBCC SQLPERF.
+//!
+//! | view | host method |
+//! |---|---|
+//! | sys.dm_os_wait_stats | `os_wait_stats` |
+//! | sys.dm_exec_session_wait_stats | `session_wait_stats` |
+//! | sys.dm_io_virtual_file_stats(db, file) (table function) | `virtual_file_stats` |
+//! | sys.dm_exec_sessions, sys.dm_exec_requests | `sessions` |
+//! | sys.dm_os_performance_counters | `performance_counters` |
+//! | DBCC SQLPERF(LOGSPACE) | `log_space` |
+//! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
+//!
+//! Columns Mesquite has no value for hold SQL Server's neutral value (0, NULL, or the
+//! default of a setting); docs/compatibility.md lists them.
+
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use types::{Length, SqlError, SqlType, Value};
+
+use super::expr::Row;
+use super::plan::{OutCol, Plan};
+use super::query::{Binder, Scope};
+use super::sysviews::{View, ViewKind};
+use super::{Cx, Flow};
+use crate::ast::{Dbcc, Expr, ExprKind, Literal, StatementKind};
+use crate::host::{ClearStats, Isolation, SessionRow};
+use crate::results::{ColumnInfo, Message};
+
+/// The DMVs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DmvKind {
+    OsWaitStats,
+    SessionWaitStats,
+    VirtualFileStats,
+    Sessions,
+    Requests,
+    PerformanceCounters,
+}
+
+/// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
+pub fn view_kind(name: &str) -> Option<DmvKind> {
+    Some(match name.to_ascii_lowercase().as_str() {
+        "dm_os_wait_stats" => DmvKind::OsWaitStats,
+        "dm_exec_session_wait_stats" => DmvKind::SessionWaitStats,
+        "dm_exec_sessions" => DmvKind::Sessions,
+        "dm_exec_requests" => DmvKind::Requests,
+        "dm_os_performance_counters" => DmvKind::PerformanceCounters,
+        _ => return None,
+    })
+}
+
+fn nv(n: u16) -> SqlType {
+    SqlType::NVarChar { len: Length::Bounded(n) }
+}
+
+fn vb(n: u16) -> SqlType {
+    SqlType::VarBinary { len: Length::Bounded(n) }
+}
+
+fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
+    spec.iter().map(|(n, t, null)| OutCol::new(*n, *t, *null)).collect()
+}
+
+/// The session settings columns sys.dm_exec_sessions and sys.dm_exec_requests share,
+/// from text_size to concat_null_yields_null.
+fn settings_cols() -> Vec<(&'static str, SqlType, bool)> {
+    let bit = SqlType::Bit;
+    vec![
+        ("text_size", SqlType::Int, false),
+        ("language", nv(128), true),
+        ("date_format", nv(3), true),
+        ("date_first", SqlType::SmallInt, false),
+        ("quoted_identifier", bit, false),
+        ("arithabort", bit, false),
+        ("ansi_null_dflt_on", bit, false),
+        ("ansi_defaults", bit, false),
+        ("ansi_warnings", bit, false),
+        ("ansi_padding", bit, false),
+        ("ansi_nulls", bit, false),
+        ("concat_null_yields_null", bit, false),
+        ("transaction_isolation_level", SqlType::SmallInt, false),
+        ("lock_timeout", SqlType::Int, false),
+        ("deadlock_priority", SqlType::Int, false),
+        ("row_count", SqlType::BigInt, false),
+        ("prev_error", SqlType::Int, false),
+    ]
+}
+
+/// Column names and types, in SQL Server's order.
+pub fn columns(kind: DmvKind) -> Vec<OutCol> {
+    let int = SqlType::Int;
+    let big = SqlType::BigInt;
+    let si = SqlType::SmallInt;
+    let bit = SqlType::Bit;
+    let dt = SqlType::DateTime;
+    let nc128 = SqlType::NChar { len: 128 };
+    let waits = [
+        ("wait_type", nv(60), false),
+        ("waiting_tasks_count", big, false),
+        ("wait_time_ms", big, false),
+        ("max_wait_time_ms", big, false),
+        ("signal_wait_time_ms", big, false),
+    ];
+    match kind {
+        DmvKind::OsWaitStats => cols(&waits),
+        DmvKind::SessionWaitStats => {
+            let mut v = vec![("session_id", si, false)];
+            v.extend(waits);
+            cols(&v)
+        }
+        DmvKind::VirtualFileStats => cols(&[
+            ("database_id", si, false),
+            ("file_id", si, false),
+            ("sample_ms", big, false),
+            ("num_of_reads", big, false),
+            ("num_of_bytes_read", big, false),
+            ("io_stall_read_ms", big, false),
+            ("num_of_writes", big, false),
+            ("num_of_bytes_written", big, false),
+            ("io_stall_write_ms", big, false),
+            ("io_stall", big, false),
+            ("size_on_disk_bytes", big, false),
+            ("file_handle", vb(8), true),
+            ("io_stall_queued_read_ms", big, false),
+            ("io_stall_queued_write_ms", big, false),
+        ]),
+        DmvKind::Sessions => {
+            let mut v = vec![
+                ("session_id", si, false),
+                ("login_time", dt, false),
+                ("host_name", nv(128), true),
+                ("program_name", nv(128), true),
+                ("host_process_id", int, true),
+                ("client_version", int, true),
+                ("client_interface_name", nv(32), true),
+                ("security_id", vb(85), false),
+                ("login_name", nv(128), false),
+                ("nt_domain", nv(128), true),
+                ("nt_user_name", nv(128), true),
+                ("status", nv(30), false),
+                ("context_info", vb(128), true),
+                ("cpu_time", int, false),
+                ("memory_usage", int, false),
+                ("total_scheduled_time", int, false),
+                ("total_elapsed_time", int, false),
+                ("endpoint_id", int, false),
+                ("last_request_start_time", dt, false),
+                ("last_request_end_time", dt, true),
+                ("reads", big, false),
+                ("writes", big, false),
+                ("logical_reads", big, false),
+                ("is_user_process", bit, false),
+            ];
+            v.extend(settings_cols());
+            v.extend([
+                ("original_security_id", vb(85), false),
+                ("original_login_name", nv(128), false),
+                ("last_successful_logon", dt, true),
+                ("last_unsuccessful_logon", dt, true),
+                ("unsuccessful_logons", big, true),
+                ("group_id", int, false),
+                ("database_id", si, false),
+                ("authenticating_database_id", int, true),
+                ("open_transaction_count", int, false),
+            ]);
+            cols(&v)
+        }
+        DmvKind::Requests => {
+            let mut v = vec![
+                ("session_id", si, false),
+                ("request_id", int, false),
+                ("start_time", dt, false),
+                ("status", nv(30), false),
+                ("command", nv(32), false),
+                ("sql_handle", vb(64), true),
+                ("statement_start_offset", int, true),
+                ("statement_end_offset", int, true),
+                ("plan_handle", vb(64), true),
+                ("database_id", si, false),
+                ("user_id", int, false),
+                ("connection_id", SqlType::UniqueIdentifier, true),
+                ("blocking_session_id", si, true),
+                ("wait_type", nv(60), true),
+                ("wait_time", int, false),
+                ("last_wait_type", nv(60), false),
+                ("wait_resource", nv(256), false),
+                ("open_transaction_count", int, false),
+                ("open_resultset_count", int, false),
+                ("transaction_id", big, false),
+                ("context_info", vb(128), true),
+                ("percent_complete", SqlType::Real, false),
+                ("estimated_completion_time", big, false),
+                ("cpu_time", int, false),
+                ("total_elapsed_time", int, false),
+                ("scheduler_id", int, true),
+                ("task_address", vb(8), true),
+                ("reads", big, false),
+                ("writes", big, false),
+                ("logical_reads", big, false),
+            ];
+            v.extend(settings_cols());
+            v.extend([
+                ("nest_level", int, false),
+                ("granted_query_memory", int, false),
+                ("executing_managed_code", bit, false),
+                ("group_id", int, false),
+                ("query_hash", SqlType::Binary { len: 8 }, true),
+                ("query_plan_hash", SqlType::Binary { len: 8 }, true),
+                ("statement_sql_handle", vb(64), true),
+                ("statement_context_id", big, true),
+                ("dop", int, false),
+                ("parallel_worker_count", int, true),
+                ("external_script_request_id", SqlType::UniqueIdentifier, true),
+                ("is_resumable", bit, false),
+            ]);
+            cols(&v)
+        }
+        DmvKind::PerformanceCounters => cols(&[
+            ("object_name", nc128, false),
+            ("counter_name", nc128, false),
+            ("instance_name", nc128, true),
+            ("cntr_value", big, false),
+            ("cntr_type", int, false),
+        ]),
+    }
+}
+
+fn s(v: &str) -> Value {
+    Value::String(v.to_string())
+}
+
+fn big(v: i64) -> Value {
+    Value::BigInt(v)
+}
+
+/// An int column from a millisecond count (saturating, as SQL Server's int columns do
+/// not wrap).
+fn int_ms(v: i64) -> Value {
+    Value::Int(v.clamp(0, i64::from(i32::MAX)) as i32)
+}
+
+fn nchar128(v: &str) -> Value {
+    let mut t: String = v.chars().take(128).collect();
+    let n = t.chars().count();
+    t.push_str(&" ".repeat(128 - n));
+    Value::String(t)
+}
+
+/// A point in time as a datetime value (the executor's clock is UTC, as GETDATE()).
+pub fn datetime_of(t: SystemTime) -> Value {
+    let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
+    // 1970-01-01 is day 25,567 after 1900-01-01; datetime ticks are 1/300 s.
+    let days = (d.as_secs() / 86_400) as i32 + 25_567;
+    let ms_of_day = (d.as_millis() % 86_400_000) as u64;
+    Value::DateTime { days, ticks: (ms_of_day * 300 / 1000) as u32 }
+}
+
+fn isolation_code(i: Isolation) -> i16 {
+    match i {
+        Isolation::ReadUncommitted => 1,
+        Isolation::ReadCommitted => 2,
+        Isolation::RepeatableRead => 3,
+        Isolation::Serializable => 4,
+        Isolation::Snapshot => 5,
+    }
+}
+
+/// The settings columns (see `settings_cols`). SET options Mesquite accepts without
+/// tracking show the values the common drivers set at login.
+fn settings_values(r: &SessionRow) -> Vec<Value> {
+    let b = Value::Bit;
+    vec![
+        Value::Int(i32::MAX),
+        s("us_english"),
+        s("mdy"),
+        Value::SmallInt(i16::from(r.date_first)),
+        b(true),
+        b(false),
+        b(true),
+        b(false),
+        b(true),
+        b(true),
+        b(true),
+        b(true),
+        Value::SmallInt(isolation_code(r.isolation)),
+        Value::Int(r.lock_timeout.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32),
+        Value::Int(r.deadlock_priority),
+        big(r.row_count),
+        Value::Int(r.prev_error),
+    ]
+}
+
+fn security_id(login: &str) -> Value {
+    // sa's SID is 0x01 in SQL Server; other SQL logins get a generated 16-byte SID,
+    // which Mesquite does not keep.
+    if login.eq_ignore_ascii_case("sa") {
+        Value::Binary(vec![1])
+    } else {
+        Value::Binary(Vec::new())
+    }
+}
+
+/// The rows of a DMV; `args` are the table function's arguments (NULL = None).
+pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let mut out = Vec::new();
+    match kind {
+        DmvKind::OsWaitStats | DmvKind::SessionWaitStats => {
+            let waits =
+                if kind == DmvKind::OsWaitStats { cx.host.os_wait_stats() } else { cx.host.session_wait_stats() };
+            for w in waits {
+                let mut r = Vec::with_capacity(6);
+                if kind == DmvKind::SessionWaitStats {
+                    r.push(Value::SmallInt(w.session_id as i16));
+                }
+                r.extend([
+                    s(w.wait_type),
+                    big(w.waiting_tasks_count),
+                    big(w.wait_time_ms),
+                    big(w.max_wait_time_ms),
+                    big(w.signal_wait_time_ms),
+                ]);
+                out.push(r);
+            }
+        }
+        DmvKind::VirtualFileStats => {
+            let db = match args[0] {
+                Some(d) => match i16::try_from(d) {
+                    Ok(d) => Some(d),
+                    Err(_) => return Ok(out),
+                },
+                None => None,
+            };
+            for f in cx.host.virtual_file_stats(db, args[1]) {
+                out.push(vec![
+                    Value::SmallInt(f.database_id),
+                    Value::SmallInt(f.file_id as i16),
+                    big(f.sample_ms),
+                    big(f.num_of_reads),
+                    big(f.num_of_bytes_read),
+                    big(f.io_stall_read_ms),
+                    big(f.num_of_writes),
+                    big(f.num_of_bytes_written),
+                    big(f.io_stall_write_ms),
+                    big(f.io_stall),
+                    big(f.size_on_disk_bytes),
+                    Value::Null,
+                    big(0),
+                    big(0),
+                ]);
+            }
+        }
+        DmvKind::Sessions => {
+            let now = SystemTime::now();
+            for r in cx.host.sessions() {
+                let elapsed = now.duration_since(r.login_time).unwrap_or_default().as_millis() as i64;
+                let opt = |v: &str| if r.is_user_process { s(v) } else { Value::Null };
+                let mut row = vec![
+                    Value::SmallInt(r.session_id as i16),
+                    datetime_of(r.login_time),
+                    opt(&r.host_name),
+                    opt(&r.program_name),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    security_id(&r.login_name),
+                    s(&r.login_name),
+                    Value::Null,
+                    Value::Null,
+                    s(r.status),
+                    Value::Null,
+                    int_ms(r.cpu_time_ms),
+                    Value::Int(0),
+                    int_ms(r.total_scheduled_time_ms),
+                    int_ms(elapsed),
+                    Value::Int(0),
+                    datetime_of(r.last_request_start_time),
+                    r.last_request_end_time.map(datetime_of).unwrap_or(Value::Null),
+                    big(r.reads),
+                    big(r.writes),
+                    big(r.logical_reads),
+                    Value::Bit(r.is_user_process),
+                ];
+                row.extend(settings_values(&r));
+                row.extend([
+                    security_id(&r.login_name),
+                    s(&r.login_name),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Int(if r.is_user_process { 2 } else { 1 }),
+                    Value::SmallInt(r.database_id),
+                    Value::Int(0),
+                    Value::Int(r.open_transaction_count),
+                ]);
+                out.push(row);
+            }
+        }
+        DmvKind::Requests => {
+            for r in cx.host.sessions() {
+                let Some(q) = &r.request else { continue };
+                let mut row = vec![
+                    Value::SmallInt(r.session_id as i16),
+                    Value::Int(q.request_id),
+                    datetime_of(q.start_time),
+                    s(q.status),
+                    s(q.command),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::SmallInt(q.database_id),
+                    Value::Int(1),
+                    Value::Null,
+                    Value::SmallInt(q.blocking_session_id as i16),
+                    q.wait_type.map(s).unwrap_or(Value::Null),
+                    int_ms(q.wait_time_ms),
+                    s(q.last_wait_type),
+                    s(&q.wait_resource),
+                    Value::Int(r.open_transaction_count),
+                    Value::Int(1),
+                    big(0),
+                    Value::Null,
+                    Value::Real(0.0),
+                    big(0),
+                    int_ms(q.cpu_time_ms),
+                    int_ms(q.total_elapsed_time_ms),
+                    Value::Null,
+                    Value::Null,
+                    big(r.reads),
+                    big(r.writes),
+                    big(r.logical_reads),
+                ];
+                row.extend(settings_values(&r));
+                row.extend([
+                    Value::Int(q.nest_level),
+                    Value::Int(0),
+                    Value::Bit(false),
+                    Value::Int(2),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Int(1),
+                    Value::Null,
+                    Value::Null,
+                    Value::Bit(false),
+                ]);
+                out.push(row);
+            }
+        }
+        DmvKind::PerformanceCounters => {
+            for c in cx.host.performance_counters() {
+                out.push(vec![
+                    nchar128(&c.object_name),
+                    nchar128(&c.counter_name),
+                    nchar128(&c.instance_name),
+                    big(c.cntr_value),
+                    Value::Int(c.cntr_type),
+                ]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Built-in DMV table functions; None when `name` is not one.
+pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
+    if name != "dm_io_virtual_file_stats" {
+        return Ok(None);
+    }
+    if args.len() < 2 {
+        return Err(SqlError::new(
+            216,
+            16,
+            1,
+            "Parameters were not supplied for the function 'sys.dm_io_virtual_file_stats'.",
+        ));
+    }
+    if args.len() > 2 {
+        return Err(SqlError::new(
+            8144,
+            16,
+            2,
+            "Procedure or function dm_io_virtual_file_stats has too many arguments specified.",
+        ));
+    }
+    let mut vals = [None, None];
+    for (i, a) in args.iter().enumerate() {
+        let e = b.bind_expr(a, &Scope::default())?;
+        let v = e.eval(&[], b.cx)?;
+        vals[i] = match &v {
+            Value::Null => None,
+            other => match super::table::int_of(other).and_then(|n| i32::try_from(n).ok()) {
+                Some(n) => Some(n),
+                None => {
+                    return Err(SqlError::new(
+                        8116,
+                        16,
+                        1,
+                        format!(
+                            "Argument data type {} is invalid for argument {} of dm_io_virtual_file_stats function.",
+                            e.ty().name(),
+                            i + 1
+                        ),
+                    ))
+                }
+            },
+        };
+    }
+    let cols = columns(DmvKind::VirtualFileStats);
+    let view = View { kind: ViewKind::Dmv(DmvKind::VirtualFileStats), db: b.cx.state.database, args: vals };
+    Ok(Some((Plan::Virtual { view, cols: cols.clone() }, cols)))
+}
+
+// ---------------------------------------------------------------------------------------
+// What a running request is doing, for sys.dm_exec_requests
+// ---------------------------------------------------------------------------------------
+
+const COMMANDS: &[&str] = &[
+    "AWAITING COMMAND",
+    "SELECT",
+    "INSERT",
+    "UPDATE",
+    "DELETE",
+    "EXECUTE",
+    "WAITFOR",
+    "BEGIN TRANSACTION",
+    "COMMIT TRANSACTION",
+    "ROLLBACK TRANSACTION",
+    "SAVE TRANSACTION",
+    "CHECKPOINT",
+    "DBCC",
+    "BACKUP DATABASE",
+    "RESTORE DATABASE",
+    "CREATE DATABASE",
+    "ALTER DATABASE",
+    "DROP DATABASE",
+    "CREATE TABLE",
+    "ALTER TABLE",
+    "DROP TABLE",
+    "CREATE INDEX",
+    "DROP INDEX",
+    "TRUNCATE TABLE",
+    "CREATE PROCEDURE",
+    "CREATE VIEW",
+    "CREATE FUNCTION",
+    "USE",
+];
+
+/// The statement a session's request is executing and how deeply nested, shared between
+/// the executor (which sets it per statement: one relaxed store) and the host (which
+/// shows it in sys.dm_exec_requests for any session).
+#[derive(Debug, Default)]
+pub struct LiveRequest {
+    command: AtomicU8,
+    nest_level: AtomicU8,
+}
+
+impl LiveRequest {
+    /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
+    /// keep the previous command.
+    pub fn statement(&self, kind: &StatementKind, nest_level: usize) {
+        use crate::ast::DropKind;
+        let c = match kind {
+            StatementKind::Query(_) => "SELECT",
+            StatementKind::Insert(_) => "INSERT",
+            StatementKind::Update(_) => "UPDATE",
+            StatementKind::Delete(_) => "DELETE",
+            StatementKind::Exec(_) | StatementKind::ExecString(_) => "EXECUTE",
+            StatementKind::WaitFor { .. } => "WAITFOR",
+            StatementKind::BeginTransaction { .. } => "BEGIN TRANSACTION",
+            StatementKind::Commit { .. } => "COMMIT TRANSACTION",
+            StatementKind::Rollback { .. } => "ROLLBACK TRANSACTION",
+            StatementKind::SaveTransaction { .. } => "SAVE TRANSACTION",
+            StatementKind::Checkpoint(_) => "CHECKPOINT",
+            StatementKind::Dbcc(_) => "DBCC",
+            StatementKind::Backup(_) => "BACKUP DATABASE",
+            StatementKind::Restore(_) => "RESTORE DATABASE",
+            StatementKind::CreateDatabase(_) => "CREATE DATABASE",
+            StatementKind::AlterDatabase(_) => "ALTER DATABASE",
+            StatementKind::Drop { kind: DropKind::Database, .. } => "DROP DATABASE",
+            StatementKind::Drop { .. } => "DROP TABLE",
+            StatementKind::CreateTable(_) => "CREATE TABLE",
+            StatementKind::AlterTable(_) => "ALTER TABLE",
+            StatementKind::CreateIndex(_) => "CREATE INDEX",
+            StatementKind::DropIndex { .. } => "DROP INDEX",
+            StatementKind::Truncate { .. } => "TRUNCATE TABLE",
+            StatementKind::CreateProcedure(_) => "CREATE PROCEDURE",
+            StatementKind::CreateView(_) => "CREATE VIEW",
+            StatementKind::CreateFunction(_) => "CREATE FUNCTION",
+            StatementKind::Use(_) => "USE",
+            _ => return,
+        };
+        if let Some(i) = COMMANDS.iter().position(|x| *x == c) {
+            self.command.store(i as u8, Relaxed);
+        }
+        self.nest_level.store(nest_level.min(255) as u8, Relaxed);
+    }
+
+    /// A new request starts (before its first statement).
+    pub fn start(&self) {
+        self.command.store(0, Relaxed);
+        self.nest_level.store(0, Relaxed);
+    }
+
+    pub fn command(&self) -> &'static str {
+        COMMANDS.get(usize::from(self.command.load(Relaxed))).copied().unwrap_or("SELECT")
+    }
+
+    /// @@NESTLEVEL of the statement running.
+    pub fn nest_level(&self) -> i32 {
+        i32::from(self.nest_level.load(Relaxed))
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// DBCC SQLPERF
+// ---------------------------------------------------------------------------------------
+
+fn incorrect_dbcc() -> SqlError {
+    SqlError::new(
+        2526,
+        16,
+        3,
+        "Incorrect DBCC statement. Check the documentation for the correct DBCC syntax and options.",
+    )
+}
+
+/// A DBCC argument as text: a bare word, a quoted name or a string literal.
+fn word(e: &Expr) -> Option<String> {
+    match &e.kind {
+        ExprKind::Column(n) => Some(n.parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")),
+        ExprKind::Literal(Literal::String { value, .. }) => Some(value.clone()),
+        _ => None,
+    }
+}
+
+/// DBCC SQLPERF(LOGSPACE) and DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_os_latch_stats', CLEAR).
+pub fn dbcc_sqlperf(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
+    let mut no_infomsgs = false;
+    for o in &d.options {
+        if o.is("NO_INFOMSGS") {
+            no_infomsgs = true;
+        } else if !o.is("TABLERESULTS") {
+            return Err(incorrect_dbcc());
+        }
+    }
+    let words: Vec<String> = d.args.iter().map(word).collect::<Option<_>>().ok_or_else(incorrect_dbcc)?;
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let lower: Vec<&str> = lower.iter().map(String::as_str).collect();
+    if !cx.is_sysadmin() {
+        return Err(SqlError::new(
+            300,
+            14,
+            1,
+            if lower.len() == 2 {
+                "ALTER SERVER STATE permission was denied on object 'server', database 'master'."
+            } else {
+                "VIEW SERVER STATE permission was denied on object 'server', database 'master'."
+            },
+        ));
+    }
+    match lower.as_slice() {
+        ["logspace"] => {
+            let rows = cx.host.log_space();
+            let info = [
+                ColumnInfo::new("Database Name", nv(128), true),
+                ColumnInfo::new("Log Size (MB)", SqlType::Real, true),
+                ColumnInfo::new("Log Space Used (%)", SqlType::Real, true),
+                ColumnInfo::new("Status", SqlType::Int, true),
+            ];
+            cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+            for r in &rows {
+                let row = [
+                    s(&r.database_name),
+                    Value::Real(r.log_size_mb as f32),
+                    Value::Real(r.log_space_used_percent as f32),
+                    Value::Int(0),
+                ];
+                cx.sink.row(&row).map_err(|_| super::cancelled())?;
+            }
+            cx.state.rowcount = rows.len() as i64;
+            dbcc_done(cx, no_infomsgs, Some(rows.len() as u64))?;
+        }
+        [stats, "clear"] => {
+            let what = match *stats {
+                "sys.dm_os_wait_stats" => ClearStats::WaitStats,
+                "sys.dm_os_latch_stats" => ClearStats::LatchStats,
+                _ => return Err(incorrect_dbcc()),
+            };
+            cx.host.clear_stats(what).map_err(super::host_err)?;
+            dbcc_done(cx, no_infomsgs, None)?;
+        }
+        _ => return Err(incorrect_dbcc()),
+    }
+    Ok(Flow::Normal)
+}
+
+/// Msg 2528 (unless WITH NO_INFOMSGS) and the statement's DONE.
+fn dbcc_done(cx: &mut Cx, no_infomsgs: bool, count: Option<u64>) -> Result<(), SqlError> {
+    if !no_infomsgs {
+        let m = SqlError::new(
+            2528,
+            10,
+            1,
+            "DBCC execution completed. If DBCC printed error messages, contact your system administrator.",
+        );
+        cx.sink.message(&Message { error: m, info: true }).map_err(|_| super::cancelled())?;
+    }
+    cx.done(count)
+}
