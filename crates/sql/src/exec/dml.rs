@@ -37,6 +37,158 @@ fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Arc<Table
     }
 }
 
+/// A simple updatable view as a DML target: one base table, columns that are bare
+/// (possibly renamed) base columns, and an optional WHERE that every row it shows meets.
+/// DML through it is rewritten to DML on the base table (SQL Server's rules for
+/// updatable views; WITH CHECK OPTION is not enforced).
+struct ViewBase {
+    base: ObjectName,
+    /// (view column, base column; empty when the view computes it).
+    columns: Vec<(String, String)>,
+    filter: Option<Expr>,
+    view: String,
+}
+
+/// The view `target` names, when it is a view (errors 4403/4405 when it cannot be
+/// changed).
+fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<ViewBase>, SqlError> {
+    let DmlTarget::Table { name, .. } = target else {
+        return Ok(None);
+    };
+    let Some((db, o)) = cx.resolve_object(name)? else {
+        return Ok(None);
+    };
+    let crate::catalog::ObjectBody::View(m) = &o.body else {
+        return Ok(None);
+    };
+    super::security::check_object(cx, db, &o, perm)?;
+    let def = super::parse_module(&m.definition)?;
+    let StatementKind::CreateView(v) = def.kind else {
+        return Ok(None);
+    };
+    let multi = || {
+        SqlError::new(
+            4405,
+            16,
+            1,
+            format!("View or function '{}' is not updatable because the modification affects multiple base tables.", o.name),
+        )
+    };
+    let SetExpr::Select(sel) = &v.query.body else {
+        return Err(multi());
+    };
+    if sel.distinct || sel.top.is_some() || !sel.group_by.is_empty() || sel.having.is_some() {
+        return Err(SqlError::new(
+            4403,
+            16,
+            1,
+            format!("Cannot update the view or function '{}' because it contains aggregates, or a DISTINCT or GROUP BY clause, or PIVOT or UNPIVOT operator.", o.name),
+        ));
+    }
+    if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
+        return Err(multi());
+    }
+    let TableFactor::Table { name: base, .. } = &sel.from[0].relation else {
+        return Err(multi());
+    };
+    if db != cx.state.database || base.database().is_some() {
+        return Err(errors::not_supported("Modifying data through a view in another database"));
+    }
+    let mut columns = Vec::new();
+    for item in &sel.items {
+        match item {
+            SelectItem::Wildcard(_) => {
+                let (bdb, bo) =
+                    cx.resolve_object(base)?.ok_or_else(|| errors::invalid_object(&errors::written(base)))?;
+                let t = cx.table_info(bdb, &bo)?;
+                for c in t.out_cols() {
+                    columns.push((c.name.clone(), c.name.clone()));
+                }
+            }
+            SelectItem::Expr { expr, alias } => {
+                let base_col = match &expr.kind {
+                    ExprKind::Column(n) => n.name().value.clone(),
+                    _ => String::new(),
+                };
+                let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| base_col.clone());
+                columns.push((shown, base_col));
+            }
+            SelectItem::Assign { .. } => return Err(multi()),
+        }
+    }
+    for (c, n) in columns.iter_mut().zip(&v.columns) {
+        c.0 = n.value.clone();
+    }
+    // The view's WHERE reads base columns: drop qualifiers (one table, no ambiguity).
+    let mut filter = sel.where_clause.clone();
+    if let Some(f) = &mut filter {
+        super::query::walk_expr_mut(f, &mut |e| {
+            if let ExprKind::Column(n) = &mut e.kind {
+                let last = n.name().clone();
+                n.parts = vec![last];
+            }
+        });
+    }
+    Ok(Some(ViewBase { base: base.clone(), columns, filter, view: o.name.clone() }))
+}
+
+impl ViewBase {
+    fn base_column(&self, view_col: &str) -> Result<Option<String>, SqlError> {
+        match self.columns.iter().find(|(v, _)| v.eq_ignore_ascii_case(view_col)) {
+            Some((_, b)) if b.is_empty() => Err(SqlError::new(
+                4406,
+                16,
+                1,
+                format!("Update or insert of view or function '{}' failed because it contains a derived or constant field.", self.view),
+            )),
+            Some((_, b)) => Ok(Some(b.clone())),
+            None => Ok(None),
+        }
+    }
+
+    /// Rewrites references to view columns as references to base columns.
+    fn rename(&self, e: &mut Expr) -> Result<(), SqlError> {
+        let mut err = None;
+        super::query::walk_expr_mut(e, &mut |x| {
+            if let ExprKind::Column(n) = &mut x.kind {
+                let qualified_by_view =
+                    n.parts.len() == 1 || n.parts[n.parts.len() - 2].value.eq_ignore_ascii_case(&self.view);
+                if !qualified_by_view {
+                    return;
+                }
+                match self.base_column(&n.name().value) {
+                    Ok(Some(b)) => n.parts = vec![Ident::new(b)],
+                    Ok(None) => {}
+                    Err(e) => err = Some(e),
+                }
+            }
+        });
+        err.map_or(Ok(()), Err)
+    }
+
+    fn target(&self, old: &DmlTarget) -> DmlTarget {
+        let hints = match old {
+            DmlTarget::Table { hints, .. } => hints.clone(),
+            DmlTarget::Variable(_) => Vec::new(),
+        };
+        DmlTarget::Table { name: self.base.clone(), hints }
+    }
+
+    fn where_with_filter(&self, w: Option<&Expr>) -> Result<Option<Expr>, SqlError> {
+        let mut w = w.cloned();
+        if let Some(e) = &mut w {
+            self.rename(e)?;
+        }
+        Ok(match (self.filter.clone(), w) {
+            (Some(f), Some(w)) => Some(Expr {
+                span: w.span,
+                kind: ExprKind::Binary { op: BinaryOp::And, left: Box::new(f), right: Box::new(w) },
+            }),
+            (f, w) => f.or(w),
+        })
+    }
+}
+
 /// Converts a value for a column: implicit conversion, then the column's length and
 /// precision (2628 truncation, 8115 overflow).
 pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<Value, SqlError> {
@@ -477,6 +629,25 @@ pub fn insert_values(
 }
 
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
+    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
+        let mut i = ins.clone();
+        i.target = vb.target(&ins.target);
+        let view_cols: Vec<String> = if ins.columns.is_empty() {
+            vb.columns.iter().map(|(v, _)| v.clone()).collect()
+        } else {
+            ins.columns.iter().map(|c| c.value.clone()).collect()
+        };
+        i.columns = Vec::with_capacity(view_cols.len());
+        for c in &view_cols {
+            let b = vb.base_column(c)?.ok_or_else(|| errors::invalid_column(c))?;
+            i.columns.push(Ident::new(b));
+        }
+        // The base table is reached through the view's ownership chain.
+        cx.view_depth += 1;
+        let r = insert(cx, &i);
+        cx.view_depth -= 1;
+        return r;
+    }
     let t = target_table(cx, &ins.target, "INSERT")?;
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..t.columns.len())
@@ -647,6 +818,25 @@ fn plan_target_rows(
 }
 
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
+    if u.from.is_empty() {
+        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
+            let mut r = u.clone();
+            r.target = vb.target(&u.target);
+            r.where_clause = vb.where_with_filter(u.where_clause.as_ref())?;
+            for a in &mut r.assignments {
+                if let AssignTarget::Column(n) = &mut a.target {
+                    let b = vb.base_column(&n.name().value)?.ok_or_else(|| errors::invalid_column(&n.name().value))?;
+                    n.parts = vec![Ident::new(b)];
+                }
+                vb.rename(&mut a.value)?;
+            }
+            // The base table is reached through the view's ownership chain.
+            cx.view_depth += 1;
+            let r = update(cx, &r);
+            cx.view_depth -= 1;
+            return r;
+        }
+    }
     let t = match (&u.target, u.from.is_empty()) {
         (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
             // The target may be an alias defined in FROM.
@@ -788,6 +978,18 @@ fn find_alias_table(
 }
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
+    if d.from.is_empty() {
+        if let Some(vb) = updatable_view(cx, &d.target, "DELETE")? {
+            let mut r = d.clone();
+            r.target = vb.target(&d.target);
+            r.where_clause = vb.where_with_filter(d.where_clause.as_ref())?;
+            // The base table is reached through the view's ownership chain.
+            cx.view_depth += 1;
+            let r = delete(cx, &r);
+            cx.view_depth -= 1;
+            return r;
+        }
+    }
     let t = match (&d.target, d.from.is_empty()) {
         (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
             match find_alias_table(cx, &d.from, &name.name().value, "DELETE")? {

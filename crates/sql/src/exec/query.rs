@@ -223,6 +223,67 @@ pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     }
 }
 
+/// Like [`walk_expr`], with mutable access (used to rewrite column references).
+pub fn walk_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    f(e);
+    match &mut e.kind {
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => {
+            walk_expr_mut(expr, f)
+        }
+        ExprKind::Cast { expr, .. } | ExprKind::Parse { expr, .. } => walk_expr_mut(expr, f),
+        ExprKind::Convert { expr, style, .. } => {
+            walk_expr_mut(expr, f);
+            if let Some(s) = style {
+                walk_expr_mut(s, f);
+            }
+        }
+        ExprKind::Binary { left, right, .. } => {
+            walk_expr_mut(left, f);
+            walk_expr_mut(right, f);
+        }
+        ExprKind::AtTimeZone { expr, zone } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(zone, f);
+        }
+        ExprKind::Like { expr, pattern, escape, .. } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(pattern, f);
+            if let Some(e) = escape {
+                walk_expr_mut(e, f);
+            }
+        }
+        ExprKind::Between { expr, low, high, .. } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(low, f);
+            walk_expr_mut(high, f);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            walk_expr_mut(expr, f);
+            list.iter_mut().for_each(|e| walk_expr_mut(e, f));
+        }
+        ExprKind::InSubquery { expr, .. } => walk_expr_mut(expr, f),
+        ExprKind::Quantified { left, .. } => walk_expr_mut(left, f),
+        ExprKind::Case(c) => {
+            if let Some(o) = &mut c.operand {
+                walk_expr_mut(o, f);
+            }
+            for (w, t) in &mut c.branches {
+                walk_expr_mut(w, f);
+                walk_expr_mut(t, f);
+            }
+            if let Some(e) = &mut c.else_result {
+                walk_expr_mut(e, f);
+            }
+        }
+        ExprKind::Function(call) => call.args.iter_mut().for_each(|e| walk_expr_mut(e, f)),
+        ExprKind::MethodCall { target, args, .. } => {
+            walk_expr_mut(target, f);
+            args.iter_mut().for_each(|e| walk_expr_mut(e, f));
+        }
+        _ => {}
+    }
+}
+
 pub fn literal_type_value(l: &Literal) -> Result<(Value, SqlType), SqlError> {
     Ok(match l {
         Literal::Null => (Value::Null, SqlType::Int),
