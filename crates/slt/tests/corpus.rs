@@ -1,9 +1,10 @@
 //! Runs the whole sqllogictest corpus sample and prints the pass rate per directory.
 //!
-//! Until the executor is complete this only reports; with `MESQUITE_SLT_STRICT=1` it fails
-//! on any failure not in `tests/slt/expected-failures.txt`, on files that cannot be parsed,
-//! and on records left unrun when the time budget (`MESQUITE_SLT_BUDGET_SECS`, default
-//! 240) runs out. `MESQUITE_SLT_JOBS` sets the parallelism (default: the cores).
+//! It fails on any failure not in `tests/slt/expected-failures.txt`, on files that cannot
+//! be parsed, and on records left unrun when the time budget (`MESQUITE_SLT_BUDGET_SECS`,
+//! default 480; the whole sample takes about a minute on 2 cores) runs out.
+//! `MESQUITE_SLT_STRICT=0` only reports. `MESQUITE_SLT_JOBS` sets the parallelism
+//! (default: the cores).
 
 use std::time::{Duration, Instant};
 
@@ -21,7 +22,7 @@ fn corpus() {
     let started = Instant::now();
     let settings = slt::Settings {
         record_timeout: Duration::from_secs(env_num("MESQUITE_SLT_TIMEOUT_SECS", 10)),
-        deadline: Some(started + Duration::from_secs(env_num("MESQUITE_SLT_BUDGET_SECS", 240))),
+        deadline: Some(started + Duration::from_secs(env_num("MESQUITE_SLT_BUDGET_SECS", 480))),
         progress: std::env::var("MESQUITE_SLT_PROGRESS").is_ok_and(|v| v == "1"),
     };
     let jobs = env_num("MESQUITE_SLT_JOBS", std::thread::available_parallelism().map(|n| n.get() as u64).unwrap_or(1));
@@ -30,7 +31,7 @@ fn corpus() {
     println!("{} files in {:.1} s", reports.len(), started.elapsed().as_secs_f64());
 
     let (_, all) = slt::totals(&reports);
-    if std::env::var("MESQUITE_SLT_STRICT").is_ok_and(|v| v == "1") {
+    if !std::env::var("MESQUITE_SLT_STRICT").is_ok_and(|v| v == "0") {
         let mut shown = 0;
         for r in &reports {
             for f in r.unexpected() {
