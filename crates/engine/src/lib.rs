@@ -1,13 +1,15 @@
 //! The instance: system and user databases, the database directory, sessions and
 //! logins. It implements the `sql` crate's `Host` over `storage` and `txn`, and maps
-//! every layer's error to a `SqlError` at the session boundary. DMVs, DBCC, backup and
-//! restore come later (issues 4+).
+//! every layer's error to a `SqlError` at the session boundary. It feeds the DMVs (the
+//! views themselves are in `sql`); DBCC, backup and restore come later.
 //!
 //! - [`config`]: [`InstanceConfig`], the default data directory, the data-directory lock.
 //! - [`instance`]: [`Instance`] — start (recovery of every database, tempdb recreated),
 //!   shutdown, CREATE / ALTER / DROP DATABASE, logins.
 //! - [`session`]: [`Session`] — a login's batches and RPCs.
 //! - [`host`]: [`EngineHost`] — a session's indexes and transactions.
+//! - `dmv`: what the DMVs read — each session's activity and waits, file statistics,
+//!   counters, log space.
 //! - [`rows`]: rows of values as FixedVar records, off-row values.
 //! - [`directory`]: the database directory and the system table's layout.
 //! - [`login`]: password hashes (PBKDF2-HMAC-SHA256).

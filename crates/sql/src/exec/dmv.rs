@@ -303,14 +303,31 @@ fn security_id(login: &str) -> Value {
     }
 }
 
+/// Msg 300: a server-level DMV without VIEW SERVER STATE (only sysadmin has it).
+fn view_server_state_denied() -> SqlError {
+    SqlError::new(300, 14, 1, "VIEW SERVER STATE permission was denied on object 'server', database 'master'.")
+}
+
 /// The rows of a DMV; `args` are the table function's arguments (NULL = None).
+///
+/// Without VIEW SERVER STATE (which only sysadmin logins have in Mesquite) the session
+/// views show the caller's own session, and the server-wide ones raise 300, as in SQL
+/// Server.
 pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     let mut out = Vec::new();
+    let server_state = cx.is_sysadmin();
+    let own = cx.state.spid;
+    let visible = |session_id: i32| server_state || session_id == own;
+    if !server_state
+        && matches!(kind, DmvKind::OsWaitStats | DmvKind::VirtualFileStats | DmvKind::PerformanceCounters)
+    {
+        return Err(view_server_state_denied());
+    }
     match kind {
         DmvKind::OsWaitStats | DmvKind::SessionWaitStats => {
             let waits =
                 if kind == DmvKind::OsWaitStats { cx.host.os_wait_stats() } else { cx.host.session_wait_stats() };
-            for w in waits {
+            for w in waits.into_iter().filter(|w| kind == DmvKind::OsWaitStats || visible(w.session_id)) {
                 let mut r = Vec::with_capacity(6);
                 if kind == DmvKind::SessionWaitStats {
                     r.push(Value::SmallInt(w.session_id as i16));
@@ -354,7 +371,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
         }
         DmvKind::Sessions => {
             let now = SystemTime::now();
-            for r in cx.host.sessions() {
+            for r in cx.host.sessions().into_iter().filter(|r| visible(r.session_id)) {
                 let elapsed = now.duration_since(r.login_time).unwrap_or_default().as_millis() as i64;
                 let opt = |v: &str| if r.is_user_process { s(v) } else { Value::Null };
                 let mut row = vec![
@@ -399,7 +416,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
             }
         }
         DmvKind::Requests => {
-            for r in cx.host.sessions() {
+            for r in cx.host.sessions().into_iter().filter(|r| visible(r.session_id)) {
                 let Some(q) = &r.request else { continue };
                 let mut row = vec![
                     Value::SmallInt(r.session_id as i16),
