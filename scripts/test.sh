@@ -18,3 +18,6 @@ cargo test --workspace --quiet "$@"
 
 # Real clients over TCP against `mesquite serve` (installs the drivers on first use).
 bash tests/clients/run.sh
+
+# kill -9 of a real server under load: acknowledged commits survive, CHECKDB is clean.
+bash tests/durability/run.sh

@@ -728,6 +728,10 @@ impl Host for EngineHost {
         self.sysadmin
     }
 
+    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
+        Ok(self.inst.check_database(db)?)
+    }
+
     fn create_login(
         &mut self,
         name: &str,

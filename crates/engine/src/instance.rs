@@ -102,6 +102,11 @@ impl DbHandle {
         self.record.read().name.clone()
     }
 
+    /// The HoBT of the database's system table.
+    pub fn system_hobt(&self) -> u64 {
+        self.system.alloc_unit_id()
+    }
+
     pub fn read_only(&self) -> bool {
         self.record.read().read_only
     }
@@ -458,6 +463,30 @@ impl Instance {
     /// The transaction layer's database (checkpoint statistics, tests, DMVs).
     pub fn txn_database(&self, id: DbId) -> Option<Arc<TxnDb>> {
         self.dbs.read().get(&id).map(|d| d.txn.clone())
+    }
+
+    /// DBCC CHECKDB's structural core (see [`sql::host::Host::check_database`]): the
+    /// allocation cross-check, then every B-tree the database has (system table,
+    /// catalog, and each index of each table in the catalog). Meant for a quiet
+    /// database: trees changing under the check can be reported as damaged.
+    pub fn check_database(&self, id: DbId) -> Result<Vec<String>> {
+        let h = self.db(id)?;
+        let mut problems = h.txn.db.check_allocation()?;
+        let mut hobts = vec![("system table".to_string(), h.system_hobt()), ("catalog".to_string(), h.catalog_hobt)];
+        for o in h.catalog.inner.read().objects.values() {
+            if let Some(t) = o.table() {
+                for i in &t.indexes {
+                    hobts.push((format!("{} (index id {})", o.name, i.index_id), i.hobt));
+                }
+            }
+        }
+        for (what, hobt) in hobts {
+            let checked = BTree::open(&h.txn.db, hobt, BTreeOptions { unique: true }).and_then(|t| t.check());
+            if let Err(e) = checked {
+                problems.push(format!("{what}, HoBT {hobt}: {e}"));
+            }
+        }
+        Ok(problems)
     }
 
     /// DB_ID(name).

@@ -239,6 +239,13 @@ pub trait Host {
         true
     }
 
+    /// DBCC CHECKDB's structural core: allocation (GAM/SGAM/PFS/IAM) cross-checks and a
+    /// check of every B-tree of the database; one line per problem, empty when clean.
+    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
+        let _ = db;
+        Err(HostError::Sql(SqlError::new(40000, 16, 1, "DBCC CHECKDB is not supported by this host.")))
+    }
+
     // --- server security (logins live in master, outside any user transaction) --------
 
     /// CREATE LOGIN name WITH PASSWORD: 15025 if it exists, 15118 if `check_policy` and

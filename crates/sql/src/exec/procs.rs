@@ -717,8 +717,61 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
 pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     match d.command.as_str() {
         "SQLPERF" => super::dmv::dbcc_sqlperf(cx, d),
+        "CHECKDB" => dbcc_checkdb(cx, d),
         _ => Err(errors::not_supported("DBCC")),
     }
+}
+
+/// DBCC CHECKDB [(db | 0)] [WITH NO_INFOMSGS, ALL_ERRORMSGS]: the structural checks of
+/// the host (allocation and every B-tree). Each problem is a Msg 8939 error; the summary
+/// line (Msg 8989) is informational and NO_INFOMSGS hides it when the database is clean.
+/// Logical checks (catalog against rows, index against base table) are not done yet.
+fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
+    if !cx.is_sysadmin() {
+        super::security::check_database_owner(cx, cx.state.database, false)?;
+    }
+    let db = match d.args.first() {
+        None => cx.state.database,
+        Some(e) => {
+            let (v, ty) = super::eval_standalone(cx, e)?;
+            match v {
+                Value::Int(0) | Value::SmallInt(0) | Value::TinyInt(0) | Value::BigInt(0) => cx.state.database,
+                Value::Int(n) => n as crate::host::DbId,
+                Value::SmallInt(n) => n as crate::host::DbId,
+                v => {
+                    let name = super::expr::as_text(&v, &ty).unwrap_or_default();
+                    cx.db_id_by_name(&name).ok_or_else(|| {
+                        SqlError::new(
+                            2520,
+                            16,
+                            1,
+                            format!("Could not find database '{name}'. The database either does not exist, or was dropped before a statement tried to use it. Verify if the name is correct."),
+                        )
+                    })?
+                }
+            }
+        }
+    };
+    let no_info = d.options.iter().any(|o| o.is("NO_INFOMSGS"));
+    let name = cx.db_name(db).unwrap_or_default();
+    let problems = cx.host.check_database(db).map_err(super::host_err)?;
+    for p in &problems {
+        let e = SqlError::new(8939, 16, 98, format!("Table error: {p}"));
+        let _ = cx.sink.message(&Message { error: e, info: false });
+    }
+    if !problems.is_empty() || !no_info {
+        let e = SqlError::new(
+            8989,
+            0,
+            1,
+            format!("CHECKDB found 0 allocation errors and {} consistency errors in database '{name}'.", problems.len()),
+        );
+        let _ = cx.sink.message(&Message { error: e, info: true });
+    }
+    if !problems.is_empty() {
+        cx.state.error = 8939;
+    }
+    Ok(Flow::Normal)
 }
 
 /// The RPC entry point.
