@@ -169,7 +169,6 @@ fn every_batch_round_trips() {
             "ALTER TRIGGER",
             "BACKUP CERTIFICATE",
             "BULK INSERT",
-            "CREATE ROLE",
             "CREATE SEQUENCE",
             "CREATE SYNONYM",
             "CREATE TRIGGER",

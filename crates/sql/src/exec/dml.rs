@@ -71,7 +71,10 @@ fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<
             4405,
             16,
             1,
-            format!("View or function '{}' is not updatable because the modification affects multiple base tables.", o.name),
+            format!(
+                "View or function '{}' is not updatable because the modification affects multiple base tables.",
+                o.name
+            ),
         )
     };
     let SetExpr::Select(sel) = &v.query.body else {
@@ -139,7 +142,10 @@ impl ViewBase {
                 4406,
                 16,
                 1,
-                format!("Update or insert of view or function '{}' failed because it contains a derived or constant field.", self.view),
+                format!(
+                    "Update or insert of view or function '{}' failed because it contains a derived or constant field.",
+                    self.view
+                ),
             )),
             Some((_, b)) => Ok(Some(b.clone())),
             None => Ok(None),

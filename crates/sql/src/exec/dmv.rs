@@ -318,8 +318,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
     let server_state = cx.is_sysadmin();
     let own = cx.state.spid;
     let visible = |session_id: i32| server_state || session_id == own;
-    if !server_state
-        && matches!(kind, DmvKind::OsWaitStats | DmvKind::VirtualFileStats | DmvKind::PerformanceCounters)
+    if !server_state && matches!(kind, DmvKind::OsWaitStats | DmvKind::VirtualFileStats | DmvKind::PerformanceCounters)
     {
         return Err(view_server_state_denied());
     }

@@ -107,6 +107,13 @@ pub enum BExpr {
         ty: SqlType,
     },
     AtTimeZone(Box<BExpr>, Box<BExpr>, SqlType),
+    /// A catalog function (DB_NAME, OBJECT_NAME, ...) of a per-row argument, looked up
+    /// as each row is evaluated (constant arguments are folded when binding).
+    CatalogFn {
+        name: Arc<str>,
+        args: Vec<BExpr>,
+        ty: SqlType,
+    },
     /// A scalar user-defined function call.
     Udf {
         db: i16,
@@ -135,7 +142,8 @@ impl BExpr {
             | BExpr::Sys(_, t)
             | BExpr::Subquery(_, t)
             | BExpr::AtTimeZone(_, _, t)
-            | BExpr::Udf { ty: t, .. } => *t,
+            | BExpr::Udf { ty: t, .. }
+            | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
             BExpr::Cmp(..)
             | BExpr::And(_)
@@ -186,7 +194,8 @@ impl BExpr {
             | BExpr::InSubquery { .. }
             | BExpr::Quantified { .. }
             | BExpr::Sys(..)
-            | BExpr::Udf { .. } => ok = false,
+            | BExpr::Udf { .. }
+            | BExpr::CatalogFn { .. } => ok = false,
             BExpr::Func { f, .. } if functions::is_volatile(*f) => ok = false,
             _ => {}
         });
@@ -203,7 +212,9 @@ impl BExpr {
                 b.visit(f);
             }
             BExpr::And(v) | BExpr::Or(v) | BExpr::Coalesce(v, _) => v.iter().for_each(|e| e.visit(f)),
-            BExpr::Func { args, .. } | BExpr::Udf { args, .. } => args.iter().for_each(|e| e.visit(f)),
+            BExpr::Func { args, .. } | BExpr::Udf { args, .. } | BExpr::CatalogFn { args, .. } => {
+                args.iter().for_each(|e| e.visit(f))
+            }
             BExpr::Like { expr, pattern, escape, .. } => {
                 expr.visit(f);
                 pattern.visit(f);
@@ -266,6 +277,9 @@ impl BExpr {
                 args: args.iter().map(|e| e.map_leaves(map)).collect(),
                 ty: *ty,
             },
+            BExpr::CatalogFn { name, args, ty } => {
+                BExpr::CatalogFn { name: name.clone(), args: args.iter().map(|e| e.map_leaves(map)).collect(), ty: *ty }
+            }
             BExpr::Like { expr, pattern, escape, negated } => BExpr::Like {
                 expr: r(expr),
                 pattern: r(pattern),
@@ -519,6 +533,19 @@ impl BExpr {
                 }
                 let v = cx.call_udf(*db, *object_id, vals)?;
                 convert::convert(&v, &v_type(&v, ty), ty, None)?
+            }
+            BExpr::CatalogFn { name, args, .. } => {
+                let mut vals = Vec::with_capacity(args.len());
+                for a in args {
+                    let v = a.eval(row, cx)?;
+                    // The lookups take ids as integers and names as strings.
+                    vals.push(match (&v, a.ty()) {
+                        (Value::Null, _) => Value::Null,
+                        (_, t) if t.is_character() => Value::String(as_text(&v, &t).unwrap_or_default()),
+                        _ => v,
+                    });
+                }
+                super::query::catalog_function(cx, name, &vals)?.0
             }
         })
     }

@@ -764,7 +764,10 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
             8989,
             0,
             1,
-            format!("CHECKDB found 0 allocation errors and {} consistency errors in database '{name}'.", problems.len()),
+            format!(
+                "CHECKDB found 0 allocation errors and {} consistency errors in database '{name}'.",
+                problems.len()
+            ),
         );
         let _ = cx.sink.message(&Message { error: e, info: true });
     }

@@ -158,6 +158,116 @@ fn contains_window(e: &Expr) -> bool {
     found
 }
 
+/// The value of a catalog function (DB_ID, DB_NAME, OBJECT_ID, OBJECT_NAME, SCHEMA_NAME,
+/// SERVERPROPERTY, ...) for argument values (strings for names, integers for ids).
+pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Value, SqlType), SqlError> {
+    let nv = |n: u16| SqlType::NVarChar { len: types::Length::Bounded(n) };
+    let text = |i: usize| -> Option<String> {
+        match vals.get(i) {
+            Some(Value::String(s)) => Some(s.clone()),
+            _ => None,
+        }
+    };
+    let int = |i: usize| -> Option<i64> { vals.get(i).and_then(super::table::int_of).map(|v| v as i64) };
+    let v: (Value, SqlType) = match name {
+        "DB_ID" => match text(0) {
+            Some(n) => (cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt),
+            None if vals.is_empty() => (Value::SmallInt(cx.state.database), SqlType::SmallInt),
+            None => (Value::Null, SqlType::SmallInt),
+        },
+        "DB_NAME" => {
+            let id = if vals.is_empty() { Some(i64::from(cx.state.database)) } else { int(0) };
+            let n = id.and_then(|i| cx.db_name(i as i16));
+            (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+        }
+        "OBJECT_ID" => {
+            let id = match text(0) {
+                Some(n) => cx.object_id_by_name(&n)?,
+                None => None,
+            };
+            (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
+        }
+        "OBJECT_NAME" => {
+            let db = int(1).map(|d| d as i16).unwrap_or(cx.state.database);
+            let n = int(0).and_then(|id| cx.object_name(db, id as i32));
+            (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+        }
+        "SCHEMA_NAME" => {
+            let id = if vals.is_empty() { Some(1) } else { int(0) };
+            let n = id.and_then(|id| cx.schema_name(cx.state.database, id as i32));
+            (n.map(Value::String).unwrap_or(Value::Null), nv(128))
+        }
+        "SCHEMA_ID" => {
+            let n = text(0).unwrap_or_else(|| "dbo".into());
+            let id = cx.schema_id(cx.state.database, &n);
+            (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
+        }
+        "SERVERPROPERTY" => (
+            super::server_property(&text(0).unwrap_or_default(), cx),
+            SqlType::NVarChar { len: types::Length::Bounded(4000) },
+        ),
+        "DATABASEPROPERTYEX" => {
+            let db = text(0).and_then(|n| cx.db_id_by_name(&n));
+            let v = match db {
+                Some(db) => super::database_property(db, &text(1).unwrap_or_default(), cx),
+                None => Value::Null,
+            };
+            (v, SqlType::NVarChar { len: types::Length::Bounded(4000) })
+        }
+        "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(cx.login_name()), nv(128)),
+        "USER_NAME" => (Value::String("dbo".into()), nv(128)),
+        "HOST_NAME" => (Value::String(cx.state.host_name.clone()), nv(128)),
+        "APP_NAME" => (Value::String(cx.state.app_name.clone()), nv(128)),
+        "IS_SRVROLEMEMBER" => (Value::Int(i32::from(cx.is_sysadmin())), SqlType::Int),
+        "HAS_DBACCESS" => (Value::Int(1), SqlType::Int),
+        "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
+            let t = match text(0) {
+                Some(n) => cx.resolve_table_by_text(&n).ok().flatten(),
+                None => None,
+            };
+            let v = match t.and_then(|t| t.identity.clone().map(|i| (t, i))) {
+                Some((t, i)) => match name {
+                    "IDENT_SEED" => Value::decimal(i.seed, 38, 0)?,
+                    "IDENT_INCR" => Value::decimal(i.increment, 38, 0)?,
+                    _ => {
+                        let cur = *t.counters.identity.lock();
+                        match cur {
+                            Some(Some(v)) => Value::decimal(v, 38, 0)?,
+                            _ => Value::decimal(i.last.unwrap_or(i.seed), 38, 0)?,
+                        }
+                    }
+                },
+                None => Value::Null,
+            };
+            (v, SqlType::Numeric { precision: 38, scale: 0 })
+        }
+        "COL_LENGTH" => {
+            let t = match text(0) {
+                Some(n) => cx.resolve_table_by_text(&n).ok().flatten(),
+                None => None,
+            };
+            let v = match (t, text(1)) {
+                (Some(t), Some(c)) => match t.column_index(&c) {
+                    Some(i) => {
+                        let ty = t.columns[i].ty;
+                        Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() {
+                            -1
+                        } else {
+                            ty.max_len() as i16
+                        }))
+                    }
+                    None => Value::Null,
+                },
+                _ => Value::Null,
+            };
+            (v, SqlType::SmallInt)
+        }
+        "OBJECTPROPERTY" => (Value::Null, SqlType::Int),
+        _ => return Err(errors::unknown_function(name)),
+    };
+    Ok(v)
+}
+
 /// Visits an expression tree, not descending into subqueries.
 pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     f(e);
@@ -982,7 +1092,6 @@ impl<'b, 'c> Binder<'b, 'c> {
         f: &FunctionCall,
         scope: &Scope,
     ) -> Result<Option<BExpr>, SqlError> {
-        let nv = |n: u16| SqlType::NVarChar { len: types::Length::Bounded(n) };
         if !matches!(
             name,
             "DB_ID"
@@ -1010,127 +1119,27 @@ impl<'b, 'c> Binder<'b, 'c> {
         ) {
             return Ok(None);
         }
-        let mut vals = Vec::new();
+        let mut args = Vec::with_capacity(f.args.len());
         for a in &f.args {
-            let b = self.bind_expr(a, scope)?;
-            if b.uses_row() || !b.is_constant() {
-                // Per-row catalog lookups are not supported; evaluate as NULL-safe later.
-                return Err(SqlError::new(
-                    4121,
-                    16,
-                    1,
-                    format!("{name} with a per-row argument is not supported yet."),
-                ));
-            }
-            let v = b.eval(&[], self.cx)?;
-            vals.push(v);
+            args.push(self.bind_expr(a, scope)?);
         }
-        let text = |i: usize| -> Option<String> {
-            match vals.get(i) {
-                Some(Value::String(s)) => Some(s.clone()),
-                _ => None,
+        if args.iter().all(|b| b.is_constant()) {
+            let mut vals = Vec::with_capacity(args.len());
+            for b in &args {
+                let v = b.eval(&[], self.cx)?;
+                vals.push(match (&v, b.ty()) {
+                    (Value::Null, _) => Value::Null,
+                    (_, t) if t.is_character() => Value::String(super::expr::as_text(&v, &t).unwrap_or_default()),
+                    _ => v,
+                });
             }
-        };
-        let int = |i: usize| -> Option<i64> { vals.get(i).and_then(super::table::int_of).map(|v| v as i64) };
-        let v: (Value, SqlType) = match name {
-            "DB_ID" => match text(0) {
-                Some(n) => {
-                    (self.cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt)
-                }
-                None if vals.is_empty() => (Value::SmallInt(self.cx.state.database), SqlType::SmallInt),
-                None => (Value::Null, SqlType::SmallInt),
-            },
-            "DB_NAME" => {
-                let id = if vals.is_empty() { Some(i64::from(self.cx.state.database)) } else { int(0) };
-                let n = id.and_then(|i| self.cx.db_name(i as i16));
-                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
-            }
-            "OBJECT_ID" => {
-                let id = match text(0) {
-                    Some(n) => self.cx.object_id_by_name(&n)?,
-                    None => None,
-                };
-                (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
-            }
-            "OBJECT_NAME" => {
-                let db = int(1).map(|d| d as i16).unwrap_or(self.cx.state.database);
-                let n = int(0).and_then(|id| self.cx.object_name(db, id as i32));
-                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
-            }
-            "SCHEMA_NAME" => {
-                let id = if vals.is_empty() { Some(1) } else { int(0) };
-                let n = id.and_then(|id| self.cx.schema_name(self.cx.state.database, id as i32));
-                (n.map(Value::String).unwrap_or(Value::Null), nv(128))
-            }
-            "SCHEMA_ID" => {
-                let n = text(0).unwrap_or_else(|| "dbo".into());
-                let id = self.cx.schema_id(self.cx.state.database, &n);
-                (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
-            }
-            "SERVERPROPERTY" => (
-                super::server_property(&text(0).unwrap_or_default(), self.cx),
-                SqlType::NVarChar { len: types::Length::Bounded(4000) },
-            ),
-            "DATABASEPROPERTYEX" => {
-                let db = text(0).and_then(|n| self.cx.db_id_by_name(&n));
-                let v = match db {
-                    Some(db) => super::database_property(db, &text(1).unwrap_or_default(), self.cx),
-                    None => Value::Null,
-                };
-                (v, SqlType::NVarChar { len: types::Length::Bounded(4000) })
-            }
-            "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(self.cx.login_name()), nv(128)),
-            "USER_NAME" => (Value::String("dbo".into()), nv(128)),
-            "HOST_NAME" => (Value::String(self.cx.state.host_name.clone()), nv(128)),
-            "APP_NAME" => (Value::String(self.cx.state.app_name.clone()), nv(128)),
-            "IS_SRVROLEMEMBER" => (Value::Int(i32::from(self.cx.is_sysadmin())), SqlType::Int),
-            "HAS_DBACCESS" => (Value::Int(1), SqlType::Int),
-            "IDENT_CURRENT" | "IDENT_SEED" | "IDENT_INCR" => {
-                let t = match text(0) {
-                    Some(n) => self.cx.resolve_table_by_text(&n).ok().flatten(),
-                    None => None,
-                };
-                let v = match t.and_then(|t| t.identity.clone().map(|i| (t, i))) {
-                    Some((t, i)) => match name {
-                        "IDENT_SEED" => Value::decimal(i.seed, 38, 0)?,
-                        "IDENT_INCR" => Value::decimal(i.increment, 38, 0)?,
-                        _ => {
-                            let cur = *t.counters.identity.lock();
-                            match cur {
-                                Some(Some(v)) => Value::decimal(v, 38, 0)?,
-                                _ => Value::decimal(i.last.unwrap_or(i.seed), 38, 0)?,
-                            }
-                        }
-                    },
-                    None => Value::Null,
-                };
-                (v, SqlType::Numeric { precision: 38, scale: 0 })
-            }
-            "COL_LENGTH" => {
-                let t = match text(0) {
-                    Some(n) => self.cx.resolve_table_by_text(&n).ok().flatten(),
-                    None => None,
-                };
-                let v = match (t, text(1)) {
-                    (Some(t), Some(c)) => match t.column_index(&c) {
-                        Some(i) => {
-                            let ty = t.columns[i].ty;
-                            Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() {
-                                -1
-                            } else {
-                                ty.max_len() as i16
-                            }))
-                        }
-                        None => Value::Null,
-                    },
-                    _ => Value::Null,
-                };
-                (v, SqlType::SmallInt)
-            }
-            "OBJECTPROPERTY" => (Value::Null, SqlType::Int),
-            _ => return Ok(None),
-        };
-        Ok(Some(BExpr::Const(v.0, v.1)))
+            let (v, ty) = catalog_function(self.cx, name, &vals)?;
+            return Ok(Some(BExpr::Const(v, ty)));
+        }
+        // A per-row argument (DB_NAME(database_id) over a DMV): looked up per row. The
+        // result type does not depend on the values.
+        let (_, ty) = catalog_function(self.cx, name, &vec![Value::Null; args.len()])?;
+        Ok(Some(BExpr::CatalogFn { name: Arc::from(name), args, ty }))
     }
 
     fn bind_udf(&mut self, f: &FunctionCall, scope: &Scope) -> Result<BExpr, SqlError> {

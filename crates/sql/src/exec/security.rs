@@ -622,14 +622,16 @@ pub fn execute_database(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlErro
                     principal(cx, db, name)?.filter(|p| (p.kind == PrincipalKind::SqlUser) == (*k == DropKind::User));
                 match found {
                     None if *if_exists => {}
-                    None => return Err(SqlError::new(
-                        15151,
-                        16,
-                        1,
-                        format!(
+                    None => {
+                        return Err(SqlError::new(
+                            15151,
+                            16,
+                            1,
+                            format!(
                             "Cannot drop the {what} '{name}', because it does not exist or you do not have permission."
                         ),
-                    )),
+                        ))
+                    }
                     Some(p) if p.is_fixed() => {
                         return Err(SqlError::new(
                             15405,
@@ -729,14 +731,16 @@ fn permission(cx: &mut Cx, db: DbId, p: &Permission) -> Result<(), SqlError> {
                 let n = &s.name.name().value;
                 match cx.schema_id(db, n) {
                     Some(id) => (3, id),
-                    None => return Err(SqlError::new(
-                        15151,
-                        16,
-                        1,
-                        format!(
+                    None => {
+                        return Err(SqlError::new(
+                            15151,
+                            16,
+                            1,
+                            format!(
                             "Cannot find the schema '{n}', because it does not exist or you do not have permission."
                         ),
-                    )),
+                        ))
+                    }
                 }
             }
             Some("DATABASE") => (0, 0),
