@@ -16,7 +16,8 @@ use crate::error::EngineError;
 use crate::host::EngineHost;
 use crate::instance::{Instance, SessionSlot};
 
-/// A logged-in session. Dropping it rolls back its open transaction.
+/// A logged-in session. Dropping it rolls back its open transaction and drops its #temp
+/// tables.
 pub struct Session {
     inst: Arc<Instance>,
     // Declared before `slot` so the host's rollback runs while the session is listed.
@@ -165,7 +166,9 @@ impl Session {
 
 impl Drop for Session {
     fn drop(&mut self) {
-        if self.host.in_transaction() {
+        if self.inst.is_running() {
+            sql::exec::end_session(&mut self.state, &mut self.host);
+        } else if self.host.in_transaction() {
             let _ = self.host.rollback();
         }
         self.inst.unregister_session(self.spid);

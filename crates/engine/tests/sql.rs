@@ -53,3 +53,28 @@ fn tables_survive_a_restart_and_rollback_undoes() {
     drop(s);
     inst.shutdown().unwrap();
 }
+
+#[test]
+fn temp_tables_end_with_their_session() {
+    // A session's #temp tables are dropped when it ends, so a later session that gets
+    // the same spid can create its own under the same name (tedious after pytds, in the
+    // real-client suites).
+    let inst = memory();
+    let mut s = session(&inst);
+    let spid = s.spid();
+    ok(&mut s, "CREATE TABLE #r (x int); INSERT INTO #r VALUES (1); BEGIN TRAN; INSERT INTO #r VALUES (2)");
+    let count = |s: &mut engine::Session| {
+        let r = ok(s, "SELECT COUNT(*) FROM tempdb.sys.objects WHERE name LIKE '#r[_]%'");
+        r.result_sets()[0].1[0][0].clone()
+    };
+    assert_eq!(count(&mut s), Value::Int(1));
+    drop(s);
+    let mut s2 = session(&inst);
+    assert_eq!(s2.spid(), spid);
+    assert_eq!(count(&mut s2), Value::Int(0));
+    ok(&mut s2, "CREATE TABLE #r (y varchar(5)); INSERT INTO #r VALUES ('a')");
+    let r = ok(&mut s2, "SELECT y FROM #r");
+    assert_eq!(r.result_sets()[0].1, vec![vec![Value::String("a".into())]]);
+    drop(s2);
+    inst.shutdown().unwrap();
+}

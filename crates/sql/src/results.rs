@@ -118,6 +118,36 @@ pub trait ResultSink {
     fn flush(&mut self) -> SinkResult {
         Ok(())
     }
+    /// The command of the statement whose DONE comes next: the DONE token's CurCmd
+    /// (see [`command_code`]). mssql-jdbc reports an update count only from the DONE of
+    /// a DML command.
+    fn command(&mut self, _cmd: u16) {}
+}
+
+/// SQL Server's command codes for the DONE token's CurCmd ([MS-TDS] leaves them to the
+/// server; drivers know them): 0 for statements without one.
+pub mod command_code {
+    pub const SELECT: u16 = 0xC1;
+    pub const SELECT_INTO: u16 = 0xC2;
+    pub const INSERT: u16 = 0xC3;
+    pub const DELETE: u16 = 0xC4;
+    pub const UPDATE: u16 = 0xC5;
+    pub const CREATE_TABLE: u16 = 0xC6;
+    pub const DROP_TABLE: u16 = 0xC7;
+    pub const CREATE_INDEX: u16 = 0xC8;
+    pub const DROP_INDEX: u16 = 0xC9;
+    pub const CREATE_DATABASE: u16 = 0xCB;
+    pub const DROP_DATABASE: u16 = 0xCC;
+    pub const CREATE_VIEW: u16 = 0xCF;
+    pub const DROP_VIEW: u16 = 0xD0;
+    pub const ALTER_TABLE: u16 = 0xD8;
+    pub const CREATE_PROCEDURE: u16 = 0xDE;
+    pub const DROP_PROCEDURE: u16 = 0xDF;
+    pub const EXECUTE: u16 = 0xE0;
+    pub const CREATE_FUNCTION: u16 = 0xB2;
+    pub const DROP_FUNCTION: u16 = 0xB3;
+    pub const DROP_SCHEMA: u16 = 0xB0;
+    pub const CREATE_SCHEMA: u16 = 0x14A;
 }
 
 /// One event, as [`CollectSink`] records them.

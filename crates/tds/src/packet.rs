@@ -254,6 +254,10 @@ impl PacketWriter {
         self.packet_size
     }
 
+    pub fn spid(&self) -> u16 {
+        self.spid
+    }
+
     /// Bytes of payload written to the current packet.
     pub fn pending_len(&self) -> usize {
         self.buf.len() - HEADER_LEN

@@ -18,10 +18,11 @@
 //!                   (fByRefValue 0x01 = OUTPUT, fDefaultValue 0x02), TYPE_INFO, value
 //! TM request    ALL_HEADERS, RequestType u16, payload:
 //!                 0 TM_GET_DTC_ADDRESS   (a u16-length buffer, ignored)
-//!                 5 TM_BEGIN_XACT        IsolationLevel u8, Name B_VARCHAR
-//!                 7 TM_COMMIT_XACT       Name B_VARCHAR, Flags u8 (0x01 fBeginXact:
-//! 8 TM_ROLLBACK_XACT                     then IsolationLevel u8, Name B_VARCHAR)
-//!                 9 TM_SAVE_XACT         Name B_VARCHAR
+//!                 5 TM_BEGIN_XACT        IsolationLevel u8, Name
+//!                 7 TM_COMMIT_XACT       Name, Flags u8 (0x01 fBeginXact:
+//! 8 TM_ROLLBACK_XACT                     then IsolationLevel u8, Name)
+//!                 9 TM_SAVE_XACT         Name
+//!               a Name is a B_VARBYTE: a count of bytes (not characters), then UTF-16LE
 //! ```
 //!
 //! Transaction-manager requests are run as the T-SQL they stand for ([`TmRequest::to_sql`]),
@@ -212,7 +213,7 @@ pub fn decode_tm(data: &[u8], headers_required: bool) -> Result<(AllHeaders, TmR
         let flags = r.u8("transaction manager request")?;
         if flags & 0x01 != 0 {
             let iso = r.u8("transaction manager request")?;
-            Ok(Some((iso, r.b_varchar("transaction manager request")?)))
+            Ok(Some((iso, xact_name(r, "transaction manager request")?)))
         } else {
             Ok(None)
         }
@@ -221,11 +222,11 @@ pub fn decode_tm(data: &[u8], headers_required: bool) -> Result<(AllHeaders, TmR
         TM_GET_DTC_ADDRESS => TmRequest::GetDtcAddress,
         TM_BEGIN_XACT => {
             let isolation = r.u8("TM_BEGIN_XACT")?;
-            let name = if r.is_empty() { String::new() } else { r.b_varchar("TM_BEGIN_XACT")? };
+            let name = if r.is_empty() { String::new() } else { xact_name(&mut r, "TM_BEGIN_XACT")? };
             TmRequest::Begin { isolation, name }
         }
         TM_COMMIT_XACT | TM_ROLLBACK_XACT => {
-            let name = r.b_varchar("TM_COMMIT_XACT")?;
+            let name = xact_name(&mut r, "TM_COMMIT_XACT")?;
             let begin_after = if r.is_empty() { None } else { begin_after(&mut r)? };
             if ty == TM_COMMIT_XACT {
                 TmRequest::Commit { name, begin_after }
@@ -233,11 +234,20 @@ pub fn decode_tm(data: &[u8], headers_required: bool) -> Result<(AllHeaders, TmR
                 TmRequest::Rollback { name, begin_after }
             }
         }
-        TM_SAVE_XACT => TmRequest::Save { name: r.b_varchar("TM_SAVE_XACT")? },
+        TM_SAVE_XACT => TmRequest::Save { name: xact_name(&mut r, "TM_SAVE_XACT")? },
         TM_PROPAGATE_XACT | TM_PROMOTE_XACT => TmRequest::Unsupported(ty),
         other => return Err(TdsError::invalid("transaction manager request", format!("type {other}"))),
     };
     Ok((headers, req))
+}
+
+/// A transaction or savepoint name in a TM request: B_VARBYTE holding UTF-16LE.
+fn xact_name(r: &mut Reader, what: &'static str) -> Result<String> {
+    let b = r.b_varbyte(what)?;
+    if b.len() % 2 != 0 {
+        return Err(TdsError::invalid(what, format!("a name of {} bytes (odd)", b.len())));
+    }
+    Ok(utf16_to_string(b))
 }
 
 /// A delimited identifier for a transaction or savepoint name.

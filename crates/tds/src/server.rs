@@ -15,8 +15,9 @@
 //!    and close. The whole of steps 1-3 must finish within [`LOGIN_TIMEOUT`].
 //! 4. Requests, one at a time (no MARS): SQL batch, RPC, transaction manager. A reader
 //!    task keeps reading while a request runs, so an attention (type 6) sets the
-//!    session's cancel flag at once; the response then ends with DONE(ATTN). An attention
-//!    that arrives after the response ended gets a response of its own (DONE(ATTN)).
+//!    session's cancel flag at once; the response then ends and a message of its own,
+//!    DONE(ATTN), acknowledges the attention (so does one that arrives after the
+//!    response ended).
 //!
 //! A framing error (bad header, wrong packet type, oversized message), a client that
 //! disconnects mid-request, or a fatal error (severity >= 20) ends that connection only,
@@ -709,16 +710,7 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
             Some(ReaderEvent::Attention) => {
                 // Nothing is running: acknowledge at once.
                 cancel.store(false, Ordering::Release);
-                let mut b = Vec::new();
-                token::DoneToken {
-                    token: token_type::DONE,
-                    status: token::done_status::ATTN,
-                    cur_cmd: 0,
-                    row_count: 0,
-                }
-                .encode(&mut b);
-                write_packets(&mut wr, &[packet::encode_message(PacketType::TabularResult, spid, packet_size, &b)])
-                    .await?;
+                write_packets(&mut wr, &[crate::sink::attention_ack(spid, packet_size)]).await?;
                 continue;
             }
             Some(ReaderEvent::Closed) | None => return Ok(()),

@@ -52,29 +52,36 @@ pub struct ResponseTail {
 
 impl ResponseTail {
     /// Writes the last tokens and returns the remaining packets (the last with EOM).
-    /// With `attention`, a DONE with the ATTN bit acknowledges the client's cancel.
+    /// With `attention`, the cancelled request's response ends as any other and a second
+    /// message follows: a DONE with the ATTN bit, the acknowledgement of the client's
+    /// cancel. Each client message (the request, then the attention) gets a response
+    /// message of its own, as from SQL Server: tedious reads the acknowledgement as the
+    /// message after the response, and drivers that read tokens until DONE(ATTN) cross
+    /// the message boundary.
     pub fn finish(mut self, attention: bool) -> Vec<Vec<u8>> {
-        let mut b = Vec::with_capacity(32);
+        let mut b = Vec::with_capacity(16);
         match self.pending_done {
-            Some(mut d) => {
-                if attention {
-                    d.status |= done_status::MORE;
-                }
-                d.encode(&mut b);
-            }
-            None if !attention => {
+            Some(d) => d.encode(&mut b),
+            None => {
                 let status = if self.error_since_done { done_status::ERROR } else { done_status::FINAL };
                 DoneToken { token: self.default_done, status, cur_cmd: 0, row_count: 0 }.encode(&mut b);
             }
-            None => {}
-        }
-        if attention {
-            DoneToken { token: token::token_type::DONE, status: done_status::ATTN, cur_cmd: 0, row_count: 0 }
-                .encode(&mut b);
         }
         self.writer.write(&b);
-        self.writer.finish()
+        let (spid, packet_size) = (self.writer.spid(), self.writer.packet_size() as u32);
+        let mut packets = self.writer.finish();
+        if attention {
+            packets.push(attention_ack(spid, packet_size));
+        }
+        packets
     }
+}
+
+/// The acknowledgement of an attention, a message of its own: DONE with the ATTN bit.
+pub fn attention_ack(spid: u16, packet_size: u32) -> Vec<u8> {
+    let mut b = Vec::with_capacity(13);
+    DoneToken { token: token::token_type::DONE, status: done_status::ATTN, cur_cmd: 0, row_count: 0 }.encode(&mut b);
+    crate::packet::encode_message(PacketType::TabularResult, spid, packet_size, &b)
 }
 
 pub struct TokenSink<O: PacketOut> {
@@ -89,6 +96,8 @@ pub struct TokenSink<O: PacketOut> {
     stopped: bool,
     /// Scratch buffer for one token.
     buf: Vec<u8>,
+    /// The CurCmd of the next DONE ([`ResultSink::command`]).
+    cmd: u16,
 }
 
 impl<O: PacketOut> TokenSink<O> {
@@ -104,6 +113,7 @@ impl<O: PacketOut> TokenSink<O> {
             fatal: false,
             stopped: false,
             buf: Vec::new(),
+            cmd: 0,
         }
     }
 
@@ -207,10 +217,16 @@ impl<O: PacketOut> ResultSink for TokenSink<O> {
         self.emit()
     }
 
+    fn command(&mut self, cmd: u16) {
+        self.cmd = cmd;
+    }
+
     fn done(&mut self, done: Done) -> SinkResult {
         self.check()?;
         self.release_done();
-        self.pending_done = Some(DoneToken::from_done(&done));
+        let mut token = DoneToken::from_done(&done);
+        token.cur_cmd = std::mem::take(&mut self.cmd);
+        self.pending_done = Some(token);
         self.error_since_done = false;
         self.drain()
     }

@@ -90,17 +90,23 @@ fn write_private(path: &Path, bytes: &[u8]) -> io::Result<()> {
     opts.open(path)?.write_all(bytes)
 }
 
-/// A rustls server configuration (ring provider, TLS 1.2 and 1.3). `strict` adds the
-/// "tds/8.0" ALPN protocol. Session tickets are off: a TLS 1.3 ticket sent after the
-/// handshake would arrive while the client still expects PRELOGIN-wrapped records.
+/// A rustls server configuration (ring provider). TDS 8.0 (`strict`) offers TLS 1.2 and
+/// 1.3 and the "tds/8.0" ALPN protocol; TLS inside PRELOGIN (TDS 7.x) is TLS 1.2 only, as
+/// in SQL Server, which has TLS 1.3 only with TDS 8.0. Drivers are written for that:
+/// mssql-jdbc offering 1.3 inside PRELOGIN loses its client Finished (the server then
+/// fails the first record with bad_record_mac); offered 1.2, every driver uses it. Session tickets are off: a
+/// TLS 1.3 ticket sent after the handshake would arrive while the client still expects
+/// PRELOGIN-wrapped records.
 pub fn server_config(
     certs: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
     strict: bool,
 ) -> io::Result<Arc<rustls::ServerConfig>> {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let versions: &[&rustls::SupportedProtocolVersion] =
+        if strict { rustls::DEFAULT_VERSIONS } else { &[&rustls::version::TLS12] };
     let mut cfg = rustls::ServerConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
+        .with_protocol_versions(versions)
         .map_err(other)?
         .with_no_client_auth()
         .with_single_cert(certs, key)

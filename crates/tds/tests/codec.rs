@@ -563,8 +563,13 @@ fn sql_batch_and_tm_requests() {
     let begin = tm("05 00  02  00").unwrap();
     assert_eq!(begin, TmRequest::Begin { isolation: 2, name: String::new() });
     assert_eq!(begin.to_sql().unwrap(), "SET TRANSACTION ISOLATION LEVEL READ COMMITTED; BEGIN TRANSACTION");
-    let begin = tm("05 00  00  02 74 00 31 00").unwrap();
+    // Names are B_VARBYTE: the length counts bytes, not characters.
+    let begin = tm("05 00  00  04 74 00 31 00").unwrap();
     assert_eq!(begin.to_sql().unwrap(), "BEGIN TRANSACTION [t1]");
+    // tedious's beginTransaction(cb, 'tx1', READ_COMMITTED), byte for byte.
+    let begin = tm("05 00  02  06 74 00 78 00 31 00").unwrap();
+    assert_eq!(begin, TmRequest::Begin { isolation: 2, name: "tx1".into() });
+    assert!(tm("05 00  00  03 74 00 31").is_err());
     let commit = tm("07 00  00  00").unwrap();
     assert_eq!(commit, TmRequest::Commit { name: String::new(), begin_after: None });
     assert_eq!(commit.to_sql().unwrap(), "COMMIT TRANSACTION");
@@ -573,9 +578,14 @@ fn sql_batch_and_tm_requests() {
         commit_begin.to_sql().unwrap(),
         "COMMIT TRANSACTION; SET TRANSACTION ISOLATION LEVEL SERIALIZABLE; BEGIN TRANSACTION"
     );
-    let rollback = tm("08 00  02 73 00 5D 00  00").unwrap();
+    let rollback = tm("08 00  04 73 00 5D 00  00").unwrap();
     assert_eq!(rollback.to_sql().unwrap(), "ROLLBACK TRANSACTION [s]]]");
-    assert_eq!(tm("09 00  01 73 00").unwrap().to_sql().unwrap(), "SAVE TRANSACTION [s]");
+    assert_eq!(tm("09 00  02 73 00").unwrap().to_sql().unwrap(), "SAVE TRANSACTION [s]");
+    let commit_named_begin = tm("07 00  02 61 00  01 01 02 62 00").unwrap();
+    assert_eq!(
+        commit_named_begin.to_sql().unwrap(),
+        "COMMIT TRANSACTION [a]; SET TRANSACTION ISOLATION LEVEL READ UNCOMMITTED; BEGIN TRANSACTION [b]"
+    );
     assert_eq!(tm("00 00  00 00").unwrap(), TmRequest::GetDtcAddress);
     assert_eq!(tm("06 00").unwrap(), TmRequest::Unsupported(6));
     assert!(tm("63 00").is_err());
@@ -595,9 +605,14 @@ fn sink_tokens(run: impl FnOnce(&mut TokenSink<Vec<Vec<u8>>>), default_done: u8,
     let (tail, mut packets) = sink.finish(default_done);
     packets.extend(tail.finish(attention));
     let msgs = packet::decode_stream(&packets.concat(), 1 << 24).unwrap();
-    assert_eq!(msgs.len(), 1);
-    assert_eq!(msgs[0].ty, PacketType::TabularResult);
-    decode_tokens(&msgs[0].data).unwrap()
+    // With an attention, its acknowledgement is a second message.
+    assert_eq!(msgs.len(), if attention { 2 } else { 1 });
+    msgs.iter()
+        .flat_map(|m| {
+            assert_eq!(m.ty, PacketType::TabularResult);
+            decode_tokens(&m.data).unwrap()
+        })
+        .collect()
 }
 
 #[test]
@@ -677,8 +692,24 @@ fn attention_ends_with_done_attn() {
     );
     let dones: Vec<_> = tokens.iter().filter_map(|t| if let Token::Done(d) = t { Some(*d) } else { None }).collect();
     assert_eq!(dones.len(), 2);
-    assert_eq!(dones[0].status & done_status::MORE, done_status::MORE);
+    // The response ends with its last DONE (no MORE bit); the acknowledgement follows
+    // in a message of its own.
+    assert_eq!(dones[0].status & done_status::MORE, 0);
     assert_eq!(dones[1].status, done_status::ATTN);
+    let cancel = Arc::new(AtomicBool::new(false));
+    let mut sink = TokenSink::new(Vec::new(), 7, 4096, cancel, "S".into());
+    sink.done(done(DoneKind::Statement, Some(3), false)).unwrap();
+    let (tail, mut packets) = sink.finish(token::token_type::DONE);
+    packets.extend(tail.finish(true));
+    let msgs = packet::decode_stream(&packets.concat(), 1 << 24).unwrap();
+    assert_eq!(msgs.len(), 2);
+    assert_eq!(decode_tokens(&msgs[1].data).unwrap().len(), 1);
+    assert_eq!(msgs[1].data.len(), 13);
+    // Nothing sent before the attention (a WAITFOR): a final DONE, then the ack.
+    let tokens = sink_tokens(|_| {}, token::token_type::DONE, true);
+    let statuses: Vec<_> =
+        tokens.iter().filter_map(|t| if let Token::Done(d) = t { Some(d.status) } else { None }).collect();
+    assert_eq!(statuses, [done_status::FINAL, done_status::ATTN]);
 
     // After the cancel flag is set, the sink refuses everything.
     let cancel = Arc::new(AtomicBool::new(false));

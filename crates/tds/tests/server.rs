@@ -654,13 +654,21 @@ async fn attention_cancels_a_running_batch() {
     c.send(PacketType::SqlBatch, &b).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     c.send(PacketType::Attention, &[]).await;
+    // The cancelled request's response ends (no DONE(ATTN) in it), then the
+    // acknowledgement comes as a message of its own, as from SQL Server (tedious reads it
+    // as the message after the response).
     let (_, data) = c.read().await.unwrap();
     let t = decode_tokens(&data).unwrap();
     let d = dones(&t);
-    assert_eq!(d.last().unwrap().status, done_status::ATTN, "{t:?}");
+    assert!(d.iter().all(|d| d.status & done_status::ATTN == 0), "{t:?}");
+    assert_eq!(d.last().unwrap().status & done_status::MORE, 0, "{t:?}");
+    let (_, data) = c.read().await.unwrap();
+    let t = decode_tokens(&data).unwrap();
+    assert_eq!(dones(&t).iter().map(|d| d.status).collect::<Vec<_>>(), [done_status::ATTN], "{t:?}");
+    assert_eq!(t.len(), 1, "{t:?}");
     assert_eq!(srv.stats.slow_finished.load(Ordering::SeqCst), 1);
 
-    // Streaming rows: cancelled mid-stream, the response still ends with DONE(ATTN).
+    // Streaming rows: cancelled mid-stream, the response ends, then the acknowledgement.
     let mut b = rpc::encode_all_headers(0, 1);
     b.extend("slowrows".encode_utf16().flat_map(|u| u.to_le_bytes()));
     c.send(PacketType::SqlBatch, &b).await;
@@ -670,7 +678,9 @@ async fn attention_cancels_a_running_batch() {
     let t = decode_tokens(&data).unwrap();
     let n = rows(&t).len();
     assert!(n > 0 && n < 20_000, "{n} rows");
-    assert_eq!(dones(&t).last().unwrap().status, done_status::ATTN);
+    assert!(dones(&t).iter().all(|d| d.status & done_status::ATTN == 0), "{t:?}");
+    let (_, data) = c.read().await.unwrap();
+    assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN);
 
     // The connection keeps working, and an attention with nothing running is
     // acknowledged on its own.
@@ -707,7 +717,8 @@ async fn transaction_manager_requests_run_as_tsql() {
     assert!(t.contains(&Token::EnvChange { ty: 9, new: vec![], old: 0x1122_3344_5566_7788u64.to_le_bytes().to_vec() }));
 
     // Isolation level and name travel as T-SQL.
-    c.send(PacketType::TransactionManager, &tm(&[5, 0, 4, 2, b't', 0, b'x', 0])).await;
+    // The name's length is a count of bytes (B_VARBYTE), as tedious and SqlClient send it.
+    c.send(PacketType::TransactionManager, &tm(&[5, 0, 4, 4, b't', 0, b'x', 0])).await;
     c.read().await.unwrap();
     // TM_GET_DTC_ADDRESS: an empty result set.
     c.send(PacketType::TransactionManager, &tm(&[0, 0, 0, 0])).await;
@@ -892,4 +903,26 @@ fn run_blocking_serves_until_shutdown() {
     });
     stop.send(()).unwrap();
     assert!(server.join().unwrap().is_ok());
+}
+
+/// TLS inside PRELOGIN is TLS 1.2 even for a client that offers 1.3 (SQL Server has TLS
+/// 1.3 only with TDS 8.0; mssql-jdbc's 1.3 handshake inside PRELOGIN fails); TDS 8.0
+/// negotiates 1.3.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_versions_7x_is_1_2_and_strict_is_1_3() {
+    let srv = start(|_| {}).await;
+    let c = Client::prelogin(srv.addr, Mode::Tls).await;
+    let tls = tls_connector(Mode::Tls, Arc::new(Mutex::new(None)))
+        .connect(ServerName::try_from("localhost").unwrap(), PreloginWrapped::new(c.stream))
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_2));
+
+    let tcp = TcpStream::connect(srv.addr).await.unwrap();
+    let tls = tls_connector(Mode::Strict, Arc::new(Mutex::new(None)))
+        .connect(ServerName::try_from("localhost").unwrap(), tcp)
+        .await
+        .unwrap();
+    assert_eq!(tls.get_ref().1.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
+    assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"tds/8.0"[..]));
 }

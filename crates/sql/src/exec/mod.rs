@@ -60,6 +60,9 @@ pub struct SessionState {
     pub cancel: Arc<AtomicBool>,
     pub trancount: u32,
     pub xact_abort: bool,
+    /// SET IMPLICIT_TRANSACTIONS ON: a data statement outside a transaction begins one
+    /// (what JDBC's setAutoCommit(false) sends).
+    pub implicit_transactions: bool,
     pub nocount: bool,
     pub lock_timeout: i64,
     pub isolation: Isolation,
@@ -96,6 +99,7 @@ impl SessionState {
             cancel: Arc::new(AtomicBool::new(false)),
             trancount: 0,
             xact_abort: false,
+            implicit_transactions: false,
             nocount: false,
             lock_timeout: -1,
             isolation: Isolation::ReadCommitted,
@@ -175,6 +179,8 @@ pub struct Cx<'a> {
     pub function_result: Option<Value>,
     /// Views being expanded (their objects are reached through the ownership chain).
     pub view_depth: u32,
+    /// The running statement's DONE command code (see [`command_of`]).
+    pub cur_cmd: u16,
     null_warned: bool,
 }
 
@@ -243,6 +249,7 @@ impl<'a> Cx<'a> {
             source: Arc::from(""),
             function_result: None,
             view_depth: 0,
+            cur_cmd: 0,
             null_warned: false,
         }
     }
@@ -552,6 +559,7 @@ impl<'a> Cx<'a> {
     pub fn done(&mut self, count: Option<u64>) -> Result<(), SqlError> {
         let count = if self.state.nocount { None } else { count };
         let kind = self.done_kind();
+        self.sink.command(self.cur_cmd);
         let r = self.sink.done(Done { kind, row_count: count, error: false, in_xact: self.state.trancount > 0 });
         if r.is_err() {
             self.state.cancel.store(true, AtomicOrdering::Relaxed);
@@ -671,6 +679,19 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
     run_top_level(&mut cx, &batch.statements);
 }
 
+/// Ends a session: rolls back its open transaction (reloading the catalogs it changed)
+/// and drops its #temp tables, which live as long as the session (a later session that
+/// gets the same spid would otherwise find them under the same internal names).
+pub fn end_session(state: &mut SessionState, host: &mut dyn Host) {
+    state.cancel.store(false, AtomicOrdering::Relaxed);
+    let mut sink = crate::results::CollectSink::default();
+    let mut cx = Cx::new(host, state, &mut sink);
+    if cx.state.trancount > 0 || cx.host.in_transaction() {
+        let _ = rollback_all(&mut cx);
+    }
+    procs::drop_scope_temp_tables(&mut cx, &[]);
+}
+
 /// Runs statements as a batch: errors reported, autocommit, XACT_ABORT handling.
 pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
     match exec_block(cx, statements) {
@@ -711,6 +732,7 @@ pub fn report(cx: &mut Cx, e: &SqlError) {
     }
     let sent = cx.sink.message(&Message { info: e.severity <= 10, error: e });
     let kind = cx.done_kind();
+    cx.sink.command(cx.cur_cmd);
     let done = cx.sink.done(Done { kind, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
     if sent.is_err() || done.is_err() {
         cx.state.cancel.store(true, AtomicOrdering::Relaxed);
@@ -806,9 +828,94 @@ fn is_data_statement(k: &StatementKind) -> bool {
         || security::is_database_security(k)
 }
 
+/// Does the statement begin a transaction under SET IMPLICIT_TRANSACTIONS ON? SQL
+/// Server's list: DDL, DML, GRANT/REVOKE/DENY, BEGIN TRANSACTION, and SELECT from a
+/// table (not `SELECT @@TRANCOUNT`).
+fn begins_implicit_transaction(k: &StatementKind) -> bool {
+    fn reads_table(q: &Query) -> bool {
+        fn body(b: &SetExpr) -> bool {
+            match b {
+                SetExpr::Select(s) => !s.from.is_empty() || s.into.is_some(),
+                SetExpr::Query(q) => reads_table(q),
+                SetExpr::SetOp { left, right, .. } => body(left) || body(right),
+            }
+        }
+        body(&q.body)
+    }
+    match k {
+        StatementKind::Query(q) => reads_table(q),
+        StatementKind::BeginTransaction { .. } => true,
+        _ => is_data_statement(k),
+    }
+}
+
+/// BEGIN TRANSACTION at @@TRANCOUNT 0: the host transaction, the descriptor, ENVCHANGE.
+fn begin_user_transaction(cx: &mut Cx, name: &str) -> Result<(), SqlError> {
+    cx.host.begin(name).map_err(host_err)?;
+    cx.state.trancount = 1;
+    cx.state.doomed = false;
+    cx.state.descriptor = cx.state.next_descriptor;
+    cx.state.next_descriptor += 1;
+    let d = cx.state.descriptor;
+    let _ = cx.sink.env_change(&EnvChange::BeginTransaction { descriptor: d });
+    Ok(())
+}
+
+/// The DONE token's command code for a statement (SQL Server's values).
+pub fn command_of(k: &StatementKind) -> u16 {
+    use crate::results::command_code as c;
+    match k {
+        StatementKind::Query(q) => match &q.body {
+            SetExpr::Select(s) if s.into.is_some() => c::SELECT_INTO,
+            _ => c::SELECT,
+        },
+        StatementKind::Insert(_) => c::INSERT,
+        StatementKind::Update(_) => c::UPDATE,
+        StatementKind::Delete(_) => c::DELETE,
+        StatementKind::CreateTable(_) => c::CREATE_TABLE,
+        StatementKind::AlterTable(_) => c::ALTER_TABLE,
+        StatementKind::CreateIndex(_) => c::CREATE_INDEX,
+        StatementKind::DropIndex { .. } => c::DROP_INDEX,
+        StatementKind::CreateDatabase(_) => c::CREATE_DATABASE,
+        StatementKind::CreateView(_) => c::CREATE_VIEW,
+        StatementKind::CreateProcedure(_) => c::CREATE_PROCEDURE,
+        StatementKind::CreateFunction(_) => c::CREATE_FUNCTION,
+        StatementKind::CreateSchema { .. } => c::CREATE_SCHEMA,
+        StatementKind::Exec(_) | StatementKind::ExecString(_) => c::EXECUTE,
+        StatementKind::Drop { kind, .. } => match kind {
+            DropKind::Table => c::DROP_TABLE,
+            DropKind::View => c::DROP_VIEW,
+            DropKind::Procedure => c::DROP_PROCEDURE,
+            DropKind::Function => c::DROP_FUNCTION,
+            DropKind::Database => c::DROP_DATABASE,
+            DropKind::Schema => c::DROP_SCHEMA,
+            _ => 0,
+        },
+        _ => 0,
+    }
+}
+
+/// Runs one statement with its DONE command code set (kept after an error, for the
+/// error's DONE; restored for the enclosing statement otherwise).
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
+    let r = exec_statement_inner(cx, stmt);
+    if r.is_ok() {
+        cx.cur_cmd = outer;
+    }
+    r
+}
+
+fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     cx.fcx.now_utc = now_utc();
     cx.state.live.statement(&stmt.kind, cx.nest_level());
+    if cx.state.implicit_transactions
+        && cx.state.trancount == 0
+        && !cx.host.in_transaction()
+        && begins_implicit_transaction(&stmt.kind)
+    {
+        begin_user_transaction(cx, "implicit_transaction")?;
+    }
     if is_data_statement(&stmt.kind) {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
             return Err(SqlError::new(
@@ -1233,13 +1340,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::BeginTransaction { name, .. } => {
             if cx.state.trancount == 0 {
                 let n = name_of(cx, name.as_ref())?.unwrap_or_else(|| "user_transaction".into());
-                cx.host.begin(&n).map_err(host_err)?;
-                cx.state.trancount = 1;
-                cx.state.doomed = false;
-                cx.state.descriptor = cx.state.next_descriptor;
-                cx.state.next_descriptor += 1;
-                let d = cx.state.descriptor;
-                let _ = cx.sink.env_change(&EnvChange::BeginTransaction { descriptor: d });
+                begin_user_transaction(cx, &n)?;
             } else {
                 cx.state.trancount += 1;
             }
@@ -1491,6 +1592,7 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                 match n.to_ascii_uppercase().as_str() {
                     "NOCOUNT" => cx.state.nocount = *on,
                     "XACT_ABORT" => cx.state.xact_abort = *on,
+                    "IMPLICIT_TRANSACTIONS" => cx.state.implicit_transactions = *on,
                     "SHOWPLAN_TEXT" | "SHOWPLAN_ALL" | "SHOWPLAN_XML" => cx.state.showplan = *on,
                     // Accepted for compatibility with what clients send at login.
                     _ => {}

@@ -597,8 +597,9 @@ pub fn call_scalar_function(
     Ok(cx.function_result.take().unwrap_or(Value::Null))
 }
 
-/// #temp tables live as long as the scope (procedure, dynamic SQL) that created them.
-fn drop_scope_temp_tables(cx: &mut Cx, before: &[String]) {
+/// #temp tables live as long as the scope (procedure, dynamic SQL, session) that created
+/// them.
+pub(crate) fn drop_scope_temp_tables(cx: &mut Cx, before: &[String]) {
     let created: Vec<String> = cx.state.temp_tables.keys().filter(|k| !before.contains(k)).cloned().collect();
     for user_name in created {
         let name = ObjectName::from_ident(Ident::new(user_name.clone()));
