@@ -17,7 +17,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-SUITES=(pytds tedious)
+SUITES=(pytds pymssql mssql-python tsql tedious jdbc go)
 if [ $# -gt 0 ]; then SUITES=("$@"); fi
 
 cargo build --quiet -p mesquite

@@ -803,3 +803,27 @@ proptest! {
         let _ = Login7::decode(&l);
     }
 }
+
+/// The DONE token carries the statement's command (CurCmd) the executor announced, once:
+/// mssql-jdbc takes update counts only from DML commands' DONEs.
+#[test]
+fn sink_done_carries_the_command_code() {
+    use sql::results::command_code;
+    let tokens = sink_tokens(
+        |s| {
+            s.command(command_code::INSERT);
+            s.done(done(DoneKind::InProc, Some(3), false)).unwrap();
+            s.command(command_code::SELECT);
+            s.done(done(DoneKind::Statement, Some(1), false)).unwrap();
+            s.done(done(DoneKind::Proc, None, false)).unwrap();
+        },
+        token::token_type::DONE,
+        false,
+    );
+    let cmds: Vec<(u8, u16, u64)> = tokens
+        .iter()
+        .filter_map(|t| if let Token::Done(d) = t { Some((d.token, d.cur_cmd, d.row_count)) } else { None })
+        .collect();
+    use token::token_type::{DONE, DONEINPROC, DONEPROC};
+    assert_eq!(cmds, [(DONEINPROC, 0xC3, 3), (DONE, 0xC1, 1), (DONEPROC, 0, 0)]);
+}

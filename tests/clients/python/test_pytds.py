@@ -1,26 +1,46 @@
 """Real-client tests through pytds (pure-Python TDS driver) against `mesquite serve`.
 
 The server address comes from MESQUITE_HOST / MESQUITE_PORT and the sa password from
-MESQUITE_SA_PASSWORD (tests/clients/run.sh starts a server and sets them).
+MESQUITE_SA_PASSWORD (tests/clients/run.sh starts a server and sets them); TLS tests
+verify against MESQUITE_SERVER_CERT. A test named test_<feature>_... counts toward that
+feature of the client-by-feature table (conftest.py).
 """
 import datetime
 import decimal
-import os
 import time
 import uuid
 
+import OpenSSL.SSL
 import pytds
+import pytds.tls
 import pytest
 
-HOST = os.environ.get("MESQUITE_HOST", "127.0.0.1")
-PORT = int(os.environ.get("MESQUITE_PORT", "1433"))
-PASSWORD = os.environ.get("MESQUITE_SA_PASSWORD", "")
+from common import (
+    CERT_HOST,
+    DDL_COLUMNS_EXPECTED,
+    HOST,
+    PASSWORD,
+    PORT,
+    SERVER_CERT,
+    TYPES_QUERY,
+    check_types_row,
+    ddl_cleanup,
+    ddl_columns_query,
+    ddl_gone_query,
+    ddl_index_query,
+    ddl_statements,
+    write_unrelated_cert,
+)
 
 
 def connect(**kw):
     args = dict(dsn=HOST, port=PORT, user="sa", password=PASSWORD, database="master", autocommit=True, timeout=30)
     args.update(kw)
     return pytds.connect(**args)
+
+
+def encrypted(c):
+    return isinstance(c._tds_socket.sock, pytds.tls.EncryptedSocket)
 
 
 @pytest.fixture
@@ -31,13 +51,59 @@ def conn():
 
 
 def test_plain_select_one(conn):
+    assert not encrypted(conn)
     cur = conn.cursor()
     cur.execute("SELECT 1 AS one, N'héllo' AS s")
     assert cur.fetchall() == [(1, "héllo")]
     assert [d[0] for d in cur.description] == ["one", "s"]
 
 
-def test_dml_ddl_and_parameters(conn):
+def _tls_roundtrip(c):
+    assert encrypted(c)
+    cur = c.cursor()
+    # Big enough to span several TLS records and TDS packets each way.
+    cur.execute("SELECT %s AS s, REPLICATE(CAST('t' AS varchar(max)), 20000) AS big", ("x" * 10000,))
+    s, big = cur.fetchone()
+    assert s == "x" * 10000 and big == "t" * 20000
+
+
+def test_tls_ca_file():
+    # The certificate is verified against the server's PEM and its host name.
+    c = connect(dsn=CERT_HOST, cafile=SERVER_CERT)
+    _tls_roundtrip(c)
+    c.close()
+
+
+def test_tls_trust_server_certificate():
+    # Like TrustServerCertificate: the host name is not checked (127.0.0.1 is not in the SAN).
+    c = connect(cafile=SERVER_CERT, validate_host=False)
+    _tls_roundtrip(c)
+    c.close()
+
+
+def test_tls_wrong_ca_refused(tmp_path):
+    other = write_unrelated_cert(tmp_path / "other.pem")
+    with pytest.raises(OpenSSL.SSL.Error, match="certificate verify failed"):
+        connect(dsn=CERT_HOST, cafile=other, login_timeout=5).close()
+
+
+def test_ddl(conn):
+    cur = conn.cursor()
+    for sql in ddl_cleanup("pytds") + ddl_statements("pytds"):
+        cur.execute(sql)
+    cur.execute(ddl_columns_query("pytds"))
+    assert cur.fetchall() == DDL_COLUMNS_EXPECTED
+    cur.execute(ddl_index_query("pytds"))
+    assert cur.fetchone()[0] == 1
+    cur.execute("SELECT * FROM dbo.pytds_ddl_v")
+    assert [d[0] for d in cur.description] == ["id", "name"] and cur.fetchall() == []
+    for sql in ddl_cleanup("pytds"):
+        cur.execute(sql)
+    cur.execute(ddl_gone_query("pytds"))
+    assert cur.fetchone()[0] == 1
+
+
+def test_dml(conn):
     cur = conn.cursor()
     cur.execute("IF OBJECT_ID('dbo.pytds_t') IS NOT NULL DROP TABLE dbo.pytds_t")
     cur.execute("CREATE TABLE dbo.pytds_t (id int IDENTITY PRIMARY KEY, name nvarchar(50) NOT NULL, amount decimal(10, 2))")
@@ -50,7 +116,35 @@ def test_dml_ddl_and_parameters(conn):
     assert cur.fetchone()[0] == 3
     cur.execute("UPDATE dbo.pytds_t SET amount = amount + 1 WHERE amount IS NOT NULL")
     assert cur.rowcount == 2
+    cur.execute("DELETE FROM dbo.pytds_t WHERE name = 'gamma'")
+    assert cur.rowcount == 1
+    cur.execute("SELECT id, name, amount FROM dbo.pytds_t ORDER BY id")
+    assert cur.fetchall() == [(1, "alpha", decimal.Decimal("13.50")), (2, "beta", decimal.Decimal("2.00"))]
     cur.execute("DROP TABLE dbo.pytds_t")
+
+
+def test_params(conn):
+    # pytds sends parameters through sp_executesql (an RPC with typed parameters).
+    cur = conn.cursor()
+    values = (
+        42,
+        5000000000,
+        "ünïcode",
+        None,
+        decimal.Decimal("-123.4500"),
+        2.25,
+        True,
+        datetime.date(2024, 2, 29),
+        datetime.datetime(2024, 2, 29, 13, 14, 15, 123456),
+        pytds.Binary(b"\x00\xff"),
+        uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF"),
+    )
+    cur.execute("SELECT " + ", ".join(["%s"] * len(values)), values)
+    row = cur.fetchone()
+    assert row == values
+    assert type(row[9]) is bytes and type(row[6]) is bool
+    cur.execute("SELECT name FROM sys.databases WHERE name = %(db)s OR database_id = %(id)s ORDER BY name", {"db": "master", "id": -1})
+    assert cur.fetchall() == [("master",)]
 
 
 def test_proc_output(conn):
@@ -72,38 +166,17 @@ def test_rollback():
     c.rollback()
     cur.execute("SELECT COUNT(*) FROM #r")
     assert cur.fetchone()[0] == 0
+    cur.execute("INSERT INTO #r VALUES (2)")
+    c.commit()
+    cur.execute("SELECT x FROM #r")
+    assert cur.fetchall() == [(2,)]
     c.close()
 
 
 def test_types(conn):
     cur = conn.cursor()
-    cur.execute(
-        """SELECT CAST(1 AS bit), CAST(200 AS tinyint), CAST(-3 AS smallint), CAST(4 AS int),
-                  CAST(5000000000 AS bigint), CAST(1.25 AS decimal(5, 2)), CAST(2.5 AS float),
-                  CAST(1.5 AS real), CAST(12.3456 AS money), CAST('2024-02-29' AS date),
-                  CAST('13:14:15.1234567' AS time(7)), CAST('2024-02-29 13:14:15.123' AS datetime),
-                  CAST('2024-02-29 13:14:15.1234567' AS datetime2(7)),
-                  CAST('2024-02-29 13:14:15.1234567 +02:00' AS datetimeoffset(7)),
-                  CAST('abc' AS varchar(10)), CAST(N'ünï' AS nvarchar(10)), CAST('x' AS char(3)),
-                  CAST(0x0102 AS varbinary(10)), CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS uniqueidentifier),
-                  REPLICATE(CAST('z' AS varchar(max)), 9000), CAST(NULL AS int)"""
-    )
-    row = cur.fetchone()
-    assert row[0] is True
-    assert row[1:5] == (200, -3, 4, 5000000000)
-    assert row[5] == decimal.Decimal("1.25")
-    assert row[6] == 2.5 and row[7] == 1.5
-    assert row[8] == decimal.Decimal("12.3456")
-    assert row[9] == datetime.date(2024, 2, 29)
-    assert row[10] == datetime.time(13, 14, 15, 123456)
-    assert row[11] == datetime.datetime(2024, 2, 29, 13, 14, 15, 123000)
-    assert row[12] == datetime.datetime(2024, 2, 29, 13, 14, 15, 123456)
-    assert row[13].utcoffset() == datetime.timedelta(hours=2)
-    assert row[14] == "abc" and row[15] == "ünï" and row[16] == "x  "
-    assert row[17] == b"\x01\x02"
-    assert row[18] == uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FC964FF")
-    assert row[19] == "z" * 9000
-    assert row[20] is None
+    cur.execute(TYPES_QUERY)
+    check_types_row(cur.fetchone())
 
 
 def test_error_number_and_line(conn):
@@ -112,6 +185,7 @@ def test_error_number_and_line(conn):
         cur.execute("/* the error is on line 2 */\nSELECT * FROM no_such_table")
     assert e.value.msg_no == 208
     assert e.value.line == 2
+    assert "no_such_table" in e.value.text
     cur.execute("SELECT 2")
     assert cur.fetchone()[0] == 2
 

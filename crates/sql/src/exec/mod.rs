@@ -181,6 +181,8 @@ pub struct Cx<'a> {
     pub view_depth: u32,
     /// The running statement's DONE command code (see [`command_of`]).
     pub cur_cmd: u16,
+    /// An RPC's OUTPUT parameters, sent after its RETURNSTATUS ([`procs::rpc`]).
+    pub rpc_outputs: Vec<crate::results::ReturnValue>,
     null_warned: bool,
 }
 
@@ -250,6 +252,7 @@ impl<'a> Cx<'a> {
             function_result: None,
             view_depth: 0,
             cur_cmd: 0,
+            rpc_outputs: Vec::new(),
             null_warned: false,
         }
     }

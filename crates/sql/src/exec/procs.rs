@@ -76,6 +76,17 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
         let v = super::assign_value(cx, slot, ty, AssignOp::Assign, Value::Int(status), &SqlType::Int)?;
         cx.set_var(slot, v);
     }
+    if cx.frames.len() == 1 {
+        // A procedure EXECuted by the SQL batch itself: as from SQL Server (MS-TDS 2.2.2.5,
+        // 2.2.7.8), its RETURNSTATUS, then a DONEPROC (FreeTDS's dbretstatus, tsql's
+        // "(return status = N)").
+        let _ = cx.sink.return_status(status);
+        cx.sink.command(cx.cur_cmd);
+        let done = Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: cx.state.trancount > 0 };
+        if cx.sink.done(done).is_err() {
+            return Err(SqlError::new(3617, 25, 1, "The query was cancelled by the client (attention)."));
+        }
+    }
     Ok(Flow::Normal)
 }
 
@@ -229,12 +240,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                 cx.set_var(slot, v);
             }
             OutputTarget::Rpc(ordinal) => {
-                let _ = cx.sink.return_value(&ReturnValue {
-                    name: pname.clone(),
-                    ordinal,
-                    ty: var.ty,
-                    value: var.value.clone(),
-                });
+                cx.rpc_outputs.push(ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
             }
         }
     }
@@ -305,7 +311,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                         cx.set_var(slot, v);
                     }
                     OutputTarget::Rpc(ordinal) => {
-                        let _ = cx.sink.return_value(&ReturnValue {
+                        cx.rpc_outputs.push(ReturnValue {
                             name: pname.clone(),
                             ordinal,
                             ty: var.ty,
@@ -367,7 +373,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
 fn return_handle(cx: &mut Cx, args: &[ArgValue], h: i32) {
     match args.first().and_then(|a| a.output.as_ref()) {
         Some(OutputTarget::Rpc(o)) => {
-            let _ = cx.sink.return_value(&ReturnValue {
+            cx.rpc_outputs.push(ReturnValue {
                 name: "@handle".into(),
                 ordinal: *o,
                 ty: SqlType::Int,
@@ -809,8 +815,28 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
     cx.frames[0].done_kind = Some(DoneKind::InProc);
     // Statements inside the call report DONEINPROC.
     cx.frames.push(Frame::default());
+    cx.rpc_outputs.clear();
     let r = call_procedure(cx, &oname, args, 1);
     cx.frames.pop();
+    // As from SQL Server: RETURNSTATUS, then the OUTPUT parameters' RETURNVALUEs, then
+    // DONEPROC (mssql-jdbc reads the OUTPUT parameters after the return status), each in
+    // the type the caller declared for it (go-mssqldb passes a bit OUTPUT as bigint) and
+    // under the name the caller gave it: empty for a parameter passed by position (FreeTDS
+    // db-lib, so pymssql's callproc, files a named RETURNVALUE under its name as well).
+    let send_outputs = |cx: &mut Cx| {
+        for mut v in std::mem::take(&mut cx.rpc_outputs) {
+            if let Some(p) = call.params.get(usize::from(v.ordinal)) {
+                v.name = p.name.clone().unwrap_or_default();
+                if p.ty != v.ty {
+                    if let Ok(value) = crate::scalar::convert::convert(&v.value, &v.ty, &p.ty, None) {
+                        v.value = value;
+                        v.ty = p.ty;
+                    }
+                }
+            }
+            let _ = cx.sink.return_value(&v);
+        }
+    };
     let status = match r {
         Ok(s) => s,
         Err(e) => {
@@ -820,6 +846,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             // SQL Server returns status 0 or a negative value after an error; clients
             // only need the DONEPROC with the error bit.
             let _ = cx.sink.return_status(if e.number == 3617 { 0 } else { -6 });
+            send_outputs(cx);
             let _ = cx.sink.done(Done {
                 kind: DoneKind::Proc,
                 row_count: None,
@@ -830,6 +857,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
         }
     };
     let _ = cx.sink.return_status(status);
+    send_outputs(cx);
     let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: cx.state.trancount > 0 });
 }
 

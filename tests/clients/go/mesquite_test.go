@@ -1,0 +1,483 @@
+// Real-client tests through go-mssqldb (database/sql) against `mesquite serve`.
+//
+// The server comes from MESQUITE_HOST / MESQUITE_PORT, the sa password from
+// MESQUITE_SA_PASSWORD and the server's certificate (PEM) from MESQUITE_SERVER_CERT
+// (tests/clients/run.sh sets them). Each test records one feature line
+// "go-mssqldb<TAB>feature<TAB>pass|FAIL" in $MESQUITE_CLIENT_RESULTS.
+package clients
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	mssql "github.com/microsoft/go-mssqldb"
+)
+
+const client = "go-mssqldb"
+
+func env(name, def string) string {
+	if v := os.Getenv(name); v != "" {
+		return v
+	}
+	return def
+}
+
+// dsn builds a sqlserver:// URL with the given extra query parameters.
+func dsn(params map[string]string) string {
+	q := url.Values{}
+	q.Set("database", "master")
+	q.Set("connection timeout", "30")
+	for k, v := range params {
+		q.Set(k, v)
+	}
+	u := url.URL{
+		Scheme:   "sqlserver",
+		User:     url.UserPassword("sa", env("MESQUITE_SA_PASSWORD", "")),
+		Host:     env("MESQUITE_HOST", "127.0.0.1") + ":" + env("MESQUITE_PORT", "1433"),
+		RawQuery: q.Encode(),
+	}
+	return u.String()
+}
+
+var plain = map[string]string{"encrypt": "disable"}
+
+// record writes the test's outcome for its feature when the test ends.
+func record(t *testing.T, feature string) {
+	t.Cleanup(func() {
+		path := os.Getenv("MESQUITE_CLIENT_RESULTS")
+		if path == "" {
+			return
+		}
+		result := "pass"
+		if t.Failed() {
+			result = "FAIL"
+		} else if t.Skipped() {
+			result = "n/a"
+		}
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+		if err != nil {
+			t.Errorf("results file: %v", err)
+			return
+		}
+		defer f.Close()
+		fmt.Fprintf(f, "%s\t%s\t%s\n", client, feature, result)
+	})
+}
+
+func open(t *testing.T, params map[string]string) *sql.DB {
+	t.Helper()
+	db, err := sql.Open("sqlserver", dsn(params))
+	if err != nil {
+		t.Fatalf("open: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return db
+}
+
+func ctx(t *testing.T) context.Context {
+	c, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	t.Cleanup(cancel)
+	return c
+}
+
+func mustExec(t *testing.T, db interface {
+	ExecContext(context.Context, string, ...any) (sql.Result, error)
+}, query string, args ...any) sql.Result {
+	t.Helper()
+	r, err := db.ExecContext(ctx(t), query, args...)
+	if err != nil {
+		t.Fatalf("%s: %v", query, err)
+	}
+	return r
+}
+
+func TestPlain(t *testing.T) {
+	record(t, "plain")
+	db := open(t, plain)
+	var one int
+	var s string
+	if err := db.QueryRowContext(ctx(t), "SELECT 1 AS one, N'héllo' AS s").Scan(&one, &s); err != nil {
+		t.Fatal(err)
+	}
+	if one != 1 || s != "héllo" {
+		t.Fatalf("got %d %q", one, s)
+	}
+	// The session is not encrypted (checked once sys.dm_exec_connections exists).
+	var enc string
+	if err := db.QueryRowContext(ctx(t), "SELECT encrypt_option FROM sys.dm_exec_connections WHERE session_id = @@SPID").Scan(&enc); err == nil && enc != "FALSE" {
+		t.Fatalf("encrypt_option %q on a plain connection", enc)
+	}
+}
+
+func tlsQuery(t *testing.T, params map[string]string) {
+	t.Helper()
+	db := open(t, params)
+	var n int
+	if err := db.QueryRowContext(ctx(t), "SELECT 40 + 2").Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 42 {
+		t.Fatalf("got %d", n)
+	}
+	// A result larger than one TLS record travels whole.
+	var big string
+	if err := db.QueryRowContext(ctx(t), "SELECT REPLICATE(CAST('t' AS varchar(max)), 40000)").Scan(&big); err != nil {
+		t.Fatal(err)
+	}
+	if big != strings.Repeat("t", 40000) {
+		t.Fatalf("got %d chars", len(big))
+	}
+}
+
+func TestTLSTrustServerCertificate(t *testing.T) {
+	record(t, "tls")
+	tlsQuery(t, map[string]string{"encrypt": "true", "TrustServerCertificate": "true"})
+}
+
+func TestTLSCertificateFile(t *testing.T) {
+	record(t, "tls")
+	cert := os.Getenv("MESQUITE_SERVER_CERT")
+	if cert == "" {
+		t.Fatal("MESQUITE_SERVER_CERT is not set")
+	}
+	tlsQuery(t, map[string]string{"encrypt": "true", "certificate": cert, "hostNameInCertificate": "localhost"})
+}
+
+func TestTLSWrongCertificateRefused(t *testing.T) {
+	record(t, "tls")
+	// Verifying against the system roots (no certificate given) must fail: the
+	// server's certificate is self-signed.
+	db := open(t, map[string]string{"encrypt": "true", "hostNameInCertificate": "localhost"})
+	if err := db.PingContext(ctx(t)); err == nil {
+		t.Fatal("connected although the certificate cannot be verified")
+	}
+}
+
+func TestStrict(t *testing.T) {
+	record(t, "strict")
+	cert := os.Getenv("MESQUITE_SERVER_CERT")
+	if cert == "" {
+		t.Fatal("MESQUITE_SERVER_CERT is not set")
+	}
+	db := open(t, map[string]string{"encrypt": "strict", "certificate": cert, "hostNameInCertificate": "localhost"})
+	var n int
+	var s string
+	if err := db.QueryRowContext(ctx(t), "SELECT 7, N'strict'").Scan(&n, &s); err != nil {
+		t.Fatal(err)
+	}
+	if n != 7 || s != "strict" {
+		t.Fatalf("got %d %q", n, s)
+	}
+	var sum int
+	if err := db.QueryRowContext(ctx(t), "SELECT @p1 + @p2", 20, 22).Scan(&sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum != 42 {
+		t.Fatalf("got %d", sum)
+	}
+}
+
+func TestDDLAndDML(t *testing.T) {
+	ddl := t.Run("ddl", func(t *testing.T) {
+		record(t, "ddl")
+		db := open(t, plain)
+		mustExec(t, db, "IF OBJECT_ID('dbo.go_t') IS NOT NULL DROP TABLE dbo.go_t")
+		mustExec(t, db, "CREATE TABLE dbo.go_t (id int IDENTITY PRIMARY KEY, name nvarchar(50) NOT NULL, amount decimal(10, 2))")
+		var n int
+		if err := db.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM sys.columns WHERE object_id = OBJECT_ID('dbo.go_t')").Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != 3 {
+			t.Fatalf("%d columns", n)
+		}
+		mustExec(t, db, "CREATE INDEX ix_go_t_name ON dbo.go_t (name)")
+	})
+	if !ddl {
+		t.Fatal("ddl failed")
+	}
+	t.Run("dml", func(t *testing.T) {
+		record(t, "dml")
+		db := open(t, plain)
+		r := mustExec(t, db, "INSERT INTO dbo.go_t (name, amount) VALUES (N'alpha', 12.50), (N'beta', 1), (N'gamma', NULL)")
+		if n, err := r.RowsAffected(); err != nil || n != 3 {
+			t.Fatalf("insert affected %d, %v", n, err)
+		}
+		r = mustExec(t, db, "UPDATE dbo.go_t SET amount = amount + 1 WHERE amount IS NOT NULL")
+		if n, _ := r.RowsAffected(); n != 2 {
+			t.Fatalf("update affected %d", n)
+		}
+		r = mustExec(t, db, "DELETE FROM dbo.go_t WHERE name = N'gamma'")
+		if n, _ := r.RowsAffected(); n != 1 {
+			t.Fatalf("delete affected %d", n)
+		}
+		rows, err := db.QueryContext(ctx(t), "SELECT name, amount FROM dbo.go_t ORDER BY id")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var got []string
+		for rows.Next() {
+			var name, amount string
+			if err := rows.Scan(&name, &amount); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, name+"="+amount)
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		if strings.Join(got, ",") != "alpha=13.50,beta=2.00" {
+			t.Fatalf("got %v", got)
+		}
+	})
+	t.Run("drop", func(t *testing.T) {
+		record(t, "ddl")
+		db := open(t, plain)
+		mustExec(t, db, "DROP TABLE dbo.go_t")
+		var id sql.NullInt64
+		if err := db.QueryRowContext(ctx(t), "SELECT OBJECT_ID('dbo.go_t')").Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		if id.Valid {
+			t.Fatal("table still there")
+		}
+	})
+}
+
+func TestParams(t *testing.T) {
+	record(t, "params")
+	db := open(t, plain)
+	at := time.Date(2024, 2, 29, 13, 14, 15, 123456700, time.UTC)
+	conn, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "CREATE TABLE #p (id int, name nvarchar(50), amount decimal(10, 2), at datetime2(7), blob varbinary(max))")
+	for i, name := range []string{"alpha", "beta", "gämma"} {
+		mustExec(t, conn, "INSERT INTO #p VALUES (@id, @name, @amount, @at, @blob)",
+			sql.Named("id", i+1), sql.Named("name", name), sql.Named("amount", 12.5),
+			sql.Named("at", at), sql.Named("blob", []byte{byte(i), 0xff}))
+	}
+	var id int
+	var name string
+	var gotAt time.Time
+	var blob []byte
+	err = conn.QueryRowContext(ctx(t), "SELECT id, name, at, blob FROM #p WHERE name = @p1 AND id > @p2", "gämma", 1).Scan(&id, &name, &gotAt, &blob)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 3 || name != "gämma" || !gotAt.Equal(at) || string(blob) != "\x02\xff" {
+		t.Fatalf("got %d %q %v %x", id, name, gotAt, blob)
+	}
+	// A NULL parameter and a long string parameter.
+	var isNull bool
+	var n int
+	long := strings.Repeat("ab", 5000)
+	if err := conn.QueryRowContext(ctx(t), "SELECT CASE WHEN @p1 IS NULL THEN 1 ELSE 0 END, LEN(@p2)", nil, long).Scan(&isNull, &n); err != nil {
+		t.Fatal(err)
+	}
+	if !isNull || n != 10000 {
+		t.Fatalf("got %v %d", isNull, n)
+	}
+	// A prepared statement run twice.
+	st, err := conn.PrepareContext(ctx(t), "SELECT COUNT(*) FROM #p WHERE id >= @p1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	for _, c := range []struct{ from, want int }{{1, 3}, {3, 1}} {
+		if err := st.QueryRowContext(ctx(t), c.from).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n != c.want {
+			t.Fatalf("from %d: %d rows", c.from, n)
+		}
+	}
+}
+
+func TestProcOutput(t *testing.T) {
+	record(t, "proc_output")
+	db := open(t, plain)
+	mustExec(t, db, "IF OBJECT_ID('dbo.go_p') IS NOT NULL DROP PROCEDURE dbo.go_p")
+	mustExec(t, db, "CREATE PROCEDURE dbo.go_p @a int, @b int OUTPUT, @s nvarchar(20) OUTPUT AS BEGIN SET @b = @a * 2; SET @s = @s + N'!'; RETURN 7 END")
+	defer mustExec(t, db, "DROP PROCEDURE dbo.go_p")
+	var b int
+	s := "hi"
+	var rs mssql.ReturnStatus
+	_, err := db.ExecContext(ctx(t), "dbo.go_p", sql.Named("a", 21), sql.Named("b", sql.Out{Dest: &b}), sql.Named("s", sql.Out{Dest: &s, In: true}), &rs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b != 42 || s != "hi!" || rs != 7 {
+		t.Fatalf("b=%d s=%q return=%d", b, s, rs)
+	}
+}
+
+func TestRollback(t *testing.T) {
+	record(t, "rollback")
+	db := open(t, plain)
+	mustExec(t, db, "IF OBJECT_ID('dbo.go_r') IS NOT NULL DROP TABLE dbo.go_r")
+	mustExec(t, db, "CREATE TABLE dbo.go_r (x int)")
+	defer mustExec(t, db, "DROP TABLE dbo.go_r")
+	tx, err := db.BeginTx(ctx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO dbo.go_r VALUES (1), (2)")
+	var n int
+	if err := tx.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM dbo.go_r").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("inside the transaction: %d, %v", n, err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM dbo.go_r").Scan(&n); err != nil || n != 0 {
+		t.Fatalf("after rollback: %d, %v", n, err)
+	}
+	// A committed transaction stays.
+	tx, err = db.BeginTx(ctx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mustExec(t, tx, "INSERT INTO dbo.go_r VALUES (3)")
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := db.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM dbo.go_r").Scan(&n); err != nil || n != 1 {
+		t.Fatalf("after commit: %d, %v", n, err)
+	}
+}
+
+func TestTypes(t *testing.T) {
+	record(t, "types")
+	db := open(t, plain)
+	row := db.QueryRowContext(ctx(t), `SELECT CAST(1 AS bit), CAST(200 AS tinyint), CAST(-3 AS smallint), CAST(4 AS int),
+		CAST(5000000000 AS bigint), CAST(1.25 AS decimal(5, 2)), CAST(2.5 AS float),
+		CAST(1.5 AS real), CAST(12.3456 AS money), CAST('2024-02-29' AS date),
+		CAST('13:14:15.1234567' AS time(7)), CAST('2024-02-29 13:14:15.123' AS datetime),
+		CAST('2024-02-29 13:14:15.1234567' AS datetime2(7)),
+		CAST('2024-02-29 13:14:15.1234567 +02:00' AS datetimeoffset(7)),
+		CAST('abc' AS varchar(10)), CAST(N'ünï' AS nvarchar(10)), CAST('x' AS char(3)),
+		CAST(0x0102 AS varbinary(10)), CAST('6F9619FF-8B86-D011-B42D-00C04FC964FF' AS uniqueidentifier),
+		REPLICATE(CAST('z' AS varchar(max)), 9000), CAST(NULL AS int)`)
+	var (
+		bit                    bool
+		ti, si, i              int64
+		bi                     int64
+		dec, money             string
+		fl                     float64
+		re                     float32
+		date, tm, dt, dt2, dto time.Time
+		vc, nvc, ch            string
+		vb                     []byte
+		guid                   mssql.UniqueIdentifier
+		vmax                   string
+		null                   sql.NullInt64
+	)
+	if err := row.Scan(&bit, &ti, &si, &i, &bi, &dec, &fl, &re, &money, &date, &tm, &dt, &dt2, &dto, &vc, &nvc, &ch, &vb, &guid, &vmax, &null); err != nil {
+		t.Fatal(err)
+	}
+	check := func(what string, ok bool, got any) {
+		if !ok {
+			t.Errorf("%s: got %v", what, got)
+		}
+	}
+	check("bit", bit, bit)
+	check("tinyint", ti == 200, ti)
+	check("smallint", si == -3, si)
+	check("int", i == 4, i)
+	check("bigint", bi == 5000000000, bi)
+	check("decimal", dec == "1.25", dec)
+	check("float", fl == 2.5, fl)
+	check("real", re == 1.5, re)
+	check("money", money == "12.3456", money)
+	check("date", date.Equal(time.Date(2024, 2, 29, 0, 0, 0, 0, time.UTC)), date)
+	check("time", tm.Hour() == 13 && tm.Minute() == 14 && tm.Second() == 15 && tm.Nanosecond() == 123456700, tm)
+	check("datetime", dt.Equal(time.Date(2024, 2, 29, 13, 14, 15, 123000000, time.UTC)), dt)
+	check("datetime2", dt2.Equal(time.Date(2024, 2, 29, 13, 14, 15, 123456700, time.UTC)), dt2)
+	_, off := dto.Zone()
+	check("datetimeoffset", off == 2*3600 && dto.Equal(time.Date(2024, 2, 29, 11, 14, 15, 123456700, time.UTC)), dto)
+	check("varchar", vc == "abc", vc)
+	check("nvarchar", nvc == "ünï", nvc)
+	check("char", ch == "x  ", ch)
+	check("varbinary", string(vb) == "\x01\x02", vb)
+	check("uniqueidentifier", guid.String() == "6F9619FF-8B86-D011-B42D-00C04FC964FF", guid.String())
+	check("varchar(max)", vmax == strings.Repeat("z", 9000), len(vmax))
+	check("NULL", !null.Valid, null)
+
+	// Column metadata: the declared types.
+	rows, err := db.QueryContext(ctx(t), "SELECT CAST(1.25 AS decimal(5, 2)) AS d, CAST(N'x' AS nvarchar(10)) AS n, CAST(1 AS bigint) AS b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ct := range cts {
+		names = append(names, ct.DatabaseTypeName())
+	}
+	if strings.Join(names, ",") != "DECIMAL,NVARCHAR,BIGINT" {
+		t.Errorf("column types %v", names)
+	}
+	if p, s, ok := cts[0].DecimalSize(); !ok || p != 5 || s != 2 {
+		t.Errorf("decimal size %d %d %v", p, s, ok)
+	}
+	if l, ok := cts[1].Length(); !ok || l != 10 {
+		t.Errorf("nvarchar length %d %v", l, ok)
+	}
+}
+
+func TestError(t *testing.T) {
+	record(t, "error")
+	db := open(t, plain)
+	_, err := db.ExecContext(ctx(t), "/* the error is on line 2 */\nSELECT * FROM no_such_table")
+	var e mssql.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("not an mssql.Error: %v", err)
+	}
+	if e.Number != 208 || e.LineNo != 2 || e.Class != 16 || !strings.Contains(e.Message, "no_such_table") {
+		t.Fatalf("number %d line %d class %d message %q", e.Number, e.LineNo, e.Class, e.Message)
+	}
+	var n int
+	if err := db.QueryRowContext(ctx(t), "SELECT 2").Scan(&n); err != nil || n != 2 {
+		t.Fatalf("after the error: %d, %v", n, err)
+	}
+}
+
+func TestCancel(t *testing.T) {
+	record(t, "cancel")
+	db := open(t, plain)
+	db.SetMaxOpenConns(1)
+	c, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	started := time.Now()
+	_, err := db.ExecContext(c, "WAITFOR DELAY '00:00:30'")
+	elapsed := time.Since(started)
+	if err == nil {
+		t.Fatal("the WAITFOR was not cancelled")
+	}
+	if elapsed > 10*time.Second {
+		t.Fatalf("cancel took %v", elapsed)
+	}
+	// The same pool (the connection the attention went over, if kept) and a new
+	// connection both still work.
+	var n int
+	if err := db.QueryRowContext(ctx(t), "SELECT 3").Scan(&n); err != nil || n != 3 {
+		t.Fatalf("after cancel: %d, %v", n, err)
+	}
+	db2 := open(t, plain)
+	if err := db2.QueryRowContext(ctx(t), "SELECT 4").Scan(&n); err != nil || n != 4 {
+		t.Fatalf("new connection after cancel: %d, %v", n, err)
+	}
+}
