@@ -648,11 +648,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
             let b = vb.base_column(c)?.ok_or_else(|| errors::invalid_column(c))?;
             i.columns.push(Ident::new(b));
         }
-        // The base table is reached through the view's ownership chain.
-        cx.view_depth += 1;
-        let r = insert(cx, &i);
-        cx.view_depth -= 1;
-        return r;
+        return through_view(cx, |cx| insert(cx, &i));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
     let positions: Vec<usize> = if ins.columns.is_empty() {
@@ -823,6 +819,34 @@ fn plan_target_rows(
     r
 }
 
+/// Runs DML rewritten from a view on its base table, which is reached through the
+/// view's ownership chain (not checked again).
+fn through_view<T>(cx: &mut Cx, f: impl FnOnce(&mut Cx) -> Result<T, SqlError>) -> Result<T, SqlError> {
+    cx.view_depth += 1;
+    let r = f(cx);
+    cx.view_depth -= 1;
+    r
+}
+
+/// The target of UPDATE/DELETE: with a FROM clause, a one-part name may be an alias
+/// defined there.
+fn target_with_from(
+    cx: &mut Cx,
+    target: &DmlTarget,
+    from: &[TableWithJoins],
+    perm: &str,
+) -> Result<Arc<TableInfo>, SqlError> {
+    match target {
+        DmlTarget::Table { name, .. } if !from.is_empty() && name.parts.len() == 1 => {
+            match find_alias_table(cx, from, &name.name().value, perm)? {
+                Some(t) => Ok(t),
+                None => target_table(cx, target, perm),
+            }
+        }
+        _ => target_table(cx, target, perm),
+    }
+}
+
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     if u.from.is_empty() {
         if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
@@ -836,23 +860,10 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 }
                 vb.rename(&mut a.value)?;
             }
-            // The base table is reached through the view's ownership chain.
-            cx.view_depth += 1;
-            let r = update(cx, &r);
-            cx.view_depth -= 1;
-            return r;
+            return through_view(cx, |cx| update(cx, &r));
         }
     }
-    let t = match (&u.target, u.from.is_empty()) {
-        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
-            // The target may be an alias defined in FROM.
-            match find_alias_table(cx, &u.from, &name.name().value, "UPDATE")? {
-                Some(t) => t,
-                None => target_table(cx, &u.target, "UPDATE")?,
-            }
-        }
-        _ => target_table(cx, &u.target, "UPDATE")?,
-    };
+    let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
     let (plan, offset, scope) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
     let width = t.columns.len();
     // SET clauses: columns of the target, and variables.
@@ -989,22 +1000,10 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
             let mut r = d.clone();
             r.target = vb.target(&d.target);
             r.where_clause = vb.where_with_filter(d.where_clause.as_ref())?;
-            // The base table is reached through the view's ownership chain.
-            cx.view_depth += 1;
-            let r = delete(cx, &r);
-            cx.view_depth -= 1;
-            return r;
+            return through_view(cx, |cx| delete(cx, &r));
         }
     }
-    let t = match (&d.target, d.from.is_empty()) {
-        (DmlTarget::Table { name, .. }, false) if name.parts.len() == 1 => {
-            match find_alias_table(cx, &d.from, &name.name().value, "DELETE")? {
-                Some(t) => t,
-                None => target_table(cx, &d.target, "DELETE")?,
-            }
-        }
-        _ => target_table(cx, &d.target, "DELETE")?,
-    };
+    let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
     let (plan, offset, _) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
     let width = t.columns.len();
     let mut outs = bind_output(cx, &t, &d.output)?;

@@ -823,42 +823,31 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
     // the type the caller declared for it (go-mssqldb passes a bit OUTPUT as bigint) and
     // under the name the caller gave it: empty for a parameter passed by position (FreeTDS
     // db-lib, so pymssql's callproc, files a named RETURNVALUE under its name as well).
-    let send_outputs = |cx: &mut Cx| {
-        for mut v in std::mem::take(&mut cx.rpc_outputs) {
-            if let Some(p) = call.params.get(usize::from(v.ordinal)) {
-                v.name = p.name.clone().unwrap_or_default();
-                if p.ty != v.ty {
-                    if let Ok(value) = crate::scalar::convert::convert(&v.value, &v.ty, &p.ty, None) {
-                        v.value = value;
-                        v.ty = p.ty;
-                    }
-                }
-            }
-            let _ = cx.sink.return_value(&v);
-        }
-    };
-    let status = match r {
-        Ok(s) => s,
+    let (status, error) = match r {
+        Ok(s) => (s, false),
         Err(e) => {
             if e.number != 3617 {
                 report(cx, &e);
             }
             // SQL Server returns status 0 or a negative value after an error; clients
             // only need the DONEPROC with the error bit.
-            let _ = cx.sink.return_status(if e.number == 3617 { 0 } else { -6 });
-            send_outputs(cx);
-            let _ = cx.sink.done(Done {
-                kind: DoneKind::Proc,
-                row_count: None,
-                error: true,
-                in_xact: cx.state.trancount > 0,
-            });
-            return;
+            (if e.number == 3617 { 0 } else { -6 }, true)
         }
     };
     let _ = cx.sink.return_status(status);
-    send_outputs(cx);
-    let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: cx.state.trancount > 0 });
+    for mut v in std::mem::take(&mut cx.rpc_outputs) {
+        if let Some(p) = call.params.get(usize::from(v.ordinal)) {
+            v.name = p.name.clone().unwrap_or_default();
+            if p.ty != v.ty {
+                if let Ok(value) = crate::scalar::convert::convert(&v.value, &v.ty, &p.ty, None) {
+                    v.value = value;
+                    v.ty = p.ty;
+                }
+            }
+        }
+        let _ = cx.sink.return_value(&v);
+    }
+    let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error, in_xact: cx.state.trancount > 0 });
 }
 
 #[allow(dead_code)]
