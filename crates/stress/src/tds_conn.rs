@@ -1,0 +1,1 @@
+//! [`Connector`](crate::Connector) over TDS, with `tds::client`.
