@@ -21,3 +21,6 @@ bash tests/clients/run.sh
 
 # kill -9 of a real server under load: acknowledged commits survive, CHECKDB is clean.
 bash tests/durability/run.sh
+
+# The TDS decoders under libFuzzer for a bounded time (skipped without a nightly toolchain).
+FUZZ_SECONDS="${FUZZ_SECONDS:-10}" bash scripts/fuzz.sh
