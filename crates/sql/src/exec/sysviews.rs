@@ -1,5 +1,6 @@
-//! Catalog views (sys.databases, sys.schemas, sys.objects, sys.tables, sys.views,
-//! sys.procedures, sys.columns, sys.all_columns, sys.indexes, sys.types,
+//! Catalog views (sys.databases, sys.schemas, sys.objects, sys.all_objects,
+//! sys.system_objects, sys.tables, sys.views, sys.procedures, sys.columns,
+//! sys.all_columns, sys.system_columns, sys.indexes, sys.types,
 //! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES, COLUMNS and VIEWS) and
 //! built-in table functions (STRING_SPLIT, GENERATE_SERIES), computed from the catalog
 //! when a query opens them. Column names and types are SQL Server's (a subset of the
@@ -23,10 +24,18 @@ pub enum ViewKind {
     Databases,
     Schemas,
     Objects,
+    /// sys.all_objects: user objects and the system objects of [`system_objects`].
+    AllObjects,
+    /// sys.system_objects: the system objects only.
+    SystemObjects,
     Tables,
     Views,
     Procedures,
     Columns,
+    /// sys.all_columns: user columns and the columns of the system views.
+    AllColumns,
+    /// sys.system_columns: the columns of the system views only.
+    SystemColumns,
     Indexes,
     Types,
     MasterFiles,
@@ -95,7 +104,12 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
         ViewKind::Schemas => {
             cols(&[("name", sysname(), false), ("schema_id", int, false), ("principal_id", int, true)])
         }
-        ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => cols(&[
+        ViewKind::Objects
+        | ViewKind::AllObjects
+        | ViewKind::SystemObjects
+        | ViewKind::Tables
+        | ViewKind::Views
+        | ViewKind::Procedures => cols(&[
             ("name", sysname(), false),
             ("object_id", int, false),
             ("principal_id", int, true),
@@ -107,7 +121,7 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("modify_date", dt, false),
             ("is_ms_shipped", bit, false),
         ]),
-        ViewKind::Columns => cols(&[
+        ViewKind::Columns | ViewKind::AllColumns | ViewKind::SystemColumns => cols(&[
             ("object_id", int, false),
             ("name", sysname(), true),
             ("column_id", int, false),
@@ -206,11 +220,15 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
     Some(match n.as_str() {
         "databases" => ViewKind::Databases,
         "schemas" => ViewKind::Schemas,
-        "objects" | "all_objects" => ViewKind::Objects,
+        "objects" => ViewKind::Objects,
+        "all_objects" => ViewKind::AllObjects,
+        "system_objects" => ViewKind::SystemObjects,
         "tables" => ViewKind::Tables,
         "views" => ViewKind::Views,
         "procedures" => ViewKind::Procedures,
-        "columns" | "all_columns" => ViewKind::Columns,
+        "columns" => ViewKind::Columns,
+        "all_columns" => ViewKind::AllColumns,
+        "system_columns" => ViewKind::SystemColumns,
         "indexes" => ViewKind::Indexes,
         "types" => ViewKind::Types,
         "master_files" => ViewKind::MasterFiles,
@@ -220,6 +238,97 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
             None => ViewKind::Dmv(super::dmv::view_kind(other)?),
         },
     })
+}
+
+/// A system object as sys.all_objects and sys.system_objects list it.
+pub struct SystemObject {
+    pub name: &'static str,
+    pub schema_id: i32,
+    /// Negative, as SQL Server's system object ids are; stable because new names are only
+    /// ever appended to [`SYSTEM_OBJECT_NAMES`].
+    pub object_id: i32,
+    pub type_code: &'static str,
+    pub type_desc: &'static str,
+    /// The view's or table function's columns; empty for procedures.
+    pub columns: Vec<OutCol>,
+}
+
+const SYS_SCHEMA_ID: i32 = 4;
+const INFORMATION_SCHEMA_ID: i32 = 3;
+
+/// Every system object Mesquite implements, in id order: (schema id, name, type).
+/// V = view, IF = inline table-valued function, P = procedure, X = extended procedure.
+const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
+    (SYS_SCHEMA_ID, "databases", "V"),
+    (SYS_SCHEMA_ID, "schemas", "V"),
+    (SYS_SCHEMA_ID, "objects", "V"),
+    (SYS_SCHEMA_ID, "all_objects", "V"),
+    (SYS_SCHEMA_ID, "system_objects", "V"),
+    (SYS_SCHEMA_ID, "tables", "V"),
+    (SYS_SCHEMA_ID, "views", "V"),
+    (SYS_SCHEMA_ID, "procedures", "V"),
+    (SYS_SCHEMA_ID, "columns", "V"),
+    (SYS_SCHEMA_ID, "all_columns", "V"),
+    (SYS_SCHEMA_ID, "system_columns", "V"),
+    (SYS_SCHEMA_ID, "indexes", "V"),
+    (SYS_SCHEMA_ID, "types", "V"),
+    (SYS_SCHEMA_ID, "master_files", "V"),
+    (SYS_SCHEMA_ID, "database_files", "V"),
+    (SYS_SCHEMA_ID, "server_principals", "V"),
+    (SYS_SCHEMA_ID, "sql_logins", "V"),
+    (SYS_SCHEMA_ID, "server_role_members", "V"),
+    (SYS_SCHEMA_ID, "database_principals", "V"),
+    (SYS_SCHEMA_ID, "database_role_members", "V"),
+    (SYS_SCHEMA_ID, "database_permissions", "V"),
+    (SYS_SCHEMA_ID, "dm_os_wait_stats", "V"),
+    (SYS_SCHEMA_ID, "dm_exec_session_wait_stats", "V"),
+    (SYS_SCHEMA_ID, "dm_exec_sessions", "V"),
+    (SYS_SCHEMA_ID, "dm_exec_requests", "V"),
+    (SYS_SCHEMA_ID, "dm_os_performance_counters", "V"),
+    (SYS_SCHEMA_ID, "dm_io_virtual_file_stats", "IF"),
+    (INFORMATION_SCHEMA_ID, "TABLES", "V"),
+    (INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
+    (INFORMATION_SCHEMA_ID, "VIEWS", "V"),
+    (SYS_SCHEMA_ID, "sp_executesql", "X"),
+    (SYS_SCHEMA_ID, "sp_prepare", "X"),
+    (SYS_SCHEMA_ID, "sp_execute", "X"),
+    (SYS_SCHEMA_ID, "sp_prepexec", "X"),
+    (SYS_SCHEMA_ID, "sp_unprepare", "X"),
+    (SYS_SCHEMA_ID, "sp_flush_log", "P"),
+    (SYS_SCHEMA_ID, "sp_readerrorlog", "P"),
+    (SYS_SCHEMA_ID, "sp_who", "P"),
+    (SYS_SCHEMA_ID, "sp_help", "P"),
+    (SYS_SCHEMA_ID, "sp_helpdb", "P"),
+    (SYS_SCHEMA_ID, "sp_tables", "P"),
+    (SYS_SCHEMA_ID, "sp_columns", "P"),
+];
+
+/// The system objects with their columns, built from the same column lists the views
+/// themselves return, so sys.all_columns can never disagree with a `SELECT *`.
+pub fn system_objects() -> Vec<SystemObject> {
+    SYSTEM_OBJECT_NAMES
+        .iter()
+        .enumerate()
+        .map(|(i, &(schema_id, name, type_code))| {
+            let schema = if schema_id == SYS_SCHEMA_ID { "sys" } else { "INFORMATION_SCHEMA" };
+            let columns = match type_code {
+                "V" => view_kind(schema, name).map(columns_of).unwrap_or_default(),
+                "IF" => super::dmv::columns(super::dmv::DmvKind::VirtualFileStats),
+                _ => Vec::new(),
+            };
+            let mut columns = columns;
+            if name == "database_files" {
+                columns.remove(0);
+            }
+            let type_desc = match type_code {
+                "V" => "VIEW",
+                "IF" => "SQL_INLINE_TABLE_VALUED_FUNCTION",
+                "X" => "EXTENDED_STORED_PROCEDURE",
+                _ => "SQL_STORED_PROCEDURE",
+            };
+            SystemObject { name, schema_id, object_id: -100 - i as i32, type_code, type_desc, columns }
+        })
+        .collect()
 }
 
 /// (system_type_id, max_length, precision, scale) as sys.columns reports a type.
@@ -408,8 +517,14 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                         out.push(vec![s(&sc.name), Value::Int(sc.id), Value::Int(sc.principal_id)]);
                     }
                 }
-                ViewKind::Objects | ViewKind::Tables | ViewKind::Views | ViewKind::Procedures => {
-                    for o in g.objects.values() {
+                ViewKind::Objects
+                | ViewKind::AllObjects
+                | ViewKind::SystemObjects
+                | ViewKind::Tables
+                | ViewKind::Views
+                | ViewKind::Procedures => {
+                    let user = if view.kind == ViewKind::SystemObjects { None } else { Some(&g.objects) };
+                    for o in user.into_iter().flat_map(|m| m.values()) {
                         if db == super::TEMPDB
                             && o.name.starts_with('#')
                             && !o.name.starts_with("##")
@@ -438,7 +553,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                                 b(false),
                             ]);
                         }
-                        if view.kind == ViewKind::Objects {
+                        if matches!(view.kind, ViewKind::Objects | ViewKind::AllObjects) {
                             if let ObjectBody::Table(t) = &o.body {
                                 for (id, name, code, desc) in constraint_rows(t) {
                                     out.push(vec![
@@ -458,8 +573,9 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                         }
                     }
                 }
-                ViewKind::Columns => {
-                    for o in g.objects.values() {
+                ViewKind::Columns | ViewKind::AllColumns | ViewKind::SystemColumns => {
+                    let user = if view.kind == ViewKind::SystemColumns { None } else { Some(&g.objects) };
+                    for o in user.into_iter().flat_map(|m| m.values()) {
                         let ObjectBody::Table(t) = &o.body else { continue };
                         for c in &t.columns {
                             let (id, len, p, sc) = type_info(&c.ty);
@@ -546,6 +662,45 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                     }
                 }
                 _ => {}
+            }
+            if matches!(view.kind, ViewKind::AllObjects | ViewKind::SystemObjects) {
+                let created = cx.host.databases().first().map(|d| d.create_date.clone()).unwrap_or(Value::Null);
+                for o in system_objects() {
+                    out.push(vec![
+                        s(o.name),
+                        Value::Int(o.object_id),
+                        Value::Null,
+                        Value::Int(o.schema_id),
+                        Value::Int(0),
+                        s(&format!("{:<2}", o.type_code)),
+                        s(o.type_desc),
+                        created.clone(),
+                        created.clone(),
+                        b(true),
+                    ]);
+                }
+            }
+            if matches!(view.kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
+                for o in system_objects() {
+                    for (i, c) in o.columns.iter().enumerate() {
+                        let (id, len, p, sc) = type_info(&c.ty);
+                        out.push(vec![
+                            Value::Int(o.object_id),
+                            s(&c.name),
+                            Value::Int(i as i32 + 1),
+                            Value::TinyInt(id),
+                            Value::Int(i32::from(id)),
+                            Value::SmallInt(len),
+                            Value::TinyInt(p),
+                            Value::TinyInt(sc),
+                            if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
+                            b(c.nullable),
+                            b(false),
+                            b(false),
+                            b(false),
+                        ]);
+                    }
+                }
             }
         }
     }
