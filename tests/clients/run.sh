@@ -11,17 +11,18 @@
 # tests, and appends one line per feature to $MESQUITE_CLIENT_RESULTS:
 #   <client> TAB <feature> TAB pass|FAIL|n/a
 # Features (the table's columns): plain tls ddl dml params proc_output rollback types
-# error cancel strict. A suite may also print extra measures (go-mssqldb's own suite).
+# error cancel strict require_tls. A suite may also print extra measures (go-mssqldb's own suite).
 # Suites read MESQUITE_HOST, MESQUITE_PORT, MESQUITE_SA_PASSWORD and MESQUITE_SERVER_CERT
 # (the server's generated certificate, PEM, for clients that want a CA file for TLS).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
-SUITES=(pytds pymssql mssql-python tsql tedious jdbc go)
+SUITES=(pytds pymssql mssql-python tsql tedious jdbc go encryption)
 if [ $# -gt 0 ]; then SUITES=("$@"); fi
 
 cargo build --quiet -p mesquite
 BIN="$PWD/${CARGO_TARGET_DIR:-target}/debug/mesquite"
+export MESQUITE_BIN="$BIN"
 
 DATA=$(mktemp -d)
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
