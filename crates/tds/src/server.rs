@@ -560,7 +560,9 @@ async fn reader_task(
 /// What a worker sends to its connection.
 enum Outbound {
     Packet(Vec<u8>),
-    Final(ResponseTail),
+    /// The end of the response, with the session handed back: the connection task goes
+    /// on as soon as this arrives, without a second wake-up to join the worker.
+    Final(ResponseTail, Box<dyn std::any::Any + Send>),
 }
 
 /// The worker's end of the response channel.
@@ -725,21 +727,21 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         let Some(mut sess) = session.take() else { return Err(ConnError::Quiet) };
         let cancel_w = cancel.clone();
         let server_name = shared.server_name.clone();
-        let worker = tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+        // Detached: the session comes back in Outbound::Final. If the worker panics, its
+        // sender is dropped without a Final and the connection ends below.
+        drop(tokio::task::spawn_blocking(move || {
             let mut sink = TokenSink::new(ChannelOut { tx }, spid, packet_size, cancel_w, server_name);
             let default_done = run_request(&mut sess, req, reset, &mut sink);
             let (tail, out) = sink.finish(default_done);
-            let _ = out.tx.blocking_send(Outbound::Final(tail));
-            sess
-        });
+            // The worker slot is free before the connection task can start the next
+            // request on it.
+            drop(permit);
+            let _ = out.tx.blocking_send(Outbound::Final(tail, Box::new(sess)));
+        }));
 
         let mut attention = false;
         let mut client_gone: Option<ConnError> = None;
         let mut fatal = false;
-        // Once the response is complete, events (the next request, a late attention)
-        // wait for the idle loop.
-        let mut complete = false;
         loop {
             tokio::select! {
                 out = rx.recv() => match out {
@@ -751,7 +753,7 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
                             }
                         }
                     }
-                    Some(Outbound::Final(tail)) => {
+                    Some(Outbound::Final(tail, sess)) => {
                         fatal = tail.fatal;
                         let packets = tail.finish(attention);
                         if client_gone.is_none() {
@@ -759,11 +761,12 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
                                 client_gone = Some(e.into());
                             }
                         }
-                        complete = true;
+                        session = sess.downcast::<B::Session>().ok().map(|b| *b);
+                        break;
                     }
                     None => break,
                 },
-                ev = ev_rx.recv(), if client_gone.is_none() && !complete => match ev {
+                ev = ev_rx.recv(), if client_gone.is_none() => match ev {
                     Some(ReaderEvent::Attention) => attention = true,
                     Some(ReaderEvent::Message(m)) => {
                         cancel.store(true, Ordering::Release);
@@ -785,15 +788,14 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
                 },
             }
         }
-        match worker.await {
-            Ok(s) => session = Some(s),
-            Err(e) => return Err(ConnError::Other(format!("The worker running the request failed: {e}"))),
-        }
         if let Some(e) = client_gone {
             return Err(e);
         }
         if fatal {
             return Err(ConnError::Quiet);
+        }
+        if session.is_none() {
+            return Err(ConnError::Other("The worker running the request failed.".into()));
         }
     }
 }
