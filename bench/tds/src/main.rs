@@ -1,4 +1,498 @@
+//! TDS beside PostgreSQL's wire protocol: Mesquite (`mesquite serve`, release build) and a
+//! private PostgreSQL cluster, started by this program on loopback in one run on one
+//! machine, driven by Rust clients of the same shape (blocking std sockets, one thread per
+//! connection: `tds::client` and `stress::pg`) through the same runner (`stress`).
+//!
+//! What it measures:
+//! 1. **Round trips** from 1 connection: `SELECT 1` as fast as one client can send it, for
+//!    S seconds. Reported: round trips per second and the mean latency.
+//! 2. The same from **16 connections**, all released together (16 threads).
+//! 3. **Streaming** an N-row result (default 1,000,000): `SELECT id, name, ts` over a
+//!    table of (int primary key, varchar(20), datetime2 / timestamp) loaded in the setup,
+//!    read row by row without keeping rows (`Client::batch_rows`, `PgConnection::query_rows`).
+//!    The TDS client decodes every value into `types::Value`; the PostgreSQL client gets
+//!    text, so its callback parses the id and copies the name into a String (what a
+//!    driver does to hand values to an application), and both check the count and the
+//!    sum of ids. One unmeasured pass first on each side (PostgreSQL sets hint bits on the
+//!    first read of fresh rows; both fill their caches). Reported: seconds and rows/s.
+//!
+//! Ratios are Mesquite / PostgreSQL for throughput (higher is better; the issue's target is
+//! 1.0x or more). Also the peak resident memory of each server (VmHWM): Mesquite's one
+//! process; PostgreSQL's largest process (the streaming backend) and the sum over the
+//! cluster's processes (an upper bound: each counts the shared buffers it touched).
+//!
+//! Settings: the same memory on both sides (`--memory-mb`, default 256: Mesquite's buffer
+//! pool, PostgreSQL's shared_buffers), TDS packets of 4096 bytes (SQL Server's and most
+//! drivers' default; `--packet-size`), PostgreSQL's simple query protocol, no TLS on
+//! either side.
+//!
+//! Usage: bench-tds [--quick] [--seconds S] [--rows N] [--memory-mb M] [--packet-size B]
+//!        [--mesquite PATH]
+//! Defaults: 5 s per round-trip measure, 1,000,000 rows, the `mesquite` binary next to this
+//! one. `--quick`: 0.5 s and 100,000 rows.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use stress::pg::{PgCluster, PgConnector};
+use stress::tds_conn::TdsConnector;
+use stress::{Connector, Progress, StressOptions};
+use tds::client::{message_text, Client, ClientConfig};
+use types::Value;
+
+const USAGE: &str =
+    "usage: bench-tds [--quick] [--seconds S] [--rows N] [--memory-mb M] [--packet-size B] [--mesquite PATH]";
+
+struct Args {
+    seconds: f64,
+    rows: u64,
+    memory_mb: u64,
+    packet_size: u32,
+    mesquite: PathBuf,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let sibling = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.parent().map(|d| d.join("mesquite")))
+        .unwrap_or_else(|| PathBuf::from("mesquite"));
+    let mut a = Args { seconds: 5.0, rows: 1_000_000, memory_mb: 256, packet_size: 4096, mesquite: sibling };
+    let mut it = std::env::args().skip(1);
+    while let Some(k) = it.next() {
+        let mut value = || it.next().ok_or_else(|| format!("{k} needs a value\n{USAGE}"));
+        let bad = |v: &str| format!("invalid value {v} for {k}\n{USAGE}");
+        match k.as_str() {
+            "--quick" => {
+                a.seconds = 0.5;
+                a.rows = 100_000;
+            }
+            "--seconds" => {
+                let v = value()?;
+                a.seconds = v.parse().ok().filter(|s: &f64| *s > 0.0 && s.is_finite()).ok_or_else(|| bad(&v))?;
+            }
+            "--rows" => {
+                let v = value()?;
+                a.rows = v.parse().ok().filter(|&n| n > 0 && n <= 2_000_000_000).ok_or_else(|| bad(&v))?;
+            }
+            "--memory-mb" => {
+                let v = value()?;
+                a.memory_mb = v.parse().ok().filter(|&n| n >= 32).ok_or_else(|| bad(&v))?;
+            }
+            "--packet-size" => {
+                let v = value()?;
+                a.packet_size = v.parse().ok().filter(|n| (512..=32767).contains(n)).ok_or_else(|| bad(&v))?;
+            }
+            "--mesquite" => a.mesquite = PathBuf::from(value()?),
+            "-h" | "--help" => return Err(USAGE.to_string()),
+            other => return Err(format!("unknown option {other}\n{USAGE}")),
+        }
+    }
+    Ok(a)
+}
+
+// ------------------------------------------------------------------ the Mesquite server
+
+/// A `mesquite serve` child on a fresh data directory and a free loopback port, stopped
+/// with SIGTERM and its directory removed on drop (also when the run fails).
+struct MesquiteServer {
+    child: Option<Child>,
+    dir: PathBuf,
+    port: u16,
+    password: String,
+}
+
+impl MesquiteServer {
+    fn start(bin: &Path, memory_mb: u64) -> Result<MesquiteServer, String> {
+        let stamp =
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
+        let dir = std::env::temp_dir().join(format!("mesquite-bench-tds-{}-{stamp}", std::process::id()));
+        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        let port = stress::pg::free_port().map_err(|e| e.to_string())?;
+        let password = format!("Tds-{:x}-Aa1", stamp ^ u128::from(std::process::id()));
+        let log = File::create(dir.join("serve.out")).map_err(|e| e.to_string())?;
+        let log2 = log.try_clone().map_err(|e| e.to_string())?;
+        let child = Command::new(bin)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(dir.join("data"))
+            .args(["--addr", "127.0.0.1", "--port", &port.to_string(), "--memory-limit-mb", &memory_mb.to_string()])
+            .env("MESQUITE_SA_PASSWORD", &password)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(log2)
+            .spawn()
+            .map_err(|e| format!("starting {}: {e}", bin.display()))?;
+        let mut s = MesquiteServer { child: Some(child), dir, port, password };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return Ok(s);
+            }
+            if let Some(Ok(Some(status))) = s.child.as_mut().map(|c| c.try_wait()) {
+                s.child = None;
+                return Err(format!("mesquite serve exited ({status}):\n{}", s.log_tail()));
+            }
+            if Instant::now() > deadline {
+                return Err(format!("mesquite serve did not listen within 60 s:\n{}", s.log_tail()));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
+    }
+
+    fn log_tail(&self) -> String {
+        let mut s = String::new();
+        if let Ok(mut f) = File::open(self.dir.join("serve.out")) {
+            let _ = f.read_to_string(&mut s);
+        }
+        let lines: Vec<&str> = s.lines().collect();
+        lines[lines.len().saturating_sub(20)..].join("\n")
+    }
+
+    fn config(&self, packet_size: u32) -> ClientConfig {
+        let mut c = ClientConfig::new("127.0.0.1", self.port, "sa", self.password.clone());
+        c.app_name = "bench-tds".to_string();
+        c.packet_size = packet_size;
+        c
+    }
+
+    fn stop(&mut self) {
+        let Some(mut child) = self.child.take() else { return };
+        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            match child.try_wait() {
+                Ok(Some(_)) => break,
+                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
+                _ => {
+                    let _ = child.kill();
+                    let _ = child.wait();
+                    break;
+                }
+            }
+        }
+    }
+}
+
+impl Drop for MesquiteServer {
+    fn drop(&mut self) {
+        self.stop();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+// ------------------------------------------------------------------ memory
+
+/// A process's peak resident set (VmHWM), in KiB.
+fn vm_hwm_kib(pid: u32) -> Option<u64> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let line = s.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// The postmaster and its children (backends and background processes).
+fn cluster_pids(cluster: &PgCluster) -> Vec<u32> {
+    let Ok(text) = std::fs::read_to_string(cluster.data_dir().join("postmaster.pid")) else { return Vec::new() };
+    let Some(master) = text.lines().next().and_then(|l| l.trim().parse::<u32>().ok()) else { return Vec::new() };
+    let mut pids = vec![master];
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let Some(pid) = e.file_name().to_str().and_then(|s| s.parse::<u32>().ok()) else { continue };
+            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+            // "pid (comm) state ppid ...": comm may hold spaces, so split after its ')'.
+            let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1));
+            if ppid.and_then(|p| p.parse::<u32>().ok()) == Some(master) {
+                pids.push(pid);
+            }
+        }
+    }
+    pids
+}
+
+fn mib(kib: u64) -> String {
+    format!("{:.0} MB", kib as f64 / 1024.0)
+}
+
+// ------------------------------------------------------------------ measures
+
+/// Round trips per second from `threads` connections for `seconds`, after a short warm-up.
+fn round_trips<C: Connector>(connector: &C, threads: usize, seconds: f64) -> Result<f64, String> {
+    let opts = StressOptions { threads, iterations: u64::MAX, batch: "SELECT 1".to_string(), progress: Progress::None };
+    stress::run_limited(connector, &opts, Some(Duration::from_secs_f64((seconds / 10.0).min(0.5))))?;
+    let r = stress::run_limited(connector, &opts, Some(Duration::from_secs_f64(seconds)))?;
+    if r.errors() > 0 {
+        let first = r.threads.iter().flat_map(|t| t.first_errors.first()).next().cloned().unwrap_or_default();
+        return Err(format!("{}: {} errors in SELECT 1: {first}", connector.describe(), r.errors()));
+    }
+    Ok(r.iterations_per_sec())
+}
+
+/// Rows, sum of ids and total name length of a streamed result.
+#[derive(Debug, Default, PartialEq, Eq, Clone, Copy)]
+struct Checksum {
+    rows: u64,
+    id_sum: u64,
+    name_len: u64,
+}
+
+fn expected(n: u64) -> (u64, u64) {
+    (n, n * (n - 1) / 2)
+}
+
+const STREAM_TDS: &str = "SELECT id, name, ts FROM dbo.stream_t";
+const STREAM_PG: &str = "SELECT id, name, ts FROM stream_t";
+
+fn stream_mesquite(c: &mut Client) -> Result<(Checksum, Duration), String> {
+    let mut sum = Checksum::default();
+    let mut bad = 0u64;
+    let t = Instant::now();
+    let r = c
+        .batch_rows(STREAM_TDS, &mut |row| {
+            sum.rows += 1;
+            match (row.first(), row.get(1), row.get(2)) {
+                (Some(Value::Int(id)), Some(Value::String(name)), Some(Value::DateTime2 { .. })) => {
+                    sum.id_sum += *id as u64;
+                    sum.name_len += name.len() as u64;
+                }
+                _ => bad += 1,
+            }
+        })
+        .map_err(|e| format!("mesquite: {e}"))?;
+    let elapsed = t.elapsed();
+    if let Some(e) = r.errors.first() {
+        return Err(format!("mesquite: {}", message_text(e)));
+    }
+    if bad > 0 {
+        return Err(format!("mesquite: {bad} rows of unexpected types"));
+    }
+    Ok((sum, elapsed))
+}
+
+fn stream_pg(c: &mut stress::pg::PgConnection) -> Result<(Checksum, Duration), String> {
+    let mut sum = Checksum::default();
+    let mut bad = 0u64;
+    let t = Instant::now();
+    c.query_rows(STREAM_PG, &mut |row| {
+        sum.rows += 1;
+        let id = row.first().copied().flatten().and_then(|b| std::str::from_utf8(b).ok()?.parse::<i64>().ok());
+        let name = row.get(1).copied().flatten().and_then(|b| String::from_utf8(b.to_vec()).ok());
+        match (id, name, row.get(2).copied().flatten()) {
+            (Some(id), Some(name), Some(_ts)) => {
+                sum.id_sum += id as u64;
+                sum.name_len += name.len() as u64;
+            }
+            _ => bad += 1,
+        }
+    })
+    .map_err(|e| format!("postgresql: {e}"))?;
+    let elapsed = t.elapsed();
+    if bad > 0 {
+        return Err(format!("postgresql: {bad} rows of unexpected values"));
+    }
+    Ok((sum, elapsed))
+}
+
+fn check(side: &str, sum: Checksum, n: u64) -> Result<(), String> {
+    let (rows, ids) = expected(n);
+    if (sum.rows, sum.id_sum) != (rows, ids) {
+        return Err(format!(
+            "{side}: streamed {} rows with id sum {}, expected {rows} and {ids}",
+            sum.rows, sum.id_sum
+        ));
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ setup
+
+fn tds_ok(c: &mut Client, sql: &str) -> Result<(), String> {
+    let r = c.batch(sql).map_err(|e| format!("mesquite: {e}"))?;
+    match r.errors.first() {
+        Some(e) => Err(format!("mesquite: {}\n  in: {sql}", message_text(e))),
+        None => Ok(()),
+    }
+}
+
+/// The stream table with ids 0..n: 100,000-row INSERT ... SELECTs over a cross join of
+/// digits, each its own transaction.
+fn setup_mesquite(c: &mut Client, n: u64) -> Result<(), String> {
+    tds_ok(
+        c,
+        "CREATE TABLE dbo.stream_t (id int NOT NULL PRIMARY KEY, name varchar(20) NOT NULL, ts datetime2 NOT NULL);
+         CREATE TABLE dbo.digits (i int NOT NULL);
+         INSERT INTO dbo.digits VALUES (0),(1),(2),(3),(4),(5),(6),(7),(8),(9);",
+    )?;
+    let mut start = 0u64;
+    while start < n {
+        tds_ok(
+            c,
+            &format!(
+                "INSERT INTO dbo.stream_t (id, name, ts)
+                 SELECT id, 'name ' + CAST(id AS varchar(10)), DATEADD(second, id, CAST('2024-01-01' AS datetime2))
+                 FROM (SELECT {start} + a.i + 10*b.i + 100*c.i + 1000*d.i + 10000*e.i AS id
+                       FROM dbo.digits a CROSS JOIN dbo.digits b CROSS JOIN dbo.digits c
+                            CROSS JOIN dbo.digits d CROSS JOIN dbo.digits e) x
+                 WHERE id < {n}"
+            ),
+        )?;
+        start += 100_000;
+    }
+    tds_ok(c, "CHECKPOINT")
+}
+
+fn setup_pg(c: &mut stress::pg::PgConnection, n: u64) -> Result<(), String> {
+    // Separate queries: VACUUM cannot run inside the implicit transaction of a
+    // multi-statement query.
+    for sql in [
+        "CREATE TABLE stream_t (id int NOT NULL PRIMARY KEY, name varchar(20) NOT NULL, ts timestamp NOT NULL)"
+            .to_string(),
+        format!(
+            "INSERT INTO stream_t SELECT g, 'name ' || g, timestamp '2024-01-01' + g * interval '1 second' \
+             FROM generate_series(0, {}) g",
+            n - 1
+        ),
+        "VACUUM (ANALYZE) stream_t".to_string(),
+        "CHECKPOINT".to_string(),
+    ] {
+        c.query(&sql).map_err(|e| format!("postgresql: {e}"))?;
+    }
+    Ok(())
+}
+
+// ------------------------------------------------------------------ report
+
+fn thousands(x: f64) -> String {
+    let n = x.round() as u64;
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn row(name: &str, m: &str, p: &str, ratio: &str) {
+    println!("{name:<34} {m:>16} {p:>16} {ratio:>10}");
+}
+
+fn ratio(m: f64, p: f64) -> String {
+    if p > 0.0 {
+        format!("{:.2}x", m / p)
+    } else {
+        "-".to_string()
+    }
+}
+
 fn main() {
-    eprintln!("not built yet");
-    std::process::exit(2);
+    let args = match parse_args() {
+        Ok(a) => a,
+        Err(e) => {
+            eprintln!("{e}");
+            std::process::exit(2);
+        }
+    };
+    if let Err(e) = run(&args) {
+        eprintln!("bench-tds: {e}");
+        std::process::exit(1);
+    }
+}
+
+fn run(a: &Args) -> Result<(), String> {
+    println!(
+        "bench/tds: Mesquite (TDS 7.4) beside PostgreSQL (protocol 3.0), one run; {} s per round-trip measure, {} rows streamed",
+        a.seconds,
+        thousands(a.rows as f64)
+    );
+    let mut mesquite = MesquiteServer::start(&a.mesquite, a.memory_mb)?;
+    let cluster = PgCluster::start_temp(&PgCluster::benchmark_settings(a.memory_mb)).map_err(|e| e.to_string())?;
+    let pg_version = cluster.version().map_err(|e| e.to_string())?;
+    let tds_connector = TdsConnector::new(mesquite.config(a.packet_size));
+    let pg_connector: PgConnector = cluster.connector("postgres");
+
+    let mut tds = Client::connect(&tds_connector.config).map_err(|e| format!("mesquite: {e}"))?;
+    let mut pg = cluster.connect("postgres").map_err(|e| format!("postgresql: {e}"))?;
+    let (_, v) = tds.server_version();
+    println!("  mesquite {} (release build), reports SQL Server {}.{}", env!("CARGO_PKG_VERSION"), v[0], v[1]);
+    println!("  {pg_version}");
+    println!(
+        "  {} MB of buffer pool / shared_buffers each; TDS packet size {}; {} cores",
+        a.memory_mb,
+        tds.packet_size(),
+        std::thread::available_parallelism().map(|n| n.get()).unwrap_or(0)
+    );
+
+    let t = Instant::now();
+    setup_mesquite(&mut tds, a.rows)?;
+    let m_setup = t.elapsed();
+    let t = Instant::now();
+    setup_pg(&mut pg, a.rows)?;
+    let p_setup = t.elapsed();
+    println!(
+        "  setup: {} rows loaded in {:.1} s (mesquite), {:.1} s (postgresql)",
+        thousands(a.rows as f64),
+        m_setup.as_secs_f64(),
+        p_setup.as_secs_f64()
+    );
+
+    eprintln!("round trips, 1 connection ...");
+    let m1 = round_trips(&tds_connector, 1, a.seconds)?;
+    let p1 = round_trips(&pg_connector, 1, a.seconds)?;
+    eprintln!("round trips, 16 connections ...");
+    let m16 = round_trips(&tds_connector, 16, a.seconds)?;
+    let p16 = round_trips(&pg_connector, 16, a.seconds)?;
+
+    eprintln!("streaming ...");
+    // Unmeasured passes first, then the measured ones.
+    stream_mesquite(&mut tds)?;
+    stream_pg(&mut pg)?;
+    let (ms, m_time) = stream_mesquite(&mut tds)?;
+    check("mesquite", ms, a.rows)?;
+    let (ps, p_time) = stream_pg(&mut pg)?;
+    check("postgresql", ps, a.rows)?;
+    if ms.name_len != ps.name_len {
+        return Err(format!("name lengths differ: mesquite {} postgresql {}", ms.name_len, ps.name_len));
+    }
+
+    // Peak memory while the streaming sessions are still open.
+    let m_rss = mesquite.pid().and_then(vm_hwm_kib);
+    let pg_rss: Vec<u64> = cluster_pids(&cluster).into_iter().filter_map(vm_hwm_kib).collect();
+    drop(tds);
+    drop(pg);
+
+    println!();
+    row("measure", "mesquite", "postgresql", "ratio M/PG");
+    row("round trips/s, 1 connection", &thousands(m1), &thousands(p1), &ratio(m1, p1));
+    row("  mean latency", &format!("{:.1} us", 1e6 / m1.max(1e-9)), &format!("{:.1} us", 1e6 / p1.max(1e-9)), "");
+    row("round trips/s, 16 connections", &thousands(m16), &thousands(p16), &ratio(m16, p16));
+    let m_rows = a.rows as f64 / m_time.as_secs_f64().max(1e-9);
+    let p_rows = a.rows as f64 / p_time.as_secs_f64().max(1e-9);
+    row(
+        &format!("stream {} rows, s", thousands(a.rows as f64)),
+        &format!("{:.3}", m_time.as_secs_f64()),
+        &format!("{:.3}", p_time.as_secs_f64()),
+        "",
+    );
+    row("  rows/s", &thousands(m_rows), &thousands(p_rows), &ratio(m_rows, p_rows));
+    let p_max = pg_rss.iter().copied().max();
+    row(
+        "peak RSS (VmHWM)",
+        &m_rss.map(mib).unwrap_or_else(|| "-".into()),
+        &p_max.map(|k| format!("{} max", mib(k))).unwrap_or_else(|| "-".into()),
+        "",
+    );
+    if !pg_rss.is_empty() {
+        row("", "", &format!("{} sum/{}", mib(pg_rss.iter().sum()), pg_rss.len()), "");
+    }
+    println!("\nratio: Mesquite / PostgreSQL throughput, higher is better; target >= 1.00x");
+    mesquite.stop();
+    Ok(())
 }

@@ -1,12 +1,14 @@
-//! The `mesquite` binary: `serve` (the instance), and later `sql`, `stress`, `replay`,
+//! The `mesquite` binary: `serve` (the instance), `sql`, `stress`, and later `replay`,
 //! `xe` and admin commands.
 //!
 //! `serve` starts the instance and the TDS listener ([`serve`]); `sql` runs scripts or a
-//! prompt against an embedded instance ([`sql_cmd`]).
+//! prompt against an embedded instance ([`sql_cmd`]); `stress` runs a batch from many
+//! connections against a server and reports times and waits ([`stress`]).
 
 mod output;
 mod serve;
 mod sql_cmd;
+mod stress;
 
 use std::process::ExitCode;
 
@@ -14,6 +16,7 @@ use engine::default_data_dir;
 
 const USAGE: &str = "usage: mesquite serve [options]   (mesquite serve --help)
        mesquite sql [options]     (mesquite sql --help)
+       mesquite stress [options]  (mesquite stress --help)
        mesquite version
 
 The data directory defaults to $MESQUITE_DATA_DIR, else $XDG_DATA_HOME/mesquite,
@@ -25,6 +28,12 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("serve") => serve::run(&args[1..]),
         Some("sql") => sql_cmd::run(&args[1..], default_data_dir()),
+        Some("stress") => match stress::run(&args[1..]) {
+            // --fail-on-error and an iteration failed: the report is printed, status 2.
+            Ok(false) => return ExitCode::from(2),
+            Ok(true) => Ok(()),
+            Err(e) => Err(e),
+        },
         Some("version") | Some("--version") => {
             println!("mesquite {}", env!("CARGO_PKG_VERSION"));
             Ok(())

@@ -15,6 +15,7 @@
 //! - [`backend`] — what the server needs from the engine.
 
 pub mod backend;
+pub mod client;
 pub mod error;
 pub mod login;
 pub mod packet;
