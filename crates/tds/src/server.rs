@@ -57,8 +57,13 @@ pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default limit on one request message (SQL Server accepts 65,536 x packet size; this
 /// bounds the memory one connection can make the server hold).
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
-/// Packets a worker may queue ahead of the socket before it waits (ASYNC_NETWORK_IO).
-const RESPONSE_QUEUE: usize = 16;
+/// Packet groups a worker may queue ahead of the socket before it waits
+/// (ASYNC_NETWORK_IO): with [`PACKET_GROUP_BYTES`], at most 128 KB per connection.
+const RESPONSE_QUEUE: usize = 4;
+/// A worker hands packets to the connection task in groups of about this many bytes:
+/// one channel message, one wake-up and one socket write per group instead of per
+/// 4 KB packet.
+const PACKET_GROUP_BYTES: usize = 32 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -270,8 +275,17 @@ async fn read_message<R: AsyncRead + Unpin + ?Sized>(
 }
 
 async fn write_packets<W: AsyncWrite + Unpin + ?Sized>(w: &mut W, packets: &[Vec<u8>]) -> io::Result<()> {
-    for p in packets {
-        w.write_all(p).await?;
+    match packets {
+        [] => {}
+        [p] => w.write_all(p).await?,
+        _ => {
+            // One write (one system call on a plain socket) for the whole group.
+            let mut all = Vec::with_capacity(packets.iter().map(Vec::len).sum());
+            for p in packets {
+                all.extend_from_slice(p);
+            }
+            w.write_all(&all).await?;
+        }
     }
     w.flush().await
 }
@@ -559,30 +573,57 @@ async fn reader_task(
 
 /// What a worker sends to its connection.
 enum Outbound {
-    Packet(Vec<u8>),
+    Packets(Vec<Vec<u8>>),
     /// The end of the response, with the session handed back: the connection task goes
     /// on as soon as this arrives, without a second wake-up to join the worker.
-    Final(ResponseTail, Box<dyn std::any::Any + Send>),
+    Final(Vec<Vec<u8>>, ResponseTail, Box<dyn std::any::Any + Send>),
 }
 
-/// The worker's end of the response channel.
+/// The worker's end of the response channel: packets are grouped (see
+/// [`PACKET_GROUP_BYTES`]); the last group travels with the response's end.
 struct ChannelOut {
     tx: mpsc::Sender<Outbound>,
+    group: Vec<Vec<u8>>,
+    group_bytes: usize,
 }
 
-impl PacketOut for ChannelOut {
-    fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
-        match self.tx.try_send(Outbound::Packet(packet)) {
+impl ChannelOut {
+    fn new(tx: mpsc::Sender<Outbound>) -> ChannelOut {
+        ChannelOut { tx, group: Vec::new(), group_bytes: 0 }
+    }
+
+    fn send_group(&mut self) -> Result<(), ClientGone> {
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        self.group_bytes = 0;
+        let group = Outbound::Packets(std::mem::take(&mut self.group));
+        match self.tx.try_send(group) {
             Ok(()) => Ok(()),
-            Err(mpsc::error::TrySendError::Full(p)) => {
+            Err(mpsc::error::TrySendError::Full(g)) => {
                 // The client is not reading fast enough.
                 let w = begin_wait(WaitType::ASYNC_NETWORK_IO);
-                let r = self.tx.blocking_send(p).map_err(|_| ClientGone);
+                let r = self.tx.blocking_send(g).map_err(|_| ClientGone);
                 w.finish();
                 r
             }
             Err(mpsc::error::TrySendError::Closed(_)) => Err(ClientGone),
         }
+    }
+}
+
+impl PacketOut for ChannelOut {
+    fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
+        self.group_bytes += packet.len();
+        self.group.push(packet);
+        if self.group_bytes >= PACKET_GROUP_BYTES {
+            self.send_group()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ClientGone> {
+        self.send_group()
     }
 }
 
@@ -730,13 +771,14 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         // Detached: the session comes back in Outbound::Final. If the worker panics, its
         // sender is dropped without a Final and the connection ends below.
         drop(tokio::task::spawn_blocking(move || {
-            let mut sink = TokenSink::new(ChannelOut { tx }, spid, packet_size, cancel_w, server_name);
+            let mut sink = TokenSink::new(ChannelOut::new(tx), spid, packet_size, cancel_w, server_name);
             let default_done = run_request(&mut sess, req, reset, &mut sink);
-            let (tail, out) = sink.finish(default_done);
+            let (tail, mut out) = sink.finish(default_done);
             // The worker slot is free before the connection task can start the next
             // request on it.
             drop(permit);
-            let _ = out.tx.blocking_send(Outbound::Final(tail, Box::new(sess)));
+            let last_group = std::mem::take(&mut out.group);
+            let _ = out.tx.blocking_send(Outbound::Final(last_group, tail, Box::new(sess)));
         }));
 
         let mut attention = false;
@@ -745,17 +787,17 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         loop {
             tokio::select! {
                 out = rx.recv() => match out {
-                    Some(Outbound::Packet(p)) => {
+                    Some(Outbound::Packets(group)) => {
                         if client_gone.is_none() {
-                            if let Err(e) = write_packets(&mut wr, &[p]).await {
+                            if let Err(e) = write_packets(&mut wr, &group).await {
                                 cancel.store(true, Ordering::Release);
                                 client_gone = Some(e.into());
                             }
                         }
                     }
-                    Some(Outbound::Final(tail, sess)) => {
+                    Some(Outbound::Final(mut packets, tail, sess)) => {
                         fatal = tail.fatal;
-                        let packets = tail.finish(attention);
+                        packets.extend(tail.finish(attention));
                         if client_gone.is_none() {
                             if let Err(e) = write_packets(&mut wr, &packets).await {
                                 client_gone = Some(e.into());

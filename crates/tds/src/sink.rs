@@ -26,6 +26,10 @@ pub struct ClientGone;
 /// Where complete packets go.
 pub trait PacketOut {
     fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone>;
+    /// Pushes on whatever `send` kept back (PRINT/RAISERROR WITH NOWAIT).
+    fn flush(&mut self) -> Result<(), ClientGone> {
+        Ok(())
+    }
 }
 
 impl PacketOut for Vec<Vec<u8>> {
@@ -273,6 +277,11 @@ impl<O: PacketOut> ResultSink for TokenSink<O> {
         // A held DONE stays held: what follows decides its MORE bit. Everything before
         // it goes out now.
         self.writer.flush_partial();
-        self.drain()
+        self.drain()?;
+        if self.out.flush().is_err() {
+            self.stopped = true;
+            return Err(SinkError::Cancelled);
+        }
+        Ok(())
     }
 }
