@@ -70,6 +70,30 @@ struct DbTxn {
     db: Arc<DbHandle>,
     txn: Transaction,
     pending: Vec<Pending>,
+    handles: Handles,
+}
+
+/// The index handles and row codecs a transaction has used, so that its row operations
+/// skip the database's shared caches (two mutexes every session would take per row).
+/// Kept only while the transaction lasts and dropped by anything that may free or
+/// re-create an index (DDL, a rollback to a savepoint), so a handle never outlives its
+/// tree.
+type Handles = Vec<(u64, LockedIndex, Arc<RowCodec>)>;
+
+/// The handle and codec of `index`, from the transaction's list or the database.
+fn handle<'h>(hs: &'h mut Handles, db: &DbHandle, index: &IndexRef) -> Result<&'h (u64, LockedIndex, Arc<RowCodec>)> {
+    let found = hs.iter().position(|(h, _, c)| *h == index.hobt && Arc::ptr_eq(&c.columns, &index.columns));
+    let i = match found {
+        Some(i) => i,
+        None => {
+            let li = db.index(index.hobt)?;
+            let codec = db.codec(index)?;
+            hs.retain(|(h, _, _)| *h != index.hobt);
+            hs.push((index.hobt, li, codec));
+            hs.len() - 1
+        }
+    };
+    Ok(&hs[i])
 }
 
 /// The host of one session. See the module doc.
@@ -151,7 +175,7 @@ impl EngineHost {
                 pending.push(Pending::Savepoint(sp.clone()));
             }
             h.active_txns.fetch_add(1, Ordering::AcqRel);
-            self.txns.insert(db, DbTxn { db: h, txn, pending });
+            self.txns.insert(db, DbTxn { db: h, txn, pending, handles: Vec::new() });
         }
         self.txns.get_mut(&db).ok_or_else(|| EngineError::NoSuchDatabase(db.to_string()))
     }
@@ -162,7 +186,7 @@ impl EngineHost {
     fn run<R>(
         &mut self,
         db: DbId,
-        f: impl FnOnce(&DbHandle, &SessionContext<'_>, &mut Vec<Pending>) -> Result<R>,
+        f: impl FnOnce(&DbHandle, &SessionContext<'_>, &mut Vec<Pending>, &mut Handles) -> Result<R>,
     ) -> HostResult<R> {
         let auto = !self.in_txn;
         if auto {
@@ -182,7 +206,7 @@ impl EngineHost {
         let r = match self.txn_for(db) {
             Ok(t) => {
                 let ctx = SessionContext::new(&t.txn, options);
-                f(&t.db, &ctx, &mut t.pending)
+                f(&t.db, &ctx, &mut t.pending, &mut t.handles)
             }
             Err(e) => Err(e),
         };
@@ -336,18 +360,17 @@ impl Host for EngineHost {
         max: usize,
         out: &mut Vec<KeyRow>,
     ) -> HostResult<bool> {
-        self.run(index.db, |db, ctx, _| {
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
+        self.run(index.db, |db, ctx, _, hs| {
+            let (_, li, codec) = handle(hs, db, index)?;
             let mut raw: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
             let mut more = false;
             if !reverse {
-                li.scan(ctx, lower, upper, |k, v| {
+                li.scan_owned(ctx, lower, upper, max.saturating_add(1), |k, v| {
                     if raw.len() == max {
                         more = true;
                         return false;
                     }
-                    raw.push((k.to_vec(), v.to_vec()));
+                    raw.push((k, v));
                     true
                 })?;
             } else if ctx.isolation() == IsolationLevel::ReadUncommitted {
@@ -410,26 +433,23 @@ impl Host for EngineHost {
     }
 
     fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
-        self.run(index.db, |db, ctx, _| {
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
-            read_row(db, &li, ctx, &codec, key, false)
+        self.run(index.db, |db, ctx, _, hs| {
+            let (_, li, codec) = handle(hs, db, index)?;
+            read_row(db, li, ctx, codec, key, false)
         })
     }
 
     fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
-        self.run(index.db, |db, ctx, _| {
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
-            read_row(db, &li, ctx, &codec, key, true)
+        self.run(index.db, |db, ctx, _, hs| {
+            let (_, li, codec) = handle(hs, db, index)?;
+            read_row(db, li, ctx, codec, key, true)
         })
     }
 
     fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()> {
-        self.run(index.db, |db, ctx, _| {
+        self.run(index.db, |db, ctx, _, hs| {
             check_writable(db)?;
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
+            let (_, li, codec) = handle(hs, db, index)?;
             let mut written = Vec::new();
             let r = (|| {
                 let rec = codec.encode(row, key.len(), &mut written, |bytes| {
@@ -450,10 +470,9 @@ impl Host for EngineHost {
     }
 
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool> {
-        self.run(index.db, |db, ctx, pending| {
+        self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
+            let (_, li, codec) = handle(hs, db, index)?;
             let old = if codec.has_lob_columns() {
                 match li.get_for_update(ctx, key)? {
                     Some(old) => Some(old),
@@ -493,10 +512,9 @@ impl Host for EngineHost {
     }
 
     fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool> {
-        self.run(index.db, |db, ctx, pending| {
+        self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
-            let li = db.index(index.hobt)?;
-            let codec = db.codec(index)?;
+            let (_, li, codec) = handle(hs, db, index)?;
             let old = if codec.has_lob_columns() { li.get_for_update(ctx, key)? } else { None };
             let deleted = li.delete(ctx, key)?;
             if deleted {
@@ -511,7 +529,8 @@ impl Host for EngineHost {
     }
 
     fn create_index(&mut self, db: DbId, object_id: i32, index_id: i32, _columns: &[StoredColumn]) -> HostResult<u64> {
-        self.run(db, |h, ctx, pending| {
+        self.run(db, |h, ctx, pending, hs| {
+            hs.clear();
             check_writable(h)?;
             // Storage numbers a heap's tree like a clustered index: both hold whole rows.
             let storage_index_id = u16::try_from(index_id.max(1)).map_err(|_| {
@@ -530,7 +549,8 @@ impl Host for EngineHost {
     }
 
     fn drop_index(&mut self, index: &IndexRef) -> HostResult<()> {
-        self.run(index.db, |db, _, pending| {
+        self.run(index.db, |db, _, pending, hs| {
+            hs.clear();
             check_writable(db)?;
             pending.push(Pending::DropIndexAtCommit(index.hobt));
             Ok(())
@@ -556,7 +576,7 @@ impl Host for EngineHost {
         }
         let mut first_err: Option<EngineError> = None;
         for t in self.end_all() {
-            let DbTxn { db, txn, pending } = t;
+            let DbTxn { db, txn, pending, .. } = t;
             match txn.commit(delayed.unwrap_or(false)) {
                 Ok(_) => after_commit(&db, pending),
                 Err(e) => {
@@ -572,7 +592,7 @@ impl Host for EngineHost {
     fn rollback(&mut self) -> HostResult<()> {
         let mut first_err: Option<EngineError> = None;
         for t in self.end_all() {
-            let DbTxn { db, txn, pending } = t;
+            let DbTxn { db, txn, pending, .. } = t;
             if let Err(e) = txn.rollback() {
                 first_err.get_or_insert(e.into());
             }
@@ -610,6 +630,8 @@ impl Host for EngineHost {
         };
         let mut first_err: Option<EngineError> = None;
         for t in self.txns.values_mut() {
+            // A savepoint rollback may free indexes created after it.
+            t.handles.clear();
             if let Err(e) = t.txn.rollback_to(name) {
                 first_err.get_or_insert(e.into());
             }

@@ -78,8 +78,9 @@ impl RowCodec {
                 ),
             )));
         }
-        // Encode every non-NULL value once.
-        let mut encoded: Vec<Option<Vec<u8>>> = Vec::with_capacity(n);
+        // Encode every non-NULL value once, all into one buffer.
+        let mut buf: Vec<u8> = Vec::with_capacity(16 * n);
+        let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
         for (v, c) in row.iter().zip(self.columns.iter()) {
             if v.is_null() {
                 if !(c.nullable || c.sparse) {
@@ -90,28 +91,48 @@ impl RowCodec {
                         "Cannot insert the value NULL into a column that does not allow nulls.",
                     )));
                 }
-                encoded.push(None);
+                spans.push(None);
             } else {
-                let mut b = Vec::new();
-                types::encode(v, &c.ty, &mut b)?;
-                encoded.push(Some(b));
+                let start = buf.len();
+                types::encode(v, &c.ty, &mut buf)?;
+                spans.push(Some((start, buf.len())));
             }
         }
-        let lens: Vec<Option<usize>> = encoded.iter().map(|e| e.as_ref().map(Vec::len)).collect();
-        let mut off_row = plan_off_row(&self.layout, &lens).map_err(row_error)?;
+        let lens: Vec<Option<usize>> = spans.iter().map(|e| e.map(|(a, b)| b - a)).collect();
+        let mut off_row = if self.has_lob_columns {
+            plan_off_row(&self.layout, &lens).map_err(row_error)?
+        } else {
+            // Fixed-length columns only: nothing can go off-row.
+            vec![false; n]
+        };
+        // Off-row values stand in as a pointer until they are written (the size is the
+        // same).
+        const DUMMY: LobPointer = LobPointer { total_len: 0, root: record::Rid { file_id: 0, page_no: 0, slot: 0 } };
+        let mut values: Vec<ColumnValue> = spans
+            .iter()
+            .zip(&off_row)
+            .map(|(e, off)| match e {
+                None => ColumnValue::Null,
+                Some(_) if *off => ColumnValue::Lob(DUMMY),
+                Some((a, b)) => ColumnValue::Inline(&buf[*a..*b]),
+            })
+            .collect();
         // The entry (u16 key length, key, record) must also fit one page.
         let budget = MAX_ENTRY_LEN.saturating_sub(2 + key_len);
-        loop {
-            let size = self.record_len(&encoded, &off_row)?;
+        let size = loop {
+            let size = record::encoded_len(&self.layout, RecordType::Primary, &values).map_err(row_error)?;
             if size <= budget {
-                break;
+                break size;
             }
             let widest = (0..n)
                 .filter(|&i| self.layout.columns()[i].lob && !off_row[i])
                 .filter_map(|i| lens[i].filter(|&l| l > LOB_POINTER_LEN).map(|l| (l, i)))
                 .max();
             match widest {
-                Some((_, i)) => off_row[i] = true,
+                Some((_, i)) => {
+                    off_row[i] = true;
+                    values[i] = ColumnValue::Lob(DUMMY);
+                }
                 None => {
                     return Err(EngineError::Sql(SqlError::new(
                         511,
@@ -125,42 +146,24 @@ impl RowCodec {
                     )))
                 }
             }
+        };
+        for (i, off) in off_row.iter().enumerate() {
+            if let (true, Some((a, b))) = (*off, spans[i]) {
+                let p = write_lob(&buf[a..b])?;
+                written.push(p);
+                values[i] = ColumnValue::Lob(p);
+            }
         }
-        let mut values: Vec<ColumnValue> = Vec::with_capacity(n);
-        for (e, off) in encoded.iter().zip(&off_row) {
-            values.push(match e {
-                None => ColumnValue::Null,
-                Some(b) if *off => {
-                    let p = write_lob(b)?;
-                    written.push(p);
-                    ColumnValue::Lob(p)
-                }
-                Some(b) => ColumnValue::Inline(b),
-            });
-        }
-        let mut out = Vec::new();
+        let mut out = Vec::with_capacity(size);
         encode_record(&self.layout, RecordType::Primary, &values, &mut out).map_err(row_error)?;
         Ok(out)
-    }
-
-    fn record_len(&self, encoded: &[Option<Vec<u8>>], off_row: &[bool]) -> Result<usize> {
-        const DUMMY: LobPointer = LobPointer { total_len: 0, root: record::Rid { file_id: 0, page_no: 0, slot: 0 } };
-        let values: Vec<ColumnValue> = encoded
-            .iter()
-            .zip(off_row)
-            .map(|(e, off)| match e {
-                None => ColumnValue::Null,
-                Some(_) if *off => ColumnValue::Lob(DUMMY),
-                Some(b) => ColumnValue::Inline(b),
-            })
-            .collect();
-        record::encoded_len(&self.layout, RecordType::Primary, &values).map_err(row_error)
     }
 
     /// The values of a record; off-row values are read with `read_lob`.
     pub fn decode(&self, bytes: &[u8], db: &Database) -> Result<Vec<Value>> {
         let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
-        let mut out = Vec::with_capacity(self.columns.len());
+        // One spare slot: scans for UPDATE/DELETE append the row's locator.
+        let mut out = Vec::with_capacity(self.columns.len() + 1);
         for (i, c) in self.columns.iter().enumerate() {
             let v = match view.column(i).map_err(StorageError::from)? {
                 ColumnValue::Null => Value::Null,

@@ -41,6 +41,21 @@
 //! early release never drops a lock the transaction took for a write or at a higher
 //! level.
 //!
+//! # Fast paths (same guarantees, fewer lock requests)
+//!
+//! - The table's IX (and IU) is held until the transaction ends, so it is requested once
+//!   per transaction ([`LockManager::lock_kept`]); later rows find it in the owner's list.
+//! - READ COMMITTED reads take no row lock when none is needed: a row is copied with its
+//!   leaf latched, after asking the lock table, still under the latch, whether another
+//!   owner holds a lock S conflicts with ([`LockManager::grantable_now`]). A writer takes
+//!   its X lock before it latches the leaf and keeps it until it ends, so a row that
+//!   passes is committed: what S taken and released at once would have guaranteed. A row
+//!   that does not pass, and a ghost whose delete is in flight, go through the locking
+//!   path (wait, re-read). Scans do this a batch of rows at a time.
+//! - Until the first SERIALIZABLE access to a HoBT no range lock can exist on it, so an
+//!   insert skips RangeI-N and its next-key probes (see "Phantoms" below), and ghost
+//!   cleanup skips its conditional range locks.
+//!
 //! Key locks are `LockResource::Key` on the HoBT (the tree's allocation unit id) with the
 //! 48-bit hash of the stored key ([`LockResource::key_from_bytes`]); the table lock is
 //! `LockResource::Object` with the tree's object id. Schema stability (Sch-S) and the
@@ -68,9 +83,10 @@
 //! so this layer keeps the ghosts beside the tree: every key deleted through it is
 //! remembered with its deleting transaction, and scans visit ghost keys like entries
 //! (lock, re-read, skip when absent). Ghosts whose deleter has ended are dropped by
-//! [`LockedIndex::cleanup_ghosts`] (also run as deletes accumulate), which, like SQL
-//! Server's ghost cleanup task, first takes a conditional lock on the key so that no
-//! range lock still relies on it.
+//! [`LockedIndex::cleanup_ghosts`] (also run as deletes accumulate, and by a READ
+//! COMMITTED scan crossing a run of them), which, like SQL Server's ghost cleanup task,
+//! first takes a conditional lock on the key so that no range lock still relies on it
+//! (unnecessary, and skipped, while the HoBT has seen no SERIALIZABLE access).
 //!
 //! # Phantoms: the next-key protocol
 //!
@@ -78,10 +94,17 @@
 //! the first one after the previous one (a key may have been inserted in between while it
 //! waited); if not, it locks the newcomer instead. An insert locks RangeI-N on the next
 //! key, then re-checks that it is still the next key *and* puts the new key in the tree in
-//! one step under the HoBT's insert gate, a short mutex the scans' checks take too.
-//! SQL Server does the same check under the leaf page latch; storage has no hook for
-//! that yet, so the gate serializes the inserts of one index (never while anyone waits for
-//! a lock: nothing waits for a lock while holding it).
+//! one step under the HoBT's insert gate, a short exclusive lock the scans' checks take
+//! too. SQL Server does the same check under the leaf page latch; storage has no hook for
+//! that yet, so the gate serializes these inserts of one index (never while anyone waits
+//! for a lock: nothing waits for a lock while holding it).
+//!
+//! All this is needed only once a SERIALIZABLE transaction has touched the HoBT: the first
+//! one sets a flag (with the gate held exclusive) before it takes any lock. Until then an
+//! insert takes X on its key and puts it in the tree with the gate held *shared*, after
+//! checking the flag again: a SERIALIZABLE reader that came meanwhile either finds the new
+//! key in its re-check (which takes the gate exclusive) or makes the insert use the
+//! protocol above.
 //!
 //! # Not here (yet)
 //!
@@ -95,10 +118,10 @@
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, HashMap};
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock, Weak};
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use storage::btree::BTree;
 use storage::{Database, StorageError};
 use types::SqlError;
@@ -259,7 +282,13 @@ struct HobtShared {
     /// while a SERIALIZABLE read checks the range it locked (see the module docs). Lock
     /// order: gate, then ghosts, then the lock manager's internals. Never held while
     /// waiting for a lock.
-    gate: Mutex<()>,
+    gate: RwLock<()>,
+    /// Set (under the gate, exclusive) before the first SERIALIZABLE access to the HoBT
+    /// takes a lock, and never cleared. Until then no range lock can exist on the HoBT, so
+    /// an insert skips the next-key protocol (it takes the gate shared to check this
+    /// flag and put its key in the tree in one step) and ghost cleanup needs no
+    /// conditional range lock.
+    serializable_seen: AtomicBool,
 }
 
 type HobtRegistry = HashMap<(usize, u64), (Weak<Database>, Weak<HobtShared>)>;
@@ -279,7 +308,8 @@ fn hobt_shared(db: &Arc<Database>, au: u64) -> Arc<HobtShared> {
     }
     let shared = Arc::new(HobtShared {
         ghosts: Mutex::new(GhostTable { entries: BTreeMap::new(), cleanup_at: GHOST_CLEANUP_MIN }),
-        gate: Mutex::new(()),
+        gate: RwLock::new(()),
+        serializable_seen: AtomicBool::new(false),
     });
     reg.retain(|_, (d, s)| d.strong_count() > 0 && s.strong_count() > 0);
     reg.insert(key, (Arc::downgrade(db), Arc::downgrade(&shared)));
@@ -394,7 +424,15 @@ impl LockedIndex {
         let mode = if level == IsolationLevel::Serializable { LockMode::RangeS_S } else { LockMode::S };
         let object = self.object_resource();
         self.lock(ctx, object, LockMode::IS)?;
-        let r = self.read_key(ctx, key, mode);
+        let r = if level == IsolationLevel::ReadCommitted {
+            match self.read_committed_fast(ctx, key) {
+                Ok(Some(found)) => Ok(found),
+                Ok(None) => self.read_key(ctx, key, mode),
+                Err(e) => Err(e),
+            }
+        } else {
+            self.read_key(ctx, key, mode)
+        };
         if level == IsolationLevel::ReadCommitted {
             self.locks.unlock(ctx.owner(), object);
         }
@@ -406,7 +444,7 @@ impl LockedIndex {
     pub fn get_for_update(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.check_level(ctx)?;
         let mode = if ctx.isolation() == IsolationLevel::Serializable { LockMode::RangeS_U } else { LockMode::U };
-        self.lock(ctx, self.object_resource(), LockMode::IU)?;
+        self.lock_kept(ctx, self.object_resource(), LockMode::IU)?;
         let res = self.key_resource(key);
         self.lock(ctx, res, mode)?;
         let value = self.tree.get(key)?;
@@ -414,6 +452,28 @@ impl LockedIndex {
             self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
         }
         Ok(value)
+    }
+
+    /// READ COMMITTED without taking the row lock: the key is looked up with its leaf
+    /// latched and, still under the latch, the lock table is asked whether another owner
+    /// holds a lock S conflicts with. If not, what the leaf holds is committed (a writer
+    /// takes its X lock before it latches the leaf and keeps it until it ends), which is
+    /// all the S lock taken and released at once would have guaranteed. `Some(row)` is the
+    /// answer; `None` means the key is locked, or absent with a ghost that may be locked:
+    /// the caller takes the locking path.
+    fn read_committed_fast(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<Option<Option<Vec<u8>>>> {
+        let res = self.key_resource(key);
+        let owner = ctx.owner();
+        let got =
+            self.tree.get_with(key, |v| self.locks.grantable_now(owner, &res, LockMode::S).then(|| v.to_vec()))?;
+        match got {
+            Some(Some(v)) => Ok(Some(Some(v))),
+            Some(None) => Ok(None),
+            // Absent: a ghost (a delete in flight) must be waited for; the ghost goes in
+            // before the key leaves the tree, so looking after the tree read is enough.
+            None if self.shared.ghosts.lock().entries.contains_key(key) => Ok(None),
+            None => Ok(Some(None)),
+        }
     }
 
     /// Locks `key` in `mode`, reads it, and keeps or drops the lock per the level.
@@ -460,7 +520,7 @@ impl LockedIndex {
         loop {
             self.lock(ctx, self.boundary_resource(target.as_deref()), mode)?;
             let now = {
-                let _gate = self.shared.gate.lock();
+                let _gate = self.shared.gate.write();
                 self.probe(after, false)?
             };
             if now.first_key() == target.as_deref() {
@@ -485,12 +545,30 @@ impl LockedIndex {
     where
         F: FnMut(&[u8], &[u8]) -> bool,
     {
+        self.scan_owned(ctx, lower, upper, usize::MAX, |k, v| f(&k, &v))
+    }
+
+    /// [`scan`](Self::scan) handing over each key and row as owned bytes (they are
+    /// copied out of the page anyway, so a caller that keeps them copies nothing more).
+    /// `expected` is how many rows the caller will take before `f` returns false (a
+    /// hint: READ COMMITTED reads no more than that ahead).
+    pub fn scan_owned<F>(
+        &self,
+        ctx: &SessionContext<'_>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        expected: usize,
+        mut f: F,
+    ) -> Result<bool>
+    where
+        F: FnMut(Vec<u8>, Vec<u8>) -> bool,
+    {
         self.check_level(ctx)?;
         let level = ctx.isolation();
         if level == IsolationLevel::ReadUncommitted {
             let mut cursor = self.tree.range(lower, upper);
             while let Some((k, v)) = cursor.next_entry()? {
-                if !f(k, v) {
+                if !f(k.to_vec(), v.to_vec()) {
                     return Ok(false);
                 }
             }
@@ -498,7 +576,7 @@ impl LockedIndex {
         }
         let object = self.object_resource();
         self.lock(ctx, object, LockMode::IS)?;
-        let r = self.scan_locked(ctx, lower, upper, &mut f);
+        let r = self.scan_locked(ctx, lower, upper, expected, &mut f);
         if level == IsolationLevel::ReadCommitted {
             self.locks.unlock(ctx.owner(), object);
         }
@@ -510,8 +588,161 @@ impl LockedIndex {
         ctx: &SessionContext<'_>,
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        expected: usize,
+        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
     ) -> Result<bool> {
+        if ctx.isolation() == IsolationLevel::ReadCommitted {
+            return self.scan_read_committed(ctx, lower, upper, expected, f);
+        }
+        let _ = expected;
+        match self.scan_locked_steps(ctx, lower, upper, f, usize::MAX)? {
+            ScanEnd::Done(all) => Ok(all),
+            ScanEnd::Paused(_) => Ok(true), // unreachable with an unbounded step count
+        }
+    }
+
+    /// READ COMMITTED scan in batches: the rows of a stretch of leaf entries are copied
+    /// with their leaf latched, each after asking the lock table whether another owner
+    /// holds a conflicting lock on it (see `read_committed_fast`: no lock is taken). The
+    /// ghosts in the stretch are checked next: one whose delete is still in flight, a key
+    /// that is locked, or a ghost that came back into the tree (its delete rolled back)
+    /// hands that one key to the locking path (`scan_locked_steps`, one step), which
+    /// waits as the row-by-row protocol does; then batching resumes after it.
+    fn scan_read_committed(
+        &self,
+        ctx: &SessionContext<'_>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        expected: usize,
+        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
+    ) -> Result<bool> {
+        /// Ghosts checked per batch (a graveyard of committed deletes is crossed in
+        /// several batches rather than copied whole).
+        const GHOSTS_PER_BATCH: usize = 64;
+        const MAX_BATCH: usize = 256;
+        /// Ghosts in one batch's stretch that make it worth a cleanup pass.
+        const GRAVEYARD: usize = 16;
+        let owner = ctx.owner();
+        let mut after: Bound<Vec<u8>> = owned(lower);
+        let mut rows: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        // Grows from a small first batch, so that a scan its caller stops early (TOP,
+        // EXISTS) copies little.
+        let mut growth = 16;
+        let mut returned = 0usize;
+        // At most one ghost cleanup per call (see below).
+        let mut cleaned = false;
+        'batches: loop {
+            rows.clear();
+            // No further ahead than the caller wants (plus the row that tells it there is
+            // more).
+            let batch = growth.min(expected.saturating_sub(returned).saturating_add(1)).max(1);
+            let mut locked: Option<Vec<u8>> = None;
+            let mut full = false;
+            self.tree.scan(borrowed(&after), upper, |k, v| {
+                if rows.len() == batch {
+                    full = true;
+                    return false;
+                }
+                if !self.locks.grantable_now(owner, &self.key_resource(k), LockMode::S) {
+                    locked = Some(k.to_vec());
+                    return false;
+                }
+                rows.push((k.to_vec(), v.to_vec()));
+                true
+            })?;
+            let next_batch = (growth * 2).min(MAX_BATCH);
+            // The keys the batch speaks for end before the locked key, at the last row of
+            // a full batch, or at the end of the range.
+            let end: Bound<&[u8]> = match (&locked, rows.last()) {
+                (Some(k), _) => Bound::Excluded(k.as_slice()),
+                (None, Some((k, _))) if full => Bound::Included(k.as_slice()),
+                _ => upper,
+            };
+            let ghosts: Vec<Vec<u8>> = if nonempty(borrowed(&after), end) {
+                let g = self.shared.ghosts.lock();
+                g.entries
+                    .range::<[u8], _>((borrowed(&after), end))
+                    .take(GHOSTS_PER_BATCH)
+                    .map(|(k, _)| k.clone())
+                    .collect()
+            } else {
+                Vec::new() // an empty range (BTreeMap::range refuses inverted bounds)
+            };
+            // How many rows are good to return, and what comes after them.
+            let mut emit = rows.len();
+            let mut then = if locked.is_some() {
+                Then::Step
+            } else if full {
+                Then::AfterLastRow
+            } else {
+                Then::Done
+            };
+            let mut cut = false;
+            for gk in &ghosts {
+                let pos = rows.partition_point(|(k, _)| k.as_slice() < gk.as_slice());
+                if rows.get(pos).is_some_and(|(k, _)| k == gk) {
+                    continue; // back in the tree when the batch was read: a row
+                }
+                if !self.locks.grantable_now(owner, &self.key_resource(gk), LockMode::S) {
+                    emit = pos;
+                    then = Then::Step;
+                    cut = true;
+                    break;
+                }
+                if !cleaned && ghosts.len() >= GRAVEYARD {
+                    // A run of deletes that have ended: drop them (as SQL Server's scans
+                    // hand ghosts to the cleanup task) instead of checking each one.
+                    cleaned = true;
+                    self.cleanup_ghosts();
+                    continue 'batches;
+                }
+                // The delete ended; if it rolled back, the key is back in the tree.
+                if self.tree.get_with(gk, |_| ())?.is_some() {
+                    emit = pos;
+                    then = Then::Step;
+                    cut = true;
+                    break;
+                }
+            }
+            if !cut && ghosts.len() == GHOSTS_PER_BATCH {
+                // More ghosts may follow: vouch only for the stretch up to the last one
+                // checked (a row under that key included).
+                let last = ghosts.len() - 1;
+                emit = rows.partition_point(|(k, _)| k.as_slice() <= ghosts[last].as_slice());
+                then = Then::AfterGhost(last);
+            }
+            if emit > 0 {
+                after = Bound::Excluded(rows[emit - 1].0.clone());
+            }
+            returned += emit;
+            for (k, v) in rows.drain(..emit) {
+                if !f(k, v) {
+                    return Ok(false);
+                }
+            }
+            growth = next_batch;
+            match then {
+                Then::Done => return Ok(true),
+                Then::AfterLastRow => {}
+                Then::AfterGhost(i) => after = Bound::Excluded(ghosts[i].clone()),
+                Then::Step => match self.scan_locked_steps(ctx, borrowed(&after), upper, f, 1)? {
+                    ScanEnd::Done(all) => return Ok(all),
+                    ScanEnd::Paused(k) => after = Bound::Excluded(k),
+                },
+            }
+        }
+    }
+
+    /// The row-by-row locking scan (see `scan`), stopping after `steps` keys have been
+    /// returned or skipped.
+    fn scan_locked_steps(
+        &self,
+        ctx: &SessionContext<'_>,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
+        mut steps: usize,
+    ) -> Result<ScanEnd> {
         let level = ctx.isolation();
         let serializable = level == IsolationLevel::Serializable;
         let mode = if serializable { LockMode::RangeS_S } else { LockMode::S };
@@ -523,14 +754,14 @@ impl LockedIndex {
         loop {
             let in_range = target.as_deref().is_some_and(|k| within_upper(k, upper));
             if !in_range && !serializable {
-                return Ok(true);
+                return Ok(ScanEnd::Done(true));
             }
             let res = self.boundary_resource(target.as_deref());
             self.lock(ctx, res, mode)?;
             // Re-read now that the key is locked: the row's committed value, and whether a
             // key moved in before it while we waited.
             let probe = if serializable {
-                let _gate = self.shared.gate.lock();
+                let _gate = self.shared.gate.write();
                 self.probe(borrowed(&after), true)
             } else {
                 self.probe(borrowed(&after), true)
@@ -553,27 +784,32 @@ impl LockedIndex {
             }
             if !in_range {
                 // SERIALIZABLE: the range past the last row is locked too.
-                return Ok(true);
+                return Ok(ScanEnd::Done(true));
             }
             let Some((key, value)) = probe.first else {
                 // Unreachable: `in_range` means `target` is a key and the probe agreed.
-                return Ok(true);
+                return Ok(ScanEnd::Done(true));
             };
-            let go_on = match &value {
-                Some(v) => f(&key, v),
+            let was_ghost = value.is_none();
+            let go_on = match value {
+                Some(v) => f(key.clone(), v),
                 None => true, // a ghost: locked (a range boundary at SERIALIZABLE), skipped
             };
             let release = match level {
                 IsolationLevel::ReadCommitted => true,
                 // A ghost was never read: nothing to repeat.
-                IsolationLevel::RepeatableRead => value.is_none(),
+                IsolationLevel::RepeatableRead => was_ghost,
                 _ => false,
             };
             if release {
                 self.locks.unlock(owner, res);
             }
             if !go_on {
-                return Ok(false);
+                return Ok(ScanEnd::Done(false));
+            }
+            steps -= 1;
+            if steps == 0 {
+                return Ok(ScanEnd::Paused(key));
             }
             target = probe.second;
             after = Bound::Excluded(key);
@@ -587,12 +823,28 @@ impl LockedIndex {
     /// a SERIALIZABLE range over the gap the key falls in.
     pub fn insert(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<()> {
         self.check_level(ctx)?;
-        self.lock(ctx, self.object_resource(), LockMode::IX)?;
+        self.lock_kept(ctx, self.object_resource(), LockMode::IX)?;
         let owner = ctx.owner();
-        let after = Bound::Excluded(key);
         let key_res = self.key_resource(key);
-        let mut next = self.probe(after, false)?.first.map(|(k, _)| k);
         let mut key_locked = false;
+        if !self.shared.serializable_seen.load(Ordering::Acquire) {
+            // No range lock can exist on this HoBT (nothing SERIALIZABLE touched it), so
+            // RangeI-N on the next key would be granted at once: skip it and the probes
+            // for the next key. The flag is checked again with the gate held shared, so a
+            // SERIALIZABLE reader arriving now either sees our key in its re-check or
+            // makes us take the full protocol.
+            self.lock(ctx, key_res, LockMode::X)?;
+            key_locked = true;
+            let gate = self.shared.gate.read();
+            if !self.shared.serializable_seen.load(Ordering::Acquire) {
+                let _scope = ctx.txn.enter();
+                let r = self.tree.insert(key, value).map(drop);
+                drop(gate);
+                return r.map_err(AccessError::from);
+            }
+        }
+        let after = Bound::Excluded(key);
+        let mut next = self.probe(after, false)?.first.map(|(k, _)| k);
         loop {
             let range_res = self.boundary_resource(next.as_deref());
             self.lock(ctx, range_res, LockMode::RangeI_N)?;
@@ -604,7 +856,7 @@ impl LockedIndex {
                 key_locked = true;
             }
             let step = {
-                let _gate = self.shared.gate.lock();
+                let _gate = self.shared.gate.write();
                 match self.probe(after, false) {
                     Ok(now) if now.first_key() == next.as_deref() => {
                         let _scope = ctx.txn.enter();
@@ -644,12 +896,10 @@ impl LockedIndex {
         self.check_level(ctx)?;
         let res = self.lock_for_write(ctx, key)?;
         // The X lock keeps anyone else from adding or removing the key from here on.
-        if self.tree.get_with(key, |_| ())?.is_none() {
-            self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
-            return Ok(false);
-        }
         // The ghost goes in before the entry leaves the tree, so a scan always meets the
-        // key in one or the other.
+        // key in one or the other; if the key turns out to be absent, the ghost table is
+        // put back (a scan that met the ghost meanwhile waits on our X lock, then finds
+        // nothing, as for any absent key).
         let previous = self.shared.ghosts.lock().entries.insert(key.to_vec(), ctx.owner().clone());
         let deleted = {
             let _scope = ctx.txn.enter();
@@ -667,11 +917,10 @@ impl LockedIndex {
                 drop(g);
                 return match other {
                     Err(e) => Err(e.into()),
-                    _ => Err(StorageError::corrupt(
-                        format!("index of object {} (HoBT {})", self.object_id, self.hobt_id),
-                        "an entry seen under its X lock vanished before its delete",
-                    )
-                    .into()),
+                    _ => {
+                        self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
+                        Ok(false)
+                    }
                 };
             }
         }
@@ -688,7 +937,7 @@ impl LockedIndex {
     /// IX on the table and X (RangeX-X at SERIALIZABLE) on the key.
     fn lock_for_write(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<LockResource> {
         let mode = if ctx.isolation() == IsolationLevel::Serializable { LockMode::RangeX_X } else { LockMode::X };
-        self.lock(ctx, self.object_resource(), LockMode::IX)?;
+        self.lock_kept(ctx, self.object_resource(), LockMode::IX)?;
         let res = self.key_resource(key);
         self.lock(ctx, res, mode)?;
         Ok(res)
@@ -704,7 +953,33 @@ impl LockedIndex {
     /// SQL Server, those conditional requests that fail count in Lock Timeouts/sec (not in
     /// Lock Timeouts (timeout > 0)/sec).
     pub fn cleanup_ghosts(&self) -> usize {
-        let _gate = self.shared.gate.lock();
+        let _gate = self.shared.gate.write();
+        // Read under the gate: it cannot change during the pass.
+        let no_range_locks = !self.shared.serializable_seen.load(Ordering::Acquire);
+        // Whether each deleter is still running, asked once per deleter (there are few):
+        // a running one holds its X lock on every key it deleted (locks are only released
+        // at its end).
+        let mut running: Vec<(u64, bool)> = Vec::new();
+        let mut is_running =
+            |key: &[u8], deleter: &LockOwner| match running.iter().find(|(t, _)| *t == deleter.txn_id()) {
+                Some((_, r)) => *r,
+                None => {
+                    let r = self.locks.held_mode(deleter, &self.key_resource(key)).is_some();
+                    running.push((deleter.txn_id(), r));
+                    r
+                }
+            };
+        if no_range_locks {
+            // Nothing SERIALIZABLE ever locked a range here: no lock rests on a ghost, so
+            // every ghost whose delete ended goes, in one pass over the table (lock order:
+            // ghosts, then the lock manager).
+            let mut g = self.shared.ghosts.lock();
+            let before = g.entries.len();
+            g.entries.retain(|k, deleter| is_running(k, deleter));
+            let dropped = before - g.entries.len();
+            g.cleanup_at = (g.entries.len() * 2).max(GHOST_CLEANUP_MIN);
+            return dropped;
+        }
         let candidates: Vec<(Vec<u8>, LockOwner)> =
             self.shared.ghosts.lock().entries.iter().map(|(k, o)| (k.clone(), o.clone())).collect();
         let cleaner = LockOwner::new(CLEANUP_OWNER_IDS.fetch_sub(1, Ordering::Relaxed), GHOST_CLEANUP_SESSION_ID);
@@ -718,7 +993,7 @@ impl LockedIndex {
         };
         for (key, deleter) in candidates {
             let res = self.key_resource(&key);
-            if self.locks.held_mode(&deleter, &res).is_some() {
+            if is_running(&key, &deleter) {
                 continue; // the delete hasn't committed or rolled back yet
             }
             // A read error keeps the ghost: keeping one is always safe.
@@ -745,6 +1020,10 @@ impl LockedIndex {
     fn check_level(&self, ctx: &SessionContext<'_>) -> Result<()> {
         let o = ctx.options();
         let detail = match o.isolation {
+            IsolationLevel::Serializable => {
+                self.note_serializable();
+                return Ok(());
+            }
             IsolationLevel::Snapshot => {
                 "Mesquite does not implement row versioning yet: SNAPSHOT isolation is not available."
             }
@@ -754,6 +1033,22 @@ impl LockedIndex {
             _ => return Ok(()),
         };
         Err(AccessError::RowVersioningNotSupported { database: self.tree.database().name(), detail })
+    }
+
+    /// Marks the HoBT as seen by SERIALIZABLE (see `HobtShared::serializable_seen`),
+    /// under the gate so that no insert is between its check of the flag and its tree
+    /// insert meanwhile.
+    fn note_serializable(&self) {
+        if !self.shared.serializable_seen.load(Ordering::Acquire) {
+            let _gate = self.shared.gate.write();
+            self.shared.serializable_seen.store(true, Ordering::Release);
+        }
+    }
+
+    /// A lock held until the transaction ends (a write's IX or IU on the table): taken
+    /// once per transaction, later requests are answered from the owner's list.
+    fn lock_kept(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<()> {
+        self.locks.lock_kept(ctx.owner(), res, mode, ctx.lock_timeout()).map_err(AccessError::Lock)
     }
 
     fn lock(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<()> {
@@ -804,6 +1099,27 @@ impl LockedIndex {
     }
 }
 
+/// Where a bounded locking scan stopped.
+enum ScanEnd {
+    /// The scan ended: true when it reached the end of the range, false when the
+    /// callback stopped it.
+    Done(bool),
+    /// The step budget ran out after this key (returned or skipped).
+    Paused(Vec<u8>),
+}
+
+/// What a READ COMMITTED batch is followed by.
+enum Then {
+    /// The range is done.
+    Done,
+    /// The next batch, after the batch's last row.
+    AfterLastRow,
+    /// The next batch, after the ghost at this index of the batch's ghost list.
+    AfterGhost(usize),
+    /// One key through the locking path first.
+    Step,
+}
+
 /// How an insert's attempt under the gate ended.
 enum InsertStep {
     /// The next key was still the one RangeI-N locked: the insert ran (or failed).
@@ -818,6 +1134,23 @@ fn within_upper(key: &[u8], upper: Bound<&[u8]>) -> bool {
         Bound::Included(u) => key.cmp(u) != CmpOrdering::Greater,
         Bound::Excluded(u) => key.cmp(u) == CmpOrdering::Less,
         Bound::Unbounded => true,
+    }
+}
+
+/// Whether `(lower, upper)` may hold a key: false for bounds `BTreeMap::range` would
+/// reject (start above end, or equal and both excluded).
+fn nonempty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
+    let (lo, lo_in, hi, hi_in) = match (lower, upper) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => return true,
+        (Bound::Included(a), Bound::Included(b)) => (a, true, b, true),
+        (Bound::Included(a), Bound::Excluded(b)) => (a, true, b, false),
+        (Bound::Excluded(a), Bound::Included(b)) => (a, false, b, true),
+        (Bound::Excluded(a), Bound::Excluded(b)) => (a, false, b, false),
+    };
+    match lo.cmp(hi) {
+        CmpOrdering::Less => true,
+        CmpOrdering::Equal => lo_in && hi_in,
+        CmpOrdering::Greater => false,
     }
 }
 
@@ -848,6 +1181,17 @@ mod tests {
         assert!(within_upper(b"a", Bound::Excluded(b"b")));
         assert!(!within_upper(b"c", Bound::Included(b"b")));
         assert!(within_upper(b"zzz", Bound::Unbounded));
+    }
+
+    #[test]
+    fn empty_ranges() {
+        use Bound::*;
+        assert!(nonempty(Unbounded, Excluded(b"a")));
+        assert!(nonempty(Included(b"a"), Included(b"a")));
+        assert!(!nonempty(Included(b"a"), Excluded(b"a")));
+        assert!(!nonempty(Excluded(b"a"), Excluded(b"a")));
+        assert!(!nonempty(Included(b"b"), Included(b"a")));
+        assert!(nonempty(Excluded(b"a"), Included(b"b")));
     }
 
     #[test]

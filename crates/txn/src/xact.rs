@@ -181,7 +181,7 @@ pub struct DbLog {
     /// System transactions that have logged something and not ended: id -> first LSN.
     /// A checkpoint records them, so analysis starts early enough to see every record
     /// of one cut short by a crash.
-    open_sys: Mutex<std::collections::HashMap<u64, u64>>,
+    open_sys: Mutex<std::collections::HashMap<u64, u64, crate::lock::manager::FxBuild>>,
     /// Page changes being logged, so a checkpoint can wait for those not yet on the
     /// dirty page list (see `checkpoint::ChangeSlots`).
     pub(crate) changes: crate::checkpoint::ChangeSlots,
@@ -253,6 +253,8 @@ impl LogHook for DbLog {
                 if let Some((sys_id, last)) = sys {
                     h.sys_id = sys_id;
                     h.sys_prev_lsn = last;
+                    // A row op's material is a slot's old record or a few fields.
+                    material.reserve(128);
                     undo::undo_material(ch.before, ch.op, &mut material);
                 }
             }
@@ -359,7 +361,8 @@ impl LogHook for DbLog {
             h.xact_id = x.xact_id;
             h.prev_lsn = prev;
         }
-        let mut body = Vec::new();
+        // Sized up front: the encoder appends field by field.
+        let mut body = Vec::with_capacity(row_undo_len_hint(u));
         u.encode(&mut body);
         let mut rec = Vec::with_capacity(record::HEADER_LEN + body.len());
         record::encode_row_undo(&h, &body, &mut rec);
@@ -393,6 +396,17 @@ impl LogHook for DbLog {
     }
 }
 
+/// About the encoded size of a row undo record (tag, unit, length-prefixed fields).
+fn row_undo_len_hint(u: &RowUndo) -> usize {
+    32 + match u {
+        RowUndo::BTreeRemove { stored_key, .. } => stored_key.len(),
+        RowUndo::BTreeRestore { stored_key, value, .. } => stored_key.len() + value.len(),
+        RowUndo::BTreeRevalue { stored_key, old_value, .. } => stored_key.len() + old_value.len(),
+        RowUndo::HeapRevert { old_record, .. } => old_record.len(),
+        _ => 0,
+    }
+}
+
 /// A database with its log, locks and transactions.
 pub struct TxnDb {
     pub db: Arc<Database>,
@@ -422,7 +436,7 @@ impl TxnDb {
             log: log.clone(),
             next_id: next_id.clone(),
             db: RwLock::new(Arc::downgrade(&db)),
-            open_sys: Mutex::new(std::collections::HashMap::new()),
+            open_sys: Mutex::new(std::collections::HashMap::with_hasher(Default::default())),
             changes: Default::default(),
         });
         db.set_log(hook.clone(), log.clone())?;

@@ -567,7 +567,7 @@ pub fn insert_values(
     let mut new_identity = None;
     for (k, v) in values.into_iter().enumerate() {
         let col = positions[k];
-        if v == Value::String("\u{0}__DEFAULT__".into()) {
+        if matches!(&v, Value::String(s) if s == "\u{0}__DEFAULT__") {
             continue;
         }
         row[col] = to_column(t, col, v, &types_[k])?;
@@ -1014,30 +1014,59 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
         None => None,
     };
-    let mut op = open(&plan, cx)?;
-    let mut seen = HashSet::new();
-    let mut victims: Vec<(Vec<u8>, Row)> = Vec::new();
-    while let Some(r) = op.next(cx)? {
-        if limit.is_some_and(|l| victims.len() as u64 >= l) {
+    // Without FROM the plan is a scan of the target itself: each row comes once, and the
+    // row is the target's columns followed by the locator, taken as they are.
+    let single = d.from.is_empty() && offset == 0;
+    let mut deleted = 0u64;
+    // Rows are read at READ COMMITTED without keeping a lock, so one may be deleted by
+    // another transaction before our delete reaches it (our X lock waits for that
+    // transaction, then finds nothing). Such a row is not counted, and with TOP the
+    // rows are read again for the ones still missing (concurrent DELETE TOP sessions
+    // each delete their n rows, as SQL Server's update locks make them do). Without
+    // concurrent deletes this is one round, exactly as before.
+    loop {
+        let want = limit.map(|l| l - deleted);
+        let mut op = open(&plan, cx)?;
+        let mut seen = HashSet::new();
+        let mut victims: Vec<(Vec<u8>, Row)> = Vec::new();
+        // The limit is checked before asking for a row: the next row may cost a read.
+        while !want.is_some_and(|w| victims.len() as u64 >= w) {
+            let Some(mut r) = op.next(cx)? else { break };
+            if single {
+                r.truncate(width + 1);
+                let Some(Value::Binary(pk)) = r.pop() else {
+                    continue;
+                };
+                victims.push((pk, r));
+                continue;
+            }
+            let Some(Value::Binary(pk)) = r.get(offset + width).cloned() else {
+                continue;
+            };
+            if seen.insert(pk.clone()) {
+                victims.push((pk, r[offset..offset + width].to_vec()));
+            }
+        }
+        drop(op);
+        let read = victims.len() as u64;
+        let mut vanished = 0u64;
+        for (pk, row) in &victims {
+            check_referenced(&t, row, None, "DELETE", cx)?;
+            if t.delete_row(pk, row, cx)? {
+                deleted += 1;
+                collect_output(&mut outs, Some(row), None, width, cx)?;
+            } else {
+                vanished += 1;
+            }
+        }
+        // Again only for TOP, only when rows vanished and the read filled its quota.
+        if vanished == 0 || want.map_or(true, |w| read < w) {
             break;
         }
-        let Some(Value::Binary(pk)) = r.get(offset + width).cloned() else {
-            continue;
-        };
-        if seen.insert(pk.clone()) {
-            victims.push((pk, r[offset..offset + width].to_vec()));
-        }
-    }
-    drop(op);
-    for (pk, row) in &victims {
-        check_referenced(&t, row, None, "DELETE", cx)?;
-        t.delete_row(pk, row, cx)?;
-        collect_output(&mut outs, Some(row), None, width, cx)?;
     }
     flush_output(outs, cx)?;
-    let n = victims.len() as u64;
-    cx.state.rowcount = n as i64;
-    cx.done(Some(n))
+    cx.state.rowcount = deleted as i64;
+    cx.done(Some(deleted))
 }
 
 /// SELECT ... INTO new_table: creates a heap with the query's columns and fills it.

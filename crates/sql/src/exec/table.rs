@@ -316,7 +316,9 @@ impl TableInfo {
         }
     }
 
-    pub fn delete_row(&self, pk: &[u8], row: &Row, cx: &mut Cx) -> Result<(), SqlError> {
+    /// Deletes a row from every index; returns false when the row was no longer there
+    /// (another transaction deleted it after it was read).
+    pub fn delete_row(&self, pk: &[u8], row: &Row, cx: &mut Cx) -> Result<bool, SqlError> {
         for ix in &self.indexes[1..] {
             if !self.in_filter(ix, row, cx)? {
                 continue;
@@ -324,8 +326,7 @@ impl TableInfo {
             let (k, _) = self.nc_entry(ix, row, pk)?;
             cx.host.delete(&ix.iref, &k).map_err(super::host_err)?;
         }
-        cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)?;
-        Ok(())
+        cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)
     }
 
     /// Replaces `old` (stored under `pk`) by `new`; returns the new primary key.

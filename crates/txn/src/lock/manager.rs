@@ -739,6 +739,9 @@ impl LockManager {
         if let Some(p) = held.iter().rposition(|h| *h == resource) {
             held.remove(p);
         }
+        drop(held);
+        // Gone for good: a `lock_kept` entry on it must not answer for it any more.
+        o.kept.lock().retain(|(r, _)| *r != resource);
         true
     }
 
@@ -746,6 +749,7 @@ impl LockManager {
     /// and wakes the waiters that can now go. Returns the number of locks released.
     pub fn release_all(&self, owner: &LockOwner) -> usize {
         let o = &owner.shared;
+        o.kept.lock().clear();
         let mut list = std::mem::take(&mut *o.held.lock());
         let n = list.len();
         for resource in list.drain(..) {
@@ -758,6 +762,52 @@ impl LockManager {
             std::mem::swap(&mut *held, &mut list);
         }
         n
+    }
+
+    /// Like [`lock`](Self::lock), for a lock the owner keeps until
+    /// [`release_all`](Self::release_all) (a write's table IX, say): never matched by an
+    /// `unlock`. A repeated request that the mode already granted this way covers returns
+    /// at once from the owner's own list, without touching the lock table, which is what
+    /// makes taking the table's IX once per row cheap.
+    pub fn lock_kept(
+        &self,
+        owner: &LockOwner,
+        resource: LockResource,
+        mode: LockMode,
+        timeout: LockTimeout,
+    ) -> Result<(), LockError> {
+        {
+            let kept = owner.shared.kept.lock();
+            if kept.iter().any(|(r, m)| *r == resource && m.join(mode) == *m) {
+                return Ok(());
+            }
+        }
+        let grant = self.lock(owner, resource, mode, timeout)?;
+        let mut kept = owner.shared.kept.lock();
+        match kept.iter_mut().find(|(r, _)| *r == resource) {
+            Some(e) => e.1 = grant.mode,
+            None => kept.push((resource, grant.mode)),
+        }
+        Ok(())
+    }
+
+    /// Whether `owner` could be granted `mode` on `resource` right now, as far as the
+    /// locks of *other* owners go (granted modes and pending conversions; waiters are not
+    /// counted). Takes nothing. A READ COMMITTED read that would lock a row and release it
+    /// at once asks this instead, while the row's page is latched: no other owner holding
+    /// an incompatible lock means the row as latched is committed.
+    pub fn grantable_now(&self, owner: &LockOwner, resource: &LockResource, mode: LockMode) -> bool {
+        let guard = self.inner.shard(resource).0.lock();
+        let Some(q) = guard.map.get(resource) else { return true };
+        let me = owner.shared.txn_id;
+        q.iter().all(|r| {
+            r.txn_id == me
+                || match r.status {
+                    Status::Granted => mode.compatible(r.mode),
+                    Status::Convert(t) => mode.compatible(r.mode) && mode.compatible(t),
+                    Status::Wait => true,
+                }
+        })
     }
 
     /// Releases (whatever their count) the owner's granted locks for which
@@ -787,6 +837,7 @@ impl LockManager {
             }
         }
         if !released.is_empty() {
+            o.kept.lock().retain(|(r, _)| !released.contains(r));
             let mut held = o.held.lock();
             if released.len() <= 8 {
                 for r in &released {

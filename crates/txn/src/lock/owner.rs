@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::{IsolationLevel, LockResource};
+use super::{IsolationLevel, LockMode, LockResource};
 
 /// SET LOCK_TIMEOUT: how long a request waits for an incompatible lock to go away.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -90,6 +90,9 @@ pub(crate) struct OwnerShared {
     /// only under the lock of the shard that holds the resource (lock order: shard,
     /// then this), so it always agrees with the lock table.
     pub(crate) held: Mutex<Vec<LockResource>>,
+    /// Locks taken through `LockManager::lock_kept` (kept until `release_all`), with the
+    /// mode granted: a repeated request they cover is answered here, without the shard.
+    pub(crate) kept: Mutex<Vec<(LockResource, LockMode)>>,
     /// Finished waits not yet collected by their waiting thread, by request sequence
     /// number (an owner may have more than one thread waiting, e.g. a parallel plan).
     pub(crate) outcomes: Mutex<Vec<(u64, Outcome)>>,
@@ -131,6 +134,7 @@ impl LockOwner {
                 transaction_name: Mutex::new("user_transaction".to_owned()),
                 input_buffer: Mutex::new(String::new()),
                 held: Mutex::new(Vec::with_capacity(16)),
+                kept: Mutex::new(Vec::new()),
                 outcomes: Mutex::new(Vec::new()),
                 wake: Condvar::new(),
             }),
