@@ -769,7 +769,7 @@ fn plan_target_rows(
     target: &DmlTarget,
     from: &[TableWithJoins],
     where_clause: Option<&Expr>,
-) -> Result<(Plan, usize, Scope), SqlError> {
+) -> Result<(Plan, usize, Scope, Option<BExpr>), SqlError> {
     cx.dml_target = Some((t.db, t.object_id));
     let r = (|| {
         let mut b = Binder::new(cx);
@@ -792,8 +792,10 @@ fn plan_target_rows(
         } else {
             b.plan_from(from)?
         };
+        let mut recheck = None;
         if let Some(w) = where_clause {
             let pred = b.bind_expr(w, &scope)?;
+            recheck = Some(pred.clone());
             let mut cs = Vec::new();
             super::query::conjuncts(pred, &mut cs);
             plan = super::query::push_down(plan, cs, b.cx)?;
@@ -813,10 +815,43 @@ fn plan_target_rows(
             .map(|(i, _)| i)
             .ok_or_else(|| errors::invalid_object(&target_name))?;
         let offset = loc - t.columns.len();
-        Ok((plan, offset, scope))
+        Ok((plan, offset, scope, recheck))
     })();
     cx.dml_target = None;
     r
+}
+
+/// The lock step of UPDATE and DELETE, SQL Server's update (U) lock on each row they
+/// read. The scan read `row` at READ COMMITTED without keeping a lock, so another
+/// transaction may have changed or deleted it since; it is read again under a U lock
+/// (held to the end of the transaction, waiting for a writer to end first). Returns false
+/// if it is gone. If it changed, the target's columns in `row` become the current ones
+/// and the WHERE (`recheck`) is evaluated again: without this, two sessions running
+/// `UPDATE ... SET n = n + 1` would both write the value they read (a lost update), and two
+/// running `DELETE TOP (n)` would both count the same rows.
+fn lock_current(
+    cx: &mut Cx,
+    t: &TableInfo,
+    pk: &[u8],
+    row: &mut Row,
+    offset: usize,
+    recheck: Option<&BExpr>,
+) -> Result<bool, SqlError> {
+    let width = t.columns.len();
+    let Some(stored) = cx.host.get_for_update(&t.indexes[0].iref, pk).map_err(super::host_err)? else {
+        return Ok(false);
+    };
+    let Some(current) = t.row_from_index(0, stored, cx)? else {
+        return Ok(false);
+    };
+    if row.get(offset..offset + width) == Some(&current[..]) {
+        return Ok(true);
+    }
+    row.splice(offset..offset + width, current);
+    match recheck {
+        Some(p) => Ok(is_true(&p.eval(row, cx)?)),
+        None => Ok(true),
+    }
 }
 
 /// Runs DML rewritten from a view on its base table, which is reached through the
@@ -864,7 +899,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
-    let (plan, offset, scope) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
+    let (plan, offset, scope, recheck) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
     let width = t.columns.len();
     // SET clauses: columns of the target, and variables.
     let mut sets: Vec<(usize, AssignOp, BExpr)> = Vec::new();
@@ -910,7 +945,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     let mut op = open(&plan, cx)?;
     let mut seen = HashSet::new();
     let mut changes: Vec<(Vec<u8>, Row, Row)> = Vec::new();
-    while let Some(r) = op.next(cx)? {
+    while let Some(mut r) = op.next(cx)? {
         if limit.is_some_and(|l| changes.len() as u64 >= l) {
             break;
         }
@@ -918,6 +953,9 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
             continue;
         };
         if !seen.insert(pk.clone()) {
+            continue;
+        }
+        if !lock_current(cx, &t, &pk, &mut r, offset, recheck.as_ref())? {
             continue;
         }
         let old: Row = r[offset..offset + width].to_vec();
@@ -1004,7 +1042,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
-    let (plan, offset, _) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
+    let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
     let width = t.columns.len();
     let mut outs = bind_output(cx, &t, &d.output)?;
     let limit = match &d.top {
@@ -1018,12 +1056,11 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     // row is the target's columns followed by the locator, taken as they are.
     let single = d.from.is_empty() && offset == 0;
     let mut deleted = 0u64;
-    // Rows are read at READ COMMITTED without keeping a lock, so one may be deleted by
-    // another transaction before our delete reaches it (our X lock waits for that
-    // transaction, then finds nothing). Such a row is not counted, and with TOP the
-    // rows are read again for the ones still missing (concurrent DELETE TOP sessions
-    // each delete their n rows, as SQL Server's update locks make them do). Without
-    // concurrent deletes this is one round, exactly as before.
+    // Each row read is locked and checked again (`lock_current`): one another
+    // transaction deleted meanwhile is skipped, and with TOP the scan goes on for the
+    // rows still missing, so concurrent DELETE TOP sessions each delete their n rows.
+    // A row that still vanishes before our delete reaches it (it cannot while we hold
+    // its U lock; kept as a safety net) is not counted, and TOP reads again.
     loop {
         let want = limit.map(|l| l - deleted);
         let mut op = open(&plan, cx)?;
@@ -1037,13 +1074,15 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
                 let Some(Value::Binary(pk)) = r.pop() else {
                     continue;
                 };
-                victims.push((pk, r));
+                if lock_current(cx, &t, &pk, &mut r, 0, recheck.as_ref())? {
+                    victims.push((pk, r));
+                }
                 continue;
             }
             let Some(Value::Binary(pk)) = r.get(offset + width).cloned() else {
                 continue;
             };
-            if seen.insert(pk.clone()) {
+            if seen.insert(pk.clone()) && lock_current(cx, &t, &pk, &mut r, offset, recheck.as_ref())? {
                 victims.push((pk, r[offset..offset + width].to_vec()));
             }
         }
