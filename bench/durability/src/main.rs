@@ -13,7 +13,6 @@ mod mesquite;
 mod model;
 mod postgres;
 mod report;
-mod server;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

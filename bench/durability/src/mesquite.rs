@@ -16,7 +16,7 @@ use tds::client::{message_text, BatchResult, Client, ResultSet};
 use types::Value;
 
 use crate::model::{ArticleFailure, Engine, OneRowResult, TestDef, TestResult, Workload};
-use crate::server::MesquiteServer;
+use stress::server::MesquiteServer;
 
 /// File sizes of the DDTest databases: the article's 32 GB / 16 GB / 1 GB growth scaled
 /// down so CREATE DATABASE (which zero-fills the log) takes well under a second.
@@ -310,7 +310,7 @@ ORDER BY l.Threads, l.TestID;",
 
 impl MesquiteSide {
     pub fn start(bin: &std::path::Path, memory_mb: u64) -> Result<MesquiteSide, String> {
-        let server = MesquiteServer::start(bin, memory_mb)?;
+        let server = MesquiteServer::start(bin, memory_mb, "bench-durability")?;
         let admin = Client::connect(&server.config(None)).map_err(|e| format!("connecting to mesquite: {e}"))?;
         Ok(MesquiteSide {
             server,

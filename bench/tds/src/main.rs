@@ -31,13 +31,11 @@
 //! Defaults: 5 s per round-trip measure, 1,000,000 rows, the `mesquite` binary next to this
 //! one. `--quick`: 0.5 s and 100,000 rows.
 
-use std::fs::File;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use stress::pg::{PgCluster, PgConnector};
+use stress::server::MesquiteServer;
 use stress::tds_conn::TdsConnector;
 use stress::{Connector, Progress, StressOptions};
 use tds::client::{message_text, Client, ClientConfig};
@@ -93,98 +91,10 @@ fn parse_args() -> Result<Args, String> {
     Ok(a)
 }
 
-// ------------------------------------------------------------------ the Mesquite server
-
-/// A `mesquite serve` child on a fresh data directory and a free loopback port, stopped
-/// with SIGTERM and its directory removed on drop (also when the run fails).
-struct MesquiteServer {
-    child: Option<Child>,
-    dir: PathBuf,
-    port: u16,
-    password: String,
-}
-
-impl MesquiteServer {
-    fn start(bin: &Path, memory_mb: u64) -> Result<MesquiteServer, String> {
-        let stamp =
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("mesquite-bench-tds-{}-{stamp}", std::process::id()));
-        std::fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
-        let port = stress::pg::free_port().map_err(|e| e.to_string())?;
-        let password = format!("Tds-{:x}-Aa1", stamp ^ u128::from(std::process::id()));
-        let log = File::create(dir.join("serve.out")).map_err(|e| e.to_string())?;
-        let log2 = log.try_clone().map_err(|e| e.to_string())?;
-        let child = Command::new(bin)
-            .arg("serve")
-            .arg("--data-dir")
-            .arg(dir.join("data"))
-            .args(["--addr", "127.0.0.1", "--port", &port.to_string(), "--memory-limit-mb", &memory_mb.to_string()])
-            .env("MESQUITE_SA_PASSWORD", &password)
-            .stdin(Stdio::null())
-            .stdout(log)
-            .stderr(log2)
-            .spawn()
-            .map_err(|e| format!("starting {}: {e}", bin.display()))?;
-        let mut s = MesquiteServer { child: Some(child), dir, port, password };
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Ok(s);
-            }
-            if let Some(Ok(Some(status))) = s.child.as_mut().map(|c| c.try_wait()) {
-                s.child = None;
-                return Err(format!("mesquite serve exited ({status}):\n{}", s.log_tail()));
-            }
-            if Instant::now() > deadline {
-                return Err(format!("mesquite serve did not listen within 60 s:\n{}", s.log_tail()));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    }
-
-    fn pid(&self) -> Option<u32> {
-        self.child.as_ref().map(|c| c.id())
-    }
-
-    fn log_tail(&self) -> String {
-        let mut s = String::new();
-        if let Ok(mut f) = File::open(self.dir.join("serve.out")) {
-            let _ = f.read_to_string(&mut s);
-        }
-        let lines: Vec<&str> = s.lines().collect();
-        lines[lines.len().saturating_sub(20)..].join("\n")
-    }
-
-    fn config(&self, packet_size: u32) -> ClientConfig {
-        let mut c = ClientConfig::new("127.0.0.1", self.port, "sa", self.password.clone());
-        c.app_name = "bench-tds".to_string();
-        c.packet_size = packet_size;
-        c
-    }
-
-    fn stop(&mut self) {
-        let Some(mut child) = self.child.take() else { return };
-        let _ = Command::new("kill").args(["-TERM", &child.id().to_string()]).status();
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            match child.try_wait() {
-                Ok(Some(_)) => break,
-                Ok(None) if Instant::now() < deadline => std::thread::sleep(Duration::from_millis(50)),
-                _ => {
-                    let _ = child.kill();
-                    let _ = child.wait();
-                    break;
-                }
-            }
-        }
-    }
-}
-
-impl Drop for MesquiteServer {
-    fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
+fn tds_config(server: &MesquiteServer, packet_size: u32) -> ClientConfig {
+    let mut c = server.config(None);
+    c.packet_size = packet_size;
+    c
 }
 
 // ------------------------------------------------------------------ memory
@@ -412,10 +322,10 @@ fn run(a: &Args) -> Result<(), String> {
         a.seconds,
         thousands(a.rows as f64)
     );
-    let mut mesquite = MesquiteServer::start(&a.mesquite, a.memory_mb)?;
+    let mut mesquite = MesquiteServer::start(&a.mesquite, a.memory_mb, "bench-tds")?;
     let cluster = PgCluster::start_temp(&PgCluster::benchmark_settings(a.memory_mb)).map_err(|e| e.to_string())?;
     let pg_version = cluster.version().map_err(|e| e.to_string())?;
-    let tds_connector = TdsConnector::new(mesquite.config(a.packet_size));
+    let tds_connector = TdsConnector::new(tds_config(&mesquite, a.packet_size));
     let pg_connector: PgConnector = cluster.connector("postgres");
 
     let mut tds = Client::connect(&tds_connector.config).map_err(|e| format!("mesquite: {e}"))?;

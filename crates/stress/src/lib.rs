@@ -36,6 +36,7 @@
 
 pub mod json;
 pub mod pg;
+pub mod server;
 pub mod tds_conn;
 
 use std::collections::BTreeMap;

@@ -1,6 +1,7 @@
-//! A `mesquite serve` child process for one benchmark run: a fresh data directory under the
-//! system temp directory, a free loopback port, a generated sa password. Stopped with
-//! SIGTERM (a clean shutdown) and its directory removed on drop, also when the run fails.
+//! A `mesquite serve` child process for one benchmark run (bench/durability, bench/tds): a
+//! fresh data directory under the system temp directory, a free loopback port, a generated
+//! sa password. Stopped with SIGTERM (a clean shutdown) and its directory removed on drop,
+//! also when the run fails.
 
 use std::fs::File;
 use std::io::Read;
@@ -16,16 +17,18 @@ pub struct MesquiteServer {
     dir: PathBuf,
     pub port: u16,
     password: String,
+    app_name: String,
 }
 
 impl MesquiteServer {
-    pub fn start(bin: &Path, memory_mb: u64) -> Result<MesquiteServer, String> {
+    /// `tag` names the run in the data directory's name and the client's app name.
+    pub fn start(bin: &Path, memory_mb: u64, tag: &str) -> Result<MesquiteServer, String> {
         let stamp =
             std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos()).unwrap_or(0);
-        let dir = std::env::temp_dir().join(format!("mesquite-dur-{}-{stamp}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("mesquite-{tag}-{}-{stamp}", std::process::id()));
         std::fs::create_dir_all(&dir).map_err(|e| format!("creating the data directory: {e}"))?;
-        let port = stress::pg::free_port().map_err(|e| e.to_string())?;
-        let password = format!("Dur-{:x}-Aa1", stamp ^ u128::from(std::process::id()));
+        let port = crate::pg::free_port().map_err(|e| e.to_string())?;
+        let password = format!("Bench-{:x}-Aa1", stamp ^ u128::from(std::process::id()));
         let log = File::create(dir.join("serve.out")).map_err(|e| e.to_string())?;
         let log2 = log.try_clone().map_err(|e| e.to_string())?;
         let child = Command::new(bin)
@@ -39,7 +42,7 @@ impl MesquiteServer {
             .stderr(log2)
             .spawn()
             .map_err(|e| format!("starting {}: {e}", bin.display()))?;
-        let mut server = MesquiteServer { child: Some(child), dir, port, password };
+        let mut server = MesquiteServer { child: Some(child), dir, port, password, app_name: tag.to_string() };
         server.wait_ready()?;
         Ok(server)
     }
@@ -75,8 +78,12 @@ impl MesquiteServer {
     pub fn config(&self, database: Option<&str>) -> ClientConfig {
         let mut c = ClientConfig::new("127.0.0.1", self.port, "sa", self.password.clone());
         c.database = database.map(str::to_string);
-        c.app_name = "bench-durability".to_string();
+        c.app_name = self.app_name.clone();
         c
+    }
+
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(|c| c.id())
     }
 
     pub fn is_running(&mut self) -> bool {
