@@ -114,6 +114,10 @@ struct Shared<B> {
     max_message: usize,
     workers: Arc<Semaphore>,
     server_name: String,
+    /// The cancel flags of the connections in their request loop, so that shutdown can
+    /// stop requests running inline on a runtime thread (which aborting the task cannot).
+    live: std::sync::Mutex<std::collections::HashMap<u64, Arc<AtomicBool>>>,
+    next_conn: std::sync::atomic::AtomicU64,
 }
 
 /// Serves on `config.addr` until `shutdown` completes.
@@ -145,6 +149,8 @@ pub async fn serve_on<B: Backend>(
         max_packet_size: config.max_packet_size.clamp(512, 32767),
         max_message: config.max_message_size.max(4096),
         workers: Arc::new(Semaphore::new(config.workers.max(1))),
+        live: std::sync::Mutex::new(std::collections::HashMap::new()),
+        next_conn: std::sync::atomic::AtomicU64::new(1),
     });
     if let Ok(addr) = listener.local_addr() {
         errorlog::log(
@@ -173,6 +179,11 @@ pub async fn serve_on<B: Backend>(
                 }
             },
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    if let Ok(live) = shared.live.lock() {
+        for cancel in live.values() {
+            cancel.store(true, Ordering::Release);
         }
     }
     connections.abort_all();
@@ -534,6 +545,7 @@ async fn reader_task(
     mut rd: ReadHalf<BoxStream>,
     tx: mpsc::Sender<ReaderEvent>,
     cancel: Arc<AtomicBool>,
+    busy: Arc<AtomicBool>,
     max_message: usize,
 ) {
     let mut reasm = Reassembler::new(max_message);
@@ -554,7 +566,14 @@ async fn reader_task(
                 continue;
             }
             Ok(Some((h, payload))) => match reasm.push(&h, &payload) {
-                Ok(Some(m)) => ReaderEvent::Message(m),
+                Ok(Some(m)) => {
+                    if busy.load(Ordering::Acquire) {
+                        // A second request while one runs inline (no MARS): stop the
+                        // running one; the connection task then closes the connection.
+                        cancel.store(true, Ordering::Release);
+                    }
+                    ReaderEvent::Message(m)
+                }
                 Ok(None) => continue,
                 Err(e) => ReaderEvent::Failed(e.into()),
             },
@@ -627,6 +646,60 @@ impl PacketOut for ChannelOut {
     }
 }
 
+/// The packets of a request running inline (see `request_loop`): grouped like
+/// [`ChannelOut`] and written to the socket from the request's thread. A write that has
+/// to wait for the client is ASYNC_NETWORK_IO.
+struct SocketOut<'a> {
+    wr: &'a mut WriteHalf<BoxStream>,
+    handle: &'a tokio::runtime::Handle,
+    group: Vec<Vec<u8>>,
+    group_bytes: usize,
+    failed: Option<io::Error>,
+}
+
+impl SocketOut<'_> {
+    fn write_group(&mut self) -> Result<(), ClientGone> {
+        if self.failed.is_some() {
+            return Err(ClientGone);
+        }
+        if self.group.is_empty() {
+            return Ok(());
+        }
+        let group = std::mem::take(&mut self.group);
+        self.group_bytes = 0;
+        let started = Instant::now();
+        let r = self.handle.block_on(write_packets(self.wr, &group));
+        let took = started.elapsed();
+        // A socket with room takes a group in microseconds; longer means the client's
+        // receive window was full and we waited for it to read.
+        if took >= Duration::from_millis(1) {
+            record_wait(WaitType::ASYNC_NETWORK_IO, took, Duration::ZERO);
+        }
+        r.map_err(|e| {
+            self.failed = Some(e);
+            ClientGone
+        })
+    }
+}
+
+impl PacketOut for SocketOut<'_> {
+    fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
+        if self.failed.is_some() {
+            return Err(ClientGone);
+        }
+        self.group_bytes += packet.len();
+        self.group.push(packet);
+        if self.group_bytes >= PACKET_GROUP_BYTES {
+            self.write_group()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), ClientGone> {
+        self.write_group()
+    }
+}
+
 /// A request, decoded on the connection's task.
 enum Request {
     Batch(String),
@@ -682,7 +755,7 @@ fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError>
 }
 
 /// Runs one request on the session (on a worker thread).
-fn run_request<S: BackendSession>(session: &mut S, req: Request, reset: bool, sink: &mut TokenSink<ChannelOut>) -> u8 {
+fn run_request<S: BackendSession, O: PacketOut>(session: &mut S, req: Request, reset: bool, sink: &mut TokenSink<O>) -> u8 {
     if reset {
         session.reset_connection();
         let mut b = Vec::new();
@@ -735,9 +808,28 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         }
     }
     let _guard = CancelOnDrop(cancel.clone());
+    // Registered for shutdown while this loop runs.
+    struct Registered<'a>(&'a std::sync::Mutex<std::collections::HashMap<u64, Arc<AtomicBool>>>, u64);
+    impl Drop for Registered<'_> {
+        fn drop(&mut self) {
+            if let Ok(mut live) = self.0.lock() {
+                live.remove(&self.1);
+            }
+        }
+    }
+    let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
+    if let Ok(mut live) = shared.live.lock() {
+        live.insert(conn_id, cancel.clone());
+    }
+    let _registered = Registered(&shared.live, conn_id);
+    // On a multi-threaded runtime a request runs right here (block_in_place) and writes
+    // its packets to the socket itself: no hand-off to a blocking worker thread and back
+    // per request. A current-thread runtime (some tests) keeps the worker-thread path.
+    let inline = tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
     let (rd, mut wr): (ReadHalf<BoxStream>, WriteHalf<BoxStream>) = tokio::io::split(stream);
     let (ev_tx, mut ev_rx) = mpsc::channel(4);
-    let reader = tokio::spawn(reader_task(rd, ev_tx, cancel.clone(), shared.max_message));
+    let busy = Arc::new(AtomicBool::new(false));
+    let reader = tokio::spawn(reader_task(rd, ev_tx, cancel.clone(), busy.clone(), shared.max_message));
     struct AbortOnDrop(tokio::task::JoinHandle<()>);
     impl Drop for AbortOnDrop {
         fn drop(&mut self) {
@@ -764,6 +856,50 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
 
         cancel.store(false, Ordering::Release);
         let permit = acquire_worker(&shared.workers).await?;
+        if inline {
+            let Some(sess) = session.as_mut() else { return Err(ConnError::Quiet) };
+            let handle = tokio::runtime::Handle::current();
+            let server_name = shared.server_name.clone();
+            busy.store(true, Ordering::Release);
+            let (last_group, tail, failed) = tokio::task::block_in_place(|| {
+                let out = SocketOut { wr: &mut wr, handle: &handle, group: Vec::new(), group_bytes: 0, failed: None };
+                let mut sink = TokenSink::new(out, spid, packet_size, cancel.clone(), server_name);
+                let default_done = run_request(sess, req, reset, &mut sink);
+                let (tail, mut out) = sink.finish(default_done);
+                (std::mem::take(&mut out.group), tail, out.failed.take())
+            });
+            busy.store(false, Ordering::Release);
+            drop(permit);
+            if let Some(e) = failed {
+                return Err(e.into());
+            }
+            // What the reader saw while the request ran.
+            let mut attention = false;
+            loop {
+                match ev_rx.try_recv() {
+                    Ok(ReaderEvent::Attention) => attention = true,
+                    Ok(ReaderEvent::Message(m)) => {
+                        return Err(ConnError::Other(format!(
+                            "The client sent a request (packet type {:#04x}) while another was running (MARS is not supported); the connection has been closed.",
+                            m.ty as u8
+                        )));
+                    }
+                    Ok(ReaderEvent::Closed) => {
+                        return Err(ConnError::Other("The client disconnected while a request was running.".into()))
+                    }
+                    Ok(ReaderEvent::Failed(e)) => return Err(e),
+                    Err(_) => break,
+                }
+            }
+            let fatal = tail.fatal;
+            let mut packets = last_group;
+            packets.extend(tail.finish(attention));
+            write_packets(&mut wr, &packets).await?;
+            if fatal {
+                return Err(ConnError::Quiet);
+            }
+            continue;
+        }
         let (tx, mut rx) = mpsc::channel::<Outbound>(RESPONSE_QUEUE);
         let Some(mut sess) = session.take() else { return Err(ConnError::Quiet) };
         let cancel_w = cancel.clone();
