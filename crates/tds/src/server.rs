@@ -755,7 +755,12 @@ fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError>
 }
 
 /// Runs one request on the session (on a worker thread).
-fn run_request<S: BackendSession, O: PacketOut>(session: &mut S, req: Request, reset: bool, sink: &mut TokenSink<O>) -> u8 {
+fn run_request<S: BackendSession, O: PacketOut>(
+    session: &mut S,
+    req: Request,
+    reset: bool,
+    sink: &mut TokenSink<O>,
+) -> u8 {
     if reset {
         session.reset_connection();
         let mut b = Vec::new();
