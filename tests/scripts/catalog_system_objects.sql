@@ -35,3 +35,11 @@ SELECT o.name, COUNT(*) AS columns_listed
  GROUP BY o.name ORDER BY o.name;
 SELECT TOP (0) * FROM sys.database_files;
 GO
+-- OBJECT_ID and OBJECT_NAME know the system objects.
+SELECT OBJECT_NAME(OBJECT_ID('sys.dm_exec_session_wait_stats')) AS by_id,
+       OBJECT_NAME(OBJECT_ID('INFORMATION_SCHEMA.COLUMNS')) AS is_view,
+       CASE WHEN OBJECT_ID('sys.objects') < 0 THEN 'negative' END AS sys_objects_id,
+       OBJECT_ID('sys.no_such_view') AS missing;
+SELECT TOP (3) OBJECT_NAME(c.object_id) AS view_name, c.name
+  FROM sys.system_columns AS c WHERE c.object_id = OBJECT_ID('sys.schemas') ORDER BY c.column_id;
+GO

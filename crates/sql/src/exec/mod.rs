@@ -390,6 +390,9 @@ impl<'a> Cx<'a> {
     }
 
     pub fn object_name(&self, db: DbId, id: i32) -> Option<String> {
+        if id < 0 {
+            return sysviews::system_object_name(id).map(str::to_string);
+        }
         let c = self.catalog(db).ok()?;
         let g = c.inner.read();
         g.objects.get(&id).map(|o| o.name.clone())
@@ -412,6 +415,11 @@ impl<'a> Cx<'a> {
         let Ok(name) = parse_object_name(text) else {
             return Ok(None);
         };
+        if let Some(schema) = name.schema() {
+            if let Some(id) = sysviews::system_object_id(&schema.value, &name.name().value) {
+                return Ok(Some(id));
+            }
+        }
         Ok(self.resolve_object(&name)?.map(|(_, o)| o.id).or_else(|| {
             // Constraints are objects too.
             let (db, schema, n) = self.resolve_name(&name).ok()?;

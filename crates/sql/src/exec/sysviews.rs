@@ -303,6 +303,27 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "sp_columns", "P"),
 ];
 
+/// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
+pub fn system_object_id(schema: &str, name: &str) -> Option<i32> {
+    let schema_id = if schema.eq_ignore_ascii_case("sys") {
+        SYS_SCHEMA_ID
+    } else if schema.eq_ignore_ascii_case("INFORMATION_SCHEMA") {
+        INFORMATION_SCHEMA_ID
+    } else {
+        return None;
+    };
+    SYSTEM_OBJECT_NAMES
+        .iter()
+        .position(|&(sid, n, _)| sid == schema_id && n.eq_ignore_ascii_case(name))
+        .map(|i| -100 - i as i32)
+}
+
+/// The name of the system object with this (negative) id (OBJECT_NAME(-102)).
+pub fn system_object_name(id: i32) -> Option<&'static str> {
+    let i = usize::try_from(-100i64 - i64::from(id)).ok()?;
+    SYSTEM_OBJECT_NAMES.get(i).map(|&(_, n, _)| n)
+}
+
 /// The system objects with their columns, built from the same column lists the views
 /// themselves return, so sys.all_columns can never disagree with a `SELECT *`.
 pub fn system_objects() -> Vec<SystemObject> {
