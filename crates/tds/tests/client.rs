@@ -5,13 +5,15 @@
 //!
 //! (The client against the real engine is tested by `mesquite stress`'s tests.)
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use sql::request::RpcCall;
-use sql::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink, ReturnValue, SinkError};
+use sql::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink, SinkError};
 use tds::client::{message_text, Client, ClientConfig, ClientError, RpcParam};
 use tds::{Backend, BackendSession, LoginRequest, ServerConfig};
 use types::{Length, SqlError, SqlType, Value};
@@ -119,27 +121,7 @@ impl BackendSession for MockSession {
         }
     }
     fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
-        // Echoes the input parameters as one row; OUTPUT parameters come back as 42.
-        let _ = (|| -> Result<(), SinkError> {
-            let inputs: Vec<_> = call.params.iter().filter(|p| !p.output).collect();
-            let cols: Vec<ColumnInfo> =
-                inputs.iter().map(|p| ColumnInfo::new(p.name.clone().unwrap_or_default(), p.ty, true)).collect();
-            sink.columns(&cols)?;
-            sink.row(&inputs.iter().map(|p| p.value.clone()).collect::<Vec<_>>())?;
-            sink.done(Done { kind: DoneKind::InProc, row_count: Some(1), error: false, in_xact: false })?;
-            sink.return_status(0)?;
-            for (i, p) in call.params.iter().enumerate() {
-                if p.output {
-                    sink.return_value(&ReturnValue {
-                        name: p.name.clone().unwrap_or_default(),
-                        ordinal: i as u16,
-                        ty: p.ty,
-                        value: Value::Int(42),
-                    })?;
-                }
-            }
-            sink.done(Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: false })
-        })();
+        let _ = common::echo_rpc(call, sink);
     }
     fn cancel_handle(&self) -> Arc<AtomicBool> {
         self.cancel.clone()

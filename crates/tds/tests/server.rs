@@ -4,6 +4,8 @@
 //! attention, transaction-manager requests, slow readers (ASYNC_NETWORK_IO), and bad
 //! clients that must only lose their own connection.
 
+mod common;
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -14,7 +16,7 @@ use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, Server
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 use sql::request::RpcCall;
-use sql::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink, ReturnValue};
+use sql::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink};
 use tds::login::{self, Login7};
 use tds::packet::{self, PacketHeader, PacketType, HEADER_LEN};
 use tds::prelogin::{self, PreLogin};
@@ -163,27 +165,7 @@ impl BackendSession for MockSession {
         }
     }
     fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
-        // Echo the parameters as one row; OUTPUT parameters come back as 42.
-        let _ = (|| -> Result<(), sql::results::SinkError> {
-            let inputs: Vec<_> = call.params.iter().filter(|p| !p.output).collect();
-            let cols: Vec<ColumnInfo> =
-                inputs.iter().map(|p| ColumnInfo::new(p.name.clone().unwrap_or_default(), p.ty, true)).collect();
-            sink.columns(&cols)?;
-            sink.row(&inputs.iter().map(|p| p.value.clone()).collect::<Vec<_>>())?;
-            sink.done(Done { kind: DoneKind::InProc, row_count: Some(1), error: false, in_xact: false })?;
-            sink.return_status(0)?;
-            for (i, p) in call.params.iter().enumerate() {
-                if p.output {
-                    sink.return_value(&ReturnValue {
-                        name: p.name.clone().unwrap_or_default(),
-                        ordinal: i as u16,
-                        ty: p.ty,
-                        value: Value::Int(42),
-                    })?;
-                }
-            }
-            sink.done(Done { kind: DoneKind::Proc, row_count: None, error: false, in_xact: false })
-        })();
+        let _ = common::echo_rpc(call, sink);
     }
     fn cancel_handle(&self) -> Arc<AtomicBool> {
         self.cancel.clone()
