@@ -15,47 +15,17 @@
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
-use sql::results::{ColumnInfo, Done, EnvChange, Message, ResultSink, ReturnValue, SinkResult};
+use sql::results::CollectSink;
 use types::Value;
-
-struct Check {
-    errors: Vec<String>,
-}
-
-impl ResultSink for Check {
-    fn columns(&mut self, _c: &[ColumnInfo]) -> SinkResult {
-        Ok(())
-    }
-    fn row(&mut self, _r: &[Value]) -> SinkResult {
-        Ok(())
-    }
-    fn done(&mut self, _d: Done) -> SinkResult {
-        Ok(())
-    }
-    fn message(&mut self, m: &Message) -> SinkResult {
-        if !m.info {
-            self.errors.push(format!("Msg {}: {}", m.error.number, m.error.message));
-        }
-        Ok(())
-    }
-    fn env_change(&mut self, _c: &EnvChange) -> SinkResult {
-        Ok(())
-    }
-    fn return_status(&mut self, _s: i32) -> SinkResult {
-        Ok(())
-    }
-    fn return_value(&mut self, _v: &ReturnValue) -> SinkResult {
-        Ok(())
-    }
-}
 
 const PASSWORD: &str = "bench-Password-1";
 
 fn run(s: &mut engine::Session, sql: &str) {
-    let mut c = Check { errors: Vec::new() };
+    let mut c = CollectSink::default();
     s.execute_batch(sql, &mut c);
-    if !c.errors.is_empty() {
-        panic!("{}: {:?}", &sql[..sql.len().min(80)], c.errors);
+    let errors = c.errors();
+    if !errors.is_empty() {
+        panic!("{}: {:?}", &sql[..sql.len().min(80)], errors);
     }
 }
 
@@ -141,68 +111,25 @@ fn concurrent(inst: &Arc<engine::Instance>, db: &str, n: usize, proc_: &str, ite
 
 /// Prints a query's rows (diagnostics: `--waits`).
 fn print_rows(s: &mut engine::Session, sql: &str) {
-    struct Print;
-    impl ResultSink for Print {
-        fn columns(&mut self, _c: &[ColumnInfo]) -> SinkResult {
-            Ok(())
-        }
-        fn row(&mut self, r: &[Value]) -> SinkResult {
+    let mut c = CollectSink::default();
+    s.execute_batch(sql, &mut c);
+    for (_, rows) in c.result_sets() {
+        for r in rows {
             let cells: Vec<String> = r.iter().map(|v| v.to_string()).collect();
             println!("  {}", cells.join("  "));
-            Ok(())
-        }
-        fn done(&mut self, _d: Done) -> SinkResult {
-            Ok(())
-        }
-        fn message(&mut self, _m: &Message) -> SinkResult {
-            Ok(())
-        }
-        fn env_change(&mut self, _c: &EnvChange) -> SinkResult {
-            Ok(())
-        }
-        fn return_status(&mut self, _s: i32) -> SinkResult {
-            Ok(())
-        }
-        fn return_value(&mut self, _v: &ReturnValue) -> SinkResult {
-            Ok(())
         }
     }
-    s.execute_batch(sql, &mut Print);
 }
 
 /// Rows in the table (after the delete phase: 0 when every DELETE TOP deleted what it
 /// reported).
 fn count(s: &mut engine::Session, db: &str) -> u64 {
-    struct One(u64);
-    impl ResultSink for One {
-        fn columns(&mut self, _c: &[ColumnInfo]) -> SinkResult {
-            Ok(())
-        }
-        fn row(&mut self, r: &[Value]) -> SinkResult {
-            if let Some(Value::Int(n)) = r.first() {
-                self.0 = *n as u64;
-            }
-            Ok(())
-        }
-        fn done(&mut self, _d: Done) -> SinkResult {
-            Ok(())
-        }
-        fn message(&mut self, _m: &Message) -> SinkResult {
-            Ok(())
-        }
-        fn env_change(&mut self, _c: &EnvChange) -> SinkResult {
-            Ok(())
-        }
-        fn return_status(&mut self, _s: i32) -> SinkResult {
-            Ok(())
-        }
-        fn return_value(&mut self, _v: &ReturnValue) -> SinkResult {
-            Ok(())
-        }
-    }
-    let mut c = One(0);
+    let mut c = CollectSink::default();
     s.execute_batch(&format!("SELECT COUNT(*) FROM {db}.dbo.TheTable"), &mut c);
-    c.0
+    match c.result_sets().first().and_then(|(_, rows)| rows.first()).and_then(|r| r.first()) {
+        Some(Value::Int(n)) => *n as u64,
+        _ => 0,
+    }
 }
 
 fn main() {
