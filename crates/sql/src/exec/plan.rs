@@ -368,7 +368,9 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
         Plan::Scan(s) => Box::new(ScanOp::new(s.clone(), cx)?),
         Plan::Filter { input, pred } => Box::new(FilterOp { input: open(input, cx)?, pred: pred.clone() }),
         Plan::Project { input, exprs, .. } => {
-            Box::new(ProjectOp { input: open(input, cx)?, moves: column_moves(exprs), exprs: exprs.clone() })
+            let moves = column_moves(exprs);
+            let in_order = moves.as_ref().is_some_and(|m| m.iter().enumerate().all(|(k, &i)| k == i));
+            Box::new(ProjectOp { input: open(input, cx)?, moves, in_order, exprs: exprs.clone() })
         }
         Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
             left: open(left, cx)?,
@@ -680,6 +682,8 @@ struct ProjectOp {
     /// values are moved out of the input row instead of evaluated and cloned (a
     /// `SELECT a, b, c` streaming many rows allocates nothing here).
     moves: Option<Vec<usize>>,
+    /// `moves` is 0, 1, 2, ...: a row of exactly that width passes through unchanged.
+    in_order: bool,
 }
 
 /// The input positions of a projection made only of distinct plain columns.
@@ -701,7 +705,7 @@ impl Op for ProjectOp {
             return Ok(None);
         };
         if let Some(moves) = &self.moves {
-            if moves.iter().enumerate().all(|(k, &i)| k == i) && moves.len() == r.len() {
+            if self.in_order && moves.len() == r.len() {
                 return Ok(Some(r));
             }
             if moves.iter().all(|&i| i < r.len()) {
