@@ -87,6 +87,18 @@ pub trait LogHook: Send + Sync {
         Ok(0)
     }
 
+    /// Logs a whole row operation that changes one page as a single record carrying
+    /// both the page op (redo) and the row's logical undo, and returns its LSN. Such a
+    /// record is atomic by itself, so the row operation needs no system transaction (no
+    /// physical undo material, no end record). Returns `None`, having logged nothing,
+    /// when the hook cannot do it in the current state (it is compensating, or a system
+    /// transaction is open on this thread): storage then uses the system-transaction
+    /// form ([`Self::log_page_op`] inside a system transaction ended by
+    /// [`Self::log_row_undo`]).
+    fn log_row_op(&self, _change: &PageChange<'_>, _undo: &RowUndo<'_>) -> Result<Option<u64>> {
+        Ok(None)
+    }
+
     /// True while this thread applies logical undo ([`crate::undo::apply_row_undo`]):
     /// the structure code then logs no `RowUndo` (the compensation is the transaction
     /// layer's record).
@@ -300,6 +312,26 @@ impl Database {
         apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         g.mark_dirty(lsn);
         Ok(())
+    }
+
+    /// Applies `op` to the latched page `g` as a complete row operation whose logical
+    /// undo is `undo`, logged as one record (see [`LogHook::log_row_op`]). Returns false,
+    /// having changed nothing, when that form does not apply (no hook, a system
+    /// transaction open on this thread, the hook compensating): the caller then runs the
+    /// row operation as a system transaction.
+    pub fn change_row(&self, g: &mut PageWriteGuard<'_>, op: &PageOp, undo: &RowUndo<'_>) -> Result<bool> {
+        if !self.hooked.load(Ordering::Acquire) || in_system_txn() {
+            return Ok(false);
+        }
+        let id = g.page_id();
+        check(g, op).map_err(|e| StorageError::Page { page: id, source: e })?;
+        let was_clean = !g.is_dirty();
+        let logged =
+            self.log.read().log_row_op(&PageChange { db: self.id, page: id, before: g, was_clean, op }, undo)?;
+        let Some(lsn) = logged else { return Ok(false) };
+        apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
+        g.mark_dirty(lsn);
+        Ok(true)
     }
 
     /// Begins a system transaction (see [`LogHook::begin_system_txn`] and [`crate::undo`]).

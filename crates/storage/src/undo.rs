@@ -83,6 +83,12 @@
 //! removes it; once it completed, a rollback applies the logical undo with
 //! [`apply_row_undo`].
 //!
+//! A row operation that changes one page and runs outside any other system transaction
+//! (a B-tree leaf insert, update or delete that fits its leaf) takes a shorter form,
+//! [`Database::change_row`]: the hook logs the page op and the `RowUndo` as one record
+//! ([`LogHook::log_row_op`](crate::database::LogHook::log_row_op)), which a crash cannot
+//! cut in two, so no system transaction, undo material or end record is needed.
+//!
 //! Structure modifications that a row operation needs run as *separate* system
 //! transactions without a `RowUndo`: a B-tree insert or growing update that does not fit
 //! first splits the leaf (its own system transaction, which does not place the new entry),

@@ -236,7 +236,13 @@ fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
             continue;
         }
         match h.kind() {
-            Some(RecordKind::BeginXact | RecordKind::RowUndo | RecordKind::Clr | RecordKind::Savepoint) => {
+            Some(
+                RecordKind::BeginXact
+                | RecordKind::RowUndo
+                | RecordKind::RowOp
+                | RecordKind::Clr
+                | RecordKind::Savepoint,
+            ) => {
                 a.losers.insert(h.xact_id, lsn);
             }
             Some(RecordKind::CommitXact) => {
@@ -292,7 +298,7 @@ fn recover(
         let lsn = lsn.as_u64();
         report.end_lsn = lsn;
         let h = Header::decode(&bytes).map_err(rec_err)?;
-        if !matches!(h.kind(), Some(RecordKind::PageOp)) {
+        if !matches!(h.kind(), Some(RecordKind::PageOp | RecordKind::RowOp)) {
             continue;
         }
         report.redo_bytes += bytes.len() as u64;
@@ -369,8 +375,13 @@ fn recover(
             let bytes = read_record(lm, lsn)?;
             let h = Header::decode(&bytes).map_err(rec_err)?;
             match h.kind() {
-                Some(RecordKind::RowUndo) => {
-                    let u = RowUndo::decode(record::row_undo_body(&bytes))?;
+                Some(kind @ (RecordKind::RowUndo | RecordKind::RowOp)) => {
+                    let body = if kind == RecordKind::RowOp {
+                        record::decode_page_op(&h, &bytes).map_err(rec_err)?.undo_material
+                    } else {
+                        record::row_undo_body(&bytes)
+                    };
+                    let u = RowUndo::decode(body)?;
                     set_comp(Some(Compensating::Logical));
                     let r = undo::apply_row_undo(db, &u);
                     set_comp(None);

@@ -391,6 +391,60 @@ impl LogHook for DbLog {
         Ok(lsn)
     }
 
+    fn log_row_op(&self, ch: &PageChange<'_>, u: &RowUndo<'_>) -> Result<Option<u64>> {
+        let (xact, busy) = CTX.with(|ctx| {
+            let ctx = ctx.borrow();
+            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).cloned();
+            // Inside a system transaction the op must join its chain; while compensating,
+            // undo logs no row undo: both keep the system-transaction form.
+            let busy = ctx.comp.is_some() || ctx.sys.last().is_some_and(|f| f.db_id == self.db_id && !f.ended);
+            (xact, busy)
+        });
+        if busy {
+            return Ok(None);
+        }
+        let mut h = Header::new(RecordKind::RowOp);
+        let prev = xact.as_ref().map(|x| x.last_lsn.load(Ordering::Acquire)).unwrap_or(0);
+        if let Some(x) = &xact {
+            h.xact_id = x.xact_id;
+            h.prev_lsn = prev;
+        }
+        let image = (ch.was_clean && !matches!(ch.op, PageOp::Format { .. }) && !ch.before.is_zeroed())
+            .then(|| &ch.before.as_bytes()[..]);
+        let (lsn, rec_len, undo) = REC_BUF.with(|buf| {
+            let mut rec = buf.borrow_mut();
+            rec.clear();
+            let mut span = (0, 0);
+            record::encode_row_op(
+                &h,
+                ch.page,
+                image,
+                ch.op,
+                |out| {
+                    span.0 = out.len();
+                    u.encode(out);
+                    span.1 = out.len();
+                },
+                &mut rec,
+            )
+            .map_err(|e| StorageError::Invalid(e.to_string()))?;
+            // The transaction keeps its undo in memory too (rollback without reading the log).
+            let undo = xact.as_ref().map(|_| rec[span.0..span.1].to_vec());
+            let lsn = self.changes.logging(ch.page, || self.append(&rec))?;
+            Ok::<_, StorageError>((lsn, rec.len(), undo))
+        })?;
+        if let (Some(x), Some(body)) = (xact, undo) {
+            x.last_lsn.store(lsn, Ordering::Release);
+            let _ = x.first_lsn.compare_exchange(0, lsn, Ordering::AcqRel, Ordering::Acquire);
+            x.log_used.fetch_add(rec_len as u64, Ordering::Relaxed);
+            if let RowUndo::HeapUnghost { au, rid } = u {
+                x.ghosts.lock().push((*au, *rid));
+            }
+            x.undo.lock().push(UndoEntry::Row { prev, undo: body });
+        }
+        Ok(Some(lsn))
+    }
+
     fn compensating(&self) -> bool {
         CTX.with(|ctx| matches!(ctx.borrow().comp, Some(Compensating::Logical)))
     }

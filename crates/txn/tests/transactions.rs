@@ -281,3 +281,81 @@ fn recovery_reports_and_checkpoints_truncate() {
     assert!(log.iter().any(|e| e.text.starts_with("Recovery completed for database rec (database ID 9)")), "{log:?}");
     assert!(log.iter().any(|e| e.text.starts_with("1 transactions rolled back in database 'rec' (9:0)")));
 }
+
+/// Kinds and sizes of the records appended after `from` (flushed first).
+fn records_after(db: &TxnDb, from: txn::Lsn) -> Vec<(txn::record::Header, usize)> {
+    db.log.flush_to(db.log.end_lsn()).unwrap();
+    db.log
+        .reader(from)
+        .map(|r| r.unwrap())
+        .filter(|(lsn, _)| *lsn > from)
+        .map(|(_, b)| (txn::record::Header::decode(&b).unwrap(), b.len()))
+        .collect()
+}
+
+#[test]
+fn a_row_operation_is_one_log_record() {
+    use txn::record::{flags, RecordKind};
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 7, "rowop");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    let value = vec![5u8; 100];
+    let per_kind = |recs: &[(txn::record::Header, usize)], kind: RecordKind| {
+        let of_kind: Vec<_> = recs.iter().filter(|(h, _)| h.kind() == Some(kind)).collect();
+        // Records carrying a full page image (first change after a write) aside.
+        let plain: Vec<_> = of_kind.iter().filter(|(h, _)| !h.has(flags::FULL_PAGE_IMAGE)).collect();
+        let avg = plain.iter().map(|(_, n)| *n).sum::<usize>() / plain.len().max(1);
+        (of_kind.len(), avg)
+    };
+
+    let start = db.log.end_lsn();
+    let t = db.begin("ins", 1).unwrap();
+    {
+        let _in = t.enter();
+        for i in 0..1000 {
+            tree.insert(&k(i), &value).unwrap();
+        }
+    }
+    t.commit(false).unwrap();
+    let recs = records_after(&db, start);
+    let (n, avg) = per_kind(&recs, RecordKind::RowOp);
+    assert_eq!(n, 1000, "one ROW_OP per inserted row");
+    assert_eq!(per_kind(&recs, RecordKind::RowUndo).0, 0, "no separate ROW_UNDO");
+    // Header 40 + page 6 + undo (u16 length, tag, unit, key) + InsertSlot with the
+    // 106-byte entry: about 180 bytes, against 220+ as PAGE_OP + ROW_UNDO.
+    eprintln!("ROW_OP: {avg} bytes per inserted row");
+    assert!(avg < 190, "{avg} bytes per inserted row");
+    // Page splits stay system transactions of their own (PAGE_OPs ended by SYS_END).
+    assert!(per_kind(&recs, RecordKind::PageOp).0 > 0);
+    assert!(recs.iter().all(|(h, _)| h.kind() != Some(RecordKind::RowOp) || h.sys_id == 0));
+
+    // Deletes: the record carries the deleted entry once (in the row undo).
+    let start = db.log.end_lsn();
+    let t = db.begin("del", 1).unwrap();
+    {
+        let _in = t.enter();
+        for i in (0..1000).step_by(2) {
+            assert!(tree.delete(&k(i)).unwrap());
+        }
+    }
+    t.commit(false).unwrap();
+    let recs = records_after(&db, start);
+    let (n, avg) = per_kind(&recs, RecordKind::RowOp);
+    assert_eq!(n, 500);
+    eprintln!("ROW_OP: {avg} bytes per deleted row");
+    assert!(avg < 190, "{avg} bytes per deleted row");
+
+    // Rolled back and recovered through the same records.
+    let t = db.begin("rb", 1).unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(5000), &value).unwrap();
+        assert!(tree.delete(&k(1)).unwrap());
+        tree.update(&k(3), b"changed").unwrap();
+    }
+    t.rollback().unwrap();
+    assert_eq!(tree.get(&k(5000)).unwrap(), None);
+    assert_eq!(tree.get(&k(1)).unwrap(), Some(value.clone()));
+    assert_eq!(tree.get(&k(3)).unwrap(), Some(value.clone()));
+    tree.check().unwrap();
+}

@@ -66,6 +66,14 @@
 //! for the tree latch, and in shared mode no thread holds two page latches at once, so
 //! latch waits cannot form a cycle.
 //!
+//! Escalation goes through a gate (a mutex) and the structure version: a thread that
+//! found its leaf full at version `v` takes the gate, and only if the version is still
+//! `v` takes the tree latch exclusive; otherwise another thread changed the structure
+//! meanwhile (typically: split the very leaf it found full) and it retries in shared
+//! mode. Without the gate, N sessions appending to the last page all queue for the
+//! exclusive latch when it fills, and each takes it in turn, blocking every reader,
+//! only to find the split already done.
+//!
 //! A structure version, bumped by every exclusive section, lets scans move from one leaf
 //! to the next through the sibling link when nothing changed meanwhile, and re-seek from
 //! the last key seen when something did. Cursors hold no latch between calls.
@@ -195,6 +203,8 @@ pub(crate) struct Inner {
     first: AtomicU64,
     /// Bumped at the start of every exclusive section.
     version: AtomicU64,
+    /// Serializes escalations to the exclusive tree latch (see "Concurrency").
+    escalation: Mutex<()>,
     /// Leaf that took the last insert (packed page id, 0 = none). Always either 0 or a
     /// leaf of the current structure: shared-mode writers set it to the leaf they just
     /// reached, exclusive sections clear it on entry and set it to a valid leaf on exit.
@@ -463,46 +473,54 @@ impl BTree {
         check_sizes(key.len(), value.len(), MAX_STORED_KEY)?;
         let mut rec = Vec::new();
         encode_entry(key, value, &mut rec);
-        {
-            let _g = self.inner.shared();
-            let leaf = self.inner.leaf_for_write(key)?;
-            let (slot, found) = lower_bound(&leaf, key)?;
-            if !found {
-                return Ok(false);
-            }
-            let old = leaf.record(slot).map_or(0, |r| r.len());
-            if rec.len() <= old || leaf.free_count() >= rec.len() - old {
-                self.inner.update_row_op(leaf, slot, key, &rec)?;
-                return Ok(true);
+        loop {
+            let seen = {
+                let _g = self.inner.shared();
+                let leaf = self.inner.leaf_for_write(key)?;
+                let (slot, found) = lower_bound(&leaf, key)?;
+                if !found {
+                    return Ok(false);
+                }
+                let old = leaf.record(slot).map_or(0, |r| r.len());
+                if rec.len() <= old || leaf.free_count() >= rec.len() - old {
+                    self.inner.update_row_op(leaf, slot, key, &rec)?;
+                    return Ok(true);
+                }
+                self.inner.version()
+            };
+            if let Some(_x) = self.inner.escalate(seen) {
+                return smo::update(&self.inner, key, &rec);
             }
         }
-        let _x = self.inner.exclusive();
-        smo::update(&self.inner, key, &rec)
     }
 
     /// Deletes the entry stored under `key`; returns whether it existed.
     pub fn delete(&self, key: &[u8]) -> Result<bool> {
-        {
-            let _g = self.inner.shared();
-            let leaf = self.inner.leaf_for_write(key)?;
-            let (slot, found) = lower_bound(&leaf, key)?;
-            if !found {
-                return Ok(false);
-            }
-            let is_root = leaf.page_id() == unpack(self.inner.root.load(Acquire));
-            let before = used(&leaf);
-            let after = before.saturating_sub(leaf.record(slot).map_or(0, |r| r.len()) + crate::page::SLOT_SIZE);
-            // Rebalance when the leaf would empty, or when it crosses the underfull line.
-            // A leaf already underfull (its sibling was too full to merge) does not
-            // retry on every delete: that would serialize deletes on the tree latch.
-            let rebalance = !is_root && (leaf.slot_count() == 1 || (before >= UNDERFULL && after < UNDERFULL));
-            if !rebalance {
-                self.inner.delete_row_op(leaf, slot, key)?;
-                return Ok(true);
+        loop {
+            let seen = {
+                let _g = self.inner.shared();
+                let leaf = self.inner.leaf_for_write(key)?;
+                let (slot, found) = lower_bound(&leaf, key)?;
+                if !found {
+                    return Ok(false);
+                }
+                let is_root = leaf.page_id() == unpack(self.inner.root.load(Acquire));
+                let before = used(&leaf);
+                let after = before.saturating_sub(leaf.record(slot).map_or(0, |r| r.len()) + crate::page::SLOT_SIZE);
+                // Rebalance when the leaf would empty, or when it crosses the underfull
+                // line. A leaf already underfull (its sibling was too full to merge) does
+                // not retry on every delete: that would serialize deletes on the tree latch.
+                let rebalance = !is_root && (leaf.slot_count() == 1 || (before >= UNDERFULL && after < UNDERFULL));
+                if !rebalance {
+                    self.inner.delete_row_op(leaf, slot, key)?;
+                    return Ok(true);
+                }
+                self.inner.version()
+            };
+            if let Some(_x) = self.inner.escalate(seen) {
+                return smo::delete(&self.inner, key);
             }
         }
-        let _x = self.inner.exclusive();
-        smo::delete(&self.inner, key)
     }
 
     /// Inserts the index entry of a table row, unless the handle's filter says the row
@@ -705,6 +723,7 @@ impl Inner {
             root_level: AtomicU32::new(root_level),
             first: AtomicU64::new(pack(first)),
             version: AtomicU64::new(0),
+            escalation: Mutex::new(()),
             hint: AtomicU64::new(0),
         }
     }
@@ -739,6 +758,34 @@ impl Inner {
         self.version.fetch_add(1, AcqRel);
         self.hint.store(0, Release);
         g
+    }
+
+    /// The structure version; stable while the tree latch is held (in either mode).
+    pub(crate) fn version(&self) -> u64 {
+        self.version.load(Acquire)
+    }
+
+    /// Takes the tree latch exclusive for a structure change that a shared-mode attempt
+    /// found necessary at structure version `seen`, unless another thread changed the
+    /// structure since: then `None`, and the caller retries in shared mode.
+    pub(crate) fn escalate(&self, seen: u64) -> Option<RwLockWriteGuard<'_, ()>> {
+        let _gate = match self.escalation.try_lock() {
+            Some(g) => g,
+            None => {
+                let t = Instant::now();
+                let g = self.escalation.lock();
+                diag::record_nonbuffer_latch_wait(
+                    LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT,
+                    LatchMode::EX,
+                    t.elapsed(),
+                );
+                g
+            }
+        };
+        if self.version.load(Acquire) != seen {
+            return None;
+        }
+        Some(self.exclusive())
     }
 
     /// Uniqueness, when known (see [`BTree::open_for_undo`]).
@@ -798,6 +845,13 @@ impl Inner {
             // No log: nothing to bracket or record (the bulk-load fast path).
             self.put(&mut page, op)?;
             return Ok(page);
+        }
+        if let Some(u) = undo {
+            // One log record with redo and undo, when the hook can (the common case).
+            self.precheck(&page, op)?;
+            if self.db.change_row(&mut page, op, u)? {
+                return Ok(page);
+            }
         }
         let stx = self.db.begin_system_txn()?;
         let done = self.put(&mut page, op).and_then(|()| match undo {
@@ -924,12 +978,18 @@ impl Inner {
     /// so a damaged page is reported instead of making the compaction index out of
     /// bounds. Compaction is rare, so the common path stays O(1).
     pub(crate) fn put(&self, g: &mut PageWriteGuard<'_>, op: &PageOp) -> Result<()> {
+        self.precheck(g, op)?;
+        self.db.change(g, op)
+    }
+
+    /// The whole-page check `put` makes before an op that may compact the page.
+    fn precheck(&self, g: &Page, op: &PageOp) -> Result<()> {
         if let PageOp::InsertSlot { record, .. } | PageOp::ReplaceSlot { record, .. } = op {
             if may_compact(g, record.len()) {
                 g.check_structure().map_err(|e| damaged(g, e.to_string()))?;
             }
         }
-        self.db.change(g, op)
+        Ok(())
     }
 
     /// Descends to a leaf with SH latches, one page at a time (caller holds the tree
@@ -994,23 +1054,27 @@ impl Inner {
     fn insert_exact(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut rec = Vec::new();
         encode_entry(key, value, &mut rec);
-        {
-            let _g = self.shared();
-            let mut leaf = self.leaf_for_write(key)?;
-            let (slot, found) = insert_position(&leaf, key)?;
-            if found {
-                return Err(StorageError::DuplicateKey);
-            }
-            if fits(&leaf, rec.len()) {
-                if !self.db.has_log_hook() {
-                    // Bulk loads without a log: the bare page change, nothing to record.
-                    return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
+        loop {
+            let seen = {
+                let _g = self.shared();
+                let mut leaf = self.leaf_for_write(key)?;
+                let (slot, found) = insert_position(&leaf, key)?;
+                if found {
+                    return Err(StorageError::DuplicateKey);
                 }
-                return self.insert_row_op(leaf, slot, key, &rec).map(drop);
+                if fits(&leaf, rec.len()) {
+                    if !self.db.has_log_hook() {
+                        // Bulk loads without a log: the bare page change, nothing to record.
+                        return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
+                    }
+                    return self.insert_row_op(leaf, slot, key, &rec).map(drop);
+                }
+                self.version()
+            };
+            if let Some(_x) = self.escalate(seen) {
+                return smo::insert(self, key, &rec);
             }
         }
-        let _x = self.exclusive();
-        smo::insert(self, key, &rec)
     }
 
     /// Non-unique insert, fast path: find the uniquifier from the entry just below

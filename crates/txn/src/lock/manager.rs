@@ -57,8 +57,8 @@ pub const SHARD_COUNT: usize = 64;
 const POOL_MAX: usize = 32;
 
 /// A fast, good-enough hasher for resources (a few machine words): multiply-rotate per
-/// word and a folded 128-bit multiply to finish, so the high bits that pick the shard
-/// and the low bits the map uses are both well mixed.
+/// word and a folded 128-bit multiply to finish, so every bit range is well mixed: the
+/// shard, the map's buckets and its control bytes each use their own bits.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct FxBuild;
 
@@ -214,7 +214,10 @@ pub(crate) struct Inner {
 impl Inner {
     #[inline]
     pub(crate) fn shard_index(&self, resource: &LockResource) -> usize {
-        (FxBuild.hash_one(resource) >> (64 - SHARD_COUNT.trailing_zeros())) as usize
+        // Bits 40.. pick the shard: the map inside the shard uses the low bits for the
+        // bucket and the top 7 for its control bytes, so taking the top bits here would
+        // leave every entry of a shard with nearly the same control byte (long probes).
+        ((FxBuild.hash_one(resource) >> 40) as usize) & (SHARD_COUNT - 1)
     }
 
     #[inline]
