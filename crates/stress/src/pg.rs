@@ -555,6 +555,10 @@ pub struct PgCluster {
     running: bool,
     /// Remove `dir` after stopping (the cluster was started in a directory we created).
     remove_dir: bool,
+    /// A shell that waits for this process to end and then stops the cluster (and
+    /// removes its directory), so a run killed by Ctrl-C or SIGKILL, which skips `Drop`,
+    /// leaves no server behind. Killed by `stop`.
+    guardian: Option<std::process::Child>,
 }
 
 impl PgCluster {
@@ -613,11 +617,8 @@ impl PgCluster {
         let dir = std::env::temp_dir().join(format!("mesquite-pg-{}-{stamp}", std::process::id()));
         std::fs::create_dir_all(&dir)?;
         let port = free_port()?;
-        match PgCluster::start(&dir, port, settings) {
-            Ok(mut c) => {
-                c.remove_dir = true;
-                Ok(c)
-            }
+        match PgCluster::start_in(&dir, port, settings, true) {
+            Ok(c) => Ok(c),
             Err(e) => {
                 let _ = std::fs::remove_dir_all(&dir);
                 Err(e)
@@ -628,6 +629,10 @@ impl PgCluster {
     /// `initdb -A trust -U postgres` into `dir/data` (unless it already exists) and starts
     /// the server on 127.0.0.1:`port` with its socket in `dir`.
     pub fn start(dir: &Path, port: u16, settings: &[(String, String)]) -> Result<PgCluster, PgError> {
+        PgCluster::start_in(dir, port, settings, false)
+    }
+
+    fn start_in(dir: &Path, port: u16, settings: &[(String, String)], remove_dir: bool) -> Result<PgCluster, PgError> {
         let bindir = PgCluster::find_bindir()
             .ok_or_else(|| PgError::Cluster("PostgreSQL binaries not found (pg_config, /usr/lib/postgresql)".into()))?;
         std::fs::create_dir_all(dir)?;
@@ -636,7 +641,7 @@ impl PgCluster {
         if let Some(user) = &run_as {
             run(Command::new("chown").arg("-R").arg(format!("{user}:")).arg(&dir))?;
         }
-        let mut cluster = PgCluster { bindir, dir, port, run_as, running: false, remove_dir: false };
+        let mut cluster = PgCluster { bindir, dir, port, run_as, running: false, remove_dir, guardian: None };
         let data = cluster.data_dir();
         if !data.join("PG_VERSION").exists() {
             // --no-sync: the template catalog need not survive a crash of this machine; it
@@ -680,7 +685,29 @@ impl PgCluster {
             return Err(PgError::Cluster(format!("{e}\nserver log:\n{}", tail.join("\n"))));
         }
         cluster.running = true;
+        cluster.guardian = cluster.spawn_guardian().ok();
         Ok(cluster)
+    }
+
+    /// Starts the guardian shell (see the field). It ignores the terminal's signals, polls
+    /// this process once a second, then runs `pg_ctl stop -m immediate`.
+    fn spawn_guardian(&self) -> std::io::Result<std::process::Child> {
+        let mut stop = self.command("pg_ctl");
+        stop.arg("-D").arg(self.data_dir()).args(["-m", "immediate", "-w", "stop"]);
+        let script = "trap '' INT TERM HUP; p=$1; d=$2; shift 2; \
+                      while kill -0 \"$p\" 2>/dev/null; do sleep 1; done; \
+                      \"$@\" >/dev/null 2>&1; if [ -n \"$d\" ]; then rm -rf \"$d\"; fi";
+        let remove = if self.remove_dir { self.dir.as_os_str().to_owned() } else { Default::default() };
+        Command::new("sh")
+            .args(["-c", script, "guardian"])
+            .arg(std::process::id().to_string())
+            .arg(remove)
+            .arg(stop.get_program())
+            .args(stop.get_args())
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
     }
 
     /// A command from the cluster's bin directory, run as the postgres user when we are root.
@@ -746,6 +773,10 @@ impl PgCluster {
 
     /// `pg_ctl stop -m fast` (idempotent); removes the directory if we created it.
     pub fn stop(&mut self) -> Result<(), PgError> {
+        if let Some(mut g) = self.guardian.take() {
+            let _ = g.kill();
+            let _ = g.wait();
+        }
         if self.running {
             let mut stop = self.command("pg_ctl");
             stop.arg("-D").arg(self.data_dir()).args(["-m", "fast", "-w", "-t", "60", "stop"]);
