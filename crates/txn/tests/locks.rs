@@ -344,22 +344,36 @@ fn lock_timeouts_and_their_waits() {
     }
     assert_eq!(session.get(WaitType::LCK_M_X).waiting_tasks_count, 0);
 
-    // A waiter queued behind the request that will time out.
-    let s3 = lock_async(&lm, &t3, k, LockMode::U, LockTimeout::Infinite);
-    // SET LOCK_TIMEOUT 50: waits about 50 ms, then 1222; the wait is LCK_M_X in the
+    // A waiter queued behind the request that will time out: T3 asks for U (compatible
+    // with T1's S) only once T2's X waits, so it queues behind X instead of being granted.
+    let s3 = {
+        let (tx, rx) = mpsc::channel();
+        let (lm, t3) = (lm.clone(), t3.clone());
+        thread::spawn(move || {
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while Instant::now() < deadline
+                && !lm.snapshot().iter().any(|r| r.request_owner_id == 2 && r.request_status == RequestStatus::Wait)
+            {
+                thread::sleep(Duration::from_micros(200));
+            }
+            let _ = tx.send(lm.lock(&t3, k, LockMode::U, LockTimeout::Infinite));
+        });
+        rx
+    };
+    // SET LOCK_TIMEOUT 300: waits about 300 ms, then 1222; the wait is LCK_M_X in the
     // session's and the instance's wait statistics.
     let instance_before = diag::instance_waits().get(WaitType::LCK_M_X).waiting_tasks_count;
     {
         let _scope = SessionScope::enter(session.clone());
         let start = Instant::now();
-        let e = lm.lock(&t2, k, LockMode::X, LockTimeout::Millis(50)).unwrap_err();
+        let e = lm.lock(&t2, k, LockMode::X, LockTimeout::Millis(300)).unwrap_err();
         let took = start.elapsed();
         assert_eq!(e.number(), 1222);
-        assert!(took >= Duration::from_millis(50) && took < Duration::from_millis(1000), "{took:?}");
+        assert!(took >= Duration::from_millis(300) && took < Duration::from_millis(3000), "{took:?}");
     }
     let w = session.get(WaitType::LCK_M_X);
     assert_eq!(w.waiting_tasks_count, 1);
-    assert!(w.wait_time_us >= 49_000 && w.wait_time_us < 1_000_000, "{w:?}");
+    assert!(w.wait_time_us >= 299_000 && w.wait_time_us < 3_000_000, "{w:?}");
     assert!(diag::instance_waits().get(WaitType::LCK_M_X).waiting_tasks_count > instance_before);
     assert_eq!(session.get(WaitType::LCK_M_U).waiting_tasks_count, 0);
 
