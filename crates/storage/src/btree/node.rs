@@ -71,13 +71,29 @@ pub(crate) fn child_at(page: &Page, slot: u16) -> Result<PageId> {
     }
 }
 
+/// Compares two keys as `<[u8]>::cmp` does (memcmp order, a prefix first). Keys are
+/// usually short (an int key is 4 bytes), where a byte loop beats a call to the C
+/// library's memcmp; in-page searches compare about seven times per lookup.
+#[inline]
+pub(crate) fn cmp_key(a: &[u8], b: &[u8]) -> Ordering {
+    if a.len().min(b.len()) > 16 {
+        return a.cmp(b);
+    }
+    for (x, y) in a.iter().zip(b) {
+        if x != y {
+            return x.cmp(y);
+        }
+    }
+    a.len().cmp(&b.len())
+}
+
 /// First slot whose key is >= `key`, and whether that slot's key equals it.
 #[inline]
 pub(crate) fn lower_bound(page: &Page, key: &[u8]) -> Result<(u16, bool)> {
     let (mut lo, mut hi) = (0u16, page.slot_count());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        match key_at(page, mid)?.cmp(key) {
+        match cmp_key(key_at(page, mid)?, key) {
             Ordering::Less => lo = mid + 1,
             Ordering::Equal => return Ok((mid, true)),
             Ordering::Greater => hi = mid,
@@ -91,7 +107,7 @@ pub(crate) fn lower_bound(page: &Page, key: &[u8]) -> Result<(u16, bool)> {
 #[inline]
 pub(crate) fn insert_position(page: &Page, key: &[u8]) -> Result<(u16, bool)> {
     let n = page.slot_count();
-    if n > 0 && key_at(page, n - 1)? < key {
+    if n > 0 && cmp_key(key_at(page, n - 1)?, key) == Ordering::Less {
         return Ok((n, false));
     }
     lower_bound(page, key)
@@ -103,7 +119,7 @@ pub(crate) fn upper_bound(page: &Page, key: &[u8]) -> Result<u16> {
     let (mut lo, mut hi) = (0u16, page.slot_count());
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if key_at(page, mid)? <= key {
+        if cmp_key(key_at(page, mid)?, key) != Ordering::Greater {
             lo = mid + 1;
         } else {
             hi = mid;
@@ -123,7 +139,7 @@ pub(crate) fn route(page: &Page, key: &[u8]) -> Result<u16> {
     let (mut lo, mut hi) = (1u16, n);
     while lo < hi {
         let mid = lo + (hi - lo) / 2;
-        if key_at(page, mid)? <= key {
+        if cmp_key(key_at(page, mid)?, key) != Ordering::Greater {
             lo = mid + 1;
         } else {
             hi = mid;

@@ -422,3 +422,10 @@ fn damage_is_reported_not_panicked() {
     assert!(matches!(t.get(&key_on_second), Err(StorageError::Corrupt { .. })));
     assert!(matches!(t.insert(&key_on_second, b"x"), Err(StorageError::Corrupt { .. })));
 }
+
+proptest::proptest! {
+    #[test]
+    fn cmp_key_is_memcmp_order(a in proptest::collection::vec(0u8..4, 0..20), b in proptest::collection::vec(0u8..4, 0..20)) {
+        proptest::prop_assert_eq!(super::node::cmp_key(&a, &b), a.as_slice().cmp(b.as_slice()));
+    }
+}

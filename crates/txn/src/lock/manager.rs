@@ -755,23 +755,10 @@ impl LockManager {
         o.kept.lock().clear();
         let mut list = std::mem::take(&mut *o.held.lock());
         let n = list.len();
-        // Grouped by shard, so a transaction that wrote a thousand rows takes each shard's
-        // mutex once instead of once per lock (the order locks are released in does not
-        // matter: they all go now).
-        if n > 1 {
-            list.sort_by_cached_key(|r| self.inner.shard_index(r));
+        for resource in list.drain(..) {
+            let mut guard = self.inner.shard(&resource).0.lock();
+            self.release_entry(&mut guard, o, &resource);
         }
-        let mut rest = &list[..];
-        while let Some(first) = rest.first() {
-            let shard = self.inner.shard_index(first);
-            let mut guard = self.inner.shards[shard].0.lock();
-            let run = rest.iter().take_while(|r| self.inner.shard_index(r) == shard).count();
-            for resource in &rest[..run] {
-                self.release_entry(&mut guard, o, resource);
-            }
-            rest = &rest[run..];
-        }
-        list.clear();
         // Give the buffer back so the next transaction of this owner doesn't allocate.
         let mut held = o.held.lock();
         if held.is_empty() {
