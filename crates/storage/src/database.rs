@@ -31,7 +31,7 @@ use parking_lot::{Condvar, Mutex, RwLock};
 use std::cell::{Cell, RefCell};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread::ThreadId;
 
 /// One page change, as the log hook sees it before it is applied.
@@ -132,7 +132,11 @@ pub struct Database {
     name: RwLock<String>,
     pool: Arc<BufferPool>,
     files: Arc<DataFiles>,
-    log: RwLock<Arc<dyn LogHook>>,
+    /// The transaction layer's hook, installed once by [`Database::set_log`]; until then
+    /// `null_log`. Read on every page change by every thread: a `OnceLock` read is a
+    /// plain load, where a lock's read side would bounce its cache line between cores.
+    log: OnceLock<Arc<dyn LogHook>>,
+    null_log: Arc<NullLog>,
     /// A hook was installed with [`Database::set_log`]. Until then system transactions
     /// and row undo records cost nothing (`NullLog` would ignore them).
     hooked: AtomicBool,
@@ -178,7 +182,8 @@ impl Database {
             name: RwLock::new(name.to_string()),
             pool: pool.clone(),
             files: df,
-            log: RwLock::new(Arc::new(NullLog::default())),
+            log: OnceLock::new(),
+            null_log: Arc::new(NullLog::default()),
             hooked: AtomicBool::new(false),
             alloc: Allocator::new(),
         });
@@ -213,7 +218,8 @@ impl Database {
                 name: RwLock::new(boot.name.clone()),
                 pool: pool.clone(),
                 files: df.clone(),
-                log: RwLock::new(Arc::new(NullLog::default())),
+                log: OnceLock::new(),
+                null_log: Arc::new(NullLog::default()),
                 hooked: AtomicBool::new(false),
                 alloc: Allocator::new(),
             });
@@ -254,7 +260,8 @@ impl Database {
             name: RwLock::new(String::new()),
             pool,
             files: df,
-            log: RwLock::new(Arc::new(NullLog::default())),
+            log: OnceLock::new(),
+            null_log: Arc::new(NullLog::default()),
             hooked: AtomicBool::new(false),
             alloc: Allocator::new(),
         }))
@@ -285,7 +292,9 @@ impl Database {
     /// Installs the transaction layer's log hook and WAL gate.
     /// Install it while no system transaction is open (at open or after recovery).
     pub fn set_log(&self, hook: Arc<dyn LogHook>, wal: Arc<dyn WalGate>) -> Result<()> {
-        *self.log.write() = hook;
+        if self.log.set(hook).is_err() {
+            return Err(StorageError::Invalid(format!("database {} already has a log hook", self.id)));
+        }
         self.hooked.store(true, Ordering::Release);
         self.pool.set_wal(self.id, wal)
     }
@@ -308,7 +317,7 @@ impl Database {
         let id = g.page_id();
         check(g, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         let was_clean = !g.is_dirty();
-        let lsn = self.log.read().log_page_op(&PageChange { db: self.id, page: id, before: g, was_clean, op })?;
+        let lsn = self.hook().log_page_op(&PageChange { db: self.id, page: id, before: g, was_clean, op })?;
         apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         g.mark_dirty(lsn);
         Ok(())
@@ -326,8 +335,7 @@ impl Database {
         let id = g.page_id();
         check(g, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         let was_clean = !g.is_dirty();
-        let logged =
-            self.log.read().log_row_op(&PageChange { db: self.id, page: id, before: g, was_clean, op }, undo)?;
+        let logged = self.hook().log_row_op(&PageChange { db: self.id, page: id, before: g, was_clean, op }, undo)?;
         let Some(lsn) = logged else { return Ok(false) };
         apply(g.page_mut(), id, op).map_err(|e| StorageError::Page { page: id, source: e })?;
         g.mark_dirty(lsn);
@@ -343,7 +351,7 @@ impl Database {
         if !self.hooked.load(Ordering::Acquire) {
             return Ok(SystemTxn { db: self, active: false, done: false });
         }
-        self.log.read().begin_system_txn()?;
+        self.hook().begin_system_txn()?;
         SYS_DEPTH.with(|d| d.set(d.get() + 1));
         Ok(SystemTxn { db: self, active: true, done: false })
     }
@@ -368,7 +376,7 @@ impl Database {
         if !self.hooked.load(Ordering::Acquire) {
             return Ok(0);
         }
-        let hook = self.log.read();
+        let hook = self.hook();
         if hook.compensating() {
             return Ok(0);
         }
@@ -384,7 +392,7 @@ impl Database {
     /// Whether a row operation should build its `RowUndo` at all: false without a hook
     /// and while compensating, so the fast paths copy no old values for nothing.
     pub(crate) fn row_undo_wanted(&self) -> bool {
-        self.hooked.load(Ordering::Acquire) && !self.log.read().compensating()
+        self.hooked.load(Ordering::Acquire) && !self.hook().compensating()
     }
 
     /// Takes the allocation mutex. Inside a system transaction (with a hook installed) it
@@ -409,7 +417,19 @@ impl Database {
     }
     /// The log hook in force (the transaction layer's, or `NullLog`).
     pub fn log_hook(&self) -> Arc<dyn LogHook> {
-        self.log.read().clone()
+        match self.log.get() {
+            Some(h) => h.clone(),
+            None => self.null_log.clone(),
+        }
+    }
+
+    /// The hook in force, borrowed (the per-change path).
+    #[inline]
+    fn hook(&self) -> &dyn LogHook {
+        match self.log.get() {
+            Some(h) => &**h,
+            None => &*self.null_log,
+        }
     }
 
     /// Recovery, redo phase: applies a logged op to a page unless the page already has
@@ -489,7 +509,7 @@ impl SystemTxn<'_> {
         }
         self.active = false;
         let db = self.db;
-        let r = db.log.read().end_system_txn(committed);
+        let r = db.hook().end_system_txn(committed);
         let depth = SYS_DEPTH.with(|d| {
             let v = d.get().saturating_sub(1);
             d.set(v);
