@@ -140,6 +140,8 @@ impl Header {
     }
 
     pub fn encode(&self, out: &mut Vec<u8>) {
+        // One reservation, not a regrowth per field (records are often built from empty).
+        out.reserve(HEADER_LEN);
         out.push(self.kind);
         out.push(self.flags);
         out.extend_from_slice(&[0u8; 6]);

@@ -128,7 +128,7 @@ impl XactState {
         body: impl FnOnce(&Header, &mut Vec<u8>),
     ) -> Result<u64> {
         let h = Header { xact_id: self.xact_id, prev_lsn: self.last_lsn.load(Ordering::Acquire), ..Header::new(kind) };
-        let mut rec = Vec::new();
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         body(&h, &mut rec);
         let lsn = db.hook.append(&rec)?;
         self.last_lsn.store(lsn, Ordering::Release);
@@ -569,7 +569,7 @@ impl TxnDb {
             ghosts: Mutex::new(Vec::new()),
         });
         let h = Header { xact_id, ..Header::new(RecordKind::BeginXact) };
-        let mut rec = Vec::new();
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         record::encode_named(&h, name, &mut rec);
         {
             // BEGIN_XACT is appended and the transaction listed as one step with respect
@@ -707,7 +707,7 @@ impl Transaction {
             flags: if delayed { flags::DELAYED } else { 0 },
             ..Header::new(RecordKind::CommitXact)
         };
-        let mut rec = Vec::new();
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
@@ -741,7 +741,7 @@ impl Transaction {
                 let _ = h.remove_ghost(rid);
             }
         }
-        diag::database_counters(&self.db.db.name()).transactions.inc();
+        self.db.log.counters().transactions.inc();
         Ok(CommitInfo { lsn, delayed })
     }
 
@@ -757,7 +757,7 @@ impl Transaction {
             prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
             ..Header::new(RecordKind::AbortXact)
         };
-        let mut rec = Vec::new();
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         record::encode_bare(&h, &mut rec);
         let a = {
             // As for COMMIT_XACT: unlisted in the same step as ABORT_XACT is appended.

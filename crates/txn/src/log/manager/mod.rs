@@ -390,6 +390,12 @@ impl LogManager {
         self.inner.flush_to(lsn)
     }
 
+    /// The database's performance counters (Transactions/sec, Log Flushes/sec, ...),
+    /// looked up once when the log was opened rather than by name per use.
+    pub fn counters(&self) -> &DatabaseCounters {
+        &self.inner.counters
+    }
+
     /// Asks the log writer to flush what is buffered, without waiting.
     pub fn request_flush(&self) {
         let mut st = self.inner.state.lock();
