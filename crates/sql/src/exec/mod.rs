@@ -20,6 +20,7 @@ pub mod dml;
 pub mod dmv;
 pub mod errors;
 pub mod expr;
+pub mod parse_cache;
 pub mod plan;
 pub mod procs;
 pub mod query;
@@ -81,6 +82,8 @@ pub struct SessionState {
     pub live: Arc<dmv::LiveRequest>,
     /// #temp tables: user name (lower-case) -> internal name in tempdb.
     pub temp_tables: HashMap<String, String>,
+    /// Batches this session sent before, parsed.
+    pub parse_cache: parse_cache::ParseCache,
     pub prepared: HashMap<i32, (String, String)>,
     pub next_handle: i32,
     pub descriptor: u64,
@@ -114,6 +117,7 @@ impl SessionState {
             doomed: false,
             live: Arc::new(dmv::LiveRequest::default()),
             temp_tables: HashMap::new(),
+            parse_cache: parse_cache::ParseCache::default(),
             prepared: HashMap::new(),
             next_handle: 1,
             descriptor: 0,
@@ -672,7 +676,7 @@ pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
 /// stops as SQL Server's abort rules say); this never fails itself.
 pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
-    let batch = match crate::parse_batch(text) {
+    let batch = match state.parse_cache.parse(text) {
         Ok(b) => b,
         Err(e) => {
             let _ = sink.message(&Message { error: e, info: false });
