@@ -12,6 +12,10 @@ mod stress;
 
 use std::process::ExitCode;
 
+/// mimalloc instead of the C library's malloc (see the workspace Cargo.toml).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use engine::default_data_dir;
 
 const USAGE: &str = "usage: mesquite serve [options]   (mesquite serve --help)
