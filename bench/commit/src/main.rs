@@ -27,6 +27,10 @@
 //! Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
 //! (removed at the end). `--quick` is a smoke run: 0.3 s runs and 64 MB.
 
+/// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Barrier};

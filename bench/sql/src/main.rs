@@ -6,6 +6,10 @@
 //! parsed each time on both sides), a GROUP BY over the whole table, and a join of two
 //! tables. Results are consumed and counted, not printed.
 
+/// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::time::Instant;
 
 use sql::results::{ColumnInfo, Done, EnvChange, Message, ResultSink, ReturnValue, SinkResult};

@@ -12,6 +12,10 @@
 //! `--rows` is the total per measurement (split evenly over the sessions, rounded to
 //! whole 1000-row iterations).
 
+/// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 use std::sync::{Arc, Barrier};
 use std::time::Instant;
 
