@@ -11,11 +11,15 @@
 //! - [`types`] — TYPE_INFO and value encodings for every SQL type;
 //! - [`token`] — the response token stream (encoders, and a decoder for tests and tools);
 //! - [`sink`] — the `ResultSink` that encodes an executor's results into packets;
-//! - [`server`] — connections, workers, attention;
+//! - [`server`] — connections, login, the tokio request loop (TLS), workers, shutdown;
+//! - `conn_thread` — a thread per plain TCP connection after login;
+//! - `attention` — the epoll watcher that cancels a connection thread's request;
 //! - [`backend`] — what the server needs from the engine.
 
+mod attention;
 pub mod backend;
 pub mod client;
+mod conn_thread;
 pub mod error;
 pub mod login;
 pub mod packet;

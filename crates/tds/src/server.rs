@@ -1,8 +1,12 @@
-//! The network server: a tokio runtime owns the sockets; each request runs on a worker
-//! thread (`spawn_blocking`, at most `workers` at once, like SQLOS workers) that encodes
-//! its results into packets and passes them to the connection's task through a bounded
-//! channel. When the channel is full (the client reads slowly) the worker blocks and the
-//! time is recorded as ASYNC_NETWORK_IO.
+//! The network server: a tokio runtime accepts connections and runs their login. After
+//! login a plain TCP connection (no TLS, or TLS for LOGIN7 only) moves to a thread of its
+//! own ([`crate::conn_thread`]) that reads, runs and answers its requests with blocking
+//! socket calls. A TLS connection stays on its tokio task: requests run inline
+//! (`block_in_place`) and write their packets to the socket from the request's thread, or,
+//! on a current-thread runtime, run on `spawn_blocking` workers that hand packet groups to
+//! the connection's task through a bounded channel. On every path at most `workers`
+//! requests run at once (like SQLOS workers), and a write that waits for a slow client is
+//! recorded as ASYNC_NETWORK_IO.
 //!
 //! Life of a connection:
 //! 1. PRELOGIN (or, when the first byte is 0x16, a TDS 8.0 TLS handshake with ALPN
@@ -13,11 +17,11 @@
 //!    INFO 5701, ENVCHANGE collation, ENVCHANGE language, INFO 5703, LOGINACK,
 //!    FEATUREEXTACK when asked for, ENVCHANGE packet size, DONE) or ERROR + DONE(ERROR)
 //!    and close. The whole of steps 1-3 must finish within [`LOGIN_TIMEOUT`].
-//! 4. Requests, one at a time (no MARS): SQL batch, RPC, transaction manager. A reader
-//!    task keeps reading while a request runs, so an attention (type 6) sets the
-//!    session's cancel flag at once; the response then ends and a message of its own,
-//!    DONE(ATTN), acknowledges the attention (so does one that arrives after the
-//!    response ended).
+//! 4. Requests, one at a time (no MARS): SQL batch, RPC, transaction manager. While a
+//!    request runs, a reader task (TLS) or the attention watcher (connection threads)
+//!    notices anything the client sends, so an attention (type 6) sets the session's
+//!    cancel flag at once; the response then ends and a message of its own, DONE(ATTN),
+//!    acknowledges the attention (so does one that arrives after the response ended).
 //!
 //! A framing error (bad header, wrong packet type, oversized message), a client that
 //! disconnects mid-request, or a fatal error (severity >= 20) ends that connection only,
@@ -41,7 +45,9 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 use types::{SqlError, SqlType};
 
+use crate::attention::AttentionWatcher;
 use crate::backend::{Backend, BackendSession};
+use crate::conn_thread;
 use crate::error::TdsError;
 use crate::login::{self, Login7};
 use crate::packet::{self, Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
@@ -57,13 +63,16 @@ pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
 /// Default limit on one request message (SQL Server accepts 65,536 x packet size; this
 /// bounds the memory one connection can make the server hold).
 pub const DEFAULT_MAX_MESSAGE_SIZE: usize = 64 * 1024 * 1024;
+/// At shutdown, how long connection threads have to end their cancelled responses before
+/// their sockets are closed under them (a client that does not read would block them).
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 /// Packet groups a worker may queue ahead of the socket before it waits
 /// (ASYNC_NETWORK_IO): with [`PACKET_GROUP_BYTES`], at most 128 KB per connection.
 const RESPONSE_QUEUE: usize = 4;
 /// A worker hands packets to the connection task in groups of about this many bytes:
 /// one channel message, one wake-up and one socket write per group instead of per
 /// 4 KB packet.
-const PACKET_GROUP_BYTES: usize = 32 * 1024;
+pub(crate) const PACKET_GROUP_BYTES: usize = 32 * 1024;
 
 #[derive(Debug, Clone)]
 pub struct ServerConfig {
@@ -81,6 +90,9 @@ pub struct ServerConfig {
     pub workers: usize,
     /// The largest request message accepted; larger ones close the connection.
     pub max_message_size: usize,
+    /// Run plain TCP connections on a thread each after login; false keeps every
+    /// connection on the tokio request loop.
+    pub connection_threads: bool,
 }
 
 impl ServerConfig {
@@ -96,6 +108,7 @@ impl ServerConfig {
             max_packet_size: 32767,
             workers: (cores * 8).max(16),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
+            connection_threads: true,
         }
     }
 }
@@ -105,19 +118,76 @@ trait AsyncRw: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> AsyncRw for T {}
 type BoxStream = Box<dyn AsyncRw>;
 
-struct Shared<B> {
+/// What the server's connections share.
+pub(crate) struct Shared<B> {
     backend: Arc<B>,
     tls_7x: TlsAcceptor,
     tls_strict: TlsAcceptor,
     require_encryption: bool,
     max_packet_size: u32,
-    max_message: usize,
-    workers: Arc<Semaphore>,
-    server_name: String,
-    /// The cancel flags of the connections in their request loop, so that shutdown can
-    /// stop requests running inline on a runtime thread (which aborting the task cannot).
-    live: std::sync::Mutex<std::collections::HashMap<u64, Arc<AtomicBool>>>,
+    pub(crate) max_message: usize,
+    pub(crate) workers: Arc<Semaphore>,
+    pub(crate) server_name: String,
+    /// The connections in their request loop, so that shutdown can stop requests running
+    /// inline on a runtime thread (which aborting the task cannot) and end connection
+    /// threads; shutdown waits until it is empty.
+    live: std::sync::Mutex<std::collections::HashMap<u64, Live>>,
     next_conn: std::sync::atomic::AtomicU64,
+    /// Set (under the `live` lock) when shutdown begins: no connection registers after.
+    pub(crate) stopping: AtomicBool,
+    /// Watches connection threads' sockets for attention; None when connection threads
+    /// are off (`ServerConfig::connection_threads`, or the watcher could not start).
+    attention: Option<AttentionWatcher>,
+}
+
+/// A connection in its request loop, as shutdown sees it.
+pub(crate) struct Live {
+    pub(crate) cancel: Arc<AtomicBool>,
+    /// A connection thread's socket, shut down to wake the thread.
+    pub(crate) socket: Option<Arc<std::net::TcpStream>>,
+}
+
+impl<B> Shared<B> {
+    /// Registers a connection for shutdown; None when the server is stopping already.
+    pub(crate) fn register_live(&self, live: Live) -> Option<u64> {
+        let id = self.next_conn.fetch_add(1, Ordering::Relaxed);
+        let mut map = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if self.stopping.load(Ordering::Acquire) {
+            return None;
+        }
+        map.insert(id, live);
+        Some(id)
+    }
+
+    pub(crate) fn unregister_live(&self, id: u64) {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).remove(&id);
+    }
+
+    /// Cancels every running request and wakes every connection thread blocked in a
+    /// read; a cancelled request still ends its response.
+    fn begin_shutdown(&self) {
+        let map = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        self.stopping.store(true, Ordering::Release);
+        for live in map.values() {
+            live.cancel.store(true, Ordering::Release);
+            if let Some(sock) = &live.socket {
+                let _ = sock.shutdown(std::net::Shutdown::Read);
+            }
+        }
+    }
+
+    /// Closes the sockets of connection threads still running: a write blocked on a
+    /// client that does not read fails.
+    fn close_thread_sockets(&self) {
+        let map = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        for sock in map.values().filter_map(|l| l.socket.as_ref()) {
+            let _ = sock.shutdown(std::net::Shutdown::Both);
+        }
+    }
+
+    fn live_count(&self) -> usize {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).len()
+    }
 }
 
 /// Serves on `config.addr` until `shutdown` completes.
@@ -151,6 +221,8 @@ pub async fn serve_on<B: Backend>(
         workers: Arc::new(Semaphore::new(config.workers.max(1))),
         live: std::sync::Mutex::new(std::collections::HashMap::new()),
         next_conn: std::sync::atomic::AtomicU64::new(1),
+        stopping: AtomicBool::new(false),
+        attention: if config.connection_threads { start_watcher() } else { None },
     });
     if let Ok(addr) = listener.local_addr() {
         errorlog::log(
@@ -181,14 +253,34 @@ pub async fn serve_on<B: Backend>(
             Some(_) = connections.join_next(), if !connections.is_empty() => {}
         }
     }
-    if let Ok(live) = shared.live.lock() {
-        for cancel in live.values() {
-            cancel.store(true, Ordering::Release);
-        }
-    }
+    shared.begin_shutdown();
     connections.abort_all();
     while connections.join_next().await.is_some() {}
+    // Connection threads end once their request notices the cancel flag (or at once when
+    // idle); their sessions are closed by then.
+    let waiting = Instant::now();
+    let mut closed = false;
+    while shared.live_count() > 0 {
+        if !closed && waiting.elapsed() >= SHUTDOWN_GRACE {
+            shared.close_thread_sockets();
+            closed = true;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    if let Some(w) = &shared.attention {
+        w.stop();
+    }
     Ok(())
+}
+
+fn start_watcher() -> Option<AttentionWatcher> {
+    match AttentionWatcher::start() {
+        Ok(w) => Some(w),
+        Err(e) => {
+            errorlog::log("Server", &format!("Connection threads are off: the attention watcher did not start ({e})."));
+            None
+        }
+    }
 }
 
 /// Runs the server on a runtime of its own until `shutdown` completes (e.g.
@@ -210,7 +302,7 @@ pub fn run_blocking<B: Backend>(
 
 /// Why a connection ended abnormally (logged, never sent).
 #[derive(Debug)]
-enum ConnError {
+pub(crate) enum ConnError {
     Io(io::Error),
     Protocol(TdsError),
     /// Logged already or not worth logging.
@@ -233,6 +325,11 @@ async fn handle_connection<B: Backend>(shared: Arc<Shared<B>>, tcp: TcpStream, p
     let _ = tcp.set_nodelay(true);
     let mut spid_label = String::from("Logon");
     let r = connection(&shared, tcp, peer, &mut spid_label).await;
+    log_connection_end(&spid_label, peer, r);
+}
+
+/// The error log line for a connection that ended abnormally.
+pub(crate) fn log_connection_end(spid_label: &str, peer: SocketAddr, r: Result<(), ConnError>) {
     let text = match r {
         Ok(()) | Err(ConnError::Quiet) => return,
         Err(ConnError::Io(e)) if e.kind() == io::ErrorKind::UnexpectedEof => {
@@ -245,7 +342,7 @@ async fn handle_connection<B: Backend>(shared: Arc<Shared<B>>, tcp: TcpStream, p
         ),
         Err(ConnError::Other(s)) => format!("{s} [CLIENT: {}]", peer.ip()),
     };
-    errorlog::log(&spid_label, &text);
+    errorlog::log(spid_label, &text);
 }
 
 async fn read_packet<R: AsyncRead + Unpin + ?Sized>(r: &mut R) -> Result<Option<(PacketHeader, Vec<u8>)>, ConnError> {
@@ -301,9 +398,32 @@ async fn write_packets<W: AsyncWrite + Unpin + ?Sized>(w: &mut W, packets: &[Vec
     w.flush().await
 }
 
+/// What carries a connection after login.
+enum Transport {
+    /// Plain TCP from here on: may move to a connection thread.
+    Plain(TcpStream),
+    Tls(BoxStream),
+}
+
+impl Transport {
+    fn rw(&mut self) -> &mut dyn AsyncRw {
+        match self {
+            Transport::Plain(t) => t,
+            Transport::Tls(b) => &mut **b,
+        }
+    }
+
+    fn into_box(self) -> BoxStream {
+        match self {
+            Transport::Plain(t) => Box::new(t),
+            Transport::Tls(b) => b,
+        }
+    }
+}
+
 /// The negotiated state at the end of login.
 struct LoggedIn<S> {
-    stream: BoxStream,
+    stream: Transport,
     session: S,
     packet_size: u32,
     tds_version: u32,
@@ -323,6 +443,15 @@ async fn connection<B: Backend>(
     };
     let Some(li) = logged_in else { return Ok(()) };
     *label = format!("spid{}", li.session.spid());
+    let li = match (li.stream, &shared.attention) {
+        (Transport::Plain(tcp), Some(watcher)) => {
+            let LoggedIn { session, packet_size, tds_version, .. } = li;
+            let conn = conn_thread::PlainConnection { tcp, session, packet_size, tds_version, peer };
+            // From here on the thread logs how the connection ended.
+            return conn_thread::start(shared, watcher, conn);
+        }
+        (stream, _) => LoggedIn { stream, ..li },
+    };
     request_loop(shared, li).await
 }
 
@@ -343,7 +472,7 @@ async fn login_phase<B: Backend>(
         let mut tls = shared.tls_strict.accept(tcp).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
         if msg.ty == PacketType::Login7 {
-            return finish_login(shared, Box::new(tls), msg, peer).await;
+            return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await;
         }
         if msg.ty != PacketType::PreLogin {
             return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -352,14 +481,14 @@ async fn login_phase<B: Backend>(
         let resp = PreLogin::server_response(prelogin::ENCRYPT_ON).encode();
         write_packets(&mut tls, &[packet::encode_message(PacketType::TabularResult, 0, 4096, &resp)]).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-        return finish_login(shared, Box::new(tls), msg, peer).await;
+        return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await;
     }
 
     let mut tcp = tcp;
     let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
     if msg.ty == PacketType::Login7 && !shared.require_encryption {
         // Old clients may log in without PRELOGIN: no encryption then.
-        return finish_login(shared, Box::new(tcp), msg, peer).await;
+        return finish_login(shared, Transport::Plain(tcp), msg, peer).await;
     }
     if msg.ty != PacketType::PreLogin {
         return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -375,13 +504,13 @@ async fn login_phase<B: Backend>(
         )),
         EncryptionMode::None => {
             let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Box::new(tcp), msg, peer).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer).await
         }
         EncryptionMode::Full => {
             let mut tls = shared.tls_7x.accept(PreloginWrapped::new(tcp)).await?;
             tls.get_mut().0.set_passthrough();
             let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Box::new(tls), msg, peer).await
+            finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await
         }
         EncryptionMode::LoginOnly => {
             // Only the first LOGIN7 packet is encrypted; the rest of the connection is
@@ -399,14 +528,14 @@ async fn login_phase<B: Backend>(
                     None => return Ok(None),
                 },
             };
-            finish_login(shared, Box::new(tcp), msg, peer).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer).await
         }
     }
 }
 
 async fn finish_login<B: Backend>(
     shared: &Arc<Shared<B>>,
-    mut stream: BoxStream,
+    mut stream: Transport,
     msg: Message,
     peer: SocketAddr,
 ) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
@@ -419,7 +548,7 @@ async fn finish_login<B: Backend>(
                 1,
                 "Login failed. The login is from an untrusted domain and cannot be used with Integrated authentication.",
             );
-            send_login_error(shared, &mut stream, &e).await;
+            send_login_error(shared, stream.rw(), &e).await;
             return Err(ConnError::Other("Login failed: integrated authentication is not supported.".into()));
         }
         other => return Err(TdsError::UnexpectedPacket(other as u8).into()),
@@ -432,7 +561,7 @@ async fn finish_login<B: Backend>(
             1,
             "Login failed. The login is from an untrusted domain and cannot be used with Integrated authentication.",
         );
-        send_login_error(shared, &mut stream, &e).await;
+        send_login_error(shared, stream.rw(), &e).await;
         errorlog::log(
             "Logon",
             &format!("Login failed. Integrated authentication is not supported. [CLIENT: {}]", peer.ip()),
@@ -466,7 +595,7 @@ async fn finish_login<B: Backend>(
                     peer.ip()
                 ),
             );
-            send_login_error(shared, &mut stream, &e).await;
+            send_login_error(shared, stream.rw(), &e).await;
             return Ok(None);
         }
     };
@@ -506,11 +635,11 @@ async fn finish_login<B: Backend>(
     token::DoneToken { token: token_type::DONE, status: 0, cur_cmd: 0, row_count: 0 }.encode(&mut b);
     // The login response still uses the pre-login packet size.
     let resp = packet::encode_message(PacketType::TabularResult, spid, packet::DEFAULT_PACKET_SIZE, &b);
-    write_packets(&mut stream, &[resp]).await?;
+    write_packets(stream.rw(), &[resp]).await?;
     Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version }))
 }
 
-async fn send_login_error<B>(shared: &Shared<B>, stream: &mut BoxStream, e: &SqlError) {
+async fn send_login_error<B>(shared: &Shared<B>, stream: &mut dyn AsyncRw, e: &SqlError) {
     let mut b = Vec::new();
     token::put_message(&mut b, false, e, &shared.server_name);
     token::DoneToken { token: token_type::DONE, status: token::done_status::ERROR, cur_cmd: 0, row_count: 0 }
@@ -700,8 +829,8 @@ impl PacketOut for SocketOut<'_> {
     }
 }
 
-/// A request, decoded on the connection's task.
-enum Request {
+/// A request, decoded on the connection's task or thread.
+pub(crate) enum Request {
     Batch(String),
     Rpc(Vec<sql::request::RpcCall>),
     Tm(TmRequest),
@@ -710,7 +839,7 @@ enum Request {
     Refused(SqlError),
 }
 
-fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError> {
+pub(crate) fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError> {
     let headers = tds_version >= login::TDS_7_2 || tds_version == login::TDS_8_0;
     let protocol_error = |e: TdsError| {
         Request::Refused(SqlError::new(
@@ -754,8 +883,8 @@ fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError>
     })
 }
 
-/// Runs one request on the session (on a worker thread).
-fn run_request<S: BackendSession, O: PacketOut>(
+/// Runs one request on the session (on a worker or connection thread).
+pub(crate) fn run_request<S: BackendSession, O: PacketOut>(
     session: &mut S,
     req: Request,
     reset: bool,
@@ -803,6 +932,7 @@ fn run_request<S: BackendSession, O: PacketOut>(
 
 async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Session>) -> Result<(), ConnError> {
     let LoggedIn { stream, session, packet_size, tds_version } = li;
+    let stream = stream.into_box();
     let spid = session.spid().clamp(0, i32::from(u16::MAX)) as u16;
     let cancel = session.cancel_handle();
     // Stops a running request if this task ends (shutdown, connection error).
@@ -814,19 +944,16 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
     }
     let _guard = CancelOnDrop(cancel.clone());
     // Registered for shutdown while this loop runs.
-    struct Registered<'a>(&'a std::sync::Mutex<std::collections::HashMap<u64, Arc<AtomicBool>>>, u64);
-    impl Drop for Registered<'_> {
+    struct Registered<'a, B>(&'a Shared<B>, u64);
+    impl<B> Drop for Registered<'_, B> {
         fn drop(&mut self) {
-            if let Ok(mut live) = self.0.lock() {
-                live.remove(&self.1);
-            }
+            self.0.unregister_live(self.1);
         }
     }
-    let conn_id = shared.next_conn.fetch_add(1, Ordering::Relaxed);
-    if let Ok(mut live) = shared.live.lock() {
-        live.insert(conn_id, cancel.clone());
-    }
-    let _registered = Registered(&shared.live, conn_id);
+    let Some(conn_id) = shared.register_live(Live { cancel: cancel.clone(), socket: None }) else {
+        return Err(ConnError::Quiet);
+    };
+    let _registered = Registered(&**shared, conn_id);
     // On a multi-threaded runtime a request runs right here (block_in_place) and writes
     // its packets to the socket itself: no hand-off to a blocking worker thread and back
     // per request. A current-thread runtime (some tests) keeps the worker-thread path.

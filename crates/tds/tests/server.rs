@@ -2,7 +2,10 @@
 //! login (plain, TLS inside PRELOGIN with full or login-only encryption, TDS 8.0 strict),
 //! batches with result sets, errors with lines, PRINT, RPC with OUTPUT parameters,
 //! attention, transaction-manager requests, slow readers (ASYNC_NETWORK_IO), and bad
-//! clients that must only lose their own connection.
+//! clients that must only lose their own connection. Plain connections run on connection
+//! threads after login, TLS ones on the tokio request loop; the tests at the end check
+//! which path a request took, attention timing and races, the worker limit, and that
+//! shutdown ends every connection.
 
 mod common;
 
@@ -10,7 +13,7 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
@@ -34,6 +37,12 @@ use types::{Length, SqlError, SqlType, Value};
 struct Stats {
     slow_finished: AtomicUsize,
     batches: Mutex<Vec<String>>,
+    /// The name of the thread each batch ran on.
+    threads: Mutex<Vec<String>>,
+    sessions_opened: AtomicUsize,
+    sessions_closed: AtomicUsize,
+    /// Rows handed to the sink by `rows N`.
+    rows_sent: AtomicUsize,
 }
 
 struct MockBackend {
@@ -55,6 +64,7 @@ impl Backend for MockBackend {
         if req.password != "secret" {
             return Err(SqlError::new(18456, 14, 1, format!("Login failed for user '{}'.", req.user)));
         }
+        self.stats.sessions_opened.fetch_add(1, Ordering::SeqCst);
         Ok(MockSession {
             spid: 51 + self.next_spid.fetch_add(1, Ordering::SeqCst) as i32,
             cancel: Arc::new(AtomicBool::new(false)),
@@ -91,6 +101,7 @@ impl MockSession {
                         name,
                         Value::Decimal { value: i128::from(i) * 100 + 5, precision: 10, scale: 2 },
                     ])?;
+                    self.stats.rows_sent.fetch_add(1, Ordering::Relaxed);
                 }
                 sink.done(stmt_done(Some(n as u64), false))
             }
@@ -149,6 +160,12 @@ impl MockSession {
     }
 }
 
+impl Drop for MockSession {
+    fn drop(&mut self) {
+        self.stats.sessions_closed.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
 impl BackendSession for MockSession {
     fn database_name(&self) -> String {
         self.db.clone()
@@ -158,6 +175,7 @@ impl BackendSession for MockSession {
     }
     fn execute_batch(&mut self, sql: &str, sink: &mut dyn ResultSink) {
         self.stats.batches.lock().unwrap().push(sql.to_string());
+        self.stats.threads.lock().unwrap().push(std::thread::current().name().unwrap_or("").to_string());
         for stmt in sql.split(';') {
             if self.run(stmt, sink).is_err() {
                 return;
@@ -182,6 +200,8 @@ struct TestServer {
     stats: Arc<Stats>,
     cert_dir: PathBuf,
     _stop: tokio::sync::oneshot::Sender<()>,
+    /// Ends when `serve_on` has returned.
+    served: tokio::task::JoinHandle<()>,
 }
 
 fn temp_dir(tag: &str) -> PathBuf {
@@ -206,14 +226,14 @@ async fn start(configure: impl FnOnce(&mut ServerConfig)) -> TestServer {
     let stats = Arc::new(Stats::default());
     let backend = Arc::new(MockBackend { stats: stats.clone(), next_spid: AtomicUsize::new(0) });
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    tokio::spawn(async move {
+    let served = tokio::spawn(async move {
         let r = tds::serve_on(listener, config, backend, async {
             let _ = stopped.await;
         })
         .await;
         assert!(r.is_ok(), "{r:?}");
     });
-    TestServer { addr, stats, cert_dir, _stop: stop }
+    TestServer { addr, stats, cert_dir, _stop: stop, served }
 }
 
 // ---------------------------------------------------------------- test client
@@ -630,10 +650,16 @@ async fn tds8_strict() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn attention_cancels_a_running_batch() {
     let srv = start(|_| {}).await;
-    let mut c = Client::login(srv.addr, Mode::Plain).await;
-    let mut b = rpc::encode_all_headers(0, 1);
-    b.extend("slow".encode_utf16().flat_map(|u| u.to_le_bytes()));
-    c.send(PacketType::SqlBatch, &b).await;
+    // Plain: on a connection thread; TLS: on the tokio request loop.
+    for mode in [Mode::Plain, Mode::Tls] {
+        attention_scenario(&srv, mode).await;
+    }
+}
+
+async fn attention_scenario(srv: &TestServer, mode: Mode) {
+    let mut c = Client::login(srv.addr, mode).await;
+    let finished = srv.stats.slow_finished.load(Ordering::SeqCst);
+    c.send(PacketType::SqlBatch, &batch_payload("slow")).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     c.send(PacketType::Attention, &[]).await;
     // The cancelled request's response ends (no DONE(ATTN) in it), then the
@@ -642,35 +668,39 @@ async fn attention_cancels_a_running_batch() {
     let (_, data) = c.read().await.unwrap();
     let t = decode_tokens(&data).unwrap();
     let d = dones(&t);
-    assert!(d.iter().all(|d| d.status & done_status::ATTN == 0), "{t:?}");
-    assert_eq!(d.last().unwrap().status & done_status::MORE, 0, "{t:?}");
+    assert!(d.iter().all(|d| d.status & done_status::ATTN == 0), "{mode:?} {t:?}");
+    assert_eq!(d.last().unwrap().status & done_status::MORE, 0, "{mode:?} {t:?}");
     let (_, data) = c.read().await.unwrap();
     let t = decode_tokens(&data).unwrap();
-    assert_eq!(dones(&t).iter().map(|d| d.status).collect::<Vec<_>>(), [done_status::ATTN], "{t:?}");
-    assert_eq!(t.len(), 1, "{t:?}");
-    assert_eq!(srv.stats.slow_finished.load(Ordering::SeqCst), 1);
+    assert_eq!(dones(&t).iter().map(|d| d.status).collect::<Vec<_>>(), [done_status::ATTN], "{mode:?} {t:?}");
+    assert_eq!(t.len(), 1, "{mode:?} {t:?}");
+    assert_eq!(srv.stats.slow_finished.load(Ordering::SeqCst), finished + 1, "{mode:?}");
 
     // Streaming rows: cancelled mid-stream, the response ends, then the acknowledgement.
-    let mut b = rpc::encode_all_headers(0, 1);
-    b.extend("slowrows".encode_utf16().flat_map(|u| u.to_le_bytes()));
-    c.send(PacketType::SqlBatch, &b).await;
+    c.send(PacketType::SqlBatch, &batch_payload("slowrows")).await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     c.send(PacketType::Attention, &[]).await;
     let (_, data) = c.read().await.unwrap();
     let t = decode_tokens(&data).unwrap();
     let n = rows(&t).len();
-    assert!(n > 0 && n < 20_000, "{n} rows");
-    assert!(dones(&t).iter().all(|d| d.status & done_status::ATTN == 0), "{t:?}");
+    assert!(n > 0 && n < 20_000, "{mode:?}: {n} rows");
+    assert!(dones(&t).iter().all(|d| d.status & done_status::ATTN == 0), "{mode:?} {t:?}");
     let (_, data) = c.read().await.unwrap();
-    assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN);
+    assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN, "{mode:?}");
 
     // The connection keeps working, and an attention with nothing running is
     // acknowledged on its own.
     assert_eq!(rows(&c.batch("rows 4").await).len(), 4);
     c.send(PacketType::Attention, &[]).await;
     let (_, data) = c.read().await.unwrap();
-    assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN);
-    assert_eq!(rows(&c.batch("rows 1").await).len(), 1);
+    assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN, "{mode:?}");
+    assert_eq!(rows(&c.batch("rows 1").await).len(), 1, "{mode:?}");
+}
+
+fn batch_payload(sql: &str) -> Vec<u8> {
+    let mut b = rpc::encode_all_headers(0, 1);
+    b.extend(sql.encode_utf16().flat_map(|u| u.to_le_bytes()));
+    b
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -907,4 +937,228 @@ async fn tls_versions_7x_is_1_2_and_strict_is_1_3() {
         .unwrap();
     assert_eq!(tls.get_ref().1.protocol_version(), Some(rustls::ProtocolVersion::TLSv1_3));
     assert_eq!(tls.get_ref().1.alpn_protocol(), Some(&b"tds/8.0"[..]));
+}
+
+// ---------------------------------------------------------------- connection threads
+
+/// The names of the threads the batches so far ran on.
+fn batch_threads(srv: &TestServer) -> Vec<String> {
+    srv.stats.threads.lock().unwrap().clone()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plain_connections_run_on_threads_of_their_own_tls_ones_do_not() {
+    let srv = start(|_| {}).await;
+    for (mode, threaded) in [(Mode::Plain, true), (Mode::LoginOnly, true), (Mode::Tls, false), (Mode::Strict, false)] {
+        let mut c = Client::login(srv.addr, mode).await;
+        assert_eq!(rows(&c.batch("rows 2500").await).len(), 2500, "{mode:?}");
+        let name = batch_threads(&srv).last().cloned().unwrap();
+        // A connection thread is named after its session (spid51, ...).
+        assert_eq!(name.starts_with("spid"), threaded, "{mode:?} ran on {name:?}");
+        // Two requests in a row on the same thread.
+        assert_eq!(rows(&c.batch("rows 1").await).len(), 1);
+        assert_eq!(batch_threads(&srv).last(), Some(&name), "{mode:?}");
+    }
+    // A request of large packets (32 KB, read straight into the packet buffer) and
+    // several of them (100 KB), on a connection thread.
+    let mut c = Client::login(srv.addr, Mode::Plain).await;
+    let text = format!("rows 2;{}", " ".repeat(50_000));
+    c.stream.write_all(&packet::encode_message(PacketType::SqlBatch, 0, 32767, &batch_payload(&text))).await.unwrap();
+    let (_, data) = c.read().await.unwrap();
+    assert_eq!(rows(&decode_tokens(&data).unwrap()).len(), 2);
+    assert_eq!(srv.stats.batches.lock().unwrap().last(), Some(&text));
+    assert!(batch_threads(&srv).last().unwrap().starts_with("spid"));
+
+    // The switch: every connection on the tokio request loop.
+    let srv = start(|c| c.connection_threads = false).await;
+    let mut c = Client::login(srv.addr, Mode::Plain).await;
+    assert_eq!(rows(&c.batch("rows 3").await).len(), 3);
+    let name = batch_threads(&srv).last().cloned().unwrap();
+    assert!(!name.starts_with("spid"), "{name:?}");
+    attention_scenario(&srv, Mode::Plain).await;
+}
+
+/// A long request (like WAITFOR DELAY '00:00:10') is cancelled within a second of the
+/// attention, the attention is acknowledged, and the connection is reusable.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attention_on_a_connection_thread_is_prompt() {
+    let srv = start(|_| {}).await;
+    let mut c = Client::login(srv.addr, Mode::Plain).await;
+    for round in 1..=3 {
+        c.send(PacketType::SqlBatch, &batch_payload("slow")).await;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let sent = Instant::now();
+        c.send(PacketType::Attention, &[]).await;
+        let (_, data) = c.read().await.unwrap();
+        assert!(dones(&decode_tokens(&data).unwrap()).iter().all(|d| d.status & done_status::ATTN == 0));
+        let (_, data) = c.read().await.unwrap();
+        assert_eq!(dones(&decode_tokens(&data).unwrap())[0].status, done_status::ATTN);
+        let took = sent.elapsed();
+        assert!(took < Duration::from_secs(1), "round {round}: acknowledged after {took:?}");
+        assert_eq!(srv.stats.slow_finished.load(Ordering::SeqCst), round);
+        assert_eq!(rows(&c.batch("rows 3").await).len(), 3);
+    }
+}
+
+/// Attentions that arrive right behind short requests (in the same write, or as the
+/// request finishes): each is acknowledged exactly once, after the request's response,
+/// and never cancels a later request.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn attention_racing_the_end_of_a_request() {
+    let srv = start(|_| {}).await;
+    for mode in [Mode::Plain, Mode::Tls] {
+        let mut c = Client::login(srv.addr, mode).await;
+        for i in 0..150u32 {
+            let batch = packet::encode_message(PacketType::SqlBatch, 0, 4096, &batch_payload("rows 50"));
+            let attn = packet::encode_message(PacketType::Attention, 0, 4096, &[]);
+            if i % 3 == 0 {
+                let mut both = batch;
+                both.extend(attn);
+                c.stream.write_all(&both).await.unwrap();
+            } else {
+                c.stream.write_all(&batch).await.unwrap();
+                c.stream.flush().await.unwrap();
+                if i % 3 == 2 {
+                    tokio::time::sleep(Duration::from_micros(u64::from(i) * 10)).await;
+                }
+                c.stream.write_all(&attn).await.unwrap();
+            }
+            c.stream.flush().await.unwrap();
+            // The response (whole or cut short), then the acknowledgement on its own.
+            let (_, data) = c.read().await.unwrap();
+            let t = decode_tokens(&data).unwrap();
+            assert!(rows(&t).len() <= 50);
+            assert!(dones(&t).iter().all(|d| d.status & done_status::ATTN == 0), "{mode:?} {i}: {t:?}");
+            let (_, data) = c.read().await.unwrap();
+            assert_eq!(
+                dones(&decode_tokens(&data).unwrap()).iter().map(|d| d.status).collect::<Vec<_>>(),
+                [done_status::ATTN],
+                "{mode:?} {i}"
+            );
+            // Nothing left over cancels the next request.
+            assert_eq!(rows(&c.batch("rows 5").await).len(), 5, "{mode:?} {i}");
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn client_disconnecting_mid_request_on_a_connection_thread() {
+    let srv = start(|_| {}).await;
+    let mut good = Client::login(srv.addr, Mode::Plain).await;
+    let mut gone = Client::login(srv.addr, Mode::Plain).await;
+    gone.send(PacketType::SqlBatch, &batch_payload("slow")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let closed = srv.stats.sessions_closed.load(Ordering::SeqCst);
+    let dropped = Instant::now();
+    drop(gone);
+    while srv.stats.slow_finished.load(Ordering::SeqCst) == 0 && dropped.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Cancelled at once, not after its 20 s, and the session is closed.
+    assert!(dropped.elapsed() < Duration::from_secs(1), "{:?}", dropped.elapsed());
+    while srv.stats.sessions_closed.load(Ordering::SeqCst) == closed && dropped.elapsed() < Duration::from_secs(5) {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    assert_eq!(srv.stats.sessions_closed.load(Ordering::SeqCst), closed + 1);
+    assert!(diag::errorlog::recent(500).iter().any(|e| e.text.contains("disconnected while a request was running")));
+    assert_eq!(rows(&good.batch("rows 2").await).len(), 2);
+}
+
+/// With one worker, a second connection's request waits (THREADPOOL) until the first
+/// one's ends.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_limit_holds_on_connection_threads() {
+    let srv = start(|c| c.workers = 1).await;
+    let mut a = Client::login(srv.addr, Mode::Plain).await;
+    let mut b = Client::login(srv.addr, Mode::Plain).await;
+    let before = diag::waits::instance_waits().get(diag::waits::WaitType::THREADPOOL).waiting_tasks_count;
+    a.send(PacketType::SqlBatch, &batch_payload("slow")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    b.send(PacketType::SqlBatch, &batch_payload("rows 1")).await;
+    let mut byte = [0u8; 1];
+    // Nothing arrives while `a` holds the only worker (no bytes are lost on timeout).
+    assert!(tokio::time::timeout(Duration::from_millis(400), b.stream.read(&mut byte)).await.is_err());
+    a.send(PacketType::Attention, &[]).await;
+    a.read().await.unwrap();
+    a.read().await.unwrap();
+    let (_, data) = b.read().await.unwrap();
+    assert_eq!(rows(&decode_tokens(&data).unwrap()).len(), 1);
+    let after = diag::waits::instance_waits().get(diag::waits::WaitType::THREADPOOL).waiting_tasks_count;
+    assert!(after > before, "THREADPOOL {before} -> {after}");
+}
+
+/// Shutdown cancels running requests (whose responses still end), wakes idle connection
+/// threads, and returns only once every session is closed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_connection_threads() {
+    let srv = start(|_| {}).await;
+    let mut idle = Client::login(srv.addr, Mode::Plain).await;
+    let mut busy = Client::login(srv.addr, Mode::Plain).await;
+    let mut tls = Client::login(srv.addr, Mode::Tls).await;
+    assert_eq!(rows(&idle.batch("rows 1").await).len(), 1);
+    assert_eq!(rows(&tls.batch("rows 1").await).len(), 1);
+    busy.send(PacketType::SqlBatch, &batch_payload("slow")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let TestServer { stats, _stop, served, .. } = srv;
+    let stopping = Instant::now();
+    drop(_stop);
+    tokio::time::timeout(Duration::from_secs(5), served).await.expect("serve_on returned").unwrap();
+    assert!(stopping.elapsed() < Duration::from_secs(2), "{:?}", stopping.elapsed());
+    assert_eq!(stats.slow_finished.load(Ordering::SeqCst), 1);
+    assert_eq!(stats.sessions_opened.load(Ordering::SeqCst), 3);
+    assert_eq!(stats.sessions_closed.load(Ordering::SeqCst), 3);
+    assert!(idle.is_closed().await);
+    // The cancelled request's response still ends, then the connection closes.
+    let (_, data) = busy.read().await.unwrap();
+    let d = dones(&decode_tokens(&data).unwrap());
+    assert_eq!(d.last().unwrap().status & (done_status::MORE | done_status::ATTN), 0, "{d:?}");
+    assert!(busy.is_closed().await);
+    assert!(tls.is_closed().await);
+}
+
+/// On a current-thread runtime plain connections still get threads, and TLS ones run
+/// their requests on blocking workers that hand packets over a channel.
+#[tokio::test]
+async fn current_thread_runtime_serves_both_paths() {
+    let srv = start(|_| {}).await;
+    let mut plain = Client::login(srv.addr, Mode::Plain).await;
+    assert_eq!(rows(&plain.batch("rows 3000").await).len(), 3000);
+    assert!(batch_threads(&srv).last().unwrap().starts_with("spid"));
+    for mode in [Mode::Plain, Mode::Tls] {
+        attention_scenario(&srv, mode).await;
+    }
+    let mut tls = Client::login(srv.addr, Mode::Tls).await;
+    assert_eq!(rows(&tls.batch("rows 3000").await).len(), 3000);
+    assert!(!batch_threads(&srv).last().unwrap().starts_with("spid"));
+    let TestServer { stats, _stop, served, .. } = srv;
+    drop(_stop);
+    tokio::time::timeout(Duration::from_secs(5), served).await.expect("serve_on returned").unwrap();
+    assert_eq!(stats.sessions_closed.load(Ordering::SeqCst), stats.sessions_opened.load(Ordering::SeqCst));
+}
+
+/// A connection thread blocked writing to a client that does not read is ended too,
+/// after the shutdown grace period.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn shutdown_ends_a_thread_blocked_on_a_client_that_does_not_read() {
+    let srv = start(|_| {}).await;
+    let mut stuck = Client::login(srv.addr, Mode::Plain).await;
+    stuck.send(PacketType::SqlBatch, &batch_payload("rows 3000000")).await;
+    // Wait until the rows stop coming for a second: the thread is blocked in a write
+    // (the client's kernel makes room in bursts for a while before it is full).
+    let (mut last, mut still) = (0, 0);
+    for _ in 0..200 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let now = srv.stats.rows_sent.load(Ordering::Relaxed);
+        still = if now > 0 && now == last { still + 1 } else { 0 };
+        if still == 10 {
+            break;
+        }
+        last = now;
+    }
+    assert!(last > 0 && last < 3_000_000, "{last}");
+    let TestServer { stats, _stop, served, .. } = srv;
+    drop(_stop);
+    tokio::time::timeout(Duration::from_secs(10), served).await.expect("serve_on returned").unwrap();
+    assert_eq!(stats.sessions_closed.load(Ordering::SeqCst), 1);
+    drop(stuck);
 }
