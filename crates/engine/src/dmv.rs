@@ -23,7 +23,7 @@ use parking_lot::Mutex;
 use sql::exec::dmv::LiveRequest;
 use sql::exec::SessionState;
 use sql::host::{
-    ClearStats, CounterRow, DbId, FileStatRow, Isolation, LogSpaceRow, RequestRow, SessionRow, WaitStatRow,
+    ClearStats, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow,
 };
 
 use crate::instance::Instance;
@@ -260,6 +260,30 @@ impl Instance {
                 size_on_disk_bytes: ms(f.size_on_disk_bytes),
             })
             .collect()
+    }
+
+    /// sys.dm_tran_locks: every database's lock manager, each resource's requests read
+    /// consistently (see `LockManager::snapshot`).
+    pub(crate) fn dmv_locks(&self) -> Vec<LockRow> {
+        let mut out = Vec::new();
+        for d in self.databases() {
+            if let Some(t) = self.txn_database(d.id) {
+                for l in t.locks.snapshot() {
+                    out.push(LockRow {
+                        resource_type: l.resource_type,
+                        resource_database_id: l.resource_database_id as DbId,
+                        resource_description: l.resource_description,
+                        resource_associated_entity_id: l.resource_associated_entity_id,
+                        request_mode: l.request_mode.name(),
+                        request_status: l.request_status.as_str(),
+                        request_reference_count: l.request_reference_count,
+                        request_session_id: l.request_session_id,
+                        request_owner_id: l.request_owner_id,
+                    });
+                }
+            }
+        }
+        out
     }
 
     /// DBCC SQLPERF(LOGSPACE).

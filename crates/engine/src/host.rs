@@ -788,6 +788,10 @@ impl Host for EngineHost {
             })
             .collect())
     }
+
+    fn locks(&self) -> Vec<sql::host::LockRow> {
+        self.inst.dmv_locks()
+    }
 }
 
 /// A datetime value for milliseconds since 1970-01-01 UTC.

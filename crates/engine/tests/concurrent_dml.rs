@@ -130,3 +130,56 @@ fn a_row_changed_while_waiting_is_checked_again() {
     assert_eq!(b.join().unwrap(), 0, "the row no longer has n = 10 when B gets it");
     assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM dbo.C WHERE id = 2"), 1);
 }
+
+#[test]
+fn concurrent_merges_lose_nothing() {
+    // Every session upserts the shared row 1 and a row of its own in one MERGE: the shared
+    // row's increments all count (each MERGE reads it again under its U lock), the own row
+    // is inserted once and then updated.
+    let (_dir, inst) = setup(0);
+    let done = on_sessions(
+        &inst,
+        "Conc",
+        6,
+        "DECLARE @i int = 0, @rows int = 0;
+         WHILE @i < 100
+         BEGIN
+           MERGE dbo.C AS t
+           USING (VALUES (1), (@@SPID + 1000)) AS s (id) ON t.id = s.id
+           WHEN MATCHED THEN UPDATE SET n = t.n + 1
+           WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, 1);
+           SET @rows += @@ROWCOUNT;
+           SET @i += 1;
+         END;
+         SELECT @rows;",
+    );
+    assert_eq!(done, vec![200; 6]);
+    let mut s = inst.open_session("sa", PASSWORD, Some("Conc")).unwrap();
+    assert_eq!(scalar(&mut s, "SELECT n FROM dbo.C WHERE id = 1"), 600);
+    assert_eq!(scalar(&mut s, "SELECT COUNT(*) FROM dbo.C WHERE id > 1000 AND n = 100"), 6);
+}
+
+#[test]
+fn a_merge_rechecks_a_row_changed_while_waiting() {
+    // B's MERGE matches row 2 on n = 10 and waits for A's update to n = 99; once A commits
+    // the row no longer meets the ON condition, so B leaves it alone.
+    let (_dir, inst) = setup(0);
+    let mut a = inst.open_session("sa", PASSWORD, Some("Conc")).unwrap();
+    let r = run(&mut a, "INSERT dbo.C VALUES (2, 10); BEGIN TRAN; UPDATE dbo.C SET n = 99 WHERE id = 2;");
+    assert!(r.errors().is_empty(), "{:?}", r.errors());
+    let inst2 = inst.clone();
+    let b = std::thread::spawn(move || {
+        let mut b = inst2.open_session("sa", PASSWORD, Some("Conc")).unwrap();
+        scalar(
+            &mut b,
+            "MERGE dbo.C AS t USING (VALUES (2, 10)) AS s (id, n) ON t.id = s.id AND t.n = s.n
+             WHEN MATCHED THEN DELETE;
+             SELECT @@ROWCOUNT;",
+        )
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    let r = run(&mut a, "COMMIT;");
+    assert!(r.errors().is_empty(), "{:?}", r.errors());
+    assert_eq!(b.join().unwrap(), 0, "the row no longer has n = 10 when B gets it");
+    assert_eq!(scalar(&mut a, "SELECT n FROM dbo.C WHERE id = 2"), 99);
+}

@@ -12,7 +12,7 @@
 //!   omitted middle part as in `db..t` being an empty identifier).
 //!
 //! Honesty rule: everything the parser accepts is represented. Statements the parser
-//! recognises but does not model (MERGE, CREATE TRIGGER, UPDATE STATISTICS, BULK INSERT,
+//! recognises but does not model (CREATE TRIGGER, UPDATE STATISTICS, BULK INSERT,
 //! CREATE TYPE/SEQUENCE/SYNONYM/ROLE, ...) become [`StatementKind::Other`] with their
 //! source text; options the AST does not name individually are kept as generic
 //! [`OptionItem`]s with their names and values. Spans compare equal to each other (see
@@ -152,6 +152,7 @@ pub enum StatementKind {
     Insert(Box<Insert>),
     Update(Box<Update>),
     Delete(Box<Delete>),
+    Merge(Box<Merge>),
     Use(Ident),
 
     CreateDatabase(Box<CreateDatabase>),
@@ -289,7 +290,7 @@ pub enum StatementKind {
     },
 
     /// A statement recognised and delimited but not modelled: `keyword` names it (e.g.
-    /// "MERGE", "CREATE TRIGGER", "UPDATE STATISTICS") and `text` is its source.
+    /// "CREATE TRIGGER", "UPDATE STATISTICS") and `text` is its source.
     Other {
         keyword: String,
         text: String,
@@ -877,6 +878,52 @@ pub struct Delete {
     pub from: Vec<TableWithJoins>,
     pub where_clause: Option<Expr>,
     pub hints: Vec<QueryHint>,
+}
+
+/// `[WITH ctes] MERGE [TOP (n) [PERCENT]] [INTO] target [WITH (hints)] [[AS] alias]
+/// USING source ON condition WHEN ... [OUTPUT ...] [OPTION (...)];`
+#[derive(Debug, Clone, PartialEq)]
+pub struct Merge {
+    pub with: Vec<Cte>,
+    pub top: Option<Top>,
+    pub target: DmlTarget,
+    pub alias: Option<Ident>,
+    /// The table source after USING (a table, view, derived table, VALUES, a join).
+    pub source: TableWithJoins,
+    pub on: Expr,
+    /// In the order written (the first clause of a kind whose condition holds applies).
+    pub clauses: Vec<MergeClause>,
+    pub output: Vec<OutputClause>,
+    pub hints: Vec<QueryHint>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct MergeClause {
+    pub when: MergeWhen,
+    /// `AND condition`
+    pub condition: Option<Expr>,
+    pub action: MergeAction,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MergeWhen {
+    /// WHEN MATCHED
+    Matched,
+    /// WHEN NOT MATCHED [BY TARGET]: a source row no target row matches.
+    NotMatchedByTarget,
+    /// WHEN NOT MATCHED BY SOURCE: a target row no source row matches.
+    NotMatchedBySource,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum MergeAction {
+    Update(Vec<Assignment>),
+    Delete,
+    /// INSERT [(columns)] VALUES (...); `values` None is DEFAULT VALUES.
+    Insert {
+        columns: Vec<Ident>,
+        values: Option<Vec<Expr>>,
+    },
 }
 
 // ---------------------------------------------------------------------------------------

@@ -71,5 +71,17 @@ pub fn merge_needs_semicolon(line: u32) -> SqlError {
     SqlError::new(10713, 15, 1, "A MERGE statement must be terminated by a semi-colon (;).").at_line(line)
 }
 
+/// Msg 10714: a second WHEN clause of the same kind with the same action (`when` is
+/// 'WHEN MATCHED', 'WHEN NOT MATCHED' or 'WHEN NOT MATCHED BY SOURCE').
+pub fn merge_duplicate_action(when: &str, action: &str, line: u32) -> SqlError {
+    SqlError::new(
+        10714,
+        15,
+        1,
+        format!("An action of type '{when}' cannot appear more than once in a '{action}' clause of a MERGE statement."),
+    )
+    .at_line(line)
+}
+
 /// The longest identifier SQL Server accepts (sysname is nvarchar(128)).
 pub const MAX_IDENTIFIER_LEN: usize = 128;

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use types::{SqlError, SqlType, Value};
 
 mod dmv;
-pub use dmv::{ClearStats, CounterRow, FileStatRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow};
+pub use dmv::{ClearStats, CounterRow, FileStatRow, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow};
 
 /// A database's id (`DB_ID()`): 1 master, 2 tempdb, 3 model, 4 msdb, then user databases.
 pub type DbId = i16;
@@ -75,6 +75,17 @@ pub type HostResult<T> = Result<T, HostError>;
 
 /// One key and its row, as a scan returns them.
 pub type KeyRow = (Vec<u8>, Vec<Value>);
+
+/// One key and its row in the host's stored form, as [`Host::scan_stored`] returns them.
+pub type StoredKeyRow = (Vec<u8>, Vec<u8>);
+
+/// Turns the stored rows of one index into values (see [`Host::scan_stored`]).
+pub trait RowDecoder {
+    /// Appends the values of one stored row to `out`. False when the row cannot be
+    /// decoded from its bytes alone (a value stored off-row, which takes the transaction
+    /// to read): the caller clears `out` and reads the row by its key with [`Host::get`].
+    fn decode_row(&self, stored: &[u8], out: &mut Vec<Value>) -> HostResult<bool>;
+}
 
 /// Isolation levels as `SET TRANSACTION ISOLATION LEVEL` names them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -143,6 +154,24 @@ pub trait Host {
         max: usize,
         out: &mut Vec<KeyRow>,
     ) -> HostResult<bool>;
+    /// [`Host::scan`] leaving the rows in the host's stored form, with the decoder that
+    /// turns them into values. The executor decodes each row just before it uses it, so
+    /// a batch holds bytes only and a row's values are allocated and freed while that
+    /// row is worked on (a streaming scan then reuses the same few allocations instead
+    /// of holding a batch of them). None when the host has no such form (`MemHost`): the
+    /// rows are then read with `scan`.
+    fn scan_stored(
+        &mut self,
+        index: &IndexRef,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        reverse: bool,
+        max: usize,
+        out: &mut Vec<StoredKeyRow>,
+    ) -> HostResult<Option<(bool, Arc<dyn RowDecoder>)>> {
+        let _ = (index, lower, upper, reverse, max, out);
+        Ok(None)
+    }
     fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>>;
     /// Like `get`, taking an update lock (U) on the key: the read of an UPDATE/DELETE.
     fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
@@ -216,6 +245,10 @@ pub trait Host {
     }
     /// DBCC SQLPERF(LOGSPACE): every online database's log size and use.
     fn log_space(&self) -> Vec<LogSpaceRow> {
+        Vec::new()
+    }
+    /// sys.dm_tran_locks: every lock request of every database's lock manager.
+    fn locks(&self) -> Vec<LockRow> {
         Vec::new()
     }
     /// DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_os_latch_stats', CLEAR).

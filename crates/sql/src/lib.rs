@@ -25,8 +25,8 @@
 //! - **Statement boundaries** follow T-SQL's grammar, including its traps: without a `;`,
 //!   `ROLLBACK TRANSACTION THROW` names a transaction THROW; a word after a select item is
 //!   its alias. Only the first statement of a batch may be a procedure name without EXEC.
-//! - **Unmodelled statements** are [`StatementKind::Other`] with their text: MERGE (to its
-//!   mandatory `;`, else Msg 10713), CREATE/ALTER TRIGGER (to the end of the batch), UPDATE
+//! - **Unmodelled statements** are [`StatementKind::Other`] with their text:
+//!   CREATE/ALTER TRIGGER (to the end of the batch), UPDATE
 //!   STATISTICS, BULK INSERT, ENABLE/DISABLE TRIGGER, BACKUP CERTIFICATE, RESTORE
 //!   REWINDONLY and other RESTORE forms, and CREATE/ALTER/DROP of object kinds the AST
 //!   does not name (TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, SCHEMA transfers,

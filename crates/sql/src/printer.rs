@@ -842,6 +842,7 @@ impl Printer {
             S::Insert(i) => self.insert(i),
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
+            S::Merge(m) => self.merge(m),
             S::Use(db) => self.w(format_args!("USE {db}")),
             S::CreateDatabase(db) => self.create_database(db),
             S::AlterDatabase(a) => self.alter_database(a),
@@ -1172,16 +1173,7 @@ impl Printer {
             self.w(format_args!("{t} "))?;
         }
         self.w(format_args!("{} SET ", DmlTargetDisplay(&u.target)))?;
-        for (i, a) in u.assignments.iter().enumerate() {
-            if i > 0 {
-                self.out.push_str(", ");
-            }
-            match &a.target {
-                AssignTarget::Column(c) => self.w(format_args!("{c}"))?,
-                AssignTarget::Variable(v) => self.out.push_str(v),
-            }
-            self.w(format_args!(" {} {}", a.op, scalar(&a.value)))?;
-        }
+        self.assignments(&u.assignments)?;
         self.output(&u.output)?;
         self.write_from_where(&u.from, &u.where_clause)?;
         if !u.hints.is_empty() {
@@ -1200,6 +1192,65 @@ impl Printer {
         self.write_from_where(&d.from, &d.where_clause)?;
         if !d.hints.is_empty() {
             self.w(format_args!(" OPTION ({})", comma(&d.hints)))?;
+        }
+        Ok(())
+    }
+
+    fn merge(&mut self, m: &Merge) -> fmt::Result {
+        self.w(format_args!("{}MERGE ", Ctes(&m.with)))?;
+        if let Some(t) = &m.top {
+            self.w(format_args!("{t} "))?;
+        }
+        self.w(format_args!("INTO {}", DmlTargetDisplay(&m.target)))?;
+        if let Some(a) = &m.alias {
+            self.w(format_args!(" AS {a}"))?;
+        }
+        self.w(format_args!(" USING {} ON {}", m.source, m.on))?;
+        for c in &m.clauses {
+            self.out.push_str(match c.when {
+                MergeWhen::Matched => " WHEN MATCHED",
+                MergeWhen::NotMatchedByTarget => " WHEN NOT MATCHED BY TARGET",
+                MergeWhen::NotMatchedBySource => " WHEN NOT MATCHED BY SOURCE",
+            });
+            if let Some(cond) = &c.condition {
+                self.w(format_args!(" AND {cond}"))?;
+            }
+            self.out.push_str(" THEN ");
+            match &c.action {
+                MergeAction::Update(assignments) => {
+                    self.out.push_str("UPDATE SET ");
+                    self.assignments(assignments)?;
+                }
+                MergeAction::Delete => self.out.push_str("DELETE"),
+                MergeAction::Insert { columns, values } => {
+                    self.out.push_str("INSERT");
+                    if !columns.is_empty() {
+                        self.w(format_args!(" ({})", comma(columns)))?;
+                    }
+                    match values {
+                        Some(v) => self.w(format_args!(" VALUES {}", rows(std::slice::from_ref(v))))?,
+                        None => self.out.push_str(" DEFAULT VALUES"),
+                    }
+                }
+            }
+        }
+        self.output(&m.output)?;
+        if !m.hints.is_empty() {
+            self.w(format_args!(" OPTION ({})", comma(&m.hints)))?;
+        }
+        Ok(())
+    }
+
+    fn assignments(&mut self, assignments: &[Assignment]) -> fmt::Result {
+        for (i, a) in assignments.iter().enumerate() {
+            if i > 0 {
+                self.out.push_str(", ");
+            }
+            match &a.target {
+                AssignTarget::Column(c) => self.w(format_args!("{c}"))?,
+                AssignTarget::Variable(v) => self.out.push_str(v),
+            }
+            self.w(format_args!(" {} {}", a.op, scalar(&a.value)))?;
         }
         Ok(())
     }

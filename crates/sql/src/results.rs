@@ -132,6 +132,8 @@ pub mod command_code {
     pub const INSERT: u16 = 0xC3;
     pub const DELETE: u16 = 0xC4;
     pub const UPDATE: u16 = 0xC5;
+    /// MERGE (SqlClient's and mssql-jdbc's TDS constants).
+    pub const MERGE: u16 = 0x117;
     pub const CREATE_TABLE: u16 = 0xC6;
     pub const DROP_TABLE: u16 = 0xC7;
     pub const CREATE_INDEX: u16 = 0xC8;

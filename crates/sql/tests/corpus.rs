@@ -99,6 +99,7 @@ fn every_batch_round_trips() {
         "Insert",
         "Update",
         "Delete",
+        "Merge",
         "Use",
         "CreateDatabase",
         "AlterDatabase",
@@ -176,9 +177,6 @@ fn every_batch_round_trips() {
             "DISABLE TRIGGER",
             "DROP STATISTICS",
             "ENABLE TRIGGER",
-            "MERGE",
-            "MERGE",
-            "MERGE",
             "RESTORE REWINDONLY",
             "UPDATE STATISTICS",
         ]

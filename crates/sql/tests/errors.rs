@@ -136,6 +136,19 @@ fn batch_level_errors() {
         2,
         "A MERGE statement must be terminated by a semi-colon (;).",
     );
+    // At the end of a MERGE spread over lines: the line of its last token.
+    check(
+        "MERGE t\nUSING s ON t.id = s.id\nWHEN MATCHED THEN DELETE\n",
+        10713,
+        3,
+        "A MERGE statement must be terminated by a semi-colon (;).",
+    );
+    check(
+        "MERGE t USING s ON t.id = s.id\nWHEN MATCHED THEN DELETE\nWHEN MATCHED THEN DELETE;",
+        10714,
+        3,
+        "An action of type 'WHEN MATCHED' cannot appear more than once in a 'DELETE' clause of a MERGE statement.",
+    );
 }
 
 #[test]

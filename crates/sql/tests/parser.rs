@@ -156,8 +156,11 @@ fn other_statements_keep_their_text() {
     let src = "MERGE t USING s ON t.id = s.id WHEN MATCHED THEN DELETE;\nUPDATE STATISTICS t WITH FULLSCAN\nSELECT 1";
     let b = parse_batch(src).unwrap();
     assert_eq!(b.statements.len(), 3);
-    let StatementKind::Other { keyword, text } = &b.statements[0].kind else { panic!() };
-    assert_eq!((keyword.as_str(), text.as_str()), ("MERGE", "MERGE t USING s ON t.id = s.id WHEN MATCHED THEN DELETE"));
+    let StatementKind::Merge(m) = &b.statements[0].kind else { panic!() };
+    assert_eq!(
+        (m.clauses.len(), b.statements[0].span.text(src)),
+        (1, "MERGE t USING s ON t.id = s.id WHEN MATCHED THEN DELETE")
+    );
     let StatementKind::Other { keyword, text } = &b.statements[1].kind else { panic!() };
     assert_eq!((keyword.as_str(), text.as_str()), ("UPDATE STATISTICS", "UPDATE STATISTICS t WITH FULLSCAN"));
 }
@@ -264,4 +267,30 @@ fn keywords_are_case_insensitive_and_nonreserved_words_are_names() {
     // A reserved word needs delimiters.
     let e = parse_batch("SELECT key FROM t").unwrap_err();
     assert_eq!((e.number, e.message.as_str()), (156, "Incorrect syntax near the keyword 'key'."));
+}
+
+#[test]
+fn merge_clauses() {
+    let StatementKind::Merge(m) =
+        one("MERGE INTO t WITH (HOLDLOCK) AS x USING (VALUES (1, 2)) AS s (a, b) ON x.a = s.a \
+         WHEN MATCHED AND s.b IS NULL THEN DELETE WHEN MATCHED THEN UPDATE SET b = s.b \
+         WHEN NOT MATCHED THEN INSERT (a, b) VALUES (s.a, s.b) \
+         WHEN NOT MATCHED BY SOURCE THEN DELETE OUTPUT $action, inserted.*;")
+    else {
+        panic!()
+    };
+    assert_eq!(m.alias.as_ref().map(|a| a.value.as_str()), Some("x"));
+    let whens: Vec<MergeWhen> = m.clauses.iter().map(|c| c.when).collect();
+    assert_eq!(
+        whens,
+        vec![MergeWhen::Matched, MergeWhen::Matched, MergeWhen::NotMatchedByTarget, MergeWhen::NotMatchedBySource]
+    );
+    assert!(matches!(m.clauses[0].action, MergeAction::Delete) && m.clauses[0].condition.is_some());
+    assert!(
+        matches!(&m.clauses[2].action, MergeAction::Insert { columns, values: Some(v) } if columns.len() == 2 && v.len() == 2)
+    );
+    assert_eq!(m.output.len(), 1);
+    // The target is not aliased USING.
+    let StatementKind::Merge(m) = one("MERGE t USING s ON t.id = s.id WHEN MATCHED THEN DELETE;") else { panic!() };
+    assert!(m.alias.is_none());
 }

@@ -1,4 +1,5 @@
-//! INSERT, UPDATE, DELETE (with TOP, FROM/JOIN and OUTPUT) and SELECT INTO.
+//! INSERT, UPDATE, DELETE (with TOP, FROM/JOIN and OUTPUT) and SELECT INTO; the row writers,
+//! SET binding and OUTPUT handling here are shared with MERGE (`merge.rs`).
 //!
 //! UPDATE and DELETE read every qualifying row first and change them afterwards
 //! (Halloween protection by materialisation), each row once even when a join produces it
@@ -22,7 +23,7 @@ use crate::scalar::convert;
 
 /// The table a DML statement targets.
 /// `perm` is the permission the statement needs on it (INSERT, UPDATE, DELETE).
-fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Arc<TableInfo>, SqlError> {
+pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Arc<TableInfo>, SqlError> {
     match target {
         DmlTarget::Variable(v) => cx.table_variable(v),
         DmlTarget::Table { name, .. } => {
@@ -240,7 +241,7 @@ fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
 fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
     for (i, c) in t.columns.iter().enumerate() {
         if !c.nullable && row[i].is_null() && c.computed.is_none() {
-            return Err(null_error(t, i, if stmt == "INSERT" { "INSERT" } else { "UPDATE" }));
+            return Err(null_error(t, i, if matches!(stmt, "INSERT" | "MERGE") { stmt } else { "UPDATE" }));
         }
     }
     for (name, e) in &t.checks {
@@ -433,20 +434,34 @@ fn matching_rows(
 }
 
 /// OUTPUT clause: items bound over `[deleted columns..., inserted columns...]`.
-struct Output {
+pub(super) struct Output {
     exprs: Vec<BExpr>,
     cols: Vec<OutCol>,
     into: Option<(Arc<TableInfo>, Vec<usize>)>,
     rows: Vec<Row>,
 }
 
-fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<Vec<Output>, SqlError> {
+/// `extra`: columns the OUTPUT row carries after the inserted ones (MERGE's `$action`
+/// and its source columns).
+pub(super) fn bind_output(
+    cx: &mut Cx,
+    t: &TableInfo,
+    clauses: &[OutputClause],
+    extra: &Scope,
+) -> Result<Vec<Output>, SqlError> {
     let mut scope = Scope::default();
     for prefix in ["deleted", "inserted"] {
         for c in &t.columns {
-            scope.cols.push(ScopeCol { table: Some(prefix.into()), name: c.name.clone(), ty: c.ty, nullable: true });
+            scope.cols.push(ScopeCol {
+                table: Some(prefix.into()),
+                name: c.name.clone(),
+                ty: c.ty,
+                nullable: true,
+                exposed: None,
+            });
         }
     }
+    scope.cols.extend(extra.cols.iter().cloned());
     let mut outs = Vec::new();
     for oc in clauses {
         let mut exprs = Vec::new();
@@ -456,6 +471,21 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
                 SelectItem::Wildcard(q) => {
                     let prefix =
                         q.as_ref().map(|q| q.name().value.to_ascii_lowercase()).unwrap_or_else(|| "inserted".into());
+                    // `source.*` in MERGE: the extra columns of that table.
+                    let base = 2 * t.columns.len();
+                    let before = exprs.len();
+                    for (i, c) in extra.cols.iter().enumerate() {
+                        if prefix != "deleted"
+                            && prefix != "inserted"
+                            && c.table.as_deref().is_some_and(|tn| tn.eq_ignore_ascii_case(&prefix))
+                        {
+                            exprs.push(BExpr::Col(base + i, c.ty));
+                            cols.push(OutCol::new(c.name.clone(), c.ty, true));
+                        }
+                    }
+                    if exprs.len() > before {
+                        continue;
+                    }
                     let base = if prefix == "deleted" { 0 } else { t.columns.len() };
                     for (i, c) in t.columns.iter().enumerate() {
                         exprs.push(BExpr::Col(base + i, c.ty));
@@ -500,17 +530,18 @@ fn bind_output(cx: &mut Cx, t: &TableInfo, clauses: &[OutputClause]) -> Result<V
     Ok(outs)
 }
 
-fn collect_output(
+pub(super) fn collect_output(
     outs: &mut [Output],
     deleted: Option<&Row>,
     inserted: Option<&Row>,
     width: usize,
+    extra: &[Value],
     cx: &mut Cx,
 ) -> Result<(), SqlError> {
     if outs.is_empty() {
         return Ok(());
     }
-    let mut row = Vec::with_capacity(width * 2);
+    let mut row = Vec::with_capacity(width * 2 + extra.len());
     match deleted {
         Some(d) => row.extend(d.iter().cloned()),
         None => row.extend(std::iter::repeat_n(Value::Null, width)),
@@ -519,6 +550,7 @@ fn collect_output(
         Some(i) => row.extend(i.iter().cloned()),
         None => row.extend(std::iter::repeat_n(Value::Null, width)),
     }
+    row.extend(extra.iter().cloned());
     for o in outs.iter_mut() {
         let mut r = Vec::with_capacity(o.exprs.len());
         for e in &o.exprs {
@@ -529,7 +561,7 @@ fn collect_output(
     Ok(())
 }
 
-fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlError> {
+pub(super) fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlError> {
     for o in outs {
         match o.into {
             Some((t, positions)) => {
@@ -559,6 +591,18 @@ pub fn insert_values(
     positions: &[usize],
     values: Row,
     types_: &[SqlType],
+) -> Result<Row, SqlError> {
+    insert_values_as(cx, t, positions, values, types_, "INSERT")
+}
+
+/// [`insert_values`] for a statement named `stmt` in constraint messages (MERGE).
+pub(super) fn insert_values_as(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    positions: &[usize],
+    values: Row,
+    types_: &[SqlType],
+    stmt: &str,
 ) -> Result<Row, SqlError> {
     let n = t.columns.len();
     let mut row = vec![Value::Null; n];
@@ -625,7 +669,7 @@ pub fn insert_values(
             row[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
         }
     }
-    check_row(t, &row, "INSERT", cx)?;
+    check_row(t, &row, stmt, cx)?;
     t.insert_row(&row, cx)?;
     if let Some(v) = new_identity {
         cx.state.last_identity = Some(v);
@@ -651,35 +695,9 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         return through_view(cx, |cx| insert(cx, &i));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
-    let positions: Vec<usize> = if ins.columns.is_empty() {
-        (0..t.columns.len())
-            .filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id)))
-            .filter(|&k| t.columns[k].computed.is_none())
-            .collect()
-    } else {
-        let mut v = Vec::new();
-        for c in &ins.columns {
-            let p = t.column_index(&c.value).ok_or_else(|| errors::invalid_column(&c.value))?;
-            if t.columns[p].computed.is_some() {
-                return Err(SqlError::new(
-                    271,
-                    16,
-                    1,
-                    format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", c.value),
-                ));
-            }
-            v.push(p);
-        }
-        v
-    };
-    let mut outs = bind_output(cx, &t, &ins.output)?;
-    let limit = match &ins.top {
-        Some(top) => {
-            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
-            Some(super::int_value(&v, &ty)?.max(0) as u64)
-        }
-        None => None,
-    };
+    let positions = insert_positions(cx, &t, &ins.columns)?;
+    let mut outs = bind_output(cx, &t, &ins.output, &Scope::default())?;
+    let limit = top_limit(cx, ins.top.as_ref())?;
     let width = t.columns.len();
     let mut count = 0u64;
     match &ins.source {
@@ -708,13 +726,13 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
                     tys.push(b.ty());
                 }
                 let row = insert_values(cx, &t, &positions, vals, &tys)?;
-                collect_output(&mut outs, None, Some(&row), width, cx)?;
+                collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                 count += 1;
             }
         }
         InsertSource::DefaultValues => {
             let row = insert_values(cx, &t, &[], Vec::new(), &[])?;
-            collect_output(&mut outs, None, Some(&row), width, cx)?;
+            collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
             count = 1;
         }
         InsertSource::Query(q) => {
@@ -737,7 +755,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
                     break;
                 }
                 let row = insert_values(cx, &t, &positions, r, &tys)?;
-                collect_output(&mut outs, None, Some(&row), width, cx)?;
+                collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                 count += 1;
             }
         }
@@ -750,7 +768,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
                 }
                 for r in rows {
                     let row = insert_values(cx, &t, &positions, r, &tys)?;
-                    collect_output(&mut outs, None, Some(&row), width, cx)?;
+                    collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                     count += 1;
                 }
             }
@@ -829,7 +847,7 @@ fn plan_target_rows(
 /// and the WHERE (`recheck`) is evaluated again: without this, two sessions running
 /// `UPDATE ... SET n = n + 1` would both write the value they read (a lost update), and two
 /// running `DELETE TOP (n)` would both count the same rows.
-fn lock_current(
+pub(super) fn lock_current(
     cx: &mut Cx,
     t: &TableInfo,
     pk: &[u8],
@@ -882,6 +900,149 @@ fn target_with_from(
     }
 }
 
+/// The TOP (n) of INSERT/UPDATE/DELETE: a row count (PERCENT is not applied here).
+pub(super) fn top_limit(cx: &mut Cx, top: Option<&Top>) -> Result<Option<u64>, SqlError> {
+    match top {
+        Some(top) => {
+            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
+            Ok(Some(super::int_value(&v, &ty)?.max(0) as u64))
+        }
+        None => Ok(None),
+    }
+}
+
+/// The columns an INSERT column list names (all insertable ones when empty), as
+/// positions in the table (271 for a computed column).
+pub(super) fn insert_positions(cx: &Cx, t: &TableInfo, columns: &[Ident]) -> Result<Vec<usize>, SqlError> {
+    if columns.is_empty() {
+        return Ok((0..t.columns.len())
+            .filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id)))
+            .filter(|&k| t.columns[k].computed.is_none())
+            .collect());
+    }
+    let mut v = Vec::new();
+    for c in columns {
+        let p = t.column_index(&c.value).ok_or_else(|| errors::invalid_column(&c.value))?;
+        if t.columns[p].computed.is_some() {
+            return Err(SqlError::new(
+                271,
+                16,
+                1,
+                format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", c.value),
+            ));
+        }
+        v.push(p);
+    }
+    Ok(v)
+}
+
+/// The bound SET list of an UPDATE (or of MERGE's UPDATE action): target columns and
+/// variables.
+pub(super) struct Sets {
+    columns: Vec<(usize, AssignOp, BExpr)>,
+    variables: Vec<(String, AssignOp, BExpr)>,
+}
+
+/// Binds SET assignments over `scope` (8102 for an identity column, 271 for a computed one).
+pub(super) fn bind_assignments(
+    b: &mut Binder,
+    t: &TableInfo,
+    assignments: &[Assignment],
+    scope: &Scope,
+) -> Result<Sets, SqlError> {
+    let mut sets = Sets { columns: Vec::new(), variables: Vec::new() };
+    for a in assignments {
+        let e = b.bind_expr(&a.value, scope)?;
+        match &a.target {
+            AssignTarget::Column(c) => {
+                let p = t.column_index(&c.name().value).ok_or_else(|| errors::invalid_column(&c.name().value))?;
+                if t.columns[p].is_identity {
+                    return Err(SqlError::new(
+                        8102,
+                        16,
+                        1,
+                        format!("Cannot update identity column '{}'.", t.columns[p].name),
+                    ));
+                }
+                if t.columns[p].computed.is_some() {
+                    return Err(SqlError::new(
+                        271,
+                        16,
+                        1,
+                        format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", t.columns[p].name),
+                    ));
+                }
+                sets.columns.push((p, a.op, e));
+            }
+            AssignTarget::Variable(v) => sets.variables.push((v.clone(), a.op, e)),
+        }
+    }
+    Ok(sets)
+}
+
+impl Sets {
+    /// The new target row for the combined row `r` whose target columns are `old`;
+    /// variables are assigned as a side effect.
+    pub(super) fn apply(&self, cx: &mut Cx, t: &TableInfo, r: &Row, old: &Row) -> Result<Row, SqlError> {
+        let mut new = old.clone();
+        for (p, aop, e) in &self.columns {
+            let v = e.eval(r, cx)?;
+            let v = match aop.binary_op() {
+                None => to_column(t, *p, v, &e.ty())?,
+                Some(bop) => {
+                    let cty = t.columns[*p].ty;
+                    let rty = crate::scalar::ops::binary_type(bop, &cty, &e.ty())?;
+                    let x = crate::scalar::ops::binary(bop, &old[*p], &cty, &v, &e.ty(), &rty)?;
+                    to_column(t, *p, x, &rty)?
+                }
+            };
+            new[*p] = v;
+        }
+        for (name, aop, e) in &self.variables {
+            let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
+            let v = e.eval(r, cx)?;
+            let v = super::assign_value(cx, slot, ty, *aop, v, &e.ty())?;
+            cx.set_var(slot, v);
+        }
+        Ok(new)
+    }
+}
+
+/// Writes an updated row: computed columns, constraints (`stmt` names the statement in
+/// their messages), referencing foreign keys, then the row. Returns the row written.
+pub(super) fn write_update(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    pk: &[u8],
+    old: &Row,
+    mut new: Row,
+    stmt: &str,
+) -> Result<Row, SqlError> {
+    for (i, c) in t.computed.iter().enumerate() {
+        if let Some(e) = c {
+            let v = e.eval(&new, cx)?;
+            new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+        }
+    }
+    check_row(t, &new, stmt, cx)?;
+    check_referenced(t, old, Some(&new), stmt, cx)?;
+    t.update_row(pk, old, &new, cx)?;
+    Ok(new)
+}
+
+/// Deletes a row after its referencing foreign keys are checked (or cascaded); false if
+/// it was already gone.
+pub(super) fn write_delete(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    pk: &[u8],
+    row: &Row,
+    stmt: &str,
+) -> Result<bool, SqlError> {
+    check_referenced(t, row, None, stmt, cx)?;
+    t.delete_row(pk, row, cx)
+}
+
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     if u.from.is_empty() {
         if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
@@ -901,46 +1062,12 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
     let (plan, offset, scope, recheck) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
     let width = t.columns.len();
-    // SET clauses: columns of the target, and variables.
-    let mut sets: Vec<(usize, AssignOp, BExpr)> = Vec::new();
-    let mut var_sets: Vec<(String, AssignOp, BExpr)> = Vec::new();
-    {
+    let sets = {
         let mut b = Binder::new(cx);
-        for a in &u.assignments {
-            let e = b.bind_expr(&a.value, &scope)?;
-            match &a.target {
-                AssignTarget::Column(c) => {
-                    let p = t.column_index(&c.name().value).ok_or_else(|| errors::invalid_column(&c.name().value))?;
-                    if t.columns[p].is_identity {
-                        return Err(SqlError::new(
-                            8102,
-                            16,
-                            1,
-                            format!("Cannot update identity column '{}'.", t.columns[p].name),
-                        ));
-                    }
-                    if t.columns[p].computed.is_some() {
-                        return Err(SqlError::new(
-                            271,
-                            16,
-                            1,
-                            format!("The column \"{}\" cannot be modified because it is either a computed column or is the result of a UNION operator.", t.columns[p].name),
-                        ));
-                    }
-                    sets.push((p, a.op, e));
-                }
-                AssignTarget::Variable(v) => var_sets.push((v.clone(), a.op, e)),
-            }
-        }
-    }
-    let mut outs = bind_output(cx, &t, &u.output)?;
-    let limit = match &u.top {
-        Some(top) => {
-            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
-            Some(super::int_value(&v, &ty)?.max(0) as u64)
-        }
-        None => None,
+        bind_assignments(&mut b, &t, &u.assignments, &scope)?
     };
+    let mut outs = bind_output(cx, &t, &u.output, &Scope::default())?;
+    let limit = top_limit(cx, u.top.as_ref())?;
     // Read phase.
     let mut op = open(&plan, cx)?;
     let mut seen = HashSet::new();
@@ -959,41 +1086,14 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
             continue;
         }
         let old: Row = r[offset..offset + width].to_vec();
-        let mut new = old.clone();
-        for (p, aop, e) in &sets {
-            let v = e.eval(&r, cx)?;
-            let v = match aop.binary_op() {
-                None => to_column(&t, *p, v, &e.ty())?,
-                Some(bop) => {
-                    let cty = t.columns[*p].ty;
-                    let rty = crate::scalar::ops::binary_type(bop, &cty, &e.ty())?;
-                    let x = crate::scalar::ops::binary(bop, &old[*p], &cty, &v, &e.ty(), &rty)?;
-                    to_column(&t, *p, x, &rty)?
-                }
-            };
-            new[*p] = v;
-        }
-        for (name, aop, e) in &var_sets {
-            let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
-            let v = e.eval(&r, cx)?;
-            let v = super::assign_value(cx, slot, ty, *aop, v, &e.ty())?;
-            cx.set_var(slot, v);
-        }
+        let new = sets.apply(cx, &t, &r, &old)?;
         changes.push((pk, old, new));
     }
     drop(op);
     // Write phase.
-    for (pk, old, mut new) in changes.iter().cloned() {
-        for (i, c) in t.computed.iter().enumerate() {
-            if let Some(e) = c {
-                let v = e.eval(&new, cx)?;
-                new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
-            }
-        }
-        check_row(&t, &new, "UPDATE", cx)?;
-        check_referenced(&t, &old, Some(&new), "UPDATE", cx)?;
-        t.update_row(&pk, &old, &new, cx)?;
-        collect_output(&mut outs, Some(&old), Some(&new), width, cx)?;
+    for (pk, old, new) in changes.iter().cloned() {
+        let new = write_update(cx, &t, &pk, &old, new, "UPDATE")?;
+        collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
     }
     flush_output(outs, cx)?;
     let n = changes.len() as u64;
@@ -1044,14 +1144,8 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
     let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
     let width = t.columns.len();
-    let mut outs = bind_output(cx, &t, &d.output)?;
-    let limit = match &d.top {
-        Some(top) => {
-            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
-            Some(super::int_value(&v, &ty)?.max(0) as u64)
-        }
-        None => None,
-    };
+    let mut outs = bind_output(cx, &t, &d.output, &Scope::default())?;
+    let limit = top_limit(cx, d.top.as_ref())?;
     // Without FROM the plan is a scan of the target itself: each row comes once, and the
     // row is the target's columns followed by the locator, taken as they are.
     let single = d.from.is_empty() && offset == 0;
@@ -1090,10 +1184,9 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         let read = victims.len() as u64;
         let mut vanished = 0u64;
         for (pk, row) in &victims {
-            check_referenced(&t, row, None, "DELETE", cx)?;
-            if t.delete_row(pk, row, cx)? {
+            if write_delete(cx, &t, pk, row, "DELETE")? {
                 deleted += 1;
-                collect_output(&mut outs, Some(row), None, width, cx)?;
+                collect_output(&mut outs, Some(row), None, width, &[], cx)?;
             } else {
                 vanished += 1;
             }

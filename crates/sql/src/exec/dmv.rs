@@ -9,6 +9,9 @@
 //! | sys.dm_io_virtual_file_stats(db, file) (table function) | `virtual_file_stats` |
 //! | sys.dm_exec_sessions, sys.dm_exec_requests | `sessions` |
 //! | sys.dm_os_performance_counters | `performance_counters` |
+//! | sys.dm_tran_locks | `locks` |
+//! | sys.dm_os_waiting_tasks | `sessions` (the requests waiting now) |
+//! | sys.dm_db_log_space_usage | `log_space` |
 //! | DBCC SQLPERF(LOGSPACE) | `log_space` |
 //! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
 //!
@@ -38,6 +41,9 @@ pub enum DmvKind {
     Sessions,
     Requests,
     PerformanceCounters,
+    TranLocks,
+    OsWaitingTasks,
+    DbLogSpaceUsage,
 }
 
 /// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
@@ -48,6 +54,9 @@ pub fn view_kind(name: &str) -> Option<DmvKind> {
         "dm_exec_sessions" => DmvKind::Sessions,
         "dm_exec_requests" => DmvKind::Requests,
         "dm_os_performance_counters" => DmvKind::PerformanceCounters,
+        "dm_tran_locks" => DmvKind::TranLocks,
+        "dm_os_waiting_tasks" => DmvKind::OsWaitingTasks,
+        "dm_db_log_space_usage" => DmvKind::DbLogSpaceUsage,
         _ => return None,
     })
 }
@@ -225,6 +234,46 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
             ("cntr_value", big, false),
             ("cntr_type", int, false),
         ]),
+        DmvKind::TranLocks => cols(&[
+            ("resource_type", nv(60), false),
+            ("resource_subtype", nv(60), false),
+            ("resource_database_id", int, false),
+            ("resource_description", nv(256), false),
+            ("resource_associated_entity_id", big, true),
+            ("resource_lock_partition", int, true),
+            ("request_mode", nv(60), false),
+            ("request_type", nv(60), false),
+            ("request_status", nv(60), false),
+            ("request_reference_count", si, false),
+            ("request_lifetime", int, false),
+            ("request_session_id", int, false),
+            ("request_exec_context_id", int, false),
+            ("request_request_id", int, false),
+            ("request_owner_type", nv(60), false),
+            ("request_owner_id", big, true),
+            ("request_owner_guid", SqlType::UniqueIdentifier, true),
+            ("request_owner_lockspace_id", nv(32), false),
+            ("lock_owner_address", vb(8), false),
+        ]),
+        DmvKind::OsWaitingTasks => cols(&[
+            ("waiting_task_address", vb(8), false),
+            ("session_id", si, true),
+            ("exec_context_id", int, true),
+            ("wait_duration_ms", big, true),
+            ("wait_type", nv(60), true),
+            ("resource_address", vb(8), true),
+            ("blocking_task_address", vb(8), true),
+            ("blocking_session_id", si, true),
+            ("blocking_exec_context_id", int, true),
+            ("resource_description", nv(3072), true),
+        ]),
+        DmvKind::DbLogSpaceUsage => cols(&[
+            ("database_id", int, true),
+            ("total_log_size_in_bytes", big, true),
+            ("used_log_space_in_bytes", big, true),
+            ("used_log_space_in_percent", SqlType::Real, true),
+            ("log_space_in_bytes_since_last_backup", big, true),
+        ]),
     }
 }
 
@@ -318,7 +367,15 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
     let server_state = cx.is_sysadmin();
     let own = cx.state.spid;
     let visible = |session_id: i32| server_state || session_id == own;
-    if !server_state && matches!(kind, DmvKind::OsWaitStats | DmvKind::VirtualFileStats | DmvKind::PerformanceCounters)
+    if !server_state
+        && matches!(
+            kind,
+            DmvKind::OsWaitStats
+                | DmvKind::VirtualFileStats
+                | DmvKind::PerformanceCounters
+                | DmvKind::TranLocks
+                | DmvKind::OsWaitingTasks
+        )
     {
         return Err(view_server_state_denied());
     }
@@ -478,6 +535,71 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 ]);
             }
         }
+        DmvKind::TranLocks => {
+            for l in cx.host.locks() {
+                // Mesquite's lock owner is the transaction: its id stands in for the
+                // owner's memory address and lock space (which only identify it).
+                let owner = l.request_owner_id.to_be_bytes();
+                out.push(vec![
+                    s(l.resource_type),
+                    s(""),
+                    Value::Int(i32::from(l.resource_database_id)),
+                    s(&l.resource_description),
+                    big(l.resource_associated_entity_id),
+                    Value::Int(0),
+                    s(l.request_mode),
+                    s("LOCK"),
+                    s(l.request_status),
+                    Value::SmallInt(l.request_reference_count.min(i16::MAX as u32) as i16),
+                    Value::Int(0),
+                    Value::Int(l.request_session_id),
+                    Value::Int(0),
+                    Value::Int(0),
+                    s("TRANSACTION"),
+                    big(l.request_owner_id.min(i64::MAX as u64) as i64),
+                    Value::Guid([0; 16]),
+                    s(&format!("0x{:016X}:0:0", l.request_owner_id)),
+                    Value::Binary(owner.to_vec()),
+                ]);
+            }
+        }
+        DmvKind::OsWaitingTasks => {
+            // One task per session: a session's id stands in for its task's address.
+            let task = |session_id: i32| Value::Binary(i64::from(session_id).to_be_bytes().to_vec());
+            for r in cx.host.sessions() {
+                let Some(q) = &r.request else { continue };
+                let Some(wait_type) = q.wait_type else { continue };
+                let blocked = q.blocking_session_id != 0;
+                out.push(vec![
+                    task(r.session_id),
+                    Value::SmallInt(r.session_id as i16),
+                    Value::Int(0),
+                    big(q.wait_time_ms),
+                    s(wait_type),
+                    Value::Null,
+                    if blocked { task(q.blocking_session_id) } else { Value::Null },
+                    if blocked { Value::SmallInt(q.blocking_session_id as i16) } else { Value::Null },
+                    if blocked { Value::Int(0) } else { Value::Null },
+                    if q.wait_resource.is_empty() { Value::Null } else { s(&q.wait_resource) },
+                ]);
+            }
+        }
+        DmvKind::DbLogSpaceUsage => {
+            // The current database's log; the log truncates as under SIMPLE recovery, so
+            // the log written since the last backup is the active log.
+            let name = cx.db_name(cx.state.database).unwrap_or_default();
+            for l in cx.host.log_space().into_iter().filter(|l| l.database_name.eq_ignore_ascii_case(&name)) {
+                let total = (l.log_size_mb * 1024.0 * 1024.0).round() as i64;
+                let used = (total as f64 * l.log_space_used_percent / 100.0).round() as i64;
+                out.push(vec![
+                    Value::Int(i32::from(cx.state.database)),
+                    big(total),
+                    big(used),
+                    Value::Real(l.log_space_used_percent as f32),
+                    big(used),
+                ]);
+            }
+        }
     }
     Ok(out)
 }
@@ -585,6 +707,7 @@ impl LiveRequest {
             StatementKind::Insert(_) => "INSERT",
             StatementKind::Update(_) => "UPDATE",
             StatementKind::Delete(_) => "DELETE",
+            StatementKind::Merge(_) => "MERGE",
             StatementKind::Exec(_) | StatementKind::ExecString(_) => "EXECUTE",
             StatementKind::WaitFor { .. } => "WAITFOR",
             StatementKind::BeginTransaction { .. } => "BEGIN TRANSACTION",

@@ -8,8 +8,12 @@ fn join(parts: &[Ident]) -> String {
     parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
 }
 
+/// Msg 208. SQL Server resolves a temporary table when the statement runs (deferred
+/// name resolution), and that path reports state 0; a permanent table fails at compile
+/// time with state 1.
 pub fn invalid_object(name: &str) -> SqlError {
-    SqlError::new(208, 16, 1, format!("Invalid object name '{name}'."))
+    let state = if name.starts_with('#') { 0 } else { 1 };
+    SqlError::new(208, 16, state, format!("Invalid object name '{name}'."))
 }
 
 pub fn invalid_column(name: &str) -> SqlError {

@@ -15,11 +15,13 @@
 //! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
+pub mod catalog_views;
 pub mod ddl;
 pub mod dml;
 pub mod dmv;
 pub mod errors;
 pub mod expr;
+pub mod merge;
 pub mod parse_cache;
 pub mod plan;
 pub mod procs;
@@ -226,7 +228,7 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812) || e.severity >= 20
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334) || e.severity >= 20
 }
 
 impl<'a> Cx<'a> {
@@ -691,7 +693,57 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
     };
     let mut cx = Cx::new(host, state, sink);
     cx.source = Arc::from(text);
+    if let Some(e) = compile_check(&mut cx, &batch.statements) {
+        // Nothing of the batch runs, as when SQL Server fails to compile it.
+        report(&mut cx, &e);
+        return;
+    }
     run_top_level(&mut cx, &batch.statements);
+}
+
+/// SQL Server compiles a whole batch before running it: a SELECT naming a column that a
+/// table existing at that time lacks (207, 209, 4104) fails the batch before its first
+/// statement runs. Statements whose tables do not exist yet are compiled when reached
+/// (deferred name resolution). Only SELECTs after the first statement are checked (the
+/// first one fails the same way when it runs), and only up to the first statement that
+/// may change what names mean (DDL, USE, EXEC), so a schema changed by the batch itself
+/// is never judged by its old definition.
+fn compile_check(cx: &mut Cx, statements: &[Statement]) -> Option<SqlError> {
+    for stmt in statements.iter().skip(1) {
+        match &stmt.kind {
+            StatementKind::Query(q) => {
+                if matches!(&q.body, SetExpr::Select(s) if s.into.is_some()) {
+                    continue;
+                }
+                let r = {
+                    let mut b = query::Binder::new(cx);
+                    b.plan_query(q).map(|_| ())
+                };
+                if let Err(mut e) = r {
+                    if matches!(e.number, 207 | 209 | 4104) {
+                        if e.line == 0 {
+                            e.line = stmt.line();
+                        }
+                        return Some(e);
+                    }
+                }
+            }
+            StatementKind::Declare(_)
+            | StatementKind::SetVariable { .. }
+            | StatementKind::SetOption(_)
+            | StatementKind::Print(_)
+            | StatementKind::Insert(_)
+            | StatementKind::Update(_)
+            | StatementKind::Delete(_)
+            | StatementKind::Merge(_)
+            | StatementKind::BeginTransaction { .. }
+            | StatementKind::Commit { .. }
+            | StatementKind::Rollback { .. }
+            | StatementKind::SaveTransaction { .. } => {}
+            _ => return None,
+        }
+    }
+    None
 }
 
 /// Ends a session: rolls back its open transaction (reloading the catalogs it changed)
@@ -786,8 +838,13 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 if uncatchable {
                     return Err(Abort { error: e, reported: true });
                 }
-                if matches!(stmt.kind, StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_))
-                    && matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
+                if matches!(
+                    stmt.kind,
+                    StatementKind::Insert(_)
+                        | StatementKind::Update(_)
+                        | StatementKind::Delete(_)
+                        | StatementKind::Merge(_)
+                ) && matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
                     && !cx.state.xact_abort
                 {
                     let _ = cx.sink.message(&Message {
@@ -830,6 +887,7 @@ fn is_data_statement(k: &StatementKind) -> bool {
             | StatementKind::Insert(_)
             | StatementKind::Update(_)
             | StatementKind::Delete(_)
+            | StatementKind::Merge(_)
             | StatementKind::CreateTable(_)
             | StatementKind::AlterTable(_)
             | StatementKind::CreateIndex(_)
@@ -887,6 +945,7 @@ pub fn command_of(k: &StatementKind) -> u16 {
         StatementKind::Insert(_) => c::INSERT,
         StatementKind::Update(_) => c::UPDATE,
         StatementKind::Delete(_) => c::DELETE,
+        StatementKind::Merge(_) => c::MERGE,
         StatementKind::CreateTable(_) => c::CREATE_TABLE,
         StatementKind::AlterTable(_) => c::ALTER_TABLE,
         StatementKind::CreateIndex(_) => c::CREATE_INDEX,
@@ -1000,6 +1059,7 @@ fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> 
         StatementKind::Insert(i) => dml::insert(cx, i)?,
         StatementKind::Update(u) => dml::update(cx, u)?,
         StatementKind::Delete(d) => dml::delete(cx, d)?,
+        StatementKind::Merge(m) => merge::merge(cx, m)?,
         k if security::is_database_security(k) => security::execute_database(cx, k)?,
         other => {
             security::check_ddl(cx, other)?;

@@ -661,64 +661,9 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
     Err(e)
 }
 
-/// RAISERROR's printf-style formatting: %s, %d, %i, %u, %x, %X, %o, %%, with width.
+/// RAISERROR's printf-style formatting (shared with FORMATMESSAGE).
 pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
-    let mut out = String::new();
-    let mut chars = fmt.chars().peekable();
-    let mut next = 0;
-    while let Some(c) = chars.next() {
-        if c != '%' {
-            out.push(c);
-            continue;
-        }
-        if chars.peek() == Some(&'%') {
-            chars.next();
-            out.push('%');
-            continue;
-        }
-        // Flags, width, precision.
-        let mut spec = String::new();
-        while let Some(&d) = chars.peek() {
-            if d.is_ascii_digit() || matches!(d, '-' | '+' | ' ' | '#' | '.' | '*' | 'l' | 'h' | 'I') {
-                spec.push(d);
-                chars.next();
-            } else {
-                break;
-            }
-        }
-        let Some(kind) = chars.next() else { break };
-        let arg = args.get(next);
-        next += 1;
-        let text = match arg {
-            None => "(null)".to_string(),
-            Some((Value::Null, _)) => "(null)".to_string(),
-            Some((v, ty)) => match kind {
-                'd' | 'i' | 'u' => {
-                    super::table::int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty).unwrap_or_default())
-                }
-                'x' => super::table::int_of(v).map(|n| format!("{n:x}")).unwrap_or_default(),
-                'X' => super::table::int_of(v).map(|n| format!("{n:X}")).unwrap_or_default(),
-                'o' => super::table::int_of(v).map(|n| format!("{n:o}")).unwrap_or_default(),
-                _ => as_text(v, ty).unwrap_or_default(),
-            },
-        };
-        let width: usize =
-            spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
-        if text.chars().count() < width {
-            let zero = spec.trim_start_matches(['-', '+', ' ', '#']).starts_with('0') && !spec.starts_with('-');
-            let pad = (if zero { "0" } else { " " }).repeat(width - text.chars().count());
-            if spec.starts_with('-') {
-                out.push_str(&text);
-                out.push_str(&pad);
-            } else {
-                out.push_str(&pad);
-                out.push_str(&text);
-            }
-        } else {
-            out.push_str(&text);
-        }
-    }
-    out
+    crate::scalar::functions::printf_message(fmt, args)
 }
 
 pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {

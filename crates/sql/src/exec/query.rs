@@ -32,6 +32,9 @@ pub struct ScopeCol {
     pub name: String,
     pub ty: SqlType,
     pub nullable: bool,
+    /// How messages name the column's table when it differs from `table`: the name as
+    /// written for an unaliased multi-part name (`dbo.sales` in Msg 8120).
+    pub exposed: Option<String>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -49,6 +52,7 @@ impl Scope {
                     name: c.name.clone(),
                     ty: c.ty,
                     nullable: c.nullable,
+                    exposed: None,
                 })
                 .collect(),
         }
@@ -568,8 +572,17 @@ impl<'b, 'c> Binder<'b, 'c> {
             if let ExprKind::Column(name) = &e.kind {
                 // Not a grouping key: legal only as an outer reference.
                 let agg = self.agg.as_ref().map(|a| a.input.clone()).unwrap_or_default();
-                if agg.find(&name.parts)?.is_some() {
-                    return Err(errors::not_in_group_by(&name.parts));
+                if let Some(i) = agg.find(&name.parts)? {
+                    // Named by its table's exposed name, as SQL Server does.
+                    let c = &agg.cols[i];
+                    let mut parts: Vec<Ident> = c
+                        .exposed
+                        .as_ref()
+                        .or(c.table.as_ref())
+                        .map(|t| t.split('.').map(Ident::plain).collect())
+                        .unwrap_or_default();
+                    parts.push(name.name().clone());
+                    return Err(errors::not_in_group_by(&parts));
                 }
             }
         }
@@ -1291,6 +1304,13 @@ impl<'b, 'c> Binder<'b, 'c> {
     // Queries
     // ---------------------------------------------------------------------------------
 
+    /// Makes a statement's WITH clause visible to everything this binder plans next
+    /// (MERGE binds its source, ON and clauses with one binder).
+    pub fn push_ctes(&mut self, ctes: &[Cte]) {
+        let map = ctes.iter().map(|c| (c.name.value.to_ascii_lowercase(), CteDef::Query(c.clone()))).collect();
+        self.ctes.push(map);
+    }
+
     /// Plans a query; returns the plan and its output columns.
     pub fn plan_query(&mut self, q: &Query) -> Result<(Plan, Vec<OutCol>), SqlError> {
         let pushed = !q.with.is_empty();
@@ -1522,7 +1542,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ExprKind::Column(n) => (n.qualifier(1).map(|q| q.value.clone()), n.name().value.clone()),
                     _ => (None, String::new()),
                 };
-                sc.cols.push(ScopeCol { table, name, ty: key_exprs[i].ty(), nullable: true });
+                sc.cols.push(ScopeCol { table, name, ty: key_exprs[i].ty(), nullable: true, exposed: None });
             }
             cur_scope = sc;
             agg_built = true;
@@ -1702,8 +1722,12 @@ impl<'b, 'c> Binder<'b, 'c> {
                                 match agg.key_exprs.iter().position(|k| matches!(k, BExpr::Col(j, _) if *j == i)) {
                                     Some(k) => BExpr::Col(k, c.ty),
                                     None => {
-                                        let mut parts: Vec<Ident> =
-                                            c.table.iter().map(|t| Ident::plain(t.clone())).collect();
+                                        let mut parts: Vec<Ident> = c
+                                            .exposed
+                                            .as_ref()
+                                            .or(c.table.as_ref())
+                                            .map(|t| t.split('.').map(Ident::plain).collect())
+                                            .unwrap_or_default();
                                         parts.push(Ident::plain(c.name.clone()));
                                         return Err(errors::not_in_group_by(&parts));
                                     }
@@ -1862,7 +1886,14 @@ impl<'b, 'c> Binder<'b, 'c> {
                     }
                 }
                 let (plan, cols) = self.table_source(name)?;
-                Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
+                let mut scope = Scope::from_cols(Some(&alias_name), &cols);
+                if alias.is_none() && name.parts.len() > 1 {
+                    let written = name.parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".");
+                    for c in &mut scope.cols {
+                        c.exposed = Some(written.clone());
+                    }
+                }
+                Ok((plan, scope))
             }
             TableFactor::Variable { name, alias } => {
                 let t = self.cx.table_variable(name)?;
@@ -2333,7 +2364,7 @@ pub fn union_type(a: &SqlType, b: &SqlType) -> Result<SqlType, SqlError> {
 }
 
 /// Builds a join, turning equality predicates between the sides into hash keys.
-fn make_join(
+pub(super) fn make_join(
     left: Plan,
     right: Plan,
     kind: JoinKind,

@@ -3,8 +3,10 @@
 //! sys.all_columns, sys.system_columns, sys.indexes, sys.types,
 //! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES, COLUMNS and VIEWS) and
 //! built-in table functions (STRING_SPLIT, GENERATE_SERIES), computed from the catalog
-//! when a query opens them. Column names and types are SQL Server's (a subset of the
-//! columns of the wide views).
+//! when a query opens them; the other catalog views are in [`super::catalog_views`].
+//! Column names and types are SQL Server's: the full lists for sys.objects, sys.columns,
+//! sys.indexes and the INFORMATION_SCHEMA views, a subset of the columns of the other wide
+//! views.
 
 use std::sync::Arc;
 
@@ -30,6 +32,10 @@ pub enum ViewKind {
     SystemObjects,
     Tables,
     Views,
+    /// sys.all_views: user views and the system views.
+    AllViews,
+    /// sys.system_views: the system views only.
+    SystemViews,
     Procedures,
     Columns,
     /// sys.all_columns: user columns and the columns of the system views.
@@ -47,6 +53,9 @@ pub enum ViewKind {
     Dmv(super::dmv::DmvKind),
     /// A principal or permission view (see [`super::security`]).
     Security(super::security::SecurityView),
+    /// A constraint, module, storage or INFORMATION_SCHEMA view (see
+    /// [`super::catalog_views`]).
+    Catalog(super::catalog_views::CatalogView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -58,15 +67,15 @@ pub struct View {
     pub args: [Option<i32>; 2],
 }
 
-fn sysname() -> SqlType {
+pub(super) fn sysname() -> SqlType {
     SqlType::NVarChar { len: Length::Bounded(128) }
 }
 
-fn nv(n: u16) -> SqlType {
+pub(super) fn nv(n: u16) -> SqlType {
     SqlType::NVarChar { len: Length::Bounded(n) }
 }
 
-fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
+pub(super) fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
     spec.iter().map(|(n, t, null)| OutCol::new(*n, *t, *null)).collect()
 }
 
@@ -80,7 +89,6 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
     let int = SqlType::Int;
     let bit = SqlType::Bit;
     let dt = SqlType::DateTime;
-    let ch2 = SqlType::Char { len: 2 };
     let ti = SqlType::TinyInt;
     let si = SqlType::SmallInt;
     match kind {
@@ -109,33 +117,14 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
         | ViewKind::SystemObjects
         | ViewKind::Tables
         | ViewKind::Views
-        | ViewKind::Procedures => cols(&[
-            ("name", sysname(), false),
-            ("object_id", int, false),
-            ("principal_id", int, true),
-            ("schema_id", int, false),
-            ("parent_object_id", int, false),
-            ("type", ch2, true),
-            ("type_desc", nv(60), true),
-            ("create_date", dt, false),
-            ("modify_date", dt, false),
-            ("is_ms_shipped", bit, false),
-        ]),
-        ViewKind::Columns | ViewKind::AllColumns | ViewKind::SystemColumns => cols(&[
-            ("object_id", int, false),
-            ("name", sysname(), true),
-            ("column_id", int, false),
-            ("system_type_id", ti, false),
-            ("user_type_id", int, false),
-            ("max_length", si, false),
-            ("precision", ti, false),
-            ("scale", ti, false),
-            ("collation_name", sysname(), true),
-            ("is_nullable", bit, true),
-            ("is_identity", bit, false),
-            ("is_computed", bit, false),
-            ("is_sparse", bit, false),
-        ]),
+        | ViewKind::AllViews
+        | ViewKind::SystemViews
+        | ViewKind::Procedures => {
+            let mut v = object_spec();
+            v.extend(object_extra_spec(kind));
+            cols(&v)
+        }
+        ViewKind::Columns | ViewKind::AllColumns | ViewKind::SystemColumns => cols(&column_spec()),
         ViewKind::Indexes => cols(&[
             ("object_id", int, false),
             ("name", sysname(), true),
@@ -143,10 +132,23 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("type", ti, false),
             ("type_desc", nv(60), true),
             ("is_unique", bit, true),
+            ("data_space_id", int, true),
+            ("ignore_dup_key", bit, true),
             ("is_primary_key", bit, true),
             ("is_unique_constraint", bit, true),
+            ("fill_factor", ti, false),
+            ("is_padded", bit, true),
+            ("is_disabled", bit, true),
+            ("is_hypothetical", bit, true),
+            ("is_ignored_in_optimization", bit, true),
+            ("allow_row_locks", bit, true),
+            ("allow_page_locks", bit, true),
             ("has_filter", bit, true),
             ("filter_definition", SqlType::NVarChar { len: Length::Max }, true),
+            ("compression_delay", int, true),
+            ("suppress_dup_key_messages", bit, true),
+            ("auto_created", bit, true),
+            ("optimize_for_sequential_key", bit, true),
         ]),
         ViewKind::Types => cols(&[
             ("name", sysname(), false),
@@ -186,20 +188,26 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("CHECK_OPTION", SqlType::VarChar { len: Length::Bounded(7) }, true),
             ("IS_UPDATABLE", SqlType::VarChar { len: Length::Bounded(2) }, true),
         ]),
-        ViewKind::IsColumns => cols(&[
-            ("TABLE_CATALOG", sysname(), true),
-            ("TABLE_SCHEMA", sysname(), true),
-            ("TABLE_NAME", sysname(), false),
-            ("COLUMN_NAME", sysname(), true),
-            ("ORDINAL_POSITION", int, true),
-            ("COLUMN_DEFAULT", SqlType::NVarChar { len: Length::Bounded(4000) }, true),
-            ("IS_NULLABLE", SqlType::VarChar { len: Length::Bounded(3) }, true),
-            ("DATA_TYPE", sysname(), true),
-            ("CHARACTER_MAXIMUM_LENGTH", int, true),
-            ("NUMERIC_PRECISION", ti, true),
-            ("NUMERIC_SCALE", int, true),
-            ("DATETIME_PRECISION", si, true),
-        ]),
+        ViewKind::IsColumns => {
+            let mut v = vec![
+                ("TABLE_CATALOG", sysname(), true),
+                ("TABLE_SCHEMA", sysname(), true),
+                ("TABLE_NAME", sysname(), false),
+                ("COLUMN_NAME", sysname(), true),
+                ("ORDINAL_POSITION", int, true),
+                ("COLUMN_DEFAULT", SqlType::NVarChar { len: Length::Bounded(4000) }, true),
+                ("IS_NULLABLE", SqlType::VarChar { len: Length::Bounded(3) }, true),
+                ("DATA_TYPE", sysname(), true),
+            ];
+            v.extend(is_type_spec(ti, int));
+            v.extend([
+                ("DOMAIN_CATALOG", sysname(), true),
+                ("DOMAIN_SCHEMA", sysname(), true),
+                ("DOMAIN_NAME", sysname(), true),
+            ]);
+            cols(&v)
+        }
+        ViewKind::Catalog(v) => super::catalog_views::columns(v),
         ViewKind::Dmv(_) | ViewKind::Security(_) => Vec::new(),
     }
 }
@@ -211,7 +219,7 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
             "tables" => Some(ViewKind::IsTables),
             "columns" => Some(ViewKind::IsColumns),
             "views" => Some(ViewKind::IsViews),
-            _ => None,
+            _ => super::catalog_views::information_schema_kind(&n).map(ViewKind::Catalog),
         };
     }
     if !schema.eq_ignore_ascii_case("sys") {
@@ -225,6 +233,8 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "system_objects" => ViewKind::SystemObjects,
         "tables" => ViewKind::Tables,
         "views" => ViewKind::Views,
+        "all_views" => ViewKind::AllViews,
+        "system_views" => ViewKind::SystemViews,
         "procedures" => ViewKind::Procedures,
         "columns" => ViewKind::Columns,
         "all_columns" => ViewKind::AllColumns,
@@ -233,9 +243,10 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "types" => ViewKind::Types,
         "master_files" => ViewKind::MasterFiles,
         "database_files" => ViewKind::DatabaseFiles,
-        other => match super::security::view_kind(other) {
-            Some(v) => ViewKind::Security(v),
-            None => ViewKind::Dmv(super::dmv::view_kind(other)?),
+        other => match (super::security::view_kind(other), super::catalog_views::sys_kind(other)) {
+            (Some(v), _) => ViewKind::Security(v),
+            (None, Some(v)) => ViewKind::Catalog(v),
+            (None, None) => ViewKind::Dmv(super::dmv::view_kind(other)?),
         },
     })
 }
@@ -301,6 +312,38 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "sp_helpdb", "P"),
     (SYS_SCHEMA_ID, "sp_tables", "P"),
     (SYS_SCHEMA_ID, "sp_columns", "P"),
+    (SYS_SCHEMA_ID, "index_columns", "V"),
+    (SYS_SCHEMA_ID, "key_constraints", "V"),
+    (SYS_SCHEMA_ID, "foreign_keys", "V"),
+    (SYS_SCHEMA_ID, "foreign_key_columns", "V"),
+    (SYS_SCHEMA_ID, "check_constraints", "V"),
+    (SYS_SCHEMA_ID, "default_constraints", "V"),
+    (SYS_SCHEMA_ID, "identity_columns", "V"),
+    (SYS_SCHEMA_ID, "computed_columns", "V"),
+    (SYS_SCHEMA_ID, "sql_modules", "V"),
+    (SYS_SCHEMA_ID, "all_sql_modules", "V"),
+    (SYS_SCHEMA_ID, "parameters", "V"),
+    (SYS_SCHEMA_ID, "partitions", "V"),
+    (SYS_SCHEMA_ID, "data_spaces", "V"),
+    (SYS_SCHEMA_ID, "filegroups", "V"),
+    (SYS_SCHEMA_ID, "stats", "V"),
+    (SYS_SCHEMA_ID, "stats_columns", "V"),
+    (SYS_SCHEMA_ID, "triggers", "V"),
+    (SYS_SCHEMA_ID, "synonyms", "V"),
+    (INFORMATION_SCHEMA_ID, "SCHEMATA", "V"),
+    (INFORMATION_SCHEMA_ID, "ROUTINES", "V"),
+    (INFORMATION_SCHEMA_ID, "PARAMETERS", "V"),
+    (INFORMATION_SCHEMA_ID, "TABLE_CONSTRAINTS", "V"),
+    (INFORMATION_SCHEMA_ID, "KEY_COLUMN_USAGE", "V"),
+    (INFORMATION_SCHEMA_ID, "REFERENTIAL_CONSTRAINTS", "V"),
+    (INFORMATION_SCHEMA_ID, "CHECK_CONSTRAINTS", "V"),
+    (INFORMATION_SCHEMA_ID, "CONSTRAINT_COLUMN_USAGE", "V"),
+    (INFORMATION_SCHEMA_ID, "CONSTRAINT_TABLE_USAGE", "V"),
+    (SYS_SCHEMA_ID, "dm_tran_locks", "V"),
+    (SYS_SCHEMA_ID, "dm_os_waiting_tasks", "V"),
+    (SYS_SCHEMA_ID, "dm_db_log_space_usage", "V"),
+    (SYS_SCHEMA_ID, "all_views", "V"),
+    (SYS_SCHEMA_ID, "system_views", "V"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
@@ -411,11 +454,11 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
     }
 }
 
-fn s(v: &str) -> Value {
+pub(super) fn s(v: &str) -> Value {
     Value::String(v.to_string())
 }
 
-fn b(v: bool) -> Value {
+pub(super) fn b(v: bool) -> Value {
     Value::Bit(v)
 }
 
@@ -426,6 +469,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     match view.kind {
         ViewKind::Dmv(kind) => return super::dmv::rows(kind, view.args, cx),
         ViewKind::Security(kind) => return super::security::rows(kind, db, cx),
+        ViewKind::Catalog(kind) => return super::catalog_views::rows(kind, db, cx),
         ViewKind::Databases => {
             for d in cx.host.databases() {
                 let rm = match d.recovery_model {
@@ -543,8 +587,11 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                 | ViewKind::SystemObjects
                 | ViewKind::Tables
                 | ViewKind::Views
+                | ViewKind::AllViews
+                | ViewKind::SystemViews
                 | ViewKind::Procedures => {
-                    let user = if view.kind == ViewKind::SystemObjects { None } else { Some(&g.objects) };
+                    let system_only = matches!(view.kind, ViewKind::SystemObjects | ViewKind::SystemViews);
+                    let user = if system_only { None } else { Some(&g.objects) };
                     for o in user.into_iter().flat_map(|m| m.values()) {
                         if db == super::TEMPDB
                             && o.name.starts_with('#')
@@ -556,39 +603,19 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                         }
                         let keep = match view.kind {
                             ViewKind::Tables => matches!(o.body, ObjectBody::Table(_)),
-                            ViewKind::Views => matches!(o.body, ObjectBody::View(_)),
+                            ViewKind::Views | ViewKind::AllViews => matches!(o.body, ObjectBody::View(_)),
                             ViewKind::Procedures => matches!(o.body, ObjectBody::Procedure(_)),
                             _ => true,
                         };
                         if keep {
-                            out.push(vec![
-                                s(&o.name),
-                                Value::Int(o.id),
-                                Value::Null,
-                                Value::Int(o.schema_id),
-                                Value::Int(0),
-                                s(&format!("{:<2}", o.body.type_code())),
-                                s(o.body.type_desc()),
-                                o.create_date.clone(),
-                                o.modify_date.clone(),
-                                b(false),
-                            ]);
+                            let mut row = user_object_values(o);
+                            row.extend(object_extra_values(view.kind, Some(o)));
+                            out.push(row);
                         }
                         if matches!(view.kind, ViewKind::Objects | ViewKind::AllObjects) {
                             if let ObjectBody::Table(t) = &o.body {
                                 for (id, name, code, desc) in constraint_rows(t) {
-                                    out.push(vec![
-                                        s(&name),
-                                        Value::Int(id),
-                                        Value::Null,
-                                        Value::Int(o.schema_id),
-                                        Value::Int(o.id),
-                                        s(code),
-                                        s(desc),
-                                        o.create_date.clone(),
-                                        o.modify_date.clone(),
-                                        b(false),
-                                    ]);
+                                    out.push(constraint_object_values(o, id, &name, code, desc));
                                 }
                             }
                         }
@@ -599,22 +626,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                     for o in user.into_iter().flat_map(|m| m.values()) {
                         let ObjectBody::Table(t) = &o.body else { continue };
                         for c in &t.columns {
-                            let (id, len, p, sc) = type_info(&c.ty);
-                            out.push(vec![
-                                Value::Int(o.id),
-                                s(&c.name),
-                                Value::Int(c.column_id),
-                                Value::TinyInt(id),
-                                Value::Int(i32::from(id)),
-                                Value::SmallInt(len),
-                                Value::TinyInt(p),
-                                Value::TinyInt(sc),
-                                if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
-                                b(c.nullable),
-                                b(c.is_identity),
-                                b(c.computed.is_some()),
-                                b(c.sparse),
-                            ]);
+                            out.push(column_values(o.id, &ColumnFacts::of(c)));
                         }
                     }
                 }
@@ -627,6 +639,8 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                                 IndexKind::Clustered => 1,
                                 IndexKind::Nonclustered => 2,
                             };
+                            // The storage options Mesquite does not have show SQL Server's
+                            // defaults (no padding or fill factor, row and page locks allowed).
                             out.push(vec![
                                 Value::Int(o.id),
                                 ix.name.as_ref().map(|n| s(n)).unwrap_or(Value::Null),
@@ -634,10 +648,23 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                                 Value::TinyInt(ty),
                                 s(ix.type_desc()),
                                 b(ix.unique),
+                                Value::Int(PRIMARY_DATA_SPACE_ID),
+                                b(false),
                                 b(ix.primary_key.is_some()),
                                 b(ix.unique_constraint.is_some()),
+                                Value::TinyInt(0),
+                                b(false),
+                                b(false),
+                                b(false),
+                                b(false),
+                                b(true),
+                                b(true),
                                 b(ix.filter.is_some()),
                                 ix.filter.as_ref().map(|f| s(f)).unwrap_or(Value::Null),
+                                Value::Null,
+                                b(false),
+                                b(false),
+                                b(false),
                             ]);
                         }
                     }
@@ -664,8 +691,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                         }
                         let ObjectBody::Table(t) = &o.body else { continue };
                         for c in &t.columns {
-                            let (char_len, num_p, num_s, dt_p) = is_type_facets(&c.ty);
-                            out.push(vec![
+                            let mut row = vec![
                                 s(&db_name),
                                 s(&schema),
                                 s(&o.name),
@@ -674,52 +700,51 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                                 c.default.as_ref().map(|d| s(&d.definition)).unwrap_or(Value::Null),
                                 s(if c.nullable { "YES" } else { "NO" }),
                                 s(c.ty.name()),
-                                char_len,
-                                num_p,
-                                num_s,
-                                dt_p,
-                            ]);
+                            ];
+                            row.extend(is_type_values(&c.ty));
+                            row.extend([Value::Null, Value::Null, Value::Null]);
+                            out.push(row);
                         }
                     }
                 }
                 _ => {}
             }
-            if matches!(view.kind, ViewKind::AllObjects | ViewKind::SystemObjects) {
+            if matches!(
+                view.kind,
+                ViewKind::AllObjects | ViewKind::SystemObjects | ViewKind::AllViews | ViewKind::SystemViews
+            ) {
                 let created = cx.host.databases().first().map(|d| d.create_date.clone()).unwrap_or(Value::Null);
-                for o in system_objects() {
-                    out.push(vec![
-                        s(o.name),
-                        Value::Int(o.object_id),
-                        Value::Null,
-                        Value::Int(o.schema_id),
-                        Value::Int(0),
-                        s(&format!("{:<2}", o.type_code)),
-                        s(o.type_desc),
-                        created.clone(),
-                        created.clone(),
-                        b(true),
-                    ]);
+                let views_only = matches!(view.kind, ViewKind::AllViews | ViewKind::SystemViews);
+                for o in system_objects().into_iter().filter(|o| !views_only || o.type_code == "V") {
+                    let mut row = object_values(
+                        o.name,
+                        o.object_id,
+                        o.schema_id,
+                        0,
+                        o.type_code,
+                        o.type_desc,
+                        &created,
+                        &created,
+                        true,
+                    );
+                    row.extend(object_extra_values(view.kind, None));
+                    out.push(row);
                 }
             }
             if matches!(view.kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
                 for o in system_objects() {
                     for (i, c) in o.columns.iter().enumerate() {
-                        let (id, len, p, sc) = type_info(&c.ty);
-                        out.push(vec![
-                            Value::Int(o.object_id),
-                            s(&c.name),
-                            Value::Int(i as i32 + 1),
-                            Value::TinyInt(id),
-                            Value::Int(i32::from(id)),
-                            Value::SmallInt(len),
-                            Value::TinyInt(p),
-                            Value::TinyInt(sc),
-                            if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
-                            b(c.nullable),
-                            b(false),
-                            b(false),
-                            b(false),
-                        ]);
+                        let facts = ColumnFacts {
+                            name: &c.name,
+                            column_id: i as i32 + 1,
+                            ty: c.ty,
+                            nullable: c.nullable,
+                            identity: false,
+                            computed: false,
+                            sparse: false,
+                            default_object_id: 0,
+                        };
+                        out.push(column_values(o.object_id, &facts));
                     }
                 }
             }
@@ -728,38 +753,489 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     Ok(out)
 }
 
-fn is_type_facets(ty: &SqlType) -> (Value, Value, Value, Value) {
-    let int = |n: i64| Value::Int(n as i32);
+/// What INFORMATION_SCHEMA says of a type (COLUMNS, PARAMETERS, ROUTINES each list these
+/// facts, in their own orders and integer types).
+pub(super) struct IsFacets {
+    pub char_max: Option<i32>,
+    pub char_octets: Option<i32>,
+    pub precision: Option<u8>,
+    pub radix: Option<i16>,
+    pub scale: Option<u8>,
+    pub datetime_precision: Option<i16>,
+    pub charset: Option<&'static str>,
+    pub collation: Option<&'static str>,
+}
+
+pub(super) fn is_facets(ty: &SqlType) -> IsFacets {
+    let mut f = IsFacets {
+        char_max: None,
+        char_octets: None,
+        precision: None,
+        radix: None,
+        scale: None,
+        datetime_precision: None,
+        charset: None,
+        collation: None,
+    };
+    let bounded = |len: Length| match len {
+        Length::Max => -1,
+        Length::Bounded(n) => i32::from(n),
+    };
+    let (max, unicode) = match *ty {
+        SqlType::Char { len } | SqlType::Binary { len } => (Some(i32::from(len)), false),
+        SqlType::NChar { len } => (Some(i32::from(len)), true),
+        SqlType::VarChar { len } | SqlType::VarBinary { len } => (Some(bounded(len)), false),
+        SqlType::NVarChar { len } => (Some(bounded(len)), true),
+        SqlType::Xml => (Some(-1), true),
+        _ => (None, false),
+    };
+    if let Some(m) = max {
+        f.char_max = Some(m);
+        f.char_octets = Some(if unicode && m > 0 { m * 2 } else { m });
+        if ty.is_character() {
+            f.charset = Some(if unicode { "UNICODE" } else { "iso_1" });
+            f.collation = Some("SQL_Latin1_General_CP1_CI_AS");
+        }
+        return f;
+    }
     match *ty {
-        SqlType::Char { len } | SqlType::NChar { len } | SqlType::Binary { len } => {
-            (int(i64::from(len)), Value::Null, Value::Null, Value::Null)
-        }
-        SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => (
-            match len {
-                Length::Max => int(-1),
-                Length::Bounded(n) => int(i64::from(n)),
-            },
-            Value::Null,
-            Value::Null,
-            Value::Null,
-        ),
-        SqlType::Date => (Value::Null, Value::Null, Value::Null, Value::SmallInt(0)),
-        SqlType::DateTime => (Value::Null, Value::Null, Value::Null, Value::SmallInt(3)),
+        SqlType::Date | SqlType::SmallDateTime => f.datetime_precision = Some(0),
+        SqlType::DateTime => f.datetime_precision = Some(3),
         SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => {
-            (Value::Null, Value::Null, Value::Null, Value::SmallInt(i16::from(scale)))
+            f.datetime_precision = Some(i16::from(scale))
         }
-        _ => {
+        SqlType::Real | SqlType::Float => {
+            f.precision = Some(type_info(ty).2);
+            f.radix = Some(2);
+        }
+        _ if ty.is_numeric() => {
             let (_, _, p, sc) = type_info(ty);
-            if ty.is_numeric() {
-                (Value::Null, Value::TinyInt(p), Value::Int(i32::from(sc)), Value::Null)
-            } else {
-                (Value::Null, Value::Null, Value::Null, Value::Null)
-            }
+            f.precision = Some(p);
+            f.radix = Some(10);
+            f.scale = Some(sc);
+        }
+        _ => {}
+    }
+    f
+}
+
+/// INFORMATION_SCHEMA.COLUMNS' type columns, CHARACTER_MAXIMUM_LENGTH to COLLATION_NAME.
+fn is_type_spec(ti: SqlType, int: SqlType) -> Vec<(&'static str, SqlType, bool)> {
+    vec![
+        ("CHARACTER_MAXIMUM_LENGTH", int, true),
+        ("CHARACTER_OCTET_LENGTH", int, true),
+        ("NUMERIC_PRECISION", ti, true),
+        ("NUMERIC_PRECISION_RADIX", SqlType::SmallInt, true),
+        ("NUMERIC_SCALE", int, true),
+        ("DATETIME_PRECISION", SqlType::SmallInt, true),
+        ("CHARACTER_SET_CATALOG", sysname(), true),
+        ("CHARACTER_SET_SCHEMA", sysname(), true),
+        ("CHARACTER_SET_NAME", sysname(), true),
+        ("COLLATION_CATALOG", sysname(), true),
+        ("COLLATION_SCHEMA", sysname(), true),
+        ("COLLATION_NAME", sysname(), true),
+    ]
+}
+
+fn is_type_values(ty: &SqlType) -> Vec<Value> {
+    let f = is_facets(ty);
+    vec![
+        opt(f.char_max.map(Value::Int)),
+        opt(f.char_octets.map(Value::Int)),
+        opt(f.precision.map(Value::TinyInt)),
+        opt(f.radix.map(Value::SmallInt)),
+        opt(f.scale.map(|v| Value::Int(i32::from(v)))),
+        opt(f.datetime_precision.map(Value::SmallInt)),
+        Value::Null,
+        Value::Null,
+        opt(f.charset.map(s)),
+        Value::Null,
+        Value::Null,
+        opt(f.collation.map(s)),
+    ]
+}
+
+pub(super) fn opt(v: Option<Value>) -> Value {
+    v.unwrap_or(Value::Null)
+}
+
+/// The data space every table and index is on: the PRIMARY filegroup (Mesquite has one
+/// data file per database).
+pub(super) const PRIMARY_DATA_SPACE_ID: i32 = 1;
+
+/// sys.objects' columns; the views of one kind of object (sys.key_constraints,
+/// sys.foreign_keys, ...) start with them.
+pub(super) fn object_spec() -> Vec<(&'static str, SqlType, bool)> {
+    let bit = SqlType::Bit;
+    vec![
+        ("name", sysname(), false),
+        ("object_id", SqlType::Int, false),
+        ("principal_id", SqlType::Int, true),
+        ("schema_id", SqlType::Int, false),
+        ("parent_object_id", SqlType::Int, false),
+        ("type", SqlType::Char { len: 2 }, true),
+        ("type_desc", nv(60), true),
+        ("create_date", SqlType::DateTime, false),
+        ("modify_date", SqlType::DateTime, false),
+        ("is_ms_shipped", bit, false),
+        ("is_published", bit, false),
+        ("is_schema_published", bit, false),
+    ]
+}
+
+/// A row of [`object_spec`]. principal_id is NULL (objects are owned by their schema's
+/// owner); nothing is published for replication.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn object_values(
+    name: &str,
+    id: i32,
+    schema_id: i32,
+    parent: i32,
+    type_code: &str,
+    type_desc: &str,
+    create: &Value,
+    modify: &Value,
+    ms_shipped: bool,
+) -> Vec<Value> {
+    vec![
+        s(name),
+        Value::Int(id),
+        Value::Null,
+        Value::Int(schema_id),
+        Value::Int(parent),
+        s(&format!("{type_code:<2}")),
+        s(type_desc),
+        create.clone(),
+        modify.clone(),
+        b(ms_shipped),
+        b(false),
+        b(false),
+    ]
+}
+
+/// The columns sys.tables, sys.views (sys.all_views, sys.system_views) and
+/// sys.procedures add to sys.objects' (SQL Server 2022's lists).
+fn object_extra_spec(kind: ViewKind) -> Vec<(&'static str, SqlType, bool)> {
+    let (int, bit, ti) = (SqlType::Int, SqlType::Bit, SqlType::TinyInt);
+    match kind {
+        ViewKind::Tables => vec![
+            ("lob_data_space_id", int, false),
+            ("filestream_data_space_id", int, true),
+            ("max_column_id_used", int, false),
+            ("lock_on_bulk_load", bit, false),
+            ("uses_ansi_nulls", bit, true),
+            ("is_replicated", bit, true),
+            ("has_replication_filter", bit, true),
+            ("is_merge_published", bit, true),
+            ("is_sync_tran_subscribed", bit, true),
+            ("has_unchecked_assembly_data", bit, false),
+            ("text_in_row_limit", int, true),
+            ("large_value_types_out_of_row", bit, true),
+            ("is_tracked_by_cdc", bit, true),
+            ("lock_escalation", ti, true),
+            ("lock_escalation_desc", nv(60), true),
+            ("is_filetable", bit, true),
+            ("is_memory_optimized", bit, true),
+            ("durability", ti, true),
+            ("durability_desc", nv(60), true),
+            ("temporal_type", ti, true),
+            ("temporal_type_desc", nv(60), true),
+            ("history_table_id", int, true),
+            ("is_remote_data_archive_enabled", bit, true),
+            ("is_external", bit, false),
+            ("history_retention_period", int, true),
+            ("history_retention_period_unit", int, true),
+            ("history_retention_period_unit_desc", nv(10), true),
+            ("is_node", bit, true),
+            ("is_edge", bit, true),
+            ("data_retention_period", int, true),
+            ("data_retention_period_unit", int, true),
+            ("data_retention_period_unit_desc", nv(10), true),
+            ("ledger_type", ti, true),
+            ("ledger_type_desc", nv(60), true),
+            ("ledger_view_id", int, true),
+            ("is_dropped_ledger_table", bit, true),
+        ],
+        ViewKind::Views | ViewKind::AllViews | ViewKind::SystemViews => vec![
+            ("is_replicated", bit, true),
+            ("has_replication_filter", bit, true),
+            ("has_opaque_metadata", bit, false),
+            ("has_unchecked_assembly_data", bit, false),
+            ("with_check_option", bit, false),
+            ("is_date_correlation_view", bit, false),
+            ("is_tracked_by_cdc", bit, true),
+            ("has_snapshot", bit, true),
+            ("ledger_view_type", ti, true),
+            ("ledger_view_type_desc", nv(60), true),
+            ("is_dropped_ledger_view", bit, true),
+        ],
+        ViewKind::Procedures => vec![
+            ("is_auto_executed", bit, false),
+            ("is_execution_replicated", bit, true),
+            ("is_repl_serializable_skip", bit, true),
+            ("skips_repl_constraints", bit, true),
+        ],
+        _ => Vec::new(),
+    }
+}
+
+/// The values of [`object_extra_spec`] for a user object (None: a system view).
+/// Features Mesquite does not have (replication, CDC, FILESTREAM, memory-optimized,
+/// temporal, graph and ledger tables) show SQL Server's values for a table without them.
+fn object_extra_values(kind: ViewKind, o: Option<&crate::catalog::Object>) -> Vec<Value> {
+    let null = || Value::Null;
+    match kind {
+        ViewKind::Tables => {
+            let Some(ObjectBody::Table(t)) = o.map(|o| &o.body) else { return Vec::new() };
+            // LOB data (MAX types, xml) is kept with the table's other data, on PRIMARY.
+            let lob = t.columns.iter().any(|c| {
+                matches!(
+                    c.ty,
+                    SqlType::VarChar { len: Length::Max }
+                        | SqlType::NVarChar { len: Length::Max }
+                        | SqlType::VarBinary { len: Length::Max }
+                        | SqlType::Xml
+                )
+            });
+            let max_column = t.columns.iter().map(|c| c.column_id).max().unwrap_or(0);
+            vec![
+                Value::Int(if lob { PRIMARY_DATA_SPACE_ID } else { 0 }),
+                null(),
+                Value::Int(max_column),
+                b(false),
+                b(true),
+                b(false),
+                b(false),
+                b(false),
+                b(false),
+                b(false),
+                Value::Int(0),
+                b(false),
+                b(false),
+                Value::TinyInt(0),
+                s("TABLE"),
+                b(false),
+                b(false),
+                Value::TinyInt(0),
+                s("SCHEMA_AND_DATA"),
+                Value::TinyInt(0),
+                s("NON_TEMPORAL_TABLE"),
+                null(),
+                b(false),
+                b(false),
+                null(),
+                null(),
+                null(),
+                b(false),
+                b(false),
+                null(),
+                null(),
+                null(),
+                Value::TinyInt(0),
+                s("NON_LEDGER_TABLE"),
+                null(),
+                b(false),
+            ]
+        }
+        ViewKind::Views | ViewKind::AllViews | ViewKind::SystemViews => {
+            let (metadata, check) = match o.map(|o| &o.body) {
+                Some(ObjectBody::View(m)) => match super::parse_module(&m.definition).map(|st| st.kind) {
+                    Ok(StatementKind::CreateView(v)) => {
+                        (v.options.iter().any(|x| matches!(x, ModuleOption::ViewMetadata)), v.check_option)
+                    }
+                    _ => (false, false),
+                },
+                _ => (false, false),
+            };
+            vec![
+                b(false),
+                b(false),
+                b(metadata),
+                b(false),
+                b(check),
+                b(false),
+                b(false),
+                b(false),
+                Value::TinyInt(0),
+                s("NON_LEDGER_VIEW"),
+                b(false),
+            ]
+        }
+        ViewKind::Procedures => vec![b(false), b(false), b(false), b(false)],
+        _ => Vec::new(),
+    }
+}
+
+pub(super) fn user_object_values(o: &crate::catalog::Object) -> Vec<Value> {
+    object_values(
+        &o.name,
+        o.id,
+        o.schema_id,
+        0,
+        o.body.type_code(),
+        o.body.type_desc(),
+        &o.create_date,
+        &o.modify_date,
+        false,
+    )
+}
+
+/// A constraint as an object: its table is the parent and lends it its dates.
+pub(super) fn constraint_object_values(
+    table: &crate::catalog::Object,
+    id: i32,
+    name: &str,
+    type_code: &str,
+    type_desc: &str,
+) -> Vec<Value> {
+    object_values(
+        name,
+        id,
+        table.schema_id,
+        table.id,
+        type_code,
+        type_desc,
+        &table.create_date,
+        &table.modify_date,
+        false,
+    )
+}
+
+/// sys.columns' columns (also sys.all_columns, sys.system_columns, and the start of
+/// sys.identity_columns and sys.computed_columns).
+pub(super) fn column_spec() -> Vec<(&'static str, SqlType, bool)> {
+    let (int, bit, ti) = (SqlType::Int, SqlType::Bit, SqlType::TinyInt);
+    vec![
+        ("object_id", int, false),
+        ("name", sysname(), true),
+        ("column_id", int, false),
+        ("system_type_id", ti, false),
+        ("user_type_id", int, false),
+        ("max_length", SqlType::SmallInt, false),
+        ("precision", ti, false),
+        ("scale", ti, false),
+        ("collation_name", sysname(), true),
+        ("is_nullable", bit, true),
+        ("is_ansi_padded", bit, false),
+        ("is_rowguidcol", bit, false),
+        ("is_identity", bit, false),
+        ("is_computed", bit, false),
+        ("is_filestream", bit, false),
+        ("is_replicated", bit, true),
+        ("is_non_sql_subscribed", bit, true),
+        ("is_merge_published", bit, true),
+        ("is_dts_replicated", bit, true),
+        ("is_xml_document", bit, false),
+        ("xml_collection_id", int, false),
+        ("default_object_id", int, false),
+        ("rule_object_id", int, false),
+        ("is_sparse", bit, true),
+        ("is_column_set", bit, true),
+        ("generated_always_type", ti, true),
+        ("generated_always_type_desc", nv(60), true),
+        ("encryption_type", int, true),
+        ("encryption_type_desc", nv(64), true),
+        ("encryption_algorithm_name", sysname(), true),
+        ("column_encryption_key_id", int, true),
+        ("column_encryption_key_database_name", sysname(), true),
+        ("is_hidden", bit, true),
+        ("is_masked", bit, true),
+        ("graph_type", int, true),
+        ("graph_type_desc", nv(60), true),
+        ("is_data_deletion_filter_column", bit, true),
+        ("ledger_view_column_type", int, true),
+        ("ledger_view_column_type_desc", nv(60), true),
+        ("is_dropped_ledger_column", bit, true),
+    ]
+}
+
+/// What sys.columns shows of one column.
+pub(super) struct ColumnFacts<'a> {
+    pub name: &'a str,
+    pub column_id: i32,
+    pub ty: SqlType,
+    pub nullable: bool,
+    pub identity: bool,
+    pub computed: bool,
+    pub sparse: bool,
+    pub default_object_id: i32,
+}
+
+impl<'a> ColumnFacts<'a> {
+    pub fn of(c: &'a crate::catalog::Column) -> ColumnFacts<'a> {
+        ColumnFacts {
+            name: &c.name,
+            column_id: c.column_id,
+            ty: c.ty,
+            nullable: c.nullable,
+            identity: c.is_identity,
+            computed: c.computed.is_some(),
+            sparse: c.sparse,
+            default_object_id: c.default.as_ref().map_or(0, |d| d.object_id),
         }
     }
 }
 
-fn constraint_rows(t: &crate::catalog::Table) -> Vec<(i32, String, &'static str, &'static str)> {
+/// A row of [`column_spec`]. Features Mesquite does not have (replication, FILESTREAM,
+/// Always Encrypted, temporal and ledger tables, graph tables, masking) show SQL
+/// Server's values for a column without them.
+pub(super) fn column_values(object_id: i32, c: &ColumnFacts) -> Vec<Value> {
+    let (id, len, p, sc) = type_info(&c.ty);
+    // Mesquite stores char/binary values as ANSI_PADDING ON does (SQL Server's default).
+    let padded = matches!(
+        c.ty,
+        SqlType::Char { .. }
+            | SqlType::VarChar { .. }
+            | SqlType::NChar { .. }
+            | SqlType::NVarChar { .. }
+            | SqlType::Binary { .. }
+            | SqlType::VarBinary { .. }
+    );
+    vec![
+        Value::Int(object_id),
+        s(c.name),
+        Value::Int(c.column_id),
+        Value::TinyInt(id),
+        Value::Int(i32::from(id)),
+        Value::SmallInt(len),
+        Value::TinyInt(p),
+        Value::TinyInt(sc),
+        if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
+        b(c.nullable),
+        b(padded),
+        b(false),
+        b(c.identity),
+        b(c.computed),
+        b(false),
+        b(false),
+        b(false),
+        b(false),
+        b(false),
+        b(false),
+        Value::Int(0),
+        Value::Int(c.default_object_id),
+        Value::Int(0),
+        b(c.sparse),
+        b(false),
+        Value::TinyInt(0),
+        s("NOT_APPLICABLE"),
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        Value::Null,
+        b(false),
+        b(false),
+        Value::Null,
+        Value::Null,
+        b(false),
+        Value::Null,
+        Value::Null,
+        b(false),
+    ]
+}
+
+pub(super) fn constraint_rows(t: &crate::catalog::Table) -> Vec<(i32, String, &'static str, &'static str)> {
     let mut v = Vec::new();
     for ix in &t.indexes {
         if let Some(id) = ix.primary_key {

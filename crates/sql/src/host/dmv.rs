@@ -112,6 +112,26 @@ pub struct CounterRow {
     pub cntr_type: i32,
 }
 
+/// One lock request, granted or waiting (sys.dm_tran_locks).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LockRow {
+    /// OBJECT, PAGE, KEY, RID, HOBT, DATABASE, ...
+    pub resource_type: &'static str,
+    pub resource_database_id: DbId,
+    /// "(8194443284a0)" for a key, "1:153" for a page, ... as SQL Server shows them.
+    pub resource_description: String,
+    /// The object id or HoBT id the resource belongs to.
+    pub resource_associated_entity_id: i64,
+    /// The mode granted (GRANT) or requested (WAIT, CONVERT): S, X, IX, RangeS-S, ...
+    pub request_mode: &'static str,
+    /// GRANT, WAIT or CONVERT.
+    pub request_status: &'static str,
+    pub request_reference_count: u32,
+    pub request_session_id: i32,
+    /// The owning transaction's id.
+    pub request_owner_id: u64,
+}
+
 /// One database's log (DBCC SQLPERF(LOGSPACE)).
 #[derive(Debug, Clone, PartialEq)]
 pub struct LogSpaceRow {

@@ -1,8 +1,8 @@
-//! INSERT, UPDATE and DELETE (MERGE is kept as an unmodelled statement, see
-//! [`StatementKind::Other`]).
+//! INSERT, UPDATE, DELETE and MERGE.
 
 use super::{PResult, Parser};
 use crate::ast::*;
+use crate::errors;
 use crate::lexer::TokenKind;
 
 impl<'a> Parser<'a> {
@@ -70,6 +70,16 @@ impl<'a> Parser<'a> {
         let top = if self.is_word("TOP") { Some(self.parse_top(true)?) } else { None };
         let target = self.parse_dml_target()?;
         self.expect_word("SET")?;
+        let assignments = self.parse_assignments()?;
+        let output = self.parse_output_clauses()?;
+        let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
+        let where_clause = if self.eat_word("WHERE") { Some(self.parse_expr()?) } else { None };
+        let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
+        Ok(Update { with, top, target, assignments, output, from, where_clause, hints })
+    }
+
+    /// The assignments after SET in UPDATE and in MERGE's UPDATE action.
+    fn parse_assignments(&mut self) -> PResult<Vec<Assignment>> {
         let mut assignments = Vec::new();
         loop {
             let target = if self.is(&TokenKind::Variable) {
@@ -86,11 +96,7 @@ impl<'a> Parser<'a> {
                 break;
             }
         }
-        let output = self.parse_output_clauses()?;
-        let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
-        let where_clause = if self.eat_word("WHERE") { Some(self.parse_expr()?) } else { None };
-        let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
-        Ok(Update { with, top, target, assignments, output, from, where_clause, hints })
+        Ok(assignments)
     }
 
     pub(crate) fn parse_delete(&mut self, with: Vec<Cte>) -> PResult<Delete> {
@@ -103,5 +109,102 @@ impl<'a> Parser<'a> {
         let where_clause = if self.eat_word("WHERE") { Some(self.parse_expr()?) } else { None };
         let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
         Ok(Delete { with, top, target, output, from, where_clause, hints })
+    }
+
+    /// MERGE, up to and checking its mandatory `;` (which the caller consumes).
+    pub(crate) fn parse_merge(&mut self, with: Vec<Cte>) -> PResult<Merge> {
+        self.expect_word("MERGE")?;
+        let top = if self.is_word("TOP") { Some(self.parse_top(true)?) } else { None };
+        self.eat_word("INTO");
+        let target = self.parse_dml_target()?;
+        // USING is not reserved: it ends the target, it is not an alias.
+        let alias = if self.eat_word("AS") {
+            Some(self.parse_ident()?)
+        } else if self.is_ident() && !self.is_word("USING") {
+            Some(self.parse_ident()?)
+        } else {
+            None
+        };
+        self.expect_word("USING")?;
+        let source = self.parse_table_with_joins()?;
+        self.expect_word("ON")?;
+        let on = self.parse_expr()?;
+        let mut clauses: Vec<MergeClause> = Vec::new();
+        while self.is_word("WHEN") {
+            let line = self.peek().span.line;
+            self.advance();
+            let when = if self.eat_word("MATCHED") {
+                MergeWhen::Matched
+            } else {
+                self.expect_word("NOT")?;
+                self.expect_word("MATCHED")?;
+                if self.eat_word("BY") {
+                    if self.eat_word("SOURCE") {
+                        MergeWhen::NotMatchedBySource
+                    } else {
+                        self.expect_word("TARGET")?;
+                        MergeWhen::NotMatchedByTarget
+                    }
+                } else {
+                    MergeWhen::NotMatchedByTarget
+                }
+            };
+            let condition = if self.eat_word("AND") { Some(self.parse_expr()?) } else { None };
+            self.expect_word("THEN")?;
+            let action = if when == MergeWhen::NotMatchedByTarget {
+                if !self.is_word("INSERT") {
+                    return Err(self.error());
+                }
+                self.advance();
+                if self.is_word("DEFAULT") && self.is_word_at(1, "VALUES") {
+                    self.advance();
+                    self.advance();
+                    MergeAction::Insert { columns: Vec::new(), values: None }
+                } else {
+                    let columns = if self.is(&TokenKind::LParen) { self.parse_paren_ident_list()? } else { Vec::new() };
+                    self.expect_word("VALUES")?;
+                    let mut rows = self.parse_values_rows()?;
+                    if rows.len() != 1 {
+                        return Err(self.error());
+                    }
+                    MergeAction::Insert { columns, values: rows.pop() }
+                }
+            } else if self.eat_word("UPDATE") {
+                self.expect_word("SET")?;
+                MergeAction::Update(self.parse_assignments()?)
+            } else if self.eat_word("DELETE") {
+                MergeAction::Delete
+            } else {
+                return Err(self.error());
+            };
+            // At most one UPDATE and one DELETE per matched kind, one INSERT (Msg 10714).
+            let same = |a: &MergeAction, b: &MergeAction| std::mem::discriminant(a) == std::mem::discriminant(b);
+            if clauses.iter().any(|c| c.when == when && same(&c.action, &action)) {
+                let w = match when {
+                    MergeWhen::Matched => "WHEN MATCHED",
+                    MergeWhen::NotMatchedByTarget => "WHEN NOT MATCHED",
+                    MergeWhen::NotMatchedBySource => "WHEN NOT MATCHED BY SOURCE",
+                };
+                let a = match action {
+                    MergeAction::Update(_) => "UPDATE",
+                    MergeAction::Delete => "DELETE",
+                    MergeAction::Insert { .. } => "INSERT",
+                };
+                return Err(errors::merge_duplicate_action(w, a, line));
+            }
+            clauses.push(MergeClause { when, condition, action });
+        }
+        if clauses.is_empty() {
+            return Err(self.error());
+        }
+        let output = self.parse_output_clauses()?;
+        let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
+        if !self.is(&TokenKind::Semicolon) {
+            // Reported where the statement should have ended: the next token, or the last
+            // one at the end of the batch.
+            let at = if self.at_eof() { self.pos.saturating_sub(1) } else { self.pos };
+            return Err(errors::merge_needs_semicolon(self.toks[at.min(self.toks.len() - 1)].span.line));
+        }
+        Ok(Merge { with, top, target, alias, source, on, clauses, output, hints })
     }
 }

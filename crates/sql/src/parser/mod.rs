@@ -125,8 +125,6 @@ const STATEMENT_STARTERS: &[&str] = &[
 /// How an unmodelled statement's extent is found.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Capture {
-    /// To the next `;` (MERGE requires one: Msg 10713 otherwise).
-    ToSemicolon,
     /// To the end of the batch (CREATE TRIGGER: the body is the rest of the batch).
     ToEndOfBatch,
     /// To `;` or the next statement-starting keyword at parenthesis depth 0.
@@ -490,11 +488,7 @@ impl<'a> Parser<'a> {
                 Ok(StatementKind::Update(Box::new(self.parse_update(Vec::new())?)))
             }
             "DELETE" => Ok(StatementKind::Delete(Box::new(self.parse_delete(Vec::new())?))),
-            "MERGE" => {
-                let start = self.pos;
-                self.advance();
-                self.capture_other(start, "MERGE", Capture::ToSemicolon)
-            }
+            "MERGE" => Ok(StatementKind::Merge(Box::new(self.parse_merge(Vec::new())?))),
             "BULK" => {
                 let start = self.pos;
                 self.advance();
@@ -649,8 +643,7 @@ impl<'a> Parser<'a> {
             return Ok(StatementKind::Delete(Box::new(self.parse_delete(ctes)?)));
         }
         if self.is_word("MERGE") {
-            self.advance();
-            return self.capture_other(start, "MERGE", Capture::ToSemicolon);
+            return Ok(StatementKind::Merge(Box::new(self.parse_merge(ctes)?)));
         }
         Err(self.error())
     }
@@ -662,12 +655,7 @@ impl<'a> Parser<'a> {
         let mut last_end = self.prev_end();
         loop {
             match self.kind() {
-                TokenKind::Eof => {
-                    if mode == Capture::ToSemicolon {
-                        return Err(errors::merge_needs_semicolon(self.toks[start].span.line));
-                    }
-                    break;
-                }
+                TokenKind::Eof => break,
                 TokenKind::Semicolon if depth <= 0 && mode != Capture::ToEndOfBatch => break,
                 TokenKind::LParen => depth += 1,
                 TokenKind::RParen => depth -= 1,

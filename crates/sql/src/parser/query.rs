@@ -321,7 +321,7 @@ impl<'a> Parser<'a> {
         Ok(from)
     }
 
-    fn parse_table_with_joins(&mut self) -> PResult<TableWithJoins> {
+    pub(crate) fn parse_table_with_joins(&mut self) -> PResult<TableWithJoins> {
         let relation = self.parse_table_factor()?;
         let mut joins = Vec::new();
         while let Some((kind, hint)) = self.parse_join_operator()? {

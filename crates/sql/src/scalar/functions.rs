@@ -89,6 +89,7 @@ const FUNCTIONS: &[(&str, usize, usize)] = &[
     ("SOUNDEX", 1, 1),
     ("DIFFERENCE", 2, 2),
     ("STRING_ESCAPE", 2, 2),
+    ("FORMATMESSAGE", 1, 254),
     // math
     ("ABS", 1, 1),
     ("CEILING", 1, 1),
@@ -393,6 +394,7 @@ pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> 
         }
         "SOUNDEX" => SqlType::VarChar { len: Length::Bounded(4) },
         "STRING_ESCAPE" => NVARCHAR_MAX,
+        "FORMATMESSAGE" => SqlType::NVarChar { len: Length::Bounded(2047) },
         "ABS" | "SIGN" | "ROUND" => {
             need_numeric(&a0, 1, f)?;
             match widen(&a0) {
@@ -1148,6 +1150,19 @@ pub fn call(
             out.extend(&chars[b..]);
             string_out(out, ret)
         }
+        "FORMATMESSAGE" => {
+            // A message number would be looked up in sys.messages; user messages do
+            // not exist here, so it is NULL as for a number sp_addmessage never added.
+            let Some(fmt) = (match args.first() {
+                Some(Value::String(s)) => Some(s.clone()),
+                _ => None,
+            }) else {
+                return Ok(Value::Null);
+            };
+            let rest: Vec<(Value, SqlType)> =
+                (1..args.len()).map(|i| (args[i].clone(), arg_ty(arg_types, args, i))).collect();
+            string_out(printf_message(&fmt, &rest), ret)
+        }
         "CONCAT" => {
             let mut out = String::new();
             for i in 0..args.len() {
@@ -1632,6 +1647,85 @@ pub fn is_volatile(f: Builtin) -> bool {
             | "CURRENT_TIMESTAMP"
             | "SYSDATETIMEOFFSET"
     )
+}
+
+/// RAISERROR's and FORMATMESSAGE's printf-style formatting: %s, %d, %i, %u, %x, %X, %o, %%, with width.
+pub fn printf_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
+    let mut out = String::new();
+    let mut chars = fmt.chars().peekable();
+    let mut next = 0;
+    while let Some(c) = chars.next() {
+        if c != '%' {
+            out.push(c);
+            continue;
+        }
+        if chars.peek() == Some(&'%') {
+            chars.next();
+            out.push('%');
+            continue;
+        }
+        // Flags, width, precision.
+        let mut spec = String::new();
+        while let Some(&d) = chars.peek() {
+            if d.is_ascii_digit() || matches!(d, '-' | '+' | ' ' | '#' | '.' | '*' | 'l' | 'h' | 'I') {
+                spec.push(d);
+                chars.next();
+            } else {
+                break;
+            }
+        }
+        let Some(kind) = chars.next() else { break };
+        let arg = args.get(next);
+        next += 1;
+        let text = match arg {
+            None => "(null)".to_string(),
+            Some((Value::Null, _)) => "(null)".to_string(),
+            Some((v, ty)) => match kind {
+                'd' | 'i' | 'u' => int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty)),
+                'x' => int_of(v).map(|n| format!("{n:x}")).unwrap_or_default(),
+                'X' => int_of(v).map(|n| format!("{n:X}")).unwrap_or_default(),
+                'o' => int_of(v).map(|n| format!("{n:o}")).unwrap_or_default(),
+                _ => as_text(v, ty),
+            },
+        };
+        let width: usize =
+            spec.trim_start_matches(['-', '+', ' ', '#']).split('.').next().and_then(|w| w.parse().ok()).unwrap_or(0);
+        if text.chars().count() < width {
+            let zero = spec.trim_start_matches(['-', '+', ' ', '#']).starts_with('0') && !spec.starts_with('-');
+            let pad = (if zero { "0" } else { " " }).repeat(width - text.chars().count());
+            if spec.starts_with('-') {
+                out.push_str(&text);
+                out.push_str(&pad);
+            } else {
+                out.push_str(&pad);
+                out.push_str(&text);
+            }
+        } else {
+            out.push_str(&text);
+        }
+    }
+    out
+}
+
+fn int_of(v: &Value) -> Option<i128> {
+    Some(match v {
+        Value::TinyInt(n) => i128::from(*n),
+        Value::SmallInt(n) => i128::from(*n),
+        Value::Int(n) => i128::from(*n),
+        Value::BigInt(n) => i128::from(*n),
+        Value::Decimal { value, scale, .. } => value / types::decimal::pow10(*scale),
+        _ => return None,
+    })
+}
+
+fn as_text(v: &Value, ty: &SqlType) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        other => match convert::convert(other, ty, &NVARCHAR_MAX, None) {
+            Ok(Value::String(s)) => s,
+            _ => String::new(),
+        },
+    }
 }
 
 #[cfg(test)]
