@@ -26,10 +26,14 @@
 //! drivers' default; `--packet-size`), PostgreSQL's simple query protocol, no TLS on
 //! either side.
 //!
-//! Usage: bench-tds [--quick] [--seconds S] [--rows N] [--memory-mb M] [--packet-size B]
-//!        [--mesquite PATH]
-//! Defaults: 5 s per round-trip measure, 1,000,000 rows, the `mesquite` binary next to this
-//! one. `--quick`: 0.5 s and 100,000 rows.
+//! Usage: bench-tds [--quick] [--seconds S] [--rows N] [--stream-runs R] [--memory-mb M]
+//!        [--packet-size B] [--mesquite PATH]
+//! Defaults: 5 s per round-trip measure, 1,000,000 rows, one measured streaming pass per
+//! side, the `mesquite` binary next to this one. `--quick`: 0.5 s and 100,000 rows.
+//! `--stream-runs R`: R measured passes per side, alternating (the machine is noisy); every
+//! pass is printed and the table shows the median. The CPU time of each pass is printed
+//! too (server processes and the client's thread, from /proc schedstat), which varies
+//! much less than elapsed time when other work shares the cores.
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
@@ -41,12 +45,13 @@ use stress::{Connector, Progress, StressOptions};
 use tds::client::{message_text, Client, ClientConfig};
 use types::Value;
 
-const USAGE: &str =
-    "usage: bench-tds [--quick] [--seconds S] [--rows N] [--memory-mb M] [--packet-size B] [--mesquite PATH]";
+const USAGE: &str = "usage: bench-tds [--quick] [--seconds S] [--rows N] [--stream-runs R] [--memory-mb M] \
+     [--packet-size B] [--mesquite PATH]";
 
 struct Args {
     seconds: f64,
     rows: u64,
+    stream_runs: usize,
     memory_mb: u64,
     packet_size: u32,
     mesquite: PathBuf,
@@ -57,7 +62,8 @@ fn parse_args() -> Result<Args, String> {
         .ok()
         .and_then(|p| p.parent().map(|d| d.join("mesquite")))
         .unwrap_or_else(|| PathBuf::from("mesquite"));
-    let mut a = Args { seconds: 5.0, rows: 1_000_000, memory_mb: 256, packet_size: 4096, mesquite: sibling };
+    let mut a =
+        Args { seconds: 5.0, rows: 1_000_000, stream_runs: 1, memory_mb: 256, packet_size: 4096, mesquite: sibling };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{k} needs a value\n{USAGE}"));
@@ -74,6 +80,10 @@ fn parse_args() -> Result<Args, String> {
             "--rows" => {
                 let v = value()?;
                 a.rows = v.parse().ok().filter(|&n| n > 0 && n <= 2_000_000_000).ok_or_else(|| bad(&v))?;
+            }
+            "--stream-runs" => {
+                let v = value()?;
+                a.stream_runs = v.parse().ok().filter(|n| (1..=100).contains(n)).ok_or_else(|| bad(&v))?;
             }
             "--memory-mb" => {
                 let v = value()?;
@@ -123,6 +133,31 @@ fn cluster_pids(cluster: &PgCluster) -> Vec<u32> {
         }
     }
     pids
+}
+
+/// CPU time a process's threads have run, from each thread's schedstat (nanoseconds).
+fn process_cpu(pid: u32) -> Duration {
+    let mut ns = 0u64;
+    if let Ok(dir) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+        for e in dir.flatten() {
+            ns += schedstat_ns(&e.path().join("schedstat")).unwrap_or(0);
+        }
+    }
+    Duration::from_nanos(ns)
+}
+
+/// CPU time of the PostgreSQL cluster's processes (the streaming backend and the rest).
+fn cluster_cpu(cluster: &PgCluster) -> Duration {
+    cluster_pids(cluster).into_iter().map(process_cpu).sum()
+}
+
+/// CPU time of the calling thread (the client: one thread streams).
+fn thread_cpu() -> Duration {
+    Duration::from_nanos(schedstat_ns(std::path::Path::new("/proc/thread-self/schedstat")).unwrap_or(0))
+}
+
+fn schedstat_ns(path: &std::path::Path) -> Option<u64> {
+    std::fs::read_to_string(path).ok()?.split_whitespace().next()?.parse().ok()
 }
 
 fn mib(kib: u64) -> String {
@@ -290,6 +325,12 @@ fn thousands(x: f64) -> String {
     out
 }
 
+/// The middle value (the upper one of an even count).
+fn median(ts: &mut [Duration]) -> Duration {
+    ts.sort();
+    ts.get(ts.len() / 2).copied().unwrap_or_default()
+}
+
 fn row(name: &str, m: &str, p: &str, ratio: &str) {
     println!("{name:<34} {m:>16} {p:>16} {ratio:>10}");
 }
@@ -361,16 +402,38 @@ fn run(a: &Args) -> Result<(), String> {
     let p16 = round_trips(&pg_connector, 16, a.seconds)?;
 
     eprintln!("streaming ...");
-    // Unmeasured passes first, then the measured ones.
+    // Unmeasured passes first, then the measured ones, alternating.
     stream_mesquite(&mut tds)?;
     stream_pg(&mut pg)?;
-    let (ms, m_time) = stream_mesquite(&mut tds)?;
-    check("mesquite", ms, a.rows)?;
-    let (ps, p_time) = stream_pg(&mut pg)?;
-    check("postgresql", ps, a.rows)?;
-    if ms.name_len != ps.name_len {
-        return Err(format!("name lengths differ: mesquite {} postgresql {}", ms.name_len, ps.name_len));
+    let (mut m_times, mut p_times) = (Vec::new(), Vec::new());
+    // CPU time per pass (server, client): on a machine shared with other work, elapsed
+    // time moves with the load but CPU time much less.
+    let (mut m_cpu, mut p_cpu) = (Vec::new(), Vec::new());
+    let m_pid = mesquite.pid();
+    for _ in 0..a.stream_runs {
+        let (s0, c0) = (m_pid.map(process_cpu).unwrap_or_default(), thread_cpu());
+        let (ms, m_time) = stream_mesquite(&mut tds)?;
+        m_cpu.push((m_pid.map(process_cpu).unwrap_or_default().saturating_sub(s0), thread_cpu().saturating_sub(c0)));
+        check("mesquite", ms, a.rows)?;
+        let (s0, c0) = (cluster_cpu(&cluster), thread_cpu());
+        let (ps, p_time) = stream_pg(&mut pg)?;
+        p_cpu.push((cluster_cpu(&cluster).saturating_sub(s0), thread_cpu().saturating_sub(c0)));
+        check("postgresql", ps, a.rows)?;
+        if ms.name_len != ps.name_len {
+            return Err(format!("name lengths differ: mesquite {} postgresql {}", ms.name_len, ps.name_len));
+        }
+        m_times.push(m_time);
+        p_times.push(p_time);
     }
+    if a.stream_runs > 1 {
+        let list = |ts: &[Duration]| ts.iter().map(|t| format!("{:.3}", t.as_secs_f64())).collect::<Vec<_>>().join(" ");
+        println!("  streaming passes, s: mesquite {}; postgresql {}", list(&m_times), list(&p_times));
+    }
+    let cpu = |ts: &[(Duration, Duration)]| {
+        ts.iter().map(|(s, c)| format!("{:.3}+{:.3}", s.as_secs_f64(), c.as_secs_f64())).collect::<Vec<_>>().join(" ")
+    };
+    println!("  streaming CPU s (server+client): mesquite {}; postgresql {}", cpu(&m_cpu), cpu(&p_cpu));
+    let (m_time, p_time) = (median(&mut m_times), median(&mut p_times));
 
     // Peak memory while the streaming sessions are still open.
     let m_rss = mesquite.pid().and_then(vm_hwm_kib);
@@ -386,7 +449,7 @@ fn run(a: &Args) -> Result<(), String> {
     let m_rows = a.rows as f64 / m_time.as_secs_f64().max(1e-9);
     let p_rows = a.rows as f64 / p_time.as_secs_f64().max(1e-9);
     row(
-        &format!("stream {} rows, s", thousands(a.rows as f64)),
+        &format!("stream {} rows, s{}", thousands(a.rows as f64), if a.stream_runs > 1 { " (median)" } else { "" }),
         &format!("{:.3}", m_time.as_secs_f64()),
         &format!("{:.3}", p_time.as_secs_f64()),
         "",

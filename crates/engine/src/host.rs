@@ -40,7 +40,10 @@ use std::time::Duration;
 
 use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
-use sql::host::{DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, StoredColumn};
+use sql::host::{
+    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, RowDecoder, StoredColumn,
+    StoredKeyRow,
+};
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
 use txn::access::{AccessError, LockedIndex, LockingOptions, SessionContext};
@@ -350,6 +353,75 @@ fn read_row(
     }
 }
 
+/// Up to `max` entries of the range as stored (key, record), in key order or reversed;
+/// returns whether the range goes on after them. See `Host::scan`.
+fn scan_raw(
+    li: &LockedIndex,
+    ctx: &SessionContext<'_>,
+    lower: Bound<&[u8]>,
+    upper: Bound<&[u8]>,
+    reverse: bool,
+    max: usize,
+    raw: &mut Vec<StoredKeyRow>,
+) -> Result<bool> {
+    let mut more = false;
+    let mut taken = 0usize;
+    if !reverse {
+        li.scan_owned(ctx, lower, upper, max.saturating_add(1), |k, v| {
+            if taken == max {
+                more = true;
+                return false;
+            }
+            raw.push((k, v));
+            taken += 1;
+            true
+        })?;
+    } else if ctx.isolation() == IsolationLevel::ReadUncommitted {
+        let mut cur = li.tree().range_rev(lower, upper);
+        while let Some((k, v)) = cur.next_entry().map_err(AccessError::from)? {
+            if taken == max {
+                more = true;
+                break;
+            }
+            raw.push((k.to_vec(), v.to_vec()));
+            taken += 1;
+        }
+    } else {
+        // LockedIndex scans forward only: find where the last `max` keys of the
+        // range begin, scan from there forward under locks, and reverse.
+        let mut probe: Vec<Vec<u8>> = Vec::new();
+        {
+            let mut cur = li.tree().range_rev(lower, upper);
+            while let Some((k, _)) = cur.next_entry().map_err(AccessError::from)? {
+                probe.push(k.to_vec());
+                if probe.len() > max {
+                    break;
+                }
+            }
+        }
+        if max == 0 {
+            return Ok(!probe.is_empty());
+        }
+        let start = if probe.len() > max {
+            more = true;
+            Bound::Included(probe[max - 1].as_slice())
+        } else {
+            lower
+        };
+        let mut rows = Vec::new();
+        li.scan(ctx, start, upper, |k, v| {
+            rows.push((k.to_vec(), v.to_vec()));
+            true
+        })?;
+        if rows.len() > max {
+            more = true;
+            rows.drain(..rows.len() - max);
+        }
+        raw.extend(rows.into_iter().rev());
+    }
+    Ok(more)
+}
+
 impl Host for EngineHost {
     fn scan(
         &mut self,
@@ -362,73 +434,38 @@ impl Host for EngineHost {
     ) -> HostResult<bool> {
         self.run(index.db, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
-            let mut raw: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
-            let mut more = false;
-            if !reverse {
-                li.scan_owned(ctx, lower, upper, max.saturating_add(1), |k, v| {
-                    if raw.len() == max {
-                        more = true;
-                        return false;
-                    }
-                    raw.push((k, v));
-                    true
-                })?;
-            } else if ctx.isolation() == IsolationLevel::ReadUncommitted {
-                let mut cur = li.tree().range_rev(lower, upper);
-                while let Some((k, v)) = cur.next_entry().map_err(AccessError::from)? {
-                    if raw.len() == max {
-                        more = true;
-                        break;
-                    }
-                    raw.push((k.to_vec(), v.to_vec()));
-                }
-            } else {
-                // LockedIndex scans forward only: find where the last `max` keys of the
-                // range begin, scan from there forward under locks, and reverse.
-                let mut probe: Vec<Vec<u8>> = Vec::new();
-                {
-                    let mut cur = li.tree().range_rev(lower, upper);
-                    while let Some((k, _)) = cur.next_entry().map_err(AccessError::from)? {
-                        probe.push(k.to_vec());
-                        if probe.len() > max {
-                            break;
-                        }
-                    }
-                }
-                if max == 0 {
-                    return Ok(!probe.is_empty());
-                }
-                let start = if probe.len() > max {
-                    more = true;
-                    Bound::Included(probe[max - 1].as_slice())
-                } else {
-                    lower
-                };
-                let mut rows = Vec::new();
-                li.scan(ctx, start, upper, |k, v| {
-                    rows.push((k.to_vec(), v.to_vec()));
-                    true
-                })?;
-                if rows.len() > max {
-                    more = true;
-                    rows.drain(..rows.len() - max);
-                }
-                rows.reverse();
-                raw = rows;
-            }
+            let mut raw = Vec::new();
+            let more = scan_raw(li, ctx, lower, upper, reverse, max, &mut raw)?;
             for (k, v) in raw {
                 match codec.decode(&v, &db.txn.db) {
                     Ok(row) => out.push((k, row)),
                     Err(e) if !codec.has_lob_columns() => return Err(e),
                     // See `read_row`: read the row again; gone means deleted meanwhile.
                     Err(_) => {
-                        if let Some(row) = read_row(db, &li, ctx, &codec, &k, false)? {
+                        if let Some(row) = read_row(db, li, ctx, codec, &k, false)? {
                             out.push((k, row));
                         }
                     }
                 }
             }
             Ok(more)
+        })
+    }
+
+    fn scan_stored(
+        &mut self,
+        index: &IndexRef,
+        lower: Bound<&[u8]>,
+        upper: Bound<&[u8]>,
+        reverse: bool,
+        max: usize,
+        out: &mut Vec<StoredKeyRow>,
+    ) -> HostResult<Option<(bool, Arc<dyn RowDecoder>)>> {
+        self.run(index.db, |db, ctx, _, hs| {
+            let (_, li, codec) = handle(hs, db, index)?;
+            let more = scan_raw(li, ctx, lower, upper, reverse, max, out)?;
+            let decoder: Arc<dyn RowDecoder> = codec.clone();
+            Ok(Some((more, decoder)))
         })
     }
 

@@ -12,7 +12,7 @@
 
 use std::sync::Arc;
 
-use sql::host::StoredColumn;
+use sql::host::{HostError, HostResult, RowDecoder, StoredColumn};
 use storage::btree::MAX_ENTRY_LEN;
 use storage::record::{
     self, encode_record, plan_off_row, ColumnLayout, ColumnValue, LobPointer, RecordError, RecordType, RecordView,
@@ -159,23 +159,33 @@ impl RowCodec {
         Ok(out)
     }
 
-    /// The values of a record; off-row values are read with `read_lob`.
+    /// The values of a record; off-row values are read from `db`.
     pub fn decode(&self, bytes: &[u8], db: &Database) -> Result<Vec<Value>> {
-        let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
         // One spare slot: scans for UPDATE/DELETE append the row's locator.
         let mut out = Vec::with_capacity(self.columns.len() + 1);
-        for (i, c) in self.columns.iter().enumerate() {
-            let v = match view.column(i).map_err(StorageError::from)? {
-                ColumnValue::Null => Value::Null,
-                ColumnValue::Inline(b) => types::decode(&c.ty, b)?,
-                ColumnValue::Lob(p) => {
-                    let b = storage::lob::read(db, p)?;
-                    types::decode(&c.ty, &b)?
-                }
-            };
-            out.push(v);
-        }
+        self.decode_into(bytes, Some(db), &mut out)?;
         Ok(out)
+    }
+
+    /// Appends the values of a record to `out`; false (and `out` partly filled) when
+    /// the record holds an off-row value and there is no `db` to read it from.
+    fn decode_into(&self, bytes: &[u8], db: Option<&Database>, out: &mut Vec<Value>) -> Result<bool> {
+        let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
+        // Each value is decoded in its slot (see `types::decode_to`).
+        let start = out.len();
+        out.extend(self.columns.iter().map(|_| Value::Null));
+        for (i, (c, slot)) in self.columns.iter().zip(&mut out[start..]).enumerate() {
+            match view.column(i).map_err(StorageError::from)? {
+                ColumnValue::Null => {}
+                ColumnValue::Inline(b) => types::decode_to(&c.ty, b, slot)?,
+                ColumnValue::Lob(p) => {
+                    let Some(db) = db else { return Ok(false) };
+                    let b = storage::lob::read(db, p)?;
+                    types::decode_to(&c.ty, &b, slot)?
+                }
+            }
+        }
+        Ok(true)
     }
 
     /// The off-row values a record points at (to free them when the row goes).
@@ -191,6 +201,15 @@ impl RowCodec {
             }
         }
         Ok(out)
+    }
+}
+
+/// A scan hands rows to the executor undecoded (`Host::scan_stored`): a row decodes
+/// from its bytes alone unless it holds an off-row value, which is read through the
+/// transaction (`Host::get`).
+impl RowDecoder for RowCodec {
+    fn decode_row(&self, stored: &[u8], out: &mut Vec<Value>) -> HostResult<bool> {
+        self.decode_into(stored, None, out).map_err(HostError::from)
     }
 }
 
@@ -241,6 +260,33 @@ mod tests {
         assert_eq!(written.len(), 1);
         assert!(rec.len() + 900 + 2 <= MAX_ENTRY_LEN);
         assert_eq!(codec.lob_pointers(&rec).unwrap().len(), 1);
+    }
+
+    /// A stored row decodes from its bytes alone (appending to what `out` holds, NULLs
+    /// included) unless it holds an off-row value: then `decode_row` says so.
+    #[test]
+    fn rows_decode_alone_unless_a_value_is_off_row() {
+        let codec = RowCodec::new(cols(&[
+            (SqlType::Int, false, false),
+            (SqlType::VarChar { len: Length::Bounded(20) }, true, false),
+            (SqlType::VarChar { len: Length::Max }, true, false),
+            (SqlType::DateTime2 { scale: 7 }, true, false),
+        ]))
+        .unwrap();
+        let row = vec![Value::Int(7), Value::String("seven".into()), Value::Null, Value::Null];
+        let rec = codec.encode(&row, 4, &mut Vec::new(), |_| unreachable!()).unwrap();
+        let mut out = vec![Value::Bit(true)];
+        assert!(codec.decode_row(&rec, &mut out).unwrap());
+        assert_eq!(out[0], Value::Bit(true));
+        assert_eq!(&out[1..], row.as_slice());
+        let wide = vec![Value::Int(8), Value::Null, Value::String("x".repeat(9000)), Value::Null];
+        let rec = codec
+            .encode(&wide, 4, &mut Vec::new(), |b| {
+                Ok(LobPointer { total_len: b.len() as u64, root: record::Rid { file_id: 1, page_no: 9, slot: 0 } })
+            })
+            .unwrap();
+        assert!(!codec.decode_row(&rec, &mut Vec::new()).unwrap());
+        assert!(codec.decode_row(&rec[..rec.len() - 1], &mut Vec::new()).is_err(), "a damaged record");
     }
 
     #[test]

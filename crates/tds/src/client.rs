@@ -26,7 +26,7 @@ use crate::packet::{self, PacketHeader, PacketType, HEADER_LEN};
 use crate::prelogin::{self, PreLogin};
 use crate::rpc;
 use crate::token::{done_status, env_type, token_type, ColumnMeta, DoneToken, MessageToken};
-use crate::types::{decode_value, encode_value, TypeInfo};
+use crate::types::{decode_value, decode_value_into, encode_value, TypeInfo};
 use crate::wire::{put_b_varchar, put_utf16, utf16_to_string, Reader};
 
 /// How long a TCP connect may take per address before the next one is tried.
@@ -390,6 +390,7 @@ impl Client {
     fn read_response(&mut self, collect: &mut Collect<'_>, login_acked: &mut bool) -> Result<BatchResult, ClientError> {
         self.buf.clear();
         self.decoder.columns.clear();
+        self.decoder.types.clear();
         let mut out = BatchResult::default();
         let mut row: Vec<Value> = Vec::new();
         let mut failure: Option<ClientError> = None;
@@ -553,6 +554,8 @@ enum Item {
 #[derive(Debug, Default)]
 struct Decoder {
     columns: Vec<ColumnMeta>,
+    /// The SQL type of each column (`TypeInfo::sql_type`, once per result set).
+    types: Vec<SqlType>,
 }
 
 fn decode_message(r: &mut Reader) -> crate::error::Result<MessageToken> {
@@ -579,33 +582,38 @@ impl Decoder {
             COLMETADATA => {
                 let n = r.u16_le("COLMETADATA")?;
                 let mut cols = Vec::new();
+                let mut types = Vec::new();
                 if n != 0xFFFF {
                     for _ in 0..n {
                         let _user_type = r.u32_le("COLMETADATA")?;
                         let flags = r.u16_le("COLMETADATA")?;
                         let type_info = TypeInfo::decode(r)?;
                         let name = r.b_varchar("COLMETADATA")?;
+                        types.push(type_info.sql_type()?);
                         cols.push(ColumnMeta { name, flags, type_info });
                     }
                 }
                 self.columns = cols;
+                self.types = types;
                 Item::Columns
             }
+            // Values are decoded into the slots of the caller's row, whose string and
+            // binary buffers the next row reuses.
             ROW => {
-                row.clear();
-                for c in &self.columns {
-                    row.push(decode_value(&c.type_info, r)?);
+                row.resize(self.columns.len(), Value::Null);
+                for ((c, ty), slot) in self.columns.iter().zip(&self.types).zip(row.iter_mut()) {
+                    decode_value_into(&c.type_info, ty, r, slot)?;
                 }
                 Item::Row
             }
             NBCROW => {
-                row.clear();
+                row.resize(self.columns.len(), Value::Null);
                 let bitmap = r.bytes(self.columns.len().div_ceil(8), "NBCROW")?;
-                for (i, c) in self.columns.iter().enumerate() {
+                for (i, ((c, ty), slot)) in self.columns.iter().zip(&self.types).zip(row.iter_mut()).enumerate() {
                     if bitmap[i / 8] & (1 << (i % 8)) != 0 {
-                        row.push(Value::Null);
+                        *slot = Value::Null;
                     } else {
-                        row.push(decode_value(&c.type_info, r)?);
+                        decode_value_into(&c.type_info, ty, r, slot)?;
                     }
                 }
                 Item::Row
@@ -740,6 +748,46 @@ mod tests {
         for cut in 1..b.len() {
             assert_eq!(decode_all(&[&b[..cut], &b[cut..]]), whole, "cut at {cut}");
         }
+    }
+
+    /// Rows decoded into one reused row buffer come out exactly as sent: strings that
+    /// shrink, grow, vanish (NULL, NBCROW) and come back, a new result set of other types.
+    #[test]
+    fn rows_reuse_the_row_buffer_exactly() {
+        let varchar = SqlType::VarChar { len: types::Length::Bounded(20) };
+        let mut b = Vec::new();
+        let cols = token::put_colmetadata(
+            &mut b,
+            &[ColumnInfo::new("id", SqlType::Int, true), ColumnInfo::new("name", varchar, true)],
+        );
+        let names = [Some("a longer name"), Some(""), None, Some("x"), Some("é€ latin"), None, Some("abc")];
+        let mut sent = Vec::new();
+        for (i, n) in names.iter().enumerate() {
+            let row = vec![
+                if i == 5 { Value::Null } else { Value::Int(i as i32) },
+                n.map_or(Value::Null, |s| Value::String(s.to_string())),
+            ];
+            token::put_row(&mut b, &cols, &row).unwrap();
+            sent.push(row);
+        }
+        let cols2 = token::put_colmetadata(
+            &mut b,
+            &[ColumnInfo::new("v", SqlType::VarBinary { len: types::Length::Bounded(4) }, true)],
+        );
+        for v in [vec![1u8, 2, 3], vec![], vec![9]] {
+            token::put_row(&mut b, &cols2, &[Value::Binary(v.clone())]).unwrap();
+            sent.push(vec![Value::Binary(v)]);
+        }
+        let mut d = Decoder::default();
+        let mut row = Vec::new();
+        let mut got = Vec::new();
+        let mut r = Reader::new(&b);
+        while !r.is_empty() {
+            if let Item::Row = d.next(&mut r, &mut row).unwrap() {
+                got.push(row.clone());
+            }
+        }
+        assert_eq!(got, sent);
     }
 
     #[test]

@@ -254,13 +254,13 @@ pub fn put_row(out: &mut Vec<u8>, columns: &[ColumnEncoding], row: &[Value]) -> 
     let start = out.len();
     let result = if must_nbc || (null_bytes > 0 && bitmap_len < null_bytes) {
         out.push(NBCROW);
-        let mut bitmap = vec![0u8; bitmap_len];
+        let at = out.len();
+        out.resize(at + bitmap_len, 0);
         for (i, v) in row.iter().enumerate() {
             if v.is_null() {
-                bitmap[i / 8] |= 1 << (i % 8);
+                out[at + i / 8] |= 1 << (i % 8);
             }
         }
-        out.extend_from_slice(&bitmap);
         columns
             .iter()
             .zip(row)

@@ -48,6 +48,8 @@
 //!                      a zero-length chunk ends the value
 //! ```
 
+use std::borrow::Cow;
+
 use types::calendar::{MAX_OFFSET_MINUTES, TICKS_PER_DAY};
 use types::decimal::{fits_precision, rescale};
 use types::sqltype::{decimal_magnitude_len, time_storage_len, Length};
@@ -525,25 +527,38 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         }
         return Ok(());
     }
-    let mut bytes = Vec::new();
-    value_bytes(ty, v, &mut bytes)?;
-    match ti {
-        TypeInfo::Fixed(_) => out.extend_from_slice(&bytes),
+    // The bytes go straight after their length prefix, which is filled in afterwards
+    // (no buffer per value); a failed value leaves `out` as it was.
+    let start = out.len();
+    let r = match ti {
+        TypeInfo::Fixed(_) => value_bytes(ty, v, out),
         TypeInfo::ShortLen { len, .. } if *len != PLP_MARKER => {
-            if bytes.len() > usize::from(*len) {
-                return Err(mismatch(v, ty));
-            }
-            out.extend_from_slice(&(bytes.len() as u16).to_le_bytes());
-            out.extend_from_slice(&bytes);
+            out.extend_from_slice(&[0, 0]);
+            value_bytes(ty, v, out).and_then(|()| {
+                let n = out.len() - start - 2;
+                // A bounded length is below 0xFFFF (the NULL and PLP markers).
+                let n = u16::try_from(n).ok().filter(|n| n <= len).ok_or_else(|| mismatch(v, ty))?;
+                out[start..start + 2].copy_from_slice(&n.to_le_bytes());
+                Ok(())
+            })
         }
-        TypeInfo::ShortLen { .. } | TypeInfo::Xml => put_plp(out, &bytes),
+        TypeInfo::ShortLen { .. } | TypeInfo::Xml => {
+            let mut bytes = Vec::new();
+            value_bytes(ty, v, &mut bytes).map(|()| put_plp(out, &bytes))
+        }
         _ => {
-            // Byte-length families: a u8 length.
-            out.push(bytes.len() as u8);
-            out.extend_from_slice(&bytes);
+            // Byte-length families: a u8 length (their values are at most 17 bytes).
+            out.push(0);
+            value_bytes(ty, v, out).and_then(|()| {
+                out[start] = u8::try_from(out.len() - start - 1).map_err(|_| mismatch(v, ty))?;
+                Ok(())
+            })
         }
+    };
+    if r.is_err() {
+        out.truncate(start);
     }
-    Ok(())
+    r
 }
 
 /// A PLP value: total length, chunks, terminator.
@@ -594,15 +609,25 @@ fn invalid_value(ty: &SqlType, detail: impl std::fmt::Display) -> TdsError {
 /// type's rules (a datetime with impossible ticks, a decimal beyond its precision, ... are
 /// errors, never values).
 pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
-    let ty = ti.sql_type()?;
-    // The value's bytes, or None for NULL.
-    let data: Option<Vec<u8>> = match ti {
+    let mut v = Value::Null;
+    decode_value_into(ti, &ti.sql_type()?, r, &mut v)?;
+    Ok(v)
+}
+
+/// [`decode_value`] for a caller decoding many rows into the same row buffer: `ty` is
+/// `ti.sql_type()` (worked out once per column), and a char, varchar or binary value
+/// reuses the buffer of the string or binary `slot` held before, so decoding allocates
+/// nothing once the buffers have grown. After an error `slot` holds NULL or a value.
+pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut Value) -> Result<()> {
+    let ty = *ty;
+    // The value's bytes (borrowed from the message but for PLP), or None for NULL.
+    let data: Option<Cow<'_, [u8]>> = match ti {
         TypeInfo::Fixed(NULLTYPE) => None,
         TypeInfo::Fixed(id) => {
             let n = fixed_len(*id).unwrap_or(0);
-            Some(r.bytes(n, "value")?.to_vec())
+            Some(Cow::Borrowed(r.bytes(n, "value")?))
         }
-        TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml => read_plp(r)?,
+        TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml => read_plp(r)?.map(Cow::Owned),
         TypeInfo::ShortLen { len, .. } => {
             let n = r.u16_le("value length")?;
             if n == 0xFFFF {
@@ -610,7 +635,7 @@ pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
             } else if n > *len {
                 return Err(invalid_value(&ty, format!("length {n} beyond the declared {len}")));
             } else {
-                Some(r.bytes(usize::from(n), "value")?.to_vec())
+                Some(Cow::Borrowed(r.bytes(usize::from(n), "value")?))
             }
         }
         _ => {
@@ -618,11 +643,14 @@ pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
             if n == 0 {
                 None
             } else {
-                Some(r.bytes(usize::from(n), "value")?.to_vec())
+                Some(Cow::Borrowed(r.bytes(usize::from(n), "value")?))
             }
         }
     };
-    let Some(b) = data else { return Ok(Value::Null) };
+    let Some(b) = data else {
+        *slot = Value::Null;
+        return Ok(());
+    };
     let want = |n: usize| -> Result<()> {
         if b.len() == n {
             Ok(())
@@ -719,7 +747,17 @@ pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
                 },
             }
         }
-        SqlType::Char { .. } | SqlType::VarChar { .. } => Value::String(codepage::decode(&b)),
+        SqlType::Char { .. } | SqlType::VarChar { .. } => {
+            let mut s = match std::mem::replace(slot, Value::Null) {
+                Value::String(mut s) => {
+                    s.clear();
+                    s
+                }
+                _ => String::new(),
+            };
+            codepage::decode_into(&b, &mut s);
+            Value::String(s)
+        }
         SqlType::NChar { .. } | SqlType::NVarChar { .. } => {
             if !b.len().is_multiple_of(2) {
                 return Err(invalid_value(&ty, "odd number of bytes of UTF-16"));
@@ -733,7 +771,14 @@ pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
             let s = utf16_to_string(&b);
             Value::String(s.strip_prefix('\u{FEFF}').map(str::to_string).unwrap_or(s))
         }
-        SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(b),
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } => match (b, std::mem::replace(slot, Value::Null)) {
+            (Cow::Borrowed(b), Value::Binary(mut buf)) => {
+                buf.clear();
+                buf.extend_from_slice(b);
+                Value::Binary(buf)
+            }
+            (b, _) => Value::Binary(b.into_owned()),
+        },
         SqlType::UniqueIdentifier => {
             want(16)?;
             let mut g = [0u8; 16];
@@ -749,5 +794,6 @@ pub fn decode_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
         }
     }
     v.validate().map_err(|e| invalid_value(&ty, e.message))?;
-    Ok(v)
+    *slot = v;
+    Ok(())
 }

@@ -14,7 +14,7 @@ use tds::prelogin::{self, PreLogin};
 use tds::rpc::{self, TmRequest};
 use tds::sink::TokenSink;
 use tds::token::{self, decode_tokens, done_status, Token};
-use tds::types::{decode_value, encode_value, TypeInfo};
+use tds::types::{decode_value, decode_value_into, encode_value, TypeInfo};
 use tds::wire::Reader;
 use tds::TdsError;
 use types::{Length, SqlError, SqlType, Value};
@@ -393,6 +393,67 @@ fn every_type_info_and_value_golden() {
             assert_eq!(decode_value(&ti, &mut Reader::new(&n)).unwrap(), Value::Null, "{ty} NULL");
         }
     }
+}
+
+/// Decoding a stream of values into one reused slot gives each value exactly, whatever
+/// the slot held before (a longer or shorter string, a binary, NULL, another type), and
+/// encoding appends to what a buffer holds without touching it.
+#[test]
+fn values_decode_into_a_reused_slot() {
+    let cases = type_cases();
+    let mut slot = Value::String("a much longer string than any of the cases".into());
+    for pass in 0..2 {
+        for (ty, nullable, _, value, v_hex) in &cases {
+            let ti = TypeInfo::for_sql_type(ty, *nullable);
+            let sql_ty = ti.sql_type().unwrap();
+            let mut v = vec![0xAB];
+            encode_value(&ti, ty, value, &mut v).unwrap();
+            assert_eq!(v[0], 0xAB, "{ty}: the bytes before are kept");
+            assert_eq!(&v[1..], hex(v_hex).as_slice(), "{ty}");
+            let mut r = Reader::new(&v[1..]);
+            decode_value_into(&ti, &sql_ty, &mut r, &mut slot).unwrap();
+            assert_eq!(&slot, value, "{ty} into a reused slot (pass {pass})");
+            assert!(r.is_empty());
+            if *nullable {
+                let mut n = Vec::new();
+                encode_value(&ti, ty, &Value::Null, &mut n).unwrap();
+                let mut with_value = value.clone();
+                decode_value_into(&ti, &sql_ty, &mut Reader::new(&n), &mut with_value).unwrap();
+                assert_eq!(with_value, Value::Null, "{ty} NULL over a value");
+            }
+        }
+    }
+    // Strings and binaries of every length up to their column's, shrinking and growing.
+    let vc = SqlType::VarChar { len: types::Length::Bounded(20) };
+    let vb = SqlType::VarBinary { len: types::Length::Bounded(20) };
+    let (ti_c, ti_b) = (TypeInfo::for_sql_type(&vc, true), TypeInfo::for_sql_type(&vb, true));
+    let mut sc = Value::Null;
+    let mut sb = Value::Null;
+    for n in [20usize, 0, 1, 19, 3, 20, 0] {
+        let text = Value::String("é".repeat(n));
+        let bytes = Value::Binary((0..n as u8).collect());
+        for (ti, ty, v, slot) in [(&ti_c, &vc, &text, &mut sc), (&ti_b, &vb, &bytes, &mut sb)] {
+            let mut b = Vec::new();
+            encode_value(ti, ty, v, &mut b).unwrap();
+            assert_eq!(b.len(), 2 + n, "{ty} of {n}");
+            decode_value_into(ti, &ti.sql_type().unwrap(), &mut Reader::new(&b), slot).unwrap();
+            assert_eq!(slot, v, "{ty} of {n}");
+        }
+    }
+    // One byte too long is refused and leaves the buffer as it was.
+    let mut b = vec![1, 2, 3];
+    assert!(encode_value(&ti_c, &vc, &Value::String("x".repeat(21)), &mut b).is_err());
+    assert!(encode_value(&ti_b, &vb, &Value::Binary(vec![0; 21]), &mut b).is_err());
+    let ti_i = TypeInfo::for_sql_type(&SqlType::TinyInt, true);
+    assert!(encode_value(&ti_i, &SqlType::TinyInt, &Value::Int(256), &mut b).is_err());
+    assert_eq!(b, vec![1, 2, 3]);
+    // A truncated value is an error and the next attempt with all the bytes succeeds.
+    let mut full = Vec::new();
+    encode_value(&ti_c, &vc, &Value::String("hello".into()), &mut full).unwrap();
+    let mut slot = Value::String("previous".into());
+    assert!(decode_value_into(&ti_c, &vc, &mut Reader::new(&full[..4]), &mut slot).is_err());
+    decode_value_into(&ti_c, &vc, &mut Reader::new(&full), &mut slot).unwrap();
+    assert_eq!(slot, Value::String("hello".into()));
 }
 
 #[test]

@@ -34,12 +34,30 @@ pub fn encode_char(c: char) -> Option<u8> {
 
 /// Appends the 1252 bytes of `s`, with '?' for characters the code page lacks.
 pub fn encode_lossy(s: &str, out: &mut Vec<u8>) {
-    out.extend(s.chars().map(|c| encode_char(c).unwrap_or(b'?')));
+    // ASCII is the same bytes in UTF-8 and 1252: copied whole (result streams of text).
+    if s.is_ascii() {
+        out.extend_from_slice(s.as_bytes());
+    } else {
+        out.extend(s.chars().map(|c| encode_char(c).unwrap_or(b'?')));
+    }
 }
 
 /// Decodes 1252 bytes (every byte is valid).
 pub fn decode(bytes: &[u8]) -> String {
-    bytes.iter().map(|&b| decode_byte(b)).collect()
+    let mut s = String::new();
+    decode_into(bytes, &mut s);
+    s
+}
+
+/// Appends the characters of 1252 bytes to `out`, so a caller can reuse its buffer.
+pub fn decode_into(bytes: &[u8], out: &mut String) {
+    // ASCII is the same bytes in UTF-8 and 1252: copied whole.
+    if let Some(ascii) = bytes.is_ascii().then(|| std::str::from_utf8(bytes).ok()).flatten() {
+        out.push_str(ascii);
+    } else {
+        out.reserve(bytes.len());
+        out.extend(bytes.iter().map(|&b| decode_byte(b)));
+    }
 }
 
 /// `s` as it reads back after being stored as varchar: characters outside 1252 replaced
@@ -75,5 +93,27 @@ mod tests {
         assert_eq!(out, vec![b'a', 0x80, b'?']);
         assert_eq!(to_cp1252_lossy("naïve 日本"), "naïve ??");
         assert_eq!(decode(&[0x93, 0x41, 0x94]), "\u{201C}A\u{201D}");
+    }
+
+    /// The ASCII fast paths and the general paths agree, and `decode_into` appends.
+    #[test]
+    fn ascii_and_general_paths_agree() {
+        let all: Vec<u8> = (0..=255u8).collect();
+        let text = decode(&all);
+        assert_eq!(text.chars().count(), 256);
+        assert!(text.chars().zip(&all).all(|(c, &b)| c == decode_byte(b)));
+        let mut back = Vec::new();
+        encode_lossy(&text, &mut back);
+        assert_eq!(back, all);
+        assert_eq!(decode(b"plain ascii"), "plain ascii");
+        assert_eq!(decode(b""), "");
+        let mut s = String::from("x");
+        decode_into(b"ab", &mut s);
+        decode_into(&[0x80], &mut s);
+        assert_eq!(s, "xab\u{20AC}");
+        let mut out = vec![1u8];
+        encode_lossy("ab", &mut out);
+        encode_lossy("", &mut out);
+        assert_eq!(out, vec![1, b'a', b'b']);
     }
 }

@@ -127,13 +127,22 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
 /// are Msg 2570, the error DBCC reports for out-of-range column values. char(n) and
 /// nchar(n) come back blank-padded, decimal with the column's precision.
 pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
+    let mut v = Value::Null;
+    decode_to(ty, bytes, &mut v)?;
+    Ok(v)
+}
+
+/// [`decode`] into `slot`, for decoding rows: the value is built where it is kept
+/// instead of being returned and moved (moving `Value`s by the million costs more than
+/// decoding them). After an error `slot` holds NULL or a value.
+pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
     let bad = || SqlError::invalid_stored_value(ty.name());
     if let Some(n) = ty.fixed_storage_len() {
         if bytes.len() != usize::from(n) {
             return Err(bad());
         }
     }
-    let v = match *ty {
+    *slot = match *ty {
         SqlType::Bit => match bytes[0] {
             0 => Value::Bit(false),
             1 => Value::Bit(true),
@@ -195,9 +204,17 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
         SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
     };
-    // Ranges (dates, decimal digits, lengths) are checked once, here, for every type.
-    v.check_type(ty).map_err(|_| bad())?;
-    Ok(v)
+    // Ranges (dates, decimal digits, lengths) are checked once, here, for every type. A
+    // char/varchar has one character per byte, so one within its length in bytes is
+    // within its length in characters without counting them (the common case of a scan).
+    let fits_by_bytes = match *ty {
+        SqlType::Char { len } | SqlType::VarChar { len: Length::Bounded(len) } => bytes.len() <= usize::from(len),
+        _ => false,
+    };
+    if !fits_by_bytes {
+        slot.check_type(ty).map_err(|_| bad())?;
+    }
+    Ok(())
 }
 
 /// Copies a slice into a fixed array, zero-filling or truncating; callers pass slices
@@ -246,7 +263,25 @@ mod tests {
         let mut out = Vec::new();
         encode(v, &ty, &mut out).unwrap();
         assert_eq!(decode(&ty, &out).unwrap(), v.fit_to(&ty).unwrap(), "round trip of {v:?} as {ty}");
+        // Decoding in place gives the same over whatever the slot held.
+        let mut slot = Value::String("left over".into());
+        decode_to(&ty, &out, &mut slot).unwrap();
+        assert_eq!(slot, v.fit_to(&ty).unwrap(), "decode_to of {v:?} as {ty}");
         out
+    }
+
+    /// char/varchar within their length in bytes skip the character count; beyond it the
+    /// full check decides as before (trailing blanks may still fit).
+    #[test]
+    fn character_lengths_at_the_boundary() {
+        let vc = SqlType::VarChar { len: Length::Bounded(3) };
+        assert_eq!(decode(&vc, b"abc").unwrap(), Value::String("abc".into()));
+        assert_eq!(decode(&vc, &[0x80, 0x80, 0x80]).unwrap(), Value::String("\u{20AC}".repeat(3)));
+        assert_eq!(decode(&vc, b"ab  ").unwrap(), Value::String("ab  ".into()));
+        assert_eq!(decode(&vc, b"abcd").unwrap_err().number, 2570);
+        let c = SqlType::Char { len: 2 };
+        assert_eq!(decode(&c, b"ab").unwrap(), Value::String("ab".into()));
+        assert_eq!(decode(&c, b"a").unwrap_err().number, 2570);
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub mod sqltype;
 pub mod value;
 
 pub use compare::{compare, compare_strings, sort_key, sort_key_vec};
-pub use encoding::{decode, encode};
+pub use encoding::{decode, decode_to, encode};
 pub use error::SqlError;
 pub use parse::{parse, parse_from};
 pub use sqltype::{Length, SqlType, TypeArg};

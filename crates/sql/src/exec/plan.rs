@@ -22,7 +22,7 @@ use super::expr::{is_true, BExpr, Row};
 use super::table::TableInfo;
 use super::Cx;
 use crate::ast::{JoinKind, SetOperator};
-use crate::host::KeyRow;
+use crate::host::{KeyRow, RowDecoder, StoredKeyRow};
 use crate::scalar::aggregate::{Accumulator, AggKind};
 use crate::scalar::{convert, ops};
 
@@ -370,6 +370,11 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
         Plan::Project { input, exprs, .. } => {
             let moves = column_moves(exprs);
             let in_order = moves.as_ref().is_some_and(|m| m.iter().enumerate().all(|(k, &i)| k == i));
+            // `SELECT` of every column of a scan, in order: the scan's rows (always of its
+            // width) are the result, with no operator in between.
+            if in_order && matches!(**input, Plan::Scan(_)) && exprs.len() == input.width() {
+                return open(input, cx);
+            }
             Box::new(ProjectOp { input: open(input, cx)?, moves, in_order, exprs: exprs.clone() })
         }
         Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
@@ -834,7 +839,18 @@ struct ScanOp {
     lower_inclusive: bool,
     upper: Option<Vec<u8>>,
     upper_inclusive: bool,
-    buf: std::vec::IntoIter<KeyRow>,
+    /// The current batch in reverse order (the next row is the last): popped row by row,
+    /// its allocation refilled by every batch.
+    buf: Vec<KeyRow>,
+    /// The same when the host hands rows over undecoded (`Host::scan_stored`): each is
+    /// decoded by `decoder` when it is popped.
+    stored: Vec<StoredKeyRow>,
+    decoder: Option<Arc<dyn RowDecoder>>,
+    /// The host has no stored form for this index: batches come from `Host::scan`.
+    decoded_only: bool,
+    /// The index's rows are the table's rows as they are (the primary index of a table
+    /// without computed-on-read columns): `TableInfo::row_from_index` has nothing to do.
+    stored_is_row: bool,
     last_key: Option<Vec<u8>>,
     exhausted: bool,
     empty: bool,
@@ -842,13 +858,18 @@ struct ScanOp {
 
 impl ScanOp {
     fn new(node: ScanNode, cx: &mut Cx) -> Result<ScanOp, SqlError> {
+        let stored_is_row = node.index == 0 && !node.table.computes_on_read();
         let mut op = ScanOp {
             node,
             lower: None,
             lower_inclusive: true,
             upper: None,
             upper_inclusive: true,
-            buf: Vec::new().into_iter(),
+            buf: Vec::new(),
+            stored: Vec::new(),
+            decoder: None,
+            decoded_only: false,
+            stored_is_row,
             last_key: None,
             exhausted: false,
             empty: false,
@@ -959,7 +980,8 @@ impl ScanOp {
     }
 
     fn refill(&mut self, cx: &mut Cx) -> Result<(), SqlError> {
-        let mut out = Vec::with_capacity(SCAN_BATCH);
+        self.buf.clear();
+        self.stored.clear();
         let index = &self.node.table.indexes[self.node.index].iref;
         let (lower, upper) = if self.node.reverse {
             let upper = match &self.last_key {
@@ -974,16 +996,53 @@ impl ScanOp {
             };
             (lower, bound_of(&self.upper, self.upper_inclusive))
         };
-        let more =
-            cx.host.scan(index, lower, upper, self.node.reverse, SCAN_BATCH, &mut out).map_err(super::host_err)?;
+        let reverse = self.node.reverse;
+        let stored = if self.decoded_only {
+            None
+        } else {
+            cx.host.scan_stored(index, lower, upper, reverse, SCAN_BATCH, &mut self.stored).map_err(super::host_err)?
+        };
+        let more = match stored {
+            Some((more, decoder)) => {
+                self.decoder = Some(decoder);
+                more
+            }
+            None => {
+                self.decoded_only = true;
+                cx.host.scan(index, lower, upper, reverse, SCAN_BATCH, &mut self.buf).map_err(super::host_err)?
+            }
+        };
         if !more {
             self.exhausted = true;
         }
-        if let Some((k, _)) = out.last() {
+        let last = self.buf.last().map(|(k, _)| k).or(self.stored.last().map(|(k, _)| k));
+        if let Some(k) = last {
             self.last_key = Some(k.clone());
         }
-        self.buf = out.into_iter();
+        self.buf.reverse();
+        self.stored.reverse();
         cx.check_cancel()
+    }
+
+    /// The next key and row of the batch, decoding a stored one; None at its end.
+    fn pop(&mut self, cx: &mut Cx) -> Result<Option<KeyRow>, SqlError> {
+        if let Some(kr) = self.buf.pop() {
+            return Ok(Some(kr));
+        }
+        let iref = &self.node.table.indexes[self.node.index].iref;
+        while let (Some((key, bytes)), Some(decoder)) = (self.stored.pop(), &self.decoder) {
+            // One spare slot for the locator UPDATE and DELETE append.
+            let mut row = Vec::with_capacity(iref.columns.len() + 1);
+            if decoder.decode_row(&bytes, &mut row).map_err(super::host_err)? {
+                return Ok(Some((key, row)));
+            }
+            // A value stored off-row: read through the transaction; a row deleted
+            // meanwhile is skipped, as `Host::scan` does.
+            if let Some(row) = cx.host.get(iref, &key).map_err(super::host_err)? {
+                return Ok(Some((key, row)));
+            }
+        }
+        Ok(None)
     }
 }
 
@@ -1013,7 +1072,7 @@ impl Op for ScanOp {
             return Ok(None);
         }
         loop {
-            let Some((key, stored)) = self.buf.next() else {
+            let Some((key, stored)) = self.pop(cx)? else {
                 if self.exhausted {
                     return Ok(None);
                 }
@@ -1032,9 +1091,13 @@ impl Op for ScanOp {
             } else {
                 None
             };
-            let row = self.node.table.row_from_index(self.node.index, stored, cx)?;
-            let Some(mut row) = row else {
-                continue;
+            let mut row = if self.stored_is_row {
+                stored
+            } else {
+                match self.node.table.row_from_index(self.node.index, stored, cx)? {
+                    Some(row) => row,
+                    None => continue,
+                }
             };
             if let Some(f) = &self.node.filter {
                 if !is_true(&cx.eval_with_outer(f, &row)?) {

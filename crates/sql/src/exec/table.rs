@@ -154,10 +154,20 @@ impl TableInfo {
         Ok(Some(row))
     }
 
+    /// Whether rows as stored lack values that are computed when read (non-persisted
+    /// computed columns, which `fill_computed` fills in).
+    pub fn computes_on_read(&self) -> bool {
+        self.computed.iter().zip(&self.columns).any(|(e, c)| e.is_some() && Self::computed_on_read(c))
+    }
+
+    fn computed_on_read(c: &catalog::Column) -> bool {
+        c.computed.as_ref().is_some_and(|c| !c.persisted)
+    }
+
     pub fn fill_computed(&self, row: &mut Row, cx: &mut Cx) -> Result<(), SqlError> {
         for (i, c) in self.computed.iter().enumerate() {
             if let Some(e) = c {
-                if self.columns[i].computed.as_ref().is_some_and(|c| !c.persisted) {
+                if Self::computed_on_read(&self.columns[i]) {
                     let v = e.eval(row, cx)?;
                     let v = crate::scalar::convert::convert(&v, &e.ty(), &self.columns[i].ty, None)?;
                     if let Some(slot) = row.get_mut(i) {
