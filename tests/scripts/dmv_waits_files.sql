@@ -209,7 +209,15 @@ INSERT #logspace EXEC ('DBCC SQLPERF(LOGSPACE) WITH NO_INFOMSGS');
 SELECT db, CASE WHEN size_mb > 0 THEN 'sized' ELSE 'empty' END AS size,
        CASE WHEN used_pct > 0 AND used_pct <= 100 THEN 'in range' ELSE 'out of range' END AS used, status
 FROM #logspace ORDER BY db;
-DBCC SQLPERF(LOGSPACE) WITH NO_INFOMSGS, TABLERESULTS;
+-- TABLERESULTS gives the same columns. The used percentage moves with background
+-- checkpoints (on disk), so it is shown as a range.
+CREATE TABLE #logspace2 ([Database Name] sysname, [Log Size (MB)] real, [Log Space Used (%)] real, Status int);
+INSERT #logspace2 EXEC ('DBCC SQLPERF(LOGSPACE) WITH NO_INFOMSGS, TABLERESULTS');
+SELECT [Database Name], [Log Size (MB)],
+       CASE WHEN [Log Space Used (%)] > 0 AND [Log Space Used (%)] <= 100 THEN 'in range' ELSE 'out of range' END
+           AS [Log Space Used (%)],
+       Status
+FROM #logspace2;
 DBCC SQLPERF(NOSUCHTHING);
 GO
 -- The views' columns.
