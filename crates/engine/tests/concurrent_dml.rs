@@ -1,6 +1,7 @@
-//! Concurrent UPDATE and DELETE through real sessions at READ COMMITTED: a row that another
-//! transaction deletes or changes while this one waits for its lock is neither deleted
-//! twice, nor counted twice, nor updated from a stale value (no lost updates).
+//! Concurrent UPDATE, DELETE and MERGE through real sessions at READ COMMITTED, on tables
+//! with a clustered key and on heaps: a row that another transaction deletes or changes
+//! while this one waits for its lock is neither deleted twice, nor counted twice, nor
+//! updated from a stale value (no lost updates).
 
 mod common;
 
@@ -46,15 +47,26 @@ fn on_sessions(inst: &Arc<Instance>, db: &str, threads: usize, batch: &str) -> V
     handles.into_iter().map(|h| h.join().expect("session thread")).collect()
 }
 
+/// dbo.T and dbo.C with clustered primary keys.
+const CLUSTERED: &str = "CREATE TABLE dbo.T (id int IDENTITY PRIMARY KEY, v int NOT NULL);
+                         CREATE TABLE dbo.C (id int PRIMARY KEY, n int NOT NULL);";
+/// The same tables as heaps (no clustered index: trees keyed by a row id).
+const HEAPS: &str = "CREATE TABLE dbo.T (v int NOT NULL);
+                     CREATE TABLE dbo.C (id int NOT NULL, n int NOT NULL);";
+
 fn setup(rows: i64) -> (TempDir, Arc<Instance>) {
+    setup_tables(CLUSTERED, rows)
+}
+
+/// Database Conc with `tables` (dbo.T with `rows` rows, dbo.C with the row (1, 0)).
+fn setup_tables(tables: &str, rows: i64) -> (TempDir, Arc<Instance>) {
     let dir = TempDir::new("concurrent-dml");
     let inst = Instance::start(disk_config(dir.path())).unwrap();
     let mut s = session(&inst);
     let text = format!(
         "CREATE DATABASE Conc;
          USE Conc;
-         CREATE TABLE dbo.T (id int IDENTITY PRIMARY KEY, v int NOT NULL);
-         CREATE TABLE dbo.C (id int PRIMARY KEY, n int NOT NULL);
+         {tables}
          INSERT dbo.C VALUES (1, 0);
          DECLARE @i int = 0;
          BEGIN TRAN;
@@ -68,7 +80,16 @@ fn setup(rows: i64) -> (TempDir, Arc<Instance>) {
 
 #[test]
 fn concurrent_delete_top_deletes_and_counts_each_row_once() {
-    let (_dir, inst) = setup(6000);
+    delete_top_counts_each_row_once(CLUSTERED);
+}
+
+#[test]
+fn concurrent_delete_top_on_a_heap_counts_each_row_once() {
+    delete_top_counts_each_row_once(HEAPS);
+}
+
+fn delete_top_counts_each_row_once(tables: &str) {
+    let (_dir, inst) = setup_tables(tables, 6000);
     let totals = on_sessions(
         &inst,
         "Conc",
@@ -92,7 +113,16 @@ fn concurrent_delete_top_deletes_and_counts_each_row_once() {
 
 #[test]
 fn concurrent_updates_lose_nothing() {
-    let (_dir, inst) = setup(0);
+    updates_lose_nothing(CLUSTERED);
+}
+
+#[test]
+fn concurrent_updates_of_a_heap_lose_nothing() {
+    updates_lose_nothing(HEAPS);
+}
+
+fn updates_lose_nothing(tables: &str) {
+    let (_dir, inst) = setup_tables(tables, 0);
     let done = on_sessions(
         &inst,
         "Conc",

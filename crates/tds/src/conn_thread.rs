@@ -28,7 +28,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::attention::{AttentionWatcher, Registration};
 use crate::backend::{Backend, BackendSession};
 use crate::packet::{Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
-use crate::server::{decode_request, log_connection_end, run_request, ConnError, Live, Shared, PACKET_GROUP_BYTES};
+use crate::server::{decode_request, log_connection_end, run_request, ConnError, GroupedWrites, Live, Shared};
 use crate::sink::{attention_ack, ClientGone, PacketOut, TokenSink};
 
 /// The stack of a connection thread: that of the runtime's threads, which ran requests
@@ -173,20 +173,14 @@ impl<S: BackendSession> ThreadConn<S> {
         } else {
             self.watch.arm()?;
         }
-        let out = ThreadOut {
-            sock: &self.sock,
-            group: Vec::new(),
-            group_bytes: 0,
-            failed: None,
-            buf: std::mem::take(&mut self.out_buf),
-        };
+        let out = ThreadOut { sock: &self.sock, out: GroupedWrites::new(), buf: std::mem::take(&mut self.out_buf) };
         let mut sink =
             TokenSink::new(out, self.spid, self.packet_size, self.cancel.clone(), shared.server_name.clone());
         let default_done = run_request(&mut self.session, req, reset, &mut sink);
         let (tail, out) = sink.finish(default_done);
         let fired = if early { true } else { self.watch.disarm()? };
         drop(permit);
-        let ThreadOut { group: mut packets, failed, buf, .. } = out;
+        let ThreadOut { out: GroupedWrites { group: mut packets, failed, .. }, buf, .. } = out;
         self.out_buf = buf;
         if let Some(e) = failed {
             return Err(e.into());
@@ -266,57 +260,23 @@ fn write_all(mut sock: &TcpStream, packets: &[Vec<u8>], buf: &mut Vec<u8>) -> io
     }
 }
 
-/// The packets of a request: grouped (about [`PACKET_GROUP_BYTES`]) and written to the
-/// socket by the request's thread. A write that has to wait for the client is
-/// ASYNC_NETWORK_IO; the blocked write is the backpressure.
+/// The packets of a request on a connection thread, written straight to its socket (see
+/// [`GroupedWrites`]).
 struct ThreadOut<'a> {
     sock: &'a TcpStream,
-    group: Vec<Vec<u8>>,
-    group_bytes: usize,
-    failed: Option<io::Error>,
+    out: GroupedWrites,
     buf: Vec<u8>,
-}
-
-impl ThreadOut<'_> {
-    fn write_group(&mut self) -> Result<(), ClientGone> {
-        if self.failed.is_some() {
-            return Err(ClientGone);
-        }
-        if self.group.is_empty() {
-            return Ok(());
-        }
-        let group = std::mem::take(&mut self.group);
-        self.group_bytes = 0;
-        let started = Instant::now();
-        let r = write_all(self.sock, &group, &mut self.buf);
-        let took = started.elapsed();
-        // A socket with room takes a group in microseconds; longer means the client's
-        // receive window was full and we waited for it to read.
-        if took >= Duration::from_millis(1) {
-            record_wait(WaitType::ASYNC_NETWORK_IO, took, Duration::ZERO);
-        }
-        r.map_err(|e| {
-            self.failed = Some(e);
-            ClientGone
-        })
-    }
 }
 
 impl PacketOut for ThreadOut<'_> {
     fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
-        if self.failed.is_some() {
-            return Err(ClientGone);
-        }
-        self.group_bytes += packet.len();
-        self.group.push(packet);
-        if self.group_bytes >= PACKET_GROUP_BYTES {
-            self.write_group()?;
-        }
-        Ok(())
+        let (sock, buf) = (self.sock, &mut self.buf);
+        self.out.send(packet, |g| write_all(sock, g, buf))
     }
 
     fn flush(&mut self) -> Result<(), ClientGone> {
-        self.write_group()
+        let (sock, buf) = (self.sock, &mut self.buf);
+        self.out.write_group(|g| write_all(sock, g, buf))
     }
 }
 

@@ -775,19 +775,38 @@ impl PacketOut for ChannelOut {
     }
 }
 
-/// The packets of a request running inline (see `request_loop`): grouped like
-/// [`ChannelOut`] and written to the socket from the request's thread. A write that has
-/// to wait for the client is ASYNC_NETWORK_IO.
-struct SocketOut<'a> {
-    wr: &'a mut WriteHalf<BoxStream>,
-    handle: &'a tokio::runtime::Handle,
-    group: Vec<Vec<u8>>,
+/// A request's packets, grouped into writes of about [`PACKET_GROUP_BYTES`] made from the
+/// request's own thread (a connection thread's socket, or an inline tokio request). A
+/// write that waits 1 ms or more for the client is ASYNC_NETWORK_IO; the blocked write
+/// is the backpressure. The first failed write is kept, and every later send fails.
+pub(crate) struct GroupedWrites {
+    pub(crate) group: Vec<Vec<u8>>,
     group_bytes: usize,
-    failed: Option<io::Error>,
+    pub(crate) failed: Option<io::Error>,
 }
 
-impl SocketOut<'_> {
-    fn write_group(&mut self) -> Result<(), ClientGone> {
+impl GroupedWrites {
+    pub(crate) fn new() -> GroupedWrites {
+        GroupedWrites { group: Vec::new(), group_bytes: 0, failed: None }
+    }
+
+    pub(crate) fn send(
+        &mut self,
+        packet: Vec<u8>,
+        write: impl FnOnce(&[Vec<u8>]) -> io::Result<()>,
+    ) -> Result<(), ClientGone> {
+        if self.failed.is_some() {
+            return Err(ClientGone);
+        }
+        self.group_bytes += packet.len();
+        self.group.push(packet);
+        if self.group_bytes >= PACKET_GROUP_BYTES {
+            self.write_group(write)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn write_group(&mut self, write: impl FnOnce(&[Vec<u8>]) -> io::Result<()>) -> Result<(), ClientGone> {
         if self.failed.is_some() {
             return Err(ClientGone);
         }
@@ -797,7 +816,7 @@ impl SocketOut<'_> {
         let group = std::mem::take(&mut self.group);
         self.group_bytes = 0;
         let started = Instant::now();
-        let r = self.handle.block_on(write_packets(self.wr, &group));
+        let r = write(&group);
         let took = started.elapsed();
         // A socket with room takes a group in microseconds; longer means the client's
         // receive window was full and we waited for it to read.
@@ -811,21 +830,23 @@ impl SocketOut<'_> {
     }
 }
 
+/// The packets of a request running inline on a TLS connection (see `request_loop`),
+/// written to the socket from the request's thread through the runtime handle.
+struct SocketOut<'a> {
+    wr: &'a mut WriteHalf<BoxStream>,
+    handle: &'a tokio::runtime::Handle,
+    out: GroupedWrites,
+}
+
 impl PacketOut for SocketOut<'_> {
     fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
-        if self.failed.is_some() {
-            return Err(ClientGone);
-        }
-        self.group_bytes += packet.len();
-        self.group.push(packet);
-        if self.group_bytes >= PACKET_GROUP_BYTES {
-            self.write_group()?;
-        }
-        Ok(())
+        let (wr, handle) = (&mut *self.wr, self.handle);
+        self.out.send(packet, |g| handle.block_on(write_packets(wr, g)))
     }
 
     fn flush(&mut self) -> Result<(), ClientGone> {
-        self.write_group()
+        let (wr, handle) = (&mut *self.wr, self.handle);
+        self.out.write_group(|g| handle.block_on(write_packets(wr, g)))
     }
 }
 
@@ -994,11 +1015,11 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
             let server_name = shared.server_name.clone();
             busy.store(true, Ordering::Release);
             let (last_group, tail, failed) = tokio::task::block_in_place(|| {
-                let out = SocketOut { wr: &mut wr, handle: &handle, group: Vec::new(), group_bytes: 0, failed: None };
+                let out = SocketOut { wr: &mut wr, handle: &handle, out: GroupedWrites::new() };
                 let mut sink = TokenSink::new(out, spid, packet_size, cancel.clone(), server_name);
                 let default_done = run_request(sess, req, reset, &mut sink);
                 let (tail, mut out) = sink.finish(default_done);
-                (std::mem::take(&mut out.group), tail, out.failed.take())
+                (std::mem::take(&mut out.out.group), tail, out.out.failed.take())
             });
             busy.store(false, Ordering::Release);
             drop(permit);

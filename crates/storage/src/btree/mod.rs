@@ -730,31 +730,13 @@ impl Inner {
 
     /// Takes the tree latch shared, recording a wait if it had to wait.
     pub(crate) fn shared(&self) -> RwLockReadGuard<'_, ()> {
-        if let Some(g) = self.lock.try_read() {
-            return g;
-        }
-        let t = Instant::now();
-        let g = self.lock.read();
-        diag::record_nonbuffer_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, LatchMode::SH, t.elapsed());
-        g
+        latch_timed(LatchMode::SH, || self.lock.try_read(), || self.lock.read())
     }
 
     /// Takes the tree latch exclusive for a structure change: bumps the version (scans
     /// re-seek) and clears the insert hint (pages may be freed).
     pub(crate) fn exclusive(&self) -> RwLockWriteGuard<'_, ()> {
-        let g = match self.lock.try_write() {
-            Some(g) => g,
-            None => {
-                let t = Instant::now();
-                let g = self.lock.write();
-                diag::record_nonbuffer_latch_wait(
-                    LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT,
-                    LatchMode::EX,
-                    t.elapsed(),
-                );
-                g
-            }
-        };
+        let g = latch_timed(LatchMode::EX, || self.lock.try_write(), || self.lock.write());
         self.version.fetch_add(1, AcqRel);
         self.hint.store(0, Release);
         g
@@ -769,19 +751,7 @@ impl Inner {
     /// found necessary at structure version `seen`, unless another thread changed the
     /// structure since: then `None`, and the caller retries in shared mode.
     pub(crate) fn escalate(&self, seen: u64) -> Option<RwLockWriteGuard<'_, ()>> {
-        let _gate = match self.escalation.try_lock() {
-            Some(g) => g,
-            None => {
-                let t = Instant::now();
-                let g = self.escalation.lock();
-                diag::record_nonbuffer_latch_wait(
-                    LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT,
-                    LatchMode::EX,
-                    t.elapsed(),
-                );
-                g
-            }
-        };
+        let _gate = latch_timed(LatchMode::EX, || self.escalation.try_lock(), || self.escalation.lock());
         if self.version.load(Acquire) != seen {
             return None;
         }
@@ -1130,6 +1100,19 @@ fn below_first_duplicate(stored: &[u8], key: &[u8]) -> bool {
 
 fn uniquifier_overflow() -> StorageError {
     StorageError::Invalid("the uniquifier of a duplicate key exceeds its maximum (2^32 - 1 duplicates)".into())
+}
+
+/// Takes a tree-level latch (the tree latch or the escalation gate) with `try_take`, or
+/// waits with `take` and records the wait under ACCESS_METHODS_HOBT_VIRTUAL_ROOT.
+#[inline]
+fn latch_timed<G>(mode: LatchMode, try_take: impl FnOnce() -> Option<G>, take: impl FnOnce() -> G) -> G {
+    if let Some(g) = try_take() {
+        return g;
+    }
+    let t = Instant::now();
+    let g = take();
+    diag::record_nonbuffer_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, mode, t.elapsed());
+    g
 }
 
 /// The slot a descent takes in an internal page.
