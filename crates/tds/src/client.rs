@@ -25,7 +25,7 @@ use crate::login::{self, Login7};
 use crate::packet::{self, PacketHeader, PacketType, HEADER_LEN};
 use crate::prelogin::{self, PreLogin};
 use crate::rpc;
-use crate::token::{done_status, env_type, token_type, ColumnMeta, DoneToken, MessageToken};
+use crate::token::{self, done_status, env_type, token_type, ColumnMeta, DoneToken, MessageToken};
 use crate::types::{decode_value, decode_value_into, encode_value, TypeInfo};
 use crate::wire::{put_b_varchar, put_utf16, utf16_to_string, Reader};
 
@@ -562,16 +562,7 @@ fn decode_message(r: &mut Reader) -> crate::error::Result<MessageToken> {
     let len = usize::from(r.u16_le("ERROR/INFO")?);
     let mut b = Reader::new(r.bytes(len, "ERROR/INFO")?);
     // A complete token whose body is short is malformed, not truncated.
-    let bad = |_| TdsError::invalid("ERROR/INFO", "body shorter than its fields");
-    Ok(MessageToken {
-        number: b.i32_le("ERROR/INFO").map_err(bad)?,
-        state: b.u8("ERROR/INFO").map_err(bad)?,
-        class: b.u8("ERROR/INFO").map_err(bad)?,
-        message: b.us_varchar("ERROR/INFO").map_err(bad)?,
-        server: b.b_varchar("ERROR/INFO").map_err(bad)?,
-        procedure: b.b_varchar("ERROR/INFO").map_err(bad)?,
-        line: b.i32_le("ERROR/INFO").map_err(bad)?,
-    })
+    token::message_body(&mut b).map_err(|_| TdsError::invalid("ERROR/INFO", "body shorter than its fields"))
 }
 
 impl Decoder {
@@ -640,22 +631,8 @@ impl Decoder {
             ENVCHANGE => {
                 let len = usize::from(r.u16_le("ENVCHANGE")?);
                 let body = r.bytes(len, "ENVCHANGE")?;
-                let bad = |_| TdsError::invalid("ENVCHANGE", "body shorter than its fields");
-                let mut b = Reader::new(body);
-                let ty = b.u8("ENVCHANGE").map_err(bad)?;
-                let (new, old) = match ty {
-                    1..=6 | 13 | 19 => {
-                        let n = usize::from(b.u8("ENVCHANGE").map_err(bad)?);
-                        let new = b.bytes(n * 2, "ENVCHANGE").map_err(bad)?.to_vec();
-                        let o = usize::from(b.u8("ENVCHANGE").map_err(bad)?);
-                        (new, b.bytes(o * 2, "ENVCHANGE").map_err(bad)?.to_vec())
-                    }
-                    7..=12 | 15 | 17 | 18 => {
-                        let n = b.b_varbyte("ENVCHANGE").map_err(bad)?.to_vec();
-                        (n, b.b_varbyte("ENVCHANGE").map_err(bad)?.to_vec())
-                    }
-                    _ => (b.rest().to_vec(), Vec::new()),
-                };
+                let (ty, new, old) = token::env_change_body(&mut Reader::new(body))
+                    .map_err(|_| TdsError::invalid("ENVCHANGE", "body shorter than its fields"))?;
                 Item::Env { ty, new, old }
             }
             RETURNSTATUS => Item::ReturnStatus(r.i32_le("RETURNSTATUS")?),

@@ -345,8 +345,31 @@ impl Token {
 
 fn decode_message(r: &mut Reader) -> Result<MessageToken> {
     let len = usize::from(r.u16_le("ERROR/INFO")?);
-    let body = r.bytes(len, "ERROR/INFO")?;
-    let mut b = Reader::new(body);
+    message_body(&mut Reader::new(r.bytes(len, "ERROR/INFO")?))
+}
+
+/// The type, new value and old value of an ENVCHANGE token, from its body (after the
+/// length). Types 16 and 20 have other shapes: the rest is kept as the new value.
+pub(crate) fn env_change_body(b: &mut Reader) -> Result<(u8, Vec<u8>, Vec<u8>)> {
+    let ty = b.u8("ENVCHANGE")?;
+    let (new, old) = match ty {
+        1..=6 | 13 | 19 => {
+            let n = usize::from(b.u8("ENVCHANGE")?);
+            let new = b.bytes(n * 2, "ENVCHANGE")?.to_vec();
+            let o = usize::from(b.u8("ENVCHANGE")?);
+            (new, b.bytes(o * 2, "ENVCHANGE")?.to_vec())
+        }
+        7..=12 | 15 | 17 | 18 => {
+            let n = b.b_varbyte("ENVCHANGE")?.to_vec();
+            (n, b.b_varbyte("ENVCHANGE")?.to_vec())
+        }
+        _ => (b.rest().to_vec(), Vec::new()),
+    };
+    Ok((ty, new, old))
+}
+
+/// The fields of an ERROR or INFO token, from its body (after the length).
+pub(crate) fn message_body(b: &mut Reader) -> Result<MessageToken> {
     Ok(MessageToken {
         number: b.i32_le("ERROR/INFO")?,
         state: b.u8("ERROR/INFO")?,
@@ -419,22 +442,7 @@ pub fn decode_tokens(data: &[u8]) -> Result<Vec<Token>> {
             }
             ENVCHANGE => {
                 let len = usize::from(r.u16_le("ENVCHANGE")?);
-                let mut b = Reader::new(r.bytes(len, "ENVCHANGE")?);
-                let ty = b.u8("ENVCHANGE")?;
-                let (new, old) = match ty {
-                    1..=6 | 13 | 19 => {
-                        let n = usize::from(b.u8("ENVCHANGE")?);
-                        let new = b.bytes(n * 2, "ENVCHANGE")?.to_vec();
-                        let o = usize::from(b.u8("ENVCHANGE")?);
-                        (new, b.bytes(o * 2, "ENVCHANGE")?.to_vec())
-                    }
-                    7..=12 | 15 | 17 | 18 => {
-                        let n = b.b_varbyte("ENVCHANGE")?.to_vec();
-                        (n, b.b_varbyte("ENVCHANGE")?.to_vec())
-                    }
-                    // Types 16 and 20 have other shapes: keep the rest as the new value.
-                    _ => (b.rest().to_vec(), Vec::new()),
-                };
+                let (ty, new, old) = env_change_body(&mut Reader::new(r.bytes(len, "ENVCHANGE")?))?;
                 Token::EnvChange { ty, new, old }
             }
             RETURNSTATUS => Token::ReturnStatus(r.i32_le("RETURNSTATUS")?),
