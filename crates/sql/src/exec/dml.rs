@@ -595,6 +595,18 @@ pub fn insert_values(
     insert_values_as(cx, t, positions, values, types_, "INSERT")
 }
 
+/// The value [`insert_values_as`] takes as "this column's DEFAULT" (VALUES (DEFAULT) and
+/// MERGE's INSERT ... DEFAULT): a string no client value is expected to be.
+const DEFAULT_MARKER: &str = "\u{0}__DEFAULT__";
+
+pub(super) fn default_marker() -> Value {
+    Value::String(DEFAULT_MARKER.into())
+}
+
+fn is_default_marker(v: &Value) -> bool {
+    matches!(v, Value::String(s) if s == DEFAULT_MARKER)
+}
+
 /// [`insert_values`] for a statement named `stmt` in constraint messages (MERGE).
 pub(super) fn insert_values_as(
     cx: &mut Cx,
@@ -611,7 +623,7 @@ pub(super) fn insert_values_as(
     let mut new_identity = None;
     for (k, v) in values.into_iter().enumerate() {
         let col = positions[k];
-        if matches!(&v, Value::String(s) if s == "\u{0}__DEFAULT__") {
+        if is_default_marker(&v) {
             continue;
         }
         row[col] = to_column(t, col, v, &types_[k])?;
@@ -717,7 +729,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
                 let mut tys = Vec::with_capacity(r.len());
                 for e in r {
                     if matches!(e.kind, ExprKind::Default) {
-                        vals.push(Value::String("\u{0}__DEFAULT__".into()));
+                        vals.push(default_marker());
                         tys.push(SqlType::Int);
                         continue;
                     }

@@ -309,7 +309,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
                     match v {
                         // insert_values' marker for a column's default.
                         None => {
-                            vals.push(Value::String("\u{0}__DEFAULT__".into()));
+                            vals.push(dml::default_marker());
                             types.push(SqlType::Int);
                         }
                         Some(e) => {

@@ -118,9 +118,7 @@ impl<'a> Parser<'a> {
         self.eat_word("INTO");
         let target = self.parse_dml_target()?;
         // USING is not reserved: it ends the target, it is not an alias.
-        let alias = if self.eat_word("AS") {
-            Some(self.parse_ident()?)
-        } else if self.is_ident() && !self.is_word("USING") {
+        let alias = if self.eat_word("AS") || (self.is_ident() && !self.is_word("USING")) {
             Some(self.parse_ident()?)
         } else {
             None
