@@ -123,6 +123,29 @@ def test_dml(conn):
     cur.execute("DROP TABLE dbo.pytds_t")
 
 
+
+def test_dml_merge(conn):
+    """MERGE over TCP: a parameterized upsert's row count, then OUTPUT $action."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_m') IS NOT NULL DROP TABLE dbo.pytds_m")
+    cur.execute("CREATE TABLE dbo.pytds_m (id int PRIMARY KEY, n int NOT NULL)")
+    cur.execute("INSERT INTO dbo.pytds_m VALUES (1, 10)")
+    cur.execute(
+        "MERGE dbo.pytds_m AS t USING (VALUES (%s, %s), (%s, %s)) AS s(id, n) ON t.id = s.id "
+        "WHEN MATCHED THEN UPDATE SET n = t.n + s.n "
+        "WHEN NOT MATCHED THEN INSERT (id, n) VALUES (s.id, s.n);",
+        (1, 5, 2, 7),
+    )
+    assert cur.rowcount == 2
+    cur.execute(
+        "MERGE dbo.pytds_m AS t USING (SELECT 2 AS id) AS s ON t.id = s.id "
+        "WHEN MATCHED THEN DELETE OUTPUT $action, deleted.id;"
+    )
+    assert cur.fetchall() == [("DELETE", 2)]
+    cur.execute("SELECT id, n FROM dbo.pytds_m ORDER BY id")
+    assert cur.fetchall() == [(1, 15)]
+    cur.execute("DROP TABLE dbo.pytds_m")
+
 def test_params(conn):
     # pytds sends parameters through sp_executesql (an RPC with typed parameters).
     cur = conn.cursor()
