@@ -254,12 +254,14 @@ pub struct LatchWaitTimer {
 /// Starts timing a buffer latch wait (see `record_page_latch_wait`).
 #[inline]
 pub fn begin_page_latch_wait(mode: LatchMode, io: bool) -> LatchWaitTimer {
+    crate::sched::release();
     LatchWaitTimer { wait_type: mode.page_wait_type(io), class: LatchClass::BUFFER, start: Instant::now(), done: false }
 }
 
 /// Starts timing a non-buffer latch wait (see `record_nonbuffer_latch_wait`).
 #[inline]
 pub fn begin_latch_wait(class: LatchClass, mode: LatchMode) -> LatchWaitTimer {
+    crate::sched::release();
     LatchWaitTimer { wait_type: mode.latch_wait_type(), class, start: Instant::now(), done: false }
 }
 

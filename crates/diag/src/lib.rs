@@ -9,6 +9,7 @@
 //! | `latches`  | sys.dm_os_latch_stats                                          |
 //! | `files`    | sys.dm_io_virtual_file_stats                                   |
 //! | `counters` | sys.dm_os_performance_counters                                 |
+//! | `sched`    | sys.dm_os_schedulers (and SOS_SCHEDULER_YIELD)                 |
 //!
 //! There is one instance per process, as with SQL Server: the instance-wide tables are
 //! process globals. Per-session tables are `Arc`s that the session installs on the worker
@@ -24,6 +25,7 @@ pub mod counters;
 pub mod errorlog;
 pub mod files;
 pub mod latches;
+pub mod sched;
 pub mod waits;
 
 use std::sync::OnceLock;

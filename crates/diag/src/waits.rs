@@ -242,6 +242,8 @@ pub struct WaitTimer {
 
 #[inline]
 pub fn begin_wait(wt: WaitType) -> WaitTimer {
+    // A waiting worker gives its scheduler up (see `sched`).
+    crate::sched::release();
     let start = Instant::now();
     CURRENT_SESSION.with(|s| {
         if let Some(s) = &*s.borrow() {

@@ -34,6 +34,10 @@ pub struct InstanceConfig {
     /// Default on for `on_disk`; embedded users and tests may leave it to the in-memory
     /// ring (`diag::errorlog::recent`).
     pub error_log_file: bool,
+    /// How many session workers run at once (SQLOS-style schedulers, see
+    /// `diag::sched`): default the number of CPUs; 0 lets every worker run at once.
+    /// The schedulers are per process, so the last instance started sets them.
+    pub schedulers: Option<usize>,
 }
 
 impl std::fmt::Debug for InstanceConfig {
@@ -46,6 +50,7 @@ impl std::fmt::Debug for InstanceConfig {
             .field("sa_password", &self.sa_password.as_ref().map(|_| "***"))
             .field("filesystem", &self.filesystem.is_some())
             .field("error_log_file", &self.error_log_file)
+            .field("schedulers", &self.schedulers)
             .finish()
     }
 }

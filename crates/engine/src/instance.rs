@@ -319,6 +319,13 @@ impl Instance {
         }
         diag::errorlog::log("Server", &format!("Mesquite {} starting.", env!("CARGO_PKG_VERSION")));
         diag::errorlog::log("Server", &format!("Data directory: {}.", config.data_dir.display()));
+        let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let schedulers = config.schedulers.unwrap_or(cpus);
+        diag::sched::schedulers().configure(schedulers);
+        diag::errorlog::log(
+            "Server",
+            &format!("Mesquite detected {cpus} CPUs; {schedulers} schedulers run session workers (0: unscheduled)."),
+        );
         let memory = config.memory_limit_bytes.unwrap_or(DEFAULT_MEMORY_LIMIT);
         let pool = BufferPool::with_memory_limit(memory);
         pool.start_lazy_writer();

@@ -100,6 +100,8 @@ impl Session {
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
+        // The request runs on one of the instance's schedulers (see `diag::sched`).
+        let _scheduler = diag::sched::enter();
         sql::exec::execute_batch(&mut self.state, &mut self.host, text, sink);
         self.publish();
     }
@@ -108,6 +110,8 @@ impl Session {
     pub fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
+        // The request runs on one of the instance's schedulers (see `diag::sched`).
+        let _scheduler = diag::sched::enter();
         sql::exec::execute_rpc(&mut self.state, &mut self.host, call, sink);
         self.publish();
     }

@@ -291,6 +291,8 @@ impl BufferPool {
     /// the frame is unmapped and zeroed, so damaged bytes are never handed out.
     fn load(&self, db: u16, id: PageId, fi: u32, guard: &mut Page) -> Result<()> {
         let f = &self.frames[fi as usize];
+        // A read is a wait: the worker gives its scheduler up (see `diag::sched`).
+        diag::sched::release();
         let r = self.db(db).and_then(|e| e.files.get(id.file_id)).and_then(|file| file.read_page(id, guard));
         self.stats.reads.fetch_add(1, Relaxed);
         diag::counters().page_reads.add(1);
@@ -400,6 +402,7 @@ impl BufferPool {
             return g;
         }
         let io = f.io_pending.load(Acquire);
+        diag::sched::release();
         let t = Instant::now();
         let g = latch(&f.latch);
         diag::record_page_latch_wait(mode, io, t.elapsed());
@@ -862,6 +865,7 @@ impl<'a> PageUpdateGuard<'a> {
         let w = match RwLockUpgradableReadGuard::try_upgrade(g) {
             Ok(w) => w,
             Err(g) => {
+                diag::sched::release();
                 let t = Instant::now();
                 let w = RwLockUpgradableReadGuard::upgrade(g);
                 diag::record_page_latch_wait(LatchMode::EX, false, t.elapsed());

@@ -815,6 +815,8 @@ impl GroupedWrites {
         }
         let group = std::mem::take(&mut self.group);
         self.group_bytes = 0;
+        // The write may block on the client: a wait, so the scheduler goes first.
+        diag::sched::release();
         let started = Instant::now();
         let r = write(&group);
         let took = started.elapsed();

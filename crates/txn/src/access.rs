@@ -822,6 +822,8 @@ impl LockedIndex {
     /// when another transaction holds the key (an uncommitted insert or delete of it) or
     /// a SERIALIZABLE range over the gap the key falls in.
     pub fn insert(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<()> {
+        // No latch is held here: a worker that waited takes a scheduler again.
+        diag::sched::safe_point();
         self.check_level(ctx)?;
         self.lock_kept(ctx, self.object_resource(), LockMode::IX)?;
         let owner = ctx.owner();
@@ -878,6 +880,8 @@ impl LockedIndex {
     /// Replaces the row under `key`; returns false when there is none (then nothing
     /// stays locked below SERIALIZABLE, and the missing key's range at SERIALIZABLE).
     pub fn update(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
+        // No latch is held here: a worker that waited takes a scheduler again.
+        diag::sched::safe_point();
         self.check_level(ctx)?;
         let res = self.lock_for_write(ctx, key)?;
         let updated = {
@@ -893,6 +897,8 @@ impl LockedIndex {
     /// Deletes the row under `key`; returns whether there was one. The key stays a ghost
     /// (seen and locked by scans) until the transaction ends.
     pub fn delete(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<bool> {
+        // No latch is held here: a worker that waited takes a scheduler again.
+        diag::sched::safe_point();
         self.check_level(ctx)?;
         let res = self.lock_for_write(ctx, key)?;
         // The X lock keeps anyone else from adding or removing the key from here on.

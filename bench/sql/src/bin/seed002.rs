@@ -9,6 +9,10 @@
 //! Prints inserted and deleted rows/s for each session count.
 //!
 //! Usage: seed002 [--rows N] [--sessions 1,2,8,16] [--dd off|on|both] [--dir DIR] [--insert-only] [--waits]
+//!                [--source all_columns|numbers] [--schedulers N]
+//! `--schedulers`: how many session workers run at once (default: one per CPU; 0: all).
+//! `--source`: the 1000 rows AddSomeData selects come from `sys.all_columns`, as the
+//! article has it (the default), or from a 1000-row user table `dbo.Numbers`.
 //! `--rows` is the total per measurement (split evenly over the sessions, rounded to
 //! whole 1000-row iterations).
 
@@ -38,7 +42,7 @@ fn arg(name: &str) -> Option<String> {
     args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)).cloned()
 }
 
-fn setup(s: &mut engine::Session, db: &str, delayed: bool) {
+fn setup(s: &mut engine::Session, db: &str, delayed: bool, source: &str) {
     run(s, &format!("CREATE DATABASE {db}"));
     if delayed {
         run(s, &format!("ALTER DATABASE {db} SET DELAYED_DURABILITY = FORCED"));
@@ -61,11 +65,13 @@ fn setup(s: &mut engine::Session, db: &str, delayed: bool) {
            WHILE @i <= @Iterations
            BEGIN
              BEGIN TRANSACTION;
-             INSERT dbo.TheTable(TheDate) SELECT TOP (1000) sysdatetime() FROM dbo.Numbers AS s;
+             INSERT dbo.TheTable(TheDate) SELECT TOP (1000) sysdatetime() FROM SOURCE AS s;
              COMMIT TRANSACTION;
              SET @i += 1;
            END
-         END",
+         END"
+        .replace("SOURCE", source)
+        .as_str(),
     );
     run(
         s,
@@ -144,6 +150,10 @@ fn main() {
         .filter_map(|s| s.trim().parse().ok())
         .collect();
     let dd = arg("--dd").unwrap_or_else(|| "both".into());
+    let source = match arg("--source").as_deref() {
+        Some("numbers") => "dbo.Numbers",
+        _ => "sys.all_columns",
+    };
     let modes: Vec<bool> = match dd.as_str() {
         "off" => vec![false],
         "on" => vec![true],
@@ -156,13 +166,14 @@ fn main() {
     std::fs::create_dir_all(&base).expect("dir");
     let mut cfg = engine::InstanceConfig::on_disk(&base);
     cfg.sa_password = Some(PASSWORD.into());
+    cfg.schedulers = arg("--schedulers").and_then(|v| v.parse().ok());
     let inst = engine::Instance::start(cfg).expect("start");
     let mut admin = inst.open_session("sa", PASSWORD, None).expect("login");
-    println!("seed002: {rows} rows inserted then deleted per measurement, 1000 rows per transaction, on disk");
+    println!("seed002: {rows} rows inserted then deleted per measurement, 1000 rows per transaction (from {source}), on disk");
     println!("{:<26} {:>8} {:>14} {:>14}", "database", "sessions", "insert rows/s", "delete rows/s");
     for &delayed in &modes {
         let db = if delayed { "DDTest_On" } else { "DDTest_Off" };
-        setup(&mut admin, db, delayed);
+        setup(&mut admin, db, delayed, source);
         run(&mut admin, "USE master");
         for &n in &sessions {
             let iterations = (rows / 1000 / n as u64).max(1);

@@ -1109,6 +1109,7 @@ fn latch_timed<G>(mode: LatchMode, try_take: impl FnOnce() -> Option<G>, take: i
     if let Some(g) = try_take() {
         return g;
     }
+    diag::sched::release();
     let t = Instant::now();
     let g = take();
     diag::record_nonbuffer_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, mode, t.elapsed());

@@ -1,0 +1,341 @@
+//! Schedulers in the manner of SQLOS: at most N session workers run at once (N defaults
+//! to the number of CPUs), as each of SQL Server's non-preemptive schedulers runs one
+//! worker at a time.
+//!
+//! Why: with 16 sessions on 2 cores the OS preempts whichever thread it likes, including
+//! one that holds a hot latch (the last leaf page of an ever-increasing key, the tree
+//! latch during a split); every other session then waits for that thread's next time
+//! slice. With a scheduler per core, the threads that run are the ones that hold
+//! schedulers, so a latch holder is not pushed off its core by another session.
+//!
+//! The protocol:
+//! - A request takes a scheduler when it starts ([`enter`]) and gives it back when it
+//!   ends; nested requests on the same thread (dynamic SQL, internal sessions) share it.
+//! - A worker gives its scheduler up when it starts to wait (latch, lock, log, network,
+//!   I/O: [`release`], called by [`crate::begin_wait`] and the latch wait paths), and
+//!   takes one again only at a safe point ([`safe_point`]): the start of a row
+//!   operation or a request, where it holds no latch and no mutex. Taking a scheduler
+//!   where a latch is held could deadlock (a scheduler holder waiting for that latch
+//!   without giving its scheduler up); at a safe point it cannot.
+//! - A worker that has run a quantum (4 ms, SQL Server's) while others wait for a
+//!   scheduler yields at its next safe point (SOS_SCHEDULER_YIELD).
+//! - Waiting for a scheduler is recorded as SOS_SCHEDULER_YIELD, all of it signal wait
+//!   time (runnable, waiting for a CPU), as SQL Server reports runnable time.
+//! - A worker waits at most [`MAX_SCHEDULER_WAIT`] for a scheduler; then it runs anyway
+//!   (counted in [`Schedulers::overruns`]). Code that blocks without saying so (a plain
+//!   mutex held across a safe point) can therefore only slow things down, never hang.
+//!
+//! Background threads (log writer, lazy writer, checkpoints) run outside the schedulers,
+//! as SQL Server's preemptive system tasks do.
+
+use std::cell::Cell;
+use std::collections::VecDeque;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering::*};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::thread::Thread;
+use std::time::{Duration, Instant};
+
+use crate::waits::{record_wait, WaitType};
+
+/// SQL Server's scheduler quantum.
+pub const QUANTUM: Duration = Duration::from_millis(4);
+/// The longest a worker waits for a scheduler before it runs anyway.
+pub const MAX_SCHEDULER_WAIT: Duration = Duration::from_millis(50);
+
+/// One waiting worker, woken when a scheduler is handed to it.
+struct Waiter {
+    thread: Thread,
+    granted: AtomicBool,
+}
+
+struct Queue {
+    /// Schedulers nobody holds.
+    free: usize,
+    waiters: VecDeque<Arc<Waiter>>,
+}
+
+/// The instance's schedulers (sys.dm_os_schedulers).
+pub struct Schedulers {
+    /// How many schedulers there are; 0 turns scheduling off.
+    count: AtomicUsize,
+    queue: Mutex<Queue>,
+    /// Workers waiting for a scheduler (read without the mutex on the fast path).
+    waiting: AtomicUsize,
+    yields: AtomicU64,
+    overruns: AtomicU64,
+}
+
+/// What one scheduler-using thread knows about itself.
+#[derive(Clone, Copy)]
+struct Worker {
+    /// Nesting depth of [`enter`]; 0 outside any request.
+    depth: u32,
+    /// Holds a scheduler now.
+    holding: bool,
+    /// When it last took its scheduler (the quantum counts from here).
+    since: Option<Instant>,
+}
+
+thread_local! {
+    static WORKER: Cell<Worker> = const { Cell::new(Worker { depth: 0, holding: false, since: None }) };
+}
+
+/// The process's schedulers (one instance per process, as with the other diag tables).
+pub fn schedulers() -> &'static Schedulers {
+    static S: OnceLock<Schedulers> = OnceLock::new();
+    S.get_or_init(|| {
+        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        Schedulers {
+            count: AtomicUsize::new(n),
+            queue: Mutex::new(Queue { free: n, waiters: VecDeque::new() }),
+            waiting: AtomicUsize::new(0),
+            yields: AtomicU64::new(0),
+            overruns: AtomicU64::new(0),
+        }
+    })
+}
+
+impl Schedulers {
+    /// Sets the number of schedulers (0: no scheduling, every worker runs at once).
+    /// Workers holding a scheduler keep it; the free count follows the change.
+    pub fn configure(&self, count: usize) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        let old = self.count.swap(count, AcqRel);
+        let held = old.saturating_sub(q.free);
+        q.free = count.saturating_sub(held);
+        // Newly free schedulers go to waiters; with scheduling off, everyone runs.
+        while !q.waiters.is_empty() && (q.free > 0 || count == 0) {
+            if count > 0 {
+                q.free -= 1;
+            }
+            if let Some(w) = q.waiters.pop_front() {
+                self.waiting.fetch_sub(1, AcqRel);
+                w.granted.store(true, Release);
+                w.thread.unpark();
+            }
+        }
+    }
+
+    /// The number of schedulers.
+    pub fn count(&self) -> usize {
+        self.count.load(Acquire)
+    }
+
+    /// Workers waiting for a scheduler now (runnable_tasks_count, summed).
+    pub fn runnable(&self) -> usize {
+        self.waiting.load(Acquire)
+    }
+
+    /// Schedulers held now (active workers).
+    pub fn active(&self) -> usize {
+        let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        self.count().saturating_sub(q.free)
+    }
+
+    /// Quantum-end yields so far.
+    pub fn yields(&self) -> u64 {
+        self.yields.load(Relaxed)
+    }
+
+    /// Times a worker gave up waiting for a scheduler and ran anyway.
+    pub fn overruns(&self) -> u64 {
+        self.overruns.load(Relaxed)
+    }
+
+    /// Takes a scheduler, waiting in line if none is free. False when the wait timed
+    /// out (the worker runs without one).
+    fn acquire(&self) -> bool {
+        let waiter = {
+            let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+            if self.count.load(Acquire) == 0 {
+                return false;
+            }
+            if q.free > 0 && q.waiters.is_empty() {
+                q.free -= 1;
+                return true;
+            }
+            let w = Arc::new(Waiter { thread: std::thread::current(), granted: AtomicBool::new(false) });
+            q.waiters.push_back(w.clone());
+            self.waiting.fetch_add(1, AcqRel);
+            w
+        };
+        let start = Instant::now();
+        let deadline = start + MAX_SCHEDULER_WAIT;
+        let granted = loop {
+            if waiter.granted.load(Acquire) {
+                break true;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+                if waiter.granted.load(Acquire) {
+                    break true;
+                }
+                if let Some(i) = q.waiters.iter().position(|w| Arc::ptr_eq(w, &waiter)) {
+                    q.waiters.remove(i);
+                    self.waiting.fetch_sub(1, AcqRel);
+                }
+                self.overruns.fetch_add(1, Relaxed);
+                break false;
+            }
+            std::thread::park_timeout(deadline - now);
+        };
+        let waited = start.elapsed();
+        record_wait(WaitType::SOS_SCHEDULER_YIELD, waited, waited);
+        granted
+    }
+
+    /// Gives a scheduler back: to the first waiter if there is one.
+    fn give_back(&self) {
+        let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(w) = q.waiters.pop_front() {
+            self.waiting.fetch_sub(1, AcqRel);
+            w.granted.store(true, Release);
+            w.thread.unpark();
+        } else if q.free < self.count.load(Acquire) {
+            q.free += 1;
+        }
+    }
+}
+
+/// A request's hold on the schedulers; dropping it ends the request's turn.
+pub struct RequestGuard {
+    _not_send: std::marker::PhantomData<*const ()>,
+}
+
+/// Starts a request on this thread: takes a scheduler (a safe point) unless an outer
+/// request on this thread already runs.
+pub fn enter() -> RequestGuard {
+    let mut w = WORKER.with(Cell::get);
+    w.depth += 1;
+    WORKER.with(|c| c.set(w));
+    if w.depth == 1 {
+        take();
+    }
+    RequestGuard { _not_send: std::marker::PhantomData }
+}
+
+impl Drop for RequestGuard {
+    fn drop(&mut self) {
+        let mut w = WORKER.with(Cell::get);
+        w.depth = w.depth.saturating_sub(1);
+        WORKER.with(|c| c.set(w));
+        if w.depth == 0 {
+            release();
+        }
+    }
+}
+
+/// Takes a scheduler for this thread (it holds none).
+fn take() {
+    let held = schedulers().acquire();
+    WORKER.with(|c| {
+        let mut w = c.get();
+        w.holding = held;
+        w.since = Some(Instant::now());
+        c.set(w);
+    });
+}
+
+/// Gives this thread's scheduler up before a wait (no-op when it holds none). It takes
+/// one again at its next [`safe_point`].
+#[inline]
+pub fn release() {
+    let held = WORKER.with(|c| {
+        let mut w = c.get();
+        let held = w.holding;
+        if held {
+            w.holding = false;
+            c.set(w);
+        }
+        held
+    });
+    if held {
+        schedulers().give_back();
+    }
+}
+
+/// A point where this thread holds no latch and no mutex: a worker inside a request
+/// that gave its scheduler up takes one again here, and one that has used up its
+/// quantum while others wait yields.
+#[inline]
+pub fn safe_point() {
+    let w = WORKER.with(Cell::get);
+    if w.depth == 0 {
+        return;
+    }
+    if !w.holding {
+        if schedulers().count() > 0 {
+            take();
+        }
+        return;
+    }
+    if schedulers().waiting.load(Relaxed) == 0 {
+        return;
+    }
+    if w.since.is_some_and(|t| t.elapsed() >= QUANTUM) {
+        schedulers().yields.fetch_add(1, Relaxed);
+        release();
+        take();
+    }
+}
+
+/// Does this thread hold a scheduler? (tests)
+pub fn holding() -> bool {
+    WORKER.with(|c| c.get().holding)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // One test function: the schedulers are process-wide, and tests run in parallel.
+    #[test]
+    fn schedulers_limit_running_workers_and_waits_give_them_up() {
+        let s = schedulers();
+        s.configure(1);
+        {
+            let _r = enter();
+            assert!(holding());
+            // A second thread cannot take the only scheduler while this one holds it...
+            let t0 = Instant::now();
+            let h = std::thread::spawn(|| {
+                let _r = enter();
+                holding()
+            });
+            std::thread::sleep(Duration::from_millis(20));
+            assert_eq!(s.runnable(), 1);
+            // ...until this one starts a wait.
+            release();
+            assert!(h.join().unwrap(), "the second worker got the scheduler");
+            assert!(t0.elapsed() >= Duration::from_millis(20));
+            // Back at a safe point, this worker takes it again.
+            safe_point();
+            assert!(holding());
+        }
+        assert!(!holding());
+        // A worker that cannot get a scheduler in time runs anyway.
+        let _r = enter();
+        let before = s.overruns();
+        let h = std::thread::spawn(|| {
+            let _r = enter();
+            holding()
+        });
+        assert!(!h.join().unwrap());
+        assert_eq!(s.overruns(), before + 1);
+        drop(_r);
+        // Nested requests share the outer request's scheduler.
+        {
+            let _a = enter();
+            let _b = enter();
+            assert!(holding());
+            drop(_b);
+            assert!(holding());
+        }
+        s.configure(0);
+        let _r = enter();
+        assert!(!holding());
+        drop(_r);
+        s.configure(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
+    }
+}
