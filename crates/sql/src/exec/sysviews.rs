@@ -395,31 +395,6 @@ pub fn system_objects() -> Vec<SystemObject> {
         .collect()
 }
 
-/// sys.system_columns' rows, built once: they depend only on the build, and seed 002's
-/// `INSERT ... SELECT TOP (1000) ... FROM sys.all_columns` reads them per transaction.
-fn system_column_rows() -> &'static [Row] {
-    static ROWS: std::sync::OnceLock<Vec<Row>> = std::sync::OnceLock::new();
-    ROWS.get_or_init(|| {
-        let mut out = Vec::new();
-        for o in system_objects() {
-            for (i, c) in o.columns.iter().enumerate() {
-                let facts = ColumnFacts {
-                    name: &c.name,
-                    column_id: i as i32 + 1,
-                    ty: c.ty,
-                    nullable: c.nullable,
-                    identity: false,
-                    computed: false,
-                    sparse: false,
-                    default_object_id: 0,
-                };
-                out.push(column_values(o.object_id, &facts));
-            }
-        }
-        out
-    })
-}
-
 /// (system_type_id, max_length, precision, scale) as sys.columns reports a type.
 pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
     match *ty {
@@ -757,7 +732,21 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                 }
             }
             if matches!(view.kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
-                out.extend(system_column_rows().iter().cloned());
+                for o in system_objects() {
+                    for (i, c) in o.columns.iter().enumerate() {
+                        let facts = ColumnFacts {
+                            name: &c.name,
+                            column_id: i as i32 + 1,
+                            ty: c.ty,
+                            nullable: c.nullable,
+                            identity: false,
+                            computed: false,
+                            sparse: false,
+                            default_object_id: 0,
+                        };
+                        out.push(column_values(o.object_id, &facts));
+                    }
+                }
             }
         }
     }
