@@ -369,7 +369,14 @@ pub fn system_object_name(id: i32) -> Option<&'static str> {
 
 /// The system objects with their columns, built from the same column lists the views
 /// themselves return, so sys.all_columns can never disagree with a `SELECT *`.
-pub fn system_objects() -> Vec<SystemObject> {
+pub fn system_objects() -> &'static [SystemObject] {
+    // Built once: they depend only on the build, and seed 002's `INSERT ... SELECT TOP
+    // (1000) ... FROM sys.all_columns` lists them per transaction.
+    static OBJECTS: std::sync::OnceLock<Vec<SystemObject>> = std::sync::OnceLock::new();
+    OBJECTS.get_or_init(build_system_objects)
+}
+
+fn build_system_objects() -> Vec<SystemObject> {
     SYSTEM_OBJECT_NAMES
         .iter()
         .enumerate()
@@ -715,7 +722,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
             ) {
                 let created = cx.host.databases().first().map(|d| d.create_date.clone()).unwrap_or(Value::Null);
                 let views_only = matches!(view.kind, ViewKind::AllViews | ViewKind::SystemViews);
-                for o in system_objects().into_iter().filter(|o| !views_only || o.type_code == "V") {
+                for o in system_objects().iter().filter(|o| !views_only || o.type_code == "V") {
                     let mut row = object_values(
                         o.name,
                         o.object_id,
