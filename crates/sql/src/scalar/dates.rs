@@ -548,15 +548,30 @@ fn now(cx: &FnContext, local: bool) -> (i64, u64) {
 /// GETDATE, GETUTCDATE, CURRENT_TIMESTAMP, SYSDATETIME, SYSUTCDATETIME,
 /// SYSDATETIMEOFFSET: the statement's start time in the function's type.
 pub fn clock_function(name: &str, cx: &FnContext) -> Result<Value, SqlError> {
-    let (local, ty) = match name {
-        "GETDATE" | "CURRENT_TIMESTAMP" => (true, SqlType::DateTime),
-        "GETUTCDATE" => (false, SqlType::DateTime),
-        "SYSDATETIME" => (true, SqlType::DateTime2 { scale: 7 }),
-        "SYSUTCDATETIME" => (false, SqlType::DateTime2 { scale: 7 }),
-        _ => (true, SqlType::DateTimeOffset { scale: 7 }),
+    let (which, local, ty) = match name {
+        "GETDATE" | "CURRENT_TIMESTAMP" => (0, true, SqlType::DateTime),
+        "GETUTCDATE" => (1, false, SqlType::DateTime),
+        "SYSDATETIME" => (2, true, SqlType::DateTime2 { scale: 7 }),
+        "SYSUTCDATETIME" => (3, false, SqlType::DateTime2 { scale: 7 }),
+        _ => (4, true, SqlType::DateTimeOffset { scale: 7 }),
     };
+    // The value is the same for the whole statement (`now_utc` is the statement's start),
+    // and INSERT ... SELECT SYSDATETIME() asks once per row: remember the last answer.
+    type Memo = [Option<((u32, u64), i16, Value)>; 5];
+    thread_local! {
+        static LAST: std::cell::RefCell<Memo> = const { std::cell::RefCell::new([None, None, None, None, None]) };
+    }
+    let key = (cx.now_utc, cx.local_offset_minutes);
+    if let Some(v) = LAST.with(|m| match &m.borrow()[which] {
+        Some((now, off, v)) if (*now, *off) == key => Some(v.clone()),
+        _ => None,
+    }) {
+        return Ok(v);
+    }
     let (d, u) = now(cx, local);
-    build_temporal(d, u, &ty, cx.local_offset_minutes).map_err(|_| overflow_517(&ty))
+    let v = build_temporal(d, u, &ty, cx.local_offset_minutes).map_err(|_| overflow_517(&ty))?;
+    LAST.with(|m| m.borrow_mut()[which] = Some((key.0, key.1, v.clone())));
+    Ok(v)
 }
 
 /// An offset argument of SWITCHOFFSET / TODATETIMEOFFSET: `'+05:30'` or minutes.
