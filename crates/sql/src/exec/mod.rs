@@ -15,6 +15,7 @@
 //! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
+pub mod catalog_procs;
 pub mod catalog_views;
 pub mod ddl;
 pub mod dml;

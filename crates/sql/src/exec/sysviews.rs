@@ -344,6 +344,10 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "dm_db_log_space_usage", "V"),
     (SYS_SCHEMA_ID, "all_views", "V"),
     (SYS_SCHEMA_ID, "system_views", "V"),
+    (SYS_SCHEMA_ID, "sp_columns_100", "P"),
+    (SYS_SCHEMA_ID, "sp_databases", "P"),
+    (SYS_SCHEMA_ID, "sp_pkeys", "P"),
+    (SYS_SCHEMA_ID, "sp_fkeys", "P"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
