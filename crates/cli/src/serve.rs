@@ -35,6 +35,14 @@ impl Backend for EngineBackend {
         let db = req.database.as_deref().filter(|d| !d.is_empty());
         let mut s = self.instance.open_session(&req.user, &req.password, db)?;
         s.set_client_info(&req.host_name, &req.app_name);
+        s.set_connection(sql::host::ConnectionInfo {
+            client_addr: req.client_addr,
+            local_addr: req.local_addr,
+            encrypted: req.encrypted,
+            protocol_version: req.tds_version,
+            packet_size: req.packet_size,
+            ..Default::default()
+        });
         Ok(EngineSession(s))
     }
 

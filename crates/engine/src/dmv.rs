@@ -23,7 +23,8 @@ use parking_lot::Mutex;
 use sql::exec::dmv::LiveRequest;
 use sql::exec::SessionState;
 use sql::host::{
-    ClearStats, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow,
+    ClearStats, ConnectionInfo, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow, RequestRow, SessionRow,
+    TransactionInfo, WaitStatRow,
 };
 
 use crate::instance::Instance;
@@ -62,6 +63,9 @@ struct Activity {
     row_count: i64,
     prev_error: i32,
     trancount: u32,
+    transaction: Option<TransactionInfo>,
+    language: String,
+    connection: ConnectionInfo,
 }
 
 /// A session's activity as the DMVs see it (one per `SessionSlot`).
@@ -93,6 +97,12 @@ impl SessionActivity {
                 row_count: 0,
                 prev_error: 0,
                 trancount: 0,
+                transaction: None,
+                language: String::new(),
+                connection: ConnectionInfo {
+                    connection_id: sql::scalar::functions::newid(),
+                    ..ConnectionInfo::default()
+                },
             }),
         }
     }
@@ -102,6 +112,14 @@ impl SessionActivity {
         let mut a = self.inner.lock();
         a.host_name = host_name.to_string();
         a.program_name = program_name.to_string();
+    }
+
+    /// How the client is connected (the TDS server's view of the connection); sessions
+    /// inside the process keep the default (no address: shared memory).
+    pub fn set_connection(&self, info: ConnectionInfo) {
+        let mut a = self.inner.lock();
+        let id = a.connection.connection_id;
+        a.connection = ConnectionInfo { connection_id: id, ..info };
     }
 
     /// A request (batch or RPC) starts on this thread: counts it (Batch Requests/sec),
@@ -123,8 +141,9 @@ impl SessionActivity {
     }
 
     /// The request ended (or the session was just opened): publishes the session's
-    /// settings and adds the request's times to the session's totals.
-    pub fn end_request(&self, state: &SessionState) {
+    /// settings and open transaction and adds the request's times to the session's
+    /// totals.
+    pub fn end_request(&self, state: &SessionState, transaction: Option<TransactionInfo>) {
         let mut a = self.inner.lock();
         if let Some(r) = a.running.take() {
             a.cpu += thread_cpu().saturating_sub(r.cpu_start);
@@ -137,6 +156,8 @@ impl SessionActivity {
         a.row_count = state.rowcount;
         a.prev_error = state.error;
         a.trancount = state.trancount;
+        a.transaction = transaction;
+        a.language = state.language.clone();
     }
 }
 
@@ -220,6 +241,9 @@ impl Instance {
                 row_count: a.row_count,
                 prev_error: a.prev_error,
                 open_transaction_count: a.trancount as i32,
+                transaction: a.transaction.clone(),
+                language: a.language.clone(),
+                connection: a.connection.clone(),
                 request,
             });
         }

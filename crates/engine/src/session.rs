@@ -96,6 +96,11 @@ impl Session {
         self.slot.activity.set_client(host_name, app_name);
     }
 
+    /// How the client is connected (sys.dm_exec_connections).
+    pub fn set_connection(&mut self, info: sql::host::ConnectionInfo) {
+        self.slot.activity.set_connection(info);
+    }
+
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
@@ -160,7 +165,8 @@ impl Session {
     /// use" check, future DMVs).
     fn publish(&self) {
         self.slot.database.store(self.state.database, Ordering::Release);
-        self.slot.activity.end_request(&self.state);
+        let txn = if self.state.trancount > 0 { self.host.transaction_info(self.state.descriptor) } else { None };
+        self.slot.activity.end_request(&self.state, txn);
     }
 }
 

@@ -29,7 +29,10 @@ use std::sync::Arc;
 use types::{SqlError, SqlType, Value};
 
 mod dmv;
-pub use dmv::{ClearStats, CounterRow, FileStatRow, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow};
+pub use dmv::{
+    ClearStats, ConnectionInfo, CounterRow, FileStatRow, LockRow, LogSpaceRow, RequestRow, SessionRow, TransactionInfo,
+    WaitStatRow,
+};
 
 /// A database's id (`DB_ID()`): 1 master, 2 tempdb, 3 model, 4 msdb, then user databases.
 pub type DbId = i16;

@@ -670,6 +670,7 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
 pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     match d.command.as_str() {
         "SQLPERF" => super::dmv::dbcc_sqlperf(cx, d),
+        "USEROPTIONS" => super::dmv::dbcc_useroptions(cx, d),
         "CHECKDB" => dbcc_checkdb(cx, d),
         _ => Err(errors::not_supported("DBCC")),
     }

@@ -348,6 +348,10 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "sp_databases", "P"),
     (SYS_SCHEMA_ID, "sp_pkeys", "P"),
     (SYS_SCHEMA_ID, "sp_fkeys", "P"),
+    (SYS_SCHEMA_ID, "dm_exec_connections", "V"),
+    (SYS_SCHEMA_ID, "dm_tran_session_transactions", "V"),
+    (SYS_SCHEMA_ID, "dm_tran_active_transactions", "V"),
+    (SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
@@ -381,6 +385,7 @@ pub fn system_objects() -> Vec<SystemObject> {
             let schema = if schema_id == SYS_SCHEMA_ID { "sys" } else { "INFORMATION_SCHEMA" };
             let columns = match type_code {
                 "V" => view_kind(schema, name).map(columns_of).unwrap_or_default(),
+                "IF" if name == "fn_helpcollations" => super::catalog_views::fn_helpcollations_columns(),
                 "IF" => super::dmv::columns(super::dmv::DmvKind::VirtualFileStats),
                 _ => Vec::new(),
             };

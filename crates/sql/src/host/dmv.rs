@@ -4,6 +4,7 @@
 //! Values are in SQL Server's units; times of day are `SystemTime`s (the executor turns
 //! them into datetime values).
 
+use std::net::SocketAddr;
 use std::time::SystemTime;
 
 use super::{DbId, Isolation};
@@ -71,7 +72,44 @@ pub struct SessionRow {
     pub prev_error: i32,
     /// @@TRANCOUNT.
     pub open_transaction_count: i32,
+    /// The open user transaction (@@TRANCOUNT > 0), if any.
+    pub transaction: Option<TransactionInfo>,
+    /// SET LANGUAGE: the language's name (us_english, Deutsch, ...).
+    pub language: String,
+    pub connection: ConnectionInfo,
     pub request: Option<RequestRow>,
+}
+
+/// How a session's client is connected (sys.dm_exec_connections).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConnectionInfo {
+    /// The client's TCP address; None for a session inside the process (`mesquite sql`),
+    /// which the view shows as a shared-memory connection.
+    pub client_addr: Option<SocketAddr>,
+    /// The server's end of the TCP connection.
+    pub local_addr: Option<SocketAddr>,
+    /// The whole connection is encrypted (TLS after PRELOGIN, or TDS 8.0), not only
+    /// LOGIN7.
+    pub encrypted: bool,
+    /// The TDS version of LOGIN7 (0x74000004 for TDS 7.4); 0 inside the process.
+    pub protocol_version: u32,
+    /// The negotiated packet size; 0 inside the process.
+    pub packet_size: u32,
+    /// connection_id: a GUID in SQL Server's byte order, new for each connection.
+    pub connection_id: [u8; 16],
+}
+
+/// A session's open transaction (sys.dm_tran_session_transactions,
+/// sys.dm_tran_active_transactions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionInfo {
+    /// Unique in the instance.
+    pub transaction_id: u64,
+    /// BEGIN TRANSACTION's name; user_transaction when it has none.
+    pub name: String,
+    pub begin_time: SystemTime,
+    /// The descriptor the client was sent in the ENVCHANGE (0 when not known).
+    pub descriptor: u64,
 }
 
 /// A running request (sys.dm_exec_requests).
