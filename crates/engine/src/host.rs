@@ -778,6 +778,14 @@ impl Host for EngineHost {
         rows
     }
 
+    fn allocation_units(&self, db: DbId) -> Vec<sql::host::AllocationUnitRow> {
+        self.inst.dmv_allocation_units(db)
+    }
+
+    fn sys_info(&self) -> Option<sql::host::SysInfo> {
+        Some(self.inst.dmv_sys_info())
+    }
+
     fn performance_counters(&self) -> Vec<sql::host::CounterRow> {
         crate::dmv::performance_counters()
     }

@@ -476,6 +476,7 @@ fn without_view_server_state_a_login_sees_only_its_own_session() {
         "SELECT * FROM sys.dm_exec_connections",
         "SELECT * FROM sys.dm_tran_session_transactions",
         "SELECT * FROM sys.dm_tran_active_transactions",
+        "SELECT * FROM sys.dm_os_sys_info",
     ] {
         let mut sink = CollectSink::default();
         w.execute_batch(q, &mut sink);

@@ -14,6 +14,7 @@
 //! | sys.dm_db_log_space_usage | `log_space` |
 //! | sys.dm_exec_connections | `sessions` (each session's connection) |
 //! | sys.dm_tran_session_transactions, sys.dm_tran_active_transactions | `sessions` (open transactions) |
+//! | sys.dm_os_sys_info | `sys_info` |
 //! | DBCC SQLPERF(LOGSPACE) | `log_space` |
 //! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
 //!
@@ -49,6 +50,7 @@ pub enum DmvKind {
     Connections,
     SessionTransactions,
     ActiveTransactions,
+    OsSysInfo,
 }
 
 /// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
@@ -65,6 +67,7 @@ pub fn view_kind(name: &str) -> Option<DmvKind> {
         "dm_exec_connections" => DmvKind::Connections,
         "dm_tran_session_transactions" => DmvKind::SessionTransactions,
         "dm_tran_active_transactions" => DmvKind::ActiveTransactions,
+        "dm_os_sys_info" => DmvKind::OsSysInfo,
         _ => return None,
     })
 }
@@ -321,6 +324,45 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
             ("is_bound", bit, false),
             ("open_transaction_count", int, false),
         ]),
+        DmvKind::OsSysInfo => cols(&[
+            ("cpu_ticks", big, false),
+            ("ms_ticks", big, false),
+            ("cpu_count", int, false),
+            ("hyperthread_ratio", int, false),
+            ("physical_memory_kb", big, false),
+            ("virtual_memory_kb", big, false),
+            ("committed_kb", int, false),
+            ("committed_target_kb", int, false),
+            ("visible_target_kb", int, false),
+            ("stack_size_in_bytes", int, false),
+            ("os_quantum", big, false),
+            ("os_error_mode", int, false),
+            ("os_priority_class", int, true),
+            ("max_workers_count", int, false),
+            ("scheduler_count", int, false),
+            ("scheduler_total_count", int, false),
+            ("deadlock_monitor_serial_number", int, false),
+            ("sqlserver_start_time_ms_ticks", big, false),
+            ("sqlserver_start_time", dt, false),
+            ("affinity_type", int, false),
+            ("affinity_type_desc", vc(60), false),
+            ("process_kernel_time_ms", big, false),
+            ("process_user_time_ms", big, false),
+            ("time_source", int, false),
+            ("time_source_desc", nv(60), false),
+            ("virtual_machine_type", int, false),
+            ("virtual_machine_type_desc", nv(60), false),
+            ("softnuma_configuration", int, false),
+            ("softnuma_configuration_desc", nv(60), false),
+            ("process_physical_affinity", nv(3072), true),
+            ("sql_memory_model", int, false),
+            ("sql_memory_model_desc", nv(120), false),
+            ("socket_count", int, false),
+            ("cores_per_socket", int, false),
+            ("numa_node_count", int, false),
+            ("container_type", int, false),
+            ("container_type_desc", nv(60), false),
+        ]),
         DmvKind::ActiveTransactions => cols(&[
             ("transaction_id", big, false),
             ("name", nv(32), false),
@@ -439,6 +481,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 | DmvKind::Connections
                 | DmvKind::SessionTransactions
                 | DmvKind::ActiveTransactions
+                | DmvKind::OsSysInfo
         )
     {
         return Err(view_server_state_denied());
@@ -716,6 +759,50 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                         Value::Null,
                     ]);
                 }
+            }
+        }
+        DmvKind::OsSysInfo => {
+            if let Some(i) = cx.host.sys_info() {
+                let kb = Value::Int(i.buffer_pool_kb.min(i64::from(i32::MAX)) as i32);
+                out.push(vec![
+                    big(i.ms_ticks.saturating_mul(1_000_000)),
+                    big(i.ms_ticks),
+                    Value::Int(i.cpu_count),
+                    Value::Int(i.cpu_count),
+                    big(i.physical_memory_kb),
+                    big(i.virtual_memory_kb),
+                    kb.clone(),
+                    kb.clone(),
+                    kb,
+                    Value::Int(2 * 1024 * 1024),
+                    big(4),
+                    Value::Int(5),
+                    Value::Int(32),
+                    Value::Int(0),
+                    Value::Int(i.cpu_count),
+                    Value::Int(i.cpu_count),
+                    Value::Int(0),
+                    big(i.start_ms_ticks),
+                    datetime_of(i.start_time),
+                    Value::Int(2),
+                    s("AUTO"),
+                    big(i.process_kernel_time_ms),
+                    big(i.process_user_time_ms),
+                    Value::Int(0),
+                    s("QUERY_PERFORMANCE_COUNTER"),
+                    Value::Int(0),
+                    s("NONE"),
+                    Value::Int(0),
+                    s("OFF"),
+                    Value::Null,
+                    Value::Int(1),
+                    s("CONVENTIONAL"),
+                    Value::Int(1),
+                    Value::Int(i.cpu_count),
+                    Value::Int(1),
+                    Value::Int(0),
+                    s("NONE"),
+                ]);
             }
         }
         DmvKind::DbLogSpaceUsage => {

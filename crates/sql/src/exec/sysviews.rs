@@ -352,6 +352,10 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "dm_tran_session_transactions", "V"),
     (SYS_SCHEMA_ID, "dm_tran_active_transactions", "V"),
     (SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
+    (SYS_SCHEMA_ID, "allocation_units", "V"),
+    (SYS_SCHEMA_ID, "sequences", "V"),
+    (SYS_SCHEMA_ID, "configurations", "V"),
+    (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).

@@ -186,3 +186,37 @@ pub enum ClearStats {
     /// 'sys.dm_os_latch_stats': the instance's latch statistics.
     LatchStats,
 }
+
+/// One allocation unit (sys.allocation_units): the pages of one index's rows
+/// (IN_ROW_DATA) or of its off-row MAX values (LOB_DATA).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocationUnitRow {
+    pub allocation_unit_id: u64,
+    /// 1 IN_ROW_DATA, 2 LOB_DATA, 3 ROW_OVERFLOW_DATA.
+    pub type_code: u8,
+    pub object_id: i32,
+    pub index_id: i32,
+    /// Pages of the extents the unit owns (uniform extents: 8 per extent).
+    pub total_pages: i64,
+    /// Pages allocated to the unit (data, index and LOB pages; IAM pages not included).
+    pub used_pages: i64,
+}
+
+/// The machine and the instance (sys.dm_os_sys_info, sys.configurations).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysInfo {
+    /// Logical CPUs the process may use.
+    pub cpu_count: i32,
+    pub physical_memory_kb: i64,
+    /// The virtual address space of the process.
+    pub virtual_memory_kb: i64,
+    /// The buffer pool's size (its frames are allocated when the instance starts).
+    pub buffer_pool_kb: i64,
+    pub start_time: SystemTime,
+    /// Milliseconds since the machine started: now, and when the instance started.
+    pub ms_ticks: i64,
+    pub start_ms_ticks: i64,
+    /// CPU time of the process so far.
+    pub process_kernel_time_ms: i64,
+    pub process_user_time_ms: i64,
+}
