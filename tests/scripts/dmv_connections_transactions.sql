@@ -72,3 +72,12 @@ SELECT COLLATIONPROPERTY('Klingon_CI_AS', 'CodePage') AS unknown_collation;
 SELECT name FROM fn_helpcollations() WHERE COLLATIONPROPERTY(name, 'sortid') = 0;
 SELECT * FROM fn_helpcollations(1);
 GO
+-- Re-setting the current language keeps a SET DATEFIRST made since (tedious's login
+-- batch sets DATEFIRST, then LANGUAGE us_english); a new language brings its own.
+SET DATEFIRST 3;
+SET LANGUAGE us_english;
+SELECT @@DATEFIRST AS datefirst_kept;
+SET LANGUAGE Deutsch;
+SET LANGUAGE us_english;
+SELECT @@DATEFIRST AS datefirst_of_us_english;
+GO

@@ -1,5 +1,6 @@
 //! SET LANGUAGE: the session language (@@LANGUAGE, sys.dm_exec_sessions.language), with
-//! the language's first day of the week (SET DATEFIRST) as sys.syslanguages gives it.
+//! the language's first day of the week (SET DATEFIRST) as sys.syslanguages gives it when
+//! the language changes.
 //! The client is told with an ENVCHANGE (type 2) and message 5703, as at login.
 //!
 //! Decision: dates are still read and written in us_english (month names, mdy order):
@@ -69,8 +70,14 @@ pub fn set_language(cx: &mut Cx, name: &str) -> Result<(), SqlError> {
         ));
     };
     let old = std::mem::replace(&mut cx.state.language, lang.to_string());
-    cx.state.datefirst = datefirst;
-    cx.fcx.datefirst = datefirst;
+    // A new language brings its first day of the week (SQL Server's @@DATEFIRST example:
+    // Italian 1, us_english 7). Re-setting the current language keeps a SET DATEFIRST
+    // made since: tedious sends SET DATEFIRST before SET LANGUAGE us_english at every
+    // login. (What SQL Server does then is not documented.)
+    if old != lang {
+        cx.state.datefirst = datefirst;
+        cx.fcx.datefirst = datefirst;
+    }
     cx.fcx.language = lang.to_string();
     let _ = cx.sink.env_change(&EnvChange::Language { old, new: lang.to_string() });
     let m = SqlError::new(5703, 0, 1, format!("Changed language setting to {lang}."));
