@@ -72,6 +72,9 @@ impl BackendSession for EngineSession {
     fn transaction_descriptor(&self) -> u64 {
         self.0.transaction_descriptor()
     }
+    fn reset_connection(&mut self) {
+        self.0.reset_connection()
+    }
 }
 
 struct Settings {

@@ -117,6 +117,25 @@ impl Session {
         self.publish();
     }
 
+    /// RESETCONNECTION (the driver reuses a pooled connection), as sp_reset_connection:
+    /// rolls back an open transaction, drops #temp tables and prepared statements, and
+    /// puts the SET options, the language and EXECUTE AS back to a new session's. The
+    /// current database stays. The cancel flag and the live-request slot are shared with
+    /// the connection and the DMVs, so they are kept.
+    pub fn reset_connection(&mut self) {
+        sql::exec::end_session(&mut self.state, &mut self.host);
+        let mut fresh = SessionState::new(self.state.database, self.spid);
+        fresh.cancel = self.state.cancel.clone();
+        fresh.live = self.state.live.clone();
+        fresh.host_name = std::mem::take(&mut self.state.host_name);
+        fresh.app_name = std::mem::take(&mut self.state.app_name);
+        fresh.parse_cache = std::mem::take(&mut self.state.parse_cache);
+        self.state = fresh;
+        let _ = self.host.set_isolation(self.state.isolation);
+        self.host.set_lock_timeout(self.state.lock_timeout);
+        self.publish();
+    }
+
     /// Set by the connection when the client sends an attention: the running request
     /// stops at its next row or statement.
     pub fn cancel_handle(&self) -> Arc<AtomicBool> {

@@ -547,3 +547,28 @@ fn connections_and_transactions_of_other_sessions() {
     ok(&mut b, "COMMIT; COMMIT");
     assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 0);
 }
+
+#[test]
+fn reset_connection_rolls_back_and_resets_the_session() {
+    let _g = serial();
+    let inst = memory();
+    let mut a = session(&inst);
+    let mut b = session(&inst);
+    ok(&mut a, "CREATE TABLE dbo.Pooled (x int)");
+    ok(&mut a, "SET LANGUAGE British; SET XACT_ABORT ON; CREATE TABLE #t (x int); BEGIN TRANSACTION; INSERT dbo.Pooled VALUES (1)");
+    assert_eq!(scalar(&mut b, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 1);
+    assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM #t"), 0);
+    // What a driver's RESETCONNECTION does to a pooled connection (sp_reset_connection).
+    a.reset_connection();
+    assert_eq!(scalar(&mut b, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 0);
+    assert_eq!(scalar(&mut a, "SELECT @@TRANCOUNT"), 0);
+    assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM dbo.Pooled"), 0);
+    assert_eq!(scalar(&mut a, "SELECT @@DATEFIRST"), 7);
+    let r = rows(&mut a, "SELECT @@LANGUAGE, OBJECT_ID('tempdb..#t')");
+    assert_eq!(r, vec![vec![Value::String("us_english".into()), Value::Null]]);
+    // XACT_ABORT is off again: a failing statement does not end the batch.
+    let mut sink = CollectSink::default();
+    a.execute_batch("SELECT 1 / 0; SELECT 2", &mut sink);
+    assert_eq!(sink.errors().iter().map(|e| e.number).collect::<Vec<_>>(), vec![8134]);
+    assert_eq!(sink.result_sets().len(), 2);
+}
