@@ -137,7 +137,7 @@ impl SessionActivity {
                 prev_error: 0,
                 trancount: 0,
                 transaction: None,
-                language: String::new(),
+                language: "us_english".into(),
                 connection: ConnectionInfo {
                     connection_id: sql::scalar::functions::newid(),
                     ..ConnectionInfo::default()
@@ -196,7 +196,10 @@ impl SessionActivity {
         a.prev_error = state.error;
         a.trancount = state.trancount;
         a.transaction = transaction;
-        a.language = state.language.clone();
+        // Compared first: the language rarely changes, and this runs after every request.
+        if a.language != state.language {
+            a.language = state.language.clone();
+        }
     }
 }
 
