@@ -6,7 +6,8 @@
 //! directory if present: `key = value` lines, `#` comments), environment variables
 //! (`MESQUITE_DATA_DIR`, `MESQUITE_ADDR`, `MESQUITE_PORT`, `MESQUITE_CERT`,
 //! `MESQUITE_KEY`, `MESQUITE_MEMORY_LIMIT_MB`, `MESQUITE_WORKERS`,
-//! `MESQUITE_REQUIRE_ENCRYPTION`), then command-line options.
+//! `MESQUITE_REQUIRE_ENCRYPTION`, `MESQUITE_CONNECTION_THREADS`), then command-line
+//! options.
 
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
@@ -19,7 +20,8 @@ use sql::results::ResultSink;
 use tds::{Backend, BackendSession, LoginRequest, ServerConfig};
 
 pub const USAGE: &str = "usage: mesquite serve [--data-dir DIR] [--addr IP] [--port N] [--cert PEM --key PEM]
-                      [--memory-limit-mb N] [--workers N] [--require-encryption] [--config FILE]";
+                      [--memory-limit-mb N] [--workers N] [--require-encryption]
+                      [--connection-threads on|off] [--config FILE]";
 
 /// The engine as the TDS server sees it.
 struct EngineBackend {
@@ -35,6 +37,14 @@ impl Backend for EngineBackend {
         let db = req.database.as_deref().filter(|d| !d.is_empty());
         let mut s = self.instance.open_session(&req.user, &req.password, db)?;
         s.set_client_info(&req.host_name, &req.app_name);
+        s.set_connection(sql::host::ConnectionInfo {
+            client_addr: req.client_addr,
+            local_addr: req.local_addr,
+            encrypted: req.encrypted,
+            protocol_version: req.tds_version,
+            packet_size: req.packet_size,
+            ..Default::default()
+        });
         Ok(EngineSession(s))
     }
 
@@ -62,6 +72,9 @@ impl BackendSession for EngineSession {
     fn transaction_descriptor(&self) -> u64 {
         self.0.transaction_descriptor()
     }
+    fn reset_connection(&mut self) {
+        self.0.reset_connection()
+    }
 }
 
 struct Settings {
@@ -73,6 +86,18 @@ struct Settings {
     memory_mb: u64,
     workers: Option<usize>,
     require_encryption: bool,
+    /// Plain TCP connections get a thread each after login (the default); off keeps
+    /// every connection on the async request loop.
+    connection_threads: bool,
+}
+
+/// A yes/no setting: 1/true/yes/on or 0/false/no/off, any case.
+fn parse_bool(value: &str) -> Option<bool> {
+    match value.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Some(true),
+        "0" | "false" | "no" | "off" => Some(false),
+        _ => None,
+    }
 }
 
 fn apply(s: &mut Settings, key: &str, value: &str) -> Result<(), String> {
@@ -85,9 +110,8 @@ fn apply(s: &mut Settings, key: &str, value: &str) -> Result<(), String> {
         "key" => s.key = Some(PathBuf::from(value)),
         "memory-limit-mb" | "memory_limit_mb" => s.memory_mb = value.parse().map_err(|_| bad())?,
         "workers" => s.workers = Some(value.parse().map_err(|_| bad())?),
-        "require-encryption" | "require_encryption" => {
-            s.require_encryption = matches!(value.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on")
-        }
+        "require-encryption" | "require_encryption" => s.require_encryption = parse_bool(value).ok_or_else(bad)?,
+        "connection-threads" | "connection_threads" => s.connection_threads = parse_bool(value).ok_or_else(bad)?,
         _ => return Err(format!("unknown setting {key}\n{USAGE}")),
     }
     Ok(())
@@ -109,7 +133,7 @@ fn read_config(s: &mut Settings, path: &std::path::Path) -> Result<(), String> {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION; the command line wins.");
+        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS; the command line wins.\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).");
         return Ok(());
     }
     let mut s = Settings {
@@ -121,6 +145,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         memory_mb: 1024,
         workers: None,
         require_encryption: false,
+        connection_threads: true,
     };
     // The config file named on the command line, or the data directory's.
     let config_arg = args.iter().position(|a| a == "--config").and_then(|i| args.get(i + 1)).map(PathBuf::from);
@@ -140,6 +165,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("MESQUITE_MEMORY_LIMIT_MB", "memory-limit-mb"),
         ("MESQUITE_WORKERS", "workers"),
         ("MESQUITE_REQUIRE_ENCRYPTION", "require-encryption"),
+        ("MESQUITE_CONNECTION_THREADS", "connection-threads"),
     ] {
         if let Ok(v) = std::env::var(env) {
             apply(&mut s, key, &v)?;
@@ -159,6 +185,8 @@ pub fn run(args: &[String]) -> Result<(), String> {
             other => return Err(format!("unknown argument {other}\n{USAGE}")),
         }
     }
+    let server = server_config(&s)?;
+    let addr = server.addr;
     let started = std::time::Instant::now();
     let mut config = InstanceConfig::on_disk(&s.data_dir);
     config.memory_limit_bytes = Some(s.memory_mb * 1024 * 1024);
@@ -166,17 +194,6 @@ pub fn run(args: &[String]) -> Result<(), String> {
     if let Some(p) = instance.first_start_sa_password() {
         println!("A new instance: the sa password is {p}");
         println!("It is shown only this once (set MESQUITE_SA_PASSWORD before the first start to choose it).");
-    }
-    let addr = SocketAddr::new(s.addr, s.port);
-    let mut server = ServerConfig::new(addr, s.data_dir.join("certs"));
-    server.require_encryption = s.require_encryption;
-    if let Some(w) = s.workers {
-        server.workers = w.max(1);
-    }
-    match (&s.cert, &s.key) {
-        (Some(c), Some(k)) => server.cert = Some((c.clone(), k.clone())),
-        (None, None) => {}
-        _ => return Err("--cert and --key go together".to_string()),
     }
     let backend = Arc::new(EngineBackend { instance: instance.clone() });
     // Bind before announcing readiness so a client that reads the line can connect.
@@ -204,6 +221,23 @@ pub fn run(args: &[String]) -> Result<(), String> {
     result
 }
 
+/// The TDS server's configuration from the settings.
+fn server_config(s: &Settings) -> Result<ServerConfig, String> {
+    let addr = SocketAddr::new(s.addr, s.port);
+    let mut server = ServerConfig::new(addr, s.data_dir.join("certs"));
+    server.require_encryption = s.require_encryption;
+    server.connection_threads = s.connection_threads;
+    if let Some(w) = s.workers {
+        server.workers = w.max(1);
+    }
+    match (&s.cert, &s.key) {
+        (Some(c), Some(k)) => server.cert = Some((c.clone(), k.clone())),
+        (None, None) => {}
+        _ => return Err("--cert and --key go together".to_string()),
+    }
+    Ok(server)
+}
+
 /// Completes on SIGTERM or Ctrl-C (SIGINT).
 async fn shutdown_signal() {
     let ctrl_c = async {
@@ -222,4 +256,50 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     ctrl_c.await;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defaults() -> Settings {
+        Settings {
+            data_dir: PathBuf::from("data"),
+            addr: IpAddr::from([127, 0, 0, 1]),
+            port: 1433,
+            cert: None,
+            key: None,
+            memory_mb: 1024,
+            workers: None,
+            require_encryption: false,
+            connection_threads: true,
+        }
+    }
+
+    #[test]
+    fn connection_threads_reach_the_server_config() {
+        let mut s = defaults();
+        assert!(server_config(&s).unwrap().connection_threads);
+        apply(&mut s, "connection-threads", "off").unwrap();
+        assert!(!server_config(&s).unwrap().connection_threads);
+        apply(&mut s, "connection_threads", "ON").unwrap();
+        assert!(server_config(&s).unwrap().connection_threads);
+        assert!(apply(&mut s, "connection-threads", "sometimes").unwrap_err().contains("invalid value"));
+    }
+
+    #[test]
+    fn config_file_and_yes_no_values() {
+        let dir = std::env::temp_dir().join(format!("mesquite-serve-conf-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let conf = dir.join("mesquite.conf");
+        std::fs::write(&conf, "# test\nworkers = 3\nconnection-threads = no\nrequire-encryption = yes\n").unwrap();
+        let mut s = defaults();
+        read_config(&mut s, &conf).unwrap();
+        let c = server_config(&s).unwrap();
+        std::fs::remove_dir_all(&dir).unwrap();
+        assert_eq!(c.workers, 3);
+        assert!(!c.connection_threads);
+        assert!(c.require_encryption);
+        assert!(apply(&mut s, "require-encryption", "maybe").is_err());
+    }
 }

@@ -23,7 +23,8 @@ use parking_lot::Mutex;
 use sql::exec::dmv::LiveRequest;
 use sql::exec::SessionState;
 use sql::host::{
-    ClearStats, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow,
+    AllocationUnitRow, ClearStats, ConnectionInfo, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow,
+    RequestRow, SessionRow, SysInfo, TransactionInfo, WaitStatRow,
 };
 
 use crate::instance::Instance;
@@ -37,6 +38,45 @@ fn thread_cpu() -> Duration {
         return Duration::ZERO;
     }
     Duration::new(ts.tv_sec.max(0) as u64, ts.tv_nsec.clamp(0, 999_999_999) as u32)
+}
+
+/// Milliseconds on the monotonic clock (since the machine started, on Linux).
+pub(crate) fn ms_ticks() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: clock_gettime only writes the timespec it is given.
+    if unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) } != 0 {
+        return 0;
+    }
+    ts.tv_sec.max(0) * 1000 + ts.tv_nsec.max(0) / 1_000_000
+}
+
+/// The machine's physical memory and the process's address space, in KB.
+fn memory_kb() -> (i64, i64) {
+    // SAFETY: sysconf and getrlimit only read system values (getrlimit writes the struct
+    // it is given).
+    let (pages, page_size) = unsafe { (libc::sysconf(libc::_SC_PHYS_PAGES), libc::sysconf(libc::_SC_PAGESIZE)) };
+    let physical = if pages > 0 && page_size > 0 { (pages as i64).saturating_mul(page_size as i64) / 1024 } else { 0 };
+    let mut lim = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    let rc = unsafe { libc::getrlimit(libc::RLIMIT_AS, &mut lim) };
+    // Without a limit: the 128 TB user address space of x86-64 and arm64 Linux, which is
+    // also what SQL Server shows on 64-bit Windows.
+    let virt = if rc == 0 && lim.rlim_cur != libc::RLIM_INFINITY {
+        (lim.rlim_cur / 1024).min(i64::MAX as u64) as i64
+    } else {
+        (1i64 << 47) / 1024
+    };
+    (physical, virt)
+}
+
+/// The process's CPU time so far: (kernel, user) milliseconds.
+fn process_cpu_ms() -> (i64, i64) {
+    // SAFETY: getrusage only writes the struct it is given.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    if unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) } != 0 {
+        return (0, 0);
+    }
+    let ms = |t: libc::timeval| t.tv_sec.max(0) * 1000 + t.tv_usec.max(0) / 1000;
+    (ms(u.ru_stime), ms(u.ru_utime))
 }
 
 /// A request in progress.
@@ -62,6 +102,9 @@ struct Activity {
     row_count: i64,
     prev_error: i32,
     trancount: u32,
+    transaction: Option<TransactionInfo>,
+    language: String,
+    connection: ConnectionInfo,
 }
 
 /// A session's activity as the DMVs see it (one per `SessionSlot`).
@@ -93,6 +136,12 @@ impl SessionActivity {
                 row_count: 0,
                 prev_error: 0,
                 trancount: 0,
+                transaction: None,
+                language: "us_english".into(),
+                connection: ConnectionInfo {
+                    connection_id: sql::scalar::functions::newid(),
+                    ..ConnectionInfo::default()
+                },
             }),
         }
     }
@@ -102,6 +151,14 @@ impl SessionActivity {
         let mut a = self.inner.lock();
         a.host_name = host_name.to_string();
         a.program_name = program_name.to_string();
+    }
+
+    /// How the client is connected (the TDS server's view of the connection); sessions
+    /// inside the process keep the default (no address: shared memory).
+    pub fn set_connection(&self, info: ConnectionInfo) {
+        let mut a = self.inner.lock();
+        let id = a.connection.connection_id;
+        a.connection = ConnectionInfo { connection_id: id, ..info };
     }
 
     /// A request (batch or RPC) starts on this thread: counts it (Batch Requests/sec),
@@ -123,8 +180,9 @@ impl SessionActivity {
     }
 
     /// The request ended (or the session was just opened): publishes the session's
-    /// settings and adds the request's times to the session's totals.
-    pub fn end_request(&self, state: &SessionState) {
+    /// settings and open transaction and adds the request's times to the session's
+    /// totals.
+    pub fn end_request(&self, state: &SessionState, transaction: Option<TransactionInfo>) {
         let mut a = self.inner.lock();
         if let Some(r) = a.running.take() {
             a.cpu += thread_cpu().saturating_sub(r.cpu_start);
@@ -137,6 +195,11 @@ impl SessionActivity {
         a.row_count = state.rowcount;
         a.prev_error = state.error;
         a.trancount = state.trancount;
+        a.transaction = transaction;
+        // Compared first: the language rarely changes, and this runs after every request.
+        if a.language != state.language {
+            a.language = state.language.clone();
+        }
     }
 }
 
@@ -220,6 +283,9 @@ impl Instance {
                 row_count: a.row_count,
                 prev_error: a.prev_error,
                 open_transaction_count: a.trancount as i32,
+                transaction: a.transaction.clone(),
+                language: a.language.clone(),
+                connection: a.connection.clone(),
                 request,
             });
         }
@@ -282,6 +348,44 @@ impl Instance {
                     });
                 }
             }
+        }
+        out
+    }
+
+    /// sys.dm_os_sys_info.
+    pub(crate) fn dmv_sys_info(&self) -> SysInfo {
+        let (physical_memory_kb, virtual_memory_kb) = memory_kb();
+        let (process_kernel_time_ms, process_user_time_ms) = process_cpu_ms();
+        SysInfo {
+            cpu_count: std::thread::available_parallelism().map_or(1, |n| n.get().min(i32::MAX as usize) as i32),
+            physical_memory_kb,
+            virtual_memory_kb,
+            buffer_pool_kb: (self.buffer_pool().capacity() * storage::page::PAGE_SIZE / 1024) as i64,
+            start_time: self.started_at.0,
+            ms_ticks: ms_ticks(),
+            start_ms_ticks: self.started_at.1,
+            process_kernel_time_ms,
+            process_user_time_ms,
+        }
+    }
+
+    /// sys.allocation_units: every allocation unit of the database, with its pages
+    /// counted from its IAM chain (reading the IAM pages, not the unit's pages).
+    pub(crate) fn dmv_allocation_units(&self, db: DbId) -> Vec<AllocationUnitRow> {
+        let Some(t) = self.txn_database(db) else { return Vec::new() };
+        let mut out = Vec::new();
+        for u in t.db.alloc_units() {
+            let pages = t.db.alloc_unit_pages(u.id).unwrap_or_default();
+            let extents: std::collections::BTreeSet<(u16, u32)> =
+                pages.iter().map(|p| (p.file_id, p.page_no / 8)).collect();
+            out.push(AllocationUnitRow {
+                allocation_unit_id: u.id,
+                type_code: u.kind as u8,
+                object_id: u.object_id as i32,
+                index_id: i32::from(u.index_id),
+                total_pages: extents.len() as i64 * 8,
+                used_pages: pages.len() as i64,
+            });
         }
         out
     }

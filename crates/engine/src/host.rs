@@ -106,6 +106,7 @@ pub struct EngineHost {
     login: String,
     in_txn: bool,
     txn_name: String,
+    txn_begin: std::time::SystemTime,
     savepoints: Vec<String>,
     txns: BTreeMap<DbId, DbTxn>,
     isolation: Isolation,
@@ -122,6 +123,7 @@ impl EngineHost {
             login: login.to_string(),
             in_txn: false,
             txn_name: String::new(),
+            txn_begin: std::time::SystemTime::UNIX_EPOCH,
             savepoints: Vec::new(),
             txns: BTreeMap::new(),
             isolation: Isolation::ReadCommitted,
@@ -153,6 +155,17 @@ impl EngineHost {
 
     pub fn instance(&self) -> &Arc<Instance> {
         &self.inst
+    }
+
+    /// The open transaction as the transaction DMVs show it; `descriptor` is the one the
+    /// client was sent. None outside a transaction.
+    pub(crate) fn transaction_info(&self, descriptor: u64) -> Option<sql::host::TransactionInfo> {
+        self.in_txn.then(|| sql::host::TransactionInfo {
+            transaction_id: self.descriptor,
+            name: if self.txn_name.is_empty() { "user_transaction".into() } else { self.txn_name.clone() },
+            begin_time: self.txn_begin,
+            descriptor,
+        })
     }
 
     fn locking_options(&self) -> LockingOptions {
@@ -603,6 +616,7 @@ impl Host for EngineHost {
         }
         self.in_txn = true;
         self.txn_name = name.to_string();
+        self.txn_begin = std::time::SystemTime::now();
         self.descriptor = self.inst.next_descriptor();
         Ok(())
     }
@@ -755,7 +769,21 @@ impl Host for EngineHost {
     }
 
     fn sessions(&self) -> Vec<sql::host::SessionRow> {
-        self.inst.dmv_sessions(self.spid)
+        let mut rows = self.inst.dmv_sessions(self.spid);
+        // The caller's own transaction as it is now (the published one is from the end
+        // of its last request); the executor fills in its descriptor.
+        if let Some(own) = rows.iter_mut().find(|r| r.session_id == self.spid) {
+            own.transaction = self.transaction_info(0);
+        }
+        rows
+    }
+
+    fn allocation_units(&self, db: DbId) -> Vec<sql::host::AllocationUnitRow> {
+        self.inst.dmv_allocation_units(db)
+    }
+
+    fn sys_info(&self) -> Option<sql::host::SysInfo> {
+        Some(self.inst.dmv_sys_info())
     }
 
     fn performance_counters(&self) -> Vec<sql::host::CounterRow> {

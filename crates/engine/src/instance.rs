@@ -222,6 +222,8 @@ pub struct Instance {
     state: AtomicU8,
     next_descriptor: AtomicU64,
     killed: AtomicBool,
+    /// When the instance started (sys.dm_os_sys_info): wall clock and monotonic ms.
+    pub(crate) started_at: (SystemTime, i64),
 }
 
 impl std::fmt::Debug for Instance {
@@ -354,6 +356,7 @@ impl Instance {
             state: AtomicU8::new(RUNNING),
             next_descriptor: AtomicU64::new(1),
             killed: AtomicBool::new(false),
+            started_at: (SystemTime::now(), crate::dmv::ms_ticks()),
         };
         // Open or create master, then read the directory.
         let master = if first_start {

@@ -96,6 +96,11 @@ impl Session {
         self.slot.activity.set_client(host_name, app_name);
     }
 
+    /// How the client is connected (sys.dm_exec_connections).
+    pub fn set_connection(&mut self, info: sql::host::ConnectionInfo) {
+        self.slot.activity.set_connection(info);
+    }
+
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);
@@ -113,6 +118,25 @@ impl Session {
         // The request runs on one of the instance's schedulers (see `diag::sched`).
         let _scheduler = diag::sched::enter();
         sql::exec::execute_rpc(&mut self.state, &mut self.host, call, sink);
+        self.publish();
+    }
+
+    /// RESETCONNECTION (the driver reuses a pooled connection), as sp_reset_connection:
+    /// rolls back an open transaction, drops #temp tables and prepared statements, and
+    /// puts the SET options, the language and EXECUTE AS back to a new session's. The
+    /// current database stays. The cancel flag and the live-request slot are shared with
+    /// the connection and the DMVs, so they are kept.
+    pub fn reset_connection(&mut self) {
+        sql::exec::end_session(&mut self.state, &mut self.host);
+        let mut fresh = SessionState::new(self.state.database, self.spid);
+        fresh.cancel = self.state.cancel.clone();
+        fresh.live = self.state.live.clone();
+        fresh.host_name = std::mem::take(&mut self.state.host_name);
+        fresh.app_name = std::mem::take(&mut self.state.app_name);
+        fresh.parse_cache = std::mem::take(&mut self.state.parse_cache);
+        self.state = fresh;
+        let _ = self.host.set_isolation(self.state.isolation);
+        self.host.set_lock_timeout(self.state.lock_timeout);
         self.publish();
     }
 
@@ -164,7 +188,8 @@ impl Session {
     /// use" check, future DMVs).
     fn publish(&self) {
         self.slot.database.store(self.state.database, Ordering::Release);
-        self.slot.activity.end_request(&self.state);
+        let txn = if self.state.trancount > 0 { self.host.transaction_info(self.state.descriptor) } else { None };
+        self.slot.activity.end_request(&self.state, txn);
     }
 }
 

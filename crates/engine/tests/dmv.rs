@@ -473,6 +473,10 @@ fn without_view_server_state_a_login_sees_only_its_own_session() {
         "SELECT * FROM sys.dm_os_performance_counters",
         "DBCC SQLPERF(LOGSPACE)",
         "DBCC SQLPERF('sys.dm_os_wait_stats', CLEAR)",
+        "SELECT * FROM sys.dm_exec_connections",
+        "SELECT * FROM sys.dm_tran_session_transactions",
+        "SELECT * FROM sys.dm_tran_active_transactions",
+        "SELECT * FROM sys.dm_os_sys_info",
     ] {
         let mut sink = CollectSink::default();
         w.execute_batch(q, &mut sink);
@@ -480,4 +484,91 @@ fn without_view_server_state_a_login_sees_only_its_own_session() {
     }
     // The administrator sees both sessions.
     assert_eq!(scalar(&mut admin, "SELECT COUNT(*) FROM sys.dm_exec_sessions"), 2);
+}
+
+#[test]
+fn connections_and_transactions_of_other_sessions() {
+    let _g = serial();
+    let inst = memory();
+    let mut a = session(&inst);
+    let mut b = session(&inst);
+    let client: std::net::SocketAddr = "10.1.2.3:50123".parse().unwrap();
+    let server: std::net::SocketAddr = "10.1.2.1:1433".parse().unwrap();
+    b.set_connection(sql::host::ConnectionInfo {
+        client_addr: Some(client),
+        local_addr: Some(server),
+        encrypted: true,
+        protocol_version: 0x7400_0004,
+        packet_size: 8000,
+        ..Default::default()
+    });
+    let q = |spid: i32| {
+        format!(
+            "SELECT net_transport, encrypt_option, client_net_address, client_tcp_port, local_net_address, \
+                    local_tcp_port, protocol_version, net_packet_size, endpoint_id \
+             FROM sys.dm_exec_connections WHERE session_id = {spid}"
+        )
+    };
+    let r = rows(&mut a, &q(b.spid()));
+    let s = |v: &str| Value::String(v.into());
+    assert_eq!(
+        r,
+        vec![vec![
+            s("TCP"),
+            s("TRUE"),
+            s("10.1.2.3"),
+            Value::Int(50123),
+            s("10.1.2.1"),
+            Value::Int(1433),
+            Value::Int(0x7400_0004),
+            Value::Int(8000),
+            Value::Int(4),
+        ]]
+    );
+    let own = q(a.spid());
+    let r = rows(&mut a, &own);
+    assert_eq!(r[0][0], s("Shared memory"));
+    assert_eq!(r[0][2], s("<local machine>"));
+    assert_eq!(r[0][3], Value::Null);
+
+    // b's transaction, as published at the end of its request; gone after its commit.
+    ok(&mut b, "BEGIN TRANSACTION Shipping; BEGIN TRANSACTION");
+    let r = rows(
+        &mut a,
+        &format!(
+            "SELECT s.open_transaction_count, a.name, a.transaction_state, s.is_user_transaction \
+             FROM sys.dm_tran_session_transactions AS s \
+             JOIN sys.dm_tran_active_transactions AS a ON a.transaction_id = s.transaction_id \
+             WHERE s.session_id = {}",
+            b.spid()
+        ),
+    );
+    assert_eq!(r, vec![vec![Value::Int(2), s("Shipping"), Value::Int(2), Value::Bit(true)]]);
+    ok(&mut b, "COMMIT; COMMIT");
+    assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 0);
+}
+
+#[test]
+fn reset_connection_rolls_back_and_resets_the_session() {
+    let _g = serial();
+    let inst = memory();
+    let mut a = session(&inst);
+    let mut b = session(&inst);
+    ok(&mut a, "CREATE TABLE dbo.Pooled (x int)");
+    ok(&mut a, "SET LANGUAGE British; SET XACT_ABORT ON; CREATE TABLE #t (x int); BEGIN TRANSACTION; INSERT dbo.Pooled VALUES (1)");
+    assert_eq!(scalar(&mut b, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 1);
+    assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM #t"), 0);
+    // What a driver's RESETCONNECTION does to a pooled connection (sp_reset_connection).
+    a.reset_connection();
+    assert_eq!(scalar(&mut b, "SELECT COUNT(*) FROM sys.dm_tran_session_transactions"), 0);
+    assert_eq!(scalar(&mut a, "SELECT @@TRANCOUNT"), 0);
+    assert_eq!(scalar(&mut a, "SELECT COUNT(*) FROM dbo.Pooled"), 0);
+    assert_eq!(scalar(&mut a, "SELECT @@DATEFIRST"), 7);
+    let r = rows(&mut a, "SELECT @@LANGUAGE, OBJECT_ID('tempdb..#t')");
+    assert_eq!(r, vec![vec![Value::String("us_english".into()), Value::Null]]);
+    // XACT_ABORT is off again: a failing statement does not end the batch.
+    let mut sink = CollectSink::default();
+    a.execute_batch("SELECT 1 / 0; SELECT 2", &mut sink);
+    assert_eq!(sink.errors().iter().map(|e| e.number).collect::<Vec<_>>(), vec![8134]);
+    assert_eq!(sink.result_sets().len(), 2);
 }

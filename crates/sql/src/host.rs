@@ -29,7 +29,10 @@ use std::sync::Arc;
 use types::{SqlError, SqlType, Value};
 
 mod dmv;
-pub use dmv::{ClearStats, CounterRow, FileStatRow, LockRow, LogSpaceRow, RequestRow, SessionRow, WaitStatRow};
+pub use dmv::{
+    AllocationUnitRow, ClearStats, ConnectionInfo, CounterRow, FileStatRow, LockRow, LogSpaceRow, RequestRow,
+    SessionRow, SysInfo, TransactionInfo, WaitStatRow,
+};
 
 /// A database's id (`DB_ID()`): 1 master, 2 tempdb, 3 model, 4 msdb, then user databases.
 pub type DbId = i16;
@@ -250,6 +253,14 @@ pub trait Host {
     /// sys.dm_tran_locks: every lock request of every database's lock manager.
     fn locks(&self) -> Vec<LockRow> {
         Vec::new()
+    }
+    /// sys.allocation_units: the allocation units of a database's tables and indexes.
+    fn allocation_units(&self, _db: DbId) -> Vec<AllocationUnitRow> {
+        Vec::new()
+    }
+    /// sys.dm_os_sys_info and the values of sys.configurations the instance has.
+    fn sys_info(&self) -> Option<SysInfo> {
+        None
     }
     /// DBCC SQLPERF('sys.dm_os_wait_stats' | 'sys.dm_os_latch_stats', CLEAR).
     fn clear_stats(&mut self, what: ClearStats) -> HostResult<()> {

@@ -9,7 +9,10 @@
 //!
 //! Decision: `WITHIN` (listed as "WITHIN GROUP" in recent documentation) is treated as
 //! non-reserved, so that a column called `within` keeps working; `WITHIN GROUP` after an
-//! aggregate is still recognised by position.
+//! aggregate is still recognised by position. Likewise `PRECISION`: SQL Server accepts it
+//! as a column name (mssql-jdbc's DatabaseMetaData.getColumns declares a table variable
+//! with a `PRECISION INT` column and selects `PRECISION AS COLUMN_SIZE`), and `DOUBLE
+//! PRECISION` is recognised by position.
 
 /// The reserved keywords, upper case, sorted for binary search.
 const RESERVED: &[&str] = &[
@@ -133,7 +136,6 @@ const RESERVED: &[&str] = &[
     "PERCENT",
     "PIVOT",
     "PLAN",
-    "PRECISION",
     "PRIMARY",
     "PRINT",
     "PROC",
@@ -239,7 +241,9 @@ mod tests {
         for k in ["select", "Select", "FROM", "off", "percent", "file", "key", "Merge", "try_convert"] {
             assert!(is_reserved(k), "{k}");
         }
-        for k in ["name", "size", "filename", "recovery", "nocount", "throw", "rows", "event", "within", "go"] {
+        for k in
+            ["name", "size", "filename", "recovery", "nocount", "throw", "rows", "event", "within", "precision", "go"]
+        {
             assert!(!is_reserved(k), "{k}");
         }
     }

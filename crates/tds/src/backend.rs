@@ -2,6 +2,7 @@
 //! and RPCs on a session, writing results into a [`ResultSink`]. The engine implements
 //! these traits for its instance and sessions; tests implement them with fakes.
 
+use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
@@ -22,6 +23,12 @@ pub struct LoginRequest {
     pub packet_size: u32,
     /// The TDS version the client asked for (e.g. 0x74000004, 0x08000000 for TDS 8.0).
     pub tds_version: u32,
+    /// The client's and the server's ends of the TCP connection (set by the server, not
+    /// LOGIN7).
+    pub client_addr: Option<SocketAddr>,
+    pub local_addr: Option<SocketAddr>,
+    /// Every packet is encrypted (TLS after PRELOGIN, or TDS 8.0), not only LOGIN7.
+    pub encrypted: bool,
 }
 
 pub trait Backend: Send + Sync + 'static {

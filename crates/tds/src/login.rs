@@ -252,6 +252,7 @@ impl Login7 {
             language: self.language.clone(),
             packet_size,
             tds_version: self.tds_version,
+            ..LoginRequest::default()
         }
     }
 }

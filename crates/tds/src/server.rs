@@ -462,6 +462,7 @@ async fn login_phase<B: Backend>(
     tcp: TcpStream,
     peer: SocketAddr,
 ) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
+    let local = tcp.local_addr().ok();
     let mut reasm = Reassembler::new(shared.max_message.min(1024 * 1024));
     let mut first = [0u8; 1];
     if tcp.peek(&mut first).await? == 0 {
@@ -472,7 +473,7 @@ async fn login_phase<B: Backend>(
         let mut tls = shared.tls_strict.accept(tcp).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
         if msg.ty == PacketType::Login7 {
-            return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await;
+            return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await;
         }
         if msg.ty != PacketType::PreLogin {
             return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -481,14 +482,14 @@ async fn login_phase<B: Backend>(
         let resp = PreLogin::server_response(prelogin::ENCRYPT_ON).encode();
         write_packets(&mut tls, &[packet::encode_message(PacketType::TabularResult, 0, 4096, &resp)]).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-        return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await;
+        return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await;
     }
 
     let mut tcp = tcp;
     let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
     if msg.ty == PacketType::Login7 && !shared.require_encryption {
         // Old clients may log in without PRELOGIN: no encryption then.
-        return finish_login(shared, Transport::Plain(tcp), msg, peer).await;
+        return finish_login(shared, Transport::Plain(tcp), msg, peer, local).await;
     }
     if msg.ty != PacketType::PreLogin {
         return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -504,13 +505,13 @@ async fn login_phase<B: Backend>(
         )),
         EncryptionMode::None => {
             let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Transport::Plain(tcp), msg, peer).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer, local).await
         }
         EncryptionMode::Full => {
             let mut tls = shared.tls_7x.accept(PreloginWrapped::new(tcp)).await?;
             tls.get_mut().0.set_passthrough();
             let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer).await
+            finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await
         }
         EncryptionMode::LoginOnly => {
             // Only the first LOGIN7 packet is encrypted; the rest of the connection is
@@ -528,7 +529,7 @@ async fn login_phase<B: Backend>(
                     None => return Ok(None),
                 },
             };
-            finish_login(shared, Transport::Plain(tcp), msg, peer).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer, local).await
         }
     }
 }
@@ -538,6 +539,7 @@ async fn finish_login<B: Backend>(
     mut stream: Transport,
     msg: Message,
     peer: SocketAddr,
+    local: Option<SocketAddr>,
 ) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
     match msg.ty {
         PacketType::Login7 => {}
@@ -572,7 +574,10 @@ async fn finish_login<B: Backend>(
         0 => packet::DEFAULT_PACKET_SIZE,
         n => n.clamp(512, shared.max_packet_size),
     };
-    let req = login.to_request(packet_size);
+    let mut req = login.to_request(packet_size);
+    req.client_addr = Some(peer);
+    req.local_addr = local;
+    req.encrypted = matches!(stream, Transport::Tls(_));
     let backend = shared.backend.clone();
     let permit = acquire_worker(&shared.workers).await?;
     let result = tokio::task::spawn_blocking(move || {

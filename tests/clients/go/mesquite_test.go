@@ -109,10 +109,29 @@ func TestPlain(t *testing.T) {
 	if one != 1 || s != "héllo" {
 		t.Fatalf("got %d %q", one, s)
 	}
-	// The session is not encrypted (checked once sys.dm_exec_connections exists).
-	var enc string
-	if err := db.QueryRowContext(ctx(t), "SELECT encrypt_option FROM sys.dm_exec_connections WHERE session_id = @@SPID").Scan(&enc); err == nil && enc != "FALSE" {
-		t.Fatalf("encrypt_option %q on a plain connection", enc)
+	// sys.dm_exec_connections: TCP from the client's address and port to the server's,
+	// not encrypted.
+	checkConnection(t, db, "FALSE")
+}
+
+// checkConnection checks the session's row of sys.dm_exec_connections.
+func checkConnection(t *testing.T, db *sql.DB, encrypted string) {
+	t.Helper()
+	var transport, enc, clientAddr, localAddr string
+	var clientPort, localPort, packetSize int
+	var protocol int64
+	err := db.QueryRowContext(ctx(t), `SELECT net_transport, encrypt_option, client_net_address, client_tcp_port,
+		local_net_address, local_tcp_port, protocol_version, net_packet_size
+		FROM sys.dm_exec_connections WHERE session_id = @@SPID`).Scan(&transport, &enc, &clientAddr, &clientPort,
+		&localAddr, &localPort, &protocol, &packetSize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	host := env("MESQUITE_HOST", "127.0.0.1")
+	if transport != "TCP" || enc != encrypted || clientAddr != host || localAddr != host || clientPort <= 0 ||
+		fmt.Sprint(localPort) != env("MESQUITE_PORT", "1433") || protocol == 0 || packetSize < 512 {
+		t.Fatalf("dm_exec_connections: %s %s %s:%d -> %s:%d protocol %#x packet %d", transport, enc, clientAddr,
+			clientPort, localAddr, localPort, protocol, packetSize)
 	}
 }
 
@@ -134,6 +153,7 @@ func tlsQuery(t *testing.T, params map[string]string) {
 	if big != strings.Repeat("t", 40000) {
 		t.Fatalf("got %d chars", len(big))
 	}
+	checkConnection(t, db, "TRUE")
 }
 
 func TestTLSTrustServerCertificate(t *testing.T) {
@@ -182,6 +202,7 @@ func TestStrict(t *testing.T) {
 	if sum != 42 {
 		t.Fatalf("got %d", sum)
 	}
+	checkConnection(t, db, "TRUE")
 }
 
 func TestDDLAndDML(t *testing.T) {

@@ -161,7 +161,6 @@ public class MesquiteJdbcTest {
                 exec(c, "CREATE TABLE dbo.jdbc_t (id int IDENTITY PRIMARY KEY, name nvarchar(50) NOT NULL, amount decimal(10, 2))");
                 exec(c, "CREATE INDEX ix_jdbc_t_name ON dbo.jdbc_t (name)");
                 expectEq(3, scalar(c, "SELECT COUNT(*) FROM sys.columns WHERE object_id = OBJECT_ID('dbo.jdbc_t')"), "columns");
-                // (DatabaseMetaData.getColumns is not used: it needs sp_columns_100.)
                 List<String> cols = new ArrayList<>();
                 try (Statement s = c.createStatement();
                      ResultSet rs = s.executeQuery("SELECT name FROM sys.columns WHERE object_id = OBJECT_ID('dbo.jdbc_t') ORDER BY column_id")) {
@@ -169,6 +168,53 @@ public class MesquiteJdbcTest {
                 }
                 expectEq(Arrays.asList("id", "name", "amount"), cols, "columns");
                 ddlOk[0] = true;
+            }
+        });
+
+        check("ddl", "DatabaseMetaData: getColumns, getTables, getPrimaryKeys, getImportedKeys", () -> {
+            expect(ddlOk[0], "the table exists");
+            try (Connection c = plain()) {
+                exec(c, "IF OBJECT_ID('dbo.jdbc_child') IS NOT NULL DROP TABLE dbo.jdbc_child");
+                exec(c, "CREATE TABLE dbo.jdbc_child (cid int PRIMARY KEY, parent int REFERENCES dbo.jdbc_t (id) ON DELETE CASCADE)");
+                java.sql.DatabaseMetaData md = c.getMetaData();
+                // getColumns runs sp_columns_100 into a table variable with a PRECISION column.
+                List<String> got = new ArrayList<>();
+                try (ResultSet rs = md.getColumns("master", "dbo", "jdbc_t", null)) {
+                    while (rs.next()) {
+                        got.add(rs.getString("TABLE_SCHEM") + "." + rs.getString("TABLE_NAME") + "." + rs.getString("COLUMN_NAME")
+                                + ":" + rs.getInt("DATA_TYPE") + ":" + rs.getString("TYPE_NAME") + ":" + rs.getInt("COLUMN_SIZE")
+                                + ":" + rs.getInt("DECIMAL_DIGITS") + ":" + rs.getInt("NULLABLE") + ":" + rs.getString("IS_NULLABLE")
+                                + ":" + rs.getInt("ORDINAL_POSITION") + ":" + rs.getString("IS_AUTOINCREMENT"));
+                    }
+                }
+                expectEq(Arrays.asList(
+                        "dbo.jdbc_t.id:4:int identity:10:0:0:NO:1:YES",
+                        "dbo.jdbc_t.name:-9:nvarchar:50:0:0:NO:2:NO",
+                        "dbo.jdbc_t.amount:3:decimal:10:2:1:YES:3:NO"), got, "getColumns");
+                try (ResultSet rs = md.getColumns(null, null, "jdbc_t", "am%")) {
+                    expect(rs.next(), "a column matching am%");
+                    expectEq("amount", rs.getString("COLUMN_NAME"), "pattern match");
+                    expect(!rs.next(), "one column matching am%");
+                }
+                List<String> tables = new ArrayList<>();
+                try (ResultSet rs = md.getTables(null, "dbo", "jdbc%", new String[] {"TABLE"})) {
+                    while (rs.next()) tables.add(rs.getString("TABLE_NAME") + ":" + rs.getString("TABLE_TYPE"));
+                }
+                expectEq(Arrays.asList("jdbc_child:TABLE", "jdbc_t:TABLE"), tables, "getTables");
+                try (ResultSet rs = md.getPrimaryKeys(null, "dbo", "jdbc_t")) {
+                    expect(rs.next(), "a primary key column");
+                    expectEq("id", rs.getString("COLUMN_NAME"), "primary key column");
+                    expectEq(1, rs.getInt("KEY_SEQ"), "KEY_SEQ");
+                    expect(!rs.next(), "one primary key column");
+                }
+                try (ResultSet rs = md.getImportedKeys(null, "dbo", "jdbc_child")) {
+                    expect(rs.next(), "an imported key");
+                    expectEq("jdbc_t.id -> jdbc_child.parent", rs.getString("PKTABLE_NAME") + "." + rs.getString("PKCOLUMN_NAME")
+                            + " -> " + rs.getString("FKTABLE_NAME") + "." + rs.getString("FKCOLUMN_NAME"), "foreign key");
+                    expectEq(java.sql.DatabaseMetaData.importedKeyCascade, rs.getInt("DELETE_RULE"), "DELETE_RULE");
+                    expect(!rs.next(), "one imported key");
+                }
+                exec(c, "DROP TABLE dbo.jdbc_child");
             }
         });
 

@@ -42,6 +42,10 @@ pub enum CatalogView {
     StatsColumns,
     Triggers,
     Synonyms,
+    AllocationUnits,
+    /// sys.sequences: columns only (Mesquite has no sequences yet).
+    Sequences,
+    Configurations,
     IsSchemata,
     IsRoutines,
     IsParameters,
@@ -75,6 +79,9 @@ pub fn sys_kind(name: &str) -> Option<CatalogView> {
         "stats_columns" => StatsColumns,
         "triggers" => Triggers,
         "synonyms" => Synonyms,
+        "allocation_units" => AllocationUnits,
+        "sequences" => Sequences,
+        "configurations" => Configurations,
         _ => return None,
     })
 }
@@ -306,6 +313,43 @@ pub fn columns(v: CatalogView) -> Vec<OutCol> {
             ("is_instead_of_trigger", bit, false),
         ]),
         Synonyms => with_objects(&[("base_object_name", nv(1035), true)]),
+        AllocationUnits => cols(&[
+            ("allocation_unit_id", big, false),
+            ("type", ti, false),
+            ("type_desc", nv(60), true),
+            ("container_id", big, false),
+            ("data_space_id", int, true),
+            ("total_pages", big, false),
+            ("used_pages", big, false),
+            ("data_pages", big, false),
+        ]),
+        Sequences => with_objects(&[
+            ("start_value", VARIANT_NUMBER, false),
+            ("increment", VARIANT_NUMBER, false),
+            ("minimum_value", VARIANT_NUMBER, true),
+            ("maximum_value", VARIANT_NUMBER, true),
+            ("is_cycling", bit, true),
+            ("is_cached", bit, true),
+            ("cache_size", int, true),
+            ("system_type_id", ti, false),
+            ("user_type_id", int, false),
+            ("precision", ti, false),
+            ("scale", ti, false),
+            ("current_value", VARIANT_NUMBER, false),
+            ("is_exhausted", bit, false),
+            ("last_used_value", VARIANT_NUMBER, true),
+        ]),
+        Configurations => cols(&[
+            ("configuration_id", int, false),
+            ("name", nv(35), false),
+            ("value", int, true),
+            ("minimum", int, true),
+            ("maximum", int, true),
+            ("value_in_use", int, true),
+            ("description", nv(255), false),
+            ("is_dynamic", bit, false),
+            ("is_advanced", bit, false),
+        ]),
         IsSchemata => cols(&[
             ("CATALOG_NAME", sysname(), true),
             ("SCHEMA_NAME", sysname(), false),
@@ -544,8 +588,11 @@ fn visible(db: DbId, o: &Object) -> bool {
 /// The rows of a catalog view.
 pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     use CatalogView::*;
-    if v == Partitions {
-        return partitions(db, cx);
+    match v {
+        Partitions => return partitions(db, cx),
+        AllocationUnits => return allocation_units(db, cx),
+        Configurations => return Ok(configurations(cx)),
+        _ => {}
     }
     let cat = cx.catalog(db)?;
     let db_name = cx.db_name(db).unwrap_or_default();
@@ -741,7 +788,7 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
             }
             out.push(row);
         }
-        Stats | StatsColumns | Triggers | Synonyms => {}
+        Stats | StatsColumns | Triggers | Synonyms | Sequences => {}
         IsSchemata => {
             for sc in g.schemas.values() {
                 let owner = g.principals.get(&sc.principal_id).map(|p| s(&p.name)).unwrap_or(Value::Null);
@@ -928,7 +975,7 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
                 }
             }
         }
-        Partitions => {}
+        Partitions | AllocationUnits | Configurations => {}
     }
     Ok(out)
 }
@@ -1062,6 +1109,140 @@ fn partitions(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     Ok(out)
 }
 
+/// sys.allocation_units: each index's IN_ROW_DATA unit (whose id is the partition's
+/// hobt_id) and the LOB_DATA unit of its off-row MAX values, with the host's page counts.
+/// The container is the partition (partition_id = hobt_id in Mesquite).
+fn allocation_units(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let objects: Vec<Object> = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.objects.values().filter(|o| visible(db, o) && matches!(o.body, ObjectBody::Table(_))).cloned().collect()
+    };
+    let units = cx.host.allocation_units(db);
+    let mut out = Vec::new();
+    for o in &objects {
+        let info = cx.table_info(db, o)?;
+        for ix in &info.indexes {
+            let hobt = ix.iref.hobt;
+            // Storage numbers a heap's units like a clustered index's.
+            let storage_index = ix.iref.index_id.max(1);
+            let mine = units.iter().filter(|u| {
+                u.allocation_unit_id == hobt
+                    || (u.type_code != 1 && u.object_id == ix.iref.object_id && u.index_id == storage_index)
+            });
+            for u in mine {
+                let desc = match u.type_code {
+                    1 => "IN_ROW_DATA",
+                    2 => "LOB_DATA",
+                    _ => "ROW_OVERFLOW_DATA",
+                };
+                let id = |v: u64| Value::BigInt(v.min(i64::MAX as u64) as i64);
+                out.push(vec![
+                    id(u.allocation_unit_id),
+                    Value::TinyInt(u.type_code),
+                    s(desc),
+                    id(hobt),
+                    Value::Int(PRIMARY_DATA_SPACE_ID),
+                    Value::BigInt(u.total_pages),
+                    Value::BigInt(u.used_pages),
+                    Value::BigInt(u.used_pages),
+                ]);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The server options of sys.configurations Mesquite shows: (configuration_id, name,
+/// minimum, maximum, value, is_dynamic, is_advanced, description). Values are SQL
+/// Server's defaults; 'max server memory (MB)' is the buffer pool's size.
+type ConfigOption = (i32, &'static str, i32, i32, i32, bool, bool, &'static str);
+const CONFIGURATIONS: &[ConfigOption] = &[
+    (101, "recovery interval (min)", 0, 32767, 0, true, true, "Maximum recovery interval in minutes"),
+    (102, "allow updates", 0, 1, 0, true, false, "Allow updates to system tables"),
+    (103, "user connections", 0, 32767, 0, false, true, "Number of user connections allowed"),
+    (106, "locks", 5000, i32::MAX, 0, false, true, "Number of locks for all users"),
+    (107, "open objects", 0, i32::MAX, 0, false, true, "Number of open database objects"),
+    (109, "fill factor (%)", 0, 100, 0, false, true, "Default fill factor percentage"),
+    (115, "nested triggers", 0, 1, 1, true, false, "Allow triggers to be invoked within triggers"),
+    (117, "remote access", 0, 1, 1, false, false, "Allow remote access"),
+    (124, "default language", 0, 9999, 0, true, false, "default language"),
+    (503, "max worker threads", 128, 65535, 0, true, true, "Maximum worker threads"),
+    (505, "network packet size (B)", 512, 32767, 4096, true, true, "Network packet size"),
+    (518, "show advanced options", 0, 1, 0, true, false, "show advanced options"),
+    (544, "c2 audit mode", 0, 1, 0, false, true, "c2 audit mode"),
+    (1126, "default full-text language", 0, i32::MAX, 1033, true, true, "default full-text language"),
+    (1127, "two digit year cutoff", 1753, 9999, 2049, true, true, "two digit year cutoff"),
+    (1519, "remote login timeout (s)", 0, i32::MAX, 10, true, false, "remote login timeout"),
+    (1520, "remote query timeout (s)", 0, i32::MAX, 600, true, false, "remote query timeout"),
+    (1534, "user options", 0, 32767, 0, true, false, "user options"),
+    (1538, "cost threshold for parallelism", 0, 32767, 5, true, true, "cost threshold for parallelism"),
+    (1539, "max degree of parallelism", 0, 32767, 0, true, true, "maximum degree of parallelism"),
+    (1540, "min memory per query (KB)", 512, i32::MAX, 1024, true, true, "minimum memory per query (kBytes)"),
+    (1543, "min server memory (MB)", 0, i32::MAX, 0, true, true, "Minimum size of server memory (MB)"),
+    (1544, "max server memory (MB)", 128, i32::MAX, i32::MAX, true, true, "Maximum size of server memory (MB)"),
+    (1562, "clr enabled", 0, 1, 0, true, false, "CLR user code execution enabled in the server"),
+    (1568, "default trace enabled", 0, 1, 1, true, true, "Enable or disable the default trace"),
+    (
+        1576,
+        "remote admin connections",
+        0,
+        1,
+        0,
+        true,
+        false,
+        "Dedicated Admin Connections are allowed from remote clients",
+    ),
+    (1579, "backup compression default", 0, 1, 0, true, false, "Enable compression of backups by default"),
+    (
+        1581,
+        "optimize for ad hoc workloads",
+        0,
+        1,
+        0,
+        true,
+        true,
+        "When this option is set, plan cache size is further reduced for single-use adhoc OLTP workload.",
+    ),
+    (
+        1589,
+        "contained database authentication",
+        0,
+        1,
+        0,
+        true,
+        false,
+        "Enables contained databases and contained authentication",
+    ),
+    (16384, "Agent XPs", 0, 1, 0, true, true, "Enable or disable Agent XPs"),
+    (16388, "Database Mail XPs", 0, 1, 0, true, true, "Enable or disable Database Mail XPs"),
+    (16390, "xp_cmdshell", 0, 1, 0, true, true, "Enable or disable command shell"),
+    (16391, "Ad Hoc Distributed Queries", 0, 1, 0, true, true, "Enable or disable Ad Hoc Distributed Queries"),
+];
+
+/// sys.configurations: every option with value = value_in_use (Mesquite has no
+/// sp_configure / RECONFIGURE yet).
+fn configurations(cx: &mut Cx) -> Vec<Row> {
+    let pool_mb = cx.host.sys_info().map(|i| (i.buffer_pool_kb / 1024).min(i64::from(i32::MAX)) as i32);
+    CONFIGURATIONS
+        .iter()
+        .map(|&(id, name, min, max, value, dynamic, advanced, desc)| {
+            let value = if id == 1544 { pool_mb.unwrap_or(value) } else { value };
+            vec![
+                Value::Int(id),
+                s(name),
+                Value::Int(value),
+                Value::Int(min),
+                Value::Int(max),
+                Value::Int(value),
+                s(desc),
+                b(dynamic),
+                b(advanced),
+            ]
+        })
+        .collect()
+}
+
 fn count_rows(cx: &mut Cx, index: &IndexRef) -> Result<i64, SqlError> {
     let mut n = 0i64;
     let mut last: Option<Vec<u8>> = None;
@@ -1078,5 +1259,55 @@ fn count_rows(cx: &mut Cx, index: &IndexRef) -> Result<i64, SqlError> {
             Some((k, _)) if more => last = Some(k),
             _ => return Ok(n),
         }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Collations
+// ---------------------------------------------------------------------------------------
+
+/// The collations Mesquite has: (name, description, code page, LCID, comparison style,
+/// sort id). SQL_Latin1_General_CP1_CI_AS is the server's, every database's and every
+/// column's collation.
+const COLLATIONS: &[(&str, &str, i32, i32, i32, i32)] = &[(
+    "SQL_Latin1_General_CP1_CI_AS",
+    "Latin1-General, case-insensitive, accent-sensitive, kanatype-insensitive, width-insensitive for Unicode Data, SQL Server Sort Order 52 on Code Page 1252 for non-Unicode Data",
+    1252,
+    1033,
+    196609,
+    52,
+)];
+
+/// sys.fn_helpcollations(): the collations Mesquite supports.
+pub fn fn_helpcollations(args: usize) -> Result<(super::plan::Plan, Vec<OutCol>), SqlError> {
+    if args > 0 {
+        return Err(SqlError::new(
+            8144,
+            16,
+            2,
+            "Procedure or function fn_helpcollations has too many arguments specified.",
+        ));
+    }
+    let cols = fn_helpcollations_columns();
+    let rows: Vec<Row> = COLLATIONS.iter().map(|c| vec![s(c.0), s(c.1)]).collect();
+    Ok((super::plan::Plan::Rows { rows: std::sync::Arc::new(rows), cols: cols.clone() }, cols))
+}
+
+pub fn fn_helpcollations_columns() -> Vec<OutCol> {
+    cols(&[("name", sysname(), false), ("description", nv(1000), true)])
+}
+
+/// COLLATIONPROPERTY(name, property) for CodePage, LCID, ComparisonStyle, Version and
+/// SortId (an int; SQL Server's result is a sql_variant). TDSCollation, other properties
+/// and unknown collations give NULL.
+pub fn collation_property(name: &str, property: &str) -> Value {
+    let Some(c) = COLLATIONS.iter().find(|c| c.0.eq_ignore_ascii_case(name)) else { return Value::Null };
+    match property.to_ascii_lowercase().as_str() {
+        "codepage" => Value::Int(c.2),
+        "lcid" => Value::Int(c.3),
+        "comparisonstyle" => Value::Int(c.4),
+        "sortid" => Value::Int(c.5),
+        "version" => Value::Int(0),
+        _ => Value::Null,
     }
 }

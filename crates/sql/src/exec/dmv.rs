@@ -12,6 +12,9 @@
 //! | sys.dm_tran_locks | `locks` |
 //! | sys.dm_os_waiting_tasks | `sessions` (the requests waiting now) |
 //! | sys.dm_db_log_space_usage | `log_space` |
+//! | sys.dm_exec_connections | `sessions` (each session's connection) |
+//! | sys.dm_tran_session_transactions, sys.dm_tran_active_transactions | `sessions` (open transactions) |
+//! | sys.dm_os_sys_info | `sys_info` |
 //! | DBCC SQLPERF(LOGSPACE) | `log_space` |
 //! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
 //!
@@ -44,6 +47,10 @@ pub enum DmvKind {
     TranLocks,
     OsWaitingTasks,
     DbLogSpaceUsage,
+    Connections,
+    SessionTransactions,
+    ActiveTransactions,
+    OsSysInfo,
 }
 
 /// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
@@ -57,6 +64,10 @@ pub fn view_kind(name: &str) -> Option<DmvKind> {
         "dm_tran_locks" => DmvKind::TranLocks,
         "dm_os_waiting_tasks" => DmvKind::OsWaitingTasks,
         "dm_db_log_space_usage" => DmvKind::DbLogSpaceUsage,
+        "dm_exec_connections" => DmvKind::Connections,
+        "dm_tran_session_transactions" => DmvKind::SessionTransactions,
+        "dm_tran_active_transactions" => DmvKind::ActiveTransactions,
+        "dm_os_sys_info" => DmvKind::OsSysInfo,
         _ => return None,
     })
 }
@@ -67,6 +78,10 @@ fn nv(n: u16) -> SqlType {
 
 fn vb(n: u16) -> SqlType {
     SqlType::VarBinary { len: Length::Bounded(n) }
+}
+
+fn vc(n: u16) -> SqlType {
+    SqlType::VarChar { len: Length::Bounded(n) }
 }
 
 fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
@@ -274,6 +289,94 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
             ("used_log_space_in_percent", SqlType::Real, true),
             ("log_space_in_bytes_since_last_backup", big, true),
         ]),
+        DmvKind::Connections => cols(&[
+            ("session_id", int, true),
+            ("most_recent_session_id", int, true),
+            ("connect_time", dt, false),
+            ("net_transport", nv(40), false),
+            ("protocol_type", nv(40), true),
+            ("protocol_version", int, true),
+            ("endpoint_id", int, true),
+            ("encrypt_option", nv(40), false),
+            ("auth_scheme", nv(40), false),
+            ("node_affinity", si, false),
+            ("num_reads", int, true),
+            ("num_writes", int, true),
+            ("last_read", dt, true),
+            ("last_write", dt, true),
+            ("net_packet_size", int, true),
+            ("client_net_address", vc(48), true),
+            ("client_tcp_port", int, true),
+            ("local_net_address", vc(48), true),
+            ("local_tcp_port", int, true),
+            ("connection_id", SqlType::UniqueIdentifier, false),
+            ("parent_connection_id", SqlType::UniqueIdentifier, true),
+            ("most_recent_sql_handle", vb(64), true),
+        ]),
+        DmvKind::SessionTransactions => cols(&[
+            ("session_id", int, false),
+            ("transaction_id", big, false),
+            ("transaction_descriptor", SqlType::Binary { len: 8 }, false),
+            ("enlist_count", int, false),
+            ("is_user_transaction", bit, false),
+            ("is_local", bit, false),
+            ("is_enlisted", bit, false),
+            ("is_bound", bit, false),
+            ("open_transaction_count", int, false),
+        ]),
+        DmvKind::OsSysInfo => cols(&[
+            ("cpu_ticks", big, false),
+            ("ms_ticks", big, false),
+            ("cpu_count", int, false),
+            ("hyperthread_ratio", int, false),
+            ("physical_memory_kb", big, false),
+            ("virtual_memory_kb", big, false),
+            ("committed_kb", int, false),
+            ("committed_target_kb", int, false),
+            ("visible_target_kb", int, false),
+            ("stack_size_in_bytes", int, false),
+            ("os_quantum", big, false),
+            ("os_error_mode", int, false),
+            ("os_priority_class", int, true),
+            ("max_workers_count", int, false),
+            ("scheduler_count", int, false),
+            ("scheduler_total_count", int, false),
+            ("deadlock_monitor_serial_number", int, false),
+            ("sqlserver_start_time_ms_ticks", big, false),
+            ("sqlserver_start_time", dt, false),
+            ("affinity_type", int, false),
+            ("affinity_type_desc", vc(60), false),
+            ("process_kernel_time_ms", big, false),
+            ("process_user_time_ms", big, false),
+            ("time_source", int, false),
+            ("time_source_desc", nv(60), false),
+            ("virtual_machine_type", int, false),
+            ("virtual_machine_type_desc", nv(60), false),
+            ("softnuma_configuration", int, false),
+            ("softnuma_configuration_desc", nv(60), false),
+            ("process_physical_affinity", nv(3072), true),
+            ("sql_memory_model", int, false),
+            ("sql_memory_model_desc", nv(120), false),
+            ("socket_count", int, false),
+            ("cores_per_socket", int, false),
+            ("numa_node_count", int, false),
+            ("container_type", int, false),
+            ("container_type_desc", nv(60), false),
+        ]),
+        DmvKind::ActiveTransactions => cols(&[
+            ("transaction_id", big, false),
+            ("name", nv(32), false),
+            ("transaction_begin_time", dt, false),
+            ("transaction_type", int, false),
+            ("transaction_uow", SqlType::UniqueIdentifier, true),
+            ("transaction_state", int, false),
+            ("transaction_status", int, false),
+            ("transaction_status2", int, false),
+            ("dtc_state", int, false),
+            ("dtc_status", int, false),
+            ("dtc_isolation_level", int, false),
+            ("filestream_transaction_id", vb(128), true),
+        ]),
     }
 }
 
@@ -323,7 +426,7 @@ fn settings_values(r: &SessionRow) -> Vec<Value> {
     let b = Value::Bit;
     vec![
         Value::Int(i32::MAX),
-        s("us_english"),
+        s(if r.language.is_empty() { "us_english" } else { &r.language }),
         s("mdy"),
         Value::SmallInt(i16::from(r.date_first)),
         b(true),
@@ -375,6 +478,10 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 | DmvKind::PerformanceCounters
                 | DmvKind::TranLocks
                 | DmvKind::OsWaitingTasks
+                | DmvKind::Connections
+                | DmvKind::SessionTransactions
+                | DmvKind::ActiveTransactions
+                | DmvKind::OsSysInfo
         )
     {
         return Err(view_server_state_denied());
@@ -427,7 +534,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
         }
         DmvKind::Sessions => {
             let now = SystemTime::now();
-            for r in cx.host.sessions().into_iter().filter(|r| visible(r.session_id)) {
+            for r in sessions(cx).into_iter().filter(|r| visible(r.session_id)) {
                 let elapsed = now.duration_since(r.login_time).unwrap_or_default().as_millis() as i64;
                 let opt = |v: &str| if r.is_user_process { s(v) } else { Value::Null };
                 let mut row = vec![
@@ -472,7 +579,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
             }
         }
         DmvKind::Requests => {
-            for r in cx.host.sessions().into_iter().filter(|r| visible(r.session_id)) {
+            for r in sessions(cx).into_iter().filter(|r| visible(r.session_id)) {
                 let Some(q) = &r.request else { continue };
                 let mut row = vec![
                     Value::SmallInt(r.session_id as i16),
@@ -486,7 +593,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                     Value::Null,
                     Value::SmallInt(q.database_id),
                     Value::Int(1),
-                    Value::Null,
+                    Value::Guid(r.connection.connection_id),
                     Value::SmallInt(q.blocking_session_id as i16),
                     q.wait_type.map(s).unwrap_or(Value::Null),
                     int_ms(q.wait_time_ms),
@@ -494,7 +601,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                     s(&q.wait_resource),
                     Value::Int(r.open_transaction_count),
                     Value::Int(1),
-                    big(0),
+                    big(r.transaction.as_ref().map_or(0, |t| t.transaction_id.min(i64::MAX as u64) as i64)),
                     Value::Null,
                     Value::Real(0.0),
                     big(0),
@@ -584,6 +691,120 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 ]);
             }
         }
+        DmvKind::Connections => {
+            for r in sessions(cx) {
+                let c = &r.connection;
+                let tcp = c.client_addr.is_some();
+                let addr = |a: Option<std::net::SocketAddr>| a.map_or(Value::Null, |a| s(&a.ip().to_string()));
+                let port = |a: Option<std::net::SocketAddr>| a.map_or(Value::Null, |a| Value::Int(i32::from(a.port())));
+                let nonzero = |v: u32| if v == 0 { Value::Null } else { Value::Int(v as i32) };
+                out.push(vec![
+                    Value::Int(r.session_id),
+                    Value::Int(r.session_id),
+                    datetime_of(r.login_time),
+                    s(if tcp { "TCP" } else { "Shared memory" }),
+                    s("TSQL"),
+                    nonzero(c.protocol_version),
+                    // SQL Server's endpoints: 2 TSQL Local Machine, 4 TSQL Default TCP.
+                    Value::Int(if tcp { 4 } else { 2 }),
+                    s(if c.encrypted { "TRUE" } else { "FALSE" }),
+                    s("SQL"),
+                    Value::SmallInt(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    datetime_of(r.last_request_start_time),
+                    datetime_of(r.last_request_end_time.unwrap_or(r.login_time)),
+                    nonzero(c.packet_size),
+                    if tcp { addr(c.client_addr) } else { s("<local machine>") },
+                    port(c.client_addr),
+                    addr(c.local_addr),
+                    port(c.local_addr),
+                    Value::Guid(c.connection_id),
+                    Value::Null,
+                    Value::Null,
+                ]);
+            }
+        }
+        DmvKind::SessionTransactions | DmvKind::ActiveTransactions => {
+            for r in sessions(cx) {
+                let Some(t) = &r.transaction else { continue };
+                let id = big(t.transaction_id.min(i64::MAX as u64) as i64);
+                if kind == DmvKind::SessionTransactions {
+                    out.push(vec![
+                        Value::Int(r.session_id),
+                        id,
+                        Value::Binary(t.descriptor.to_le_bytes().to_vec()),
+                        Value::Int(1),
+                        Value::Bit(true),
+                        Value::Bit(true),
+                        Value::Bit(false),
+                        Value::Bit(false),
+                        Value::Int(r.open_transaction_count),
+                    ]);
+                } else {
+                    let name: String = t.name.chars().take(32).collect();
+                    // A read/write (1), active (2) local transaction: no DTC.
+                    out.push(vec![
+                        id,
+                        s(&name),
+                        datetime_of(t.begin_time),
+                        Value::Int(1),
+                        Value::Guid([0; 16]),
+                        Value::Int(2),
+                        Value::Int(0),
+                        Value::Int(0),
+                        Value::Int(0),
+                        Value::Int(0),
+                        Value::Int(0),
+                        Value::Null,
+                    ]);
+                }
+            }
+        }
+        DmvKind::OsSysInfo => {
+            if let Some(i) = cx.host.sys_info() {
+                let kb = Value::Int(i.buffer_pool_kb.min(i64::from(i32::MAX)) as i32);
+                out.push(vec![
+                    big(i.ms_ticks.saturating_mul(1_000_000)),
+                    big(i.ms_ticks),
+                    Value::Int(i.cpu_count),
+                    Value::Int(i.cpu_count),
+                    big(i.physical_memory_kb),
+                    big(i.virtual_memory_kb),
+                    kb.clone(),
+                    kb.clone(),
+                    kb,
+                    Value::Int(2 * 1024 * 1024),
+                    big(4),
+                    Value::Int(5),
+                    Value::Int(32),
+                    Value::Int(0),
+                    Value::Int(i.cpu_count),
+                    Value::Int(i.cpu_count),
+                    Value::Int(0),
+                    big(i.start_ms_ticks),
+                    datetime_of(i.start_time),
+                    Value::Int(2),
+                    s("AUTO"),
+                    big(i.process_kernel_time_ms),
+                    big(i.process_user_time_ms),
+                    Value::Int(0),
+                    s("QUERY_PERFORMANCE_COUNTER"),
+                    Value::Int(0),
+                    s("NONE"),
+                    Value::Int(0),
+                    s("OFF"),
+                    Value::Null,
+                    Value::Int(1),
+                    s("CONVENTIONAL"),
+                    Value::Int(1),
+                    Value::Int(i.cpu_count),
+                    Value::Int(1),
+                    Value::Int(0),
+                    s("NONE"),
+                ]);
+            }
+        }
         DmvKind::DbLogSpaceUsage => {
             // The current database's log; the log truncates as under SIMPLE recovery, so
             // the log written since the last backup is the active log.
@@ -604,8 +825,28 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
     Ok(out)
 }
 
+/// The host's sessions, the caller's own with its language and transaction as the
+/// executor knows them now: only a user transaction (@@TRANCOUNT > 0) is listed, not the autocommit
+/// transaction of the statement reading the view.
+fn sessions(cx: &mut Cx) -> Vec<SessionRow> {
+    let mut rows = cx.host.sessions();
+    if let Some(own) = rows.iter_mut().find(|r| r.session_id == cx.state.spid) {
+        own.open_transaction_count = cx.state.trancount as i32;
+        own.language = cx.state.language.clone();
+        if cx.state.trancount == 0 {
+            own.transaction = None;
+        } else if let Some(t) = &mut own.transaction {
+            t.descriptor = cx.state.descriptor;
+        }
+    }
+    rows
+}
+
 /// Built-in DMV table functions; None when `name` is not one.
 pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
+    if name == "fn_helpcollations" {
+        return super::catalog_views::fn_helpcollations(args.len()).map(Some);
+    }
     if name != "dm_io_virtual_file_stats" {
         return Ok(None);
     }
@@ -835,6 +1076,61 @@ pub fn dbcc_sqlperf(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
         }
         _ => return Err(incorrect_dbcc()),
     }
+    Ok(Flow::Normal)
+}
+
+/// DBCC USEROPTIONS [WITH NO_INFOMSGS]: the session's SET options, as (Set Option,
+/// Value) rows in SQL Server's order; ON options are listed with the value SET, OFF ones
+/// not at all. The options Mesquite accepts without tracking show the drivers' login
+/// defaults, as in sys.dm_exec_sessions.
+pub fn dbcc_useroptions(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
+    let mut no_infomsgs = false;
+    for o in &d.options {
+        if o.is("NO_INFOMSGS") {
+            no_infomsgs = true;
+        } else if !o.is("TABLERESULTS") {
+            return Err(incorrect_dbcc());
+        }
+    }
+    if !d.args.is_empty() {
+        return Err(incorrect_dbcc());
+    }
+    let st = &cx.state;
+    let isolation = match st.isolation {
+        Isolation::ReadUncommitted => "read uncommitted",
+        Isolation::ReadCommitted => "read committed",
+        Isolation::RepeatableRead => "repeatable read",
+        Isolation::Serializable => "serializable",
+        Isolation::Snapshot => "snapshot",
+    };
+    let mut rows: Vec<(&str, String)> = vec![
+        ("textsize", i32::MAX.to_string()),
+        ("language", st.language.clone()),
+        ("dateformat", "mdy".into()),
+        ("datefirst", st.datefirst.to_string()),
+        ("lock_timeout", st.lock_timeout.to_string()),
+        ("quoted_identifier", "SET".into()),
+        ("ansi_null_dflt_on", "SET".into()),
+        ("ansi_warnings", "SET".into()),
+        ("ansi_padding", "SET".into()),
+        ("ansi_nulls", "SET".into()),
+        ("concat_null_yields_null", "SET".into()),
+    ];
+    for (on, name) in
+        [(st.nocount, "nocount"), (st.xact_abort, "xact_abort"), (st.implicit_transactions, "implicit_transactions")]
+    {
+        if on {
+            rows.push((name, "SET".into()));
+        }
+    }
+    rows.push(("isolation level", isolation.into()));
+    let info = [ColumnInfo::new("Set Option", nv(128), false), ColumnInfo::new("Value", nv(128), true)];
+    cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+    for (k, v) in &rows {
+        cx.sink.row(&[s(k), s(v)]).map_err(|_| super::cancelled())?;
+    }
+    cx.state.rowcount = rows.len() as i64;
+    dbcc_done(cx, no_infomsgs, Some(rows.len() as u64))?;
     Ok(Flow::Normal)
 }
 

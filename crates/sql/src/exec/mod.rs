@@ -15,12 +15,14 @@
 //! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
+pub mod catalog_procs;
 pub mod catalog_views;
 pub mod ddl;
 pub mod dml;
 pub mod dmv;
 pub mod errors;
 pub mod expr;
+pub mod language;
 pub mod merge;
 pub mod parse_cache;
 pub mod plan;
@@ -70,6 +72,8 @@ pub struct SessionState {
     pub lock_timeout: i64,
     pub isolation: Isolation,
     pub datefirst: u8,
+    /// SET LANGUAGE: the language's name as sys.syslanguages has it.
+    pub language: String,
     pub showplan: bool,
     pub host_name: String,
     pub app_name: String,
@@ -109,6 +113,7 @@ impl SessionState {
             lock_timeout: -1,
             isolation: Isolation::ReadCommitted,
             datefirst: 7,
+            language: "us_english".into(),
             showplan: false,
             host_name: String::new(),
             app_name: String::new(),
@@ -237,7 +242,7 @@ impl<'a> Cx<'a> {
             datefirst: state.datefirst,
             now_utc: now_utc(),
             local_offset_minutes: 0,
-            language: "us_english".into(),
+            language: state.language.clone(),
         };
         Cx {
             host,
@@ -1734,7 +1739,17 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                     cx.state.datefirst = d as u8;
                     cx.fcx.datefirst = d as u8;
                 }
-                // Accepted: LANGUAGE, DATEFORMAT, TEXTSIZE, DEADLOCK_PRIORITY, ROWCOUNT 0, ...
+                "LANGUAGE" => {
+                    let name = match value {
+                        SetValue::Word(w) => w.value.clone(),
+                        SetValue::Expr(e) => {
+                            let (v, ty) = eval_standalone(cx, e)?;
+                            expr::as_text(&v, &ty).unwrap_or_default()
+                        }
+                    };
+                    language::set_language(cx, &name)?;
+                }
+                // Accepted: DATEFORMAT, TEXTSIZE, DEADLOCK_PRIORITY, ROWCOUNT 0, ...
                 _ => {}
             }
         }

@@ -362,9 +362,10 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             0
         }
         "sp_reset_connection" => 0,
-        "sp_tables" | "sp_help" | "sp_columns" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info"
-        | "sp_datatype_info" => return Err(errors::not_supported(name)),
-        _ => return Ok(None),
+        "sp_help" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info" | "sp_datatype_info" => {
+            return Err(errors::not_supported(name))
+        }
+        _ => return super::catalog_procs::call(cx, name, args),
     }))
 }
 
@@ -669,6 +670,7 @@ pub fn format_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
 pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     match d.command.as_str() {
         "SQLPERF" => super::dmv::dbcc_sqlperf(cx, d),
+        "USEROPTIONS" => super::dmv::dbcc_useroptions(cx, d),
         "CHECKDB" => dbcc_checkdb(cx, d),
         _ => Err(errors::not_supported("DBCC")),
     }

@@ -267,6 +267,10 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             (v, SqlType::SmallInt)
         }
         "OBJECTPROPERTY" => (Value::Null, SqlType::Int),
+        "COLLATIONPROPERTY" => match (text(0), text(1)) {
+            (Some(c), Some(p)) => (super::catalog_views::collation_property(&c, &p), SqlType::Int),
+            _ => (Value::Null, SqlType::Int),
+        },
         _ => return Err(errors::unknown_function(name)),
     };
     Ok(v)
@@ -885,7 +889,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             "@@VERSION" => BExpr::Const(Value::String(super::version_string()), nv(300)),
             "@@SERVERNAME" => BExpr::Const(Value::String(self.cx.host.server_name()), nv(128)),
             "@@SERVICENAME" => BExpr::Const(Value::String("MSSQLSERVER".into()), nv(128)),
-            "@@LANGUAGE" => BExpr::Const(Value::String("us_english".into()), nv(128)),
+            "@@LANGUAGE" => BExpr::Const(Value::String(self.cx.state.language.clone()), nv(128)),
             "@@DATEFIRST" => BExpr::Const(Value::TinyInt(self.cx.fcx.datefirst), SqlType::TinyInt),
             "@@MAX_PRECISION" => BExpr::Const(Value::TinyInt(38), SqlType::TinyInt),
             "@@TEXTSIZE" => BExpr::Const(Value::Int(-1), int),
@@ -1129,6 +1133,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 | "IS_SRVROLEMEMBER"
                 | "HAS_DBACCESS"
                 | "DB_ID_FOR"
+                | "COLLATIONPROPERTY"
         ) {
             return Ok(None);
         }

@@ -344,6 +344,18 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "dm_db_log_space_usage", "V"),
     (SYS_SCHEMA_ID, "all_views", "V"),
     (SYS_SCHEMA_ID, "system_views", "V"),
+    (SYS_SCHEMA_ID, "sp_columns_100", "P"),
+    (SYS_SCHEMA_ID, "sp_databases", "P"),
+    (SYS_SCHEMA_ID, "sp_pkeys", "P"),
+    (SYS_SCHEMA_ID, "sp_fkeys", "P"),
+    (SYS_SCHEMA_ID, "dm_exec_connections", "V"),
+    (SYS_SCHEMA_ID, "dm_tran_session_transactions", "V"),
+    (SYS_SCHEMA_ID, "dm_tran_active_transactions", "V"),
+    (SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
+    (SYS_SCHEMA_ID, "allocation_units", "V"),
+    (SYS_SCHEMA_ID, "sequences", "V"),
+    (SYS_SCHEMA_ID, "configurations", "V"),
+    (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
@@ -384,6 +396,7 @@ fn build_system_objects() -> Vec<SystemObject> {
             let schema = if schema_id == SYS_SCHEMA_ID { "sys" } else { "INFORMATION_SCHEMA" };
             let columns = match type_code {
                 "V" => view_kind(schema, name).map(columns_of).unwrap_or_default(),
+                "IF" if name == "fn_helpcollations" => super::catalog_views::fn_helpcollations_columns(),
                 "IF" => super::dmv::columns(super::dmv::DmvKind::VirtualFileStats),
                 _ => Vec::new(),
             };

@@ -4,6 +4,7 @@
 //! Values are in SQL Server's units; times of day are `SystemTime`s (the executor turns
 //! them into datetime values).
 
+use std::net::SocketAddr;
 use std::time::SystemTime;
 
 use super::{DbId, Isolation};
@@ -71,7 +72,44 @@ pub struct SessionRow {
     pub prev_error: i32,
     /// @@TRANCOUNT.
     pub open_transaction_count: i32,
+    /// The open user transaction (@@TRANCOUNT > 0), if any.
+    pub transaction: Option<TransactionInfo>,
+    /// SET LANGUAGE: the language's name (us_english, Deutsch, ...).
+    pub language: String,
+    pub connection: ConnectionInfo,
     pub request: Option<RequestRow>,
+}
+
+/// How a session's client is connected (sys.dm_exec_connections).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ConnectionInfo {
+    /// The client's TCP address; None for a session inside the process (`mesquite sql`),
+    /// which the view shows as a shared-memory connection.
+    pub client_addr: Option<SocketAddr>,
+    /// The server's end of the TCP connection.
+    pub local_addr: Option<SocketAddr>,
+    /// The whole connection is encrypted (TLS after PRELOGIN, or TDS 8.0), not only
+    /// LOGIN7.
+    pub encrypted: bool,
+    /// The TDS version of LOGIN7 (0x74000004 for TDS 7.4); 0 inside the process.
+    pub protocol_version: u32,
+    /// The negotiated packet size; 0 inside the process.
+    pub packet_size: u32,
+    /// connection_id: a GUID in SQL Server's byte order, new for each connection.
+    pub connection_id: [u8; 16],
+}
+
+/// A session's open transaction (sys.dm_tran_session_transactions,
+/// sys.dm_tran_active_transactions).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TransactionInfo {
+    /// Unique in the instance.
+    pub transaction_id: u64,
+    /// BEGIN TRANSACTION's name; user_transaction when it has none.
+    pub name: String,
+    pub begin_time: SystemTime,
+    /// The descriptor the client was sent in the ENVCHANGE (0 when not known).
+    pub descriptor: u64,
 }
 
 /// A running request (sys.dm_exec_requests).
@@ -147,4 +185,38 @@ pub enum ClearStats {
     WaitStats,
     /// 'sys.dm_os_latch_stats': the instance's latch statistics.
     LatchStats,
+}
+
+/// One allocation unit (sys.allocation_units): the pages of one index's rows
+/// (IN_ROW_DATA) or of its off-row MAX values (LOB_DATA).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllocationUnitRow {
+    pub allocation_unit_id: u64,
+    /// 1 IN_ROW_DATA, 2 LOB_DATA, 3 ROW_OVERFLOW_DATA.
+    pub type_code: u8,
+    pub object_id: i32,
+    pub index_id: i32,
+    /// Pages of the extents the unit owns (uniform extents: 8 per extent).
+    pub total_pages: i64,
+    /// Pages allocated to the unit (data, index and LOB pages; IAM pages not included).
+    pub used_pages: i64,
+}
+
+/// The machine and the instance (sys.dm_os_sys_info, sys.configurations).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SysInfo {
+    /// Logical CPUs the process may use.
+    pub cpu_count: i32,
+    pub physical_memory_kb: i64,
+    /// The virtual address space of the process.
+    pub virtual_memory_kb: i64,
+    /// The buffer pool's size (its frames are allocated when the instance starts).
+    pub buffer_pool_kb: i64,
+    pub start_time: SystemTime,
+    /// Milliseconds since the machine started: now, and when the instance started.
+    pub ms_ticks: i64,
+    pub start_ms_ticks: i64,
+    /// CPU time of the process so far.
+    pub process_kernel_time_ms: i64,
+    pub process_user_time_ms: i64,
 }

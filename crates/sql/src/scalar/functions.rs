@@ -635,7 +635,7 @@ fn random_bytes() -> [u8; 16] {
 }
 
 /// NEWID(): a random version-4 GUID in SQL Server's stored byte order.
-fn newid() -> [u8; 16] {
+pub fn newid() -> [u8; 16] {
     let mut g = random_bytes();
     // Text group 3 starts with the version nibble (stored byte 7); group 4 with the
     // variant bits (stored byte 8).
