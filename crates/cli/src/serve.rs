@@ -21,7 +21,7 @@ use tds::{Backend, BackendSession, LoginRequest, ServerConfig};
 
 pub const USAGE: &str = "usage: mesquite serve [--data-dir DIR] [--addr IP] [--port N] [--cert PEM --key PEM]
                       [--memory-limit-mb N] [--workers N] [--require-encryption]
-                      [--connection-threads on|off] [--config FILE]";
+                      [--connection-threads on|off] [--schedulers N] [--config FILE]";
 
 /// The engine as the TDS server sees it.
 struct EngineBackend {
@@ -89,6 +89,8 @@ struct Settings {
     /// Plain TCP connections get a thread each after login (the default); off keeps
     /// every connection on the async request loop.
     connection_threads: bool,
+    /// Session workers that run at once (SQLOS-style schedulers); None: one per CPU.
+    schedulers: Option<usize>,
 }
 
 /// A yes/no setting: 1/true/yes/on or 0/false/no/off, any case.
@@ -112,6 +114,7 @@ fn apply(s: &mut Settings, key: &str, value: &str) -> Result<(), String> {
         "workers" => s.workers = Some(value.parse().map_err(|_| bad())?),
         "require-encryption" | "require_encryption" => s.require_encryption = parse_bool(value).ok_or_else(bad)?,
         "connection-threads" | "connection_threads" => s.connection_threads = parse_bool(value).ok_or_else(bad)?,
+        "schedulers" => s.schedulers = Some(value.parse().map_err(|_| bad())?),
         _ => return Err(format!("unknown setting {key}\n{USAGE}")),
     }
     Ok(())
@@ -133,7 +136,7 @@ fn read_config(s: &mut Settings, path: &std::path::Path) -> Result<(), String> {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS; the command line wins.\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).");
+        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS, MESQUITE_SCHEDULERS;\nthe command line wins.\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).\n--schedulers N: how many session workers run at once (default one per CPU; 0: no limit).");
         return Ok(());
     }
     let mut s = Settings {
@@ -146,6 +149,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         workers: None,
         require_encryption: false,
         connection_threads: true,
+        schedulers: None,
     };
     // The config file named on the command line, or the data directory's.
     let config_arg = args.iter().position(|a| a == "--config").and_then(|i| args.get(i + 1)).map(PathBuf::from);
@@ -166,6 +170,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("MESQUITE_WORKERS", "workers"),
         ("MESQUITE_REQUIRE_ENCRYPTION", "require-encryption"),
         ("MESQUITE_CONNECTION_THREADS", "connection-threads"),
+        ("MESQUITE_SCHEDULERS", "schedulers"),
     ] {
         if let Ok(v) = std::env::var(env) {
             apply(&mut s, key, &v)?;
@@ -190,6 +195,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     let started = std::time::Instant::now();
     let mut config = InstanceConfig::on_disk(&s.data_dir);
     config.memory_limit_bytes = Some(s.memory_mb * 1024 * 1024);
+    config.schedulers = s.schedulers;
     let instance = Instance::start(config).map_err(|e| e.message)?;
     if let Some(p) = instance.first_start_sa_password() {
         println!("A new instance: the sa password is {p}");
@@ -273,6 +279,7 @@ mod tests {
             workers: None,
             require_encryption: false,
             connection_threads: true,
+            schedulers: None,
         }
     }
 

@@ -41,28 +41,62 @@ use crate::waits::{record_wait, WaitType};
 pub const QUANTUM: Duration = Duration::from_millis(4);
 /// The longest a worker waits for a scheduler before it runs anyway.
 pub const MAX_SCHEDULER_WAIT: Duration = Duration::from_millis(50);
+/// The most schedulers an instance can have.
+pub const MAX_SCHEDULERS: usize = 64;
+/// `Waiter::granted` before a scheduler is handed over.
+const NOT_GRANTED: usize = usize::MAX;
 
 /// One waiting worker, woken when a scheduler is handed to it.
 struct Waiter {
     thread: Thread,
-    granted: AtomicBool,
+    /// The scheduler id handed over, or NOT_GRANTED.
+    granted: AtomicUsize,
+    /// When it was handed over (microseconds since the diag epoch), for the delay.
+    handed_at_us: AtomicU64,
 }
 
 struct Queue {
-    /// Schedulers nobody holds.
-    free: usize,
+    /// Ids of the schedulers nobody holds.
+    free: Vec<usize>,
     waiters: VecDeque<Arc<Waiter>>,
 }
 
-/// The instance's schedulers (sys.dm_os_schedulers).
+/// What one scheduler has done (sys.dm_os_schedulers).
+#[derive(Default)]
+struct Slot {
+    busy: AtomicBool,
+    /// Workers switched in.
+    switches: AtomicU64,
+    /// Quantum-end yields.
+    yields: AtomicU64,
+    /// Time workers held it, microseconds.
+    held_us: AtomicU64,
+    /// Time between a worker handing it over and the next one running, microseconds.
+    delay_us: AtomicU64,
+}
+
+/// The instance's schedulers.
 pub struct Schedulers {
     /// How many schedulers there are; 0 turns scheduling off.
     count: AtomicUsize,
     queue: Mutex<Queue>,
+    slots: Vec<Slot>,
     /// Workers waiting for a scheduler (read without the mutex on the fast path).
     waiting: AtomicUsize,
-    yields: AtomicU64,
     overruns: AtomicU64,
+}
+
+/// One row of sys.dm_os_schedulers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SchedulerRow {
+    pub scheduler_id: usize,
+    pub is_idle: bool,
+    pub context_switches: u64,
+    pub yields: u64,
+    /// This scheduler's share of the one runnable queue (the shares add up to it).
+    pub runnable: usize,
+    pub held_ms: u64,
+    pub delay_ms: u64,
 }
 
 /// What one scheduler-using thread knows about itself.
@@ -70,48 +104,49 @@ pub struct Schedulers {
 struct Worker {
     /// Nesting depth of [`enter`]; 0 outside any request.
     depth: u32,
-    /// Holds a scheduler now.
-    holding: bool,
+    /// The scheduler it holds now.
+    holding: Option<usize>,
     /// When it last took its scheduler (the quantum counts from here).
     since: Option<Instant>,
 }
 
 thread_local! {
-    static WORKER: Cell<Worker> = const { Cell::new(Worker { depth: 0, holding: false, since: None }) };
+    static WORKER: Cell<Worker> = const { Cell::new(Worker { depth: 0, holding: None, since: None }) };
 }
 
 /// The process's schedulers (one instance per process, as with the other diag tables).
 pub fn schedulers() -> &'static Schedulers {
     static S: OnceLock<Schedulers> = OnceLock::new();
     S.get_or_init(|| {
-        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
+        let n = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1).min(MAX_SCHEDULERS);
         Schedulers {
             count: AtomicUsize::new(n),
-            queue: Mutex::new(Queue { free: n, waiters: VecDeque::new() }),
+            queue: Mutex::new(Queue { free: (0..n).rev().collect(), waiters: VecDeque::new() }),
+            slots: (0..MAX_SCHEDULERS).map(|_| Slot::default()).collect(),
             waiting: AtomicUsize::new(0),
-            yields: AtomicU64::new(0),
             overruns: AtomicU64::new(0),
         }
     })
 }
 
+fn now_us() -> u64 {
+    crate::epoch().elapsed().as_micros() as u64
+}
+
 impl Schedulers {
-    /// Sets the number of schedulers (0: no scheduling, every worker runs at once).
-    /// Workers holding a scheduler keep it; the free count follows the change.
+    /// Sets the number of schedulers (0: no scheduling, every worker runs at once; at
+    /// most [`MAX_SCHEDULERS`]). Workers holding a scheduler keep it until they give it
+    /// back.
     pub fn configure(&self, count: usize) {
+        let count = count.min(MAX_SCHEDULERS);
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        let old = self.count.swap(count, AcqRel);
-        let held = old.saturating_sub(q.free);
-        q.free = count.saturating_sub(held);
+        self.count.store(count, Release);
+        q.free = (0..count).rev().filter(|&i| !self.slots[i].busy.load(Acquire)).collect();
         // Newly free schedulers go to waiters; with scheduling off, everyone runs.
-        while !q.waiters.is_empty() && (q.free > 0 || count == 0) {
-            if count > 0 {
-                q.free -= 1;
-            }
+        while !q.waiters.is_empty() && (!q.free.is_empty() || count == 0) {
+            let id = if count == 0 { NOT_GRANTED - 1 } else { q.free.pop().unwrap_or(0) };
             if let Some(w) = q.waiters.pop_front() {
-                self.waiting.fetch_sub(1, AcqRel);
-                w.granted.store(true, Release);
-                w.thread.unpark();
+                self.hand_over(w, id);
             }
         }
     }
@@ -121,20 +156,14 @@ impl Schedulers {
         self.count.load(Acquire)
     }
 
-    /// Workers waiting for a scheduler now (runnable_tasks_count, summed).
+    /// Workers waiting for a scheduler now (the runnable queue).
     pub fn runnable(&self) -> usize {
         self.waiting.load(Acquire)
     }
 
-    /// Schedulers held now (active workers).
-    pub fn active(&self) -> usize {
-        let q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-        self.count().saturating_sub(q.free)
-    }
-
-    /// Quantum-end yields so far.
+    /// Quantum-end yields so far, all schedulers.
     pub fn yields(&self) -> u64 {
-        self.yields.load(Relaxed)
+        self.slots.iter().map(|s| s.yields.load(Relaxed)).sum()
     }
 
     /// Times a worker gave up waiting for a scheduler and ran anyway.
@@ -142,19 +171,58 @@ impl Schedulers {
         self.overruns.load(Relaxed)
     }
 
-    /// Takes a scheduler, waiting in line if none is free. False when the wait timed
-    /// out (the worker runs without one).
-    fn acquire(&self) -> bool {
+    /// sys.dm_os_schedulers: one row per scheduler.
+    pub fn rows(&self) -> Vec<SchedulerRow> {
+        let n = self.count();
+        let runnable = self.runnable();
+        (0..n)
+            .map(|i| {
+                let s = &self.slots[i];
+                SchedulerRow {
+                    scheduler_id: i,
+                    is_idle: !s.busy.load(Acquire),
+                    context_switches: s.switches.load(Relaxed),
+                    yields: s.yields.load(Relaxed),
+                    runnable: runnable / n + usize::from(i < runnable % n),
+                    held_ms: s.held_us.load(Relaxed) / 1000,
+                    delay_ms: s.delay_us.load(Relaxed) / 1000,
+                }
+            })
+            .collect()
+    }
+
+    fn hand_over(&self, w: Arc<Waiter>, id: usize) {
+        self.waiting.fetch_sub(1, AcqRel);
+        if let Some(s) = self.slots.get(id) {
+            s.busy.store(true, Release);
+        }
+        w.handed_at_us.store(now_us(), Release);
+        w.granted.store(id, Release);
+        w.thread.unpark();
+    }
+
+    /// Takes a scheduler, waiting in line if none is free: its id, or None when the wait
+    /// timed out or scheduling is off (the worker runs without one).
+    fn acquire(&self) -> Option<usize> {
         let waiter = {
             let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
             if self.count.load(Acquire) == 0 {
-                return false;
+                return None;
             }
-            if q.free > 0 && q.waiters.is_empty() {
-                q.free -= 1;
-                return true;
+            if q.waiters.is_empty() {
+                if let Some(id) = q.free.pop() {
+                    drop(q);
+                    let s = &self.slots[id];
+                    s.busy.store(true, Release);
+                    s.switches.fetch_add(1, Relaxed);
+                    return Some(id);
+                }
             }
-            let w = Arc::new(Waiter { thread: std::thread::current(), granted: AtomicBool::new(false) });
+            let w = Arc::new(Waiter {
+                thread: std::thread::current(),
+                granted: AtomicUsize::new(NOT_GRANTED),
+                handed_at_us: AtomicU64::new(0),
+            });
             q.waiters.push_back(w.clone());
             self.waiting.fetch_add(1, AcqRel);
             w
@@ -162,38 +230,53 @@ impl Schedulers {
         let start = Instant::now();
         let deadline = start + MAX_SCHEDULER_WAIT;
         let granted = loop {
-            if waiter.granted.load(Acquire) {
-                break true;
+            let g = waiter.granted.load(Acquire);
+            if g != NOT_GRANTED {
+                break Some(g);
             }
             let now = Instant::now();
             if now >= deadline {
                 let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
-                if waiter.granted.load(Acquire) {
-                    break true;
+                let g = waiter.granted.load(Acquire);
+                if g != NOT_GRANTED {
+                    break Some(g);
                 }
                 if let Some(i) = q.waiters.iter().position(|w| Arc::ptr_eq(w, &waiter)) {
                     q.waiters.remove(i);
                     self.waiting.fetch_sub(1, AcqRel);
                 }
                 self.overruns.fetch_add(1, Relaxed);
-                break false;
+                break None;
             }
             std::thread::park_timeout(deadline - now);
         };
         let waited = start.elapsed();
         record_wait(WaitType::SOS_SCHEDULER_YIELD, waited, waited);
+        // Scheduling turned off while this worker waited: it runs without one.
+        let granted = granted.filter(|&id| id < MAX_SCHEDULERS);
+        if let Some(s) = granted.map(|id| &self.slots[id]) {
+            s.switches.fetch_add(1, Relaxed);
+            let handed = waiter.handed_at_us.load(Acquire);
+            s.delay_us.fetch_add(now_us().saturating_sub(handed), Relaxed);
+        }
         granted
     }
 
-    /// Gives a scheduler back: to the first waiter if there is one.
-    fn give_back(&self) {
+    /// Gives scheduler `id` back: to the first waiter if there is one.
+    fn give_back(&self, id: usize, held: Duration) {
+        let s = &self.slots[id];
+        s.held_us.fetch_add(held.as_micros() as u64, Relaxed);
         let mut q = self.queue.lock().unwrap_or_else(|e| e.into_inner());
+        if id >= self.count.load(Acquire) {
+            // The instance has fewer schedulers now: this one retires.
+            s.busy.store(false, Release);
+            return;
+        }
         if let Some(w) = q.waiters.pop_front() {
-            self.waiting.fetch_sub(1, AcqRel);
-            w.granted.store(true, Release);
-            w.thread.unpark();
-        } else if q.free < self.count.load(Acquire) {
-            q.free += 1;
+            self.hand_over(w, id);
+        } else {
+            s.busy.store(false, Release);
+            q.free.push(id);
         }
     }
 }
@@ -243,15 +326,14 @@ fn take() {
 pub fn release() {
     let held = WORKER.with(|c| {
         let mut w = c.get();
-        let held = w.holding;
-        if held {
-            w.holding = false;
+        let held = w.holding.take().map(|id| (id, w.since.map(|t| t.elapsed()).unwrap_or_default()));
+        if held.is_some() {
             c.set(w);
         }
         held
     });
-    if held {
-        schedulers().give_back();
+    if let Some((id, time)) = held {
+        schedulers().give_back(id, time);
     }
 }
 
@@ -264,17 +346,17 @@ pub fn safe_point() {
     if w.depth == 0 {
         return;
     }
-    if !w.holding {
+    let Some(id) = w.holding else {
         if schedulers().count() > 0 {
             take();
         }
         return;
-    }
+    };
     if schedulers().waiting.load(Relaxed) == 0 {
         return;
     }
     if w.since.is_some_and(|t| t.elapsed() >= QUANTUM) {
-        schedulers().yields.fetch_add(1, Relaxed);
+        schedulers().slots[id].yields.fetch_add(1, Relaxed);
         release();
         take();
     }
@@ -282,7 +364,7 @@ pub fn safe_point() {
 
 /// Does this thread hold a scheduler? (tests)
 pub fn holding() -> bool {
-    WORKER.with(|c| c.get().holding)
+    WORKER.with(|c| c.get().holding.is_some())
 }
 
 #[cfg(test)]
@@ -332,6 +414,10 @@ mod tests {
             drop(_b);
             assert!(holding());
         }
+        // The view: one row per scheduler, none busy now.
+        let rows = s.rows();
+        assert_eq!(rows.len(), 1);
+        assert!(rows[0].is_idle && rows[0].context_switches >= 4, "{rows:?}");
         s.configure(0);
         let _r = enter();
         assert!(!holding());

@@ -15,6 +15,7 @@
 //! | sys.dm_exec_connections | `sessions` (each session's connection) |
 //! | sys.dm_tran_session_transactions, sys.dm_tran_active_transactions | `sessions` (open transactions) |
 //! | sys.dm_os_sys_info | `sys_info` |
+//! | sys.dm_os_schedulers | none: `diag::sched`, the process's schedulers |
 //! | DBCC SQLPERF(LOGSPACE) | `log_space` |
 //! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
 //!
@@ -51,6 +52,7 @@ pub enum DmvKind {
     SessionTransactions,
     ActiveTransactions,
     OsSysInfo,
+    OsSchedulers,
 }
 
 /// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
@@ -68,6 +70,7 @@ pub fn view_kind(name: &str) -> Option<DmvKind> {
         "dm_tran_session_transactions" => DmvKind::SessionTransactions,
         "dm_tran_active_transactions" => DmvKind::ActiveTransactions,
         "dm_os_sys_info" => DmvKind::OsSysInfo,
+        "dm_os_schedulers" => DmvKind::OsSchedulers,
         _ => return None,
     })
 }
@@ -324,6 +327,36 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
             ("is_bound", bit, false),
             ("open_transaction_count", int, false),
         ]),
+        DmvKind::OsSchedulers => cols(&[
+            ("scheduler_address", vb(8), false),
+            ("parent_node_id", int, false),
+            ("scheduler_id", int, false),
+            ("cpu_id", si, false),
+            ("status", nv(60), false),
+            ("is_online", bit, false),
+            ("is_idle", bit, false),
+            ("preemptive_switches_count", int, false),
+            ("context_switches_count", int, false),
+            ("idle_switches_count", int, false),
+            ("current_tasks_count", int, false),
+            ("runnable_tasks_count", int, false),
+            ("current_workers_count", int, false),
+            ("active_workers_count", int, false),
+            ("work_queue_count", big, false),
+            ("pending_disk_io_count", int, false),
+            ("load_factor", int, false),
+            ("yield_count", int, false),
+            ("last_timer_activity", big, false),
+            ("failed_to_create_worker", bit, true),
+            ("active_worker_address", vb(8), true),
+            ("memory_object_address", vb(8), false),
+            ("task_memory_object_address", vb(8), false),
+            ("quantum_length_us", big, false),
+            ("total_cpu_usage_ms", big, false),
+            ("total_cpu_idle_capped_ms", big, true),
+            ("total_scheduler_delay_ms", big, false),
+            ("ideal_workers_limit", int, false),
+        ]),
         DmvKind::OsSysInfo => cols(&[
             ("cpu_ticks", big, false),
             ("ms_ticks", big, false),
@@ -382,6 +415,15 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
 
 fn s(v: &str) -> Value {
     Value::String(v.to_string())
+}
+
+/// The instance's schedulers (sys.dm_os_schedulers' rows); with scheduling turned off
+/// (`InstanceConfig::schedulers` = 0) every CPU still counts as one.
+fn scheduler_count(cpu_count: i32) -> i32 {
+    match diag::sched::schedulers().count() {
+        0 => cpu_count,
+        n => n as i32,
+    }
 }
 
 fn big(v: i64) -> Value {
@@ -482,6 +524,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 | DmvKind::SessionTransactions
                 | DmvKind::ActiveTransactions
                 | DmvKind::OsSysInfo
+                | DmvKind::OsSchedulers
         )
     {
         return Err(view_server_state_denied());
@@ -761,6 +804,47 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 }
             }
         }
+        DmvKind::OsSchedulers => {
+            // The schedulers are the process's (diag::sched), as SQL Server's are the
+            // instance's. One runnable queue feeds them all: each row shows its share.
+            let int = |v: u64| Value::Int(v.min(i32::MAX as u64) as i32);
+            let sched = diag::sched::schedulers();
+            for r in sched.rows() {
+                let id = r.scheduler_id as i64;
+                let addr = |base: i64| Value::Binary((base + id * 0x40).to_be_bytes().to_vec());
+                let active = usize::from(!r.is_idle);
+                out.push(vec![
+                    addr(0x0000_0100_0000),
+                    Value::Int(0),
+                    Value::Int(r.scheduler_id as i32),
+                    Value::SmallInt(r.scheduler_id as i16),
+                    s("VISIBLE ONLINE"),
+                    Value::Bit(true),
+                    Value::Bit(r.is_idle),
+                    Value::Int(0),
+                    int(r.context_switches),
+                    Value::Int(0),
+                    int((active + r.runnable) as u64),
+                    int(r.runnable as u64),
+                    int((active + r.runnable) as u64),
+                    int((active + r.runnable) as u64),
+                    big(0),
+                    Value::Int(0),
+                    int((active + r.runnable) as u64),
+                    int(r.yields),
+                    big(diag::uptime().as_millis() as i64),
+                    Value::Bit(false),
+                    if r.is_idle { Value::Null } else { addr(0x0000_0200_0000) },
+                    addr(0x0000_0300_0000),
+                    addr(0x0000_0400_0000),
+                    big(diag::sched::QUANTUM.as_micros() as i64),
+                    big(r.held_ms as i64),
+                    big(0),
+                    big(r.delay_ms as i64),
+                    Value::Int(1),
+                ]);
+            }
+        }
         DmvKind::OsSysInfo => {
             if let Some(i) = cx.host.sys_info() {
                 let kb = Value::Int(i.buffer_pool_kb.min(i64::from(i32::MAX)) as i32);
@@ -779,8 +863,8 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                     Value::Int(5),
                     Value::Int(32),
                     Value::Int(0),
-                    Value::Int(i.cpu_count),
-                    Value::Int(i.cpu_count),
+                    Value::Int(scheduler_count(i.cpu_count)),
+                    Value::Int(scheduler_count(i.cpu_count)),
                     Value::Int(0),
                     big(i.start_ms_ticks),
                     datetime_of(i.start_time),

@@ -356,6 +356,7 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "sequences", "V"),
     (SYS_SCHEMA_ID, "configurations", "V"),
     (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
+    (SYS_SCHEMA_ID, "dm_os_schedulers", "V"),
 ];
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
