@@ -253,17 +253,13 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
         }
         StatementKind::CreateFunction(f) => {
-            let inline = matches!(f.returns, FunctionBody::InlineTable { .. });
-            if matches!(f.returns, FunctionBody::MultiStatement { .. }) {
-                return Err(errors::not_supported("Multi-statement table-valued functions"));
-            }
-            create_module(cx, &f.name, f.mode, stmt, move |d| {
-                if inline {
-                    ObjectBody::InlineFunction(d)
-                } else {
-                    ObjectBody::ScalarFunction(d)
-                }
-            })
+            super::tvf::check_body(f)?;
+            let body: fn(catalog::Module) -> ObjectBody = match f.returns {
+                FunctionBody::Scalar { .. } => ObjectBody::ScalarFunction,
+                FunctionBody::InlineTable { .. } => ObjectBody::InlineFunction,
+                FunctionBody::MultiStatement { .. } => ObjectBody::TableFunction,
+            };
+            create_module(cx, &f.name, f.mode, stmt, body)
         }
         StatementKind::CreateSchema { name, .. } => {
             let db = cx.state.database;
@@ -1376,8 +1372,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         (DropKind::Table, ObjectBody::Table(_))
             | (DropKind::View, ObjectBody::View(_))
             | (DropKind::Procedure, ObjectBody::Procedure(_))
-            | (DropKind::Function, ObjectBody::ScalarFunction(_) | ObjectBody::InlineFunction(_))
-    );
+    ) || (kind == DropKind::Function && o.body.is_function());
     if !matches_kind {
         return Err(SqlError::new(
             3705,

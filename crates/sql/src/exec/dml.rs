@@ -1119,15 +1119,18 @@ fn find_alias_table(
     alias: &str,
     perm: &str,
 ) -> Result<Option<Arc<TableInfo>>, SqlError> {
-    fn visit(f: &TableFactor, alias: &str) -> Option<ObjectName> {
+    fn visit(f: &TableFactor, alias: &str) -> Option<DmlTarget> {
         match f {
             TableFactor::Table { name, alias: a, .. } => {
                 let n = a.as_ref().map(|a| a.value.as_str()).unwrap_or(&name.name().value);
                 if n.eq_ignore_ascii_case(alias) {
-                    Some(name.clone())
+                    Some(DmlTarget::Table { name: name.clone(), hints: Vec::new() })
                 } else {
                     None
                 }
+            }
+            TableFactor::Variable { name, alias: Some(a) } if a.value.eq_ignore_ascii_case(alias) => {
+                Some(DmlTarget::Variable(name.clone()))
             }
             TableFactor::NestedJoin(t) => {
                 visit(&t.relation, alias).or_else(|| t.joins.iter().find_map(|j| visit(&j.relation, alias)))
@@ -1137,8 +1140,8 @@ fn find_alias_table(
     }
     for twj in from {
         let found = visit(&twj.relation, alias).or_else(|| twj.joins.iter().find_map(|j| visit(&j.relation, alias)));
-        if let Some(name) = found {
-            return target_table(cx, &DmlTarget::Table { name, hints: Vec::new() }, perm).map(Some);
+        if let Some(target) = found {
+            return target_table(cx, &target, perm).map(Some);
         }
     }
     Ok(None)

@@ -29,6 +29,7 @@ pub mod query;
 pub mod security;
 pub mod sysviews;
 pub mod table;
+pub mod tvf;
 pub mod window;
 
 use std::collections::{HashMap, HashSet};
