@@ -33,7 +33,7 @@ END
 GO
 SELECT n, label FROM dbo.series(1, 4) ORDER BY n;
 SELECT s.n AS num FROM dbo.series(2, DEFAULT) AS s;
-SELECT t.a, t.b FROM dbo.series(5, 6) AS t(a, b);
+SELECT t.n, t.label FROM dbo.series(5, 6) AS t;
 GO
 -- In a join and under APPLY: the function runs once per outer row.
 SELECT o.id, s.label FROM dbo.orders AS o JOIN dbo.series(1, 3) AS s ON s.n = o.id ORDER BY o.id;

@@ -70,3 +70,46 @@ fn table_valued_functions_survive_a_restart() {
     drop(sn);
     inst.shutdown().unwrap();
 }
+
+#[test]
+fn altered_tables_read_back_after_a_restart() {
+    let dir = TempDir::new("alter");
+    let inst = Instance::start(disk_config(dir.path())).unwrap();
+    let mut sn = session(&inst);
+    ok(&mut sn, "CREATE DATABASE App");
+    ok(&mut sn, "USE App");
+    ok(
+        &mut sn,
+        "CREATE TABLE dbo.t (id int NOT NULL PRIMARY KEY, a varchar(10) NULL, b int NULL, c char(3) NULL);
+         CREATE INDEX ix_b ON dbo.t (b);
+         INSERT INTO dbo.t VALUES (1, 'one', 10, 'x'), (2, NULL, 20, 'y'), (3, 'three', NULL, 'z');",
+    );
+    // A column added with a default, a varchar widened and a char converted to int
+    // (stored rows change layout), a column dropped from the middle.
+    ok(&mut sn, "ALTER TABLE dbo.t ADD d decimal(5, 1) NOT NULL CONSTRAINT DF_t_d DEFAULT (2.5)");
+    ok(&mut sn, "ALTER TABLE dbo.t ALTER COLUMN a varchar(max) NULL");
+    ok(&mut sn, "UPDATE dbo.t SET c = '7' WHERE id = 1; UPDATE dbo.t SET c = NULL WHERE id > 1");
+    ok(&mut sn, "ALTER TABLE dbo.t ALTER COLUMN c int NULL");
+    ok(&mut sn, "ALTER TABLE dbo.t DROP COLUMN a");
+    let expect = vec![
+        vec![Value::Int(1), Value::Int(10), Value::Int(7), Value::Decimal { value: 25, precision: 5, scale: 1 }],
+        vec![Value::Int(2), Value::Int(20), Value::Null, Value::Decimal { value: 25, precision: 5, scale: 1 }],
+        vec![Value::Int(3), Value::Null, Value::Null, Value::Decimal { value: 25, precision: 5, scale: 1 }],
+    ];
+    assert_eq!(rows(&mut sn, "SELECT id, b, c, d FROM dbo.t ORDER BY id"), expect);
+    let (inst, mut sn) = restart(inst, sn, dir.path());
+    assert_eq!(rows(&mut sn, "SELECT * FROM dbo.t ORDER BY id"), expect);
+    // The nonclustered index was rebuilt with the new locators and still answers.
+    assert_eq!(rows(&mut sn, "SELECT id FROM dbo.t WITH (INDEX(ix_b)) WHERE b = 20"), vec![vec![Value::Int(2)]]);
+    ok(&mut sn, "INSERT INTO dbo.t (id, b) VALUES (4, 40)");
+    assert_eq!(
+        rows(&mut sn, "SELECT id, c, d FROM dbo.t WHERE id = 4"),
+        vec![vec![Value::Int(4), Value::Null, Value::Decimal { value: 25, precision: 5, scale: 1 }]]
+    );
+    let r = run(&mut sn, "ALTER TABLE dbo.t DROP COLUMN b");
+    assert_eq!(r.errors().iter().map(|e| e.number).collect::<Vec<_>>(), vec![5074, 4922]);
+    ok(&mut sn, "DBCC CHECKDB WITH NO_INFOMSGS");
+    ok(&mut sn, "USE master; DROP DATABASE App");
+    drop(sn);
+    inst.shutdown().unwrap();
+}

@@ -203,11 +203,21 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     if v.is_null() {
         return Ok(Value::Null);
     }
-    let v = if *from == c.ty { v } else { convert::convert(&v, from, &c.ty, None)? };
+    // Between strings (or between binaries) the value is only fitted: CAST would cut a
+    // long value silently, where assignment to a column is 2628.
+    let same_family = (from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary());
+    let v = if *from == c.ty || same_family { v } else { convert::convert(&v, from, &c.ty, None)? };
     v.fit_to(&c.ty).map_err(|e| {
         if e.number == 8152 || e.number == 2628 {
+            // The value as far as it fits the column.
+            let fits = match c.ty {
+                SqlType::Char { len } | SqlType::NChar { len } => usize::from(len),
+                SqlType::VarChar { len: types::Length::Bounded(len) }
+                | SqlType::NVarChar { len: types::Length::Bounded(len) } => usize::from(len),
+                _ => 40,
+            };
             let shown: String = match &v {
-                Value::String(s) => s.chars().take(40).collect(),
+                Value::String(s) => s.chars().take(fits).collect(),
                 other => other.to_string(),
             };
             SqlError::new(
@@ -225,7 +235,7 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     })
 }
 
-fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
+pub(crate) fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
     SqlError::new(
         515,
         16,
@@ -238,7 +248,7 @@ fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
 }
 
 /// Checks NOT NULL, CHECK and FOREIGN KEY constraints of a new row.
-fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+pub(crate) fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
     for (i, c) in t.columns.iter().enumerate() {
         if !c.nullable && row[i].is_null() && c.computed.is_none() {
             return Err(null_error(t, i, if matches!(stmt, "INSERT" | "MERGE") { stmt } else { "UPDATE" }));
