@@ -1225,6 +1225,8 @@ pub enum ColumnOption {
     Filestream,
     /// COLUMN_SET FOR ALL_SPARSE_COLUMNS
     ColumnSet,
+    /// WITH VALUES after a DEFAULT (ALTER TABLE ADD: existing rows take the default).
+    WithValues,
     /// An inline column index: INDEX ix [CLUSTERED|NONCLUSTERED]
     Index {
         name: Ident,

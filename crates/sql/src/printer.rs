@@ -2106,6 +2106,7 @@ impl Display for ColumnDef {
                 ColumnOption::RowGuidCol => f.write_str("ROWGUIDCOL")?,
                 ColumnOption::Filestream => f.write_str("FILESTREAM")?,
                 ColumnOption::ColumnSet => f.write_str("COLUMN_SET FOR ALL_SPARSE_COLUMNS")?,
+                ColumnOption::WithValues => f.write_str("WITH VALUES")?,
                 ColumnOption::Index { name, clustered } => {
                     write!(f, "INDEX {name}")?;
                     if let Some(c) = clustered {

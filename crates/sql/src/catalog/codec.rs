@@ -42,10 +42,10 @@
 //! # Object row
 //!
 //! `u8` version (1), `u8` kind (1 table, 2 view, 3 procedure, 4 scalar function,
-//! 5 inline table-valued function), `i32` object id, `i32` schema id, `str` name, `value`
+//! 5 inline table-valued function, 6 multi-statement table-valued function), `i32` object id, `i32` schema id, `str` name, `value`
 //! create_date, `value` modify_date, then the body:
 //!
-//! - modules (kinds 2-5): `str` definition.
+//! - modules (kinds 2-6): `str` definition.
 //! - tables (kind 1):
 //!   - `list<column>`; a column is `i32` column id, `str` name, `type`, `u8` flags (bit 0
 //!     nullable, bit 1 identity, bit 2 sparse; other bits must be 0), `opt<default>` (`i32`
@@ -80,6 +80,7 @@ const KIND_VIEW: u8 = 2;
 const KIND_PROCEDURE: u8 = 3;
 const KIND_SCALAR_FUNCTION: u8 = 4;
 const KIND_INLINE_FUNCTION: u8 = 5;
+const KIND_TABLE_FUNCTION: u8 = 6;
 
 const MAX_LEN: u16 = 0xFFFF;
 
@@ -346,6 +347,7 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
         ObjectBody::Procedure(_) => KIND_PROCEDURE,
         ObjectBody::ScalarFunction(_) => KIND_SCALAR_FUNCTION,
         ObjectBody::InlineFunction(_) => KIND_INLINE_FUNCTION,
+        ObjectBody::TableFunction(_) => KIND_TABLE_FUNCTION,
     };
     w.u8(kind);
     w.i32(object.id);
@@ -358,7 +360,8 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
         ObjectBody::View(m)
         | ObjectBody::Procedure(m)
         | ObjectBody::ScalarFunction(m)
-        | ObjectBody::InlineFunction(m) => w.str(&m.definition),
+        | ObjectBody::InlineFunction(m)
+        | ObjectBody::TableFunction(m) => w.str(&m.definition),
     }
     w.out
 }
@@ -622,6 +625,7 @@ impl<'a> Reader<'a> {
             KIND_PROCEDURE => ObjectBody::Procedure(Module { definition: self.str()? }),
             KIND_SCALAR_FUNCTION => ObjectBody::ScalarFunction(Module { definition: self.str()? }),
             KIND_INLINE_FUNCTION => ObjectBody::InlineFunction(Module { definition: self.str()? }),
+            KIND_TABLE_FUNCTION => ObjectBody::TableFunction(Module { definition: self.str()? }),
             _ => return None,
         };
         self.end()?;
@@ -897,7 +901,8 @@ mod tests {
             module.clone().prop_map(ObjectBody::View),
             module.clone().prop_map(ObjectBody::Procedure),
             module.clone().prop_map(ObjectBody::ScalarFunction),
-            module.prop_map(ObjectBody::InlineFunction),
+            module.clone().prop_map(ObjectBody::InlineFunction),
+            module.prop_map(ObjectBody::TableFunction),
         ];
         (any::<i32>(), any::<i32>(), name(), date(), date(), body).prop_map(
             |(id, schema_id, name, create_date, modify_date, body)| Object {

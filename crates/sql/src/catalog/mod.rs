@@ -175,13 +175,15 @@ pub enum ObjectBody {
     /// keeps sys.sql_modules.definition).
     View(Module),
     Procedure(Module),
-    /// Scalar (FN) or inline table-valued (IF) function.
+    /// Scalar (FN), inline table-valued (IF) or multi-statement table-valued (TF)
+    /// function.
     ScalarFunction(Module),
     InlineFunction(Module),
+    TableFunction(Module),
 }
 
 impl ObjectBody {
-    /// The sys.objects type code ("U", "V", "P", "FN", "IF").
+    /// The sys.objects type code ("U", "V", "P", "FN", "IF", "TF").
     pub fn type_code(&self) -> &'static str {
         match self {
             ObjectBody::Table(_) => "U",
@@ -189,6 +191,7 @@ impl ObjectBody {
             ObjectBody::Procedure(_) => "P",
             ObjectBody::ScalarFunction(_) => "FN",
             ObjectBody::InlineFunction(_) => "IF",
+            ObjectBody::TableFunction(_) => "TF",
         }
     }
 
@@ -199,7 +202,25 @@ impl ObjectBody {
             ObjectBody::Procedure(_) => "SQL_STORED_PROCEDURE",
             ObjectBody::ScalarFunction(_) => "SQL_SCALAR_FUNCTION",
             ObjectBody::InlineFunction(_) => "SQL_INLINE_TABLE_VALUED_FUNCTION",
+            ObjectBody::TableFunction(_) => "SQL_TABLE_VALUED_FUNCTION",
         }
+    }
+
+    /// The module text of a view, procedure or function.
+    pub fn module(&self) -> Option<&Module> {
+        match self {
+            ObjectBody::Table(_) => None,
+            ObjectBody::View(m)
+            | ObjectBody::Procedure(m)
+            | ObjectBody::ScalarFunction(m)
+            | ObjectBody::InlineFunction(m)
+            | ObjectBody::TableFunction(m) => Some(m),
+        }
+    }
+
+    /// Scalar, inline or multi-statement table-valued function.
+    pub fn is_function(&self) -> bool {
+        matches!(self, ObjectBody::ScalarFunction(_) | ObjectBody::InlineFunction(_) | ObjectBody::TableFunction(_))
     }
 }
 

@@ -567,13 +567,7 @@ fn module_signature(o: &Object) -> Option<(Vec<Parameter>, Option<SqlType>, Vec<
 }
 
 fn module_of(o: &Object) -> Option<&crate::catalog::Module> {
-    match &o.body {
-        ObjectBody::View(m)
-        | ObjectBody::Procedure(m)
-        | ObjectBody::ScalarFunction(m)
-        | ObjectBody::InlineFunction(m) => Some(m),
-        ObjectBody::Table(_) => None,
-    }
+    o.body.module()
 }
 
 fn schema_name(g: &Catalog, id: i32) -> String {
@@ -800,14 +794,14 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
                 let (routine_type, ret): (&str, Option<SqlType>) = match &o.body {
                     ObjectBody::Procedure(_) => ("PROCEDURE", None),
                     ObjectBody::ScalarFunction(_) => ("FUNCTION", module_signature(o).and_then(|(_, r, _)| r)),
-                    ObjectBody::InlineFunction(_) => ("FUNCTION", None),
+                    ObjectBody::InlineFunction(_) | ObjectBody::TableFunction(_) => ("FUNCTION", None),
                     _ => continue,
                 };
                 let Some(m) = module_of(o) else { continue };
                 let schema = schema_name(&g, o.schema_id);
                 let is_function = routine_type == "FUNCTION";
                 let data_type = match (&o.body, &ret) {
-                    (ObjectBody::InlineFunction(_), _) => s("TABLE"),
+                    (ObjectBody::InlineFunction(_) | ObjectBody::TableFunction(_), _) => s("TABLE"),
                     (_, Some(t)) => s(t.name()),
                     _ => Value::Null,
                 };
@@ -841,10 +835,7 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
         IsParameters => {
             for o in g.objects.values() {
                 let Some((params, ret, _)) = module_signature(o) else { continue };
-                if !matches!(
-                    o.body,
-                    ObjectBody::Procedure(_) | ObjectBody::ScalarFunction(_) | ObjectBody::InlineFunction(_)
-                ) {
+                if !(matches!(o.body, ObjectBody::Procedure(_)) || o.body.is_function()) {
                     continue;
                 }
                 let schema = schema_name(&g, o.schema_id);

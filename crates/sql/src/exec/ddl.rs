@@ -37,7 +37,7 @@ pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
     v
 }
 
-fn now_datetime() -> Value {
+pub(super) fn now_datetime() -> Value {
     let (days, ticks) = super::now_utc();
     // days since 0001-01-01 -> since 1900-01-01; ticks (100 ns) -> 1/300 s.
     let d1900 = days as i64 - 693_595;
@@ -68,7 +68,7 @@ fn delete_object(cx: &mut Cx, db: DbId, id: i32) -> Result<(), SqlError> {
     Ok(())
 }
 
-fn allocate_id(cx: &mut Cx, db: DbId) -> Result<i32, SqlError> {
+pub(super) fn allocate_id(cx: &mut Cx, db: DbId) -> Result<i32, SqlError> {
     let cat = cx.catalog(db)?;
     let id = cat.inner.write().allocate_object_id();
     Ok(id)
@@ -235,7 +235,7 @@ fn build_table_info_no_refs(
 pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<(), SqlError> {
     match kind {
         StatementKind::CreateTable(ct) => create_table(cx, ct).map(|_| ()),
-        StatementKind::AlterTable(at) => alter_table(cx, at),
+        StatementKind::AlterTable(at) => super::alter::alter_table(cx, at, stmt.line()),
         StatementKind::CreateIndex(ci) => create_index(cx, ci),
         StatementKind::DropIndex { if_exists, indexes } => {
             for item in indexes {
@@ -253,17 +253,13 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
         }
         StatementKind::CreateFunction(f) => {
-            let inline = matches!(f.returns, FunctionBody::InlineTable { .. });
-            if matches!(f.returns, FunctionBody::MultiStatement { .. }) {
-                return Err(errors::not_supported("Multi-statement table-valued functions"));
-            }
-            create_module(cx, &f.name, f.mode, stmt, move |d| {
-                if inline {
-                    ObjectBody::InlineFunction(d)
-                } else {
-                    ObjectBody::ScalarFunction(d)
-                }
-            })
+            super::tvf::check_body(f)?;
+            let body: fn(catalog::Module) -> ObjectBody = match f.returns {
+                FunctionBody::Scalar { .. } => ObjectBody::ScalarFunction,
+                FunctionBody::InlineTable { .. } => ObjectBody::InlineFunction,
+                FunctionBody::MultiStatement { .. } => ObjectBody::TableFunction,
+            };
+            create_module(cx, &f.name, f.mode, stmt, body)
         }
         StatementKind::CreateSchema { name, .. } => {
             let db = cx.state.database;
@@ -474,7 +470,7 @@ pub fn create_table_variable(cx: &mut Cx, var: &str, elements: &[TableElement]) 
     Ok(t)
 }
 
-fn default_constraint_name(table: &str, col: &str, id: i32, prefix: &str) -> String {
+pub(super) fn default_constraint_name(table: &str, col: &str, id: i32, prefix: &str) -> String {
     let t: String = table.trim_start_matches('#').chars().take(9).collect();
     let c: String = col.chars().take(9).collect();
     if c.is_empty() {
@@ -547,17 +543,7 @@ fn create_table_in(
                                     format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
                                 ));
                             }
-                            if !(ty.is_exact_numeric()
-                                && !matches!(ty, SqlType::Money | SqlType::SmallMoney | SqlType::Bit))
-                                || ty.decimal_params().is_some_and(|(_, s)| s > 0)
-                            {
-                                return Err(SqlError::new(
-                                    2749,
-                                    16,
-                                    2,
-                                    format!("Identity column '{cname}' must be of data type int, bigint, smallint, tinyint, or decimal or numeric with a scale of 0, and constrained to be nonnullable."),
-                                ));
-                            }
+                            check_identity_type(&ty, &cname)?;
                             let (seed, inc) = match seed_increment {
                                 Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
                                 None => (1, 1),
@@ -805,12 +791,31 @@ fn create_table_in(
     Ok(info)
 }
 
+/// 2749 unless `ty` can be an IDENTITY column's type.
+pub(super) fn check_identity_type(ty: &SqlType, column: &str) -> Result<(), SqlError> {
+    let integral = ty.is_exact_numeric() && !matches!(ty, SqlType::Money | SqlType::SmallMoney | SqlType::Bit);
+    if !integral || ty.decimal_params().is_some_and(|(_, s)| s > 0) {
+        return Err(SqlError::new(
+            2749,
+            16,
+            2,
+            format!("Identity column '{column}' must be of data type int, bigint, smallint, tinyint, or decimal or numeric with a scale of 0, and constrained to be nonnullable."),
+        ));
+    }
+    Ok(())
+}
+
 fn column_type_error(mut e: SqlError, _col: &str) -> SqlError {
     e.message = e.message.replace("#1", "#1");
     e
 }
 
-fn resolve_computed_types(cx: &mut Cx, db: DbId, columns: &mut [catalog::Column], table: &str) -> Result<(), SqlError> {
+pub(super) fn resolve_computed_types(
+    cx: &mut Cx,
+    db: DbId,
+    columns: &mut [catalog::Column],
+    table: &str,
+) -> Result<(), SqlError> {
     if !columns.iter().any(|c| c.computed.is_some()) {
         return Ok(());
     }
@@ -837,7 +842,7 @@ fn resolve_computed_types(cx: &mut Cx, db: DbId, columns: &mut [catalog::Column]
 }
 
 #[allow(clippy::too_many_arguments)]
-fn resolve_fk(
+pub(super) fn resolve_fk(
     cx: &mut Cx,
     db: DbId,
     object_id: i32,
@@ -944,191 +949,9 @@ fn resolve_fk(
     })
 }
 
-fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
+pub(super) fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
     let (v, ty) = super::eval_standalone(cx, e)?;
     Ok(i128::from(super::int_value(&v, &ty)?))
-}
-
-fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
-    let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&errors::written(&at.name)))?;
-    let ObjectBody::Table(t) = &o.body else {
-        return Err(errors::invalid_object(&errors::written(&at.name)));
-    };
-    let info = cx.table_info(db, &o)?;
-    let mut t = t.clone();
-    match &at.action {
-        AlterTableAction::Add { elements, .. } => {
-            for el in elements {
-                match el {
-                    TableElement::Column(cd) => {
-                        let Some(dt) = &cd.data_type else {
-                            return Err(errors::not_supported("Adding a computed column"));
-                        };
-                        if t.columns.iter().any(|c| c.name.eq_ignore_ascii_case(&cd.name.value)) {
-                            return Err(SqlError::new(
-                                2705,
-                                16,
-                                4,
-                                format!("Column names in each table must be unique. Column name '{}' in table '{}' is specified more than once.", cd.name.value, o.name),
-                            ));
-                        }
-                        let nullable = cd.nullable().unwrap_or(true);
-                        let default = cd.options.iter().find_map(|x| match x {
-                            ColumnOption::Default { name, expr } => Some((name.clone(), expr.clone())),
-                            _ => None,
-                        });
-                        let has_rows = {
-                            let mut out = Vec::new();
-                            cx.host
-                                .scan(
-                                    &info.indexes[0].iref,
-                                    std::ops::Bound::Unbounded,
-                                    std::ops::Bound::Unbounded,
-                                    false,
-                                    1,
-                                    &mut out,
-                                )
-                                .map_err(host_err)?;
-                            !out.is_empty()
-                        };
-                        if !nullable && default.is_none() && has_rows {
-                            return Err(SqlError::new(
-                                4901,
-                                16,
-                                1,
-                                format!("ALTER TABLE only allows columns to be added that can contain nulls, or have a DEFAULT definition specified, or the column being added is an identity or timestamp column, or alternatively if none of the previous conditions are satisfied the table must be empty to allow addition of this column. Column '{}' cannot be added to non-empty table '{}' because it does not satisfy these conditions.", cd.name.value, o.name),
-                            ));
-                        }
-                        let column_id = t.columns.len() as i32 + 1;
-                        let def = match default {
-                            Some((n, e)) => {
-                                let id = allocate_id(cx, db)?;
-                                Some(catalog::DefaultConstraint {
-                                    object_id: id,
-                                    name: n
-                                        .map(|n| n.value)
-                                        .unwrap_or_else(|| default_constraint_name(&o.name, &cd.name.value, id, "DF")),
-                                    definition: format!("({e})"),
-                                })
-                            }
-                            None => None,
-                        };
-                        let ty = resolve_type(dt)?;
-                        let fill = match (&def, nullable) {
-                            (Some(d), false) | (Some(d), true)
-                                if !nullable
-                                    || cd.options.iter().any(|x| matches!(x, ColumnOption::Default { .. }))
-                                        && !nullable =>
-                            {
-                                let e = crate::parse_expression(&d.definition)?;
-                                let (v, vty) = super::eval_standalone(cx, &e)?;
-                                crate::scalar::convert::convert(&v, &vty, &ty, None)?
-                            }
-                            _ => Value::Null,
-                        };
-                        t.columns.push(catalog::Column {
-                            column_id,
-                            name: cd.name.value.clone(),
-                            ty,
-                            nullable,
-                            is_identity: false,
-                            sparse: cd.is_sparse(),
-                            default: def,
-                            computed: None,
-                        });
-                        // Rewrite existing rows with the new column (primary index only;
-                        // nonclustered rows do not store it).
-                        rewrite_rows(cx, &info, &t, fill)?;
-                    }
-                    TableElement::Constraint(tc) => {
-                        let name = tc.name.as_ref().map(|n| n.value.clone());
-                        match &tc.kind {
-                            ConstraintKind::Check { expr, .. } => {
-                                let id = allocate_id(cx, db)?;
-                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, "", id, "CK"));
-                                t.checks.push(catalog::CheckConstraint {
-                                    object_id: id,
-                                    name,
-                                    definition: format!("({expr})"),
-                                });
-                            }
-                            ConstraintKind::ForeignKey { columns, reference } => {
-                                let id = allocate_id(cx, db)?;
-                                let name = name.unwrap_or_else(|| default_constraint_name(&o.name, "", id, "FK"));
-                                let cols: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
-                                let fk = resolve_fk(cx, db, o.id, &t, name, id, &cols, reference)?;
-                                t.foreign_keys.push(fk);
-                            }
-                            ConstraintKind::Default { expr, column } => {
-                                let id = allocate_id(cx, db)?;
-                                let col = t
-                                    .columns
-                                    .iter_mut()
-                                    .find(|c| c.name.eq_ignore_ascii_case(&column.value))
-                                    .ok_or_else(|| errors::invalid_column(&column.value))?;
-                                let name =
-                                    name.unwrap_or_else(|| default_constraint_name(&o.name, &column.value, id, "DF"));
-                                col.default = Some(catalog::DefaultConstraint {
-                                    object_id: id,
-                                    name,
-                                    definition: format!("({expr})"),
-                                });
-                            }
-                            ConstraintKind::PrimaryKey { .. } | ConstraintKind::Unique { .. } => {
-                                return Err(errors::not_supported(
-                                    "ALTER TABLE ADD PRIMARY KEY/UNIQUE (use CREATE UNIQUE INDEX)",
-                                ))
-                            }
-                        }
-                    }
-                    TableElement::Index(_) => return Err(errors::not_supported("ALTER TABLE ADD INDEX")),
-                }
-            }
-        }
-        AlterTableAction::Drop(items) => {
-            for it in items {
-                if it.column {
-                    return Err(errors::not_supported("ALTER TABLE DROP COLUMN"));
-                }
-                let n = &it.name.value;
-                let before = constraint_names(&t).len();
-                t.checks.retain(|c| !c.name.eq_ignore_ascii_case(n));
-                t.foreign_keys.retain(|c| !c.name.eq_ignore_ascii_case(n));
-                for c in &mut t.columns {
-                    if c.default.as_ref().is_some_and(|d| d.name.eq_ignore_ascii_case(n)) {
-                        c.default = None;
-                    }
-                }
-                if constraint_names(&t).len() == before && !it.if_exists {
-                    return Err(SqlError::new(3728, 16, 1, format!("'{n}' is not a constraint.")));
-                }
-            }
-        }
-        AlterTableAction::CheckConstraints { .. }
-        | AlterTableAction::Trigger { .. }
-        | AlterTableAction::Set(_)
-        | AlterTableAction::Rebuild(_) => {}
-        _ => return Err(errors::not_supported("This ALTER TABLE action")),
-    }
-    let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
-    write_object(cx, db, &obj)
-}
-
-/// Rewrites every row of the primary index after a column was appended.
-fn rewrite_rows(cx: &mut Cx, info: &TableInfo, t: &catalog::Table, fill: Value) -> Result<(), SqlError> {
-    let ix = &info.indexes[0];
-    let mut iref = ix.iref.clone();
-    iref.columns = stored_columns(&t.columns).into();
-    let mut all = Vec::new();
-    for_each_stored_row(cx, &ix.iref, |_, k, r| {
-        all.push((k, r));
-        Ok(())
-    })?;
-    for (k, mut r) in all {
-        r.push(fill.clone());
-        cx.host.update(&iref, &k, &r).map_err(host_err)?;
-    }
-    Ok(())
 }
 
 fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
@@ -1376,8 +1199,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         (DropKind::Table, ObjectBody::Table(_))
             | (DropKind::View, ObjectBody::View(_))
             | (DropKind::Procedure, ObjectBody::Procedure(_))
-            | (DropKind::Function, ObjectBody::ScalarFunction(_) | ObjectBody::InlineFunction(_))
-    );
+    ) || (kind == DropKind::Function && o.body.is_function());
     if !matches_kind {
         return Err(SqlError::new(
             3705,

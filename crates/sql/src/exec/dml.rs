@@ -203,11 +203,21 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     if v.is_null() {
         return Ok(Value::Null);
     }
-    let v = if *from == c.ty { v } else { convert::convert(&v, from, &c.ty, None)? };
+    // Between strings (or between binaries) the value is only fitted: CAST would cut a
+    // long value silently, where assignment to a column is 2628.
+    let same_family = (from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary());
+    let v = if *from == c.ty || same_family { v } else { convert::convert(&v, from, &c.ty, None)? };
     v.fit_to(&c.ty).map_err(|e| {
         if e.number == 8152 || e.number == 2628 {
+            // The value as far as it fits the column.
+            let fits = match c.ty {
+                SqlType::Char { len } | SqlType::NChar { len } => usize::from(len),
+                SqlType::VarChar { len: types::Length::Bounded(len) }
+                | SqlType::NVarChar { len: types::Length::Bounded(len) } => usize::from(len),
+                _ => 40,
+            };
             let shown: String = match &v {
-                Value::String(s) => s.chars().take(40).collect(),
+                Value::String(s) => s.chars().take(fits).collect(),
                 other => other.to_string(),
             };
             SqlError::new(
@@ -225,7 +235,7 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     })
 }
 
-fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
+pub(crate) fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
     SqlError::new(
         515,
         16,
@@ -238,7 +248,7 @@ fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
 }
 
 /// Checks NOT NULL, CHECK and FOREIGN KEY constraints of a new row.
-fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+pub(crate) fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
     for (i, c) in t.columns.iter().enumerate() {
         if !c.nullable && row[i].is_null() && c.computed.is_none() {
             return Err(null_error(t, i, if matches!(stmt, "INSERT" | "MERGE") { stmt } else { "UPDATE" }));
@@ -1119,15 +1129,18 @@ fn find_alias_table(
     alias: &str,
     perm: &str,
 ) -> Result<Option<Arc<TableInfo>>, SqlError> {
-    fn visit(f: &TableFactor, alias: &str) -> Option<ObjectName> {
+    fn visit(f: &TableFactor, alias: &str) -> Option<DmlTarget> {
         match f {
             TableFactor::Table { name, alias: a, .. } => {
                 let n = a.as_ref().map(|a| a.value.as_str()).unwrap_or(&name.name().value);
                 if n.eq_ignore_ascii_case(alias) {
-                    Some(name.clone())
+                    Some(DmlTarget::Table { name: name.clone(), hints: Vec::new() })
                 } else {
                     None
                 }
+            }
+            TableFactor::Variable { name, alias: Some(a) } if a.value.eq_ignore_ascii_case(alias) => {
+                Some(DmlTarget::Variable(name.clone()))
             }
             TableFactor::NestedJoin(t) => {
                 visit(&t.relation, alias).or_else(|| t.joins.iter().find_map(|j| visit(&j.relation, alias)))
@@ -1137,8 +1150,8 @@ fn find_alias_table(
     }
     for twj in from {
         let found = visit(&twj.relation, alias).or_else(|| twj.joins.iter().find_map(|j| visit(&j.relation, alias)));
-        if let Some(name) = found {
-            return target_table(cx, &DmlTarget::Table { name, hints: Vec::new() }, perm).map(Some);
+        if let Some(target) = found {
+            return target_table(cx, &target, perm).map(Some);
         }
     }
     Ok(None)

@@ -40,6 +40,20 @@ pub fn unknown_function(name: &str) -> SqlError {
     SqlError::new(195, 15, 10, format!("'{name}' is not a recognized built-in function name."))
 }
 
+/// A schema-qualified function name that names no function (4121).
+pub fn unknown_udf(name: &crate::ast::ObjectName) -> SqlError {
+    let first = name.parts.first().map(|p| p.value.as_str()).unwrap_or_default();
+    SqlError::new(
+        4121,
+        16,
+        1,
+        format!(
+            "Cannot find either column \"{first}\" or the user-defined function or aggregate \"{}\", or the name is ambiguous.",
+            written(name)
+        ),
+    )
+}
+
 pub fn arg_count(name: &str, n: usize) -> SqlError {
     SqlError::new(174, 15, 1, format!("The {name} function requires {n} argument(s)."))
 }

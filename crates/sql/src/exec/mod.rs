@@ -15,6 +15,7 @@
 //! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
+pub mod alter;
 pub mod catalog_procs;
 pub mod catalog_views;
 pub mod ddl;
@@ -31,6 +32,7 @@ pub mod query;
 pub mod security;
 pub mod sysviews;
 pub mod table;
+pub mod tvf;
 pub mod window;
 
 use std::collections::{HashMap, HashSet};
@@ -534,6 +536,11 @@ impl<'a> Cx<'a> {
 
     fn reload_dirty_catalogs(&mut self) {
         let dirty: Vec<DbId> = self.state.catalog_dirty.drain().collect();
+        if dirty.is_empty() {
+            return;
+        }
+        // After a rollback there is no transaction; the host reads only inside one.
+        let own = !self.host.in_transaction() && self.host.begin("catalog reload").is_ok();
         for db in dirty {
             let Some(info) = self.host.databases().into_iter().find(|d| d.id == db) else {
                 continue;
@@ -544,6 +551,9 @@ impl<'a> Cx<'a> {
                     c.bump();
                 }
             }
+        }
+        if own {
+            let _ = self.host.commit(None);
         }
         self.state.table_cache.clear();
     }
@@ -843,15 +853,20 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 if uncatchable {
                     return Err(Abort { error: e, reported: true });
                 }
-                if matches!(
-                    stmt.kind,
+                let terminated = match stmt.kind {
                     StatementKind::Insert(_)
-                        | StatementKind::Update(_)
-                        | StatementKind::Delete(_)
-                        | StatementKind::Merge(_)
-                ) && matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
-                    && !cx.state.xact_abort
-                {
+                    | StatementKind::Update(_)
+                    | StatementKind::Delete(_)
+                    | StatementKind::Merge(_) => {
+                        matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
+                    }
+                    // Rows rewritten by ALTER TABLE, keys built by CREATE INDEX.
+                    StatementKind::AlterTable(_) | StatementKind::CreateIndex(_) => {
+                        matches!(e.number, 515 | 2628 | 8152 | 1505 | 1750)
+                    }
+                    _ => false,
+                };
+                if terminated && !cx.state.xact_abort {
                     let _ = cx.sink.message(&Message {
                         error: SqlError::new(3621, 0, 0, "The statement has been terminated.").at_line(e.line),
                         info: true,

@@ -213,6 +213,14 @@ pub enum Plan {
         max_recursion: u32,
         cols: Vec<OutCol>,
     },
+    /// A multi-statement table-valued function, run when opened (see `exec/tvf.rs`).
+    TableFunction {
+        db: crate::host::DbId,
+        object_id: i32,
+        name: String,
+        args: Vec<BExpr>,
+        cols: Vec<OutCol>,
+    },
     /// Drops trailing columns (hidden sort keys).
     Trim {
         input: Box<Plan>,
@@ -234,6 +242,7 @@ impl Plan {
             | Plan::SetOp { cols, .. }
             | Plan::Window { cols, .. }
             | Plan::WorkTable { cols, .. }
+            | Plan::TableFunction { cols, .. }
             | Plan::RecursiveCte { cols, .. } => cols.clone(),
             Plan::Scan(s) => {
                 let mut c = s.table.out_cols();
@@ -299,6 +308,7 @@ impl Plan {
             Plan::Window { .. } => "Window Aggregate".to_string(),
             Plan::WorkTable { .. } => "Table Spool (recursive)".to_string(),
             Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
+            Plan::TableFunction { name, .. } => format!("Table-valued function ([{name}])"),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
         };
         out.push(format!("{pad}|--{line}"));
@@ -510,6 +520,9 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
             Box::new(VecOp::new(all))
         }
         Plan::Trim { input, keep } => Box::new(TrimOp { input: open(input, cx)?, keep: *keep }),
+        Plan::TableFunction { db, object_id, args, .. } => {
+            Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
+        }
     })
 }
 

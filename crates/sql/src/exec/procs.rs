@@ -566,41 +566,9 @@ pub fn call_scalar_function(
         return Err(errors::unknown_function(&obj.name));
     };
     let ret = resolve_type(data_type)?;
-    let mut frame = Frame {
-        proc_name: Some(obj.name.clone()),
-        proc_id: obj.id,
-        function_returns: Some(ret),
-        in_module: true,
-        ..Default::default()
-    };
-    for (p, (v, ty)) in f.params.iter().zip(args) {
-        let pty = resolve_type(&p.data_type)?;
-        let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &ty, &pty, None)? };
-        frame.vars.push(Var { name: p.name.clone(), ty: pty, value: v, table: None });
-    }
-    if cx.frames.len() > 32 {
-        return Err(SqlError::new(
-            217,
-            16,
-            1,
-            "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).",
-        ));
-    }
-    cx.frames.push(frame);
-    let saved_db = cx.state.database;
-    cx.state.database = db;
-    let saved_outer = std::mem::take(&mut cx.outer);
-    let r = exec_block(cx, body);
-    cx.outer = saved_outer;
-    cx.state.database = saved_db;
-    cx.frames.pop();
-    match r {
-        Ok(Flow::Return(_)) | Ok(_) => {}
-        Err(a) => return Err(a.error),
-    }
-    // The RETURN expression of a scalar function is kept by exec_block as a value in
-    // the frame: functions end with RETURN expr, handled by `function_return`.
-    let _ = ret;
+    let frame = super::tvf::function_frame(&obj, &f, args, Some(ret))?;
+    super::tvf::in_function_frame(cx, db, frame, |cx| super::tvf::run_body(cx, body))?;
+    // A scalar function ends with RETURN expr, which leaves its value here.
     Ok(cx.function_result.take().unwrap_or(Value::Null))
 }
 

@@ -1161,10 +1161,9 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn bind_udf(&mut self, f: &FunctionCall, scope: &Scope) -> Result<BExpr, SqlError> {
-        let (db, obj) =
-            self.cx.resolve_object(&f.name)?.ok_or_else(|| errors::unknown_function(&f.name.name().value))?;
+        let (db, obj) = self.cx.resolve_object(&f.name)?.ok_or_else(|| errors::unknown_udf(&f.name))?;
         let crate::catalog::ObjectBody::ScalarFunction(m) = &obj.body else {
-            return Err(errors::unknown_function(&f.name.name().value));
+            return Err(errors::unknown_udf(&f.name));
         };
         let def = super::parse_module(&m.definition)?;
         let StatementKind::CreateFunction(cf) = &def.kind else {
@@ -1175,8 +1174,13 @@ impl<'b, 'c> Binder<'b, 'c> {
         };
         let ty = resolve_type(data_type)?;
         let mut args = Vec::new();
-        for a in &f.args {
-            args.push(self.bind_expr(a, scope)?);
+        for (i, a) in f.args.iter().enumerate() {
+            // DEFAULT: the parameter's default value.
+            let default = cf.params.get(i).and_then(|p| p.default.as_ref());
+            match (&a.kind, default) {
+                (ExprKind::Default, Some(d)) => args.push(self.bind_expr(d, &Scope::default())?),
+                _ => args.push(self.bind_expr(a, scope)?),
+            }
         }
         if args.len() != cf.params.len() {
             return Err(SqlError::new(
@@ -1903,7 +1907,16 @@ impl<'b, 'c> Binder<'b, 'c> {
             TableFactor::Variable { name, alias } => {
                 let t = self.cx.table_variable(name)?;
                 let alias_name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.clone());
-                let cols = t.out_cols();
+                // The target of UPDATE/DELETE ... FROM @t: its scan carries the locator.
+                let with_locator = self.cx.dml_target == Some((t.db, t.object_id));
+                let mut cols = t.out_cols();
+                if with_locator {
+                    cols.push(OutCol::new(
+                        "%%physloc%%",
+                        SqlType::VarBinary { len: types::Length::Bounded(900) },
+                        false,
+                    ));
+                }
                 Ok((
                     Plan::Scan(ScanNode {
                         table: t,
@@ -1911,7 +1924,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         range: None,
                         filter: None,
                         reverse: false,
-                        with_locator: false,
+                        with_locator,
                     }),
                     Scope::from_cols(Some(&alias_name), &cols),
                 ))
@@ -2084,6 +2097,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
         }
         let (db, obj) = self.cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
+        if let crate::catalog::ObjectBody::TableFunction(_) = &obj.body {
+            return super::tvf::plan_call(self, db, &obj, name, args);
+        }
         let crate::catalog::ObjectBody::InlineFunction(m) = &obj.body else {
             return Err(SqlError::new(
                 215,
@@ -2110,6 +2126,11 @@ impl<'b, 'c> Binder<'b, 'c> {
         let mut map = HashMap::new();
         for (p, a) in cf.params.iter().zip(args) {
             let ty = resolve_type(&p.data_type)?;
+            // DEFAULT: the parameter's default value.
+            let a = match (&a.kind, &p.default) {
+                (ExprKind::Default, Some(d)) => d,
+                _ => a,
+            };
             let arg = Expr::new(ExprKind::Cast {
                 expr: Box::new(a.clone()),
                 data_type: p.data_type.clone(),

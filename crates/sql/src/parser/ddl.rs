@@ -876,6 +876,10 @@ impl<'a> Parser<'a> {
                 ColumnOption::Identity { seed_increment, not_for_replication }
             } else if self.eat_word("COLLATE") {
                 ColumnOption::Collate(self.parse_ident()?)
+            } else if self.is_word("WITH") && self.is_word_at(1, "VALUES") {
+                self.advance();
+                self.advance();
+                ColumnOption::WithValues
             } else if self.eat_word("SPARSE") {
                 ColumnOption::Sparse
             } else if self.eat_word("ROWGUIDCOL") {

@@ -1,0 +1,942 @@
+//! ALTER TABLE: ADD columns and constraints, DROP COLUMN / CONSTRAINT, ALTER COLUMN.
+//!
+//! Each action edits a working copy of the table's catalog definition. Changes that
+//! only add or remove constraints rewrite the catalog row, after checking the existing
+//! rows against the new definition (a new CHECK or FOREIGN KEY, unless WITH NOCHECK).
+//! Changes to the columns or to the set of indexes rebuild the table: every row is read
+//! in the old layout and mapped to the new one (see [`Source`]: a new column's default,
+//! identity or computed value, a converted value, a dropped column left out), checked
+//! against the new definition, and written into new storage for every index; the old
+//! storage is dropped. All of it runs in the statement's transaction, so an error leaves
+//! the table as it was.
+//!
+//! Column ids stay dense (1..n, the executor's row positions): dropping a column
+//! renumbers the ones after it, in this table's indexes and foreign keys and in other
+//! tables' foreign keys that reference it. SQL Server leaves a gap in sys.columns
+//! instead.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use types::{Length, SqlError, SqlType, Value};
+
+use super::ddl::{self, allocate_id, default_constraint_name, now_datetime, write_object};
+use super::query::resolve_type;
+use super::table::{identity_value, nc_stored_columns, stored_columns, TableInfo};
+use super::{errors, host_err, Cx};
+use crate::ast::*;
+use crate::catalog::{self, IndexKind, Object, ObjectBody};
+use crate::host::{DbId, IndexRef};
+use crate::results::Message;
+
+/// Where a column of the new layout takes its values from, per existing row.
+#[derive(Clone, Debug)]
+enum Source {
+    /// The old row's column at this position, unchanged.
+    Old(usize),
+    /// The old row's column, converted from its old type (ALTER COLUMN).
+    Convert(usize, SqlType),
+    /// A new column filled with its default (NOT NULL, or WITH VALUES).
+    Default,
+    /// A new column left NULL.
+    Null,
+    /// A new IDENTITY column: seed, seed + increment, ... in the table's row order.
+    Identity,
+    /// A new computed column (a persisted one is computed for each row).
+    Computed,
+}
+
+/// The statement's working state.
+struct Work {
+    db: DbId,
+    obj: Object,
+    /// The table as it is before the statement (old layout).
+    info: Arc<TableInfo>,
+    /// The new definition.
+    t: catalog::Table,
+    /// One per column of `t`.
+    sources: Vec<Source>,
+    /// Columns or indexes change: the table is rebuilt.
+    rebuild: bool,
+    /// Existing rows are checked against new constraints.
+    check_constraints: bool,
+    /// Names of the unique indexes this statement adds (a duplicate is 1505).
+    new_unique: Vec<String>,
+    /// Nonclustered index storage to free when the table is not rebuilt.
+    freed: Vec<IndexRef>,
+    /// Ids of the columns dropped, in order (other tables' foreign keys are renumbered).
+    dropped_ids: Vec<i32>,
+    line: u32,
+}
+
+pub fn alter_table(cx: &mut Cx, at: &AlterTable, line: u32) -> Result<(), SqlError> {
+    let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&errors::written(&at.name)))?;
+    let ObjectBody::Table(t) = &o.body else {
+        return Err(errors::invalid_object(&errors::written(&at.name)));
+    };
+    let info = cx.table_info(db, &o)?;
+    let mut w = Work {
+        db,
+        t: t.clone(),
+        sources: (0..t.columns.len()).map(Source::Old).collect(),
+        obj: o.clone(),
+        info,
+        rebuild: false,
+        check_constraints: true,
+        new_unique: Vec::new(),
+        freed: Vec::new(),
+        dropped_ids: Vec::new(),
+        line,
+    };
+    match &at.action {
+        AlterTableAction::Add { with_check, elements } => {
+            w.check_constraints = *with_check != Some(false);
+            for el in elements {
+                add_element(cx, &mut w, el)?;
+            }
+        }
+        AlterTableAction::Drop(items) => {
+            for it in items {
+                if it.column {
+                    drop_column(cx, &mut w, it)?;
+                } else {
+                    drop_constraint(cx, &mut w, it)?;
+                }
+            }
+            w.check_constraints = false;
+        }
+        AlterTableAction::AlterColumn { name, data_type, nullable, .. } => {
+            alter_column(cx, &mut w, name, data_type, *nullable)?;
+            w.check_constraints = false;
+        }
+        AlterTableAction::AlterColumnProperty { .. } => {
+            return Err(errors::not_supported("ALTER COLUMN ADD/DROP of a column property"))
+        }
+        // Constraint checking on/off, triggers, table options and REBUILD change nothing
+        // Mesquite stores.
+        AlterTableAction::CheckConstraints { .. }
+        | AlterTableAction::Trigger { .. }
+        | AlterTableAction::Set(_)
+        | AlterTableAction::Rebuild(_) => return Ok(()),
+    }
+    finish(cx, w)
+}
+
+/// The name SQL Server's messages use for the table.
+fn table_name(w: &Work) -> String {
+    w.info.display_name.clone()
+}
+
+/// Sends an error that comes before the statement's final one (5074 before 4922, 1505
+/// before 1750): SQL Server reports both.
+fn send_error(cx: &mut Cx, w: &Work, e: SqlError) {
+    let mut e = e.at_line(w.line);
+    e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
+    cx.state.error = e.number;
+    let _ = cx.sink.message(&Message { error: e, info: false });
+}
+
+fn constraint_failed(cx: &mut Cx, w: &Work, e: SqlError) -> SqlError {
+    send_error(cx, w, e);
+    SqlError::new(1750, 16, 0, "Could not create constraint or index. See previous errors.")
+}
+
+fn has_rows(cx: &mut Cx, w: &Work) -> Result<bool, SqlError> {
+    let mut out = Vec::new();
+    cx.host
+        .scan(&w.info.indexes[0].iref, std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, false, 1, &mut out)
+        .map_err(host_err)?;
+    Ok(!out.is_empty())
+}
+
+fn column_pos(t: &catalog::Table, name: &str) -> Option<usize> {
+    t.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name))
+}
+
+// ---------------------------------------------------------------------------------------
+// ADD
+
+fn add_element(cx: &mut Cx, w: &mut Work, el: &TableElement) -> Result<(), SqlError> {
+    match el {
+        TableElement::Column(cd) => add_column(cx, w, cd),
+        TableElement::Constraint(tc) => {
+            let name = tc.name.as_ref().map(|n| n.value.clone());
+            match &tc.kind {
+                ConstraintKind::Check { expr, .. } => add_check(cx, w, name, expr),
+                ConstraintKind::ForeignKey { columns, reference } => {
+                    let cols: Vec<String> = columns.iter().map(|c| c.value.clone()).collect();
+                    add_foreign_key(cx, w, name, &cols, reference)
+                }
+                ConstraintKind::Default { expr, column } => {
+                    let pos = column_pos(&w.t, &column.value).ok_or_else(|| errors::invalid_column(&column.value))?;
+                    if w.t.columns[pos].default.is_some() {
+                        let e = SqlError::new(1781, 16, 1, "Column already has a DEFAULT bound to it.");
+                        return Err(constraint_failed(cx, w, e));
+                    }
+                    let id = allocate_id(cx, w.db)?;
+                    let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, &column.value, id, "DF"));
+                    w.t.columns[pos].default =
+                        Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+                    Ok(())
+                }
+                ConstraintKind::PrimaryKey { clustered, columns, .. }
+                | ConstraintKind::Unique { clustered, columns, .. } => {
+                    let primary = matches!(tc.kind, ConstraintKind::PrimaryKey { .. });
+                    let cols: Vec<(String, bool)> = columns
+                        .iter()
+                        .map(|c| (c.name.value.clone(), c.direction == Some(SortDirection::Desc)))
+                        .collect();
+                    add_key(cx, w, name, primary, *clustered, &cols)
+                }
+            }
+        }
+        TableElement::Index(_) => Err(errors::not_supported("ALTER TABLE ADD INDEX")),
+    }
+}
+
+fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError> {
+    let cname = cd.name.value.clone();
+    let display = table_name(w);
+    if column_pos(&w.t, &cname).is_some() {
+        return Err(SqlError::new(
+            2705,
+            16,
+            4,
+            format!("Column names in each table must be unique. Column name '{cname}' in table '{display}' is specified more than once."),
+        ));
+    }
+    let column_id = w.t.columns.len() as i32 + 1;
+    let (ty, computed) = match (&cd.data_type, &cd.computed) {
+        (Some(dt), _) => (resolve_type(dt)?, None),
+        (None, Some(c)) => {
+            (SqlType::Int, Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted }))
+        }
+        (None, None) => {
+            return Err(SqlError::new(
+                173,
+                15,
+                1,
+                format!("The definition for column '{cname}' must include a data type."),
+            ))
+        }
+    };
+    let mut col = catalog::Column {
+        column_id,
+        name: cname.clone(),
+        ty,
+        nullable: cd.nullable().unwrap_or(true),
+        is_identity: false,
+        sparse: cd.is_sparse(),
+        default: None,
+        computed,
+    };
+    let with_values = cd.options.iter().any(|o| matches!(o, ColumnOption::WithValues));
+    let mut keys = Vec::new();
+    for o in &cd.options {
+        match o {
+            ColumnOption::Identity { seed_increment, .. } => {
+                if w.t.identity.is_some() {
+                    return Err(SqlError::new(
+                        2744,
+                        16,
+                        2,
+                        format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
+                    ));
+                }
+                ddl::check_identity_type(&ty, &cname)?;
+                let (seed, increment) = match seed_increment {
+                    Some((s, i)) => (ddl::const_int(cx, s)?, ddl::const_int(cx, i)?),
+                    None => (1, 1),
+                };
+                col.is_identity = true;
+                col.nullable = false;
+                w.t.identity = Some(catalog::Identity { column_id, seed, increment, last: None });
+            }
+            ColumnOption::Default { name, expr } => {
+                let id = allocate_id(cx, w.db)?;
+                let name = name
+                    .as_ref()
+                    .map(|n| n.value.clone())
+                    .unwrap_or_else(|| default_constraint_name(&w.obj.name, &cname, id, "DF"));
+                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+            }
+            ColumnOption::PrimaryKey { name, clustered, .. } => {
+                keys.push((name.as_ref().map(|n| n.value.clone()), true, *clustered))
+            }
+            ColumnOption::Unique { name, clustered, .. } => {
+                keys.push((name.as_ref().map(|n| n.value.clone()), false, *clustered))
+            }
+            _ => {}
+        }
+    }
+    if col.sparse && !col.nullable {
+        return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+    }
+    let source = if col.computed.is_some() {
+        Source::Computed
+    } else if col.is_identity {
+        Source::Identity
+    } else if col.default.is_some() && (!col.nullable || with_values) {
+        Source::Default
+    } else {
+        Source::Null
+    };
+    if matches!(source, Source::Null) && !col.nullable && has_rows(cx, w)? {
+        return Err(SqlError::new(
+            4901,
+            16,
+            1,
+            format!("ALTER TABLE only allows columns to be added that can contain nulls, or have a DEFAULT definition specified, or the column being added is an identity or timestamp column, or alternatively if none of the previous conditions are satisfied the table must be empty to allow addition of this column. Column '{cname}' cannot be added to non-empty table '{display}' because it does not satisfy these conditions."),
+        ));
+    }
+    w.t.columns.push(col);
+    w.sources.push(source);
+    w.rebuild = true;
+    ddl::resolve_computed_types(cx, w.db, &mut w.t.columns, &display)?;
+    // Column constraints, once the column exists.
+    for o in &cd.options {
+        match o {
+            ColumnOption::Check { name, expr, .. } => add_check(cx, w, name.as_ref().map(|n| n.value.clone()), expr)?,
+            ColumnOption::References { name, reference } => {
+                add_foreign_key(cx, w, name.as_ref().map(|n| n.value.clone()), std::slice::from_ref(&cname), reference)?
+            }
+            _ => {}
+        }
+    }
+    for (name, primary, clustered) in keys {
+        add_key(cx, w, name, primary, clustered, &[(cname.clone(), false)])?;
+    }
+    Ok(())
+}
+
+fn add_check(cx: &mut Cx, w: &mut Work, name: Option<String>, expr: &Expr) -> Result<(), SqlError> {
+    let id = allocate_id(cx, w.db)?;
+    let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, "", id, "CK"));
+    w.t.checks.push(catalog::CheckConstraint { object_id: id, name, definition: format!("({expr})") });
+    Ok(())
+}
+
+fn add_foreign_key(
+    cx: &mut Cx,
+    w: &mut Work,
+    name: Option<String>,
+    cols: &[String],
+    reference: &Reference,
+) -> Result<(), SqlError> {
+    let id = allocate_id(cx, w.db)?;
+    let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, "", id, "FK"));
+    let fk = ddl::resolve_fk(cx, w.db, w.obj.id, &w.t, name, id, cols, reference)?;
+    w.t.foreign_keys.push(fk);
+    Ok(())
+}
+
+/// ADD PRIMARY KEY / UNIQUE: a new unique index (the clustered one when asked, or for a
+/// PRIMARY KEY on a heap), filled by the rebuild.
+fn add_key(
+    cx: &mut Cx,
+    w: &mut Work,
+    name: Option<String>,
+    primary: bool,
+    clustered: Option<bool>,
+    cols: &[(String, bool)],
+) -> Result<(), SqlError> {
+    let display = table_name(w);
+    if primary && w.t.indexes.iter().any(|i| i.primary_key.is_some()) {
+        let e = SqlError::new(1779, 16, 0, format!("Table '{display}' already has a primary key defined on it."));
+        return Err(constraint_failed(cx, w, e));
+    }
+    let mut key_columns = Vec::new();
+    for (c, desc) in cols {
+        let pos = column_pos(&w.t, c).ok_or_else(|| {
+            SqlError::new(1911, 16, 1, format!("Column name '{c}' does not exist in the target table or view."))
+        })?;
+        let col = &w.t.columns[pos];
+        if primary && col.nullable {
+            let e = SqlError::new(
+                8111,
+                16,
+                1,
+                format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."),
+            );
+            return Err(constraint_failed(cx, w, e));
+        }
+        if col.ty.is_max() {
+            let e = SqlError::new(
+                1919,
+                16,
+                1,
+                format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
+            );
+            return Err(constraint_failed(cx, w, e));
+        }
+        key_columns.push((pos as i32 + 1, *desc));
+    }
+    let heap = w.t.indexes[0].kind == IndexKind::Heap;
+    let make_clustered = clustered == Some(true) || (primary && clustered.is_none() && heap);
+    if make_clustered && !heap {
+        let e = SqlError::new(
+            1902,
+            16,
+            3,
+            format!(
+                "Cannot create more than one clustered index on table '{display}'. Drop the existing clustered index '{}' before creating another.",
+                w.t.indexes[0].name.clone().unwrap_or_default()
+            ),
+        );
+        return Err(constraint_failed(cx, w, e));
+    }
+    let constraint_id = allocate_id(cx, w.db)?;
+    let name = name
+        .unwrap_or_else(|| default_constraint_name(&w.obj.name, "", constraint_id, if primary { "PK" } else { "UQ" }));
+    if ddl::constraint_names(&w.t).iter().any(|(_, n)| n.eq_ignore_ascii_case(&name)) {
+        return Err(constraint_failed(cx, w, errors::object_exists(&name)));
+    }
+    let index_id =
+        if make_clustered { 1 } else { w.t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1 };
+    let index = catalog::Index {
+        index_id,
+        name: Some(name.clone()),
+        kind: if make_clustered { IndexKind::Clustered } else { IndexKind::Nonclustered },
+        unique: true,
+        primary_key: if primary { Some(constraint_id) } else { None },
+        unique_constraint: if primary { None } else { Some(constraint_id) },
+        key_columns,
+        included: Vec::new(),
+        filter: None,
+        // Storage is created by the rebuild.
+        hobt: 0,
+    };
+    if make_clustered {
+        w.t.indexes[0] = index;
+    } else {
+        w.t.indexes.push(index);
+    }
+    w.new_unique.push(name);
+    w.rebuild = true;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// DROP
+
+fn drop_constraint(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), SqlError> {
+    let n = &it.name.value;
+    let t = &mut w.t;
+    if let Some(p) = t.checks.iter().position(|c| c.name.eq_ignore_ascii_case(n)) {
+        t.checks.remove(p);
+        return Ok(());
+    }
+    if let Some(p) = t.foreign_keys.iter().position(|c| c.name.eq_ignore_ascii_case(n)) {
+        t.foreign_keys.remove(p);
+        return Ok(());
+    }
+    if let Some(c) = t.columns.iter_mut().find(|c| c.default.as_ref().is_some_and(|d| d.name.eq_ignore_ascii_case(n))) {
+        c.default = None;
+        return Ok(());
+    }
+    let key = t.indexes.iter().position(|i| {
+        (i.primary_key.is_some() || i.unique_constraint.is_some())
+            && i.name.as_deref().is_some_and(|x| x.eq_ignore_ascii_case(n))
+    });
+    let Some(k) = key else {
+        if it.if_exists {
+            return Ok(());
+        }
+        send_error(cx, w, SqlError::new(3728, 16, 1, format!("'{n}' is not a constraint.")));
+        return Err(SqlError::new(3727, 16, 0, "Could not drop constraint. See previous errors."));
+    };
+    // A key another table's FOREIGN KEY references stays.
+    let key_cols: HashSet<i32> = t.indexes[k].key_columns.iter().map(|(c, _)| *c).collect();
+    if let Some((child, fk)) = referencing_foreign_keys(cx, w)?
+        .into_iter()
+        .find(|(_, fk)| fk.referenced_columns.iter().copied().collect::<HashSet<_>>() == key_cols)
+    {
+        send_error(
+            cx,
+            w,
+            SqlError::new(
+                3725,
+                16,
+                0,
+                format!(
+                    "The constraint '{n}' is being referenced by table '{child}', foreign key constraint '{}'.",
+                    fk.name
+                ),
+            ),
+        );
+        return Err(SqlError::new(3727, 16, 0, "Could not drop constraint. See previous errors."));
+    }
+    let t = &mut w.t;
+    if t.indexes[k].index_id == 1 {
+        // The clustered key goes: the table becomes a heap.
+        t.indexes[0] = catalog::Index {
+            index_id: 0,
+            name: None,
+            kind: IndexKind::Heap,
+            unique: false,
+            primary_key: None,
+            unique_constraint: None,
+            key_columns: Vec::new(),
+            included: Vec::new(),
+            filter: None,
+            hobt: 0,
+        };
+        w.rebuild = true;
+    } else {
+        let removed = t.indexes.remove(k);
+        if let Some(ix) = w.info.indexes.iter().find(|i| i.meta.index_id == removed.index_id) {
+            w.freed.push(ix.iref.clone());
+        }
+    }
+    Ok(())
+}
+
+/// Foreign keys of other tables (and this one) that reference this table: (table name,
+/// key).
+fn referencing_foreign_keys(cx: &mut Cx, w: &Work) -> Result<Vec<(String, catalog::ForeignKey)>, SqlError> {
+    let cat = cx.catalog(w.db)?;
+    let g = cat.inner.read();
+    let mut out = Vec::new();
+    for o in g.objects.values() {
+        let fks = if o.id == w.obj.id {
+            &w.t.foreign_keys
+        } else if let Some(t) = o.table() {
+            &t.foreign_keys
+        } else {
+            continue;
+        };
+        for fk in fks.iter().filter(|f| f.referenced_object_id == w.obj.id) {
+            out.push((o.name.clone(), fk.clone()));
+        }
+    }
+    Ok(out)
+}
+
+fn drop_column(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), SqlError> {
+    let n = &it.name.value;
+    let display = table_name(w);
+    let Some(pos) = column_pos(&w.t, n) else {
+        if it.if_exists {
+            return Ok(());
+        }
+        return Err(SqlError::new(
+            4924,
+            16,
+            1,
+            format!("ALTER TABLE DROP COLUMN failed because column '{n}' does not exist in table '{display}'."),
+        ));
+    };
+    let name = w.t.columns[pos].name.clone();
+    let deps = dependents(cx, w, pos)?;
+    if !deps.is_empty() {
+        return Err(refuse(cx, w, &deps, "DROP", &name));
+    }
+    if w.t.columns.len() == 1 {
+        return Err(SqlError::new(
+            4923,
+            16,
+            1,
+            format!("ALTER TABLE DROP COLUMN failed because '{name}' is the only data column in table '{display}'. A table must have at least one data column."),
+        ));
+    }
+    let id = pos as i32 + 1;
+    let t = &mut w.t;
+    t.columns.remove(pos);
+    w.sources.remove(pos);
+    let shift = |c: &mut i32| {
+        if *c > id {
+            *c -= 1;
+        }
+    };
+    for (i, c) in t.columns.iter_mut().enumerate() {
+        c.column_id = i as i32 + 1;
+    }
+    for ix in &mut t.indexes {
+        ix.key_columns.iter_mut().for_each(|(c, _)| shift(c));
+        ix.included.iter_mut().for_each(shift);
+    }
+    for fk in &mut t.foreign_keys {
+        fk.columns.iter_mut().for_each(shift);
+        if fk.referenced_object_id == w.obj.id {
+            fk.referenced_columns.iter_mut().for_each(shift);
+        }
+    }
+    match &mut t.identity {
+        Some(idn) if idn.column_id == id => t.identity = None,
+        Some(idn) => shift(&mut idn.column_id),
+        None => {}
+    }
+    w.dropped_ids.push(id);
+    w.rebuild = true;
+    Ok(())
+}
+
+/// Something that depends on a column (5074 names it).
+struct Dependent {
+    /// "object" (a constraint), "index" or "column" (a computed column).
+    what: &'static str,
+    name: String,
+    kind: DepKind,
+}
+
+#[derive(PartialEq)]
+enum DepKind {
+    Default,
+    Check,
+    Unique,
+    PrimaryKey,
+    Index,
+    ForeignKey,
+    Computed,
+}
+
+/// Does a constraint or computed column's expression text mention the column?
+fn mentions(definition: &str, column: &str) -> bool {
+    let Ok(e) = crate::parse_expression(definition) else {
+        return false;
+    };
+    let mut found = false;
+    super::query::walk_expr(&e, &mut |x| {
+        if let ExprKind::Column(n) = &x.kind {
+            if n.name().value.eq_ignore_ascii_case(column) {
+                found = true;
+            }
+        }
+    });
+    found
+}
+
+fn dependents(cx: &mut Cx, w: &Work, pos: usize) -> Result<Vec<Dependent>, SqlError> {
+    let t = &w.t;
+    let col = &t.columns[pos];
+    let id = pos as i32 + 1;
+    let mut out = Vec::new();
+    let dep = |what, name: &str, kind| Dependent { what, name: name.to_string(), kind };
+    if let Some(d) = &col.default {
+        out.push(dep("object", &d.name, DepKind::Default));
+    }
+    for c in &t.checks {
+        if mentions(&c.definition, &col.name) {
+            out.push(dep("object", &c.name, DepKind::Check));
+        }
+    }
+    for ix in &t.indexes {
+        if !ix.key_columns.iter().any(|(c, _)| *c == id) && !ix.included.contains(&id) {
+            continue;
+        }
+        let name = ix.name.clone().unwrap_or_default();
+        if ix.primary_key.is_some() {
+            out.push(dep("object", &name, DepKind::PrimaryKey));
+        } else if ix.unique_constraint.is_some() {
+            out.push(dep("object", &name, DepKind::Unique));
+        } else {
+            out.push(dep("index", &name, DepKind::Index));
+        }
+    }
+    for fk in &t.foreign_keys {
+        if fk.columns.contains(&id) {
+            out.push(dep("object", &fk.name, DepKind::ForeignKey));
+        }
+    }
+    for (_, fk) in referencing_foreign_keys(cx, w)? {
+        if fk.referenced_columns.contains(&id) && !out.iter().any(|d| d.name == fk.name) {
+            out.push(dep("object", &fk.name, DepKind::ForeignKey));
+        }
+    }
+    for c in &t.columns {
+        if let Some(comp) = &c.computed {
+            if !c.name.eq_ignore_ascii_case(&col.name) && mentions(&comp.definition, &col.name) {
+                out.push(dep("column", &c.name, DepKind::Computed));
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// 5074 for each dependent, then 4922.
+fn refuse(cx: &mut Cx, w: &Work, deps: &[Dependent], verb: &str, column: &str) -> SqlError {
+    for d in deps {
+        let e = SqlError::new(5074, 16, 1, format!("The {} '{}' is dependent on column '{column}'.", d.what, d.name));
+        send_error(cx, w, e);
+    }
+    SqlError::new(
+        4922,
+        16,
+        9,
+        format!("ALTER TABLE {verb} COLUMN {column} failed because one or more objects access this column."),
+    )
+}
+
+// ---------------------------------------------------------------------------------------
+// ALTER COLUMN
+
+fn is_var_length(ty: &SqlType) -> bool {
+    matches!(ty, SqlType::VarChar { .. } | SqlType::NVarChar { .. } | SqlType::VarBinary { .. })
+}
+
+fn var_length(ty: &SqlType) -> Option<Length> {
+    match ty {
+        SqlType::VarChar { len } | SqlType::NVarChar { len } | SqlType::VarBinary { len } => Some(*len),
+        _ => None,
+    }
+}
+
+fn alter_column(
+    cx: &mut Cx,
+    w: &mut Work,
+    name: &Ident,
+    data_type: &DataType,
+    nullable: Option<bool>,
+) -> Result<(), SqlError> {
+    let display = table_name(w);
+    let Some(pos) = column_pos(&w.t, &name.value) else {
+        return Err(SqlError::new(
+            4924,
+            16,
+            1,
+            format!(
+                "ALTER TABLE ALTER COLUMN failed because column '{}' does not exist in table '{display}'.",
+                name.value
+            ),
+        ));
+    };
+    let old = w.t.columns[pos].clone();
+    if old.computed.is_some() {
+        return Err(SqlError::new(
+            4928,
+            16,
+            1,
+            format!("Cannot alter column '{}' because it is 'COMPUTED'.", old.name),
+        ));
+    }
+    let ty = resolve_type(data_type)?;
+    let same_type = std::mem::discriminant(&ty) == std::mem::discriminant(&old.ty);
+    // Without NULL / NOT NULL the column becomes nullable (ANSI_NULL_DFLT_ON), except an
+    // identity column, which never allows NULL.
+    let new_nullable = nullable.unwrap_or(!old.is_identity);
+    // SQL Server's rules for what may depend on an altered column.
+    let grows = match (var_length(&old.ty), var_length(&ty)) {
+        (Some(Length::Bounded(a)), Some(Length::Bounded(b))) => b >= a,
+        (Some(_), Some(Length::Max)) => true,
+        _ => false,
+    };
+    let length_only = same_type && is_var_length(&ty);
+    let blocking: Vec<Dependent> = dependents(cx, w, pos)?
+        .into_iter()
+        .filter(|d| match d.kind {
+            DepKind::Default => !same_type,
+            DepKind::Check | DepKind::Unique => !length_only,
+            DepKind::Index => !(length_only && grows),
+            DepKind::PrimaryKey | DepKind::ForeignKey | DepKind::Computed => true,
+        })
+        .collect();
+    if !blocking.is_empty() {
+        return Err(refuse(cx, w, &blocking, "ALTER", &old.name));
+    }
+    let col = &mut w.t.columns[pos];
+    col.ty = ty;
+    col.nullable = new_nullable;
+    if old.ty != ty {
+        w.sources[pos] = match &w.sources[pos] {
+            Source::Old(p) => Source::Convert(*p, old.ty),
+            other => other.clone(),
+        };
+    }
+    // Rows are rewritten in the new layout, and checked for NULLs when the column stops
+    // allowing them.
+    w.rebuild = true;
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------
+// Applying the new definition
+
+fn finish(cx: &mut Cx, mut w: Work) -> Result<(), SqlError> {
+    let db = w.db;
+    let added_identity = w.sources.iter().any(|s| matches!(s, Source::Identity));
+    let validate = w.check_constraints && has_constraint_changes(&w);
+    let old_rows = if w.rebuild || validate { ddl::scan_all_rows(cx, &w.info)? } else { Vec::new() };
+    if w.rebuild {
+        let stored = stored_columns(&w.t.columns);
+        let t = &mut w.t;
+        for ix in t.indexes.iter_mut() {
+            let cols = if ix.index_id <= 1 {
+                stored.clone()
+            } else {
+                let key: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+                let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
+                nc_stored_columns(&t.columns, &key, &inc)
+            };
+            ix.hobt = cx.host.create_index(db, w.obj.id, ix.index_id, &cols).map_err(host_err)?;
+        }
+    }
+    if let Some(id) = &mut w.t.identity {
+        if added_identity {
+            id.last = None;
+        }
+    }
+    let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(w.t.clone()), ..w.obj.clone() };
+    // Bind the new definition (checks, defaults, computed columns) before storing it.
+    let cat = cx.catalog(db)?;
+    let new_info = ddl::build_table_info(cx, db, &obj, &cat)?;
+    write_object(cx, db, &obj)?;
+    renumber_references(cx, &w)?;
+    let new_info = Arc::new(new_info);
+    // Map and check every row.
+    let mut rows = Vec::with_capacity(old_rows.len());
+    let mut next_identity = w.t.identity.as_ref().map(|i| i.seed).unwrap_or(1);
+    let increment = w.t.identity.as_ref().map(|i| i.increment).unwrap_or(1);
+    for old in old_rows {
+        let mut row = Vec::with_capacity(w.sources.len());
+        for (i, s) in w.sources.iter().enumerate() {
+            let v = match s {
+                Source::Old(p) => old.get(*p).cloned().unwrap_or(Value::Null),
+                Source::Convert(p, from) => {
+                    let v = old.get(*p).cloned().unwrap_or(Value::Null);
+                    super::dml::to_column(&new_info, i, v, from).map_err(|e| {
+                        // ALTER COLUMN reports a value too long for the new length as
+                        // 8152 naming the table and column, without the value.
+                        if e.number == 2628 {
+                            SqlError::new(
+                                8152,
+                                16,
+                                2,
+                                format!(
+                                    "String or binary data would be truncated in table '{}.{}.{}', column '{}'.",
+                                    new_info.db_name, new_info.schema, new_info.display_name, new_info.columns[i].name
+                                ),
+                            )
+                        } else {
+                            e
+                        }
+                    })?
+                }
+                Source::Default => match &new_info.defaults[i] {
+                    Some(e) => {
+                        let v = e.eval(&[], cx)?;
+                        super::dml::to_column(&new_info, i, v, &e.ty())?
+                    }
+                    None => Value::Null,
+                },
+                Source::Null | Source::Computed => Value::Null,
+                Source::Identity => {
+                    let v = identity_value(next_identity, &new_info.columns[i].ty)?;
+                    next_identity += increment;
+                    v
+                }
+            };
+            row.push(v);
+        }
+        for (i, s) in w.sources.iter().enumerate() {
+            if let (Source::Computed, Some(e), true) =
+                (s, &new_info.computed[i], new_info.columns[i].computed.as_ref().is_some_and(|c| c.persisted))
+            {
+                let v = e.eval(&row, cx)?;
+                row[i] = crate::scalar::convert::convert(&v, &e.ty(), &new_info.columns[i].ty, None)?;
+            }
+        }
+        if validate {
+            super::dml::check_row(&new_info, &row, "ALTER TABLE", cx)?;
+        } else if let Some(i) = (0..row.len()).find(|&i| {
+            let c = &new_info.columns[i];
+            !c.nullable && c.computed.is_none() && row[i].is_null()
+        }) {
+            return Err(super::dml::null_error(&new_info, i, "UPDATE"));
+        }
+        rows.push(row);
+    }
+    if !w.rebuild {
+        for iref in &w.freed {
+            cx.host.drop_index(iref).map_err(host_err)?;
+        }
+        return Ok(());
+    }
+    check_new_keys(cx, &w, &new_info, &rows)?;
+    for r in &rows {
+        new_info.insert_row(r, cx)?;
+    }
+    for ix in &w.info.indexes {
+        cx.host.drop_index(&ix.iref).map_err(host_err)?;
+    }
+    // The identity counter reloads from the stored values, or continues after the
+    // values just given to a new identity column.
+    *new_info.counters.identity.lock() =
+        if added_identity { Some(if rows.is_empty() { None } else { Some(next_identity - increment) }) } else { None };
+    Ok(())
+}
+
+/// Does the statement add a constraint the existing rows must meet?
+fn has_constraint_changes(w: &Work) -> bool {
+    let old = match &w.obj.body {
+        ObjectBody::Table(t) => t,
+        _ => return false,
+    };
+    w.t.checks.len() > old.checks.len() || w.t.foreign_keys.len() > old.foreign_keys.len()
+}
+
+/// 1505 (then 1750) for a duplicate key in a unique index this statement adds.
+fn check_new_keys(cx: &mut Cx, w: &Work, info: &TableInfo, rows: &[Vec<Value>]) -> Result<(), SqlError> {
+    for name in &w.new_unique {
+        let Some(ix) = info.indexes.iter().find(|i| i.meta.name.as_deref() == Some(name.as_str())) else {
+            continue;
+        };
+        let mut seen = HashSet::new();
+        for row in rows {
+            let key = if ix.meta.index_id <= 1 { info.primary_key(row, 0)? } else { info.nc_entry(ix, row, &[])?.0 };
+            if !seen.insert(key) {
+                let vals: Vec<String> = ix
+                    .key_cols
+                    .iter()
+                    .map(|&c| if row[c].is_null() { "<NULL>".to_string() } else { row[c].to_string() })
+                    .collect();
+                let e = SqlError::new(
+                    1505,
+                    16,
+                    1,
+                    format!(
+                        "The CREATE UNIQUE INDEX statement terminated because a duplicate key was found for the object name '{}' and the index name '{name}'. The duplicate key value is ({}).",
+                        info.qualified_name(),
+                        vals.join(", ")
+                    ),
+                );
+                return Err(constraint_failed(cx, w, e));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Other tables' foreign keys that reference columns after a dropped one follow the
+/// renumbering.
+fn renumber_references(cx: &mut Cx, w: &Work) -> Result<(), SqlError> {
+    if w.dropped_ids.is_empty() {
+        return Ok(());
+    }
+    let children: Vec<Object> = {
+        let cat = cx.catalog(w.db)?;
+        let g = cat.inner.read();
+        g.objects
+            .values()
+            .filter(|o| {
+                o.id != w.obj.id
+                    && o.table().is_some_and(|t| t.foreign_keys.iter().any(|f| f.referenced_object_id == w.obj.id))
+            })
+            .cloned()
+            .collect()
+    };
+    for mut child in children {
+        if let ObjectBody::Table(t) = &mut child.body {
+            for fk in t.foreign_keys.iter_mut().filter(|f| f.referenced_object_id == w.obj.id) {
+                for &id in &w.dropped_ids {
+                    for c in fk.referenced_columns.iter_mut() {
+                        if *c > id {
+                            *c -= 1;
+                        }
+                    }
+                }
+            }
+        }
+        write_object(cx, w.db, &child)?;
+    }
+    Ok(())
+}
