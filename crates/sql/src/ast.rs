@@ -714,6 +714,30 @@ pub enum TableFactor {
     },
     /// `(a JOIN b ON ...)`
     NestedJoin(Box<TableWithJoins>),
+    /// `source PIVOT (agg(value) FOR column IN ([a], [b], ...)) [AS] alias`: the source is
+    /// everything written before PIVOT (a table source or a join tree).
+    Pivot {
+        source: Box<TableWithJoins>,
+        /// The aggregate function's name.
+        aggregate: Ident,
+        /// The column being aggregated.
+        value: ObjectName,
+        /// The column whose values become column headers.
+        column: ObjectName,
+        /// The IN list: the values, which also name the output columns.
+        values: Vec<Ident>,
+        alias: Ident,
+    },
+    /// `source UNPIVOT (value FOR name IN (a, b, ...)) [AS] alias`
+    Unpivot {
+        source: Box<TableWithJoins>,
+        /// The output column that holds the values.
+        value: Ident,
+        /// The output column that holds the source column names.
+        name: Ident,
+        columns: Vec<Ident>,
+        alias: Ident,
+    },
 }
 
 /// A table hint: `NOLOCK`, `INDEX(ix)`, `FORCESEEK`, ... (name upper-cased).

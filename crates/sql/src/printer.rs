@@ -675,6 +675,12 @@ impl Display for TableFactor {
                 write!(f, "{}.nodes({}){}", Prec(target, P_POSTFIX), comma(args), AliasCols(alias))
             }
             TableFactor::NestedJoin(t) => write!(f, "({t})"),
+            TableFactor::Pivot { source, aggregate, value, column, values, alias } => {
+                write!(f, "{source} PIVOT ({aggregate}({value}) FOR {column} IN ({})) AS {alias}", comma(values))
+            }
+            TableFactor::Unpivot { source, value, name, columns, alias } => {
+                write!(f, "{source} UNPIVOT ({value} FOR {name} IN ({})) AS {alias}", comma(columns))
+            }
         }
     }
 }

@@ -27,7 +27,6 @@ use super::{errors, host_err, Cx};
 use crate::ast::*;
 use crate::catalog::{self, IndexKind, Object, ObjectBody};
 use crate::host::{DbId, IndexRef};
-use crate::results::Message;
 
 /// Where a column of the new layout takes its values from, per existing row.
 #[derive(Clone, Debug)]
@@ -66,10 +65,9 @@ struct Work {
     freed: Vec<IndexRef>,
     /// Ids of the columns dropped, in order (other tables' foreign keys are renumbered).
     dropped_ids: Vec<i32>,
-    line: u32,
 }
 
-pub fn alter_table(cx: &mut Cx, at: &AlterTable, line: u32) -> Result<(), SqlError> {
+pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
     let (db, o) = cx.resolve_object(&at.name)?.ok_or_else(|| errors::invalid_object(&errors::written(&at.name)))?;
     let ObjectBody::Table(t) = &o.body else {
         return Err(errors::invalid_object(&errors::written(&at.name)));
@@ -86,7 +84,6 @@ pub fn alter_table(cx: &mut Cx, at: &AlterTable, line: u32) -> Result<(), SqlErr
         new_unique: Vec::new(),
         freed: Vec::new(),
         dropped_ids: Vec::new(),
-        line,
     };
     match &at.action {
         AlterTableAction::Add { with_check, elements } => {
@@ -127,17 +124,9 @@ fn table_name(w: &Work) -> String {
     w.info.display_name.clone()
 }
 
-/// Sends an error that comes before the statement's final one (5074 before 4922, 1505
-/// before 1750): SQL Server reports both.
-fn send_error(cx: &mut Cx, w: &Work, e: SqlError) {
-    let mut e = e.at_line(w.line);
-    e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
-    cx.state.error = e.number;
-    let _ = cx.sink.message(&Message { error: e, info: false });
-}
-
-fn constraint_failed(cx: &mut Cx, w: &Work, e: SqlError) -> SqlError {
-    send_error(cx, w, e);
+/// 1750 after the error that made a constraint fail (reported first).
+fn constraint_failed(cx: &mut Cx, e: SqlError) -> SqlError {
+    cx.preceding.push(e);
     SqlError::new(1750, 16, 0, "Could not create constraint or index. See previous errors.")
 }
 
@@ -171,7 +160,7 @@ fn add_element(cx: &mut Cx, w: &mut Work, el: &TableElement) -> Result<(), SqlEr
                     let pos = column_pos(&w.t, &column.value).ok_or_else(|| errors::invalid_column(&column.value))?;
                     if w.t.columns[pos].default.is_some() {
                         let e = SqlError::new(1781, 16, 1, "Column already has a DEFAULT bound to it.");
-                        return Err(constraint_failed(cx, w, e));
+                        return Err(constraint_failed(cx, e));
                     }
                     let id = allocate_id(cx, w.db)?;
                     let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, &column.value, id, "DF"));
@@ -343,7 +332,7 @@ fn add_key(
     let display = table_name(w);
     if primary && w.t.indexes.iter().any(|i| i.primary_key.is_some()) {
         let e = SqlError::new(1779, 16, 0, format!("Table '{display}' already has a primary key defined on it."));
-        return Err(constraint_failed(cx, w, e));
+        return Err(constraint_failed(cx, e));
     }
     let mut key_columns = Vec::new();
     for (c, desc) in cols {
@@ -358,7 +347,7 @@ fn add_key(
                 1,
                 format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."),
             );
-            return Err(constraint_failed(cx, w, e));
+            return Err(constraint_failed(cx, e));
         }
         if col.ty.is_max() {
             let e = SqlError::new(
@@ -367,7 +356,7 @@ fn add_key(
                 1,
                 format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
             );
-            return Err(constraint_failed(cx, w, e));
+            return Err(constraint_failed(cx, e));
         }
         key_columns.push((pos as i32 + 1, *desc));
     }
@@ -383,13 +372,13 @@ fn add_key(
                 w.t.indexes[0].name.clone().unwrap_or_default()
             ),
         );
-        return Err(constraint_failed(cx, w, e));
+        return Err(constraint_failed(cx, e));
     }
     let constraint_id = allocate_id(cx, w.db)?;
     let name = name
         .unwrap_or_else(|| default_constraint_name(&w.obj.name, "", constraint_id, if primary { "PK" } else { "UQ" }));
     if ddl::constraint_names(&w.t).iter().any(|(_, n)| n.eq_ignore_ascii_case(&name)) {
-        return Err(constraint_failed(cx, w, errors::object_exists(&name)));
+        return Err(constraint_failed(cx, errors::object_exists(&name)));
     }
     let index_id =
         if make_clustered { 1 } else { w.t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1 };
@@ -442,7 +431,7 @@ fn drop_constraint(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), 
         if it.if_exists {
             return Ok(());
         }
-        send_error(cx, w, SqlError::new(3728, 16, 1, format!("'{n}' is not a constraint.")));
+        cx.preceding.push(SqlError::new(3728, 16, 1, format!("'{n}' is not a constraint.")));
         return Err(SqlError::new(3727, 16, 0, "Could not drop constraint. See previous errors."));
     };
     // A key another table's FOREIGN KEY references stays.
@@ -451,19 +440,15 @@ fn drop_constraint(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), 
         .into_iter()
         .find(|(_, fk)| fk.referenced_columns.iter().copied().collect::<HashSet<_>>() == key_cols)
     {
-        send_error(
-            cx,
-            w,
-            SqlError::new(
-                3725,
-                16,
-                0,
-                format!(
-                    "The constraint '{n}' is being referenced by table '{child}', foreign key constraint '{}'.",
-                    fk.name
-                ),
+        cx.preceding.push(SqlError::new(
+            3725,
+            16,
+            0,
+            format!(
+                "The constraint '{n}' is being referenced by table '{child}', foreign key constraint '{}'.",
+                fk.name
             ),
-        );
+        ));
         return Err(SqlError::new(3727, 16, 0, "Could not drop constraint. See previous errors."));
     }
     let t = &mut w.t;
@@ -529,7 +514,7 @@ fn drop_column(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), SqlE
     let name = w.t.columns[pos].name.clone();
     let deps = dependents(cx, w, pos)?;
     if !deps.is_empty() {
-        return Err(refuse(cx, w, &deps, "DROP", &name));
+        return Err(refuse(cx, &deps, "DROP", &name));
     }
     if w.t.columns.len() == 1 {
         return Err(SqlError::new(
@@ -654,10 +639,10 @@ fn dependents(cx: &mut Cx, w: &Work, pos: usize) -> Result<Vec<Dependent>, SqlEr
 }
 
 /// 5074 for each dependent, then 4922.
-fn refuse(cx: &mut Cx, w: &Work, deps: &[Dependent], verb: &str, column: &str) -> SqlError {
+fn refuse(cx: &mut Cx, deps: &[Dependent], verb: &str, column: &str) -> SqlError {
     for d in deps {
         let e = SqlError::new(5074, 16, 1, format!("The {} '{}' is dependent on column '{column}'.", d.what, d.name));
-        send_error(cx, w, e);
+        cx.preceding.push(e);
     }
     SqlError::new(
         4922,
@@ -731,7 +716,7 @@ fn alter_column(
         })
         .collect();
     if !blocking.is_empty() {
-        return Err(refuse(cx, w, &blocking, "ALTER", &old.name));
+        return Err(refuse(cx, &blocking, "ALTER", &old.name));
     }
     let col = &mut w.t.columns[pos];
     col.ty = ty;
@@ -899,7 +884,7 @@ fn check_new_keys(cx: &mut Cx, w: &Work, info: &TableInfo, rows: &[Vec<Value>]) 
                         vals.join(", ")
                     ),
                 );
-                return Err(constraint_failed(cx, w, e));
+                return Err(constraint_failed(cx, e));
             }
         }
     }

@@ -235,7 +235,7 @@ fn build_table_info_no_refs(
 pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<(), SqlError> {
     match kind {
         StatementKind::CreateTable(ct) => create_table(cx, ct).map(|_| ()),
-        StatementKind::AlterTable(at) => super::alter::alter_table(cx, at, stmt.line()),
+        StatementKind::AlterTable(at) => super::alter::alter_table(cx, at),
         StatementKind::CreateIndex(ci) => create_index(cx, ci),
         StatementKind::DropIndex { if_exists, indexes } => {
             for item in indexes {

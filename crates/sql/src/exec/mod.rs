@@ -26,6 +26,7 @@ pub mod expr;
 pub mod language;
 pub mod merge;
 pub mod parse_cache;
+pub mod pivot;
 pub mod plan;
 pub mod procs;
 pub mod query;
@@ -196,7 +197,10 @@ pub struct Cx<'a> {
     pub cur_cmd: u16,
     /// An RPC's OUTPUT parameters, sent after its RETURNSTATUS ([`procs::rpc`]).
     pub rpc_outputs: Vec<crate::results::ReturnValue>,
-    null_warned: bool,
+    pub(super) null_warned: bool,
+    /// Errors SQL Server reports ahead of a statement's own error (5074 before 4922,
+    /// 8114 before 473): [`report`] sends them first, at the same line.
+    pub preceding: Vec<SqlError>,
 }
 
 /// What a statement tells its block to do next.
@@ -267,6 +271,7 @@ impl<'a> Cx<'a> {
             cur_cmd: 0,
             rpc_outputs: Vec::new(),
             null_warned: false,
+            preceding: Vec::new(),
         }
     }
 
@@ -735,6 +740,11 @@ fn compile_check(cx: &mut Cx, statements: &[Statement]) -> Option<SqlError> {
                     b.plan_query(q).map(|_| ())
                 };
                 if let Err(mut e) = r {
+                    // What a failed bind queued goes with its error, reported when the
+                    // statement runs.
+                    if !matches!(e.number, 207 | 209 | 4104) {
+                        cx.preceding.clear();
+                    }
                     if matches!(e.number, 207 | 209 | 4104) {
                         if e.line == 0 {
                             e.line = stmt.line();
@@ -811,6 +821,13 @@ pub fn report(cx: &mut Cx, e: &SqlError) {
         if let Some(p) = cx.frames.last().and_then(|f| f.proc_name.clone()) {
             e.procedure = Some(p);
         }
+    }
+    for mut p in std::mem::take(&mut cx.preceding) {
+        if p.line == 0 {
+            p.line = e.line;
+        }
+        p.procedure = p.procedure.or_else(|| e.procedure.clone());
+        let _ = cx.sink.message(&Message { info: p.severity <= 10, error: p });
     }
     let sent = cx.sink.message(&Message { info: e.severity <= 10, error: e });
     let kind = cx.done_kind();
@@ -992,6 +1009,7 @@ pub fn command_of(k: &StatementKind) -> u16 {
 /// Runs one statement with its DONE command code set (kept after an error, for the
 /// error's DONE; restored for the enclosing statement otherwise).
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    cx.preceding.clear();
     let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
     let r = exec_statement_inner(cx, stmt);
     if r.is_ok() {

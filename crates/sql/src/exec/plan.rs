@@ -221,6 +221,8 @@ pub enum Plan {
         args: Vec<BExpr>,
         cols: Vec<OutCol>,
     },
+    /// PIVOT / UNPIVOT (see `exec/pivot.rs`).
+    Pivot(Box<super::pivot::PivotNode>),
     /// Drops trailing columns (hidden sort keys).
     Trim {
         input: Box<Plan>,
@@ -256,6 +258,7 @@ impl Plan {
             | Plan::Top { input, .. }
             | Plan::Distinct { input } => input.columns(),
             Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
+            Plan::Pivot(p) => p.columns(),
         }
     }
 
@@ -309,6 +312,7 @@ impl Plan {
             Plan::WorkTable { .. } => "Table Spool (recursive)".to_string(),
             Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
             Plan::TableFunction { name, .. } => format!("Table-valued function ([{name}])"),
+            Plan::Pivot(p) => p.describe(),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
         };
         out.push(format!("{pad}|--{line}"));
@@ -331,6 +335,7 @@ impl Plan {
             | Plan::HashJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::RecursiveCte { anchor, recursive, .. } => vec![anchor, recursive],
+            Plan::Pivot(p) => vec![p.child()],
             _ => Vec::new(),
         }
     }
@@ -520,6 +525,7 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
             Box::new(VecOp::new(all))
         }
         Plan::Trim { input, keep } => Box::new(TrimOp { input: open(input, cx)?, keep: *keep }),
+        Plan::Pivot(p) => super::pivot::open(p, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
         }

@@ -1850,7 +1850,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         from.iter().map(|twj| self.plan_table_with_joins(twj, None)).collect()
     }
 
-    fn plan_table_with_joins(
+    pub(super) fn plan_table_with_joins(
         &mut self,
         twj: &TableWithJoins,
         _left: Option<&Scope>,
@@ -2010,6 +2010,12 @@ impl<'b, 'c> Binder<'b, 'c> {
                 Err(SqlError::new(40000, 16, 1, "The xml nodes() method is not supported yet."))
             }
             TableFactor::NestedJoin(t) => self.plan_table_with_joins(t, None),
+            TableFactor::Pivot { source, aggregate, value, column, values, alias } => {
+                super::pivot::plan_pivot(self, source, aggregate, value, column, values, alias)
+            }
+            TableFactor::Unpivot { source, value, name, columns, alias } => {
+                super::pivot::plan_unpivot(self, source, value, name, columns, alias)
+            }
         }
     }
 

@@ -323,18 +323,63 @@ impl<'a> Parser<'a> {
 
     pub(crate) fn parse_table_with_joins(&mut self) -> PResult<TableWithJoins> {
         let relation = self.parse_table_factor()?;
-        let mut joins = Vec::new();
-        while let Some((kind, hint)) = self.parse_join_operator()? {
-            let relation = self.parse_table_factor()?;
+        let mut twj = TableWithJoins { relation, joins: Vec::new() };
+        loop {
+            // PIVOT / UNPIVOT take everything written before them as their source.
+            if self.is_any_word(&["PIVOT", "UNPIVOT"]) {
+                let placeholder = TableFactor::Variable { name: String::new(), alias: None };
+                let source = std::mem::replace(&mut twj, TableWithJoins { relation: placeholder, joins: Vec::new() });
+                twj.relation = self.parse_pivot(source)?;
+                continue;
+            }
+            let Some((kind, hint)) = self.parse_join_operator()? else {
+                break;
+            };
+            let mut relation = self.parse_table_factor()?;
             let on = if matches!(kind, JoinKind::Cross | JoinKind::CrossApply | JoinKind::OuterApply) {
                 None
             } else {
+                // `a JOIN b PIVOT (...) p ON ...`: the PIVOT belongs to the joined source.
+                while self.is_any_word(&["PIVOT", "UNPIVOT"]) {
+                    relation = self.parse_pivot(TableWithJoins { relation, joins: Vec::new() })?;
+                }
                 self.expect_word("ON")?;
                 Some(self.parse_expr()?)
             };
-            joins.push(Join { kind, hint, relation, on });
+            twj.joins.push(Join { kind, hint, relation, on });
         }
-        Ok(TableWithJoins { relation, joins })
+        Ok(twj)
+    }
+
+    /// `PIVOT (agg(value) FOR column IN (a, ...)) [AS] alias` or
+    /// `UNPIVOT (value FOR name IN (a, ...)) [AS] alias` after `source`.
+    fn parse_pivot(&mut self, source: TableWithJoins) -> PResult<TableFactor> {
+        let source = Box::new(source);
+        let unpivot = self.take_word_upper()? == "UNPIVOT";
+        self.expect(&TokenKind::LParen)?;
+        let factor = if unpivot {
+            let value = self.parse_ident()?;
+            self.expect_word("FOR")?;
+            let name = self.parse_ident()?;
+            self.expect_word("IN")?;
+            let columns = self.parse_paren_ident_list()?;
+            self.expect(&TokenKind::RParen)?;
+            self.eat_word("AS");
+            TableFactor::Unpivot { source, value, name, columns, alias: self.parse_ident()? }
+        } else {
+            let aggregate = self.parse_ident()?;
+            self.expect(&TokenKind::LParen)?;
+            let value = self.parse_object_name()?;
+            self.expect(&TokenKind::RParen)?;
+            self.expect_word("FOR")?;
+            let column = self.parse_object_name()?;
+            self.expect_word("IN")?;
+            let values = self.parse_paren_ident_list()?;
+            self.expect(&TokenKind::RParen)?;
+            self.eat_word("AS");
+            TableFactor::Pivot { source, aggregate, value, column, values, alias: self.parse_ident()? }
+        };
+        Ok(factor)
     }
 
     fn parse_join_hint(&mut self) -> Option<String> {
