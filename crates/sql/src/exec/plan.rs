@@ -1194,7 +1194,7 @@ impl ScanOp {
 
     /// The next row of the batch as the index stores it (decoding a stored one into the
     /// spare row), with its key when `want_key`; None at the batch's end.
-    fn pop(&mut self, cx: &mut Cx, want_key: bool) -> Result<Option<(Option<Vec<u8>>, Row)>, SqlError> {
+    fn pop(&mut self, cx: &mut Cx, want_key: bool) -> Result<Option<Popped>, SqlError> {
         if let Some((k, row)) = self.buf.pop() {
             return Ok(Some((Some(k), row)));
         }
@@ -1224,6 +1224,9 @@ impl ScanOp {
         Ok(None)
     }
 }
+
+/// A row as an index stores it, with its key when asked for.
+type Popped = (Option<Vec<u8>>, Row);
 
 fn bound_of(k: &Option<Vec<u8>>, inclusive: bool) -> Bound<&[u8]> {
     match k {
@@ -1581,7 +1584,7 @@ impl HashJoinOp {
                 },
             }
             r.resize(w, Value::Null);
-            self.build_vals.extend(r.drain(..));
+            self.build_vals.append(&mut r);
             self.build_count += 1;
             right.recycle(r);
         }
@@ -1730,6 +1733,9 @@ struct Group {
     ordered: Vec<Vec<(Vec<Value>, Value, Option<Value>)>>,
 }
 
+/// One grouping set's groups, in first-seen order, and their index by encoded key.
+type GroupTable = (HashMap<Vec<u8>, usize, FxBuild>, Vec<Group>);
+
 fn new_group(keys: Row, aggs: &[AggSpec]) -> Group {
     Group {
         keys,
@@ -1752,8 +1758,7 @@ fn aggregate(
     let sets = sets.unwrap_or(&all_set);
     // One hash table per grouping set, by the group's encoded key; groups keep
     // first-seen order.
-    let mut tables: Vec<(HashMap<Vec<u8>, usize, FxBuild>, Vec<Group>)> =
-        sets.iter().map(|_| (HashMap::with_hasher(FxBuild), Vec::new())).collect();
+    let mut tables: Vec<GroupTable> = sets.iter().map(|_| (HashMap::with_hasher(FxBuild), Vec::new())).collect();
     let mut saw_null = false;
     // Per-row scratch, reused: the values of keys and arguments that are not plain
     // columns (plain columns are read in place), and the encoded group key.
