@@ -41,8 +41,8 @@ use std::time::Duration;
 use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
 use sql::host::{
-    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, RowDecoder, StoredColumn,
-    StoredKeyRow,
+    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, RowDecoder, StoredBatch,
+    StoredColumn,
 };
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
@@ -366,8 +366,8 @@ fn read_row(
     }
 }
 
-/// Up to `max` entries of the range as stored (key, record), in key order or reversed;
-/// returns whether the range goes on after them. See `Host::scan`.
+/// Up to `max` entries of the range as stored (key, record), in key order or reversed,
+/// appended to `raw`; returns whether the range goes on after them. See `Host::scan`.
 fn scan_raw(
     li: &LockedIndex,
     ctx: &SessionContext<'_>,
@@ -375,17 +375,17 @@ fn scan_raw(
     upper: Bound<&[u8]>,
     reverse: bool,
     max: usize,
-    raw: &mut Vec<StoredKeyRow>,
+    raw: &mut StoredBatch,
 ) -> Result<bool> {
     let mut more = false;
     let mut taken = 0usize;
     if !reverse {
-        li.scan_owned(ctx, lower, upper, max.saturating_add(1), |k, v| {
+        li.scan_expecting(ctx, lower, upper, max.saturating_add(1), |k, v| {
             if taken == max {
                 more = true;
                 return false;
             }
-            raw.push((k, v));
+            raw.push(k, v);
             taken += 1;
             true
         })?;
@@ -396,7 +396,7 @@ fn scan_raw(
                 more = true;
                 break;
             }
-            raw.push((k.to_vec(), v.to_vec()));
+            raw.push(k, v);
             taken += 1;
         }
     } else {
@@ -421,16 +421,18 @@ fn scan_raw(
         } else {
             lower
         };
-        let mut rows = Vec::new();
+        let mut rows = StoredBatch::default();
         li.scan(ctx, start, upper, |k, v| {
-            rows.push((k.to_vec(), v.to_vec()));
+            rows.push(k, v);
             true
         })?;
-        if rows.len() > max {
+        let skip = rows.len().saturating_sub(max);
+        if skip > 0 {
             more = true;
-            rows.drain(..rows.len() - max);
         }
-        raw.extend(rows.into_iter().rev());
+        for i in (skip..rows.len()).rev() {
+            raw.push(rows.key(i), rows.record(i));
+        }
     }
     Ok(more)
 }
@@ -447,16 +449,17 @@ impl Host for EngineHost {
     ) -> HostResult<bool> {
         self.run(index.db, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
-            let mut raw = Vec::new();
+            let mut raw = StoredBatch::default();
             let more = scan_raw(li, ctx, lower, upper, reverse, max, &mut raw)?;
-            for (k, v) in raw {
-                match codec.decode(&v, &db.txn.db) {
-                    Ok(row) => out.push((k, row)),
+            for i in 0..raw.len() {
+                let k = raw.key(i);
+                match codec.decode(raw.record(i), &db.txn.db) {
+                    Ok(row) => out.push((k.to_vec(), row)),
                     Err(e) if !codec.has_lob_columns() => return Err(e),
                     // See `read_row`: read the row again; gone means deleted meanwhile.
                     Err(_) => {
-                        if let Some(row) = read_row(db, li, ctx, codec, &k, false)? {
-                            out.push((k, row));
+                        if let Some(row) = read_row(db, li, ctx, codec, k, false)? {
+                            out.push((k.to_vec(), row));
                         }
                     }
                 }
@@ -472,7 +475,7 @@ impl Host for EngineHost {
         upper: Bound<&[u8]>,
         reverse: bool,
         max: usize,
-        out: &mut Vec<StoredKeyRow>,
+        out: &mut StoredBatch,
     ) -> HostResult<Option<(bool, Arc<dyn RowDecoder>)>> {
         self.run(index.db, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;

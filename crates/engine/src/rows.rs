@@ -163,20 +163,35 @@ impl RowCodec {
     pub fn decode(&self, bytes: &[u8], db: &Database) -> Result<Vec<Value>> {
         // One spare slot: scans for UPDATE/DELETE append the row's locator.
         let mut out = Vec::with_capacity(self.columns.len() + 1);
-        self.decode_into(bytes, Some(db), &mut out)?;
+        self.decode_into(bytes, Some(db), None, &mut out)?;
         Ok(out)
     }
 
-    /// Appends the values of a record to `out`; false (and `out` partly filled) when
-    /// the record holds an off-row value and there is no `db` to read it from.
-    fn decode_into(&self, bytes: &[u8], db: Option<&Database>, out: &mut Vec<Value>) -> Result<bool> {
+    /// Sets `out` to the values of a record, each decoded into its slot so the buffer of
+    /// a string or binary already there is reused (see `RowDecoder::decode_row`); false
+    /// (and `out` partly filled) when the record holds an off-row value and there is no
+    /// `db` to read it from. With `needed`, the columns it does not mark are left NULL
+    /// (not read, so an off-row value there needs no `db`).
+    fn decode_into(
+        &self,
+        bytes: &[u8],
+        db: Option<&Database>,
+        needed: Option<&[bool]>,
+        out: &mut Vec<Value>,
+    ) -> Result<bool> {
         let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
-        // Each value is decoded in its slot (see `types::decode_to`).
-        let start = out.len();
-        out.extend(self.columns.iter().map(|_| Value::Null));
-        for (i, (c, slot)) in self.columns.iter().zip(&mut out[start..]).enumerate() {
+        let n = self.columns.len();
+        if out.len() != n {
+            out.truncate(n);
+            out.resize(n, Value::Null);
+        }
+        for (i, (c, slot)) in self.columns.iter().zip(out.iter_mut()).enumerate() {
+            if needed.is_some_and(|need| need.get(i) == Some(&false)) {
+                *slot = Value::Null;
+                continue;
+            }
             match view.column(i).map_err(StorageError::from)? {
-                ColumnValue::Null => {}
+                ColumnValue::Null => *slot = Value::Null,
                 ColumnValue::Inline(b) => types::decode_to(&c.ty, b, slot)?,
                 ColumnValue::Lob(p) => {
                     let Some(db) = db else { return Ok(false) };
@@ -209,7 +224,11 @@ impl RowCodec {
 /// transaction (`Host::get`).
 impl RowDecoder for RowCodec {
     fn decode_row(&self, stored: &[u8], out: &mut Vec<Value>) -> HostResult<bool> {
-        self.decode_into(stored, None, out).map_err(HostError::from)
+        self.decode_into(stored, None, None, out).map_err(HostError::from)
+    }
+
+    fn decode_columns(&self, stored: &[u8], needed: &[bool], out: &mut Vec<Value>) -> HostResult<bool> {
+        self.decode_into(stored, None, Some(needed), out).map_err(HostError::from)
     }
 }
 
@@ -262,8 +281,9 @@ mod tests {
         assert_eq!(codec.lob_pointers(&rec).unwrap().len(), 1);
     }
 
-    /// A stored row decodes from its bytes alone (appending to what `out` holds, NULLs
-    /// included) unless it holds an off-row value: then `decode_row` says so.
+    /// A stored row decodes from its bytes alone (overwriting what `out` holds, NULLs
+    /// included, and reusing its strings' buffers) unless it holds an off-row value: then
+    /// `decode_row` says so.
     #[test]
     fn rows_decode_alone_unless_a_value_is_off_row() {
         let codec = RowCodec::new(cols(&[
@@ -275,10 +295,24 @@ mod tests {
         .unwrap();
         let row = vec![Value::Int(7), Value::String("seven".into()), Value::Null, Value::Null];
         let rec = codec.encode(&row, 4, &mut Vec::new(), |_| unreachable!()).unwrap();
-        let mut out = vec![Value::Bit(true)];
+        let mut out = vec![
+            Value::Bit(true),
+            Value::String(String::with_capacity(64)),
+            Value::Int(1),
+            Value::Int(2),
+            Value::Int(3),
+        ];
         assert!(codec.decode_row(&rec, &mut out).unwrap());
-        assert_eq!(out[0], Value::Bit(true));
-        assert_eq!(&out[1..], row.as_slice());
+        assert_eq!(out, row);
+        assert!(matches!(&out[1], Value::String(s) if s.capacity() >= 64), "the string's buffer is reused");
+        let row2 = vec![Value::Int(8), Value::Null, Value::Null, Value::DateTime2 { days: 5, ticks: 0, scale: 7 }];
+        let rec2 = codec.encode(&row2, 4, &mut Vec::new(), |_| unreachable!()).unwrap();
+        assert!(codec.decode_row(&rec2, &mut out).unwrap());
+        assert_eq!(out, row2);
+        // Only the needed columns are decoded; an off-row value in another one needs no
+        // transaction to read.
+        assert!(codec.decode_columns(&rec, &[true, false, false, true], &mut out).unwrap());
+        assert_eq!(out, vec![Value::Int(7), Value::Null, Value::Null, Value::Null]);
         let wide = vec![Value::Int(8), Value::Null, Value::String("x".repeat(9000)), Value::Null];
         let rec = codec
             .encode(&wide, 4, &mut Vec::new(), |b| {
@@ -286,6 +320,9 @@ mod tests {
             })
             .unwrap();
         assert!(!codec.decode_row(&rec, &mut Vec::new()).unwrap());
+        let mut out = Vec::new();
+        assert!(codec.decode_columns(&rec, &[true, false, false], &mut out).unwrap());
+        assert_eq!(out, vec![Value::Int(8), Value::Null, Value::Null, Value::Null]);
         assert!(codec.decode_row(&rec[..rec.len() - 1], &mut Vec::new()).is_err(), "a damaged record");
     }
 

@@ -79,15 +79,67 @@ pub type HostResult<T> = Result<T, HostError>;
 /// One key and its row, as a scan returns them.
 pub type KeyRow = (Vec<u8>, Vec<Value>);
 
-/// One key and its row in the host's stored form, as [`Host::scan_stored`] returns them.
-pub type StoredKeyRow = (Vec<u8>, Vec<u8>);
+/// Rows of one index in the host's stored form, as [`Host::scan_stored`] returns them:
+/// every key and record of a batch in one buffer, so a batch costs a few allocations
+/// (reused by the next batch of the scan) rather than two per row.
+#[derive(Debug, Default, Clone)]
+pub struct StoredBatch {
+    bytes: Vec<u8>,
+    /// Per row: where its key starts, where its record starts, where it ends.
+    spans: Vec<(usize, usize, usize)>,
+}
+
+impl StoredBatch {
+    pub fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+    }
+
+    pub fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.spans.is_empty()
+    }
+
+    /// Appends a row (copies the key and record).
+    pub fn push(&mut self, key: &[u8], record: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(record);
+        self.spans.push((start, start + key.len(), self.bytes.len()));
+    }
+
+    /// The key of row `i` (panics past the end, as slice indexing does).
+    pub fn key(&self, i: usize) -> &[u8] {
+        let (a, b, _) = self.spans[i];
+        &self.bytes[a..b]
+    }
+
+    /// The stored record of row `i`.
+    pub fn record(&self, i: usize) -> &[u8] {
+        let (_, b, c) = self.spans[i];
+        &self.bytes[b..c]
+    }
+}
 
 /// Turns the stored rows of one index into values (see [`Host::scan_stored`]).
 pub trait RowDecoder {
-    /// Appends the values of one stored row to `out`. False when the row cannot be
-    /// decoded from its bytes alone (a value stored off-row, which takes the transaction
-    /// to read): the caller clears `out` and reads the row by its key with [`Host::get`].
+    /// Sets `out` to the values of one stored row: its length becomes the index's
+    /// column count and every slot is overwritten, reusing the buffers of the values
+    /// already there (a scan decodes each row into the previous row's vector, so a
+    /// streamed string column allocates nothing per row). False when the row cannot be
+    /// decoded from its bytes alone (a value stored off-row, which takes the
+    /// transaction to read): the caller reads the row by its key with [`Host::get`].
     fn decode_row(&self, stored: &[u8], out: &mut Vec<Value>) -> HostResult<bool>;
+    /// [`RowDecoder::decode_row`] for a reader of only the columns marked in `needed`
+    /// (a column past its end counts as needed): the others may be left NULL without
+    /// being decoded. By default every column is decoded.
+    fn decode_columns(&self, stored: &[u8], needed: &[bool], out: &mut Vec<Value>) -> HostResult<bool> {
+        let _ = needed;
+        self.decode_row(stored, out)
+    }
 }
 
 /// Isolation levels as `SET TRANSACTION ISOLATION LEVEL` names them.
@@ -157,12 +209,11 @@ pub trait Host {
         max: usize,
         out: &mut Vec<KeyRow>,
     ) -> HostResult<bool>;
-    /// [`Host::scan`] leaving the rows in the host's stored form, with the decoder that
-    /// turns them into values. The executor decodes each row just before it uses it, so
-    /// a batch holds bytes only and a row's values are allocated and freed while that
-    /// row is worked on (a streaming scan then reuses the same few allocations instead
-    /// of holding a batch of them). None when the host has no such form (`MemHost`): the
-    /// rows are then read with `scan`.
+    /// [`Host::scan`] leaving the rows in the host's stored form, appended to `out`,
+    /// with the decoder that turns them into values. The executor decodes each row just
+    /// before it uses it, so a batch holds bytes only (in one buffer) and a streaming
+    /// scan reuses the same few allocations for every row. None when the host has no
+    /// such form (`MemHost`): the rows are then read with `scan`.
     fn scan_stored(
         &mut self,
         index: &IndexRef,
@@ -170,7 +221,7 @@ pub trait Host {
         upper: Bound<&[u8]>,
         reverse: bool,
         max: usize,
-        out: &mut Vec<StoredKeyRow>,
+        out: &mut StoredBatch,
     ) -> HostResult<Option<(bool, Arc<dyn RowDecoder>)>> {
         let _ = (index, lower, upper, reverse, max, out);
         Ok(None)

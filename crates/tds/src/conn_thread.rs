@@ -278,6 +278,10 @@ impl PacketOut for ThreadOut<'_> {
         let (sock, buf) = (self.sock, &mut self.buf);
         self.out.write_group(|g| write_all(sock, g, buf))
     }
+
+    fn reclaim(&mut self) -> Option<Vec<u8>> {
+        self.out.reclaim()
+    }
 }
 
 /// Blocking reads of whole packets through a small buffer.

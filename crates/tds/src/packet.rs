@@ -235,19 +235,45 @@ pub struct PacketWriter {
     /// The packet being filled, header space included.
     buf: Vec<u8>,
     ready: Vec<Vec<u8>>,
+    /// Buffers of packets already sent, handed back ([`PacketWriter::recycle`]) for the
+    /// next packets: a long result reuses a few buffers instead of allocating one per
+    /// packet.
+    free: Vec<Vec<u8>>,
+    /// Scratch for bytes written past a packet's end (see `write_with`).
+    overflow: Vec<u8>,
 }
+
+/// Sent packet buffers kept for reuse (a group of 32 KB of 4 KB packets, and then some).
+const FREE_PACKETS: usize = 16;
 
 impl PacketWriter {
     pub fn new(ty: PacketType, spid: u16, packet_size: u32) -> PacketWriter {
         let packet_size = (packet_size as usize).clamp(512, MAX_PACKET_LEN);
-        let mut w = PacketWriter { ty: ty as u8, spid, packet_size, next_id: 1, buf: Vec::new(), ready: Vec::new() };
+        let mut w = PacketWriter {
+            ty: ty as u8,
+            spid,
+            packet_size,
+            next_id: 1,
+            buf: Vec::new(),
+            ready: Vec::new(),
+            free: Vec::new(),
+            overflow: Vec::new(),
+        };
         w.start_packet();
         w
     }
 
     fn start_packet(&mut self) {
-        self.buf = Vec::with_capacity(self.packet_size);
+        self.buf = self.free.pop().unwrap_or_else(|| Vec::with_capacity(self.packet_size));
         self.buf.extend_from_slice(&[0u8; HEADER_LEN]);
+    }
+
+    /// Takes back the buffer of a packet that has been sent, for a later packet.
+    pub fn recycle(&mut self, mut packet: Vec<u8>) {
+        if self.free.len() < FREE_PACKETS && packet.capacity() >= self.packet_size {
+            packet.clear();
+            self.free.push(packet);
+        }
     }
 
     pub fn packet_size(&self) -> usize {
@@ -278,6 +304,29 @@ impl PacketWriter {
                 self.seal(status::NORMAL);
             }
         }
+    }
+
+    /// Lets `f` append to the message straight into the current packet's buffer (no
+    /// copy through a buffer of its own), then moves whatever went past the packet's end
+    /// into the packets after it. `f` must leave the bytes before its start as they
+    /// were.
+    pub fn write_with<R>(&mut self, f: impl FnOnce(&mut Vec<u8>) -> R) -> R {
+        let r = f(&mut self.buf);
+        if self.buf.len() >= self.packet_size {
+            let mut over = std::mem::take(&mut self.overflow);
+            over.clear();
+            over.extend_from_slice(&self.buf[self.packet_size..]);
+            self.buf.truncate(self.packet_size);
+            self.seal(status::NORMAL);
+            self.write(&over);
+            self.overflow = over;
+        }
+        r
+    }
+
+    /// Whether complete packets wait to be taken.
+    pub fn has_ready(&self) -> bool {
+        !self.ready.is_empty()
     }
 
     fn seal(&mut self, st: u8) {

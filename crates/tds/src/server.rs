@@ -788,11 +788,18 @@ pub(crate) struct GroupedWrites {
     pub(crate) group: Vec<Vec<u8>>,
     group_bytes: usize,
     pub(crate) failed: Option<io::Error>,
+    /// The buffers of the last group written, for the sink to reuse (`PacketOut::reclaim`).
+    written: Vec<Vec<u8>>,
 }
 
 impl GroupedWrites {
     pub(crate) fn new() -> GroupedWrites {
-        GroupedWrites { group: Vec::new(), group_bytes: 0, failed: None }
+        GroupedWrites { group: Vec::new(), group_bytes: 0, failed: None, written: Vec::new() }
+    }
+
+    /// A buffer of a packet written out.
+    pub(crate) fn reclaim(&mut self) -> Option<Vec<u8>> {
+        self.written.pop()
     }
 
     pub(crate) fn send(
@@ -818,12 +825,15 @@ impl GroupedWrites {
         if self.group.is_empty() {
             return Ok(());
         }
-        let group = std::mem::take(&mut self.group);
+        // The group's vector and its packets' buffers come back for the next group.
+        let group = std::mem::replace(&mut self.group, std::mem::take(&mut self.written));
+        self.group.clear();
         self.group_bytes = 0;
         // The write may block on the client: a wait, so the scheduler goes first.
         diag::sched::release();
         let started = Instant::now();
         let r = write(&group);
+        self.written = group;
         let took = started.elapsed();
         // A socket with room takes a group in microseconds; longer means the client's
         // receive window was full and we waited for it to read.
@@ -854,6 +864,10 @@ impl PacketOut for SocketOut<'_> {
     fn flush(&mut self) -> Result<(), ClientGone> {
         let (wr, handle) = (&mut *self.wr, self.handle);
         self.out.write_group(|g| handle.block_on(write_packets(wr, g)))
+    }
+
+    fn reclaim(&mut self) -> Option<Vec<u8>> {
+        self.out.reclaim()
     }
 }
 

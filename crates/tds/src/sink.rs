@@ -30,6 +30,11 @@ pub trait PacketOut {
     fn flush(&mut self) -> Result<(), ClientGone> {
         Ok(())
     }
+    /// A buffer of a packet already written out, for the sink to reuse (None when
+    /// there is none, or the packets are not written here).
+    fn reclaim(&mut self) -> Option<Vec<u8>> {
+        None
+    }
 }
 
 impl PacketOut for Vec<Vec<u8>> {
@@ -137,13 +142,19 @@ impl<O: PacketOut> TokenSink<O> {
         }
     }
 
-    /// Sends complete packets onward.
+    /// Sends complete packets onward, and takes back the buffers of those written out.
     fn drain(&mut self) -> SinkResult {
+        if !self.writer.has_ready() {
+            return Ok(());
+        }
         for p in self.writer.take_ready() {
             if self.out.send(p).is_err() {
                 self.stopped = true;
                 return Err(SinkError::Cancelled);
             }
+        }
+        while let Some(b) = self.out.reclaim() {
+            self.writer.recycle(b);
         }
         Ok(())
     }
@@ -210,15 +221,17 @@ impl<O: PacketOut> ResultSink for TokenSink<O> {
 
     fn row(&mut self, row: &[Value]) -> SinkResult {
         self.check()?;
-        self.buf.clear();
-        if let Err(e) = token::put_row(&mut self.buf, &self.columns, row) {
+        self.release_done();
+        // Encoded straight into the packet (the commonest token by far).
+        let columns = &self.columns;
+        if let Err(e) = self.writer.write_with(|out| token::put_row(out, columns, row)) {
             // An executor bug: report it and stop the batch rather than send a broken row.
             let err = SqlError::new(8630, 16, 1, format!("Internal error: {e}."));
             self.server_error(&err)?;
             self.stopped = true;
             return Err(SinkError::Cancelled);
         }
-        self.emit()
+        self.drain()
     }
 
     fn command(&mut self, cmd: u16) {

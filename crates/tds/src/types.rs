@@ -517,6 +517,9 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
 /// Writes a value (NULL or not) as `ti` requires for a column of `ty`: the length prefix
 /// of its family and the bytes. `ti` must come from [`TypeInfo::for_sql_type`] for `ty`.
 pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
+    if encode_common(ti, ty, v, out) {
+        return Ok(());
+    }
     if v.is_null() {
         match ti.null_len() {
             None => return Err(mismatch(v, ty)),
@@ -559,6 +562,39 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         out.truncate(start);
     }
     r
+}
+
+/// [`encode_value`] for the commonest values of a result stream, written whole: a
+/// non-NULL int, bigint, ASCII varchar/char or datetime2 of the column's own type. False
+/// (and `out` untouched) for anything else: the general path writes it or reports it.
+fn encode_common(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> bool {
+    match (ti, *ty, v) {
+        (TypeInfo::Fixed(_), SqlType::Int, Value::Int(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (TypeInfo::ByteLen { .. }, SqlType::Int, Value::Int(x)) => {
+            let b = x.to_le_bytes();
+            out.extend_from_slice(&[4, b[0], b[1], b[2], b[3]]);
+        }
+        (TypeInfo::Fixed(_), SqlType::BigInt, Value::BigInt(x)) => out.extend_from_slice(&x.to_le_bytes()),
+        (TypeInfo::ByteLen { .. }, SqlType::BigInt, Value::BigInt(x)) => {
+            out.push(8);
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        (TypeInfo::ShortLen { len, .. }, SqlType::VarChar { .. } | SqlType::Char { .. }, Value::String(s))
+            if *len != PLP_MARKER && s.len() <= usize::from(*len) && s.is_ascii() =>
+        {
+            // ASCII is the same bytes in code page 1252.
+            out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+            out.extend_from_slice(s.as_bytes());
+        }
+        (TypeInfo::Scaled { .. }, SqlType::DateTime2 { scale }, &Value::DateTime2 { days, ticks, .. }) => {
+            let t = usize::from(time_storage_len(scale));
+            out.push((t + 3) as u8);
+            put_uint_le(out, time_units(ticks, scale), t);
+            put_uint_le(out, u64::from(days), 3);
+        }
+        _ => return false,
+    }
+    true
 }
 
 /// A PLP value: total length, chunks, terminator.

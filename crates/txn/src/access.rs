@@ -541,18 +541,18 @@ impl LockedIndex {
     /// of the index) are RangeS-S locked, so the same scan returns the same rows until
     /// the transaction ends (no phantoms). A scan stopped early by `f` has locked the
     /// range up to the last row it returned.
-    pub fn scan<F>(&self, ctx: &SessionContext<'_>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, mut f: F) -> Result<bool>
+    pub fn scan<F>(&self, ctx: &SessionContext<'_>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, f: F) -> Result<bool>
     where
         F: FnMut(&[u8], &[u8]) -> bool,
     {
-        self.scan_owned(ctx, lower, upper, usize::MAX, |k, v| f(&k, &v))
+        self.scan_expecting(ctx, lower, upper, usize::MAX, f)
     }
 
-    /// [`scan`](Self::scan) handing over each key and row as owned bytes (they are
-    /// copied out of the page anyway, so a caller that keeps them copies nothing more).
-    /// `expected` is how many rows the caller will take before `f` returns false (a
-    /// hint: READ COMMITTED reads no more than that ahead).
-    pub fn scan_owned<F>(
+    /// [`scan`](Self::scan) told how many rows the caller will take before `f` returns
+    /// false (a hint: READ COMMITTED copies no more than that ahead). The key and row
+    /// handed to `f` are lent from a batch buffer reused for the whole scan: a caller
+    /// that keeps them copies them once, into storage of its own.
+    pub fn scan_expecting<F>(
         &self,
         ctx: &SessionContext<'_>,
         lower: Bound<&[u8]>,
@@ -561,14 +561,14 @@ impl LockedIndex {
         mut f: F,
     ) -> Result<bool>
     where
-        F: FnMut(Vec<u8>, Vec<u8>) -> bool,
+        F: FnMut(&[u8], &[u8]) -> bool,
     {
         self.check_level(ctx)?;
         let level = ctx.isolation();
         if level == IsolationLevel::ReadUncommitted {
             let mut cursor = self.tree.range(lower, upper);
             while let Some((k, v)) = cursor.next_entry()? {
-                if !f(k.to_vec(), v.to_vec()) {
+                if !f(k, v) {
                     return Ok(false);
                 }
             }
@@ -589,7 +589,7 @@ impl LockedIndex {
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
         expected: usize,
-        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<bool> {
         if ctx.isolation() == IsolationLevel::ReadCommitted {
             return self.scan_read_committed(ctx, lower, upper, expected, f);
@@ -607,14 +607,15 @@ impl LockedIndex {
     /// ghosts in the stretch are checked next: one whose delete is still in flight, a key
     /// that is locked, or a ghost that came back into the tree (its delete rolled back)
     /// hands that one key to the locking path (`scan_locked_steps`, one step), which
-    /// waits as the row-by-row protocol does; then batching resumes after it.
+    /// waits as the row-by-row protocol does; then batching resumes after it. A batch's
+    /// rows are copied into one buffer ([`EntryBatch`]), reused by every batch.
     fn scan_read_committed(
         &self,
         ctx: &SessionContext<'_>,
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
         expected: usize,
-        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
     ) -> Result<bool> {
         /// Ghosts checked per batch (a graveyard of committed deletes is crossed in
         /// several batches rather than copied whole).
@@ -624,7 +625,7 @@ impl LockedIndex {
         const GRAVEYARD: usize = 16;
         let owner = ctx.owner();
         let mut after: Bound<Vec<u8>> = owned(lower);
-        let mut rows: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+        let mut rows = EntryBatch::default();
         // Grows from a small first batch, so that a scan its caller stops early (TOP,
         // EXISTS) copies little.
         let mut growth = 16;
@@ -647,15 +648,15 @@ impl LockedIndex {
                     locked = Some(k.to_vec());
                     return false;
                 }
-                rows.push((k.to_vec(), v.to_vec()));
+                rows.push(k, v);
                 true
             })?;
             let next_batch = (growth * 2).min(MAX_BATCH);
             // The keys the batch speaks for end before the locked key, at the last row of
             // a full batch, or at the end of the range.
-            let end: Bound<&[u8]> = match (&locked, rows.last()) {
+            let end: Bound<&[u8]> = match (&locked, rows.len()) {
                 (Some(k), _) => Bound::Excluded(k.as_slice()),
-                (None, Some((k, _))) if full => Bound::Included(k.as_slice()),
+                (None, n) if full && n > 0 => Bound::Included(rows.key(n - 1)),
                 _ => upper,
             };
             let ghosts: Vec<Vec<u8>> = if nonempty(borrowed(&after), end) {
@@ -679,8 +680,8 @@ impl LockedIndex {
             };
             let mut cut = false;
             for gk in &ghosts {
-                let pos = rows.partition_point(|(k, _)| k.as_slice() < gk.as_slice());
-                if rows.get(pos).is_some_and(|(k, _)| k == gk) {
+                let pos = rows.partition_point(|k| k < gk.as_slice());
+                if pos < rows.len() && rows.key(pos) == gk.as_slice() {
                     continue; // back in the tree when the batch was read: a row
                 }
                 if !self.locks.grantable_now(owner, &self.key_resource(gk), LockMode::S) {
@@ -708,15 +709,15 @@ impl LockedIndex {
                 // More ghosts may follow: vouch only for the stretch up to the last one
                 // checked (a row under that key included).
                 let last = ghosts.len() - 1;
-                emit = rows.partition_point(|(k, _)| k.as_slice() <= ghosts[last].as_slice());
+                emit = rows.partition_point(|k| k <= ghosts[last].as_slice());
                 then = Then::AfterGhost(last);
             }
             if emit > 0 {
-                after = Bound::Excluded(rows[emit - 1].0.clone());
+                after = Bound::Excluded(rows.key(emit - 1).to_vec());
             }
             returned += emit;
-            for (k, v) in rows.drain(..emit) {
-                if !f(k, v) {
+            for i in 0..emit {
+                if !f(rows.key(i), rows.value(i)) {
                     return Ok(false);
                 }
             }
@@ -740,7 +741,7 @@ impl LockedIndex {
         ctx: &SessionContext<'_>,
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
-        f: &mut dyn FnMut(Vec<u8>, Vec<u8>) -> bool,
+        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
         mut steps: usize,
     ) -> Result<ScanEnd> {
         let level = ctx.isolation();
@@ -792,7 +793,7 @@ impl LockedIndex {
             };
             let was_ghost = value.is_none();
             let go_on = match value {
-                Some(v) => f(key.clone(), v),
+                Some(v) => f(&key, &v),
                 None => true, // a ghost: locked (a range boundary at SERIALIZABLE), skipped
             };
             let release = match level {
@@ -1124,6 +1125,48 @@ enum Then {
     AfterGhost(usize),
     /// One key through the locking path first.
     Step,
+}
+
+/// The entries of one READ COMMITTED batch, copied out of the latched leaves into one
+/// buffer (no allocation per row; the buffer serves every batch of the scan).
+#[derive(Default)]
+struct EntryBatch {
+    bytes: Vec<u8>,
+    /// Per entry: where its key starts, where its value starts, where it ends.
+    spans: Vec<(usize, usize, usize)>,
+}
+
+impl EntryBatch {
+    fn clear(&mut self) {
+        self.bytes.clear();
+        self.spans.clear();
+    }
+
+    fn len(&self) -> usize {
+        self.spans.len()
+    }
+
+    fn push(&mut self, key: &[u8], value: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(key);
+        self.bytes.extend_from_slice(value);
+        self.spans.push((start, start + key.len(), self.bytes.len()));
+    }
+
+    fn key(&self, i: usize) -> &[u8] {
+        let (a, b, _) = self.spans[i];
+        &self.bytes[a..b]
+    }
+
+    fn value(&self, i: usize) -> &[u8] {
+        let (_, b, c) = self.spans[i];
+        &self.bytes[b..c]
+    }
+
+    /// The number of leading entries whose key satisfies `pred` (keys are ascending).
+    fn partition_point(&self, pred: impl Fn(&[u8]) -> bool) -> usize {
+        self.spans.partition_point(|&(a, b, _)| pred(&self.bytes[a..b]))
+    }
 }
 
 /// How an insert's attempt under the gate ended.

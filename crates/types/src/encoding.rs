@@ -134,8 +134,13 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
 
 /// [`decode`] into `slot`, for decoding rows: the value is built where it is kept
 /// instead of being returned and moved (moving `Value`s by the million costs more than
-/// decoding them). After an error `slot` holds NULL or a value.
+/// decoding them), and a string or binary already in the slot lends its buffer (a scan
+/// decoding each row over the previous one allocates nothing for them). After an error
+/// `slot` holds NULL or a value.
 pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
+    if decode_common(ty, bytes, slot) {
+        return Ok(());
+    }
     let bad = || SqlError::invalid_stored_value(ty.name());
     if let Some(n) = ty.fixed_storage_len() {
         if bytes.len() != usize::from(n) {
@@ -215,6 +220,52 @@ pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), Sql
         slot.check_type(ty).map_err(|_| bad())?;
     }
     Ok(())
+}
+
+/// [`decode_to`] for the commonest column types, each complete here with no range check
+/// to run: an integer's bytes hold every value of its type, a char/varchar or binary
+/// within its length in bytes is within it (one character per byte), a datetime2 needs
+/// its two fields in range. Strings and binaries are decoded into the buffer of the one
+/// already in the slot. False (and `slot` untouched) for anything else, valid or not:
+/// the general path decodes it or reports the error.
+fn decode_common(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> bool {
+    let v = match (*ty, bytes.len()) {
+        (SqlType::Int, 4) => Value::Int(i32::from_le_bytes(le(bytes))),
+        (SqlType::BigInt, 8) => Value::BigInt(i64::from_le_bytes(le(bytes))),
+        (SqlType::SmallInt, 2) => Value::SmallInt(i16::from_le_bytes(le(bytes))),
+        (SqlType::TinyInt, 1) => Value::TinyInt(bytes[0]),
+        (SqlType::DateTime2 { scale }, n) if n == usize::from(time_storage_len(scale)) + 3 => {
+            let t = n - 3;
+            let (Some(ticks), days) = (read_time(&bytes[..t], scale), read_date(&bytes[t..])) else { return false };
+            if days > calendar::MAX_DATE_DAYS {
+                return false;
+            }
+            Value::DateTime2 { days, ticks, scale }
+        }
+        (SqlType::VarChar { len: Length::Bounded(len) }, n) | (SqlType::Char { len }, n)
+            if n <= usize::from(len) && (n == usize::from(len) || matches!(ty, SqlType::VarChar { .. })) =>
+        {
+            if let Value::String(s) = slot {
+                s.clear();
+                codepage::decode_into(bytes, s);
+                return true;
+            }
+            Value::String(codepage::decode(bytes))
+        }
+        (SqlType::VarBinary { len: Length::Bounded(len) }, n) | (SqlType::Binary { len }, n)
+            if n <= usize::from(len) && (n == usize::from(len) || matches!(ty, SqlType::VarBinary { .. })) =>
+        {
+            if let Value::Binary(b) = slot {
+                b.clear();
+                b.extend_from_slice(bytes);
+                return true;
+            }
+            Value::Binary(bytes.to_vec())
+        }
+        _ => return false,
+    };
+    *slot = v;
+    true
 }
 
 /// Copies a slice into a fixed array, zero-filling or truncating; callers pass slices
@@ -358,5 +409,31 @@ mod tests {
         assert_eq!(bad(SqlType::varchar(1).unwrap(), b"ab"), 2570);
         assert_eq!(bad(SqlType::Float, &f64::NAN.to_le_bytes()), 2570);
         assert_eq!(bad(SqlType::DateTimeOffset { scale: 0 }, &[0, 0, 0, 0, 0, 0, 0x00, 0x10]), 2570);
+        // The types `decode_common` takes whole, at and past their limits.
+        assert_eq!(bad(SqlType::BigInt, &[0; 7]), 2570);
+        assert_eq!(bad(SqlType::TinyInt, &[]), 2570);
+        assert_eq!(bad(SqlType::DateTime2 { scale: 0 }, &[0, 0, 0, 0xFF, 0xFF, 0xFF]), 2570);
+        assert_eq!(bad(SqlType::DateTime2 { scale: 0 }, &[0xFF, 0xFF, 0xFF, 0, 0, 0]), 2570);
+        assert_eq!(bad(SqlType::DateTime2 { scale: 7 }, &[0; 7]), 2570);
+        assert_eq!(bad(SqlType::varbinary(1).unwrap(), &[1, 2]), 2570);
+        assert_eq!(bad(SqlType::binary(2).unwrap(), &[1]), 2570);
+        let max = SqlType::DateTime2 { scale: 7 };
+        let v = Value::DateTime2 { days: calendar::MAX_DATE_DAYS, ticks: TICKS_PER_DAY - 1, scale: 7 };
+        assert_eq!(enc(&v, max), [[0xFF, 0xBF, 0x69, 0x2A, 0xC9].as_slice(), &[0xDA, 0xB9, 0x37]].concat());
+    }
+
+    /// A string or binary in the slot lends its buffer to the value decoded over it.
+    #[test]
+    fn decoding_in_place_reuses_buffers() {
+        let mut slot = Value::String(String::with_capacity(64));
+        decode_to(&SqlType::varchar(10).unwrap(), b"abc", &mut slot).unwrap();
+        assert!(matches!(&slot, Value::String(s) if s == "abc" && s.capacity() >= 64));
+        decode_to(&SqlType::varchar(10).unwrap(), &[0xE9], &mut slot).unwrap();
+        assert!(matches!(&slot, Value::String(s) if s == "é" && s.capacity() >= 64));
+        let mut slot = Value::Binary(Vec::with_capacity(32));
+        decode_to(&SqlType::varbinary(4).unwrap(), &[1, 2], &mut slot).unwrap();
+        assert!(matches!(&slot, Value::Binary(b) if b == &[1, 2] && b.capacity() >= 32));
+        decode_to(&SqlType::Int, &[5, 0, 0, 0], &mut slot).unwrap();
+        assert_eq!(slot, Value::Int(5));
     }
 }

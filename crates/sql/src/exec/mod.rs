@@ -622,6 +622,8 @@ impl<'a> Cx<'a> {
         let mut n = 0u64;
         while let Some(row) = op.next(self)? {
             self.sink.row(&row).map_err(|_| cancelled())?;
+            // Handed back so the next row is built in its buffers.
+            op.recycle(row);
             n += 1;
         }
         Ok(n)

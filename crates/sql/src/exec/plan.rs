@@ -16,13 +16,14 @@ use std::collections::HashMap;
 use std::ops::Bound;
 use std::sync::Arc;
 
+use types::hash::FxBuild;
 use types::{SqlError, SqlType, Value};
 
 use super::expr::{is_true, BExpr, Row};
 use super::table::TableInfo;
 use super::Cx;
 use crate::ast::{JoinKind, SetOperator};
-use crate::host::{KeyRow, RowDecoder, StoredKeyRow};
+use crate::host::{KeyRow, RowDecoder, StoredBatch};
 use crate::scalar::aggregate::{Accumulator, AggKind};
 use crate::scalar::{convert, ops};
 
@@ -361,10 +362,54 @@ pub type OpResult = Result<Option<Row>, SqlError>;
 
 pub trait Op {
     fn next(&mut self, cx: &mut Cx) -> OpResult;
+    /// Takes back a row this operator returned, once its consumer is done with it, so
+    /// the next row can be built in its vector and buffers (a scan streaming to the
+    /// client then allocates nothing per row). Operators that build rows of their own
+    /// drop it, or pass it to their input when they handed the input's row on.
+    fn recycle(&mut self, row: Row) {
+        let _ = row;
+    }
 }
 
 /// Opens an operator tree for `plan`.
 pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
+    open_needing(plan, cx, None)
+}
+
+/// The columns of a plan's rows its consumer reads (None: all of them). Passed down the
+/// operators that know which of their input's columns they read, so that a scan under
+/// them decodes only those (the others read as NULL): a `GROUP BY` over two columns of
+/// a wide table decodes two columns per row.
+type Needed = Option<Vec<bool>>;
+
+/// Marks the columns `e` reads in `need`; all of them when `e` holds a subquery (which
+/// may read the whole row as its outer row) or reads past the row.
+fn mark_needed(e: &BExpr, need: &mut [bool]) {
+    let mut all = false;
+    e.visit(&mut |x| match x {
+        BExpr::Col(i, _) => match need.get_mut(*i) {
+            Some(n) => *n = true,
+            None => all = true,
+        },
+        BExpr::Subquery(..) | BExpr::Exists(..) | BExpr::InSubquery { .. } | BExpr::Quantified { .. } => all = true,
+        _ => {}
+    });
+    if all {
+        need.fill(true);
+    }
+}
+
+/// The columns of a `width`-column row that `exprs` read.
+fn needed_by<'e>(width: usize, exprs: impl IntoIterator<Item = &'e BExpr>) -> Vec<bool> {
+    let mut need = vec![false; width];
+    for e in exprs {
+        mark_needed(e, &mut need);
+    }
+    need
+}
+
+/// [`open`] for a consumer that reads only the `need` columns of the rows.
+fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, SqlError> {
     Ok(match plan {
         Plan::Unit => Box::new(VecOp::new(vec![Vec::new()])),
         Plan::Values { rows, .. } => {
@@ -380,17 +425,36 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
         }
         Plan::Rows { rows, .. } => Box::new(VecOp::new(rows.as_ref().clone())),
         Plan::Virtual { view, .. } => Box::new(VecOp::new(super::sysviews::rows(view, cx)?)),
-        Plan::Scan(s) => Box::new(ScanOp::new(s.clone(), cx)?),
-        Plan::Filter { input, pred } => Box::new(FilterOp { input: open(input, cx)?, pred: pred.clone() }),
+        Plan::Scan(s) => {
+            let mut op = ScanOp::new(s.clone(), cx)?;
+            op.prune(need);
+            Box::new(op)
+        }
+        Plan::Filter { input, pred } => {
+            let need = need.map(|mut n| {
+                mark_needed(pred, &mut n);
+                n
+            });
+            Box::new(FilterOp { input: open_needing(input, cx, need)?, pred: pred.clone() })
+        }
         Plan::Project { input, exprs, .. } => {
             let moves = column_moves(exprs);
             let in_order = moves.as_ref().is_some_and(|m| m.iter().enumerate().all(|(k, &i)| k == i));
             // `SELECT` of every column of a scan, in order: the scan's rows (always of its
             // width) are the result, with no operator in between.
             if in_order && matches!(**input, Plan::Scan(_)) && exprs.len() == input.width() {
-                return open(input, cx);
+                return open_needing(input, cx, need);
             }
-            Box::new(ProjectOp { input: open(input, cx)?, moves, in_order, exprs: exprs.clone() })
+            // Every expression is evaluated (an unused one may still raise an error), so
+            // the input's columns are those any expression reads.
+            let need = Some(needed_by(input.width(), exprs));
+            Box::new(ProjectOp {
+                input: open_needing(input, cx, need)?,
+                moves,
+                in_order,
+                exprs: exprs.clone(),
+                spare: None,
+            })
         }
         Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
             left: open(left, cx)?,
@@ -404,28 +468,59 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
             right_matched: Vec::new(),
             pending_right_unmatched: None,
         }),
-        Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, .. } => Box::new(HashJoinOp {
-            left: open(left, cx)?,
-            right: Some(open(right, cx)?),
-            left_width: left.width(),
-            right_width: right.width(),
-            kind: *kind,
-            left_keys: left_keys.clone(),
-            right_keys: right_keys.clone(),
-            key_types: key_types.clone(),
-            residual: residual.clone(),
-            table: HashMap::new(),
-            build_rows: Vec::new(),
-            matched: Vec::new(),
-            current: None,
-            unmatched_out: None,
-        }),
+        Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, .. } => {
+            let (lw, rw) = (left.width(), right.width());
+            let (left_need, right_need) = match need {
+                None => (None, None),
+                Some(mut n) => {
+                    n.resize(lw + rw, true);
+                    if let Some(r) = residual {
+                        mark_needed(r, &mut n);
+                    }
+                    let mut l = n[..lw].to_vec();
+                    let mut r = n[lw..].to_vec();
+                    left_keys.iter().for_each(|e| mark_needed(e, &mut l));
+                    right_keys.iter().for_each(|e| mark_needed(e, &mut r));
+                    (Some(l), Some(r))
+                }
+            };
+            Box::new(HashJoinOp {
+                left: open_needing(left, cx, left_need)?,
+                right: Some(open_needing(right, cx, right_need)?),
+                left_width: left.width(),
+                right_width: right.width(),
+                kind: *kind,
+                left_keys: left_keys.clone(),
+                right_keys: right_keys.clone(),
+                key_types: key_types.clone(),
+                residual: residual.clone(),
+                table: JoinTable::for_types(key_types),
+                build_vals: Vec::new(),
+                build_count: 0,
+                next_same: Vec::new(),
+                matched: Vec::new(),
+                current: None,
+                unmatched_out: None,
+                key_buf: Vec::new(),
+                spare: None,
+            })
+        }
         Plan::Aggregate { input, keys, aggs, sets, scalar, .. } => {
-            let rows = aggregate(open(input, cx)?, keys, aggs, sets.as_ref(), *scalar, cx)?;
+            let mut need = needed_by(input.width(), keys);
+            for a in aggs {
+                for e in a.arg.iter().chain(&a.extra).chain(a.order.iter().map(|o| &o.expr)) {
+                    mark_needed(e, &mut need);
+                }
+            }
+            let rows = aggregate(open_needing(input, cx, Some(need))?, keys, aggs, sets.as_ref(), *scalar, cx)?;
             Box::new(VecOp::new(rows))
         }
         Plan::Sort { input, keys } => {
-            let mut rows = drain(open(input, cx)?, cx)?;
+            let need = need.map(|mut n| {
+                keys.iter().for_each(|k| mark_needed(&k.expr, &mut n));
+                n
+            });
+            let mut rows = drain(open_needing(input, cx, need)?, cx)?;
             sort_rows(&mut rows, keys, cx)?;
             Box::new(VecOp::new(rows))
         }
@@ -524,7 +619,13 @@ pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
             cx.work_tables.remove(id);
             Box::new(VecOp::new(all))
         }
-        Plan::Trim { input, keep } => Box::new(TrimOp { input: open(input, cx)?, keep: *keep }),
+        Plan::Trim { input, keep } => {
+            let need = need.map(|mut n| {
+                n.resize(input.width(), false);
+                n
+            });
+            Box::new(TrimOp { input: open_needing(input, cx, need)?, keep: *keep })
+        }
         Plan::Pivot(p) => super::pivot::open(p, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
@@ -574,13 +675,18 @@ fn conform(rows: Vec<Row>, from: &[SqlType], to: &[SqlType]) -> Result<Vec<Row>,
 pub fn row_key(row: &[Value], types: &[SqlType]) -> Vec<u8> {
     let mut k = Vec::new();
     for (v, t) in row.iter().zip(types) {
-        if types::sort_key(v, t, &mut k).is_err() {
-            // A value that does not fit its column type (cannot happen for rows the
-            // executor built); fall back to its display form so it still groups.
-            k.extend_from_slice(format!("{v:?}").as_bytes());
-        }
+        push_key(v, t, &mut k);
     }
     k
+}
+
+/// Appends one value's part of a [`row_key`].
+fn push_key(v: &Value, ty: &SqlType, out: &mut Vec<u8>) {
+    if types::sort_key(v, ty, out).is_err() {
+        // A value that does not fit its column type (cannot happen for rows the
+        // executor built); fall back to its display form so it still groups.
+        out.extend_from_slice(format!("{v:?}").as_bytes());
+    }
 }
 
 fn set_op(op: SetOperator, l: Vec<Row>, r: Vec<Row>, types: &[SqlType]) -> Result<Vec<Row>, SqlError> {
@@ -681,6 +787,10 @@ impl Op for TrimOp {
             r
         }))
     }
+
+    fn recycle(&mut self, row: Row) {
+        self.input.recycle(row);
+    }
 }
 
 struct FilterOp {
@@ -694,8 +804,13 @@ impl Op for FilterOp {
             if is_true(&cx.eval_with_outer(&self.pred, &r)?) {
                 return Ok(Some(r));
             }
+            self.input.recycle(r);
         }
         Ok(None)
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.input.recycle(row);
     }
 }
 
@@ -708,6 +823,8 @@ struct ProjectOp {
     moves: Option<Vec<usize>>,
     /// `moves` is 0, 1, 2, ...: a row of exactly that width passes through unchanged.
     in_order: bool,
+    /// An output row handed back by the consumer, refilled for the next one.
+    spare: Option<Row>,
 }
 
 /// The input positions of a projection made only of distinct plain columns.
@@ -733,14 +850,33 @@ impl Op for ProjectOp {
                 return Ok(Some(r));
             }
             if moves.iter().all(|&i| i < r.len()) {
-                return Ok(Some(moves.iter().map(|&i| std::mem::replace(&mut r[i], Value::Null)).collect()));
+                // Swapped rather than moved out: the input row gets the previous output
+                // row's values back, whose buffers it reuses when it is refilled.
+                let mut out = self.spare.take().unwrap_or_default();
+                out.resize(moves.len(), Value::Null);
+                for (slot, &i) in out.iter_mut().zip(moves) {
+                    std::mem::swap(slot, &mut r[i]);
+                }
+                self.input.recycle(r);
+                return Ok(Some(out));
             }
         }
-        let mut out = Vec::with_capacity(self.exprs.len());
+        let mut out = self.spare.take().unwrap_or_default();
+        out.clear();
         for e in &self.exprs {
             out.push(cx.eval_with_outer(e, &r)?);
         }
+        self.input.recycle(r);
         Ok(Some(out))
+    }
+
+    fn recycle(&mut self, row: Row) {
+        if self.in_order {
+            // Rows of the input's width passed through unchanged.
+            self.input.recycle(row);
+        } else {
+            self.spare = Some(row);
+        }
     }
 }
 
@@ -861,10 +997,17 @@ struct ScanOp {
     /// The current batch in reverse order (the next row is the last): popped row by row,
     /// its allocation refilled by every batch.
     buf: Vec<KeyRow>,
-    /// The same when the host hands rows over undecoded (`Host::scan_stored`): each is
-    /// decoded by `decoder` when it is popped.
-    stored: Vec<StoredKeyRow>,
+    /// The same when the host hands rows over undecoded (`Host::scan_stored`), in order
+    /// from `pos`: each is decoded by `decoder` when it is reached.
+    stored: StoredBatch,
+    pos: usize,
     decoder: Option<Arc<dyn RowDecoder>>,
+    /// A row handed back by the consumer ([`Op::recycle`]) or dropped by the filter: the
+    /// next row is decoded into it, reusing its vector and its strings' buffers.
+    spare: Option<Row>,
+    /// The columns the consumer and the filter read, when not all: the others are not
+    /// decoded (see `open_needing`).
+    needed: Option<Vec<bool>>,
     /// The host has no stored form for this index: batches come from `Host::scan`.
     decoded_only: bool,
     /// The index's rows are the table's rows as they are (the primary index of a table
@@ -885,8 +1028,11 @@ impl ScanOp {
             upper: None,
             upper_inclusive: true,
             buf: Vec::new(),
-            stored: Vec::new(),
+            stored: StoredBatch::default(),
+            pos: 0,
             decoder: None,
+            spare: None,
+            needed: None,
             decoded_only: false,
             stored_is_row,
             last_key: None,
@@ -998,9 +1144,26 @@ impl ScanOp {
         Ok(op)
     }
 
+    /// Decodes only the columns in `need` (and those the filter reads) of a scan whose
+    /// stored rows are the table's rows.
+    fn prune(&mut self, need: Needed) {
+        let Some(mut need) = need else { return };
+        if !self.stored_is_row || self.node.with_locator {
+            return;
+        }
+        need.resize(self.node.table.columns.len(), true);
+        if let Some(f) = &self.node.filter {
+            mark_needed(f, &mut need);
+        }
+        if need.iter().any(|n| !n) {
+            self.needed = Some(need);
+        }
+    }
+
     fn refill(&mut self, cx: &mut Cx) -> Result<(), SqlError> {
         self.buf.clear();
         self.stored.clear();
+        self.pos = 0;
         let index = &self.node.table.indexes[self.node.index].iref;
         let (lower, upper) = if self.node.reverse {
             let upper = match &self.last_key {
@@ -1034,36 +1197,55 @@ impl ScanOp {
         if !more {
             self.exhausted = true;
         }
-        let last = self.buf.last().map(|(k, _)| k).or(self.stored.last().map(|(k, _)| k));
+        let last = match self.buf.last() {
+            Some((k, _)) => Some(k.as_slice()),
+            None if !self.stored.is_empty() => Some(self.stored.key(self.stored.len() - 1)),
+            None => None,
+        };
         if let Some(k) = last {
-            self.last_key = Some(k.clone());
+            let kept = self.last_key.get_or_insert_with(Vec::new);
+            kept.clear();
+            kept.extend_from_slice(k);
         }
         self.buf.reverse();
-        self.stored.reverse();
         cx.check_cancel()
     }
 
-    /// The next key and row of the batch, decoding a stored one; None at its end.
-    fn pop(&mut self, cx: &mut Cx) -> Result<Option<KeyRow>, SqlError> {
-        if let Some(kr) = self.buf.pop() {
-            return Ok(Some(kr));
+    /// The next row of the batch as the index stores it (decoding a stored one into the
+    /// spare row), with its key when `want_key`; None at the batch's end.
+    fn pop(&mut self, cx: &mut Cx, want_key: bool) -> Result<Option<Popped>, SqlError> {
+        if let Some((k, row)) = self.buf.pop() {
+            return Ok(Some((Some(k), row)));
         }
+        let Some(decoder) = &self.decoder else { return Ok(None) };
         let iref = &self.node.table.indexes[self.node.index].iref;
-        while let (Some((key, bytes)), Some(decoder)) = (self.stored.pop(), &self.decoder) {
+        while self.pos < self.stored.len() {
+            let i = self.pos;
+            self.pos += 1;
             // One spare slot for the locator UPDATE and DELETE append.
-            let mut row = Vec::with_capacity(iref.columns.len() + 1);
-            if decoder.decode_row(&bytes, &mut row).map_err(super::host_err)? {
-                return Ok(Some((key, row)));
+            let mut row = self.spare.take().unwrap_or_else(|| Vec::with_capacity(iref.columns.len() + 1));
+            let key = self.stored.key(i);
+            let record = self.stored.record(i);
+            let whole = match &self.needed {
+                Some(need) => decoder.decode_columns(record, need, &mut row),
+                None => decoder.decode_row(record, &mut row),
+            };
+            if whole.map_err(super::host_err)? {
+                return Ok(Some((want_key.then(|| key.to_vec()), row)));
             }
+            self.spare = Some(row);
             // A value stored off-row: read through the transaction; a row deleted
             // meanwhile is skipped, as `Host::scan` does.
-            if let Some(row) = cx.host.get(iref, &key).map_err(super::host_err)? {
-                return Ok(Some((key, row)));
+            if let Some(row) = cx.host.get(iref, key).map_err(super::host_err)? {
+                return Ok(Some((want_key.then(|| key.to_vec()), row)));
             }
         }
         Ok(None)
     }
 }
+
+/// A row as an index stores it, with its key when asked for.
+type Popped = (Option<Vec<u8>>, Row);
 
 fn bound_of(k: &Option<Vec<u8>>, inclusive: bool) -> Bound<&[u8]> {
     match k {
@@ -1090,8 +1272,9 @@ impl Op for ScanOp {
         if self.empty {
             return Ok(None);
         }
+        let want_key = self.node.with_locator && self.node.index == 0;
         loop {
-            let Some((key, stored)) = self.pop(cx)? else {
+            let Some((key, stored)) = self.pop(cx, want_key)? else {
                 if self.exhausted {
                     return Ok(None);
                 }
@@ -1099,13 +1282,12 @@ impl Op for ScanOp {
                 continue;
             };
             let locator = if self.node.with_locator {
-                Some(if self.node.index == 0 {
-                    key
-                } else {
-                    match stored.first() {
+                Some(match key.filter(|_| self.node.index == 0) {
+                    Some(k) => k,
+                    None => match stored.first() {
                         Some(Value::Binary(b)) => b.clone(),
                         _ => continue,
-                    }
+                    },
                 })
             } else {
                 None
@@ -1120,6 +1302,7 @@ impl Op for ScanOp {
             };
             if let Some(f) = &self.node.filter {
                 if !is_true(&cx.eval_with_outer(f, &row)?) {
+                    self.spare = Some(row);
                     continue;
                 }
             }
@@ -1128,6 +1311,10 @@ impl Op for ScanOp {
             }
             return Ok(Some(row));
         }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
     }
 }
 
@@ -1290,80 +1477,244 @@ struct HashJoinOp {
     right_keys: Vec<BExpr>,
     key_types: Vec<SqlType>,
     residual: Option<BExpr>,
-    /// Build side: the right input, by key.
-    table: HashMap<Vec<u8>, Vec<usize>>,
-    build_rows: Vec<Row>,
+    /// Build side: the right input's rows, by key.
+    table: JoinTable,
+    /// The build rows' values, `right_width` per row, in one vector (no allocation per
+    /// row; the right input gets each of its rows back to refill).
+    build_vals: Vec<Value>,
+    build_count: usize,
+    /// Per build row, the next build row with the same key ([`END`] ends the chain):
+    /// each key's rows in build order without a vector per key.
+    next_same: Vec<usize>,
     matched: Vec<bool>,
-    current: Option<(Row, Vec<usize>, usize, bool)>,
+    /// The probe row being joined, its next candidate build row, and whether it matched.
+    current: Option<(Row, usize, bool)>,
     unmatched_out: Option<usize>,
+    /// Scratch for encoded keys.
+    key_buf: Vec<u8>,
+    /// An output row handed back by the consumer, refilled for the next one.
+    spare: Option<Row>,
+}
+
+/// The end of a chain of build rows.
+const END: usize = usize::MAX;
+
+/// The build rows by join key: the first row of each key's chain (see `next_same`).
+enum JoinTable {
+    /// One key of an integer type, while the build side is read (see `build`).
+    Int(HashMap<i64, usize, FxBuild>),
+    /// Integer keys that span a range at most a few times their number: the chains'
+    /// heads in an array indexed by key - `min`. No hashing, and probes in key order
+    /// (a scan by the probe side's primary key) read the array in order too, where a
+    /// hash table would miss the cache on nearly every probe.
+    Dense { min: i64, heads: Vec<usize> },
+    /// Any other keys: keyed by their concatenated memcmp sort keys (`types::sort_key`),
+    /// which are equal exactly when the values compare equal in the key type.
+    Bytes(HashMap<Vec<u8>, usize, FxBuild>),
+}
+
+/// A probe or build row's join key.
+enum JoinKey {
+    /// A NULL key (or one that cannot be a value of the key type): matches nothing.
+    None,
+    Int(i64),
+    /// In the operator's `key_buf`.
+    Bytes,
+}
+
+/// The value of an integer-typed key as an i64.
+fn int_key(v: &Value) -> Option<i64> {
+    match *v {
+        Value::TinyInt(n) => Some(i64::from(n)),
+        Value::SmallInt(n) => Some(i64::from(n)),
+        Value::Int(n) => Some(i64::from(n)),
+        Value::BigInt(n) => Some(n),
+        _ => None,
+    }
+}
+
+impl JoinTable {
+    fn for_types(types: &[SqlType]) -> JoinTable {
+        match types {
+            [SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt] => {
+                JoinTable::Int(HashMap::default())
+            }
+            _ => JoinTable::Bytes(HashMap::with_hasher(FxBuild)),
+        }
+    }
+}
+
+/// Evaluates a row's join key: `keys` converted to `types`; bytes go to `buf`.
+fn join_key(
+    table: &JoinTable,
+    keys: &[BExpr],
+    types: &[SqlType],
+    row: &[Value],
+    buf: &mut Vec<u8>,
+    cx: &mut Cx,
+) -> Result<JoinKey, SqlError> {
+    static NULL: Value = Value::Null;
+    buf.clear();
+    for (e, ty) in keys.iter().zip(types) {
+        let computed;
+        let v = match e {
+            // A column of the key's type (the common case) is read in place.
+            BExpr::Col(i, t) if t == ty => row.get(*i).unwrap_or(&NULL),
+            _ => {
+                let v = cx.eval_with_outer(e, row)?;
+                computed = if e.ty() == *ty || v.is_null() { v } else { convert::convert(&v, &e.ty(), ty, None)? };
+                &computed
+            }
+        };
+        if v.is_null() {
+            return Ok(JoinKey::None);
+        }
+        if let JoinTable::Int(_) | JoinTable::Dense { .. } = table {
+            return Ok(int_key(v).map_or(JoinKey::None, JoinKey::Int));
+        }
+        if types::sort_key(v, ty, buf).is_err() {
+            return Ok(JoinKey::None);
+        }
+    }
+    Ok(JoinKey::Bytes)
 }
 
 impl HashJoinOp {
-    fn key(&self, keys: &[BExpr], row: &[Value], cx: &mut Cx) -> Result<Option<Vec<u8>>, SqlError> {
-        let mut k = Vec::new();
-        for (e, ty) in keys.iter().zip(&self.key_types) {
-            let v = cx.eval_with_outer(e, row)?;
-            if v.is_null() {
-                return Ok(None);
+    /// Reads the build side into the table. Each key's rows are chained through
+    /// `next_same` in build order: rows are linked in reverse, each in front of the
+    /// rows after it.
+    fn build(&mut self, mut right: Box<dyn Op>, cx: &mut Cx) -> Result<(), SqlError> {
+        let w = self.right_width;
+        // The keys of the build rows, linked once all are read (an integer table then
+        // knows its keys' range).
+        let mut int_keys: Vec<Option<i64>> = Vec::new();
+        let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
+        let mut key_bytes: Vec<u8> = Vec::new();
+        while let Some(mut r) = right.next(cx)? {
+            match join_key(&self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
+                JoinKey::Int(k) => int_keys.push(Some(k)),
+                JoinKey::Bytes => {
+                    byte_keys.push(Some((key_bytes.len(), key_bytes.len() + self.key_buf.len())));
+                    key_bytes.extend_from_slice(&self.key_buf);
+                }
+                JoinKey::None => match self.table {
+                    JoinTable::Bytes(_) => byte_keys.push(None),
+                    _ => int_keys.push(None),
+                },
             }
-            let v = if e.ty() == *ty { v } else { convert::convert(&v, &e.ty(), ty, None)? };
-            if types::sort_key(&v, ty, &mut k).is_err() {
-                return Ok(None);
+            r.resize(w, Value::Null);
+            self.build_vals.append(&mut r);
+            self.build_count += 1;
+            right.recycle(r);
+        }
+        self.next_same = vec![END; self.build_count];
+        if let JoinTable::Bytes(m) = &mut self.table {
+            for (i, k) in byte_keys.iter().enumerate().rev() {
+                let Some((a, b)) = *k else { continue };
+                let key = &key_bytes[a..b];
+                match m.get_mut(key) {
+                    Some(head) => self.next_same[i] = std::mem::replace(head, i),
+                    None => {
+                        m.insert(key.to_vec(), i);
+                    }
+                }
+            }
+        } else {
+            let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
+            for k in int_keys.iter().flatten() {
+                min = min.min(*k);
+                max = max.max(*k);
+                n += 1;
+            }
+            let span = (i128::from(max) - i128::from(min) + 1).max(0);
+            if n > 0 && span <= 4 * n as i128 + 64 {
+                let mut heads = vec![END; span as usize];
+                for (i, k) in int_keys.iter().enumerate().rev() {
+                    if let Some(k) = k {
+                        let head = &mut heads[(k - min) as usize];
+                        self.next_same[i] = std::mem::replace(head, i);
+                    }
+                }
+                self.table = JoinTable::Dense { min, heads };
+            } else {
+                let mut m = HashMap::with_capacity_and_hasher(n, FxBuild);
+                for (i, k) in int_keys.iter().enumerate().rev() {
+                    if let Some(k) = k {
+                        let head = m.entry(*k).or_insert(END);
+                        self.next_same[i] = std::mem::replace(head, i);
+                    }
+                }
+                self.table = JoinTable::Int(m);
             }
         }
-        Ok(Some(k))
+        if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
+            self.matched = vec![false; self.build_count];
+        }
+        Ok(())
     }
+
+    /// The first build row whose key equals the probe row's, or END.
+    fn first_match(&mut self, left: &[Value], cx: &mut Cx) -> Result<usize, SqlError> {
+        let key = join_key(&self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?;
+        Ok(match (&self.table, key) {
+            (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
+            (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
+                let at = i128::from(k) - i128::from(*min);
+                usize::try_from(at).ok().and_then(|at| heads.get(at)).copied().unwrap_or(END)
+            }
+            (JoinTable::Bytes(m), JoinKey::Bytes) => m.get(self.key_buf.as_slice()).copied().unwrap_or(END),
+            _ => END,
+        })
+    }
+}
+
+/// A join's output row: `left` then `right`, in the spare row's vector when there is one.
+fn joined(spare: &mut Option<Row>, left: &[Value], right: &[Value]) -> Row {
+    let mut row = spare.take().unwrap_or_default();
+    row.clear();
+    row.reserve(left.len() + right.len());
+    row.extend_from_slice(left);
+    row.extend_from_slice(right);
+    row
 }
 
 impl Op for HashJoinOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
-        if let Some(mut right) = self.right.take() {
-            let keys = std::mem::take(&mut self.right_keys);
-            while let Some(r) = right.next(cx)? {
-                let idx = self.build_rows.len();
-                if let Some(k) = self.key(&keys, &r, cx)? {
-                    self.table.entry(k).or_default().push(idx);
-                }
-                self.build_rows.push(r);
-            }
-            self.right_keys = keys;
-            self.matched = vec![false; self.build_rows.len()];
+        if let Some(right) = self.right.take() {
+            self.build(right, cx)?;
         }
         loop {
-            if let Some((left, cands, pos, matched)) = &mut self.current {
-                while *pos < cands.len() {
-                    let i = cands[*pos];
-                    *pos += 1;
-                    let mut row = left.clone();
-                    row.extend(self.build_rows[i].iter().cloned());
+            if let Some((left, mut i, matched)) = self.current.take() {
+                while i != END {
+                    let after = self.next_same[i];
+                    let w = self.right_width;
+                    let row = joined(&mut self.spare, &left, &self.build_vals[i * w..(i + 1) * w]);
                     let ok = match &self.residual {
                         Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
                         None => true,
                     };
                     if ok {
-                        *matched = true;
-                        self.matched[i] = true;
+                        if let Some(m) = self.matched.get_mut(i) {
+                            *m = true;
+                        }
+                        self.current = Some((left, after, true));
                         return Ok(Some(row));
                     }
+                    self.spare = Some(row);
+                    i = after;
                 }
-                let (left, _, _, matched) = self.current.take().unwrap_or_default();
                 if !matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
                     let mut row = left;
                     row.extend(std::iter::repeat_n(Value::Null, self.right_width));
                     return Ok(Some(row));
                 }
+                self.left.recycle(left);
             }
             if self.unmatched_out.is_none() {
                 match self.left.next(cx)? {
                     Some(left) => {
-                        let keys = std::mem::take(&mut self.left_keys);
-                        let k = self.key(&keys, &left, cx);
-                        self.left_keys = keys;
-                        let cands = match k? {
-                            Some(k) => self.table.get(&k).cloned().unwrap_or_default(),
-                            None => Vec::new(),
-                        };
-                        self.current = Some((left, cands, 0, false));
+                        let first = self.first_match(&left, cx)?;
+                        self.current = Some((left, first, false));
                         continue;
                     }
                     None => self.unmatched_out = Some(0),
@@ -1371,18 +1722,23 @@ impl Op for HashJoinOp {
             }
             if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
                 let i = self.unmatched_out.get_or_insert(0);
-                while *i < self.build_rows.len() {
+                while *i < self.build_count {
                     let j = *i;
                     *i += 1;
-                    if !self.matched[j] {
+                    if !self.matched.get(j).copied().unwrap_or(false) {
+                        let w = self.right_width;
                         let mut row = vec![Value::Null; self.left_width];
-                        row.extend(self.build_rows[j].iter().cloned());
+                        row.extend_from_slice(&self.build_vals[j * w..(j + 1) * w]);
                         return Ok(Some(row));
                     }
                 }
             }
             return Ok(None);
         }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
     }
 }
 
@@ -1395,6 +1751,9 @@ struct Group {
     /// For aggregates with WITHIN GROUP ordering: the inputs, sorted at the end.
     ordered: Vec<Vec<(Vec<Value>, Value, Option<Value>)>>,
 }
+
+/// One grouping set's groups, in first-seen order, and their index by encoded key.
+type GroupTable = (HashMap<Vec<u8>, usize, FxBuild>, Vec<Group>);
 
 fn new_group(keys: Row, aggs: &[AggSpec]) -> Group {
     Group {
@@ -1416,45 +1775,69 @@ fn aggregate(
     let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
     let all_set = vec![vec![true; keys.len()]];
     let sets = sets.unwrap_or(&all_set);
-    // One hash table per grouping set; groups keep first-seen order.
-    let mut tables: Vec<(HashMap<Vec<u8>, usize>, Vec<Group>)> = sets.iter().map(|_| Default::default()).collect();
+    // One hash table per grouping set, by the group's encoded key; groups keep
+    // first-seen order.
+    let mut tables: Vec<GroupTable> = sets.iter().map(|_| (HashMap::with_hasher(FxBuild), Vec::new())).collect();
     let mut saw_null = false;
+    // Per-row scratch, reused: the values of keys and arguments that are not plain
+    // columns (plain columns are read in place), and the encoded group key.
+    let mut key_vals: Vec<Value> = vec![Value::Null; keys.len()];
+    let mut arg_vals: Vec<(Value, Option<Value>, Vec<Value>)> =
+        aggs.iter().map(|_| (Value::Null, None, Vec::new())).collect();
+    let mut hk: Vec<u8> = Vec::new();
+    static NULL: Value = Value::Null;
+    static ONE: Value = Value::Int(1);
     while let Some(row) = input.next(cx)? {
-        let mut kv = Vec::with_capacity(keys.len());
-        for k in keys {
-            kv.push(cx.eval_with_outer(k, &row)?);
+        for (k, slot) in keys.iter().zip(key_vals.iter_mut()) {
+            if !matches!(k, BExpr::Col(..)) {
+                *slot = cx.eval_with_outer(k, &row)?;
+            }
         }
-        let mut args = Vec::with_capacity(aggs.len());
-        for a in aggs {
-            let v = match &a.arg {
-                Some(e) => cx.eval_with_outer(e, &row)?,
-                None => Value::Int(1),
-            };
-            let extra = match &a.extra {
-                Some(e) => Some(cx.eval_with_outer(e, &row)?),
-                None => None,
-            };
-            let mut order = Vec::new();
+        for (a, (v, extra, order)) in aggs.iter().zip(arg_vals.iter_mut()) {
+            if let Some(e) = a.arg.as_ref().filter(|e| !matches!(e, BExpr::Col(..))) {
+                *v = cx.eval_with_outer(e, &row)?;
+            }
+            if let Some(e) = &a.extra {
+                *extra = Some(cx.eval_with_outer(e, &row)?);
+            }
+            order.clear();
             for o in &a.order {
                 order.push(cx.eval_with_outer(&o.expr, &row)?);
             }
-            args.push((v, extra, order));
         }
+        let key_val = |j: usize| -> &Value {
+            match &keys[j] {
+                BExpr::Col(i, _) => row.get(*i).unwrap_or(&NULL),
+                _ => &key_vals[j],
+            }
+        };
         for (si, set) in sets.iter().enumerate() {
-            let gk: Row = kv.iter().zip(set).map(|(v, on)| if *on { v.clone() } else { Value::Null }).collect();
-            let hk = row_key(&gk, &key_types);
+            hk.clear();
+            for (j, (on, ty)) in set.iter().zip(&key_types).enumerate() {
+                push_key(if *on { key_val(j) } else { &NULL }, ty, &mut hk);
+            }
             let (index, groups) = &mut tables[si];
-            let gi = match index.get(&hk) {
+            let gi = match index.get(hk.as_slice()) {
                 Some(&g) => g,
                 None => {
+                    let gk: Row = set
+                        .iter()
+                        .enumerate()
+                        .map(|(j, on)| if *on { key_val(j).clone() } else { Value::Null })
+                        .collect();
                     groups.push(new_group(gk, aggs));
-                    index.insert(hk, groups.len() - 1);
+                    index.insert(hk.clone(), groups.len() - 1);
                     groups.len() - 1
                 }
             };
             let g = &mut groups[gi];
             for (ai, a) in aggs.iter().enumerate() {
-                let (v, extra, order) = &args[ai];
+                let (computed, extra, order) = &arg_vals[ai];
+                let v = match &a.arg {
+                    Some(BExpr::Col(i, _)) => row.get(*i).unwrap_or(&NULL),
+                    Some(_) => computed,
+                    None => &ONE,
+                };
                 if v.is_null() {
                     saw_null = true;
                     continue;
@@ -1472,6 +1855,7 @@ fn aggregate(
                 g.accs[ai].update(v, extra.as_ref())?;
             }
         }
+        input.recycle(row);
         cx.check_cancel()?;
     }
     let mut out = Vec::new();

@@ -38,7 +38,7 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, Hasher};
+use std::hash::BuildHasher;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -56,71 +56,8 @@ pub const SHARD_COUNT: usize = 64;
 /// Emptied queue buffers kept per shard for reuse.
 const POOL_MAX: usize = 32;
 
-/// A fast, good-enough hasher for resources (a few machine words): multiply-rotate per
-/// word and a folded 128-bit multiply to finish, so every bit range is well mixed: the
-/// shard, the map's buckets and its control bytes each use their own bits.
-#[derive(Default, Clone, Copy)]
-pub(crate) struct FxBuild;
-
-pub(crate) struct FxHasher(u64);
-
-const K: u64 = 0x9e37_79b9_7f4a_7c15;
-
-impl Hasher for FxHasher {
-    #[inline]
-    fn write(&mut self, bytes: &[u8]) {
-        for chunk in bytes.chunks(8) {
-            let mut w = [0u8; 8];
-            w[..chunk.len()].copy_from_slice(chunk);
-            self.write_u64(u64::from_le_bytes(w));
-        }
-    }
-    #[inline]
-    fn write_u8(&mut self, i: u8) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_u16(&mut self, i: u16) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_u32(&mut self, i: u32) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_i32(&mut self, i: i32) {
-        self.write_u64(i as u32 as u64)
-    }
-    #[inline]
-    fn write_i64(&mut self, i: i64) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_isize(&mut self, i: isize) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_usize(&mut self, i: usize) {
-        self.write_u64(i as u64)
-    }
-    #[inline]
-    fn write_u64(&mut self, i: u64) {
-        self.0 = (self.0.rotate_left(5) ^ i).wrapping_mul(K);
-    }
-    #[inline]
-    fn finish(&self) -> u64 {
-        let m = (self.0 as u128).wrapping_mul(0x2d35_8dcc_aa6c_78a5_u128);
-        (m as u64) ^ ((m >> 64) as u64)
-    }
-}
-
-impl BuildHasher for FxBuild {
-    type Hasher = FxHasher;
-    #[inline]
-    fn build_hasher(&self) -> FxHasher {
-        FxHasher(0)
-    }
-}
+/// The lock table's hasher (resources are a few machine words).
+pub(crate) use types::hash::FxBuild;
 
 /// State of one request in a resource's queue.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
