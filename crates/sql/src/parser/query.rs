@@ -464,7 +464,9 @@ impl<'a> Parser<'a> {
         loop {
             self.expect(&TokenKind::LParen)?;
             let row = self.nest(|p| {
-                let mut row = vec![p.parse_arg()?];
+                // `vec![first]` would grow again at the second item.
+                let mut row = Vec::with_capacity(4);
+                row.push(p.parse_arg()?);
                 while p.eat(&TokenKind::Comma) {
                     row.push(p.parse_arg()?);
                 }
