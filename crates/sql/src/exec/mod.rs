@@ -93,8 +93,36 @@ pub struct SessionState {
     /// Databases whose catalog changed in the current transaction (reloaded on rollback).
     catalog_dirty: HashSet<DbId>,
     table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
+    name_cache: Vec<NameEntry>,
     next_temp: u64,
 }
+
+/// A table name as resolved: where the name pointed, at which catalog version.
+#[derive(Debug)]
+struct NameEntry {
+    db: DbId,
+    schema_id: i32,
+    /// The object name as written (matched ignoring case, as the catalog matches).
+    name: String,
+    version: u64,
+    table: ResolvedTable,
+}
+
+/// A table found by [`Cx::resolve_table_cached`].
+#[derive(Debug, Clone)]
+pub struct ResolvedTable {
+    pub db: DbId,
+    pub object_id: i32,
+    pub schema_id: i32,
+    /// The name in the catalog.
+    pub name: String,
+    pub info: Arc<TableInfo>,
+}
+
+/// Names kept in a session's name cache; a statement names few tables, and a linear
+/// search of this many is cheaper than hashing a case-folded name.
+const NAME_CACHE_ENTRIES: usize = 16;
 
 impl SessionState {
     pub fn new(database: DbId, spid: i32) -> SessionState {
@@ -126,6 +154,7 @@ impl SessionState {
             next_descriptor: 1,
             catalog_dirty: HashSet::new(),
             table_cache: HashMap::new(),
+            name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
         }
@@ -484,6 +513,40 @@ impl<'a> Cx<'a> {
         let c = self.catalog(db)?;
         let g = c.inner.read();
         Ok(g.object_by_name(schema, &n).cloned().map(|o| (db, o)))
+    }
+
+    /// The table `name` names, when it names a table (None for a view, another kind of
+    /// object or no object: the caller's general path deals with those). Resolved
+    /// through the session's name cache: a statement that names the table it named
+    /// before (each INSERT of a batch of INSERTs) finds the catalog version unchanged
+    /// and skips the catalog search and the copy of the catalog entry. Any catalog
+    /// change bumps the version, so a stale entry is never used.
+    pub fn resolve_table_cached(&mut self, name: &ObjectName) -> Result<Option<ResolvedTable>, SqlError> {
+        let (db, schema_id, n) = self.resolve_name(name)?;
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        let cache = &mut self.state.name_cache;
+        if let Some(i) = cache.iter().position(|e| {
+            e.db == db && e.schema_id == schema_id && e.version == version && e.name.eq_ignore_ascii_case(&n)
+        }) {
+            return Ok(Some(cache[i].table.clone()));
+        }
+        let obj = {
+            let g = cat.inner.read();
+            match g.object_by_name(schema_id, &n) {
+                Some(o) if matches!(o.body, ObjectBody::Table(_)) => o.clone(),
+                _ => return Ok(None),
+            }
+        };
+        let info = self.table_info(db, &obj)?;
+        let table = ResolvedTable { db, object_id: obj.id, schema_id: obj.schema_id, name: obj.name, info };
+        let cache = &mut self.state.name_cache;
+        cache.retain(|e| e.version == version || e.db != db);
+        if cache.len() >= NAME_CACHE_ENTRIES {
+            cache.remove(0);
+        }
+        cache.push(NameEntry { db, schema_id, name: n, version, table: table.clone() });
+        Ok(Some(table))
     }
 
     pub fn resolve_table_by_text(&mut self, text: &str) -> Result<Option<Arc<TableInfo>>, SqlError> {
