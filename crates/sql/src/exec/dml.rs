@@ -29,7 +29,7 @@ pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Resul
         DmlTarget::Table { name, .. } => {
             if let Some(t) = cx.resolve_table_cached(name)? {
                 super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, perm)?;
-                return Ok(t.info);
+                return Ok(t.info.clone());
             }
             let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
             super::security::check_object(cx, db, &o, perm)?;
@@ -725,6 +725,13 @@ pub(super) fn insert_values_as(
 }
 
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
+    // A table (not a view) named as before: resolved once, from the name cache.
+    if let DmlTarget::Table { name, .. } = &ins.target {
+        if let Some(t) = cx.resolve_table_cached(name)? {
+            super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, "INSERT")?;
+            return insert_into(cx, ins, &t.info);
+        }
+    }
     if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
         let mut i = ins.clone();
         i.target = vb.target(&ins.target);
@@ -741,6 +748,12 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         return through_view(cx, |cx| insert(cx, &i));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
+    insert_into(cx, ins, &t)
+}
+
+/// INSERT into the table `t` its target names.
+fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlError> {
+    let t = t.clone();
     let positions = insert_positions(cx, &t, &ins.columns)?;
     let mut outs = bind_output(cx, &t, &ins.output, &Scope::default())?;
     let limit = top_limit(cx, ins.top.as_ref())?;

@@ -1348,7 +1348,7 @@ impl Binder<'_, '_> {
         }
         if let Some(t) = self.cx.resolve_table_cached(name)? {
             super::security::check_object_id(self.cx, t.db, t.object_id, t.schema_id, &t.name, "SELECT")?;
-            return Ok(self.table_scan_source(t.db, t.object_id, t.info));
+            return Ok(self.table_scan_source(t.db, t.object_id, t.info.clone()));
         }
         let Some((db, obj)) = self.cx.resolve_object(name)? else {
             return Err(errors::invalid_object(&display(name)));

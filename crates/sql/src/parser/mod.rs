@@ -67,6 +67,11 @@ thread_local! {
     static TOKENS: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
+/// Lex `source` (in the thread's token buffer) and give `f` the tokens.
+pub(crate) fn with_lexed<T>(source: &str, f: impl FnOnce(&[Token]) -> T) -> Result<T, SqlError> {
+    with_tokens(source, |p| Ok(f(&p.toks)))
+}
+
 /// A token buffer larger than this (bytes) is not kept after a parse.
 const MAX_KEPT_TOKENS_BYTES: usize = 4 << 20;
 
