@@ -755,7 +755,7 @@ impl Host for EngineHost {
     }
 
     fn sessions(&self) -> Vec<sql::host::SessionRow> {
-        self.inst.dmv_sessions(self.spid)
+        self.inst.dmv_sessions()
     }
 
     fn performance_counters(&self) -> Vec<sql::host::CounterRow> {
