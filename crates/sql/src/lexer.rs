@@ -804,6 +804,10 @@ mod tests {
         // Columns count characters, not bytes.
         let toks = tokenize("'é' x").unwrap();
         assert_eq!((toks[1].span.column, toks[1].span.start), (5, 5));
+        // Non-ASCII in words, comments, strings and white space; lines restart columns.
+        let src = "café\u{a0}x /* ü\n€€ */ N'日本\nö' [ä]] b] -- ß\n\u{feff}y";
+        let pos: Vec<(u32, u32)> = tokenize(src).unwrap().iter().map(|t| (t.span.line, t.span.column)).collect();
+        assert_eq!(pos, vec![(1, 1), (1, 6), (2, 7), (3, 4), (4, 2), (4, 3)]);
     }
 
     #[test]

@@ -72,6 +72,9 @@ pub(crate) fn with_lexed<T>(source: &str, f: impl FnOnce(&[Token]) -> T) -> Resu
     with_tokens(source, |p| Ok(f(&p.toks)))
 }
 
+/// The most statements [`Parser::batch`] reserves room for up front.
+const MAX_STATEMENTS_GUESS: usize = 4096;
+
 /// A token buffer larger than this (bytes) is not kept after a parse.
 const MAX_KEPT_TOKENS_BYTES: usize = 4 << 20;
 
@@ -440,7 +443,11 @@ impl<'a> Parser<'a> {
     // -----------------------------------------------------------------------------------
 
     fn batch(&mut self) -> PResult<Batch> {
-        let mut statements = Vec::new();
+        // One statement per `;` is a good guess for scripts that end statements with
+        // one, and saves growing the list (statements are large) a dozen times in a
+        // batch of a thousand.
+        let semicolons = self.toks.iter().filter(|t| matches!(t.kind, TokenKind::Semicolon)).count();
+        let mut statements = Vec::with_capacity(semicolons.min(MAX_STATEMENTS_GUESS) + 1);
         loop {
             while self.eat(&TokenKind::Semicolon) {}
             if self.at_eof() {

@@ -460,7 +460,8 @@ impl<'a> Parser<'a> {
 
     /// `(1, 2), (3, DEFAULT)` after VALUES.
     pub(crate) fn parse_values_rows(&mut self) -> PResult<Vec<Vec<Expr>>> {
-        let mut rows = Vec::new();
+        // Most VALUES lists have one row: allocate for exactly that first.
+        let mut rows = Vec::with_capacity(1);
         loop {
             self.expect(&TokenKind::LParen)?;
             let row = self.nest(|p| {
