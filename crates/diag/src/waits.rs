@@ -74,6 +74,8 @@ pub struct WaitStats {
     current: AtomicU16,
     current_since_us: AtomicU64,
     last: AtomicU16,
+    /// All waits, in microseconds (a request's CPU time is its elapsed time less this).
+    total_wait_us: AtomicU64,
 }
 
 /// A copy of one wait type's row, in SQL Server's units (milliseconds).
@@ -95,6 +97,7 @@ impl Default for WaitStats {
             current: AtomicU16::new(0),
             current_since_us: AtomicU64::new(0),
             last: AtomicU16::new(0),
+            total_wait_us: AtomicU64::new(0),
         }
     }
 }
@@ -111,6 +114,7 @@ impl WaitStats {
         let us = wait.as_micros() as u64;
         c.waiting_tasks.fetch_add(1, Relaxed);
         c.wait_us.fetch_add(us, Relaxed);
+        self.total_wait_us.fetch_add(us, Relaxed);
         if us > c.max_wait_us.load(Relaxed) {
             c.max_wait_us.fetch_max(us, Relaxed);
         }
@@ -131,6 +135,12 @@ impl WaitStats {
             signal_wait_time_ms: c.signal_wait_us.load(Relaxed) / 1000,
             wait_time_us: wait_us,
         }
+    }
+
+    /// The time of all waits recorded in this table (not cleared by [`WaitStats::clear`],
+    /// so differences of two readings are the waits in between).
+    pub fn total_wait(&self) -> Duration {
+        Duration::from_micros(self.total_wait_us.load(Relaxed))
     }
 
     /// Rows with at least one wait, as sys.dm_exec_session_wait_stats lists them.

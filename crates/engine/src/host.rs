@@ -772,7 +772,7 @@ impl Host for EngineHost {
     }
 
     fn sessions(&self) -> Vec<sql::host::SessionRow> {
-        let mut rows = self.inst.dmv_sessions(self.spid);
+        let mut rows = self.inst.dmv_sessions();
         // The caller's own transaction as it is now (the published one is from the end
         // of its last request); the executor fills in its descriptor.
         if let Some(own) = rows.iter_mut().find(|r| r.session_id == self.spid) {

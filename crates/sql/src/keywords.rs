@@ -204,19 +204,107 @@ const RESERVED: &[&str] = &[
 /// The longest reserved keyword; longer words are never reserved.
 const MAX_KEYWORD_LEN: usize = 30;
 
+/// A word of up to 32 bytes as four little-endian u64s, upper-cased by `& 0xDF` per
+/// byte and zero-padded. For words made of letters and `_` (the only bytes in keywords)
+/// the masking is exact case folding; the lexer's words may also hold digits, `@`, `#`,
+/// `$` and non-ASCII bytes, none of which the mask turns into a letter or `_`, so equal
+/// chunks still mean the same word ignoring case.
+type Chunks = [u64; 4];
+
+const FOLD: u64 = 0xDFDF_DFDF_DFDF_DFDF;
+
+const fn chunks(word: &[u8]) -> Chunks {
+    let mut buf = [0u8; 32];
+    let mut i = 0;
+    while i < word.len() {
+        buf[i] = word[i];
+        i += 1;
+    }
+    let mut out = [0u64; 4];
+    let mut k = 0;
+    while k < 4 {
+        let b = [
+            buf[8 * k],
+            buf[8 * k + 1],
+            buf[8 * k + 2],
+            buf[8 * k + 3],
+            buf[8 * k + 4],
+            buf[8 * k + 5],
+            buf[8 * k + 6],
+            buf[8 * k + 7],
+        ];
+        out[k] = u64::from_le_bytes(b) & FOLD;
+        k += 1;
+    }
+    out
+}
+
+/// Slots of the keyword hash table (a power of two, about three times the keywords, so
+/// a probe sequence is one or two slots long).
+const TABLE_BITS: u32 = 9;
+const TABLE_SIZE: usize = 1 << TABLE_BITS;
+
+const fn slot_of(c: &Chunks) -> usize {
+    let h =
+        (c[0] ^ c[1].rotate_left(17) ^ c[2].rotate_left(31) ^ c[3].rotate_left(47)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    (h >> (64 - TABLE_BITS)) as usize
+}
+
+/// The keywords' chunks, in `RESERVED` order.
+const KEYWORD_CHUNKS: [Chunks; RESERVED.len()] = {
+    let mut t = [[0u64; 4]; RESERVED.len()];
+    let mut k = 0;
+    while k < RESERVED.len() {
+        t[k] = chunks(RESERVED[k].as_bytes());
+        k += 1;
+    }
+    t
+};
+
+/// Open-addressing table of `RESERVED` indices plus one (0 = empty slot), built at
+/// compile time: the lexer asks it about every word it sees (a binary search over the
+/// sorted list cost about eight string comparisons per word).
+const TABLE: [u8; TABLE_SIZE] = {
+    assert!(RESERVED.len() < 255);
+    let mut t = [0u8; TABLE_SIZE];
+    let mut k = 0;
+    while k < RESERVED.len() {
+        let mut slot = slot_of(&KEYWORD_CHUNKS[k]);
+        while t[slot] != 0 {
+            slot = (slot + 1) & (TABLE_SIZE - 1);
+        }
+        t[slot] = (k + 1) as u8;
+        k += 1;
+    }
+    t
+};
+
 /// Is `word` (any case) one of SQL Server's reserved keywords?
 pub fn is_reserved(word: &str) -> bool {
-    if word.len() > MAX_KEYWORD_LEN || !word.is_ascii() {
+    // Keywords are letters and `_`; anything else (which the folding in `Chunks` would
+    // not treat exactly) is not one.
+    word.bytes().all(|b| b.is_ascii_alphabetic() || b == b'_') && is_reserved_word(word.as_bytes())
+}
+
+/// [`is_reserved`] for a word as the lexer scans it: identifier characters only.
+#[inline]
+pub(crate) fn is_reserved_word(word: &[u8]) -> bool {
+    if word.len() > MAX_KEYWORD_LEN || word.len() < 2 {
         return false;
     }
-    // Upper-case into a stack buffer: this runs for every word the lexer sees.
-    let mut buf = [0u8; MAX_KEYWORD_LEN];
-    let bytes = word.as_bytes();
-    for (dst, src) in buf.iter_mut().zip(bytes) {
-        *dst = src.to_ascii_uppercase();
+    let c = chunks(word);
+    let mut slot = slot_of(&c);
+    loop {
+        match TABLE[slot] {
+            0 => return false,
+            k => {
+                if KEYWORD_CHUNKS[k as usize - 1] == c {
+                    return true;
+                }
+            }
+        }
+        slot = (slot + 1) & (TABLE_SIZE - 1);
     }
-    let upper = &buf[..bytes.len()];
-    RESERVED.binary_search_by(|k| k.as_bytes().cmp(upper)).is_ok()
 }
 
 /// All reserved keywords (upper case, sorted).
@@ -233,7 +321,21 @@ mod tests {
         for pair in RESERVED.windows(2) {
             assert!(pair[0] < pair[1], "{} >= {}", pair[0], pair[1]);
         }
-        assert!(RESERVED.iter().all(|k| k.len() <= MAX_KEYWORD_LEN));
+        assert!(RESERVED.iter().all(|k| k.len() <= MAX_KEYWORD_LEN && k.len() >= 2));
+    }
+
+    #[test]
+    fn every_keyword_is_found_in_any_case_and_near_misses_are_not() {
+        for k in RESERVED {
+            assert!(is_reserved(k), "{k}");
+            assert!(is_reserved(&k.to_ascii_lowercase()), "{k}");
+            assert!(!is_reserved(&format!("{k}X")), "{k}X");
+            assert!(!is_reserved(&k[1..]) || RESERVED.contains(&&k[1..]), "{k}");
+        }
+        // Bytes the hash folds onto keyword bytes (DEL onto `_`) and non-ASCII do not match.
+        for w in ["IDENTITY\u{7f}INSERT", "\u{c9}ND", "SELEC\u{d4}", "0R", "", "a"] {
+            assert!(!is_reserved(w), "{w:?}");
+        }
     }
 
     #[test]

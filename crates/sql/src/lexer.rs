@@ -24,7 +24,7 @@
 use types::SqlError;
 
 use crate::errors;
-use crate::keywords::is_reserved;
+use crate::keywords::is_reserved_word;
 pub use crate::span::Span;
 
 /// One token: its kind and where it is. The text of words, numbers, variables and
@@ -129,33 +129,80 @@ pub enum TokenKind {
 
 /// Lex a whole batch. The result always ends with one [`TokenKind::Eof`] token.
 pub fn tokenize(source: &str) -> Result<Vec<Token>, SqlError> {
+    let mut tokens = Vec::new();
+    tokenize_into(source, &mut tokens)?;
+    Ok(tokens)
+}
+
+/// [`tokenize`] into `tokens` (cleared first), so a caller can reuse one buffer across
+/// batches: a batch of a thousand statements has over ten thousand tokens, and a fresh
+/// half-megabyte vector per batch was paid in page faults.
+pub fn tokenize_into(source: &str, tokens: &mut Vec<Token>) -> Result<(), SqlError> {
+    tokens.clear();
     // Spans are u32: a batch over 4 GB is refused rather than mis-positioned.
     if source.len() >= u32::MAX as usize {
         return Err(errors::incorrect_syntax("", 1));
     }
-    let mut lx = Lexer { src: source, bytes: source.as_bytes(), pos: 0, line: 1, col: 1 };
-    let mut tokens = Vec::with_capacity(source.len() / 4 + 1);
+    let mut lx = Lexer { src: source, bytes: source.as_bytes(), pos: 0, line: 1, line_start: 0, wide: 0 };
+    // About one token per four bytes of SQL text.
+    tokens.reserve(source.len() / 4 + 1);
     loop {
-        lx.skip_trivia()?;
-        if lx.pos >= lx.bytes.len() {
-            let end = lx.pos as u32;
-            tokens.push(Token { kind: TokenKind::Eof, span: Span::new(end, end, lx.line, lx.col) });
-            return Ok(tokens);
+        lx.skip_trivia().map_err(|e| *e)?;
+        let start = lx.pos;
+        let line = lx.line;
+        let column = lx.col();
+        if start >= lx.bytes.len() {
+            let end = start as u32;
+            tokens.push(Token { kind: TokenKind::Eof, span: Span::new(end, end, line, column) });
+            return Ok(());
         }
-        tokens.push(lx.next_token()?);
+        lx.scan(line, column, tokens).map_err(|e| *e)?;
     }
 }
 
-/// Invariant: `pos` only ever advances by whole characters ([`Lexer::bump`]) or over
-/// ASCII bytes, so every slice `src[a..b]` taken between two positions is on character
-/// boundaries.
+/// Lexer results: errors are rare and boxed, so the common path moves small values.
+type Lexed<T> = Result<T, Box<SqlError>>;
+
+/// The lexer works on bytes: every token starts and ends with an ASCII byte or a whole
+/// character, so every slice `src[a..b]` taken between two positions is on character
+/// boundaries. Columns count characters: `wide` is the number of UTF-8 continuation
+/// bytes between the start of the current line and `pos`, so the column is the byte
+/// distance minus `wide`, and ASCII text is skipped without counting anything.
 struct Lexer<'a> {
     src: &'a str,
     bytes: &'a [u8],
     pos: usize,
     line: u32,
-    col: u32,
+    /// Byte offset where the current line starts.
+    line_start: usize,
+    /// Continuation bytes between `line_start` and `pos`.
+    wide: usize,
 }
+
+/// ASCII character classes (bit set per byte below 0x80).
+const IDENT_START: u8 = 1;
+const IDENT_CHAR: u8 = 2;
+const SPACE: u8 = 4;
+
+const ASCII_CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        let alpha = c.is_ascii_alphabetic();
+        if alpha || c == b'_' || c == b'#' {
+            t[b] |= IDENT_START;
+        }
+        if alpha || c.is_ascii_digit() || matches!(c, b'_' | b'@' | b'#' | b'$') {
+            t[b] |= IDENT_CHAR;
+        }
+        if matches!(c, b' ' | b'\t' | b'\r' | b'\n' | 0x0B | 0x0C) {
+            t[b] |= SPACE;
+        }
+        b += 1;
+    }
+    t
+};
 
 fn is_ident_start(c: char) -> bool {
     c.is_alphabetic() || c == '_' || c == '#'
@@ -165,231 +212,329 @@ fn is_ident_char(c: char) -> bool {
     c.is_alphanumeric() || matches!(c, '_' | '@' | '#' | '$')
 }
 
+fn class(b: u8) -> u8 {
+    if b < 0x80 {
+        ASCII_CLASS[b as usize]
+    } else {
+        0
+    }
+}
+
 impl<'a> Lexer<'a> {
     fn peek_byte(&self, ahead: usize) -> Option<u8> {
         self.bytes.get(self.pos + ahead).copied()
     }
 
-    fn peek_char(&self) -> Option<char> {
-        self.src.get(self.pos..).and_then(|s| s.chars().next())
+    /// The character at `at` (a character boundary).
+    fn char_at(&self, at: usize) -> Option<char> {
+        self.src.get(at..).and_then(|s| s.chars().next())
     }
 
-    /// Advance over one character, keeping line and column.
-    fn bump(&mut self) -> Option<char> {
-        let c = self.peek_char()?;
-        self.pos += c.len_utf8();
-        if c == '\n' {
-            self.line += 1;
-            self.col = 1;
-        } else {
-            self.col += 1;
-        }
-        Some(c)
+    fn col(&self) -> u32 {
+        (self.pos - self.line_start - self.wide) as u32 + 1
     }
 
-    fn bump_while(&mut self, pred: impl Fn(char) -> bool) {
-        while let Some(c) = self.peek_char() {
-            if !pred(c) {
-                break;
+    /// Move to `end` over text that may hold newlines and non-ASCII characters.
+    fn advance_to(&mut self, end: usize) {
+        for i in self.pos..end {
+            let b = self.bytes[i];
+            if b == b'\n' {
+                self.line += 1;
+                self.line_start = i + 1;
+                self.wide = 0;
+            } else if b & 0xC0 == 0x80 {
+                self.wide += 1;
             }
-            self.bump();
+        }
+        self.pos = end;
+    }
+
+    /// Step over one non-ASCII character (never a newline).
+    fn bump_wide(&mut self, c: char) {
+        self.pos += c.len_utf8();
+        self.wide += c.len_utf8() - 1;
+    }
+
+    /// Skip identifier characters (`is_ident_char`).
+    fn skip_ident_chars(&mut self) {
+        while let Some(&b) = self.bytes.get(self.pos) {
+            if b < 0x80 {
+                if ASCII_CLASS[b as usize] & IDENT_CHAR == 0 {
+                    return;
+                }
+                self.pos += 1;
+            } else {
+                match self.char_at(self.pos) {
+                    Some(c) if is_ident_char(c) => self.bump_wide(c),
+                    _ => return,
+                }
+            }
         }
     }
 
-    fn skip_trivia(&mut self) -> Result<(), SqlError> {
+    fn skip_digits(&mut self) {
+        while self.peek_byte(0).is_some_and(|b| b.is_ascii_digit()) {
+            self.pos += 1;
+        }
+    }
+
+    fn skip_trivia(&mut self) -> Lexed<()> {
         loop {
             match self.peek_byte(0) {
-                Some(b' ' | b'\t' | b'\r' | b'\n' | 0x0B | 0x0C) => {
-                    self.bump();
+                Some(b'\n') => {
+                    self.pos += 1;
+                    self.line += 1;
+                    self.line_start = self.pos;
+                    self.wide = 0;
                 }
+                Some(b) if b < 0x80 && ASCII_CLASS[b as usize] & SPACE != 0 => self.pos += 1,
                 Some(b'-') if self.peek_byte(1) == Some(b'-') => {
-                    while let Some(c) = self.peek_char() {
-                        if c == '\n' {
-                            break;
-                        }
-                        self.bump();
-                    }
+                    // To the end of the line; the newline itself is white space.
+                    let end = self.bytes[self.pos..]
+                        .iter()
+                        .position(|&b| b == b'\n')
+                        .map_or(self.bytes.len(), |n| self.pos + n);
+                    self.advance_to(end);
                 }
                 Some(b'/') if self.peek_byte(1) == Some(b'*') => self.skip_block_comment()?,
-                _ => {
+                Some(b) if b >= 0x80 => {
                     // Unicode spaces (no-break space and friends) are white space to SQL
                     // Server too; text pasted from web pages is full of them.
                     // A byte-order mark (scripts saved by SSMS start with one) too.
-                    match self.peek_char() {
-                        Some(c) if !c.is_ascii() && (c.is_whitespace() || c == '\u{feff}') => {
-                            self.bump();
-                        }
+                    match self.char_at(self.pos) {
+                        Some(c) if c.is_whitespace() || c == '\u{feff}' => self.bump_wide(c),
                         _ => return Ok(()),
                     }
                 }
+                _ => return Ok(()),
             }
         }
     }
 
     /// `/* ... */`, nesting like SQL Server's: each `/*` inside needs its own `*/`.
-    fn skip_block_comment(&mut self) -> Result<(), SqlError> {
+    fn skip_block_comment(&mut self) -> Lexed<()> {
         let start_line = self.line;
         let mut depth = 0usize;
-        loop {
-            match (self.peek_byte(0), self.peek_byte(1)) {
+        let mut i = self.pos;
+        let end = loop {
+            match (self.bytes.get(i), self.bytes.get(i + 1)) {
                 (Some(b'/'), Some(b'*')) => {
-                    self.bump();
-                    self.bump();
+                    i += 2;
                     depth += 1;
                 }
                 (Some(b'*'), Some(b'/')) => {
-                    self.bump();
-                    self.bump();
+                    i += 2;
                     depth -= 1;
                     if depth == 0 {
-                        return Ok(());
+                        break i;
                     }
                 }
-                (Some(_), _) => {
-                    self.bump();
-                }
-                (None, _) => return Err(errors::missing_end_comment(start_line)),
+                (Some(_), _) => i += 1,
+                (None, _) => return Err(Box::new(errors::missing_end_comment(start_line))),
             }
-        }
-    }
-
-    fn next_token(&mut self) -> Result<Token, SqlError> {
-        let start = self.pos;
-        let line = self.line;
-        let col = self.col;
-        let kind = self.scan(line)?;
-        Ok(Token { kind, span: Span::new(start as u32, self.pos as u32, line, col) })
-    }
-
-    fn scan(&mut self, line: u32) -> Result<TokenKind, SqlError> {
-        use TokenKind as T;
-        let Some(c) = self.peek_char() else {
-            return Ok(T::Eof);
         };
+        self.advance_to(end);
+        Ok(())
+    }
+
+    /// Scan the token at `pos` (not at the end) and push it. Each kind is pushed where
+    /// it is known: a token kind returned through one variable is copied in pieces, and
+    /// those copies (read back right after being written) cost more than the scanning.
+    fn scan(&mut self, line: u32, column: u32, tokens: &mut Vec<Token>) -> Lexed<()> {
+        use TokenKind as T;
+        let start = self.pos;
+        macro_rules! emit {
+            ($kind:expr) => {{
+                let kind = $kind;
+                tokens.push(Token { kind, span: Span::new(start as u32, self.pos as u32, line, column) });
+                return Ok(());
+            }};
+        }
+        let b = self.bytes[start];
         let next = self.peek_byte(1);
-        match c {
-            '\'' => self.string(false, line),
-            'N' | 'n' if next == Some(b'\'') => {
-                self.bump();
-                self.string(true, line)
+        if class(b) & IDENT_START != 0 && !(matches!(b, b'N' | b'n') && next == Some(b'\'')) {
+            if self.word(line)? {
+                emit!(T::Keyword)
             }
-            '[' => self.delimited(']', QuoteStyle::Bracket, line),
-            '"' => self.delimited('"', QuoteStyle::Double, line),
-            '@' => {
-                self.bump();
+            emit!(T::Word)
+        }
+        match b {
+            b'\'' => emit!(T::String { value: self.string(line)?, unicode: false }),
+            b'N' | b'n' => {
+                // N'...' (a word starting with N was taken above).
+                self.pos += 1;
+                emit!(T::String { value: self.string(line)?, unicode: true })
+            }
+            b'[' => emit!(T::QuotedIdent { value: self.delimited(b']', line)?, style: QuoteStyle::Bracket }),
+            b'"' => emit!(T::QuotedIdent { value: self.delimited(b'"', line)?, style: QuoteStyle::Double }),
+            b'@' => {
+                self.pos += 1;
                 let system = self.peek_byte(0) == Some(b'@');
                 if system {
-                    self.bump();
+                    self.pos += 1;
                 }
                 let name_start = self.pos;
-                self.bump_while(is_ident_char);
+                self.skip_ident_chars();
                 let text = &self.src[name_start..self.pos];
-                if text.chars().count() + 1 > errors::MAX_IDENTIFIER_LEN {
-                    return Err(errors::identifier_too_long(text, line));
+                if text.len() >= errors::MAX_IDENTIFIER_LEN && text.chars().count() + 1 > errors::MAX_IDENTIFIER_LEN {
+                    return Err(Box::new(errors::identifier_too_long(text, line)));
                 }
-                Ok(if system { T::SystemVariable } else { T::Variable })
+                if system {
+                    emit!(T::SystemVariable)
+                }
+                emit!(T::Variable)
             }
-            '0' if matches!(next, Some(b'x' | b'X')) => {
-                self.bump();
-                self.bump();
+            b'0' if matches!(next, Some(b'x' | b'X')) => {
+                self.pos += 2;
                 let digits_start = self.pos;
-                self.bump_while(|c| c.is_ascii_hexdigit());
-                Ok(T::Binary(decode_hex(&self.src[digits_start..self.pos])))
+                while self.peek_byte(0).is_some_and(|b| b.is_ascii_hexdigit()) {
+                    self.pos += 1;
+                }
+                emit!(T::Binary(decode_hex(&self.src[digits_start..self.pos])))
             }
-            '0'..='9' => Ok(self.number()),
-            '.' if next.is_some_and(|b| b.is_ascii_digit()) => Ok(self.number()),
-            '$' if next.is_some_and(|b| b.is_ascii_digit() || b == b'.') => {
-                self.bump();
+            b'0'..=b'9' => self.number(tokens, start, line, column),
+            b'.' if next.is_some_and(|b| b.is_ascii_digit()) => self.number(tokens, start, line, column),
+            b'$' if next.is_some_and(|b| b.is_ascii_digit() || b == b'.') => {
+                self.pos += 1;
                 // `$.` alone is not a number; SQL Server reads `$` then `.`.
                 if self.peek_byte(0) == Some(b'.') && !self.peek_byte(1).is_some_and(|b| b.is_ascii_digit()) {
-                    return Ok(T::Unknown);
+                    emit!(T::Unknown)
                 }
-                self.bump_while(|c| c.is_ascii_digit());
+                self.skip_digits();
                 if self.peek_byte(0) == Some(b'.') {
-                    self.bump();
-                    self.bump_while(|c| c.is_ascii_digit());
+                    self.pos += 1;
+                    self.skip_digits();
                 }
-                Ok(T::Money)
+                emit!(T::Money)
             }
-            '$' if self.src[self.pos + 1..].chars().next().is_some_and(is_ident_start) => {
-                self.bump();
-                self.word(line)
+            b'$' if self.char_at(start + 1).is_some_and(is_ident_start) => {
+                // The `$` is part of the token but not of the word checked for length
+                // and reservedness.
+                self.pos += 1;
+                if self.word(line)? {
+                    emit!(T::Keyword)
+                }
+                emit!(T::Word)
             }
-            c if is_ident_start(c) => self.word(line),
-            _ => Ok(self.operator()),
+            _ if b >= 0x80 => match self.char_at(start) {
+                Some(c) if is_ident_start(c) => {
+                    // Not a keyword: those are ASCII.
+                    self.word(line)?;
+                    emit!(T::Word)
+                }
+                // A character with no meaning in T-SQL.
+                Some(c) => {
+                    self.bump_wide(c);
+                    emit!(T::Unknown)
+                }
+                None => emit!(T::Eof),
+            },
+            _ => {
+                let (kind, len) = operator(b, next);
+                self.pos += len;
+                emit!(kind)
+            }
         }
     }
 
-    fn word(&mut self, line: u32) -> Result<TokenKind, SqlError> {
+    /// A word: its first character (an identifier start) is at `pos`. Whether it is a
+    /// reserved keyword.
+    fn word(&mut self, line: u32) -> Lexed<bool> {
         let start = self.pos;
-        if let Some(c) = self.peek_char() {
-            if is_ident_start(c) || c == '$' {
-                self.bump();
+        let mut pos = start;
+        let mut ascii = true;
+        let first = self.bytes[start];
+        if first < 0x80 {
+            pos += 1;
+        } else if let Some(c) = self.char_at(start) {
+            pos += c.len_utf8();
+            self.wide += c.len_utf8() - 1;
+            ascii = false;
+        }
+        while let Some(&b) = self.bytes.get(pos) {
+            if b < 0x80 {
+                if ASCII_CLASS[b as usize] & IDENT_CHAR == 0 {
+                    break;
+                }
+                pos += 1;
+            } else {
+                match self.char_at(pos) {
+                    Some(c) if is_ident_char(c) => {
+                        pos += c.len_utf8();
+                        self.wide += c.len_utf8() - 1;
+                        ascii = false;
+                    }
+                    _ => break,
+                }
             }
         }
-        self.bump_while(is_ident_char);
-        let text = &self.src[start..self.pos];
-        if text.chars().count() > errors::MAX_IDENTIFIER_LEN {
-            return Err(errors::identifier_too_long(text, line));
+        self.pos = pos;
+        let word = &self.bytes[start..pos];
+        if word.len() > errors::MAX_IDENTIFIER_LEN {
+            let text = &self.src[start..pos];
+            if text.chars().count() > errors::MAX_IDENTIFIER_LEN {
+                return Err(Box::new(errors::identifier_too_long(text, line)));
+            }
         }
-        Ok(if is_reserved(text) { TokenKind::Keyword } else { TokenKind::Word })
+        // Reserved keywords are ASCII.
+        Ok(ascii && is_reserved_word(word))
     }
 
-    /// `'...'` with `''` as an escaped quote. The opening quote is at `pos` (after any N).
-    fn string(&mut self, unicode: bool, line: u32) -> Result<TokenKind, SqlError> {
-        self.bump(); // opening quote
-        let body_start = self.pos;
+    /// `'...'` with `''` as an escaped quote: its value. The opening quote is at `pos`
+    /// (after any N).
+    fn string(&mut self, line: u32) -> Lexed<String> {
+        let body_start = self.pos + 1;
         let mut value = String::new();
-        let mut chunk_start = self.pos;
+        let mut chunk_start = body_start;
+        let mut i = body_start;
         loop {
-            match self.peek_char() {
-                None => return Err(errors::unclosed_quote(&self.src[body_start..], line)),
-                Some('\'') => {
-                    value.push_str(&self.src[chunk_start..self.pos]);
-                    self.bump();
-                    if self.peek_byte(0) == Some(b'\'') {
-                        self.bump();
-                        value.push('\'');
-                        chunk_start = self.pos;
+            match self.bytes[i..].iter().position(|&b| b == b'\'') {
+                None => return Err(Box::new(errors::unclosed_quote(&self.src[body_start..], line))),
+                Some(n) => {
+                    let q = i + n;
+                    if self.bytes.get(q + 1) == Some(&b'\'') {
+                        // `''`: one quote in the value.
+                        value.push_str(&self.src[chunk_start..q + 1]);
+                        i = q + 2;
+                        chunk_start = i;
                     } else {
-                        return Ok(TokenKind::String { value, unicode });
+                        value.push_str(&self.src[chunk_start..q]);
+                        self.advance_to(q + 1);
+                        return Ok(value);
                     }
                 }
-                Some(_) => {
-                    self.bump();
-                }
             }
         }
     }
 
-    /// `[...]` with `]]`, or `"..."` with `""`.
-    fn delimited(&mut self, close: char, style: QuoteStyle, line: u32) -> Result<TokenKind, SqlError> {
-        self.bump(); // opening delimiter
-        let body_start = self.pos;
+    /// `[...]` with `]]`, or `"..."` with `""`: the name.
+    fn delimited(&mut self, close: u8, line: u32) -> Lexed<String> {
+        let body_start = self.pos + 1;
         let mut value = String::new();
-        let mut chunk_start = self.pos;
+        let mut chunk_start = body_start;
+        let mut i = body_start;
         loop {
-            match self.peek_char() {
-                None => return Err(errors::unclosed_quote(&self.src[body_start..], line)),
-                Some(c) if c == close => {
-                    value.push_str(&self.src[chunk_start..self.pos]);
-                    self.bump();
-                    if self.peek_char() == Some(close) {
-                        self.bump();
-                        value.push(close);
-                        chunk_start = self.pos;
+            match self.bytes[i..].iter().position(|&b| b == close) {
+                None => return Err(Box::new(errors::unclosed_quote(&self.src[body_start..], line))),
+                Some(n) => {
+                    let q = i + n;
+                    if self.bytes.get(q + 1) == Some(&close) {
+                        value.push_str(&self.src[chunk_start..q + 1]);
+                        i = q + 2;
+                        chunk_start = i;
                     } else {
+                        value.push_str(&self.src[chunk_start..q]);
                         if value.is_empty() {
-                            return Err(errors::empty_identifier(line));
+                            return Err(Box::new(errors::empty_identifier(line)));
                         }
-                        if value.chars().count() > errors::MAX_IDENTIFIER_LEN {
-                            return Err(errors::identifier_too_long(&value, line));
+                        if value.len() > errors::MAX_IDENTIFIER_LEN
+                            && value.chars().count() > errors::MAX_IDENTIFIER_LEN
+                        {
+                            return Err(Box::new(errors::identifier_too_long(&value, line)));
                         }
-                        return Ok(TokenKind::QuotedIdent { value, style });
+                        self.advance_to(q + 1);
+                        return Ok(value);
                     }
-                }
-                Some(_) => {
-                    self.bump();
                 }
             }
         }
@@ -397,78 +542,73 @@ impl<'a> Lexer<'a> {
 
     /// Integer, decimal or float. SQL Server accepts an exponent marker without digits
     /// (`1e` is the float 1), so this does too.
-    fn number(&mut self) -> TokenKind {
-        self.bump_while(|c| c.is_ascii_digit());
+    fn number(&mut self, tokens: &mut Vec<Token>, start: usize, line: u32, column: u32) -> Lexed<()> {
+        self.skip_digits();
         let mut kind = TokenKind::Integer;
         if self.peek_byte(0) == Some(b'.') {
-            self.bump();
-            self.bump_while(|c| c.is_ascii_digit());
+            self.pos += 1;
+            self.skip_digits();
             kind = TokenKind::Decimal;
         }
         if matches!(self.peek_byte(0), Some(b'e' | b'E')) {
-            self.bump();
+            self.pos += 1;
             if matches!(self.peek_byte(0), Some(b'+' | b'-')) && self.peek_byte(1).is_some_and(|b| b.is_ascii_digit()) {
-                self.bump();
+                self.pos += 1;
             }
-            self.bump_while(|c| c.is_ascii_digit());
+            self.skip_digits();
             kind = TokenKind::Float;
         }
-        kind
+        tokens.push(Token { kind, span: Span::new(start as u32, self.pos as u32, line, column) });
+        Ok(())
     }
+}
 
-    fn operator(&mut self) -> TokenKind {
-        use TokenKind as T;
-        let two = |lx: &mut Lexer, kind: TokenKind| {
-            lx.bump();
-            lx.bump();
-            kind
-        };
-        let next = self.peek_byte(1);
-        let Some(c) = self.peek_char() else {
-            return T::Eof;
-        };
-        match (c, next) {
-            ('<', Some(b'>')) => two(self, T::LtGt),
-            ('<', Some(b'=')) => two(self, T::LtEq),
-            ('>', Some(b'=')) => two(self, T::GtEq),
-            ('!', Some(b'=')) => two(self, T::BangEq),
-            ('!', Some(b'<')) => two(self, T::NotLt),
-            ('!', Some(b'>')) => two(self, T::NotGt),
-            ('+', Some(b'=')) => two(self, T::PlusEq),
-            ('-', Some(b'=')) => two(self, T::MinusEq),
-            ('*', Some(b'=')) => two(self, T::StarEq),
-            ('/', Some(b'=')) => two(self, T::SlashEq),
-            ('%', Some(b'=')) => two(self, T::PercentEq),
-            ('&', Some(b'=')) => two(self, T::AmpEq),
-            ('|', Some(b'=')) => two(self, T::PipeEq),
-            ('^', Some(b'=')) => two(self, T::CaretEq),
-            (':', Some(b':')) => two(self, T::DoubleColon),
-            _ => {
-                self.bump();
-                match c {
-                    '+' => T::Plus,
-                    '-' => T::Minus,
-                    '*' => T::Star,
-                    '/' => T::Slash,
-                    '%' => T::Percent,
-                    '=' => T::Eq,
-                    '<' => T::Lt,
-                    '>' => T::Gt,
-                    '&' => T::Amp,
-                    '|' => T::Pipe,
-                    '^' => T::Caret,
-                    '~' => T::Tilde,
-                    ':' => T::Colon,
-                    '.' => T::Dot,
-                    ',' => T::Comma,
-                    ';' => T::Semicolon,
-                    '(' => T::LParen,
-                    ')' => T::RParen,
-                    _ => T::Unknown,
-                }
-            }
+/// The operator or punctuation starting with the ASCII byte `b` (then `next`), and its
+/// length in bytes.
+fn operator(b: u8, next: Option<u8>) -> (TokenKind, usize) {
+    use TokenKind as T;
+    let two = match (b, next) {
+        (b'<', Some(b'>')) => T::LtGt,
+        (b'<', Some(b'=')) => T::LtEq,
+        (b'>', Some(b'=')) => T::GtEq,
+        (b'!', Some(b'=')) => T::BangEq,
+        (b'!', Some(b'<')) => T::NotLt,
+        (b'!', Some(b'>')) => T::NotGt,
+        (b'+', Some(b'=')) => T::PlusEq,
+        (b'-', Some(b'=')) => T::MinusEq,
+        (b'*', Some(b'=')) => T::StarEq,
+        (b'/', Some(b'=')) => T::SlashEq,
+        (b'%', Some(b'=')) => T::PercentEq,
+        (b'&', Some(b'=')) => T::AmpEq,
+        (b'|', Some(b'=')) => T::PipeEq,
+        (b'^', Some(b'=')) => T::CaretEq,
+        (b':', Some(b':')) => T::DoubleColon,
+        _ => {
+            let one = match b {
+                b'+' => T::Plus,
+                b'-' => T::Minus,
+                b'*' => T::Star,
+                b'/' => T::Slash,
+                b'%' => T::Percent,
+                b'=' => T::Eq,
+                b'<' => T::Lt,
+                b'>' => T::Gt,
+                b'&' => T::Amp,
+                b'|' => T::Pipe,
+                b'^' => T::Caret,
+                b'~' => T::Tilde,
+                b':' => T::Colon,
+                b'.' => T::Dot,
+                b',' => T::Comma,
+                b';' => T::Semicolon,
+                b'(' => T::LParen,
+                b')' => T::RParen,
+                _ => T::Unknown,
+            };
+            return (one, 1);
         }
-    }
+    };
+    (two, 2)
 }
 
 /// Hex digits to bytes; an odd count is read with an implied leading zero (`0x1` = 0x01).
@@ -664,6 +804,10 @@ mod tests {
         // Columns count characters, not bytes.
         let toks = tokenize("'é' x").unwrap();
         assert_eq!((toks[1].span.column, toks[1].span.start), (5, 5));
+        // Non-ASCII in words, comments, strings and white space; lines restart columns.
+        let src = "café\u{a0}x /* ü\n€€ */ N'日本\nö' [ä]] b] -- ß\n\u{feff}y";
+        let pos: Vec<(u32, u32)> = tokenize(src).unwrap().iter().map(|t| (t.span.line, t.span.column)).collect();
+        assert_eq!(pos, vec![(1, 1), (1, 6), (2, 7), (3, 4), (4, 2), (4, 3)]);
     }
 
     #[test]

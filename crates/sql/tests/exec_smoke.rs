@@ -174,3 +174,40 @@ fn indexes_views_functions_and_output() {
     db.rows("COMMIT");
     assert_eq!(ints(&db.rows("SELECT id FROM t WHERE id >= 9")), vec![vec![9]]);
 }
+
+#[test]
+fn simple_selects_reuse_their_plan_until_the_table_changes() {
+    use sql::exec::plan_cache::parameterize;
+    let mut db = Db::new();
+    db.rows("CREATE TABLE t (id int PRIMARY KEY, v int NULL)");
+    db.rows("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)");
+    let kept = |db: &Db, text: &str| {
+        let key = parameterize(text, db.state.database).unwrap().key;
+        db.state.plan_cache.get(&key).map(|e| e.plan.plan.clone())
+    };
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = 1")), vec![vec![10]]);
+    let first = kept(&db, "SELECT v FROM t WHERE id = 1").expect("plan kept");
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = 3")), vec![vec![30]]);
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = 4")), Vec::<Vec<i64>>::new());
+    let again = kept(&db, "SELECT v FROM t WHERE id = 2").expect("plan kept");
+    assert!(std::sync::Arc::ptr_eq(&first, &again), "same shape, same plan");
+    assert_eq!(db.state.plan_cache.len(), 1);
+    // Another literal type is another plan; both answer.
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = 3000000000")), Vec::<Vec<i64>>::new());
+    assert_eq!(db.state.plan_cache.len(), 2);
+    // A schema change: the kept plan is not used, a new one is bound and kept.
+    db.rows("ALTER TABLE t ADD w int NULL");
+    db.rows("UPDATE t SET w = v + 1");
+    assert_eq!(ints(&db.rows("SELECT * FROM t WHERE id = 2")), vec![vec![2, 20, 21]]);
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = 2")), vec![vec![20]]);
+    let second = kept(&db, "SELECT v FROM t WHERE id = 1").expect("plan kept");
+    assert!(!std::sync::Arc::ptr_eq(&first, &second));
+    // The table dropped and created again with other columns.
+    db.rows("DROP TABLE t");
+    let s = db.run("SELECT v FROM t WHERE id = 2");
+    assert_eq!(s.errors().first().map(|e| e.number), Some(208));
+    db.rows("CREATE TABLE t (id int PRIMARY KEY, v varchar(5))");
+    db.rows("INSERT INTO t VALUES (2, 'x')");
+    let rows = db.rows("SELECT v FROM t WHERE id = 2");
+    assert_eq!(rows, vec![vec![Value::String("x".into())]]);
+}

@@ -27,6 +27,10 @@ pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Resul
     match target {
         DmlTarget::Variable(v) => cx.table_variable(v),
         DmlTarget::Table { name, .. } => {
+            if let Some(t) = cx.resolve_table_cached(name)? {
+                super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, perm)?;
+                return Ok(t.info.clone());
+            }
             let (db, o) = cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
             super::security::check_object(cx, db, &o, perm)?;
             match &o.body {
@@ -56,6 +60,9 @@ fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<
     let DmlTarget::Table { name, .. } = target else {
         return Ok(None);
     };
+    if cx.resolve_table_cached(name)?.is_some() {
+        return Ok(None);
+    }
     let Some((db, o)) = cx.resolve_object(name)? else {
         return Ok(None);
     };
@@ -203,6 +210,9 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     if v.is_null() {
         return Ok(Value::Null);
     }
+    if fits_unchanged(&v, from, &c.ty) {
+        return Ok(v);
+    }
     // Between strings (or between binaries) the value is only fitted: CAST would cut a
     // long value silently, where assignment to a column is 2628.
     let same_family = (from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary());
@@ -233,6 +243,27 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
             e
         }
     })
+}
+
+/// Whether [`to_column`] would return `v` as it is: an ASCII string of a variable-length
+/// character type going into a variable-length character column it fits (conversion
+/// between code page 1252 and Unicode changes no ASCII character, and nothing is cut or
+/// padded). The common case of an INSERT of string literals, without the conversion's
+/// copies.
+fn fits_unchanged(v: &Value, from: &SqlType, to: &SqlType) -> bool {
+    use types::Length;
+    let Value::String(s) = v else {
+        return false;
+    };
+    if !matches!(from, SqlType::VarChar { .. } | SqlType::NVarChar { .. }) || !s.is_ascii() {
+        return false;
+    }
+    match to {
+        SqlType::VarChar { len: Length::Bounded(n) } | SqlType::NVarChar { len: Length::Bounded(n) } => {
+            s.len() <= usize::from(*n)
+        }
+        _ => false,
+    }
 }
 
 pub(crate) fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
@@ -459,6 +490,9 @@ pub(super) fn bind_output(
     clauses: &[OutputClause],
     extra: &Scope,
 ) -> Result<Vec<Output>, SqlError> {
+    if clauses.is_empty() {
+        return Ok(Vec::new());
+    }
     let mut scope = Scope::default();
     for prefix in ["deleted", "inserted"] {
         for c in &t.columns {
@@ -701,6 +735,13 @@ pub(super) fn insert_values_as(
 }
 
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
+    // A table (not a view) named as before: resolved once, from the name cache.
+    if let DmlTarget::Table { name, .. } = &ins.target {
+        if let Some(t) = cx.resolve_table_cached(name)? {
+            super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, "INSERT")?;
+            return insert_into(cx, ins, &t.info);
+        }
+    }
     if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
         let mut i = ins.clone();
         i.target = vb.target(&ins.target);
@@ -717,6 +758,12 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         return through_view(cx, |cx| insert(cx, &i));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
+    insert_into(cx, ins, &t)
+}
+
+/// INSERT into the table `t` its target names.
+fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlError> {
+    let t = t.clone();
     let positions = insert_positions(cx, &t, &ins.columns)?;
     let mut outs = bind_output(cx, &t, &ins.output, &Scope::default())?;
     let limit = top_limit(cx, ins.top.as_ref())?;
@@ -741,6 +788,13 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
                     if matches!(e.kind, ExprKind::Default) {
                         vals.push(default_marker());
                         tys.push(SqlType::Int);
+                        continue;
+                    }
+                    // A literal is its value (what binding and evaluating it gives).
+                    if let ExprKind::Literal(l) = &e.kind {
+                        let (v, ty) = super::query::literal_type_value(l)?;
+                        vals.push(v);
+                        tys.push(ty);
                         continue;
                     }
                     let b = Binder::new(cx).bind_expr(e, &Scope::default())?;

@@ -28,6 +28,7 @@ pub mod merge;
 pub mod parse_cache;
 pub mod pivot;
 pub mod plan;
+pub mod plan_cache;
 pub mod procs;
 pub mod query;
 pub mod security;
@@ -93,6 +94,8 @@ pub struct SessionState {
     pub temp_tables: HashMap<String, String>,
     /// Batches this session sent before, parsed.
     pub parse_cache: parse_cache::ParseCache,
+    /// Plans of simple parameterized SELECTs (see plan_cache.rs).
+    pub plan_cache: plan_cache::PlanCache,
     pub prepared: HashMap<i32, (String, String)>,
     pub next_handle: i32,
     pub descriptor: u64,
@@ -100,8 +103,36 @@ pub struct SessionState {
     /// Databases whose catalog changed in the current transaction (reloaded on rollback).
     catalog_dirty: HashSet<DbId>,
     table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
+    name_cache: Vec<NameEntry>,
     next_temp: u64,
 }
+
+/// A table name as resolved: where the name pointed, at which catalog version.
+#[derive(Debug)]
+struct NameEntry {
+    db: DbId,
+    schema_id: i32,
+    /// The object name as written (matched ignoring case, as the catalog matches).
+    name: String,
+    version: u64,
+    table: Arc<ResolvedTable>,
+}
+
+/// A table found by [`Cx::resolve_table_cached`].
+#[derive(Debug, Clone)]
+pub struct ResolvedTable {
+    pub db: DbId,
+    pub object_id: i32,
+    pub schema_id: i32,
+    /// The name in the catalog.
+    pub name: String,
+    pub info: Arc<TableInfo>,
+}
+
+/// Names kept in a session's name cache; a statement names few tables, and a linear
+/// search of this many is cheaper than hashing a case-folded name.
+const NAME_CACHE_ENTRIES: usize = 16;
 
 impl SessionState {
     pub fn new(database: DbId, spid: i32) -> SessionState {
@@ -128,12 +159,14 @@ impl SessionState {
             live: Arc::new(dmv::LiveRequest::default()),
             temp_tables: HashMap::new(),
             parse_cache: parse_cache::ParseCache::default(),
+            plan_cache: plan_cache::PlanCache::default(),
             prepared: HashMap::new(),
             next_handle: 1,
             descriptor: 0,
             next_descriptor: 1,
             catalog_dirty: HashSet::new(),
             table_cache: HashMap::new(),
+            name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
         }
@@ -197,6 +230,8 @@ pub struct Cx<'a> {
     pub cur_cmd: u16,
     /// An RPC's OUTPUT parameters, sent after its RETURNSTATUS ([`procs::rpc`]).
     pub rpc_outputs: Vec<crate::results::ReturnValue>,
+    /// The plan cache's hold on the batch's one query (see plan_cache.rs).
+    pub plan_slot: Option<plan_cache::PlanSlot>,
     pub(super) null_warned: bool,
     /// Errors SQL Server reports ahead of a statement's own error (5074 before 4922,
     /// 8114 before 473): [`report`] sends them first, at the same line.
@@ -270,6 +305,7 @@ impl<'a> Cx<'a> {
             view_depth: 0,
             cur_cmd: 0,
             rpc_outputs: Vec::new(),
+            plan_slot: None,
             null_warned: false,
             preceding: Vec::new(),
         }
@@ -470,6 +506,13 @@ impl<'a> Cx<'a> {
             };
             return Ok((TEMPDB, crate::catalog::SCHEMA_DBO, internal));
         }
+        let (db, schema) = self.resolve_qualifiers(name)?;
+        Ok((db, schema, obj))
+    }
+
+    /// The database and schema id a name that is not a `#temp` name is in (schema -1
+    /// when the schema does not exist).
+    fn resolve_qualifiers(&mut self, name: &ObjectName) -> Result<(DbId, i32), SqlError> {
         let db = match name.database() {
             Some(d) => self.db_id_by_name(&d.value).ok_or_else(|| {
                 SqlError::new(
@@ -482,13 +525,10 @@ impl<'a> Cx<'a> {
             None => self.state.database,
         };
         let schema = match name.schema() {
-            Some(s) => match self.schema_id(db, &s.value) {
-                Some(id) => id,
-                None => return Ok((db, -1, obj)),
-            },
+            Some(s) => self.schema_id(db, &s.value).unwrap_or(-1),
             None => crate::catalog::SCHEMA_DBO,
         };
-        Ok((db, schema, obj))
+        Ok((db, schema))
     }
 
     pub fn resolve_object(&mut self, name: &ObjectName) -> Result<Option<(DbId, Object)>, SqlError> {
@@ -496,6 +536,50 @@ impl<'a> Cx<'a> {
         let c = self.catalog(db)?;
         let g = c.inner.read();
         Ok(g.object_by_name(schema, &n).cloned().map(|o| (db, o)))
+    }
+
+    /// The table `name` names, when it names a table (None for a view, another kind of
+    /// object or no object: the caller's general path deals with those). Resolved
+    /// through the session's name cache: a statement that names the table it named
+    /// before (each INSERT of a batch of INSERTs) finds the catalog version unchanged
+    /// and skips the catalog search and the copy of the catalog entry. Any catalog
+    /// change bumps the version, so a stale entry is never used.
+    pub fn resolve_table_cached(&mut self, name: &ObjectName) -> Result<Option<Arc<ResolvedTable>>, SqlError> {
+        // `#temp` names map to internal names; other names are looked up as written.
+        let (db, schema_id, temp_name) = if name.name().value.starts_with('#') {
+            let (db, schema, n) = self.resolve_name(name)?;
+            (db, schema, Some(n))
+        } else {
+            let (db, schema) = self.resolve_qualifiers(name)?;
+            (db, schema, None)
+        };
+        let n = temp_name.as_deref().unwrap_or(&name.name().value);
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        let cache = &mut self.state.name_cache;
+        if let Some(e) = cache
+            .iter()
+            .find(|e| e.db == db && e.schema_id == schema_id && e.version == version && e.name.eq_ignore_ascii_case(n))
+        {
+            return Ok(Some(e.table.clone()));
+        }
+        let obj = {
+            let g = cat.inner.read();
+            match g.object_by_name(schema_id, n) {
+                Some(o) if matches!(o.body, ObjectBody::Table(_)) => o.clone(),
+                _ => return Ok(None),
+            }
+        };
+        let key = n.to_string();
+        let info = self.table_info(db, &obj)?;
+        let table = Arc::new(ResolvedTable { db, object_id: obj.id, schema_id: obj.schema_id, name: obj.name, info });
+        let cache = &mut self.state.name_cache;
+        cache.retain(|e| e.version == version || e.db != db);
+        if cache.len() >= NAME_CACHE_ENTRIES {
+            cache.remove(0);
+        }
+        cache.push(NameEntry { db, schema_id, name: key, version, table: table.clone() });
+        Ok(Some(table))
     }
 
     pub fn resolve_table_by_text(&mut self, text: &str) -> Result<Option<Arc<TableInfo>>, SqlError> {
@@ -606,19 +690,14 @@ impl<'a> Cx<'a> {
 
     /// Sends a plan's rows as a result set; returns the row count.
     pub fn send_result(&mut self, plan: &Plan) -> Result<u64, SqlError> {
-        let cols = plan.columns();
-        let info: Vec<ColumnInfo> = cols
-            .iter()
-            .map(|c| ColumnInfo {
-                name: c.name.clone(),
-                ty: c.ty,
-                nullable: c.nullable,
-                identity: false,
-                updatable: false,
-            })
-            .collect();
+        let info = column_info(plan);
+        self.send_rows(plan, &info)
+    }
+
+    /// [`Cx::send_result`] with the plan's [`column_info`] at hand.
+    pub fn send_rows(&mut self, plan: &Plan, info: &[ColumnInfo]) -> Result<u64, SqlError> {
         let mut op = open(plan, self)?;
-        self.sink.columns(&info).map_err(|_| cancelled())?;
+        self.sink.columns(info).map_err(|_| cancelled())?;
         let mut n = 0u64;
         while let Some(row) = op.next(self)? {
             self.sink.row(&row).map_err(|_| cancelled())?;
@@ -628,6 +707,14 @@ impl<'a> Cx<'a> {
         }
         Ok(n)
     }
+}
+
+/// The column descriptions of a plan's result set.
+pub fn column_info(plan: &Plan) -> Vec<ColumnInfo> {
+    plan.columns()
+        .iter()
+        .map(|c| ColumnInfo { name: c.name.clone(), ty: c.ty, nullable: c.nullable, identity: false, updatable: false })
+        .collect()
 }
 
 fn cancelled() -> SqlError {
@@ -700,6 +787,13 @@ pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
 /// stops as SQL Server's abort rules say); this never fails itself.
 pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    if !state.showplan {
+        if let Some(p) = plan_cache::parameterize(text, state.database) {
+            if execute_parameterized(state, host, text, sink, p) {
+                return;
+            }
+        }
+    }
     let batch = match state.parse_cache.parse(text) {
         Ok(b) => b,
         Err(e) => {
@@ -721,6 +815,67 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
         return;
     }
     run_top_level(&mut cx, &batch.statements);
+}
+
+/// Runs a batch that [`plan_cache::parameterize`] took apart: its template with the
+/// literals' values as parameters, with the kept plan when there is a current one (else
+/// binding it and keeping it). False when the template does not parse (the caller then
+/// runs the batch as it is, for its own error).
+fn execute_parameterized(
+    state: &mut SessionState,
+    host: &mut dyn Host,
+    text: &str,
+    sink: &mut dyn ResultSink,
+    p: plan_cache::Parameterized,
+) -> bool {
+    let plan_cache::Parameterized { key, values } = p;
+    let kept = state.plan_cache.get(&key);
+    let (batch, reuse, version) = match kept {
+        Some(e) if host.catalog(e.table.db).is_ok_and(|c| c.version() == e.version) => {
+            (e.batch.clone(), Some((e.plan.clone(), e.table.clone())), e.version)
+        }
+        stale => {
+            if stale.is_some() {
+                state.plan_cache.remove(&key);
+            }
+            let Ok(batch) = crate::parse_batch(key.template()) else {
+                return false;
+            };
+            let version = host.catalog(state.database).map(|c| c.version()).unwrap_or(0);
+            (Arc::new(batch), None, version)
+        }
+    };
+    let Some(Statement { kind: StatementKind::Query(q), .. }) = batch.statements.first() else {
+        return false;
+    };
+    let reusing = reuse.is_some();
+    let mut cx = Cx::new(host, state, sink);
+    cx.source = Arc::from(text);
+    cx.frames[0].vars = values
+        .into_iter()
+        .enumerate()
+        .map(|(i, (value, ty))| Var { name: plan_cache::param_name(i), ty, value, table: None })
+        .collect();
+    cx.plan_slot = Some(plan_cache::PlanSlot { query: &**q, reuse, captured: None });
+    run_top_level(&mut cx, &batch.statements);
+    let captured = cx.plan_slot.take().and_then(|s| s.captured);
+    // Keep a plan bound now when its table's catalog did not change meanwhile.
+    if let (false, Some(plan)) = (reusing, captured) {
+        let SetExpr::Select(s) = &q.body else {
+            return true;
+        };
+        let Some(TableFactor::Table { name, .. }) = s.from.first().map(|f| &f.relation) else {
+            return true;
+        };
+        if let Ok(Some(table)) = cx.resolve_table_cached(name) {
+            let current = cx.catalog(table.db).map(|c| c.version()).unwrap_or(0);
+            if table.db == key.database() && current == version {
+                drop(cx);
+                state.plan_cache.insert(key, plan_cache::Entry { batch, plan, table, version });
+            }
+        }
+    }
+    true
 }
 
 /// SQL Server compiles a whole batch before running it: a SELECT naming a column that a
@@ -1117,18 +1272,41 @@ pub fn exec_query(cx: &mut Cx, q: &Query) -> Result<(), SqlError> {
         }
     }
     cx.pending_assigns.clear();
-    let plan = {
-        let mut b = Binder::new(cx);
-        b.plan_query(q)?.0
+    // The plan cache's query: run its kept plan, or keep the plan bound now.
+    let cached = cx.plan_slot.as_mut().filter(|s| std::ptr::eq(s.query, q));
+    let kept = match cached {
+        Some(slot) => match slot.reuse.take() {
+            Some((kept, t)) => {
+                security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, "SELECT")?;
+                Some(kept)
+            }
+            None => {
+                let plan = Binder::new(cx).plan_query(q)?.0;
+                let kept = plan_cache::KeptPlan { columns: column_info(&plan).into(), plan: Arc::new(plan) };
+                if let Some(slot) = cx.plan_slot.as_mut() {
+                    slot.captured = Some(kept.clone());
+                }
+                Some(kept)
+            }
+        },
+        None => None,
+    };
+    let bound;
+    let plan: &Plan = match &kept {
+        Some(k) => &k.plan,
+        None => {
+            bound = Binder::new(cx).plan_query(q)?.0;
+            &bound
+        }
     };
     let assigns = std::mem::take(&mut cx.pending_assigns);
     if cx.state.showplan {
-        return show_plan(cx, &plan);
+        return show_plan(cx, plan);
     }
     if !assigns.is_empty() {
         // SELECT @a = x, @b = y FROM ...: assign from every row; the last row wins.
         let cols = plan.columns();
-        let mut op = open(&plan, cx)?;
+        let mut op = open(plan, cx)?;
         let mut n = 0u64;
         while let Some(row) = op.next(cx)? {
             n += 1;
@@ -1143,7 +1321,10 @@ pub fn exec_query(cx: &mut Cx, q: &Query) -> Result<(), SqlError> {
         cx.done(Some(n))?;
         return Ok(());
     }
-    let n = cx.send_result(&plan)?;
+    let n = match &kept {
+        Some(k) => cx.send_rows(plan, &k.columns)?,
+        None => cx.send_result(plan)?,
+    };
     cx.state.rowcount = n as i64;
     cx.done(Some(n))?;
     Ok(())

@@ -61,9 +61,9 @@ fn has_role(g: &Catalog, principal: i32, role: i32) -> bool {
     principal == PRINCIPAL_DBO || g.principal_closure(principal).contains(&role)
 }
 
-/// Whether `principal` holds `perm` on the object (or, for database permissions such as
-/// CREATE TABLE, on the database: `object` None).
-fn holds(g: &Catalog, principal: i32, perm: &str, object: Option<&Object>) -> bool {
+/// Whether `principal` holds `perm` on the object (id, schema id) (or, for database
+/// permissions such as CREATE TABLE, on the database: `object` None).
+fn holds(g: &Catalog, principal: i32, perm: &str, object: Option<(i32, i32)>) -> bool {
     let set = g.principal_closure(principal);
     if principal == PRINCIPAL_DBO || set.contains(&ROLE_DB_OWNER) {
         return true;
@@ -72,8 +72,8 @@ fn holds(g: &Catalog, principal: i32, perm: &str, object: Option<&Object>) -> bo
         (e.permission == perm || e.permission == "CONTROL")
             && match (e.class, object) {
                 (0, _) => true,
-                (1, Some(o)) => e.major_id == o.id,
-                (3, Some(o)) => e.major_id == o.schema_id,
+                (1, Some((id, _))) => e.major_id == id,
+                (3, Some((_, schema_id))) => e.major_id == schema_id,
                 _ => false,
             }
     };
@@ -95,26 +95,28 @@ fn holds(g: &Catalog, principal: i32, perm: &str, object: Option<&Object>) -> bo
 /// Msg 229 unless the session may use `perm` (SELECT, INSERT, UPDATE, DELETE, EXECUTE)
 /// on the object.
 pub fn check_object(cx: &mut Cx, db: DbId, obj: &Object, perm: &str) -> Result<(), SqlError> {
+    check_object_id(cx, db, obj.id, obj.schema_id, &obj.name, perm)
+}
+
+/// [`check_object`] for the object `id` (of schema `schema_id`) named `name`.
+pub fn check_object_id(cx: &mut Cx, db: DbId, id: i32, schema_id: i32, name: &str, perm: &str) -> Result<(), SqlError> {
     if cx.is_sysadmin() || db == TEMPDB || chained(cx) {
         return Ok(());
     }
     let principal = session_principal(cx, db)?;
     let cat = cx.catalog(db)?;
     let g = cat.inner.read();
-    if principal.is_some_and(|p| holds(&g, p, perm, Some(obj))) {
+    if principal.is_some_and(|p| holds(&g, p, perm, Some((id, schema_id)))) {
         return Ok(());
     }
-    let schema = g.schemas.get(&obj.schema_id).map(|s| s.name.clone()).unwrap_or_else(|| "dbo".into());
+    let schema = g.schemas.get(&schema_id).map(|s| s.name.clone()).unwrap_or_else(|| "dbo".into());
     drop(g);
     let db_name = cx.db_name(db).unwrap_or_default();
     Err(SqlError::new(
         229,
         14,
         5,
-        format!(
-            "The {perm} permission was denied on the object '{}', database '{db_name}', schema '{schema}'.",
-            obj.name
-        ),
+        format!("The {perm} permission was denied on the object '{name}', database '{db_name}', schema '{schema}'."),
     ))
 }
 

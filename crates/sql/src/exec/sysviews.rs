@@ -1367,6 +1367,10 @@ impl Binder<'_, '_> {
                 return Ok((Plan::Virtual { view: View { kind, db, args: [None, None] }, cols: cols.clone() }, cols));
             }
         }
+        if let Some(t) = self.cx.resolve_table_cached(name)? {
+            super::security::check_object_id(self.cx, t.db, t.object_id, t.schema_id, &t.name, "SELECT")?;
+            return Ok(self.table_scan_source(t.db, t.object_id, t.info.clone()));
+        }
         let Some((db, obj)) = self.cx.resolve_object(name)? else {
             return Err(errors::invalid_object(&display(name)));
         };
@@ -1376,22 +1380,7 @@ impl Binder<'_, '_> {
         match &obj.body {
             ObjectBody::Table(_) => {
                 let t = self.cx.table_info(db, &obj)?;
-                let with_locator = self.cx.dml_target == Some((db, obj.id));
-                let mut cols = t.out_cols();
-                if with_locator {
-                    cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
-                }
-                Ok((
-                    Plan::Scan(ScanNode {
-                        table: t,
-                        index: 0,
-                        range: None,
-                        filter: None,
-                        reverse: false,
-                        with_locator,
-                    }),
-                    cols,
-                ))
+                Ok(self.table_scan_source(db, obj.id, t))
             }
             ObjectBody::View(m) => {
                 let def = super::parse_module(&m.definition)?;
@@ -1425,6 +1414,16 @@ impl Binder<'_, '_> {
             }
             _ => Err(errors::invalid_object(&display(name))),
         }
+    }
+
+    /// A scan of table `object_id` as a FROM source.
+    fn table_scan_source(&self, db: DbId, object_id: i32, t: Arc<super::table::TableInfo>) -> (Plan, Vec<OutCol>) {
+        let with_locator = self.cx.dml_target == Some((db, object_id));
+        let mut cols = t.out_cols();
+        if with_locator {
+            cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
+        }
+        (Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator }), cols)
     }
 }
 

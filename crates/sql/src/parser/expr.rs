@@ -96,6 +96,20 @@ impl<'a> Parser<'a> {
     }
 
     fn parse_binary(&mut self, min_prec: u8) -> PResult<Expr> {
+        // A lone literal or name before `,` `)` `;` or the end (a VALUES item, a select
+        // list column): no prefix, postfix or infix can apply, so it is its primary.
+        if matches!(
+            self.kind(),
+            TokenKind::Integer
+                | TokenKind::Decimal
+                | TokenKind::Float
+                | TokenKind::Money
+                | TokenKind::String { .. }
+                | TokenKind::Word
+        ) && matches!(self.kind_at(1), TokenKind::Comma | TokenKind::RParen | TokenKind::Semicolon | TokenKind::Eof)
+        {
+            return self.parse_primary();
+        }
         let start = self.pos;
         let mut left = self.parse_prefix(min_prec)?;
         let mut links = 0u32;
@@ -357,9 +371,10 @@ impl<'a> Parser<'a> {
     }
 
     fn keyword_primary(&mut self) -> PResult<ExprKind> {
-        let kw = self.text().to_ascii_uppercase();
+        let mut buf = [0u8; 32];
+        let kw = super::upper_keyword(self.text(), &mut buf);
         let call_follows = self.is_at(1, &TokenKind::LParen);
-        match kw.as_str() {
+        match kw {
             "NULL" => {
                 self.advance();
                 Ok(ExprKind::Literal(Literal::Null))
@@ -372,7 +387,7 @@ impl<'a> Parser<'a> {
             }
             "CURRENT_TIMESTAMP" | "CURRENT_USER" | "SESSION_USER" | "SYSTEM_USER" | "USER" if !call_follows => {
                 self.advance();
-                Ok(ExprKind::Niladic(match kw.as_str() {
+                Ok(ExprKind::Niladic(match kw {
                     "CURRENT_TIMESTAMP" => Niladic::CurrentTimestamp,
                     "CURRENT_USER" => Niladic::CurrentUser,
                     "SESSION_USER" => Niladic::SessionUser,

@@ -29,7 +29,7 @@ use types::SqlError;
 
 use crate::ast::*;
 use crate::errors;
-use crate::lexer::{tokenize, Token, TokenKind};
+use crate::lexer::{tokenize_into, Token, TokenKind};
 
 pub(crate) type PResult<T> = Result<T, SqlError>;
 
@@ -47,20 +47,54 @@ pub const NEST_COST: u32 = 16;
 
 /// Parse one batch.
 pub fn parse_batch(source: &str) -> Result<Batch, SqlError> {
-    let tokens = tokenize(source)?;
-    let mut p = Parser::new(source, tokens);
-    p.batch()
+    with_tokens(source, |p| p.batch())
 }
 
 /// Parse a single expression (the whole input must be the expression).
 pub fn parse_expression(source: &str) -> Result<Expr, SqlError> {
-    let tokens = tokenize(source)?;
-    let mut p = Parser::new(source, tokens);
-    let e = p.parse_expr()?;
-    if !p.at_eof() {
-        return Err(p.error());
+    with_tokens(source, |p| {
+        let e = p.parse_expr()?;
+        if !p.at_eof() {
+            return Err(p.error());
+        }
+        Ok(e)
+    })
+}
+
+thread_local! {
+    /// The token buffer of the thread's last parse, kept for the next one (see
+    /// [`crate::lexer::tokenize_into`]).
+    static TOKENS: std::cell::Cell<Vec<Token>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Lex `source` (in the thread's token buffer) and give `f` the tokens.
+pub(crate) fn with_lexed<T>(source: &str, f: impl FnOnce(&[Token]) -> T) -> Result<T, SqlError> {
+    with_tokens(source, |p| Ok(f(&p.toks)))
+}
+
+/// The most statements [`Parser::batch`] reserves room for up front.
+const MAX_STATEMENTS_GUESS: usize = 4096;
+
+/// A token buffer larger than this (bytes) is not kept after a parse.
+const MAX_KEPT_TOKENS_BYTES: usize = 4 << 20;
+
+/// Lex `source` into the thread's token buffer and run `f` over it.
+fn with_tokens<T>(source: &str, f: impl FnOnce(&mut Parser) -> PResult<T>) -> PResult<T> {
+    let mut tokens = TOKENS.take();
+    let r = match tokenize_into(source, &mut tokens) {
+        Ok(()) => {
+            let mut p = Parser::new(source, tokens);
+            let r = f(&mut p);
+            tokens = p.toks;
+            r
+        }
+        Err(e) => Err(e),
+    };
+    if tokens.capacity() * std::mem::size_of::<Token>() <= MAX_KEPT_TOKENS_BYTES {
+        tokens.clear();
+        TOKENS.set(tokens);
     }
-    Ok(e)
+    r
 }
 
 /// The cursor over a batch's tokens. Invariant: `toks` is what [`tokenize`] returns, so
@@ -409,7 +443,11 @@ impl<'a> Parser<'a> {
     // -----------------------------------------------------------------------------------
 
     fn batch(&mut self) -> PResult<Batch> {
-        let mut statements = Vec::new();
+        // One statement per `;` is a good guess for scripts that end statements with
+        // one, and saves growing the list (statements are large) a dozen times in a
+        // batch of a thousand.
+        let semicolons = self.toks.iter().filter(|t| matches!(t.kind, TokenKind::Semicolon)).count();
+        let mut statements = Vec::with_capacity(semicolons.min(MAX_STATEMENTS_GUESS) + 1);
         loop {
             while self.eat(&TokenKind::Semicolon) {}
             if self.at_eof() {
@@ -473,8 +511,10 @@ impl<'a> Parser<'a> {
             TokenKind::LParen => return Ok(StatementKind::Query(Box::new(self.parse_query()?))),
             _ => return Err(self.error()),
         }
-        let kw = self.text().to_ascii_uppercase();
-        match kw.as_str() {
+        // Reserved keywords are short ASCII words: upper-cased on the stack.
+        let mut buf = [0u8; 32];
+        let kw = upper_keyword(self.text(), &mut buf);
+        match kw {
             "SELECT" => Ok(StatementKind::Query(Box::new(self.parse_query()?))),
             "WITH" => self.parse_with_statement(),
             "INSERT" => Ok(StatementKind::Insert(Box::new(self.parse_insert(Vec::new())?))),
@@ -717,4 +757,14 @@ impl<'a> Parser<'a> {
             _ => false,
         }
     }
+}
+
+/// `word` upper-cased into `buf`, or "" when it does not fit (no keyword is that long).
+pub(crate) fn upper_keyword<'b>(word: &str, buf: &'b mut [u8; 32]) -> &'b str {
+    let Some(dst) = buf.get_mut(..word.len()) else {
+        return "";
+    };
+    dst.copy_from_slice(word.as_bytes());
+    dst.make_ascii_uppercase();
+    std::str::from_utf8(dst).unwrap_or("")
 }

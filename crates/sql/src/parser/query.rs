@@ -505,11 +505,14 @@ impl<'a> Parser<'a> {
 
     /// `(1, 2), (3, DEFAULT)` after VALUES.
     pub(crate) fn parse_values_rows(&mut self) -> PResult<Vec<Vec<Expr>>> {
-        let mut rows = Vec::new();
+        // Most VALUES lists have one row: allocate for exactly that first.
+        let mut rows = Vec::with_capacity(1);
         loop {
             self.expect(&TokenKind::LParen)?;
             let row = self.nest(|p| {
-                let mut row = vec![p.parse_arg()?];
+                // `vec![first]` would grow again at the second item.
+                let mut row = Vec::with_capacity(4);
+                row.push(p.parse_arg()?);
                 while p.eat(&TokenKind::Comma) {
                     row.push(p.parse_arg()?);
                 }
