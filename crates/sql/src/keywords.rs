@@ -289,10 +289,37 @@ pub fn is_reserved(word: &str) -> bool {
 /// [`is_reserved`] for a word as the lexer scans it: identifier characters only.
 #[inline]
 pub(crate) fn is_reserved_word(word: &[u8]) -> bool {
-    if word.len() > MAX_KEYWORD_LEN || word.len() < 2 {
+    is_reserved_in(word, 0, word.len())
+}
+
+/// [`is_reserved_word`] for the word `text[start..end]`. The word's chunks are read
+/// eight bytes at a time from `text` (masked to the word), which saves copying the word
+/// into a zeroed buffer first.
+#[inline]
+pub(crate) fn is_reserved_in(text: &[u8], start: usize, end: usize) -> bool {
+    let len = end.saturating_sub(start);
+    if !(2..=MAX_KEYWORD_LEN).contains(&len) {
         return false;
     }
-    let c = chunks(word);
+    let mut c = [0u64; 4];
+    let mut from = start;
+    for chunk in c.iter_mut() {
+        if from >= end {
+            break;
+        }
+        let n = (end - from).min(8);
+        let word = match text.get(from..from + 8).and_then(|b| <[u8; 8]>::try_from(b).ok()) {
+            Some(b) => u64::from_le_bytes(b),
+            None => {
+                let mut b = [0u8; 8];
+                b[..n].copy_from_slice(&text[from..from + n]);
+                u64::from_le_bytes(b)
+            }
+        };
+        let mask = if n == 8 { u64::MAX } else { (1u64 << (8 * n)) - 1 };
+        *chunk = word & mask & FOLD;
+        from += 8;
+    }
     let mut slot = slot_of(&c);
     loop {
         match TABLE[slot] {

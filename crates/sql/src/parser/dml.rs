@@ -3,7 +3,7 @@
 use super::{PResult, Parser};
 use crate::ast::*;
 use crate::errors;
-use crate::lexer::TokenKind;
+use crate::lexer::{Token, TokenKind};
 
 impl<'a> Parser<'a> {
     /// The table an INSERT/UPDATE/DELETE changes: a name with optional WITH (hints), or
@@ -35,6 +35,12 @@ impl<'a> Parser<'a> {
     }
 
     pub(crate) fn parse_insert(&mut self, with: Vec<Cte>) -> PResult<Insert> {
+        let mut with = with;
+        if self.simple_inserts {
+            if let Some(ins) = self.simple_insert_values(&mut with) {
+                return Ok(ins);
+            }
+        }
         self.expect_word("INSERT")?;
         let top = if self.is_word("TOP") { Some(self.parse_top(true)?) } else { None };
         self.eat_word("INTO");
@@ -63,6 +69,130 @@ impl<'a> Parser<'a> {
             return Err(self.error());
         };
         Ok(Insert { with, top, target, columns, output, source })
+    }
+
+    /// `INSERT [INTO] name VALUES (v, ...), ...` where the name is up to four dotted
+    /// identifiers and each v a literal, NULL or DEFAULT (the statement of bulk-loading
+    /// scripts, a thousand to a batch): checked on the tokens, then built straight from
+    /// them into what the general path builds, spans included. None (nothing consumed)
+    /// for anything else, which the general path parses or reports.
+    fn simple_insert_values(&mut self, with: &mut Vec<Cte>) -> Option<Insert> {
+        // The general path nests twice below a VALUES row; where that would pass the
+        // depth limit it must be the one to say so.
+        if self.depth + 2 * super::NEST_COST > super::MAX_DEPTH {
+            return None;
+        }
+        let toks = &self.toks;
+        let src = self.src.as_bytes();
+        let kind = |i: usize| toks.get(i).map(|t| &t.kind);
+        let word = |i: usize, w: &str| {
+            toks.get(i).is_some_and(|t| {
+                matches!(t.kind, TokenKind::Word | TokenKind::Keyword)
+                    && src.get(t.span.range()).is_some_and(|b| b.eq_ignore_ascii_case(w.as_bytes()))
+            })
+        };
+        let mut i = self.pos;
+        if !word(i, "INSERT") {
+            return None;
+        }
+        i += 1;
+        if word(i, "INTO") {
+            i += 1;
+        }
+        let name_start = i;
+        loop {
+            if !matches!(kind(i)?, TokenKind::Word | TokenKind::QuotedIdent { .. }) || i - name_start >= 7 {
+                return None;
+            }
+            i += 1;
+            if !matches!(kind(i)?, TokenKind::Dot) {
+                break;
+            }
+            i += 1;
+        }
+        let name_end = i;
+        if !word(i, "VALUES") {
+            return None;
+        }
+        i += 1;
+        let values_start = i;
+        loop {
+            if !matches!(kind(i)?, TokenKind::LParen) {
+                return None;
+            }
+            i += 1;
+            loop {
+                let simple = match kind(i)? {
+                    TokenKind::Integer
+                    | TokenKind::Decimal
+                    | TokenKind::Float
+                    | TokenKind::Money
+                    | TokenKind::String { .. }
+                    | TokenKind::Binary(_) => true,
+                    TokenKind::Keyword => word(i, "NULL") || word(i, "DEFAULT"),
+                    _ => false,
+                };
+                if !simple {
+                    return None;
+                }
+                i += 1;
+                match kind(i)? {
+                    TokenKind::Comma => i += 1,
+                    TokenKind::RParen => break,
+                    _ => return None,
+                }
+            }
+            i += 1;
+            if !matches!(kind(i), Some(TokenKind::Comma)) {
+                break;
+            }
+            i += 1;
+        }
+        let end = i;
+        // Checked: build.
+        let ident = |t: &Token| match &t.kind {
+            TokenKind::QuotedIdent { value, style } => Ident { value: value.clone(), quote: *style },
+            _ => Ident::plain(t.text(self.src)),
+        };
+        let mut parts = Vec::with_capacity((name_end - name_start).div_ceil(2));
+        for t in toks[name_start..name_end].iter().step_by(2) {
+            parts.push(ident(t));
+        }
+        let mut rows = Vec::with_capacity(1);
+        let mut row = Vec::new();
+        for t in &toks[values_start..end] {
+            let text = || t.text(self.src).to_string();
+            let kind = match &t.kind {
+                TokenKind::Integer => ExprKind::Literal(Literal::Integer(text())),
+                TokenKind::Decimal => ExprKind::Literal(Literal::Decimal(text())),
+                TokenKind::Float => ExprKind::Literal(Literal::Float(text())),
+                // A money token is `$` (one byte) followed by the number.
+                TokenKind::Money => {
+                    ExprKind::Literal(Literal::Money(t.text(self.src).get(1..).unwrap_or("").to_string()))
+                }
+                TokenKind::String { value, unicode } => {
+                    ExprKind::Literal(Literal::String { value: value.clone(), unicode: *unicode })
+                }
+                TokenKind::Binary(bytes) => ExprKind::Literal(Literal::Binary(bytes.clone())),
+                TokenKind::Keyword if t.text(self.src).eq_ignore_ascii_case("NULL") => ExprKind::Literal(Literal::Null),
+                TokenKind::Keyword => ExprKind::Default,
+                TokenKind::RParen => {
+                    rows.push(std::mem::take(&mut row));
+                    continue;
+                }
+                _ => continue,
+            };
+            row.push(Expr { kind, span: t.span });
+        }
+        self.pos = end;
+        Some(Insert {
+            with: std::mem::take(with),
+            top: None,
+            target: DmlTarget::Table { name: ObjectName { parts }, hints: Vec::new() },
+            columns: Vec::new(),
+            output: Vec::new(),
+            source: InsertSource::Values(rows),
+        })
     }
 
     pub(crate) fn parse_update(&mut self, with: Vec<Cte>) -> PResult<Update> {
@@ -204,5 +334,65 @@ impl<'a> Parser<'a> {
             return Err(errors::merge_needs_semicolon(self.toks[at.min(self.toks.len() - 1)].span.line));
         }
         Ok(Merge { with, top, target, alias, source, on, clauses, output, hints })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::lexer::tokenize;
+    use crate::parser::Parser;
+
+    /// The batch parsed with and without the direct INSERT path, as Debug text (which
+    /// shows spans, unlike `==`).
+    fn both(src: &str) -> (String, String) {
+        let run = |simple: bool| {
+            let mut p = Parser::new(src, tokenize(src).unwrap());
+            p.simple_inserts = simple;
+            match p.batch() {
+                Ok(b) => format!("{b:?}"),
+                Err(e) => format!("error {} line {}: {}", e.number, e.line, e.message),
+            }
+        };
+        (run(true), run(false))
+    }
+
+    #[test]
+    fn simple_inserts_parse_as_the_general_path_does() {
+        for src in [
+            "INSERT INTO t VALUES (1, 1, 'value 1');",
+            "insert t values (1.5, -- c\n 2e3, $4.50, N'x''y', 0x0102, NULL, DEFAULT)",
+            "INSERT INTO [db].dbo.\"t\" VALUES (1), (2),\n(3)\nINSERT INTO t VALUES (4)",
+            "BEGIN TRANSACTION; INSERT INTO t VALUES (1, 'a'); INSERT INTO t VALUES (2, 'b'); COMMIT;",
+            "INSERT INTO a.b.c.d VALUES (1)",
+            "WITH c AS (SELECT 1 AS x) INSERT INTO t VALUES (1)",
+            // Not simple: the general path (or its error) decides.
+            "INSERT INTO a.b.c.d.e VALUES (1)",
+            "INSERT INTO t VALUES (-1)",
+            "INSERT INTO t VALUES (1 + 1)",
+            "INSERT INTO t (a) VALUES (1)",
+            "INSERT INTO t VALUES (1), 2",
+            "INSERT INTO t VALUES ()",
+            "INSERT INTO t VALUES (1,)",
+            "INSERT INTO t VALUES (1",
+            "INSERT INTO t WITH (TABLOCK) VALUES (1)",
+            "INSERT INTO db..t VALUES (1)",
+            "INSERT INTO t.select VALUES (1)",
+            "INSERT INTO t VALUES (1) OUTPUT",
+            "INSERT INTO @t VALUES (1)",
+            "INSERT TOP (1) INTO t VALUES (1)",
+            "INSERT INTO t VALUES",
+        ] {
+            let (fast, general) = both(src);
+            assert_eq!(fast, general, "{src}");
+        }
+        // The direct path is taken where it should be, and only there.
+        let direct =
+            |src: &str| Parser::new(src, tokenize(src).unwrap()).simple_insert_values(&mut Vec::new()).is_some();
+        assert!(direct("INSERT INTO t VALUES (1, 1, 'value 1');"));
+        assert!(direct("insert t values (1.5, 2e3, $4.50, N'x', 0x01, NULL, DEFAULT), (2)"));
+        assert!(direct("INSERT INTO a.b.c.d VALUES (1)"));
+        assert!(!direct("INSERT INTO a.b.c.d.e VALUES (1)"));
+        assert!(!direct("INSERT INTO t VALUES (-1)"));
+        assert!(!direct("INSERT INTO t VALUES (1), 2"));
     }
 }

@@ -110,6 +110,9 @@ pub(crate) struct Parser<'a> {
     top_index: usize,
     /// How deep inside other statements (blocks, IF, WHILE, TRY) we are.
     stmt_nesting: u32,
+    /// Whether INSERT ... VALUES of literals may take the direct path (tests compare it
+    /// with the general one).
+    pub(crate) simple_inserts: bool,
 }
 
 /// Words that begin a statement; an unmodelled statement (`Other`) ends before one of
@@ -167,7 +170,7 @@ pub(crate) enum Capture {
 
 impl<'a> Parser<'a> {
     pub(crate) fn new(src: &'a str, toks: Vec<Token>) -> Parser<'a> {
-        Parser { src, toks, pos: 0, depth: 0, top_index: 0, stmt_nesting: 0 }
+        Parser { src, toks, pos: 0, depth: 0, top_index: 0, stmt_nesting: 0, simple_inserts: true }
     }
 
     // -----------------------------------------------------------------------------------
