@@ -195,30 +195,8 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
         ));
     }
     let column_id = w.t.columns.len() as i32 + 1;
-    let (ty, computed) = match (&cd.data_type, &cd.computed) {
-        (Some(dt), _) => (resolve_type(dt)?, None),
-        (None, Some(c)) => {
-            (SqlType::Int, Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted }))
-        }
-        (None, None) => {
-            return Err(SqlError::new(
-                173,
-                15,
-                1,
-                format!("The definition for column '{cname}' must include a data type."),
-            ))
-        }
-    };
-    let mut col = catalog::Column {
-        column_id,
-        name: cname.clone(),
-        ty,
-        nullable: cd.nullable().unwrap_or(true),
-        is_identity: false,
-        sparse: cd.is_sparse(),
-        default: None,
-        computed,
-    };
+    let mut col = ddl::column_from_def(cd, column_id)?;
+    let ty = col.ty;
     let with_values = cd.options.iter().any(|o| matches!(o, ColumnOption::WithValues));
     let mut keys = Vec::new();
     for o in &cd.options {

@@ -507,31 +507,8 @@ fn create_table_in(
                     ));
                 }
                 let column_id = columns.len() as i32 + 1;
-                let (ty, computed) = match (&cd.data_type, &cd.computed) {
-                    (Some(dt), _) => (resolve_type(dt).map_err(|e| column_type_error(e, &cname))?, None),
-                    (None, Some(c)) => (
-                        SqlType::Int,
-                        Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted }),
-                    ),
-                    (None, None) => {
-                        return Err(SqlError::new(
-                            173,
-                            15,
-                            1,
-                            format!("The definition for column '{cname}' must include a data type."),
-                        ))
-                    }
-                };
-                let mut col = catalog::Column {
-                    column_id,
-                    name: cname.clone(),
-                    ty,
-                    nullable: cd.nullable().unwrap_or(true),
-                    is_identity: false,
-                    sparse: cd.is_sparse(),
-                    default: None,
-                    computed,
-                };
+                let mut col = column_from_def(cd, column_id)?;
+                let ty = col.ty;
                 for o in &cd.options {
                     match o {
                         ColumnOption::Identity { seed_increment, .. } => {
@@ -805,9 +782,34 @@ pub(super) fn check_identity_type(ty: &SqlType, column: &str) -> Result<(), SqlE
     Ok(())
 }
 
-fn column_type_error(mut e: SqlError, _col: &str) -> SqlError {
-    e.message = e.message.replace("#1", "#1");
-    e
+/// A column definition's column before its options (CREATE TABLE and ALTER TABLE ADD):
+/// its type or computed definition, nullability and sparseness; 173 with neither.
+pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog::Column, SqlError> {
+    let cname = &cd.name.value;
+    let (ty, computed) = match (&cd.data_type, &cd.computed) {
+        (Some(dt), _) => (resolve_type(dt)?, None),
+        (None, Some(c)) => {
+            (SqlType::Int, Some(catalog::ComputedColumn { definition: c.expr.to_string(), persisted: c.persisted }))
+        }
+        (None, None) => {
+            return Err(SqlError::new(
+                173,
+                15,
+                1,
+                format!("The definition for column '{cname}' must include a data type."),
+            ))
+        }
+    };
+    Ok(catalog::Column {
+        column_id,
+        name: cname.clone(),
+        ty,
+        nullable: cd.nullable().unwrap_or(true),
+        is_identity: false,
+        sparse: cd.is_sparse(),
+        default: None,
+        computed,
+    })
 }
 
 pub(super) fn resolve_computed_types(
