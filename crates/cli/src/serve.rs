@@ -205,6 +205,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
     // Bind before announcing readiness so a client that reads the line can connect.
     let rt = tokio::runtime::Builder::new_multi_thread()
         .thread_name("tds-io")
+        .thread_stack_size(tds::REQUEST_STACK_SIZE)
         .max_blocking_threads(server.workers + 8)
         .enable_all()
         .build()

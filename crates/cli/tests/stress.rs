@@ -213,3 +213,19 @@ fn client_against_the_engine() {
     assert_eq!(rows, 1 << 16);
     assert!(r.result_sets[0].rows.is_empty());
 }
+
+/// A 1,000-branch UNION ALL (go-mssqldb's own suite sends one) runs on a connection
+/// thread: it recursed past a 2 MB stack in debug builds, and a stack overflow aborts the
+/// whole server.
+#[test]
+fn a_deep_union_does_not_overflow_a_connection_thread() {
+    let server = Server::start("union");
+    let mut c = Client::connect(&server.config()).unwrap();
+    let query = vec!["SELECT 1"; 1000].join(" UNION ALL ");
+    let r = c.batch(&query).unwrap();
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    assert_eq!(r.result_sets.iter().map(|s| s.rows.len()).sum::<usize>(), 1000);
+    // The server is still there for the next connection.
+    let mut again = Client::connect(&server.config()).unwrap();
+    assert!(again.batch("SELECT 1").unwrap().errors.is_empty());
+}

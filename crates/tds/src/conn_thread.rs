@@ -31,9 +31,8 @@ use crate::packet::{Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
 use crate::server::{decode_request, log_connection_end, run_request, ConnError, GroupedWrites, Live, Shared};
 use crate::sink::{attention_ack, ClientGone, PacketOut, TokenSink};
 
-/// The stack of a connection thread: that of the runtime's threads, which ran requests
-/// before (the executor's nesting limits are sized for it).
-const STACK_SIZE: usize = 2 * 1024 * 1024;
+/// The stack of a connection thread, as `tds::REQUEST_STACK_SIZE` says.
+const STACK_SIZE: usize = crate::REQUEST_STACK_SIZE;
 /// Bytes read from the socket at once: a small request and its header in one read.
 const READ_BUFFER: usize = 16 * 1024;
 

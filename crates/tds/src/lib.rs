@@ -35,3 +35,9 @@ pub mod wire;
 pub use backend::{Backend, BackendSession, LoginRequest};
 pub use error::TdsError;
 pub use server::{run_blocking, serve, serve_on, ServerConfig};
+
+/// The stack of a thread that runs requests (connection threads, and the runtime's
+/// threads `mesquite serve` builds): 8 MB of address space, committed only as used. A
+/// 1,000-branch UNION ALL (go-mssqldb's own suite sends one) recurses deeper than 2 MB
+/// in a debug build and overflowed the stack, which aborts the whole server.
+pub const REQUEST_STACK_SIZE: usize = 8 * 1024 * 1024;
