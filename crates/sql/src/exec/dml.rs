@@ -661,7 +661,9 @@ pub(super) fn insert_values_as(
     stmt: &str,
 ) -> Result<Row, SqlError> {
     let n = t.columns.len();
-    let mut row = vec![Value::Null; n];
+    // (`vec![Value::Null; n]` clones through Value's Clone, per column.)
+    let mut row: Row = Vec::with_capacity(n);
+    row.resize_with(n, || Value::Null);
     let mut given = vec![false; n];
     let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
     let mut new_identity = None;

@@ -25,8 +25,11 @@ pub struct ParseCache {
 impl ParseCache {
     /// The parsed batch for `text`, from the cache or parsed now.
     pub fn parse(&mut self, text: &str) -> Result<Arc<Batch>, SqlError> {
-        if let Some(b) = self.map.get(text) {
-            return Ok(b.clone());
+        // A text too long to be kept is not looked up either (hashing it costs).
+        if text.len() <= MAX_TEXT {
+            if let Some(b) = self.map.get(text) {
+                return Ok(b.clone());
+            }
         }
         let batch = Arc::new(crate::parse_batch(text)?);
         if text.len() <= MAX_TEXT {
