@@ -93,6 +93,24 @@ struct Settings {
     schedulers: Option<usize>,
 }
 
+impl Settings {
+    /// What `mesquite serve` uses when nothing sets otherwise (see the --help text).
+    fn defaults(data_dir: PathBuf) -> Settings {
+        Settings {
+            data_dir,
+            addr: IpAddr::from([127, 0, 0, 1]),
+            port: 1433,
+            cert: None,
+            key: None,
+            memory_mb: 1024,
+            workers: None,
+            require_encryption: false,
+            connection_threads: true,
+            schedulers: None,
+        }
+    }
+}
+
 /// A yes/no setting: 1/true/yes/on or 0/false/no/off, any case.
 fn parse_bool(value: &str) -> Option<bool> {
     match value.to_ascii_lowercase().as_str() {
@@ -139,18 +157,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS, MESQUITE_SCHEDULERS;\nthe command line wins.\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).\n--schedulers N: how many session workers run at once (default one per CPU; 0: no limit).");
         return Ok(());
     }
-    let mut s = Settings {
-        data_dir: engine::default_data_dir(),
-        addr: IpAddr::from([127, 0, 0, 1]),
-        port: 1433,
-        cert: None,
-        key: None,
-        memory_mb: 1024,
-        workers: None,
-        require_encryption: false,
-        connection_threads: true,
-        schedulers: None,
-    };
+    let mut s = Settings::defaults(engine::default_data_dir());
     // The config file named on the command line, or the data directory's.
     let config_arg = args.iter().position(|a| a == "--config").and_then(|i| args.get(i + 1)).map(PathBuf::from);
     let data_dir_arg = args.iter().position(|a| a == "--data-dir").and_then(|i| args.get(i + 1)).map(PathBuf::from);
@@ -270,18 +277,7 @@ mod tests {
     use super::*;
 
     fn defaults() -> Settings {
-        Settings {
-            data_dir: PathBuf::from("data"),
-            addr: IpAddr::from([127, 0, 0, 1]),
-            port: 1433,
-            cert: None,
-            key: None,
-            memory_mb: 1024,
-            workers: None,
-            require_encryption: false,
-            connection_threads: true,
-            schedulers: None,
-        }
+        Settings::defaults(PathBuf::from("data"))
     }
 
     #[test]

@@ -27,9 +27,7 @@ use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 use std::time::Instant;
 
-use sql::results::{ColumnInfo, Done, EnvChange, Message, ResultSink, ReturnValue, SinkResult};
 use tds::sink::{ClientGone, PacketOut, TokenSink};
-use types::Value;
 
 const PASSWORD: &str = "bench-Password-1";
 
@@ -42,40 +40,9 @@ fn flag(name: &str) -> bool {
     std::env::args().any(|a| a == name)
 }
 
-/// Counts rows; fails on errors.
-#[derive(Default)]
-struct Count {
-    rows: u64,
-    errors: Vec<String>,
-}
-
-impl ResultSink for Count {
-    fn columns(&mut self, _c: &[ColumnInfo]) -> SinkResult {
-        Ok(())
-    }
-    fn row(&mut self, _r: &[Value]) -> SinkResult {
-        self.rows += 1;
-        Ok(())
-    }
-    fn done(&mut self, _d: Done) -> SinkResult {
-        Ok(())
-    }
-    fn message(&mut self, m: &Message) -> SinkResult {
-        if !m.info {
-            self.errors.push(format!("Msg {}: {}", m.error.number, m.error.message));
-        }
-        Ok(())
-    }
-    fn env_change(&mut self, _c: &EnvChange) -> SinkResult {
-        Ok(())
-    }
-    fn return_status(&mut self, _s: i32) -> SinkResult {
-        Ok(())
-    }
-    fn return_value(&mut self, _v: &ReturnValue) -> SinkResult {
-        Ok(())
-    }
-}
+#[path = "../count.rs"]
+mod count;
+use count::Count;
 
 fn run(s: &mut engine::Session, sql: &str) -> u64 {
     let mut c = Count::default();

@@ -336,6 +336,22 @@ pub struct Index {
 }
 
 impl Index {
+    /// Index 0 of a table without a clustered index, stored in `hobt`.
+    pub fn heap(hobt: u64) -> Index {
+        Index {
+            index_id: 0,
+            name: None,
+            kind: IndexKind::Heap,
+            unique: false,
+            primary_key: None,
+            unique_constraint: None,
+            key_columns: Vec::new(),
+            included: Vec::new(),
+            filter: None,
+            hobt,
+        }
+    }
+
     pub fn type_desc(&self) -> &'static str {
         match self.kind {
             IndexKind::Heap => "HEAP",

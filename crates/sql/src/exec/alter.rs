@@ -432,18 +432,7 @@ fn drop_constraint(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), 
     let t = &mut w.t;
     if t.indexes[k].index_id == 1 {
         // The clustered key goes: the table becomes a heap.
-        t.indexes[0] = catalog::Index {
-            index_id: 0,
-            name: None,
-            kind: IndexKind::Heap,
-            unique: false,
-            primary_key: None,
-            unique_constraint: None,
-            key_columns: Vec::new(),
-            included: Vec::new(),
-            filter: None,
-            hobt: 0,
-        };
+        t.indexes[0] = catalog::Index::heap(0);
         w.rebuild = true;
     } else {
         let removed = t.indexes.remove(k);

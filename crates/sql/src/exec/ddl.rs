@@ -681,18 +681,7 @@ fn create_table_in(
     let stored = stored_columns(&obj_table.columns);
     if clustered_pos.is_none() {
         let hobt = cx.host.create_index(db, object_id, 0, &stored).map_err(host_err)?;
-        obj_table.indexes.push(catalog::Index {
-            index_id: 0,
-            name: None,
-            kind: IndexKind::Heap,
-            unique: false,
-            primary_key: None,
-            unique_constraint: None,
-            key_columns: Vec::new(),
-            included: Vec::new(),
-            filter: None,
-            hobt,
-        });
+        obj_table.indexes.push(catalog::Index::heap(hobt));
     }
     let mut next_index_id = 2;
     for (k, &pi) in order.iter().enumerate() {
