@@ -9,12 +9,19 @@
 //! schedulers, so a latch holder is not pushed off its core by another session.
 //!
 //! The protocol:
-//! - A request takes a scheduler when it starts ([`enter`]) and gives it back when it
-//!   ends; nested requests on the same thread (dynamic SQL, internal sessions) share it.
+//! - A request takes a scheduler at its first safe point ([`safe_point`], the start of a
+//!   row operation), not when it starts ([`enter`]), and gives it back when it ends;
+//!   nested requests on the same thread (dynamic SQL, internal sessions) share it. A
+//!   request that never writes a row (a lookup, `SELECT 1`) runs unscheduled: taking a
+//!   scheduler at every request start cost each trivial request a hand-off (a park and
+//!   an unpark when all schedulers were busy), and 16 connections sending one-row
+//!   queries on 2 cores lost a third of their round trips (bench/tds: 0.83x PostgreSQL
+//!   with schedulers taken at request start, 1.18x without schedulers). The hot-spot
+//!   latches the schedulers protect are the ones row writers hold.
 //! - A worker gives its scheduler up when it starts to wait (latch, lock, log, network,
 //!   I/O: [`release`], called by [`crate::begin_wait`] and the latch wait paths), and
 //!   takes one again only at a safe point ([`safe_point`]): the start of a row
-//!   operation or a request, where it holds no latch and no mutex. Taking a scheduler
+//!   operation, where it holds no latch and no mutex. Taking a scheduler
 //!   where a latch is held could deadlock (a scheduler holder waiting for that latch
 //!   without giving its scheduler up); at a safe point it cannot.
 //! - A worker that has run a quantum (4 ms, SQL Server's) while others wait for a
@@ -286,15 +293,12 @@ pub struct RequestGuard {
     _not_send: std::marker::PhantomData<*const ()>,
 }
 
-/// Starts a request on this thread: takes a scheduler (a safe point) unless an outer
-/// request on this thread already runs.
+/// Starts a request on this thread (nested requests share the outermost one's turn). It
+/// takes no scheduler yet: the first [`safe_point`] does.
 pub fn enter() -> RequestGuard {
     let mut w = WORKER.with(Cell::get);
     w.depth += 1;
     WORKER.with(|c| c.set(w));
-    if w.depth == 1 {
-        take();
-    }
     RequestGuard { _not_send: std::marker::PhantomData }
 }
 
@@ -378,11 +382,14 @@ mod tests {
         s.configure(1);
         {
             let _r = enter();
+            assert!(!holding(), "a request takes its scheduler at its first safe point");
+            safe_point();
             assert!(holding());
             // A second thread cannot take the only scheduler while this one holds it...
             let t0 = Instant::now();
             let h = std::thread::spawn(|| {
                 let _r = enter();
+                safe_point();
                 holding()
             });
             std::thread::sleep(Duration::from_millis(20));
@@ -398,9 +405,11 @@ mod tests {
         assert!(!holding());
         // A worker that cannot get a scheduler in time runs anyway.
         let _r = enter();
+        safe_point();
         let before = s.overruns();
         let h = std::thread::spawn(|| {
             let _r = enter();
+            safe_point();
             holding()
         });
         assert!(!h.join().unwrap());
@@ -409,6 +418,7 @@ mod tests {
         // Nested requests share the outer request's scheduler.
         {
             let _a = enter();
+            safe_point();
             let _b = enter();
             assert!(holding());
             drop(_b);
@@ -420,6 +430,7 @@ mod tests {
         assert!(rows[0].is_idle && rows[0].context_switches >= 4, "{rows:?}");
         s.configure(0);
         let _r = enter();
+        safe_point();
         assert!(!holding());
         drop(_r);
         s.configure(std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1));
