@@ -37,6 +37,11 @@ pub enum StorageError {
     Record(#[from] crate::record::RecordError),
     #[error("a row with the same key already exists")]
     DuplicateKey,
+    /// A transaction-log error raised under a storage operation (the log manager lives in
+    /// `txn`, above storage): 9002 when the log is full, 9001 when it is unavailable. It
+    /// keeps its SQL Server number, severity and state to the session boundary.
+    #[error("{}", .0.message)]
+    Log(SqlError),
     #[error("{0}")]
     Invalid(String),
 }
@@ -55,6 +60,7 @@ impl StorageError {
             StorageError::BufferPoolFull => 802,
             StorageError::DuplicateKey => 2601,
             StorageError::Record(e) => e.sql_error_number().unwrap_or(605),
+            StorageError::Log(e) => e.number,
             StorageError::Page { .. } | StorageError::Corrupt { .. } => 605,
             _ => 5180,
         }
@@ -62,6 +68,9 @@ impl StorageError {
 
     /// The error as a client sees it. 823/824 are severity 24 as in SQL Server.
     pub fn to_sql_error(&self) -> SqlError {
+        if let StorageError::Log(e) = self {
+            return e.clone();
+        }
         let n = self.number();
         let (severity, state, text) = match self {
             StorageError::Io { .. } => (24, 2, format!("The operating system returned an error {self} during a read/write.")),

@@ -52,7 +52,7 @@
 //! duration: that duration. Manual without one and internal: the database's target
 //! (TARGET_RECOVERY_TIME if set, else the recovery interval).
 
-use crate::log::Lsn;
+use crate::log::{LogReuseWait, Lsn};
 use crate::record::{self, CheckpointEnd, Header, RecordKind};
 use crate::recovery::{MasterRecord, RecoveryReport};
 use crate::xact::{log_err, TxnDb};
@@ -486,6 +486,15 @@ impl TxnDb {
             .min()
             .unwrap_or(redo_start);
         let vlfs_truncated = self.log.truncate(Lsn(keep_from)).map_err(log_err)?;
+        // What holds the log now (log_reuse_wait_desc, and the reason 9002 gives): the
+        // oldest active transaction when it is what truncation stopped at.
+        let oldest_xact = active.iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();
+        let held_by_xact = oldest_xact.is_some_and(|x| x == keep_from && x < redo_start.min(begin.as_u64()));
+        self.log.set_log_reuse_wait(if held_by_xact {
+            LogReuseWait::ActiveTransaction
+        } else {
+            LogReuseWait::Checkpoint
+        });
 
         // 7. Figures, counters, events.
         let avoided = pool.dirty_pages(self.db.id).iter().filter(|(l, _)| *l > begin.as_u64()).count() as u64;

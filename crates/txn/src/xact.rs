@@ -82,10 +82,42 @@ pub struct XactState {
     pub last_lsn: AtomicU64,
     /// Bytes of log this transaction wrote (deadlock victim choice, like SQL Server).
     pub log_used: Arc<AtomicU64>,
+    /// Log space reserved for rolling this transaction back (see
+    /// `LogManager::append_reserving`), given back when it ends.
+    pub log_reserved: AtomicU64,
+    /// Pages this transaction changed, for the page-image part of that reservation.
+    changed_pages: Mutex<ChangedPages>,
     /// In-memory copy of the undo chain for runtime rollback, oldest first.
     undo: Mutex<Vec<UndoEntry>>,
     /// Heap rows this transaction ghosted: removed for good after commit.
     ghosts: Mutex<Vec<(u64, storage::record::Rid)>>,
+}
+
+/// The pages a transaction changed. Its rollback changes them again, and the first change
+/// of a page since it was last written logs a full page image, so each one may cost a
+/// page image on top of the compensation records.
+#[derive(Default)]
+struct ChangedPages {
+    last: Option<PageId>,
+    seen: std::collections::HashSet<PageId, crate::lock::manager::FxBuild>,
+}
+
+impl ChangedPages {
+    /// At most this many pages are remembered; past it every change of another page than
+    /// the last reserves an image (more than needed, never less).
+    const MAX: usize = 100_000;
+
+    /// Whether `page` is one this transaction had not changed yet.
+    fn first_change(&mut self, page: PageId) -> bool {
+        if self.last == Some(page) {
+            return false;
+        }
+        self.last = Some(page);
+        if self.seen.len() >= Self::MAX {
+            return !self.seen.contains(&page);
+        }
+        self.seen.insert(page)
+    }
 }
 
 enum UndoEntry {
@@ -109,6 +141,8 @@ impl XactState {
             first_lsn: AtomicU64::new(0),
             last_lsn: AtomicU64::new(last_lsn),
             log_used: Arc::new(AtomicU64::new(0)),
+            log_reserved: AtomicU64::new(0),
+            changed_pages: Mutex::new(ChangedPages::default()),
             undo: Mutex::new(Vec::new()),
             ghosts: Mutex::new(Vec::new()),
         })
@@ -130,7 +164,12 @@ impl XactState {
         let h = Header { xact_id: self.xact_id, prev_lsn: self.last_lsn.load(Ordering::Acquire), ..Header::new(kind) };
         let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         body(&h, &mut rec);
-        let lsn = db.hook.append(&rec)?;
+        // Compensation and ABORT_XACT use the space reserved for them; the rest reserves.
+        let lsn = if matches!(kind, RecordKind::Clr | RecordKind::AbortXact) {
+            db.hook.append(&rec)?
+        } else {
+            db.hook.append_forward(&rec, Some(self), None)?
+        };
         self.last_lsn.store(lsn, Ordering::Release);
         self.log_used.fetch_add(rec.len() as u64, Ordering::Relaxed);
         Ok(lsn)
@@ -197,8 +236,27 @@ impl DbLog {
         self.open_sys.lock().iter().map(|(&k, &v)| (k, v)).collect()
     }
 
+    /// Appends a record that may use the log space held back for rollbacks:
+    /// compensation records, the end of a system transaction, ABORT_XACT.
     pub(crate) fn append(&self, rec: &[u8]) -> Result<u64> {
         Ok(self.log.append(rec).map_err(log_err)?.as_u64())
+    }
+
+    /// Appends a record of forward work, reserving the log space its rollback would
+    /// need (charged to `xact`, given back when it ends); without a user transaction
+    /// (a system transaction on its own) it reserves nothing but still leaves the
+    /// reserved space alone. Fails with 9002 rather than eat into that space.
+    /// `page`: the page the record changes, if any.
+    pub(crate) fn append_forward(&self, rec: &[u8], xact: Option<&XactState>, page: Option<PageId>) -> Result<u64> {
+        let reserve = xact.map_or(0, |x| {
+            let image = page.is_some_and(|p| x.changed_pages.lock().first_change(p));
+            undo_reserve(rec.len()) + if image { PAGE_IMAGE_RESERVE } else { 0 }
+        });
+        let lsn = self.log.append_reserving(rec, reserve).map_err(log_err)?;
+        if let Some(x) = xact {
+            x.log_reserved.fetch_add(reserve, Ordering::Relaxed);
+        }
+        Ok(lsn.as_u64())
     }
 
     fn new_id(&self) -> u64 {
@@ -236,12 +294,12 @@ impl LogHook for DbLog {
     fn log_page_op(&self, ch: &PageChange<'_>) -> Result<u64> {
         let (xact, comp, sys) = CTX.with(|ctx| {
             let ctx = ctx.borrow();
-            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).map(|x| (x.xact_id, x.log_used.clone()));
+            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).cloned();
             let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn));
             (xact, ctx.comp, sys)
         });
         let mut h = Header::new(RecordKind::PageOp);
-        h.xact_id = xact.as_ref().map(|x| x.0).unwrap_or(0);
+        h.xact_id = xact.as_ref().map(|x| x.xact_id).unwrap_or(0);
         let mut material = Vec::new();
         match comp {
             Some(Compensating::Physical { sys_id, undo_next }) => {
@@ -269,10 +327,15 @@ impl LogHook for DbLog {
             let mut rec = buf.borrow_mut();
             rec.clear();
             record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
-            self.changes.logging(ch.page, || self.append(&rec)).map(|lsn| (lsn, rec.len()))
+            let append = || match comp {
+                // Undo (logical or physical) writes into the space reserved for it.
+                Some(_) => self.append(&rec),
+                None => self.append_forward(&rec, xact.as_deref(), Some(ch.page)),
+            };
+            self.changes.logging(ch.page, append).map(|lsn| (lsn, rec.len()))
         })?;
         if let Some(x) = xact {
-            x.1.fetch_add(rec_len as u64, Ordering::Relaxed);
+            x.log_used.fetch_add(rec_len as u64, Ordering::Relaxed);
         }
         if sys.is_some() && !matches!(comp, Some(Compensating::Physical { .. })) {
             CTX.with(|ctx| {
@@ -366,7 +429,7 @@ impl LogHook for DbLog {
         u.encode(&mut body);
         let mut rec = Vec::with_capacity(record::HEADER_LEN + body.len());
         record::encode_row_undo(&h, &body, &mut rec);
-        let lsn = self.append(&rec)?;
+        let lsn = self.append_forward(&rec, xact.as_deref(), None)?;
         let ended = CTX.with(|ctx| {
             if let Some(f) = ctx.borrow_mut().sys.last_mut() {
                 if f.db_id == self.db_id && f.depth == 1 {
@@ -430,7 +493,7 @@ impl LogHook for DbLog {
             .map_err(|e| StorageError::Invalid(e.to_string()))?;
             // The transaction keeps its undo in memory too (rollback without reading the log).
             let undo = xact.as_ref().map(|_| rec[span.0..span.1].to_vec());
-            let lsn = self.changes.logging(ch.page, || self.append(&rec))?;
+            let lsn = self.changes.logging(ch.page, || self.append_forward(&rec, xact.as_deref(), Some(ch.page)))?;
             Ok::<_, StorageError>((lsn, rec.len(), undo))
         })?;
         if let (Some(x), Some(body)) = (xact, undo) {
@@ -449,6 +512,16 @@ impl LogHook for DbLog {
         CTX.with(|ctx| matches!(ctx.borrow().comp, Some(Compensating::Logical)))
     }
 }
+
+/// Log space to reserve for rolling back a record of `len` bytes: the compensation
+/// page change is about the size of what it undoes, plus a CLR (header and undo-next).
+fn undo_reserve(len: usize) -> u64 {
+    (len + record::HEADER_LEN + 64) as u64
+}
+
+/// Log space to reserve for a page the transaction changes for the first time: the full
+/// page image its rollback's first change of that page may log.
+const PAGE_IMAGE_RESERVE: u64 = (storage::page::PAGE_SIZE + record::HEADER_LEN + 64) as u64;
 
 /// About the encoded size of a row undo record (tag, unit, length-prefixed fields).
 fn row_undo_len_hint(u: &RowUndo) -> usize {
@@ -565,6 +638,8 @@ impl TxnDb {
             first_lsn: AtomicU64::new(0),
             last_lsn: AtomicU64::new(0),
             log_used: log_used.clone(),
+            log_reserved: AtomicU64::new(0),
+            changed_pages: Mutex::new(ChangedPages::default()),
             undo: Mutex::new(Vec::new()),
             ghosts: Mutex::new(Vec::new()),
         });
@@ -575,6 +650,8 @@ impl TxnDb {
             // BEGIN_XACT is appended and the transaction listed as one step with respect
             // to a checkpoint's CKPT_BEGIN (see `append_checkpoint_begin`).
             let mut active = self.active.lock();
+            // BEGIN_XACT may use the reserved space: every statement, reads included,
+            // runs in a transaction, and a read must work on a full log.
             let lsn = self.hook.append(&rec)?;
             state.first_lsn.store(lsn, Ordering::Release);
             state.last_lsn.store(lsn, Ordering::Release);
@@ -775,6 +852,7 @@ impl Transaction {
     fn finish(&mut self) {
         self.done = true;
         self.db.active.lock().remove(&self.state.xact_id);
+        self.db.log.release_reservation(self.state.log_reserved.swap(0, Ordering::Relaxed));
         self.db.locks.release_all(&self.owner);
     }
 }

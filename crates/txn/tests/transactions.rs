@@ -359,3 +359,92 @@ fn a_row_operation_is_one_log_record() {
     assert_eq!(tree.get(&k(3)).unwrap(), Some(value.clone()));
     tree.check().unwrap();
 }
+
+/// A transaction that fills a log that may not grow gets 9002 (whether the failing record
+/// is a row's or one of a page split's) and still rolls back at once, with no restart:
+/// its forward records reserved the log space of their compensation records and of the
+/// page images the rollback logs (here every page was written by a checkpoint first).
+/// Afterwards the tree and the allocation structures are intact, the committed rows are
+/// all there, and a checkpoint makes room for new work.
+#[test]
+fn a_transaction_that_fills_the_log_rolls_back_without_a_restart() {
+    for (round, value_len) in [3_000usize, 1_200, 300].into_iter().enumerate() {
+        let fs = Arc::new(MemFs::new());
+        let name = format!("full{round}");
+        let data = FileSpec {
+            file_id: 1,
+            name: name.clone(),
+            path: PathBuf::from(format!("/d/{name}.mdf")),
+            size_pages: 512,
+            growth: FileGrowth::Pages(128),
+            max_pages: None,
+        };
+        let log = LogSpec {
+            path: PathBuf::from(format!("/d/{name}.ldf")),
+            size_bytes: 1 << 20,
+            growth: FileGrowth::None,
+            max_bytes: None,
+        };
+        let dyn_fs: Arc<dyn FileSystem> = fs.clone();
+        let db = TxnDb::create(
+            BufferPool::new(512),
+            dyn_fs,
+            40 + round as u16,
+            &name,
+            vec![data],
+            log,
+            LogConfig::default(),
+        )
+        .expect("create");
+        let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+        let key = |i: u64| i.to_be_bytes().to_vec();
+        {
+            let t = db.begin("base", 1).unwrap();
+            let _in = t.enter();
+            for i in 0..20u64 {
+                tree.insert(&key(i * 1_000_000), b"committed").unwrap();
+            }
+            drop(_in);
+            t.commit(false).unwrap();
+        }
+        let base = contents(&tree);
+        db.checkpoint(CheckpointKind::Manual).unwrap();
+
+        let t = db.begin("filler", 1).unwrap();
+        let mut inserted = 0u64;
+        let err = {
+            let _in = t.enter();
+            let mut i = 0u64;
+            loop {
+                // Keys spread between the committed ones: splits in the middle of pages.
+                let k = (i * 7_919) % 19_000_000 + 1;
+                i += 1;
+                match tree.insert(&key(k), &vec![i as u8; value_len]) {
+                    Ok(_) => inserted += 1,
+                    Err(storage::StorageError::DuplicateKey) => {}
+                    Err(e) => break e,
+                }
+                assert!(i < 100_000, "round {round}: the log never filled");
+            }
+        };
+        assert_eq!(err.to_sql_error().number, 9002, "round {round}: {err}");
+        assert!(inserted > 10, "round {round}: only {inserted} rows before the log filled");
+        tree.check().unwrap_or_else(|e| panic!("round {round}: tree after 9002: {e}"));
+        // Write every page, so the rollback's first change of each logs a page image.
+        db.checkpoint(CheckpointKind::Manual).unwrap();
+        t.rollback().unwrap_or_else(|e| panic!("round {round}: rollback after 9002 ({inserted} rows): {e}"));
+        tree.check().unwrap_or_else(|e| panic!("round {round}: tree after rollback: {e}"));
+        assert!(db.db.check_allocation().unwrap().is_empty(), "round {round}: allocation");
+        assert_eq!(contents(&tree), base, "round {round}: exactly the committed rows are left");
+        assert_eq!(db.log.reserved_bytes(), 0, "round {round}: reservations given back");
+        db.checkpoint(CheckpointKind::Manual).unwrap();
+        let t = db.begin("after", 1).unwrap();
+        {
+            let _in = t.enter();
+            tree.insert(&key(5), &vec![1; value_len]).unwrap();
+        }
+        t.commit(false).unwrap();
+        assert_eq!(contents(&tree).len(), base.len() + 1);
+        db.log.shutdown();
+    }
+}

@@ -644,6 +644,15 @@ pub fn dbcc(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     }
 }
 
+fn no_such_database(name: &str) -> SqlError {
+    SqlError::new(
+        2520,
+        16,
+        1,
+        format!("Could not find database '{name}'. The database either does not exist, or was dropped before a statement tried to use it. Verify if the name is correct."),
+    )
+}
+
 /// DBCC CHECKDB [(db | 0)] [WITH NO_INFOMSGS, ALL_ERRORMSGS]: the structural checks of
 /// the host (allocation and every B-tree). Each problem is a Msg 8939 error; the summary
 /// line (Msg 8989) is informational and NO_INFOMSGS hides it when the database is clean.
@@ -654,6 +663,11 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     }
     let db = match d.args.first() {
         None => cx.state.database,
+        // DBCC CHECKDB (name): a bare name is the database's, not a column.
+        Some(e) if matches!(e.kind, crate::ast::ExprKind::Column(_)) => {
+            let name = e.as_name().unwrap_or_default();
+            cx.db_id_by_name(name).ok_or_else(|| no_such_database(name))?
+        }
         Some(e) => {
             let (v, ty) = super::eval_standalone(cx, e)?;
             match v {
@@ -662,14 +676,7 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
                 Value::SmallInt(n) => n as crate::host::DbId,
                 v => {
                     let name = super::expr::as_text(&v, &ty).unwrap_or_default();
-                    cx.db_id_by_name(&name).ok_or_else(|| {
-                        SqlError::new(
-                            2520,
-                            16,
-                            1,
-                            format!("Could not find database '{name}'. The database either does not exist, or was dropped before a statement tried to use it. Verify if the name is correct."),
-                        )
-                    })?
+                    cx.db_id_by_name(&name).ok_or_else(|| no_such_database(&name))?
                 }
             }
         }

@@ -103,16 +103,16 @@ impl LogError {
 }
 
 impl From<LogError> for StorageError {
-    /// For the buffer pool's WAL gate. Storage has no log variant yet: I/O errors stay
-    /// I/O errors, damage stays corruption, the rest keep their text (but lose their
-    /// SQL Server number) in `Invalid`.
+    /// For storage operations that log (and the buffer pool's WAL gate): I/O errors
+    /// stay I/O errors, damage stays corruption, the rest (9002 full, 9001 unavailable,
+    /// ...) keep their SQL Server error.
     fn from(e: LogError) -> StorageError {
         match e {
             LogError::Io { file, offset, source } => StorageError::Io { file, offset, source },
             LogError::Corrupt { db, detail } => {
                 StorageError::Corrupt { what: format!("log of database '{db}'"), detail }
             }
-            other => StorageError::Invalid(other.to_string()),
+            other => StorageError::Log(other.to_sql_error()),
         }
     }
 }
@@ -127,6 +127,9 @@ mod tests {
         let s = e.to_sql_error();
         assert_eq!((s.number, s.severity), (9002, 17));
         assert_eq!(s.message, "The transaction log for database 'DDTest_On' is full due to 'ACTIVE_TRANSACTION'.");
-        assert!(matches!(StorageError::from(e), StorageError::Invalid(_)));
+        // Through a storage operation it stays 9002 (it was 5180 before).
+        let through_storage = StorageError::from(e).to_sql_error();
+        assert_eq!((through_storage.number, through_storage.severity, through_storage.state), (9002, 17, 2));
+        assert_eq!(through_storage.message, s.message);
     }
 }

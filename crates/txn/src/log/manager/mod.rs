@@ -258,6 +258,9 @@ struct State {
     buffer_limit: usize,
     /// Block buffers returned by the writer, reused so appends do not allocate.
     spare: Vec<Vec<u8>>,
+    /// Log space held back for rolling back what open transactions logged (see
+    /// [`LogManager::append_reserving`]).
+    reserved: u64,
 }
 
 impl State {
@@ -295,6 +298,7 @@ impl State {
             flush_interval: config.flush_interval,
             buffer_limit: config.buffer_blocks.max(1) * MAX_BLOCK_BYTES,
             spare: Vec::new(),
+            reserved: 0,
         }
     }
 
@@ -378,8 +382,38 @@ impl LogManager {
     /// buffer is full. Returns 9002 if the log needs a new VLF and none is free and the
     /// file cannot grow; nothing already appended is affected, and appends work again
     /// once `truncate` frees a VLF. The record is durable only after `flush_to`.
+    ///
+    /// This append may use every byte of the log, including the space held back for
+    /// rollbacks: it is for the records that use that space (compensation records,
+    /// ABORT_XACT, COMMIT_XACT, checkpoints), and for callers that do not reserve.
     pub fn append(&self, record: &[u8]) -> LogResult<Lsn> {
-        self.inner.append(record)
+        self.inner.append(record, None)
+    }
+
+    /// Appends a record of forward work and holds back `reserve` more bytes of log for
+    /// the records that would roll it back, as SQL Server reserves log space for a
+    /// transaction's compensation records: a rollback must never fail for want of log,
+    /// or the database would be left with half-undone changes. Fails with 9002 unless the
+    /// log (its current VLF, the reusable VLFs and what it may still grow by) has room
+    /// for the record, every reservation held, this one, and a fixed system reserve for
+    /// the page images and structure changes of rollbacks. Give the reservation back
+    /// with [`release_reservation`](Self::release_reservation) when the transaction ends.
+    pub fn append_reserving(&self, record: &[u8], reserve: u64) -> LogResult<Lsn> {
+        self.inner.append(record, Some(reserve))
+    }
+
+    /// Gives back log space reserved by [`append_reserving`](Self::append_reserving).
+    pub fn release_reservation(&self, bytes: u64) {
+        if bytes > 0 {
+            let mut st = self.inner.state.lock();
+            st.reserved = st.reserved.saturating_sub(bytes);
+        }
+    }
+
+    /// Log space reserved for rollbacks now (sys.dm_tran_database_transactions'
+    /// database_transaction_log_bytes_reserved, summed).
+    pub fn reserved_bytes(&self) -> u64 {
+        self.inner.state.lock().reserved
     }
 
     /// Returns once every record up to `lsn` is on disk (a durable commit; the WAL rule
@@ -577,12 +611,30 @@ impl Inner {
         self.unavailable(st.failed.as_deref().unwrap_or_default())
     }
 
-    fn append(&self, record: &[u8]) -> LogResult<Lsn> {
+    fn append(&self, record: &[u8], reserve: Option<u64>) -> LogResult<Lsn> {
         if record.len() > MAX_RECORD {
             return Err(LogError::RecordTooLarge { len: record.len(), max: MAX_RECORD });
         }
         let need = RECORD_PREFIX + record.len();
         let mut st = self.state.lock();
+        if let Some(extra) = reserve {
+            self.check_usable(&st)?;
+            let wanted = (need as u64 + BLOCK_HEADER as u64) + st.reserved + extra + system_reserve(&st);
+            if !room_for(&st, wanted) {
+                return Err(LogError::Full { db: self.db_name.clone(), reason: st.reuse_wait });
+            }
+            // Held from here; given back below if the append fails after all.
+            st.reserved += extra;
+        }
+        let r = self.append_locked(st, record, need);
+        if let (Err(_), Some(extra)) = (&r, reserve) {
+            let mut st = self.state.lock();
+            st.reserved = st.reserved.saturating_sub(extra);
+        }
+        r
+    }
+
+    fn append_locked(&self, mut st: parking_lot::MutexGuard<'_, State>, record: &[u8], need: usize) -> LogResult<Lsn> {
         // Dropped (recording LOGBUFFER) when this append returns.
         let mut buffer_wait: Option<WaitTimer> = None;
         loop {
@@ -715,6 +767,56 @@ impl Inner {
         bump(&self.stats.commits_flushed, 1);
         Ok(())
     }
+}
+
+/// Log space no forward work may use: it is kept for the page images and structure
+/// changes a rollback writes beyond the reservations of the records it undoes (a full
+/// page image when the undo is a page's first change since it was written). 64 KB, at
+/// most an eighth of the log.
+fn system_reserve(st: &State) -> u64 {
+    (64 * 1024).min(st.header.log_end / 8)
+}
+
+/// Whether `bytes` more of log fit: in the rest of the tail VLF, the reusable VLFs, and
+/// what the file may still grow by (FILEGROWTH up to MAXSIZE; without MAXSIZE, without
+/// limit). Counted low: a VLF's last block starts only where a full-size block fits
+/// (`next_block_in_vlf`), so up to a block's worth at the end of each VLF may go unused.
+/// Checked before every reserving append, so the common case (room in the tail VLF) is
+/// the first test.
+fn room_for(st: &State, bytes: u64) -> bool {
+    let max_block = MAX_BLOCK_BYTES as u64;
+    // Room from `from` to the end of a VLF of `vlf_bytes`: blocks keep starting while a
+    // full one fits, so at most one block's worth short of the end is used for sure.
+    let usable = |vlf_bytes: u64, from: u64| (vlf_bytes.saturating_sub(from) + SECTOR as u64).saturating_sub(max_block);
+    let tail = &st.vlfs[st.tail];
+    let mut room = match &st.open {
+        Some(b) => {
+            let start = u64::from(b.sector) * SECTOR as u64;
+            (max_block - b.buf.len() as u64) + usable(tail.bytes(), start + max_block)
+        }
+        None => usable(tail.bytes(), u64::from(st.next_sector) * SECTOR as u64),
+    };
+    if room >= bytes {
+        return true;
+    }
+    room += st
+        .vlfs
+        .iter()
+        .enumerate()
+        .filter(|&(i, v)| i != st.tail && v.reusable())
+        .map(|(_, v)| usable(v.bytes(), SECTOR as u64))
+        .sum::<u64>();
+    if room >= bytes {
+        return true;
+    }
+    let cur_pages = u32::try_from(st.header.log_end / 8192).unwrap_or(u32::MAX);
+    if st.header.growth.increment(cur_pages) > 0 {
+        match st.header.max_bytes {
+            None => return true,
+            Some(max) => room += max.saturating_sub(st.header.log_end),
+        }
+    }
+    room >= bytes
 }
 
 // Keep the format constants this module relies on honest.
