@@ -54,3 +54,19 @@ pub struct RpcCall {
     pub procedure: ProcRef,
     pub params: Vec<RpcParam>,
 }
+
+/// One column of a bulk-load message, as its COLMETADATA described it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkColumn {
+    pub name: String,
+    /// The type the client sends the column's values in.
+    pub ty: SqlType,
+}
+
+/// A bulk-load message ([MS-TDS] 2.2.6.1), decoded: the rows for the table a preceding
+/// INSERT BULK statement named.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BulkLoad {
+    pub columns: Vec<BulkColumn>,
+    pub rows: Vec<Vec<Value>>,
+}

@@ -16,6 +16,7 @@
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
 pub mod alter;
+pub mod bulk;
 pub mod catalog_procs;
 pub mod catalog_views;
 pub mod ddl;
@@ -83,6 +84,8 @@ pub struct SessionState {
     pub app_name: String,
     /// SET IDENTITY_INSERT t ON: (database, object id).
     pub identity_insert: Option<(DbId, i32)>,
+    /// The last INSERT BULK, waiting for its bulk-load message (any other request drops it).
+    pub bulk_target: Option<Box<InsertBulk>>,
     pub last_identity: Option<i128>,
     pub rowcount: i64,
     pub error: i32,
@@ -152,6 +155,7 @@ impl SessionState {
             host_name: String::new(),
             app_name: String::new(),
             identity_insert: None,
+            bulk_target: None,
             last_identity: None,
             rowcount: 0,
             error: 0,
@@ -236,6 +240,9 @@ pub struct Cx<'a> {
     /// Errors SQL Server reports ahead of a statement's own error (5074 before 4922,
     /// 8114 before 473): [`report`] sends them first, at the same line.
     pub preceding: Vec<SqlError>,
+    /// A bulk load without CHECK_CONSTRAINTS: CHECK and FOREIGN KEY constraints are not
+    /// checked.
+    pub bulk_unchecked: bool,
 }
 
 /// What a statement tells its block to do next.
@@ -308,6 +315,7 @@ impl<'a> Cx<'a> {
             plan_slot: None,
             null_warned: false,
             preceding: Vec::new(),
+            bulk_unchecked: false,
         }
     }
 
@@ -787,6 +795,7 @@ pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
 /// stops as SQL Server's abort rules say); this never fails itself.
 pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    state.bulk_target = None;
     if !state.showplan {
         if let Some(p) = plan_cache::parameterize(text, state.database) {
             if execute_parameterized(state, host, text, sink, p) {
@@ -1795,6 +1804,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             security::execute_server(cx, &stmt.kind)?;
             Ok(Flow::Normal)
         }
+        StatementKind::InsertBulk(ib) => bulk::insert_bulk(cx, ib).map(|_| Flow::Normal),
         StatementKind::Other { keyword, .. } => Err(errors::not_supported(keyword)),
         _ => Err(errors::not_supported("This statement")),
     }
@@ -1978,6 +1988,7 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
 /// RETURNVALUE events, the return code as RETURNSTATUS, then DONEPROC.
 pub fn execute_rpc(state: &mut SessionState, host: &mut dyn Host, call: &RpcCall, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    state.bulk_target = None;
     let mut cx = Cx::new(host, state, sink);
     procs::rpc(&mut cx, call);
 }
