@@ -36,6 +36,7 @@ pub mod security;
 pub mod sysviews;
 pub mod table;
 pub mod tvf;
+pub mod user_types;
 pub mod window;
 
 use std::collections::{HashMap, HashSet};
@@ -52,7 +53,7 @@ use crate::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink}
 use crate::scalar::{convert, FnContext};
 use expr::{BExpr, Row, SysFn};
 use plan::{open, Plan, ScanNode};
-use query::{resolve_type, Binder, Scope};
+use query::{Binder, Scope};
 use table::{IndexInfo, TableInfo};
 
 pub const TEMPDB: DbId = 2;
@@ -340,6 +341,11 @@ impl<'a> Cx<'a> {
 
     pub fn var(&self, slot: usize) -> Value {
         self.frames.last().and_then(|f| f.vars.get(slot)).map(|v| v.value.clone()).unwrap_or(Value::Null)
+    }
+
+    /// The table of a table variable's slot (None for a scalar variable).
+    pub fn var_table(&self, slot: usize) -> Option<Arc<TableInfo>> {
+        self.frames.last().and_then(|f| f.vars.get(slot)).and_then(|v| v.table.clone())
     }
 
     pub fn lookup_var(&self, name: &str) -> Option<(usize, SqlType)> {
@@ -1099,6 +1105,7 @@ fn is_data_statement(k: &StatementKind) -> bool {
             | StatementKind::CreateView(_)
             | StatementKind::CreateFunction(_)
             | StatementKind::CreateSchema { .. }
+            | StatementKind::CreateType(_)
             | StatementKind::Truncate { .. }
     ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database | DropKind::Login))
         || security::is_database_security(k)
@@ -1415,7 +1422,16 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             for d in decls {
                 match d {
                     Declaration::Variable { name, data_type, value } => {
-                        let ty = resolve_type(data_type)?;
+                        let ty = match user_types::resolve(cx, data_type)? {
+                            user_types::DeclaredType::Scalar(ty) => ty,
+                            // DECLARE @t dbo.TableType: a table variable of the type.
+                            user_types::DeclaredType::Table(tt) => {
+                                let (var, owned) = user_types::table_param(cx, name, &tt, None)?;
+                                cx.frame().table_vars.extend(owned);
+                                cx.frame().vars.push(var);
+                                continue;
+                            }
+                        };
                         if cx.lookup_var(name).is_some() {
                             return Err(SqlError::new(
                                 134,
