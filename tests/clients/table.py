@@ -1,7 +1,7 @@
 """Prints the client-by-feature table from the suites' result lines (client, feature, result)."""
 import sys
 
-FEATURES = ["plain", "tls", "ddl", "dml", "params", "proc_output", "rollback", "types", "error", "cancel", "strict", "require_tls"]
+FEATURES = ["plain", "tls", "ddl", "dml", "params", "proc_output", "rollback", "types", "error", "cancel", "strict", "require_tls", "bulk_copy", "tvp"]
 
 results = {}
 for line in open(sys.argv[1], encoding="utf-8"):

@@ -66,6 +66,9 @@ impl BackendSession for EngineSession {
     fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
         self.0.execute_rpc(call, sink)
     }
+    fn execute_bulk_load(&mut self, load: &sql::request::BulkLoad, sink: &mut dyn ResultSink) {
+        self.0.execute_bulk_load(load, sink)
+    }
     fn cancel_handle(&self) -> Arc<AtomicBool> {
         self.0.cancel_handle()
     }

@@ -121,6 +121,15 @@ impl Session {
         self.publish();
     }
 
+    /// Runs a bulk-load message: the rows of the session's last INSERT BULK.
+    pub fn execute_bulk_load(&mut self, load: &sql::request::BulkLoad, sink: &mut dyn ResultSink) {
+        self.state.cancel.store(false, Ordering::Release);
+        let _waits = self.slot.activity.begin_request(&self.state);
+        let _scheduler = diag::sched::enter();
+        sql::exec::bulk::execute_bulk_load(&mut self.state, &mut self.host, load, sink);
+        self.publish();
+    }
+
     /// RESETCONNECTION (the driver reuses a pooled connection), as sp_reset_connection:
     /// rolls back an open transaction, drops #temp tables and prepared statements, and
     /// puts the SET options, the language and EXECUTE AS back to a new session's. The

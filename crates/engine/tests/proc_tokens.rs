@@ -25,7 +25,7 @@ fn return_values(s: &mut engine::Session, params: Vec<RpcParam>) -> Vec<ReturnVa
 }
 
 fn param(name: Option<&str>, value: i32, output: bool) -> RpcParam {
-    RpcParam { name: name.map(str::to_string), ty: SqlType::Int, value: Value::Int(value), output }
+    RpcParam { name: name.map(str::to_string), ty: SqlType::Int, value: Value::Int(value), output, table: None }
 }
 
 #[test]

@@ -28,6 +28,7 @@ fn rpc_output_after_return_status_in_the_callers_type() {
             ty: SqlType::BigInt,
             value: Value::BigInt(5),
             output: true,
+            table: None,
         }],
     };
     let mut sink = CollectSink::default();

@@ -153,6 +153,8 @@ pub enum StatementKind {
     Update(Box<Update>),
     Delete(Box<Delete>),
     Merge(Box<Merge>),
+    /// INSERT BULK: what a client's bulk copy API sends before the bulk-load message.
+    InsertBulk(Box<InsertBulk>),
     Use(Ident),
 
     CreateDatabase(Box<CreateDatabase>),
@@ -172,6 +174,8 @@ pub enum StatementKind {
     CreateProcedure(Box<CreateProcedure>),
     CreateView(Box<CreateView>),
     CreateFunction(Box<CreateFunction>),
+    /// CREATE TYPE name AS TABLE (...) or FROM base_type.
+    CreateType(Box<CreateType>),
     /// DROP TABLE/VIEW/PROCEDURE/FUNCTION/DATABASE/SCHEMA/... [IF EXISTS] names.
     Drop {
         kind: DropKind,
@@ -1166,6 +1170,41 @@ pub struct CreateTable {
     pub on: Option<FilegroupRef>,
     pub textimage_on: Option<Ident>,
     pub options: Vec<OptionItem>,
+}
+
+/// `INSERT BULK table (col type [COLLATE c] [NULL | NOT NULL], ...) [WITH (options)]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InsertBulk {
+    pub table: ObjectName,
+    pub columns: Vec<ColumnDef>,
+    pub options: Vec<BulkOption>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum BulkOption {
+    /// CHECK_CONSTRAINTS, FIRE_TRIGGERS, KEEP_NULLS, KEEP_IDENTITY, TABLOCK (upper-cased).
+    Flag(String),
+    /// ROWS_PER_BATCH = n, KILOBYTES_PER_BATCH = n (upper-cased name).
+    Value(String, Expr),
+    /// ORDER (col [ASC | DESC], ...)
+    Order(Vec<IndexColumn>),
+}
+
+/// `CREATE TYPE name AS TABLE (elements)` or `CREATE TYPE name FROM base [NULL | NOT NULL]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateType {
+    pub name: ObjectName,
+    pub definition: TypeDefinition,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum TypeDefinition {
+    Table(Vec<TableElement>),
+    /// An alias type: NOT NULL -> Some(false), NULL -> Some(true), neither -> None.
+    Alias {
+        base: DataType,
+        nullable: Option<bool>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq)]

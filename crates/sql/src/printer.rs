@@ -849,6 +849,22 @@ impl Printer {
             S::Update(u) => self.update(u),
             S::Delete(d) => self.delete(d),
             S::Merge(m) => self.merge(m),
+            S::InsertBulk(b) => {
+                self.w(format_args!("INSERT BULK {} ({})", b.table, comma(&b.columns)))?;
+                if !b.options.is_empty() {
+                    let opts: Vec<String> = b
+                        .options
+                        .iter()
+                        .map(|o| match o {
+                            BulkOption::Flag(n) => n.clone(),
+                            BulkOption::Value(n, v) => format!("{n} = {}", scalar(v)),
+                            BulkOption::Order(cols) => format!("ORDER ({})", comma(cols)),
+                        })
+                        .collect();
+                    self.w(format_args!(" WITH ({})", opts.join(", ")))?;
+                }
+                Ok(())
+            }
             S::Use(db) => self.w(format_args!("USE {db}")),
             S::CreateDatabase(db) => self.create_database(db),
             S::AlterDatabase(a) => self.alter_database(a),
@@ -921,6 +937,20 @@ impl Printer {
                 Ok(())
             }
             S::CreateFunction(func) => self.create_function(func),
+            S::CreateType(t) => match &t.definition {
+                TypeDefinition::Table(elements) => {
+                    self.w(format_args!("CREATE TYPE {} AS TABLE ", t.name))?;
+                    self.table_elements(elements)
+                }
+                TypeDefinition::Alias { base, nullable } => {
+                    let null = match nullable {
+                        Some(true) => " NULL",
+                        Some(false) => " NOT NULL",
+                        None => "",
+                    };
+                    self.w(format_args!("CREATE TYPE {} FROM {base}{null}", t.name))
+                }
+            },
             S::Drop { kind, if_exists, names } => {
                 let what = match kind {
                     DropKind::Table => "TABLE",

@@ -47,10 +47,41 @@ pub struct RpcParam {
     pub value: Value,
     /// The fByRefValue status bit: an OUTPUT parameter.
     pub output: bool,
+    /// A table-valued parameter's rows (then `ty` and `value` are placeholders: int NULL).
+    pub table: Option<Box<TableArg>>,
+}
+
+/// A table-valued parameter's value ([MS-TDS] 2.2.5.5.5): the table type it names and
+/// its rows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TableArg {
+    /// The type's schema as the client named it (empty: the default schema).
+    pub schema: String,
+    pub type_name: String,
+    /// The columns sent, with their ordinal in the table type (a column the client
+    /// marked as defaulted is not sent and takes its default or identity value).
+    pub ordinals: Vec<usize>,
+    pub data: BulkLoad,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct RpcCall {
     pub procedure: ProcRef,
     pub params: Vec<RpcParam>,
+}
+
+/// One column of a bulk-load message, as its COLMETADATA described it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BulkColumn {
+    pub name: String,
+    /// The type the client sends the column's values in.
+    pub ty: SqlType,
+}
+
+/// A bulk-load message ([MS-TDS] 2.2.6.1), decoded: the rows for the table a preceding
+/// INSERT BULK statement named.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct BulkLoad {
+    pub columns: Vec<BulkColumn>,
+    pub rows: Vec<Vec<Value>>,
 }

@@ -173,7 +173,6 @@ fn every_batch_round_trips() {
             "CREATE SEQUENCE",
             "CREATE SYNONYM",
             "CREATE TRIGGER",
-            "CREATE TYPE",
             "DISABLE TRIGGER",
             "DROP STATISTICS",
             "ENABLE TRIGGER",

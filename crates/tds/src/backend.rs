@@ -6,7 +6,7 @@ use std::net::SocketAddr;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
 
-use sql::request::RpcCall;
+use sql::request::{BulkLoad, RpcCall};
 use sql::results::ResultSink;
 
 /// The parts of LOGIN7 the engine decides on.
@@ -47,6 +47,19 @@ pub trait BackendSession: Send + 'static {
     fn spid(&self) -> i32;
     fn execute_batch(&mut self, sql: &str, sink: &mut dyn ResultSink);
     fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink);
+    /// Inserts the rows of a bulk-load message into the table of the session's last
+    /// INSERT BULK. A backend without bulk copy refuses it.
+    fn execute_bulk_load(&mut self, load: &BulkLoad, sink: &mut dyn ResultSink) {
+        let _ = load;
+        let e = types::SqlError::new(4002, 16, 1, "Bulk load (INSERT BULK) is not supported by this server.");
+        let _ = sink.message(&sql::results::Message { error: e, info: false });
+        let _ = sink.done(sql::results::Done {
+            kind: sql::results::DoneKind::Statement,
+            row_count: None,
+            error: true,
+            in_xact: false,
+        });
+    }
     /// The flag the server sets when the client sends an attention; the executor polls
     /// it (as well as getting `SinkError::Cancelled` from the sink) and stops.
     fn cancel_handle(&self) -> Arc<AtomicBool>;

@@ -8,6 +8,7 @@
 //! - [`tls`] — certificates, TLS inside PRELOGIN packets (TDS 7.x) and TDS 8.0 strict;
 //! - [`login`] — LOGIN7;
 //! - [`rpc`] — ALL_HEADERS, SQL batch, RPC and transaction-manager requests;
+//! - [`bulk`] — the bulk-load message (the rows of a bulk copy);
 //! - [`types`] — TYPE_INFO and value encodings for every SQL type;
 //! - [`token`] — the response token stream (encoders, and a decoder for tests and tools);
 //! - [`sink`] — the `ResultSink` that encodes an executor's results into packets;
@@ -18,6 +19,7 @@
 
 mod attention;
 pub mod backend;
+pub mod bulk;
 pub mod client;
 mod conn_thread;
 pub mod error;

@@ -15,7 +15,13 @@
 //!                 OptionFlags u16  (fWithRecomp 1, fNoMetaData 2, fReuseMetaData 4)
 //!                 parameters to the end of the call:
 //!                   ParamName B_VARCHAR (with '@', or empty), StatusFlags u8
-//!                   (fByRefValue 0x01 = OUTPUT, fDefaultValue 0x02), TYPE_INFO, value
+//!                   (fByRefValue 0x01 = OUTPUT, fDefaultValue 0x02), TYPE_INFO, value;
+//!                   a table-valued parameter instead: 0xF3, the type's database, schema
+//!                   and name (B_VARCHAR each), its columns (count u16 or 0xFFFF for
+//!                   none; user type u32, flags u16 with fDefault 0x200 for a column not
+//!                   sent, TYPE_INFO, an empty name), optional ORDER_UNIQUE (0x10) and
+//!                   COLUMN_ORDERING (0x11) parts, 0x00, then rows (0x01 and each sent
+//!                   column's value) and 0x00
 //! TM request    ALL_HEADERS, RequestType u16, payload:
 //!                 0 TM_GET_DTC_ADDRESS   (a u16-length buffer, ignored)
 //!                 5 TM_BEGIN_XACT        IsolationLevel u8, Name
@@ -28,10 +34,11 @@
 //! Transaction-manager requests are run as the T-SQL they stand for ([`TmRequest::to_sql`]),
 //! so the executor produces the ENVCHANGE tokens exactly as for BEGIN TRANSACTION.
 
-use sql::request::{ProcRef, RpcCall, RpcParam};
+use sql::request::{BulkColumn, BulkLoad, ProcRef, RpcCall, RpcParam, TableArg};
+use types::{SqlType, Value};
 
 use crate::error::{Result, TdsError};
-use crate::types::{decode_value, TypeInfo};
+use crate::types::{decode_value, decode_value_into, type_id, TypeInfo};
 use crate::wire::{utf16_to_string, Reader};
 
 pub const HEADER_QUERY_NOTIFICATIONS: u16 = 1;
@@ -160,17 +167,85 @@ fn decode_call(r: &mut Reader) -> Result<RpcCall> {
                 "encrypted parameters (Always Encrypted) are not supported",
             ));
         }
+        let name = if name.is_empty() { None } else { Some(name) };
+        if r.peek_u8() == Some(type_id::TVP) {
+            r.u8("TVP")?;
+            let table = decode_tvp(r)?;
+            params.push(RpcParam {
+                name,
+                ty: SqlType::Int,
+                value: Value::Null,
+                output: false,
+                table: Some(Box::new(table)),
+            });
+            continue;
+        }
         let ti = TypeInfo::decode(r)?;
         let ty = ti.sql_type()?;
         let value = decode_value(&ti, r)?;
-        params.push(RpcParam {
-            name: if name.is_empty() { None } else { Some(name) },
-            ty,
-            value,
-            output: status & PARAM_BY_REF != 0,
-        });
+        params.push(RpcParam { name, ty, value, output: status & PARAM_BY_REF != 0, table: None });
     }
     Ok(RpcCall { procedure, params })
+}
+
+/// A TVP column's fDefault flag: its values are not sent.
+const TVP_COLUMN_DEFAULT: u16 = 0x200;
+
+/// A table-valued parameter after its 0xF3 type byte (see the module doc).
+fn decode_tvp(r: &mut Reader) -> Result<TableArg> {
+    let what = "TVP";
+    let _db = r.b_varchar(what)?;
+    let schema = r.b_varchar(what)?;
+    let type_name = r.b_varchar(what)?;
+    let count = r.u16_le(what)?;
+    let mut sent = Vec::new();
+    let mut ordinals = Vec::new();
+    let mut data = BulkLoad::default();
+    if count != 0xFFFF {
+        for i in 0..usize::from(count) {
+            r.u32_le(what)?;
+            let flags = r.u16_le(what)?;
+            let ti = TypeInfo::decode(r)?;
+            let ty = ti.sql_type()?;
+            r.b_varchar(what)?;
+            if flags & TVP_COLUMN_DEFAULT == 0 {
+                sent.push((ti, ty));
+                ordinals.push(i);
+                data.columns.push(BulkColumn { name: String::new(), ty });
+            }
+        }
+    }
+    // Optional ORDER_UNIQUE and COLUMN_ORDERING parts (hints only), then TVP_END_TOKEN.
+    loop {
+        match r.u8(what)? {
+            0x00 => break,
+            0x10 => {
+                let n = r.u16_le(what)?;
+                r.skip(usize::from(n) * 3, what)?;
+            }
+            0x11 => {
+                let n = r.u16_le(what)?;
+                r.skip(usize::from(n) * 2, what)?;
+            }
+            other => return Err(TdsError::invalid(what, format!("unexpected token {other:#04x}"))),
+        }
+    }
+    loop {
+        match r.u8(what)? {
+            0x00 => break,
+            0x01 => {
+                let mut row = Vec::with_capacity(sent.len());
+                for (ti, ty) in &sent {
+                    let mut v = Value::Null;
+                    decode_value_into(ti, ty, r, &mut v)?;
+                    row.push(v);
+                }
+                data.rows.push(row);
+            }
+            other => return Err(TdsError::invalid(what, format!("unexpected row token {other:#04x}"))),
+        }
+    }
+    Ok(TableArg { schema, type_name, ordinals, data })
 }
 
 pub const TM_GET_DTC_ADDRESS: u16 = 0;

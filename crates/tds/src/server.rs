@@ -876,6 +876,8 @@ pub(crate) enum Request {
     Batch(String),
     Rpc(Vec<sql::request::RpcCall>),
     Tm(TmRequest),
+    /// The rows of a bulk copy (after an INSERT BULK batch).
+    BulkLoad(sql::request::BulkLoad),
     /// A request whose body could not be decoded, or one that is refused: answered with
     /// this error.
     Refused(SqlError),
@@ -915,12 +917,10 @@ pub(crate) fn decode_request(msg: &Message, tds_version: u32) -> Result<Request,
             Ok((_, tm)) => Request::Tm(tm),
             Err(e) => protocol_error(e),
         },
-        PacketType::BulkLoad => Request::Refused(SqlError::new(
-            4819,
-            16,
-            1,
-            "Bulk load (INSERT BULK) is not supported by this server.",
-        )),
+        PacketType::BulkLoad => match crate::bulk::decode_bulk_load(&msg.data, tds_version) {
+            Ok(load) => Request::BulkLoad(load),
+            Err(e) => Request::Refused(e),
+        },
         other => return Err(TdsError::UnexpectedPacket(other as u8).into()),
     })
 }
@@ -963,6 +963,10 @@ pub(crate) fn run_request<S: BackendSession, O: PacketOut>(
                         sink.done(Done { kind: DoneKind::Statement, row_count: Some(0), error: false, in_xact: false });
                 }
             }
+            token_type::DONE
+        }
+        Request::BulkLoad(load) => {
+            session.execute_bulk_load(&load, sink);
             token_type::DONE
         }
         Request::Refused(e) => {

@@ -588,10 +588,10 @@ async fn plain_login_batch_errors_and_rpc() {
     assert_eq!(dones(&t).last().unwrap().status, done_status::ERROR);
     assert_eq!(rows(&c.batch("rows 2").await).len(), 2);
 
-    // Bulk load is refused the same way.
+    // A malformed bulk-load message is answered with 4002 the same way.
     c.send(PacketType::BulkLoad, &[1, 2, 3]).await;
     let (_, data) = c.read().await.unwrap();
-    assert!(decode_tokens(&data).unwrap().iter().any(|t| matches!(t, Token::Error(m) if m.number == 4819)));
+    assert!(decode_tokens(&data).unwrap().iter().any(|t| matches!(t, Token::Error(m) if m.number == 4002)));
     assert_eq!(rows(&c.batch("rows 1").await).len(), 1);
 }
 

@@ -502,3 +502,106 @@ func TestCancel(t *testing.T) {
 		t.Fatalf("new connection after cancel: %d, %v", n, err)
 	}
 }
+
+// TestBulkCopy: mssql.CopyIn (INSERT BULK, then the bulk-load message) inside a
+// transaction, with KEEP_NULLS and the row count; a NULL into a NOT NULL column fails the
+// load and the connection goes on.
+func TestBulkCopy(t *testing.T) {
+	record(t, "bulk_copy")
+	db := open(t, plain)
+	mustExec(t, db, "IF OBJECT_ID('dbo.go_bulk') IS NOT NULL DROP TABLE dbo.go_bulk")
+	mustExec(t, db, "CREATE TABLE dbo.go_bulk (id int IDENTITY PRIMARY KEY, name nvarchar(20) NOT NULL, n int DEFAULT 5, at datetime2(3) NULL, amount decimal(10, 2))")
+	t.Cleanup(func() { db.Exec("DROP TABLE dbo.go_bulk") })
+	copyIn := func(opts mssql.BulkOptions, rows ...[]any) (int64, error) {
+		txn, err := db.BeginTx(ctx(t), nil)
+		if err != nil {
+			return 0, err
+		}
+		defer txn.Rollback()
+		stmt, err := txn.PrepareContext(ctx(t), mssql.CopyIn("dbo.go_bulk", opts, "name", "n", "at", "amount"))
+		if err != nil {
+			return 0, err
+		}
+		for _, r := range rows {
+			if _, err := stmt.ExecContext(ctx(t), r...); err != nil {
+				return 0, err
+			}
+		}
+		res, err := stmt.ExecContext(ctx(t))
+		if err != nil {
+			return 0, err
+		}
+		n, _ := res.RowsAffected()
+		return n, txn.Commit()
+	}
+	at := time.Date(2024, 5, 6, 7, 8, 9, 123000000, time.UTC)
+	n, err := copyIn(mssql.BulkOptions{Tablock: true, RowsPerBatch: 10},
+		[]any{"a", 1, at, "12.50"}, []any{"b", nil, nil, nil})
+	if err != nil || n != 2 {
+		t.Fatalf("bulk copy: %d rows, %v", n, err)
+	}
+	if n, err := copyIn(mssql.BulkOptions{KeepNulls: true}, []any{"c", nil, nil, nil}); err != nil || n != 1 {
+		t.Fatalf("KEEP_NULLS: %d rows, %v", n, err)
+	}
+	_, err = copyIn(mssql.BulkOptions{}, []any{"d", 1, nil, nil}, []any{nil, 2, nil, nil})
+	var me mssql.Error
+	if !errors.As(err, &me) || me.Number != 515 {
+		t.Fatalf("NULL into NOT NULL: %v", err)
+	}
+	rows, err := db.QueryContext(ctx(t), "SELECT id, name, n, at, amount FROM dbo.go_bulk ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []string
+	for rows.Next() {
+		var id int
+		var name string
+		var nv sql.NullInt64
+		var atv sql.NullTime
+		var amount sql.NullString
+		if err := rows.Scan(&id, &name, &nv, &atv, &amount); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%d %s %v %v %v", id, name, nv, atv.Time.Format(time.RFC3339Nano), amount))
+	}
+	want := []string{
+		"1 a {1 true} 2024-05-06T07:08:09.123Z {12.50 true}",
+		"2 b {5 true} 0001-01-01T00:00:00Z { false}",
+		"3 c {0 false} 0001-01-01T00:00:00Z { false}",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("rows:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestTVP: a table-valued parameter (mssql.TVP) to a procedure and to sp_executesql.
+func TestTVP(t *testing.T) {
+	record(t, "tvp")
+	db := open(t, plain)
+	mustExec(t, db, "IF OBJECT_ID('dbo.go_tvp_sum') IS NOT NULL DROP PROCEDURE dbo.go_tvp_sum")
+	mustExec(t, db, "DROP TYPE IF EXISTS dbo.go_pairs")
+	mustExec(t, db, "CREATE TYPE dbo.go_pairs AS TABLE (k int NOT NULL, v nvarchar(20) NULL)")
+	mustExec(t, db, "CREATE PROCEDURE dbo.go_tvp_sum @rows dbo.go_pairs READONLY AS SELECT COUNT(*), SUM(k), MAX(v) FROM @rows")
+	t.Cleanup(func() {
+		db.Exec("DROP PROCEDURE dbo.go_tvp_sum")
+		db.Exec("DROP TYPE dbo.go_pairs")
+	})
+	type pair struct {
+		K int
+		V *string
+	}
+	y := "y"
+	tvp := mssql.TVP{TypeName: "dbo.go_pairs", Value: []pair{{1, nil}, {2, &y}, {3, nil}}}
+	var count, sum int
+	var max sql.NullString
+	if err := db.QueryRowContext(ctx(t), "EXEC dbo.go_tvp_sum @rows", sql.Named("rows", tvp)).Scan(&count, &sum, &max); err != nil {
+		t.Fatal(err)
+	}
+	if count != 3 || sum != 6 || max.String != "y" {
+		t.Fatalf("got %d %d %v", count, sum, max)
+	}
+	if err := db.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM @p", sql.Named("p", tvp)).Scan(&count); err != nil || count != 3 {
+		t.Fatalf("sp_executesql: %d %v", count, err)
+	}
+}

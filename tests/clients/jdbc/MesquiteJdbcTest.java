@@ -461,6 +461,59 @@ public class MesquiteJdbcTest {
             }
         });
 
+        check("bulk_copy", "SQLServerBulkCopy.writeToServer from a ResultSet, TABLOCK", () -> {
+            try (Connection c = plain(); Statement st = c.createStatement()) {
+                st.execute("IF OBJECT_ID('dbo.jdbc_bulk') IS NOT NULL DROP TABLE dbo.jdbc_bulk");
+                st.execute("CREATE TABLE dbo.jdbc_bulk (id int IDENTITY PRIMARY KEY, name nvarchar(20) NOT NULL, n int DEFAULT 5)");
+                st.execute("IF OBJECT_ID('dbo.jdbc_bulk_src') IS NOT NULL DROP TABLE dbo.jdbc_bulk_src");
+                st.execute("CREATE TABLE dbo.jdbc_bulk_src (name nvarchar(20) NOT NULL, n int NULL)");
+                st.execute("INSERT dbo.jdbc_bulk_src VALUES (N'a', 1), (N'b', NULL), (N'c', 3)");
+                try (Statement src = c.createStatement();
+                     ResultSet rs = src.executeQuery("SELECT name, n FROM dbo.jdbc_bulk_src ORDER BY name");
+                     com.microsoft.sqlserver.jdbc.SQLServerBulkCopy bc = new com.microsoft.sqlserver.jdbc.SQLServerBulkCopy(plain())) {
+                    com.microsoft.sqlserver.jdbc.SQLServerBulkCopyOptions o = new com.microsoft.sqlserver.jdbc.SQLServerBulkCopyOptions();
+                    o.setTableLock(true);
+                    bc.setBulkCopyOptions(o);
+                    bc.setDestinationTableName("dbo.jdbc_bulk");
+                    bc.addColumnMapping("name", "name");
+                    bc.addColumnMapping("n", "n");
+                    bc.writeToServer(rs);
+                }
+                List<String> got = new ArrayList<>();
+                try (ResultSet rs = st.executeQuery("SELECT id, name, n FROM dbo.jdbc_bulk ORDER BY id")) {
+                    while (rs.next()) {
+                        got.add(rs.getInt(1) + " " + rs.getString(2) + " " + rs.getObject(3));
+                    }
+                }
+                expectEq(Arrays.asList("1 a 1", "2 b 5", "3 c 3"), got, "bulk-copied rows (NULL takes the default)");
+                st.execute("DROP TABLE dbo.jdbc_bulk; DROP TABLE dbo.jdbc_bulk_src");
+            }
+        });
+
+        check("tvp", "a SQLServerDataTable as a table-valued parameter", () -> {
+            try (Connection c = plain(); Statement st = c.createStatement()) {
+                st.execute("IF OBJECT_ID('dbo.jdbc_tvp_sum') IS NOT NULL DROP PROCEDURE dbo.jdbc_tvp_sum");
+                st.execute("DROP TYPE IF EXISTS dbo.jdbc_pairs");
+                st.execute("CREATE TYPE dbo.jdbc_pairs AS TABLE (k int NOT NULL, v nvarchar(20) NULL)");
+                st.execute("CREATE PROCEDURE dbo.jdbc_tvp_sum @rows dbo.jdbc_pairs READONLY AS SELECT COUNT(*), SUM(k), MAX(v) FROM @rows");
+                com.microsoft.sqlserver.jdbc.SQLServerDataTable t = new com.microsoft.sqlserver.jdbc.SQLServerDataTable();
+                t.addColumnMetadata("k", Types.INTEGER);
+                t.addColumnMetadata("v", Types.NVARCHAR);
+                t.addRow(1, "x");
+                t.addRow(2, null);
+                t.addRow(3, "y");
+                try (com.microsoft.sqlserver.jdbc.SQLServerPreparedStatement ps =
+                         (com.microsoft.sqlserver.jdbc.SQLServerPreparedStatement) c.prepareStatement("EXEC dbo.jdbc_tvp_sum ?")) {
+                    ps.setStructured(1, "dbo.jdbc_pairs", t);
+                    try (ResultSet rs = ps.executeQuery()) {
+                        expect(rs.next(), "a row");
+                        expectEq("3 6 y", rs.getInt(1) + " " + rs.getInt(2) + " " + rs.getString(3), "count, sum, max");
+                    }
+                }
+                st.execute("DROP PROCEDURE dbo.jdbc_tvp_sum; DROP TYPE dbo.jdbc_pairs");
+            }
+        });
+
         System.out.println(passed + " passed, " + failed + " failed");
         System.exit(failed == 0 ? 0 : 1);
     }

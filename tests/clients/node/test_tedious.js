@@ -622,3 +622,70 @@ featureTest('cancel', 'requestTimeout cancels a long WAITFOR; the server keeps s
     await close(other);
   }
 });
+
+featureTest('bulk_copy', 'newBulkLoad / execBulkLoad: defaults, keepNulls, a duplicate fails the load', async () => {
+  const conn = await connect();
+  const bulkLoad = (options, rows) =>
+    new Promise((resolve, reject) => {
+      const bl = conn.newBulkLoad('dbo.tedious_bulk', options, (err, rowCount) => (err ? reject(err) : resolve(rowCount)));
+      bl.addColumn('name', TYPES.NVarChar, { length: 20, nullable: false });
+      bl.addColumn('n', TYPES.Int, { nullable: true });
+      bl.addColumn('at', TYPES.DateTime2, { nullable: true, scale: 3 });
+      conn.execBulkLoad(bl, rows);
+    });
+  try {
+    await batch(conn, "IF OBJECT_ID('dbo.tedious_bulk') IS NOT NULL DROP TABLE dbo.tedious_bulk");
+    await batch(
+      conn,
+      'CREATE TABLE dbo.tedious_bulk (id int IDENTITY PRIMARY KEY, name nvarchar(20) NOT NULL UNIQUE, n int DEFAULT 5, at datetime2(3) NULL)',
+    );
+    const at = new Date(Date.UTC(2024, 0, 2, 3, 4, 5, 678));
+    assert.equal(await bulkLoad({ lockTable: true }, [{ name: 'a', n: 1, at }, { name: 'b', n: null, at: null }]), 2);
+    assert.equal(await bulkLoad({ keepNulls: true }, [{ name: 'c', n: null, at: null }]), 1);
+    await assert.rejects(bulkLoad({}, [{ name: 'd', n: 1, at: null }, { name: 'a', n: 1, at: null }]), (e) => e.number === 2627);
+    const r = await batch(conn, 'SELECT id, name, n, at FROM dbo.tedious_bulk ORDER BY id');
+    assert.deepEqual(r.rows, [
+      [1, 'a', 1, at],
+      [2, 'b', 5, null],
+      [3, 'c', null, null],
+    ]);
+    await batch(conn, 'DROP TABLE dbo.tedious_bulk');
+  } finally {
+    await close(conn);
+  }
+});
+
+featureTest('tvp', 'a TYPES.TVP parameter to a procedure', async () => {
+  const conn = await connect();
+  try {
+    await batch(conn, "IF OBJECT_ID('dbo.tedious_tvp_sum') IS NOT NULL DROP PROCEDURE dbo.tedious_tvp_sum");
+    await batch(conn, 'DROP TYPE IF EXISTS dbo.tedious_pairs');
+    await batch(conn, 'CREATE TYPE dbo.tedious_pairs AS TABLE (k int NOT NULL, v nvarchar(20) NULL)');
+    await batch(
+      conn,
+      'CREATE PROCEDURE dbo.tedious_tvp_sum @rows dbo.tedious_pairs READONLY AS SELECT COUNT(*), SUM(k), MAX(v) FROM @rows',
+    );
+    const table = {
+      name: 'tedious_pairs',
+      schema: 'dbo',
+      columns: [
+        { name: 'k', type: TYPES.Int },
+        { name: 'v', type: TYPES.NVarChar, length: 20 },
+      ],
+      rows: [
+        [1, 'x'],
+        [2, null],
+        [3, 'y'],
+      ],
+    };
+    const r = await run(conn, 'callProcedure', (cb) => {
+      const req = new Request('dbo.tedious_tvp_sum', cb);
+      req.addParameter('rows', TYPES.TVP, table);
+      return req;
+    });
+    assert.deepEqual(r.rows, [[3, 6, 'y']]);
+    await batch(conn, 'DROP PROCEDURE dbo.tedious_tvp_sum; DROP TYPE dbo.tedious_pairs');
+  } finally {
+    await close(conn);
+  }
+});

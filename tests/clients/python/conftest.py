@@ -5,7 +5,7 @@ for the list); the client name comes from MESQUITE_CLIENT.
 """
 import os
 
-FEATURES = ["proc_output", "plain", "tls", "ddl", "dml", "params", "rollback", "types", "error", "cancel", "strict", "require_tls"]
+FEATURES = ["proc_output", "plain", "tls", "ddl", "dml", "params", "rollback", "types", "error", "cancel", "strict", "require_tls", "bulk_copy", "tvp"]
 
 
 def _feature(name):

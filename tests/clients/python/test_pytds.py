@@ -229,3 +229,54 @@ def test_cancel_long_waitfor():
     cur2.execute("SELECT 3")
     assert cur2.fetchone()[0] == 3
     c2.close()
+
+
+def test_bulk_copy(conn):
+    """cursor.copy_to: INSERT BULK and the bulk-load message; defaults, KEEP_NULLS, errors."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_bulk') IS NOT NULL DROP TABLE dbo.pytds_bulk")
+    cur.execute(
+        "CREATE TABLE dbo.pytds_bulk (id int IDENTITY PRIMARY KEY, name nvarchar(20) NOT NULL UNIQUE,"
+        " n int DEFAULT 5, at datetime2 NULL)"
+    )
+    # Column names only: pytds sends every value as nvarchar(4000); the server converts.
+    cur.copy_to(
+        table_or_view="pytds_bulk",
+        columns=["name", "n", "at"],
+        data=[("a", "1", None), ("b", None, "2024-01-02 03:04:05"), ("c", "3", None)],
+        tablock=True,
+    )
+    cur.copy_to(table_or_view="pytds_bulk", columns=["name", "n"], data=[("d", None)], keep_nulls=True)
+    cur.execute("SELECT id, name, n, at FROM dbo.pytds_bulk ORDER BY id")
+    assert cur.fetchall() == [
+        (1, "a", 1, None),
+        (2, "b", 5, datetime.datetime(2024, 1, 2, 3, 4, 5)),
+        (3, "c", 3, None),
+        (4, "d", None, None),
+    ]
+    # A duplicate rolls the whole load back; the connection goes on.
+    with pytest.raises(pytds.IntegrityError) as e:
+        cur.copy_to(table_or_view="pytds_bulk", columns=["name"], data=[("e",), ("a",)])
+    assert e.value.msg_no == 2627
+    cur.execute("SELECT COUNT(*) FROM dbo.pytds_bulk")
+    assert cur.fetchone()[0] == 4
+    cur.execute("DROP TABLE dbo.pytds_bulk")
+
+
+def test_tvp(conn):
+    """A table-valued parameter (pytds.TableValuedParam) to a procedure."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_tvp_sum') IS NOT NULL DROP PROCEDURE dbo.pytds_tvp_sum")
+    cur.execute("DROP TYPE IF EXISTS dbo.pytds_pairs")
+    cur.execute("CREATE TYPE dbo.pytds_pairs AS TABLE (k int PRIMARY KEY, v nvarchar(20))")
+    cur.execute(
+        "CREATE PROCEDURE dbo.pytds_tvp_sum @rows dbo.pytds_pairs READONLY AS"
+        " SELECT COUNT(*), SUM(k), MAX(v) FROM @rows"
+    )
+    tvp = pytds.TableValuedParam(type_name="dbo.pytds_pairs", rows=[(1, "x"), (2, "y"), (3, None)])
+    cur.callproc("dbo.pytds_tvp_sum", (tvp,))
+    assert cur.fetchall() == [(3, 6, "y")]
+    cur.execute("SELECT COUNT(*) FROM %s", (pytds.TableValuedParam(type_name="dbo.pytds_pairs", rows=[(9, "z")]),))
+    assert cur.fetchall() == [(1,)]
+    cur.execute("DROP PROCEDURE dbo.pytds_tvp_sum")
+    cur.execute("DROP TYPE dbo.pytds_pairs")

@@ -32,6 +32,11 @@
 //!
 //! `u8` version (1), `i32` schema id, `str` name, `i32` principal id.
 //!
+//! # Type row
+//!
+//! `u8` version (1), `i32` user type id, `i32` schema id, `str` name, `i32` the table
+//! type's object id (0 for an alias type), `str` the CREATE TYPE text.
+//!
 //! # Principal row
 //!
 //! `u8` version (1), `i32` principal id, `str` name, `u8` type (`S` SQL user, `R` role),
@@ -70,6 +75,7 @@ use types::{Length, SqlError, SqlType, Value};
 use super::{
     corrupt_catalog, CheckConstraint, Column, ComputedColumn, DefaultConstraint, ForeignKey, Identity, Index,
     IndexKind, Module, Object, ObjectBody, PermissionEntry, Principal, PrincipalKind, ReferentialAction, Schema, Table,
+    UserType,
 };
 
 /// The format version written by this code.
@@ -376,6 +382,18 @@ pub fn encode_schema(schema: &Schema) -> Vec<u8> {
     w.out
 }
 
+/// Encodes a user-defined type row (see the module doc).
+pub fn encode_type(t: &UserType) -> Vec<u8> {
+    let mut w = Writer { out: Vec::with_capacity(32 + t.name.len() + t.definition.len()) };
+    w.u8(FORMAT_VERSION);
+    w.i32(t.id);
+    w.i32(t.schema_id);
+    w.str(&t.name);
+    w.i32(t.table_object_id);
+    w.str(&t.definition);
+    w.out
+}
+
 /// Encodes a principal row (see the module doc).
 pub fn encode_principal(p: &Principal) -> Vec<u8> {
     let mut w = Writer { out: Vec::with_capacity(32 + p.name.len()) };
@@ -643,6 +661,21 @@ impl<'a> Reader<'a> {
 }
 
 impl Reader<'_> {
+    fn user_type(&mut self) -> R<UserType> {
+        if self.u8()? != FORMAT_VERSION {
+            return None;
+        }
+        let t = UserType {
+            id: self.i32()?,
+            schema_id: self.i32()?,
+            name: self.str()?,
+            table_object_id: self.i32()?,
+            definition: self.str()?,
+        };
+        self.end()?;
+        Some(t)
+    }
+
     fn principal(&mut self) -> R<Principal> {
         if self.u8()? != FORMAT_VERSION {
             return None;
@@ -684,6 +717,11 @@ pub fn decode_object(bytes: &[u8]) -> Result<Object, SqlError> {
     Reader { b: bytes, at: 0 }.object().ok_or_else(corrupt_catalog)
 }
 
+/// Decodes a user-defined type row; damaged or unknown bytes are the corrupt-catalog error.
+pub fn decode_type(bytes: &[u8]) -> Result<UserType, SqlError> {
+    Reader { b: bytes, at: 0 }.user_type().ok_or_else(corrupt_catalog)
+}
+
 /// Decodes a schema row; damaged or unknown bytes are the corrupt-catalog error.
 pub fn decode_schema(bytes: &[u8]) -> Result<Schema, SqlError> {
     Reader { b: bytes, at: 0 }.schema().ok_or_else(corrupt_catalog)
@@ -693,6 +731,25 @@ pub fn decode_schema(bytes: &[u8]) -> Result<Schema, SqlError> {
 mod tests {
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn type_rows_round_trip_and_reject_damage() {
+        let t = UserType {
+            id: 257,
+            schema_id: 1,
+            name: "Pairs".into(),
+            table_object_id: 1_000_004,
+            definition: "CREATE TYPE Pairs AS TABLE (a int)".into(),
+        };
+        let enc = encode_type(&t);
+        assert_eq!(decode_type(&enc).unwrap(), t);
+        for cut in 0..enc.len() {
+            assert!(decode_type(&enc[..cut]).is_err());
+        }
+        let mut longer = enc.clone();
+        longer.push(0);
+        assert!(decode_type(&longer).is_err());
+    }
 
     #[test]
     fn principal_rows_round_trip_and_reject_damage() {

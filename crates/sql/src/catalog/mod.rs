@@ -16,6 +16,9 @@
 //! database roles) exist in every catalog without a row; a row for one of them (a grant
 //! to public, a member added to db_datareader) replaces the built-in entry.
 //!
+//! User-defined types (CREATE TYPE: alias types and table types) are rows under key
+//! `0xFFFD_0000 | (user_type_id - 256)`, kept as their CREATE TYPE text.
+//!
 //! Constraints (PRIMARY KEY, UNIQUE, CHECK, FOREIGN KEY, DEFAULT) are objects in SQL
 //! Server (sys.objects types PK, UQ, C, F, D) with the table as parent; here they live
 //! inside their table's row and carry their own object ids, and the catalog views list
@@ -152,8 +155,26 @@ pub struct Catalog {
     pub objects: BTreeMap<i32, Object>,
     /// Users and roles, by principal id (see the module doc).
     pub principals: BTreeMap<i32, Principal>,
+    /// User-defined types, by user type id.
+    pub types: BTreeMap<i32, UserType>,
     /// The next object id to hand out (tables, constraints, modules share one sequence).
     pub next_object_id: i32,
+}
+
+/// The first user type id (sys.types.user_type_id; SQL Server's system types are below).
+pub const FIRST_USER_TYPE_ID: i32 = 257;
+
+/// A user-defined type (sys.types, is_user_defined = 1): an alias of a system type or a
+/// table type, kept as its CREATE TYPE text and parsed when used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UserType {
+    /// sys.types.user_type_id.
+    pub id: i32,
+    pub schema_id: i32,
+    pub name: String,
+    /// A table type's object id (sys.table_types.type_table_object_id); 0 for an alias.
+    pub table_object_id: i32,
+    pub definition: String,
 }
 
 /// A top-level object: a table, view, procedure or function.
@@ -374,7 +395,13 @@ impl Catalog {
             schemas.insert(id, Schema { id, name: name.to_string(), principal_id: principal });
         }
         let principals = fixed_principals().into_iter().map(|p| (p.id, p)).collect();
-        Catalog { schemas, objects: BTreeMap::new(), principals, next_object_id: FIRST_USER_OBJECT_ID }
+        Catalog {
+            schemas,
+            objects: BTreeMap::new(),
+            principals,
+            types: BTreeMap::new(),
+            next_object_id: FIRST_USER_OBJECT_ID,
+        }
     }
 
     /// The principal called `name` (case-insensitive).
@@ -427,6 +454,11 @@ impl Catalog {
     /// under the default collation).
     pub fn object_by_name(&self, schema_id: i32, name: &str) -> Option<&Object> {
         self.objects.values().find(|o| o.schema_id == schema_id && o.name.eq_ignore_ascii_case(name))
+    }
+
+    /// A user-defined type by schema and name (types have a namespace of their own).
+    pub fn type_by_name(&self, schema_id: i32, name: &str) -> Option<&UserType> {
+        self.types.values().find(|t| t.schema_id == schema_id && t.name.eq_ignore_ascii_case(name))
     }
 
     pub fn allocate_object_id(&mut self) -> i32 {
@@ -485,6 +517,11 @@ pub fn schema_key(schema_id: i32) -> Vec<u8> {
     (0xFFFF_0000u32 | (schema_id as u32 & 0xFFFF)).to_be_bytes().to_vec()
 }
 
+/// The catalog index key of a user-defined type row.
+pub fn type_key(user_type_id: i32) -> Vec<u8> {
+    (0xFFFD_0000u32 | ((user_type_id - FIRST_USER_TYPE_ID + 1) as u32 & 0xFFFF)).to_be_bytes().to_vec()
+}
+
 /// The catalog index key of a principal row.
 pub fn principal_key(principal_id: i32) -> Vec<u8> {
     (0xFFFE_0000u32 | (principal_id as u32 & 0xFFFF)).to_be_bytes().to_vec()
@@ -519,6 +556,10 @@ impl Catalog {
                 if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFF {
                     let schema = codec::decode_schema(bytes)?;
                     catalog.schemas.insert(schema.id, schema);
+                } else if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFD {
+                    let t = codec::decode_type(bytes)?;
+                    catalog.next_object_id = catalog.next_object_id.max(t.table_object_id + 1);
+                    catalog.types.insert(t.id, t);
                 } else if key.len() == 4 && key[0] == 0xFF && key[1] == 0xFE {
                     let p = codec::decode_principal(bytes)?;
                     catalog.principals.insert(p.id, p);

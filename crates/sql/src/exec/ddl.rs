@@ -243,7 +243,11 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             }
             Ok(())
         }
-        StatementKind::CreateProcedure(p) => create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d)),
+        StatementKind::CreateProcedure(p) => {
+            super::user_types::check_params(cx, &p.params)?;
+            create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
+        }
+        StatementKind::CreateType(ct) => super::user_types::create_type(cx, ct, stmt),
         StatementKind::CreateView(v) => {
             // Check the view binds now, as SQL Server does.
             {
@@ -1154,6 +1158,9 @@ pub fn drop_storage(cx: &mut Cx, t: &TableInfo) -> Result<(), SqlError> {
 }
 
 fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) -> Result<(), SqlError> {
+    if kind == DropKind::Type {
+        return super::user_types::drop_type(cx, name, if_exists);
+    }
     let kind_name = match kind {
         DropKind::Table => "table",
         DropKind::View => "view",

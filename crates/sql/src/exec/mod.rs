@@ -16,6 +16,7 @@
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
 pub mod alter;
+pub mod bulk;
 pub mod catalog_procs;
 pub mod catalog_views;
 pub mod ddl;
@@ -35,6 +36,7 @@ pub mod security;
 pub mod sysviews;
 pub mod table;
 pub mod tvf;
+pub mod user_types;
 pub mod window;
 
 use std::collections::{HashMap, HashSet};
@@ -51,7 +53,7 @@ use crate::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink}
 use crate::scalar::{convert, FnContext};
 use expr::{BExpr, Row, SysFn};
 use plan::{open, Plan, ScanNode};
-use query::{resolve_type, Binder, Scope};
+use query::{Binder, Scope};
 use table::{IndexInfo, TableInfo};
 
 pub const TEMPDB: DbId = 2;
@@ -83,6 +85,8 @@ pub struct SessionState {
     pub app_name: String,
     /// SET IDENTITY_INSERT t ON: (database, object id).
     pub identity_insert: Option<(DbId, i32)>,
+    /// The last INSERT BULK, waiting for its bulk-load message (any other request drops it).
+    pub bulk_target: Option<Box<InsertBulk>>,
     pub last_identity: Option<i128>,
     pub rowcount: i64,
     pub error: i32,
@@ -152,6 +156,7 @@ impl SessionState {
             host_name: String::new(),
             app_name: String::new(),
             identity_insert: None,
+            bulk_target: None,
             last_identity: None,
             rowcount: 0,
             error: 0,
@@ -236,6 +241,9 @@ pub struct Cx<'a> {
     /// Errors SQL Server reports ahead of a statement's own error (5074 before 4922,
     /// 8114 before 473): [`report`] sends them first, at the same line.
     pub preceding: Vec<SqlError>,
+    /// A bulk load without CHECK_CONSTRAINTS: CHECK and FOREIGN KEY constraints are not
+    /// checked.
+    pub bulk_unchecked: bool,
 }
 
 /// What a statement tells its block to do next.
@@ -308,6 +316,7 @@ impl<'a> Cx<'a> {
             plan_slot: None,
             null_warned: false,
             preceding: Vec::new(),
+            bulk_unchecked: false,
         }
     }
 
@@ -332,6 +341,11 @@ impl<'a> Cx<'a> {
 
     pub fn var(&self, slot: usize) -> Value {
         self.frames.last().and_then(|f| f.vars.get(slot)).map(|v| v.value.clone()).unwrap_or(Value::Null)
+    }
+
+    /// The table of a table variable's slot (None for a scalar variable).
+    pub fn var_table(&self, slot: usize) -> Option<Arc<TableInfo>> {
+        self.frames.last().and_then(|f| f.vars.get(slot)).and_then(|v| v.table.clone())
     }
 
     pub fn lookup_var(&self, name: &str) -> Option<(usize, SqlType)> {
@@ -787,6 +801,7 @@ pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
 /// stops as SQL Server's abort rules say); this never fails itself.
 pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    state.bulk_target = None;
     if !state.showplan {
         if let Some(p) = plan_cache::parameterize(text, state.database) {
             if execute_parameterized(state, host, text, sink, p) {
@@ -1090,6 +1105,7 @@ fn is_data_statement(k: &StatementKind) -> bool {
             | StatementKind::CreateView(_)
             | StatementKind::CreateFunction(_)
             | StatementKind::CreateSchema { .. }
+            | StatementKind::CreateType(_)
             | StatementKind::Truncate { .. }
     ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database | DropKind::Login))
         || security::is_database_security(k)
@@ -1406,7 +1422,16 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             for d in decls {
                 match d {
                     Declaration::Variable { name, data_type, value } => {
-                        let ty = resolve_type(data_type)?;
+                        let ty = match user_types::resolve(cx, data_type)? {
+                            user_types::DeclaredType::Scalar(ty) => ty,
+                            // DECLARE @t dbo.TableType: a table variable of the type.
+                            user_types::DeclaredType::Table(tt) => {
+                                let (var, owned) = user_types::table_param(cx, name, &tt, None)?;
+                                cx.frame().table_vars.extend(owned);
+                                cx.frame().vars.push(var);
+                                continue;
+                            }
+                        };
                         if cx.lookup_var(name).is_some() {
                             return Err(SqlError::new(
                                 134,
@@ -1795,6 +1820,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             security::execute_server(cx, &stmt.kind)?;
             Ok(Flow::Normal)
         }
+        StatementKind::InsertBulk(ib) => bulk::insert_bulk(cx, ib).map(|_| Flow::Normal),
         StatementKind::Other { keyword, .. } => Err(errors::not_supported(keyword)),
         _ => Err(errors::not_supported("This statement")),
     }
@@ -1978,6 +2004,7 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
 /// RETURNVALUE events, the return code as RETURNSTATUS, then DONEPROC.
 pub fn execute_rpc(state: &mut SessionState, host: &mut dyn Host, call: &RpcCall, sink: &mut dyn ResultSink) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    state.bulk_target = None;
     let mut cx = Cx::new(host, state, sink);
     procs::rpc(&mut cx, call);
 }

@@ -9,6 +9,7 @@ use types::{SqlError, SqlType, Value};
 
 use super::expr::as_text;
 use super::query::resolve_type;
+use super::user_types::{self, DeclaredType, TableSource};
 use super::{errors, eval_standalone, exec_block, host_err, report, Cx, Flow, Frame, Var};
 use crate::ast::*;
 use crate::catalog::ObjectBody;
@@ -23,6 +24,8 @@ pub struct ArgValue {
     /// OUTPUT: the caller's variable to write back (batch EXEC) or the RPC ordinal.
     pub output: Option<OutputTarget>,
     pub is_default: bool,
+    /// A table-valued argument (then `value` is NULL).
+    pub table: Option<TableSource>,
 }
 
 pub enum OutputTarget {
@@ -43,6 +46,21 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
     };
     let mut args = Vec::new();
     for a in &e.args {
+        // A table variable passed to a table-valued parameter.
+        if let ExprKind::Variable(v) = &a.value.kind {
+            if let Some(t) = cx.lookup_var(v).and_then(|(slot, _)| cx.var_table(slot)) {
+                let table = Some(TableSource::Variable(t));
+                args.push(ArgValue {
+                    name: a.name.clone(),
+                    value: Value::Null,
+                    ty: SqlType::Int,
+                    output: None,
+                    is_default: false,
+                    table,
+                });
+                continue;
+            }
+        }
         let is_default = matches!(a.value.kind, ExprKind::Default);
         let (value, ty) = if is_default {
             (Value::Null, SqlType::Int)
@@ -68,7 +86,7 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
         } else {
             None
         };
-        args.push(ArgValue { name: a.name.clone(), value, ty, output, is_default });
+        args.push(ArgValue { name: a.name.clone(), value, ty, output, is_default, table: None });
     }
     let status = call_procedure(cx, &name, args, line)?;
     if let Some(var) = &e.return_status {
@@ -149,7 +167,19 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             }
         };
         let param = &p.params[idx];
-        let ty = resolve_type(&param.data_type)?;
+        let ty = match user_types::resolve(cx, &param.data_type)? {
+            DeclaredType::Scalar(ty) => ty,
+            DeclaredType::Table(tt) => {
+                if a.is_default {
+                    continue;
+                }
+                let (var, owned) = user_types::table_param(cx, &param.name, &tt, a.table.as_ref())?;
+                frame.table_vars.extend(owned);
+                assigned[idx] = true;
+                frame.vars.push(var);
+                continue;
+            }
+        };
         if a.is_default {
             continue;
         }
@@ -166,7 +196,17 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     // Defaults and missing parameters, in declaration order.
     let mut ordered = Vec::with_capacity(p.params.len());
     for (i, param) in p.params.iter().enumerate() {
-        let ty = resolve_type(&param.data_type)?;
+        let ty = match user_types::resolve(cx, &param.data_type)? {
+            DeclaredType::Scalar(ty) => ty,
+            // A table-valued parameter not passed is an empty table.
+            DeclaredType::Table(tt) if !assigned[i] => {
+                let (var, owned) = user_types::table_param(cx, &param.name, &tt, None)?;
+                frame.table_vars.extend(owned);
+                ordered.push(var);
+                continue;
+            }
+            DeclaredType::Table(_) => SqlType::Int,
+        };
         if assigned[i] {
             let v = frame.vars.iter().find(|v| v.name.eq_ignore_ascii_case(&param.name)).cloned();
             ordered.push(v.unwrap_or(Var { name: param.name.clone(), ty, value: Value::Null, table: None }));
@@ -258,12 +298,12 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
         "sp_executesql" => {
             let stmt = arg_text(args, 0).unwrap_or_default();
             let decl = arg_text(args, 1).unwrap_or_default();
-            let params = declare_params(&decl)?;
+            let params = declare_params(cx, &decl)?;
             let mut vars = Vec::new();
+            let mut tables = Vec::new();
             let mut outputs = Vec::new();
             let mut positional = 0usize;
-            for (k, (pname, ty, is_output)) in params.iter().enumerate() {
-                let _ = k;
+            for (pname, declared, is_output) in &params {
                 // Arguments after the first two: positional or named.
                 let arg = args.iter().skip(2).find(|a| a.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(pname)));
                 let arg = match arg {
@@ -272,6 +312,15 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                         let a = args.iter().skip(2).filter(|a| a.name.is_none()).nth(positional);
                         positional += 1;
                         a
+                    }
+                };
+                let ty = match declared {
+                    DeclaredType::Scalar(ty) => ty,
+                    DeclaredType::Table(tt) => {
+                        let (var, owned) = user_types::table_param(cx, pname, tt, arg.and_then(|a| a.table.as_ref()))?;
+                        tables.extend(owned);
+                        vars.push(var);
+                        continue;
                     }
                 };
                 let v = match arg {
@@ -301,7 +350,11 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                 }
                 vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None });
             }
-            let frame_vars = exec_dynamic(cx, &stmt, vars)?;
+            let r = exec_dynamic(cx, &stmt, vars);
+            for t in tables {
+                let _ = super::ddl::drop_storage(cx, &t);
+            }
+            let frame_vars = r?;
             for (pname, target) in outputs {
                 let Some(var) = frame_vars.iter().find(|v| v.name.eq_ignore_ascii_case(&pname)) else { continue };
                 match target {
@@ -398,6 +451,7 @@ fn execute_prepared(cx: &mut Cx, stmt: String, decl: String, params: &[ArgValue]
         ty: SqlType::NVarChar { len: types::Length::Max },
         output: None,
         is_default: false,
+        table: None,
     };
     let mut args = vec![text(stmt), text(decl)];
     args.extend(params.iter().map(clone_arg));
@@ -414,11 +468,13 @@ fn clone_arg(a: &ArgValue) -> ArgValue {
             OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
         }),
         is_default: a.is_default,
+        table: a.table.clone(),
     }
 }
 
-/// Parses an sp_executesql parameter list: `@a int, @b nvarchar(10) OUTPUT`.
-fn declare_params(decl: &str) -> Result<Vec<(String, SqlType, bool)>, SqlError> {
+/// Parses an sp_executesql parameter list: `@a int, @b nvarchar(10) OUTPUT`,
+/// `@t dbo.TableType READONLY`.
+fn declare_params(cx: &mut Cx, decl: &str) -> Result<Vec<(String, DeclaredType, bool)>, SqlError> {
     if decl.trim().is_empty() {
         return Ok(Vec::new());
     }
@@ -428,7 +484,8 @@ fn declare_params(decl: &str) -> Result<Vec<(String, SqlType, bool)>, SqlError> 
     let Some(StatementKind::CreateProcedure(p)) = b.statements.into_iter().next().map(|s| s.kind) else {
         return Err(SqlError::new(102, 15, 1, format!("Incorrect syntax near '{decl}'.")));
     };
-    p.params.iter().map(|x| Ok((x.name.clone(), resolve_type(&x.data_type)?, x.output))).collect()
+    user_types::check_params(cx, &p.params)?;
+    p.params.iter().map(|x| Ok((x.name.clone(), user_types::resolve(cx, &x.data_type)?, x.output))).collect()
 }
 
 /// Runs dynamic SQL in a new scope with `vars` as its parameters; returns the frame's
@@ -725,6 +782,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             ty: p.ty,
             output: if p.output { Some(OutputTarget::Rpc(i as u16)) } else { None },
             is_default: false,
+            table: p.table.as_ref().map(|t| TableSource::Rows((**t).clone())),
         })
         .collect();
     let oname = match super::parse_object_name(&name) {

@@ -44,6 +44,8 @@ pub enum ViewKind {
     SystemColumns,
     Indexes,
     Types,
+    /// sys.table_types: the table types of sys.types with their table's object id.
+    TableTypes,
     MasterFiles,
     DatabaseFiles,
     IsTables,
@@ -150,17 +152,24 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("auto_created", bit, true),
             ("optimize_for_sequential_key", bit, true),
         ]),
-        ViewKind::Types => cols(&[
-            ("name", sysname(), false),
-            ("system_type_id", ti, false),
-            ("user_type_id", int, false),
-            ("schema_id", int, false),
-            ("max_length", si, false),
-            ("precision", ti, false),
-            ("scale", ti, false),
-            ("is_nullable", bit, true),
-            ("is_user_defined", bit, false),
-        ]),
+        ViewKind::Types | ViewKind::TableTypes => {
+            let mut v = vec![
+                ("name", sysname(), false),
+                ("system_type_id", ti, false),
+                ("user_type_id", int, false),
+                ("schema_id", int, false),
+                ("max_length", si, false),
+                ("precision", ti, false),
+                ("scale", ti, false),
+                ("is_nullable", bit, true),
+                ("is_user_defined", bit, false),
+                ("is_table_type", bit, false),
+            ];
+            if kind == ViewKind::TableTypes {
+                v.extend([("type_table_object_id", int, false), ("is_memory_optimized", bit, true)]);
+            }
+            cols(&v)
+        }
         ViewKind::MasterFiles | ViewKind::DatabaseFiles => cols(&[
             ("database_id", int, false),
             ("file_id", int, false),
@@ -241,6 +250,7 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "system_columns" => ViewKind::SystemColumns,
         "indexes" => ViewKind::Indexes,
         "types" => ViewKind::Types,
+        "table_types" => ViewKind::TableTypes,
         "master_files" => ViewKind::MasterFiles,
         "database_files" => ViewKind::DatabaseFiles,
         other => match (super::security::view_kind(other), super::catalog_views::sys_kind(other)) {
@@ -357,7 +367,48 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "configurations", "V"),
     (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
     (SYS_SCHEMA_ID, "dm_os_schedulers", "V"),
+    (SYS_SCHEMA_ID, "table_types", "V"),
 ];
+
+/// The user-defined types of `db` as sys.types (or, for `TableTypes`, sys.table_types)
+/// rows: an alias type has its base type's id and sizes, a table type is type 243.
+fn user_types(cx: &mut Cx, db: DbId, kind: ViewKind, out: &mut Vec<Row>) -> Result<(), SqlError> {
+    let types: Vec<crate::catalog::UserType> = cx.catalog(db)?.inner.read().types.values().cloned().collect();
+    for t in types {
+        let table = t.table_object_id != 0;
+        if kind == ViewKind::TableTypes && !table {
+            continue;
+        }
+        let (id, len, p, sc, nullable) = match super::parse_module(&t.definition).map(|s| s.kind) {
+            Ok(StatementKind::CreateType(ct)) => match &ct.definition {
+                TypeDefinition::Alias { base, nullable } => {
+                    let (id, len, p, sc) =
+                        super::query::resolve_type(base).map(|ty| type_info(&ty)).unwrap_or((0, 0, 0, 0));
+                    (id, len, p, sc, nullable.unwrap_or(true))
+                }
+                TypeDefinition::Table(_) => (243, -1, 0, 0, false),
+            },
+            _ => continue,
+        };
+        let mut row = vec![
+            Value::String(t.name.clone()),
+            Value::TinyInt(id),
+            Value::Int(t.id),
+            Value::Int(t.schema_id),
+            Value::SmallInt(len),
+            Value::TinyInt(p),
+            Value::TinyInt(sc),
+            Value::Bit(nullable),
+            Value::Bit(true),
+            Value::Bit(table),
+        ];
+        if kind == ViewKind::TableTypes {
+            row.extend([Value::Int(t.table_object_id), Value::Bit(false)]);
+        }
+        out.push(row);
+    }
+    Ok(())
+}
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
 pub fn system_object_id(schema: &str, name: &str) -> Option<i32> {
@@ -590,9 +641,12 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                     Value::TinyInt(sc),
                     b(true),
                     b(false),
+                    b(false),
                 ]);
             }
+            user_types(cx, db, view.kind, &mut out)?;
         }
+        ViewKind::TableTypes => user_types(cx, db, view.kind, &mut out)?,
         _ => {
             let cat = cx.catalog(db)?;
             let g = cat.inner.read();

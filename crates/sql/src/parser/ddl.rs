@@ -60,6 +60,9 @@ impl<'a> Parser<'a> {
         if self.is_word("EVENT") && self.is_word_at(1, "SESSION") {
             return self.parse_event_session(false);
         }
+        if self.eat_word("TYPE") {
+            return self.parse_create_type();
+        }
         self.capture_unknown(start, "CREATE")
     }
 
@@ -751,6 +754,69 @@ impl<'a> Parser<'a> {
     }
 
     /// `( column | constraint | INDEX ..., ... )`
+    /// After `CREATE TYPE`: `name AS TABLE (elements)` or `name FROM base [NULL | NOT NULL]`.
+    fn parse_create_type(&mut self) -> PResult<StatementKind> {
+        let name = self.parse_object_name()?;
+        let definition = if self.eat_word("FROM") {
+            let base = self.parse_data_type()?;
+            let nullable = if self.eat_word("NULL") {
+                Some(true)
+            } else if self.is_word("NOT") && self.is_word_at(1, "NULL") {
+                self.advance();
+                self.advance();
+                Some(false)
+            } else {
+                None
+            };
+            TypeDefinition::Alias { base, nullable }
+        } else {
+            self.expect_word("AS")?;
+            self.expect_word("TABLE")?;
+            TypeDefinition::Table(self.parse_table_elements()?)
+        };
+        Ok(StatementKind::CreateType(Box::new(CreateType { name, definition })))
+    }
+
+    /// `INSERT BULK table (column definitions) [WITH (options)]`.
+    pub(crate) fn parse_insert_bulk(&mut self) -> PResult<StatementKind> {
+        self.expect_word("INSERT")?;
+        self.expect_word("BULK")?;
+        let table = self.parse_object_name()?;
+        let mut columns = Vec::new();
+        if self.eat(&TokenKind::LParen) {
+            loop {
+                columns.push(self.parse_column_def()?);
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.expect(&TokenKind::RParen)?;
+        }
+        let mut options = Vec::new();
+        if self.is_word("WITH") && self.is_at(1, &TokenKind::LParen) {
+            self.advance();
+            self.advance();
+            loop {
+                if self.is_word("ORDER") {
+                    self.advance();
+                    options.push(BulkOption::Order(self.parse_index_columns()?));
+                } else {
+                    let name = self.take_word_upper()?;
+                    if self.eat(&TokenKind::Eq) {
+                        options.push(BulkOption::Value(name, self.parse_simple_value()?));
+                    } else {
+                        options.push(BulkOption::Flag(name));
+                    }
+                }
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+            self.expect(&TokenKind::RParen)?;
+        }
+        Ok(StatementKind::InsertBulk(Box::new(InsertBulk { table, columns, options })))
+    }
+
     pub(crate) fn parse_table_elements(&mut self) -> PResult<Vec<TableElement>> {
         self.expect(&TokenKind::LParen)?;
         let mut elements = Vec::new();

@@ -520,6 +520,7 @@ impl<'a> Parser<'a> {
         match kw {
             "SELECT" => Ok(StatementKind::Query(Box::new(self.parse_query()?))),
             "WITH" => self.parse_with_statement(),
+            "INSERT" if self.is_word_at(1, "BULK") => self.parse_insert_bulk(),
             "INSERT" => Ok(StatementKind::Insert(Box::new(self.parse_insert(Vec::new())?))),
             "UPDATE" => {
                 if self.is_word_at(1, "STATISTICS") {

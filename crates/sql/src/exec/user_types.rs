@@ -1,0 +1,250 @@
+//! User-defined types: CREATE TYPE (alias types `FROM base` and table types `AS TABLE`),
+//! DROP TYPE, and their use: variables and parameters of an alias type, table variables
+//! declared with a table type, and table-valued parameters (procedure and sp_executesql
+//! parameters declared `@p dbo.T READONLY`, whose value is a table: rows sent by the
+//! client in an RPC, or a table variable passed by EXEC).
+//!
+//! A type is kept as its CREATE TYPE text (see [`crate::catalog::UserType`]) and parsed
+//! when used; a table-valued parameter is a table variable made from the type's
+//! definition and filled with the rows.
+
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use super::query::resolve_type;
+use super::table::TableInfo;
+use super::{ddl, dml, errors, host_err, Cx, Var};
+use crate::ast::*;
+use crate::catalog::{self, codec, UserType, FIRST_USER_TYPE_ID};
+use crate::request::TableArg;
+
+/// What a data type name in a declaration stands for.
+pub enum DeclaredType {
+    Scalar(SqlType),
+    Table(TableType),
+}
+
+/// A table type's definition.
+pub struct TableType {
+    pub name: String,
+    pub elements: Vec<TableElement>,
+}
+
+/// A table-valued argument: the rows of an RPC parameter, or the caller's table variable.
+#[derive(Clone)]
+pub enum TableSource {
+    Rows(TableArg),
+    Variable(Arc<TableInfo>),
+}
+
+fn not_found_type(name: &str) -> SqlError {
+    SqlError::new(
+        218,
+        16,
+        1,
+        format!("Cannot find the type '{name}', because it does not exist or you do not have permission."),
+    )
+}
+
+/// The user type `name` names in the current database (schema dbo when unqualified).
+fn find(cx: &mut Cx, name: &ObjectName) -> Result<Option<UserType>, SqlError> {
+    let db = cx.state.database;
+    let schema = match name.schema() {
+        Some(s) => match cx.schema_id(db, &s.value) {
+            Some(id) => id,
+            None => return Ok(None),
+        },
+        None => catalog::SCHEMA_DBO,
+    };
+    let cat = cx.catalog(db)?;
+    let g = cat.inner.read();
+    Ok(g.type_by_name(schema, &name.name().value).cloned())
+}
+
+fn definition(t: &UserType) -> Result<TypeDefinition, SqlError> {
+    let stmt = super::parse_module(&t.definition)?;
+    match stmt.kind {
+        StatementKind::CreateType(ct) => Ok(ct.definition),
+        _ => Err(catalog::corrupt_catalog()),
+    }
+}
+
+/// Resolves a declared data type: a system type, or a user-defined alias or table type
+/// (2715 for neither).
+pub fn resolve(cx: &mut Cx, dt: &DataType) -> Result<DeclaredType, SqlError> {
+    let system = resolve_type(dt);
+    if let Ok(ty) = system {
+        return Ok(DeclaredType::Scalar(ty));
+    }
+    let Some(t) = find(cx, &dt.name)? else {
+        return system.map(DeclaredType::Scalar);
+    };
+    match definition(&t)? {
+        TypeDefinition::Alias { base, .. } => Ok(DeclaredType::Scalar(resolve_type(&base)?)),
+        TypeDefinition::Table(elements) => Ok(DeclaredType::Table(TableType { name: t.name, elements })),
+    }
+}
+
+/// [`resolve`] where only a scalar type fits (a column, a function's parameter).
+pub fn resolve_scalar(cx: &mut Cx, dt: &DataType) -> Result<SqlType, SqlError> {
+    match resolve(cx, dt)? {
+        DeclaredType::Scalar(ty) => Ok(ty),
+        DeclaredType::Table(_) => resolve_type(dt),
+    }
+}
+
+/// CREATE PROCEDURE and sp_executesql parameter lists: a table-valued parameter must be
+/// READONLY (352), and only a table-valued one may be (346).
+pub fn check_params(cx: &mut Cx, params: &[Parameter]) -> Result<(), SqlError> {
+    for p in params {
+        let is_table = matches!(resolve(cx, &p.data_type)?, DeclaredType::Table(_));
+        if is_table && !p.readonly {
+            return Err(SqlError::new(
+                352,
+                15,
+                1,
+                format!("The table-valued parameter \"{}\" must be declared with the READONLY option.", p.name),
+            ));
+        }
+        if !is_table && p.readonly {
+            return Err(SqlError::new(
+                346,
+                15,
+                1,
+                format!(
+                    "The parameter \"{}\" can not be declared READONLY since it is not a table-valued parameter.",
+                    p.name
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// CREATE TYPE.
+pub fn create_type(cx: &mut Cx, ct: &CreateType, stmt: &Statement) -> Result<(), SqlError> {
+    let (db, schema, name) = cx.resolve_name(&ct.name)?;
+    if schema < 0 || db != cx.state.database {
+        return Err(SqlError::new(
+            2760,
+            16,
+            1,
+            format!(
+                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
+                ct.name.schema().map(|s| s.value.clone()).unwrap_or_default()
+            ),
+        ));
+    }
+    let cat = cx.catalog(db)?;
+    if cat.inner.read().type_by_name(schema, &name).is_some()
+        || resolve_type(&DataType { name: ObjectName::from_ident(Ident::plain(name.clone())), args: Vec::new() })
+            .is_ok()
+    {
+        let schema_name = cx.schema_name(db, schema).unwrap_or_default();
+        return Err(SqlError::new(
+            219,
+            16,
+            1,
+            format!("The type '{schema_name}.{name}' already exists, or you do not have permission to create it."),
+        ));
+    }
+    // The columns' (or the base's) types must exist now.
+    match &ct.definition {
+        TypeDefinition::Alias { base, .. } => {
+            resolve_type(base)?;
+        }
+        TypeDefinition::Table(elements) => {
+            for e in elements {
+                if let TableElement::Column(ColumnDef { data_type: Some(dt), .. }) = e {
+                    resolve_type(dt)?;
+                }
+            }
+        }
+    }
+    let table_object_id = match ct.definition {
+        TypeDefinition::Table(_) => ddl::allocate_id(cx, db)?,
+        TypeDefinition::Alias { .. } => 0,
+    };
+    let id = cat.inner.read().types.keys().max().map_or(FIRST_USER_TYPE_ID, |m| m + 1);
+    let text = stmt.span.text(&cx.source);
+    let definition = if text.is_empty() { stmt.to_string() } else { text.to_string() };
+    let t = UserType { id, schema_id: schema, name, table_object_id, definition };
+    let index = cx.catalog_index(db)?;
+    cx.host.insert(&index, &catalog::type_key(id), &[Value::Binary(codec::encode_type(&t))]).map_err(host_err)?;
+    cat.inner.write().types.insert(id, t);
+    cx.catalog_changed(db);
+    Ok(())
+}
+
+/// DROP TYPE [IF EXISTS] name.
+pub fn drop_type(cx: &mut Cx, name: &ObjectName, if_exists: bool) -> Result<(), SqlError> {
+    let Some(t) = find(cx, name)? else {
+        if if_exists {
+            return Ok(());
+        }
+        return Err(not_found_type(&errors::written(name)));
+    };
+    let db = cx.state.database;
+    let index = cx.catalog_index(db)?;
+    cx.host.delete(&index, &catalog::type_key(t.id)).map_err(host_err)?;
+    cx.catalog(db)?.inner.write().types.remove(&t.id);
+    cx.catalog_changed(db);
+    Ok(())
+}
+
+/// A table variable `name` of table type `tt`, filled from `source` (empty without one).
+/// Returns the variable and, when it made a table of its own, that table (the caller's
+/// frame drops it when it ends). A table variable passed by EXEC is shared: the parameter
+/// is READONLY.
+pub fn table_param(
+    cx: &mut Cx,
+    name: &str,
+    tt: &TableType,
+    source: Option<&TableSource>,
+) -> Result<(Var, Option<Arc<TableInfo>>), SqlError> {
+    if let Some(TableSource::Variable(t)) = source {
+        let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()) };
+        return Ok((var, None));
+    }
+    let t = ddl::create_table_variable(cx, name, &tt.elements)?;
+    if let Some(TableSource::Rows(arg)) = source {
+        // Its own statement: outside a transaction the rows go in autocommit.
+        super::atomic(cx, |cx| fill(cx, &t, name, arg))?;
+    }
+    let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()) };
+    Ok((var, Some(t)))
+}
+
+/// Inserts a table-valued parameter's rows: identity and computed columns take their
+/// own values (clients mark them defaulted; a value sent for one is ignored).
+fn fill(cx: &mut Cx, t: &Arc<TableInfo>, name: &str, arg: &TableArg) -> Result<(), SqlError> {
+    let bad = |detail: &str| {
+        SqlError::new(
+            8016,
+            16,
+            1,
+            format!("The incoming tabular data stream (TDS) remote procedure call (RPC) protocol stream is incorrect. Table-valued parameter \"{name}\": {detail}."),
+        )
+    };
+    if arg.ordinals.len() != arg.data.columns.len() || arg.ordinals.iter().any(|&o| o >= t.columns.len()) {
+        return Err(bad("its columns do not match the table type"));
+    }
+    let kept: Vec<usize> = (0..arg.ordinals.len())
+        .filter(|&k| {
+            let c = &t.columns[arg.ordinals[k]];
+            !c.is_identity && c.computed.is_none()
+        })
+        .collect();
+    let positions: Vec<usize> = kept.iter().map(|&k| arg.ordinals[k]).collect();
+    let tys: Vec<SqlType> = kept.iter().map(|&k| arg.data.columns[k].ty).collect();
+    for row in &arg.data.rows {
+        cx.check_cancel()?;
+        if row.len() != arg.ordinals.len() {
+            return Err(bad("a row does not match its columns"));
+        }
+        let vals: Vec<Value> = kept.iter().map(|&k| row[k].clone()).collect();
+        dml::insert_values(cx, t, &positions, vals, &tys)?;
+    }
+    Ok(())
+}
