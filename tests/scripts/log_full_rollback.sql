@@ -35,11 +35,13 @@ END TRY
 BEGIN CATCH
   SELECT ERROR_NUMBER() AS error_number, ERROR_MESSAGE() AS message;
 END CATCH
+SELECT log_reuse_wait, log_reuse_wait_desc FROM sys.databases WHERE name = 'logfull';
 ROLLBACK;
 SELECT COUNT(*) AS rows_after_rollback FROM dbo.t;
 SELECT COUNT(*) AS kept FROM dbo.kept;
 DBCC CHECKDB (logfull) WITH NO_INFOMSGS;
 CHECKPOINT;
+SELECT log_reuse_wait, log_reuse_wait_desc FROM sys.databases WHERE name = 'logfull';
 INSERT dbo.t (id) VALUES (1), (2);
 SELECT COUNT(*) AS rows_after_checkpoint FROM dbo.t;
 GO

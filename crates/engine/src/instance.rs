@@ -186,6 +186,7 @@ impl DbHandle {
             target_recovery_time_seconds: r.target_recovery_time,
             read_only: r.read_only,
             page_verify: r.page_verify.desc(),
+            log_reuse_wait: self.txn.log.log_reuse_wait().name(),
             create_date: r.create_date(),
             catalog_index: self.catalog_index(),
         }

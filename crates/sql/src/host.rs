@@ -165,6 +165,9 @@ pub struct DatabaseInfo {
     pub target_recovery_time_seconds: i32,
     pub read_only: bool,
     pub page_verify: &'static str,
+    /// What holds the log (sys.databases.log_reuse_wait_desc): NOTHING, CHECKPOINT,
+    /// LOG_BACKUP, ACTIVE_TRANSACTION.
+    pub log_reuse_wait: &'static str,
     pub create_date: Value,
     /// The index holding this database's catalog rows (see [`crate::catalog`]).
     pub catalog_index: IndexRef,

@@ -81,6 +81,7 @@ impl MemHost {
             target_recovery_time_seconds: 60,
             read_only: false,
             page_verify: "CHECKSUM",
+            log_reuse_wait: "NOTHING",
             create_date: Value::DateTime { days: 45_000, ticks: 0 },
             catalog_index,
         };

@@ -490,11 +490,7 @@ impl TxnDb {
         // oldest active transaction when it is what truncation stopped at.
         let oldest_xact = active.iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();
         let held_by_xact = oldest_xact.is_some_and(|x| x == keep_from && x < redo_start.min(begin.as_u64()));
-        self.log.set_log_reuse_wait(if held_by_xact {
-            LogReuseWait::ActiveTransaction
-        } else {
-            LogReuseWait::Checkpoint
-        });
+        self.log.set_log_reuse_wait(if held_by_xact { LogReuseWait::ActiveTransaction } else { LogReuseWait::Nothing });
 
         // 7. Figures, counters, events.
         let avoided = pool.dirty_pages(self.db.id).iter().filter(|(l, _)| *l > begin.as_u64()).count() as u64;

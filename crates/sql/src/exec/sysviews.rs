@@ -110,6 +110,8 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ("target_recovery_time_in_seconds", int, true),
             ("delayed_durability", int, true),
             ("delayed_durability_desc", nv(60), true),
+            ("log_reuse_wait", ti, true),
+            ("log_reuse_wait_desc", nv(60), true),
         ]),
         ViewKind::Schemas => {
             cols(&[("name", sysname(), false), ("schema_id", int, false), ("principal_id", int, true)])
@@ -565,11 +567,22 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                     s(d.state),
                     Value::TinyInt(rm),
                     s(d.recovery_model),
-                    Value::TinyInt(2),
+                    Value::TinyInt(match d.page_verify {
+                        "NONE" => 0,
+                        "TORN_PAGE_DETECTION" => 1,
+                        _ => 2,
+                    }),
                     s(d.page_verify),
                     Value::Int(d.target_recovery_time_seconds),
                     Value::Int(dd),
                     s(d.delayed_durability),
+                    Value::TinyInt(match d.log_reuse_wait {
+                        "CHECKPOINT" => 1,
+                        "LOG_BACKUP" => 2,
+                        "ACTIVE_TRANSACTION" => 4,
+                        _ => 0,
+                    }),
+                    s(d.log_reuse_wait),
                 ]);
             }
         }

@@ -11,12 +11,13 @@ use types::SqlError;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum LogReuseWait {
     /// Waiting for a checkpoint (SIMPLE recovery, nothing else holding the log).
-    #[default]
     Checkpoint,
     /// An open transaction holds the oldest active VLF.
     ActiveTransaction,
     /// FULL recovery: the log is waiting for a log backup.
     LogBackup,
+    /// Nothing holds the log: the last checkpoint truncated all it could.
+    #[default]
     Nothing,
 }
 

@@ -621,7 +621,7 @@ impl Inner {
             self.check_usable(&st)?;
             let wanted = (need as u64 + BLOCK_HEADER as u64) + st.reserved + extra + system_reserve(&st);
             if !room_for(&st, wanted) {
-                return Err(LogError::Full { db: self.db_name.clone(), reason: st.reuse_wait });
+                return Err(LogError::Full { db: self.db_name.clone(), reason: full_reason(&st) });
             }
             // Held from here; given back below if the append fails after all.
             st.reserved += extra;
@@ -766,6 +766,16 @@ impl Inner {
         bump(&self.stats.flush_waits, 1);
         bump(&self.stats.commits_flushed, 1);
         Ok(())
+    }
+}
+
+/// The reason 9002 gives: what holds the log, or, when nothing did at the last
+/// truncation, the checkpoint that would free it now (as SQL Server reports a full
+/// SIMPLE-model log).
+fn full_reason(st: &State) -> LogReuseWait {
+    match st.reuse_wait {
+        LogReuseWait::Nothing => LogReuseWait::Checkpoint,
+        r => r,
     }
 }
 

@@ -50,7 +50,7 @@ impl Inner {
     ///
     /// Runs under the log's lock: logging stalls while the log grows, as in SQL Server.
     pub(super) fn grow(&self, st: &mut MutexGuard<'_, State>) -> LogResult<usize> {
-        let reason = st.reuse_wait;
+        let reason = super::full_reason(st);
         let full = || LogError::Full { db: self.db_name.clone(), reason };
         let create_lsn = st.end_lsn;
         let cur = st.header.log_end;
