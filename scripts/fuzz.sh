@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 root=$(pwd)
 secs=${FUZZ_SECONDS:-20}
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(packets prelogin login7 rpc tokens)
+[ ${#targets[@]} -eq 0 ] && targets=(packets prelogin login7 rpc tokens bulk_load)
 
 skip() { echo "fuzz: skipped: $1"; exit 0; }
 command -v rustup >/dev/null 2>&1 || skip "no rustup to find a nightly toolchain"
