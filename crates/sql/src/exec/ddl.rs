@@ -14,6 +14,7 @@ use super::{errors, host_err, Cx, TEMPDB};
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
 use crate::host::{DbId, IndexRef};
+use crate::lexer::TokenKind;
 
 /// Every constraint of a table with its object id.
 pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
@@ -360,19 +361,7 @@ fn create_module(
             ),
         ));
     }
-    let definition = {
-        let text = stmt.span.text(&cx.source);
-        if text.is_empty() {
-            stmt.to_string()
-        } else {
-            text.to_string()
-        }
-    };
-    let definition = match mode {
-        // Stored as CREATE so that it re-parses the same way.
-        CreateMode::Alter | CreateMode::CreateOrAlter => rewrite_as_create(&definition),
-        CreateMode::Create => definition,
-    };
+    let definition = module_definition(&cx.source, stmt, mode);
     let existing = {
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
@@ -399,26 +388,42 @@ fn create_module(
     write_object(cx, db, &obj)
 }
 
-/// `ALTER PROCEDURE p ...` / `CREATE OR ALTER ...` stored as `CREATE PROCEDURE p ...`.
-fn rewrite_as_create(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let trimmed = lower.trim_start();
-    let offset = lower.len() - trimmed.len();
-    if trimmed.starts_with("alter") {
-        return format!("{}CREATE{}", &text[..offset], &text[offset + 5..]);
+/// The text SQL Server keeps as sys.sql_modules.definition: the whole batch, comments
+/// before and after the statement included, so that line numbers inside the module
+/// (ERROR_LINE(), error messages) count from the start of the batch. A CREATE that shares
+/// its batch with other statements (SQL Server refuses that batch with 111) keeps only its
+/// own text. ALTER is stored as `CREATE` and CREATE OR ALTER without `OR ALTER`, as SQL
+/// Server stores them, so the text re-parses as a CREATE.
+fn module_definition(source: &str, stmt: &Statement, mode: CreateMode) -> String {
+    let span = stmt.span;
+    let own = span.text(source);
+    if own.is_empty() {
+        // A statement built without source text (not from a batch).
+        return stmt.to_string();
     }
-    if trimmed.starts_with("create") {
-        let rest = &trimmed[6..];
-        let r2 = rest.trim_start();
-        if r2.starts_with("or") {
-            let r3 = r2[2..].trim_start();
-            if r3.starts_with("alter") {
-                let end = lower.len() - r3.len() + 5;
-                return format!("{}CREATE{}", &text[..offset], &text[end..]);
-            }
+    // Only comments, white space (and, after it, semicolons) around the statement.
+    let trivia = |text: &str, semicolons: bool| {
+        crate::lexer::tokenize(text).is_ok_and(|tokens| {
+            tokens.iter().all(|t| t.kind == TokenKind::Eof || (semicolons && t.kind == TokenKind::Semicolon))
+        })
+    };
+    let (start, end) = (span.start as usize, span.end as usize);
+    let from = if trivia(&source[..start], false) { 0 } else { start };
+    let to = if trivia(&source[end..], true) { source.len() } else { end };
+    let text = &source[from..to];
+    let at = start - from;
+    if mode == CreateMode::Create {
+        return text.to_string();
+    }
+    let Ok(tokens) = crate::lexer::tokenize(&text[at..]) else { return text.to_string() };
+    let piece = |i: usize| tokens.get(i).map(|t| (at + t.span.start as usize, at + t.span.end as usize));
+    match (mode, piece(0), piece(1), piece(2)) {
+        (CreateMode::Alter, Some((s0, e0)), ..) => format!("{}CREATE{}", &text[..s0], &text[e0..]),
+        (CreateMode::CreateOrAlter, _, Some((s1, e1)), Some((s2, e2))) => {
+            format!("{}{}{}", &text[..s1], &text[e1..s2], &text[e2..])
         }
+        _ => text.to_string(),
     }
-    text.to_string()
 }
 
 struct PendingIndex {

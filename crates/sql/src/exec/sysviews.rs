@@ -1387,6 +1387,9 @@ impl Binder<'_, '_> {
                 let StatementKind::CreateView(v) = def.kind else {
                     return Err(errors::invalid_object(&obj.name));
                 };
+                if self.cx.view_depth >= 32 {
+                    return Err(super::errors::nesting_exceeded());
+                }
                 let saved_outer = std::mem::take(&mut self.outer);
                 let saved_db = self.cx.state.database;
                 self.cx.state.database = db;
