@@ -9,7 +9,9 @@ use types::{SqlError, SqlType, Value};
 
 use super::expr::BExpr;
 use super::query::{resolve_type, Binder, Scope};
-use super::table::{for_each_stored_row, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo};
+use super::table::{
+    for_each_stored_row, nc_index_columns, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo,
+};
 use super::{errors, host_err, Cx, TEMPDB};
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
@@ -82,13 +84,12 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
     };
     let db_name = cx.db_name(db).unwrap_or_default();
     let schema = cx.schema_name(db, obj.schema_id).unwrap_or_else(|| "dbo".into());
-    let col_pos = |id: i32| (id - 1) as usize;
     let cols = stored_columns(&t.columns);
     let mut indexes = Vec::new();
     for ix in &t.indexes {
-        let key_cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| col_pos(*c)).collect();
+        let key_cols = t.column_positions(ix.key_columns.iter().map(|(c, _)| *c))?;
         let desc: Vec<bool> = ix.key_columns.iter().map(|(_, d)| *d).collect();
-        let included: Vec<usize> = ix.included.iter().map(|c| col_pos(*c)).collect();
+        let included = t.column_positions(ix.included.iter().copied())?;
         let columns: Arc<[crate::host::StoredColumn]> = if ix.index_id <= 1 {
             cols.clone().into()
         } else {
@@ -168,11 +169,12 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
             Some(p) => Arc::new(p),
             None => Arc::new(TableInfo { foreign_keys: Vec::new(), referenced_by: Vec::new(), ..info.clone() }),
         };
+        let Some(pt) = parent.table() else { continue };
         info.foreign_keys.push(ForeignKeyInfo {
             name: fk.name.clone(),
-            columns: fk.columns.iter().map(|c| col_pos(*c)).collect(),
+            columns: t.column_positions(fk.columns.iter().copied())?,
             referenced: pinfo,
-            referenced_columns: fk.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+            referenced_columns: pt.column_positions(fk.referenced_columns.iter().copied())?,
         });
     }
     // Tables referencing this one.
@@ -195,8 +197,8 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
                 info.referenced_by.push((
                     f.name.clone(),
                     cinfo.clone(),
-                    f.columns.iter().map(|c| col_pos(*c)).collect(),
-                    f.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+                    ct.column_positions(f.columns.iter().copied())?,
+                    t.column_positions(f.referenced_columns.iter().copied())?,
                 ));
             }
         }
@@ -662,8 +664,10 @@ fn create_table_in(
         checks: Vec::new(),
         foreign_keys: Vec::new(),
         identity,
+        max_column_id_used: 0,
         next_row_id: 1,
     };
+    obj_table.max_column_id_used = obj_table.next_column_id() - 1;
     // The clustered index: an explicit CLUSTERED, else the PRIMARY KEY unless it says
     // NONCLUSTERED; otherwise a heap.
     let clustered_pos = pending
@@ -712,7 +716,7 @@ fn create_table_in(
                     format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
                 ));
             }
-            key_columns.push((pos as i32 + 1, *desc));
+            key_columns.push((obj_table.column_id_at(pos), *desc));
         }
         let constraint_id = if p.constraint { Some(allocate_id(cx, db)?) } else { None };
         let name = match (&p.name, constraint_id) {
@@ -720,7 +724,7 @@ fn create_table_in(
             (None, Some(id)) => default_constraint_name(display, "", id, if p.primary { "PK" } else { "UQ" }),
             (None, None) => format!("IX_{index_id}"),
         };
-        let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+        let key_cols = obj_table.column_positions(key_columns.iter().map(|(c, _)| *c))?;
         let cols = if clustered { stored.clone() } else { nc_stored_columns(&obj_table.columns, &key_cols, &[]) };
         let hobt = cx.host.create_index(db, object_id, index_id, &cols).map_err(host_err)?;
         obj_table.indexes.push(catalog::Index {
@@ -881,7 +885,7 @@ pub(super) fn resolve_fk(
                 format!("Foreign key '{name}' references invalid column '{c}' in referencing table."),
             )
         })?;
-        columns.push(pos as i32 + 1);
+        columns.push(table.columns[pos].column_id);
     }
     let mut referenced_columns = Vec::new();
     if r.columns.is_empty() {
@@ -917,7 +921,7 @@ pub(super) fn resolve_fk(
                     ),
                 )
             })?;
-            referenced_columns.push(pos as i32 + 1);
+            referenced_columns.push(ref_cols_def[pos].column_id);
         }
     }
     if referenced_columns.len() != columns.len() {
@@ -981,7 +985,7 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         ));
     }
     let col_id = |name: &str| -> Result<i32, SqlError> {
-        t.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name)).map(|p| p as i32 + 1).ok_or_else(|| {
+        t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name)).map(|c| c.column_id).ok_or_else(|| {
             SqlError::new(1911, 16, 1, format!("Column name '{name}' does not exist in the target table or view."))
         })
     };
@@ -1014,14 +1018,11 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
             hobt,
         };
         let mut new_ncs = Vec::new();
-        for ix in t.indexes.iter_mut().skip(1) {
-            let cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
-            let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
-            ix.hobt = cx
-                .host
-                .create_index(db, o.id, ix.index_id, &nc_stored_columns(&t.columns, &cols, &inc))
-                .map_err(host_err)?;
-            new_ncs.push(ix.hobt);
+        for k in 1..t.indexes.len() {
+            let cols = nc_index_columns(&t, &t.indexes[k])?;
+            let index_id = t.indexes[k].index_id;
+            t.indexes[k].hobt = cx.host.create_index(db, o.id, index_id, &cols).map_err(host_err)?;
+            new_ncs.push(t.indexes[k].hobt);
         }
         let rows = scan_all_rows(cx, &info)?;
         for ix in &info.indexes {
@@ -1037,8 +1038,8 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         return Ok(());
     }
     let index_id = t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1;
-    let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
-    let inc: Vec<usize> = included.iter().map(|c| (*c - 1) as usize).collect();
+    let key_cols = t.column_positions(key_columns.iter().map(|(c, _)| *c))?;
+    let inc = t.column_positions(included.iter().copied())?;
     let hobt =
         cx.host.create_index(db, o.id, index_id, &nc_stored_columns(&t.columns, &key_cols, &inc)).map_err(host_err)?;
     t.indexes.push(catalog::Index {

@@ -1018,7 +1018,7 @@ fn object_extra_values(kind: ViewKind, o: Option<&crate::catalog::Object>) -> Ve
                         | SqlType::Xml
                 )
             });
-            let max_column = t.columns.iter().map(|c| c.column_id).max().unwrap_or(0);
+            let max_column = t.next_column_id() - 1;
             vec![
                 Value::Int(if lob { PRIMARY_DATA_SPACE_ID } else { 0 }),
                 null(),
