@@ -53,3 +53,18 @@ GO
 SELECT id, code FROM ch ORDER BY id;
 SELECT CAST(name AS varchar(10)) AS name, column_id FROM sys.columns WHERE object_id = OBJECT_ID('p') ORDER BY column_id;
 GO
+-- ALTER TABLE ADD reads column options as CREATE TABLE does: IDENTITY, DEFAULT, CHECK,
+-- and a column-level PRIMARY KEY makes the column NOT NULL.
+CREATE TABLE k (a int NULL);
+ALTER TABLE k ADD id int IDENTITY(5, 5) CONSTRAINT pk_k PRIMARY KEY, tag varchar(5) NULL CONSTRAINT ck_k CHECK (tag <> 'bad');
+GO
+INSERT k (a, tag) VALUES (1, 'ok');
+INSERT k (a, tag) VALUES (2, 'bad');
+SELECT a, id, tag FROM k;
+SELECT CAST(name AS varchar(10)) AS name, column_id, is_nullable, is_identity FROM sys.columns WHERE object_id = OBJECT_ID('k') ORDER BY column_id;
+GO
+CREATE TABLE k2 (a int NULL);
+ALTER TABLE k2 ADD id int CONSTRAINT pk_k2 PRIMARY KEY;
+GO
+SELECT CAST(name AS varchar(10)) AS name, is_nullable FROM sys.columns WHERE object_id = OBJECT_ID('k2') ORDER BY column_id;
+GO

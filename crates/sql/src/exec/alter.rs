@@ -193,50 +193,17 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
     }
     let column_id = w.t.next_column_id();
     w.t.max_column_id_used = column_id;
-    let mut col = ddl::column_from_def(cd, column_id)?;
-    let ty = col.ty;
+    let name_base = w.obj.name.clone();
+    let (col, identity, declared) =
+        ddl::define_column(cx, w.db, &display, &name_base, cd, column_id, w.t.identity.is_some())?;
+    if !declared.indexes.is_empty() {
+        // An inline INDEX is CREATE TABLE syntax.
+        return Err(errors::not_supported("An inline INDEX in ALTER TABLE ADD"));
+    }
+    if identity.is_some() {
+        w.t.identity = identity;
+    }
     let with_values = cd.options.iter().any(|o| matches!(o, ColumnOption::WithValues));
-    let mut keys = Vec::new();
-    for o in &cd.options {
-        match o {
-            ColumnOption::Identity { seed_increment, .. } => {
-                if w.t.identity.is_some() {
-                    return Err(SqlError::new(
-                        2744,
-                        16,
-                        2,
-                        format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
-                    ));
-                }
-                ddl::check_identity_type(&ty, &cname)?;
-                let (seed, increment) = match seed_increment {
-                    Some((s, i)) => (ddl::const_int(cx, s)?, ddl::const_int(cx, i)?),
-                    None => (1, 1),
-                };
-                col.is_identity = true;
-                col.nullable = false;
-                w.t.identity = Some(catalog::Identity { column_id, seed, increment, last: None });
-            }
-            ColumnOption::Default { name, expr } => {
-                let id = allocate_id(cx, w.db)?;
-                let name = name
-                    .as_ref()
-                    .map(|n| n.value.clone())
-                    .unwrap_or_else(|| default_constraint_name(&w.obj.name, &cname, id, "DF"));
-                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
-            }
-            ColumnOption::PrimaryKey { name, clustered, .. } => {
-                keys.push((name.as_ref().map(|n| n.value.clone()), true, *clustered))
-            }
-            ColumnOption::Unique { name, clustered, .. } => {
-                keys.push((name.as_ref().map(|n| n.value.clone()), false, *clustered))
-            }
-            _ => {}
-        }
-    }
-    if col.sparse && !col.nullable {
-        return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
-    }
     let source = if col.computed.is_some() {
         Source::Computed
     } else if col.is_identity {
@@ -259,16 +226,13 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
     w.rebuild = true;
     ddl::resolve_computed_types(cx, w.db, &mut w.t.columns, &display)?;
     // Column constraints, once the column exists.
-    for o in &cd.options {
-        match o {
-            ColumnOption::Check { name, expr, .. } => add_check(cx, w, name.as_ref().map(|n| n.value.clone()), expr)?,
-            ColumnOption::References { name, reference } => {
-                add_foreign_key(cx, w, name.as_ref().map(|n| n.value.clone()), std::slice::from_ref(&cname), reference)?
-            }
-            _ => {}
-        }
+    for (name, expr) in declared.checks {
+        add_check(cx, w, name, expr)?;
     }
-    for (name, primary, clustered) in keys {
+    for (name, reference) in declared.references {
+        add_foreign_key(cx, w, name, std::slice::from_ref(&cname), reference)?;
+    }
+    for (name, primary, clustered) in declared.keys {
         add_key(cx, w, name, primary, clustered, &[(cname.clone(), false)])?;
     }
     Ok(())

@@ -514,82 +514,35 @@ fn create_table_in(
                     ));
                 }
                 let column_id = columns.len() as i32 + 1;
-                let mut col = column_from_def(cd, column_id)?;
-                let ty = col.ty;
-                for o in &cd.options {
-                    match o {
-                        ColumnOption::Identity { seed_increment, .. } => {
-                            if identity.is_some() {
-                                return Err(SqlError::new(
-                                    2744,
-                                    16,
-                                    2,
-                                    format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
-                                ));
-                            }
-                            check_identity_type(&ty, &cname)?;
-                            let (seed, inc) = match seed_increment {
-                                Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
-                                None => (1, 1),
-                            };
-                            col.is_identity = true;
-                            col.nullable = false;
-                            identity = Some(catalog::Identity { column_id, seed, increment: inc, last: None });
-                        }
-                        ColumnOption::Default { name: dn, expr } => {
-                            let id = allocate_id(cx, db)?;
-                            let dname = dn
-                                .as_ref()
-                                .map(|n| n.value.clone())
-                                .unwrap_or_else(|| default_constraint_name(display, &cname, id, "DF"));
-                            col.default = Some(catalog::DefaultConstraint {
-                                object_id: id,
-                                name: dname,
-                                definition: format!("({expr})"),
-                            });
-                        }
-                        ColumnOption::PrimaryKey { name: pn, clustered, .. } => {
-                            col.nullable = false;
-                            pending.push(PendingIndex {
-                                name: pn.as_ref().map(|n| n.value.clone()),
-                                clustered: *clustered,
-                                unique: true,
-                                primary: true,
-                                constraint: true,
-                                columns: vec![(cname.clone(), false)],
-                                filter: None,
-                            });
-                        }
-                        ColumnOption::Unique { name: un, clustered, .. } => pending.push(PendingIndex {
-                            name: un.as_ref().map(|n| n.value.clone()),
-                            clustered: *clustered,
-                            unique: true,
-                            primary: false,
-                            constraint: true,
-                            columns: vec![(cname.clone(), false)],
-                            filter: None,
-                        }),
-                        ColumnOption::Check { name: cn, expr, .. } => {
-                            checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})")))
-                        }
-                        ColumnOption::References { name: rn, reference } => {
-                            fks.push((rn.as_ref().map(|n| n.value.clone()), vec![cname.clone()], reference.clone()))
-                        }
-                        ColumnOption::Index { name: iname, clustered } => pending.push(PendingIndex {
-                            name: Some(iname.value.clone()),
-                            clustered: *clustered,
-                            unique: false,
-                            primary: false,
-                            constraint: false,
-                            columns: vec![(cname.clone(), false)],
-                            filter: None,
-                        }),
-                        _ => {}
-                    }
+                let (col, col_identity, declared) =
+                    define_column(cx, db, display, display, cd, column_id, identity.is_some())?;
+                if col_identity.is_some() {
+                    identity = col_identity;
                 }
-                if col.sparse && !col.nullable {
-                    return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+                for (name, primary, clustered) in declared.keys {
+                    pending.push(PendingIndex {
+                        name,
+                        clustered,
+                        unique: true,
+                        primary,
+                        constraint: true,
+                        columns: vec![(cname.clone(), false)],
+                        filter: None,
+                    });
                 }
+                for (name, clustered) in declared.indexes {
+                    pending.push(PendingIndex {
+                        name: Some(name),
+                        clustered,
+                        unique: false,
+                        primary: false,
+                        constraint: false,
+                        columns: vec![(cname.clone(), false)],
+                        filter: None,
+                    });
+                }
+                checks.extend(declared.checks.into_iter().map(|(name, expr)| (name, format!("({expr})"))));
+                fks.extend(declared.references.into_iter().map(|(name, r)| (name, vec![cname.clone()], r.clone())));
                 columns.push(col);
             }
             TableElement::Constraint(tc) => {
@@ -808,6 +761,80 @@ pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog:
         default: None,
         computed,
     })
+}
+
+/// The constraints a column definition declares inline, for the caller to add once the
+/// column exists (CREATE TABLE with the table's own constraints, ALTER TABLE ADD through
+/// its ADD CONSTRAINT paths).
+#[derive(Default)]
+pub(super) struct DeclaredConstraints<'a> {
+    /// PRIMARY KEY / UNIQUE: (name, primary, clustered).
+    pub keys: Vec<(Option<String>, bool, Option<bool>)>,
+    pub checks: Vec<(Option<String>, &'a Expr)>,
+    pub references: Vec<(Option<String>, &'a Reference)>,
+    /// `INDEX name [CLUSTERED | NONCLUSTERED]`.
+    pub indexes: Vec<(String, Option<bool>)>,
+}
+
+/// A column definition as CREATE TABLE and ALTER TABLE ADD both read it: the catalog
+/// column with its IDENTITY (2744 when the table already has one) and DEFAULT (a new
+/// constraint id; the name from `name_base` unless given) applied, NOT NULL when it is
+/// an identity or a PRIMARY KEY, SPARSE checked (1731); the identity it declares; and
+/// the constraints it declares.
+pub(super) fn define_column<'a>(
+    cx: &mut Cx,
+    db: DbId,
+    display: &str,
+    name_base: &str,
+    cd: &'a ColumnDef,
+    column_id: i32,
+    table_has_identity: bool,
+) -> Result<(catalog::Column, Option<catalog::Identity>, DeclaredConstraints<'a>), SqlError> {
+    let cname = cd.name.value.clone();
+    let mut col = column_from_def(cd, column_id)?;
+    let mut identity = None;
+    let mut declared = DeclaredConstraints::default();
+    let name_of = |n: &Option<Ident>| n.as_ref().map(|n| n.value.clone());
+    for o in &cd.options {
+        match o {
+            ColumnOption::Identity { seed_increment, .. } => {
+                if table_has_identity || identity.is_some() {
+                    return Err(SqlError::new(
+                        2744,
+                        16,
+                        2,
+                        format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
+                    ));
+                }
+                check_identity_type(&col.ty, &cname)?;
+                let (seed, increment) = match seed_increment {
+                    Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
+                    None => (1, 1),
+                };
+                col.is_identity = true;
+                col.nullable = false;
+                identity = Some(catalog::Identity { column_id, seed, increment, last: None });
+            }
+            ColumnOption::Default { name, expr } => {
+                let id = allocate_id(cx, db)?;
+                let name = name_of(name).unwrap_or_else(|| default_constraint_name(name_base, &cname, id, "DF"));
+                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+            }
+            ColumnOption::PrimaryKey { name, clustered, .. } => {
+                col.nullable = false;
+                declared.keys.push((name_of(name), true, *clustered));
+            }
+            ColumnOption::Unique { name, clustered, .. } => declared.keys.push((name_of(name), false, *clustered)),
+            ColumnOption::Check { name, expr, .. } => declared.checks.push((name_of(name), expr)),
+            ColumnOption::References { name, reference } => declared.references.push((name_of(name), reference)),
+            ColumnOption::Index { name, clustered } => declared.indexes.push((name.value.clone(), *clustered)),
+            _ => {}
+        }
+    }
+    if col.sparse && !col.nullable {
+        return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+    }
+    Ok((col, identity, declared))
 }
 
 pub(super) fn resolve_computed_types(
