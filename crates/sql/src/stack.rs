@@ -49,23 +49,29 @@ fn thread_stack() -> Option<(usize, usize)> {
     None
 }
 
-fn limit() -> usize {
-    LIMIT.with(|l| {
-        if l.get() == 0 {
-            l.set(match thread_stack() {
-                Some((low, size)) => low + reserve(size),
-                None => 1,
-            });
-        }
-        l.get()
-    })
+/// The thread's limit, read from the system the first time (kept out of the checks'
+/// inlined fast path, which is a thread-local load and a compare).
+#[cold]
+#[inline(never)]
+fn init_limit() -> usize {
+    let limit = match thread_stack() {
+        Some((low, size)) => low + reserve(size),
+        None => 1,
+    };
+    LIMIT.with(|l| l.set(limit));
+    limit
 }
 
 /// Whether the calling thread has its reserve of stack left.
 #[inline]
 pub fn enough() -> bool {
     let here = 0u8;
-    std::hint::black_box(&here as *const u8 as usize) > limit()
+    let at = std::hint::black_box(&here as *const u8 as usize);
+    let limit = match LIMIT.with(Cell::get) {
+        0 => init_limit(),
+        l => l,
+    };
+    at > limit
 }
 
 /// Msg 8631 unless the thread has its reserve of stack left.
@@ -78,6 +84,8 @@ pub fn check() -> Result<(), SqlError> {
     }
 }
 
+#[cold]
+#[inline(never)]
 pub fn stack_limit() -> SqlError {
     SqlError::new(
         8631,
