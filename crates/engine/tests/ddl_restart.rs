@@ -113,3 +113,59 @@ fn altered_tables_read_back_after_a_restart() {
     drop(sn);
     inst.shutdown().unwrap();
 }
+
+#[test]
+fn column_ids_keep_their_gaps_across_a_restart() {
+    let dir = TempDir::new("colids");
+    let inst = Instance::start(disk_config(dir.path())).unwrap();
+    let mut sn = session(&inst);
+    ok(&mut sn, "CREATE DATABASE App");
+    ok(&mut sn, "USE App");
+    ok(
+        &mut sn,
+        "CREATE TABLE dbo.t (id int NOT NULL PRIMARY KEY, a int NULL, b varchar(5) NULL, c int NULL);
+         CREATE INDEX ix_b ON dbo.t (b);
+         INSERT INTO dbo.t VALUES (1, 10, 'x', 100), (2, 20, 'y', 200);",
+    );
+    // A gap in the middle (a), and the last id used (c) dropped: stored as a version 2
+    // table row, since no remaining column has the highest id used.
+    ok(&mut sn, "ALTER TABLE dbo.t DROP COLUMN a");
+    ok(&mut sn, "ALTER TABLE dbo.t DROP COLUMN c");
+    let ids = "SELECT name, column_id FROM sys.columns WHERE object_id = OBJECT_ID('dbo.t') ORDER BY column_id";
+    let expect = vec![vec![s("id"), Value::Int(1)], vec![s("b"), Value::Int(3)]];
+    assert_eq!(rows(&mut sn, ids), expect);
+    let (inst, mut sn) = restart(inst, sn, dir.path());
+    ok(&mut sn, "USE App");
+    assert_eq!(rows(&mut sn, ids), expect);
+    assert_eq!(rows(&mut sn, "SELECT max_column_id_used FROM sys.tables WHERE name = 't'"), vec![vec![Value::Int(4)]]);
+    ok(&mut sn, "ALTER TABLE dbo.t ADD d int NULL");
+    assert_eq!(
+        rows(&mut sn, "SELECT column_id FROM sys.columns WHERE object_id = OBJECT_ID('dbo.t') AND name = 'd'"),
+        vec![vec![Value::Int(5)]]
+    );
+    assert_eq!(rows(&mut sn, "SELECT id FROM dbo.t WITH (INDEX(ix_b)) WHERE b = 'y'"), vec![vec![Value::Int(2)]]);
+    ok(&mut sn, "DBCC CHECKDB WITH NO_INFOMSGS");
+    ok(&mut sn, "USE master; DROP DATABASE App");
+    drop(sn);
+    inst.shutdown().unwrap();
+}
+
+#[test]
+fn module_definitions_keep_their_batch_across_a_restart() {
+    let dir = TempDir::new("moddef");
+    let inst = Instance::start(disk_config(dir.path())).unwrap();
+    let mut sn = session(&inst);
+    ok(&mut sn, "CREATE DATABASE App");
+    ok(&mut sn, "USE App");
+    let text = "-- header\n/* two */\nCREATE PROCEDURE dbo.p AS\nSELECT 1 / 0 AS boom;\n-- after\n";
+    ok(&mut sn, text);
+    let (inst, mut sn) = restart(inst, sn, dir.path());
+    assert_eq!(rows(&mut sn, "SELECT OBJECT_DEFINITION(OBJECT_ID('dbo.p'))"), vec![vec![s(text)]]);
+    // The error's line counts from the start of the batch the procedure came from.
+    let r = run(&mut sn, "EXEC dbo.p");
+    let e = &r.errors()[0];
+    assert_eq!((e.number, e.line, e.procedure.as_deref()), (8134, 4, Some("p")));
+    ok(&mut sn, "DROP PROCEDURE dbo.p; USE master; DROP DATABASE App");
+    drop(sn);
+    inst.shutdown().unwrap();
+}

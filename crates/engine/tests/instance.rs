@@ -152,6 +152,7 @@ fn sample_object(id: i32, hobt: u64) -> Object {
             checks: vec![],
             foreign_keys: vec![],
             identity: None,
+            max_column_id_used: 1,
             next_row_id: 0,
         }),
     }

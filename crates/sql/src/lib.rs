@@ -60,6 +60,7 @@ pub mod request;
 pub mod results;
 pub mod scalar;
 mod span;
+pub mod stack;
 
 pub use ast::{Batch, Expr, Statement, StatementKind};
 pub use batches::{split_batches, ScriptBatch};

@@ -211,3 +211,25 @@ fn simple_selects_reuse_their_plan_until_the_table_changes() {
     let rows = db.rows("SELECT v FROM t WHERE id = 2");
     assert_eq!(rows, vec![vec![Value::String("x".into())]]);
 }
+
+#[test]
+fn a_key_seek_with_a_string_that_does_not_convert_is_245_also_from_a_kept_plan() {
+    use sql::exec::plan_cache::parameterize;
+    let mut db = Db::new();
+    db.rows("CREATE TABLE t (id int PRIMARY KEY, v int NULL)");
+    db.rows("INSERT INTO t VALUES (1, 10), (2, 20)");
+    // Bound and kept with a string that converts, then run again with one that does not.
+    assert_eq!(ints(&db.rows("SELECT v FROM t WHERE id = '2'")), vec![vec![20]]);
+    let key = parameterize("SELECT v FROM t WHERE id = 'x'", db.state.database).unwrap().key;
+    assert!(db.state.plan_cache.get(&key).is_some(), "the shape is kept");
+    let s = db.run("SELECT v FROM t WHERE id = 'x'");
+    let e = s.errors();
+    assert_eq!(e.len(), 1, "{e:?}");
+    assert_eq!(
+        (e[0].number, e[0].message.as_str()),
+        (245, "Conversion failed when converting the varchar value 'x' to data type int.")
+    );
+    // Ranges too.
+    let s = db.run("SELECT v FROM t WHERE id > 'x'");
+    assert_eq!(s.errors().first().map(|e| e.number), Some(245));
+}

@@ -66,7 +66,11 @@
 //!     (0 NO ACTION, 1 CASCADE, 2 SET NULL, 3 SET DEFAULT);
 //!   - `opt<identity>`: `i32` column id, `i128` seed, `i128` increment, `opt<i128>` last
 //!     value handed out (informational: after a restart the executor continues from the
-//!     highest stored value).
+//!     highest stored value);
+//!   - version 2 only: `i32` max_column_id_used. A table row is written as version 2
+//!     only when a column above every remaining column id was dropped (the highest id
+//!     used is not the highest id present); otherwise it is version 1, whose
+//!     max_column_id_used is its highest column id. Other rows are always version 1.
 //!
 //!   [`Table::next_row_id`] is not stored (it is recomputed at load) and decodes as 0.
 
@@ -80,6 +84,8 @@ use super::{
 
 /// The format version written by this code.
 pub const FORMAT_VERSION: u8 = 1;
+/// A table row that also carries max_column_id_used (see the module doc).
+const TABLE_GAP_VERSION: u8 = 2;
 
 const KIND_TABLE: u8 = 1;
 const KIND_VIEW: u8 = 2;
@@ -341,12 +347,30 @@ fn write_table(w: &mut Writer, t: &Table) {
         w.i128(id.increment);
         w.opt(id.last, |w, v| w.i128(v));
     });
+    if table_version(t) == TABLE_GAP_VERSION {
+        w.i32(t.max_column_id_used);
+    }
+}
+
+fn highest_column_id(t: &Table) -> i32 {
+    t.columns.iter().map(|c| c.column_id).max().unwrap_or(0)
+}
+
+fn table_version(t: &Table) -> u8 {
+    if t.max_column_id_used > highest_column_id(t) {
+        TABLE_GAP_VERSION
+    } else {
+        FORMAT_VERSION
+    }
 }
 
 /// Encodes an object row (see the module doc).
 pub fn encode_object(object: &Object) -> Vec<u8> {
     let mut w = Writer { out: Vec::with_capacity(128) };
-    w.u8(FORMAT_VERSION);
+    w.u8(match &object.body {
+        ObjectBody::Table(t) => table_version(t),
+        _ => FORMAT_VERSION,
+    });
     let kind = match &object.body {
         ObjectBody::Table(_) => KIND_TABLE,
         ObjectBody::View(_) => KIND_VIEW,
@@ -563,7 +587,7 @@ impl<'a> Reader<'a> {
         })
     }
 
-    fn table(&mut self) -> R<Table> {
+    fn table(&mut self, version: u8) -> R<Table> {
         let columns = self.list(|r| {
             let column_id = r.i32()?;
             let name = r.str()?;
@@ -624,21 +648,33 @@ impl<'a> Reader<'a> {
         let identity = self.opt(|r| {
             Some(Identity { column_id: r.i32()?, seed: r.i128()?, increment: r.i128()?, last: r.opt(|r| r.i128())? })
         })?;
-        Some(Table { columns, indexes, checks, foreign_keys, identity, next_row_id: 0 })
+        let mut t = Table { columns, indexes, checks, foreign_keys, identity, max_column_id_used: 0, next_row_id: 0 };
+        let highest = highest_column_id(&t);
+        t.max_column_id_used = if version == TABLE_GAP_VERSION {
+            // Written only when above every column id.
+            Some(self.i32()?).filter(|&m| m > highest)?
+        } else {
+            highest
+        };
+        Some(t)
     }
 
     fn object(&mut self) -> R<Object> {
-        if self.u8()? != FORMAT_VERSION {
+        let version = self.u8()?;
+        if version != FORMAT_VERSION && version != TABLE_GAP_VERSION {
             return None;
         }
         let kind = self.u8()?;
+        if version == TABLE_GAP_VERSION && kind != KIND_TABLE {
+            return None;
+        }
         let id = self.i32()?;
         let schema_id = self.i32()?;
         let name = self.str()?;
         let create_date = self.value()?;
         let modify_date = self.value()?;
         let body = match kind {
-            KIND_TABLE => ObjectBody::Table(self.table()?),
+            KIND_TABLE => ObjectBody::Table(self.table(version)?),
             KIND_VIEW => ObjectBody::View(Module { definition: self.str()? }),
             KIND_PROCEDURE => ObjectBody::Procedure(Module { definition: self.str()? }),
             KIND_SCALAR_FUNCTION => ObjectBody::ScalarFunction(Module { definition: self.str()? }),
@@ -917,8 +953,10 @@ mod tests {
                 0..3,
             ),
             proptest::option::of((any::<i32>(), any::<i128>(), any::<i128>(), proptest::option::of(any::<i128>()))),
+            0..3i32,
         )
-            .prop_map(|(columns, indexes, checks, fks, identity)| Table {
+            .prop_map(|(columns, indexes, checks, fks, identity, gap)| Table {
+                max_column_id_used: columns.iter().map(|c: &Column| c.column_id).max().unwrap_or(0).saturating_add(gap),
                 columns,
                 indexes,
                 checks: checks
@@ -979,7 +1017,8 @@ mod tests {
         #[test]
         fn objects_round_trip(o in object()) {
             let bytes = encode_object(&o);
-            prop_assert_eq!(bytes[0], FORMAT_VERSION);
+            let gap = matches!(&o.body, ObjectBody::Table(t) if table_version(t) == TABLE_GAP_VERSION);
+            prop_assert_eq!(bytes[0], if gap { TABLE_GAP_VERSION } else { FORMAT_VERSION });
             prop_assert_eq!(decode_object(&bytes).expect("decodes"), o);
         }
 
@@ -1047,6 +1086,7 @@ mod tests {
             checks: vec![],
             foreign_keys: vec![],
             identity: None,
+            max_column_id_used: 1,
             next_row_id: 0,
         };
         let o = Object {
@@ -1061,5 +1101,20 @@ mod tests {
         // version, kind, ids, name, two typed datetimes, one column, four empty lists.
         assert_eq!(b.len(), 1 + 1 + 4 + 4 + 5 + 2 * 14 + 4 + (4 + 4 + 2 + 1 + 1 + 1 + 1) + 4 + 4 + 4 + 1);
         assert_eq!(decode_object(&b).unwrap(), o);
+        // A dropped last column: max_column_id_used above every column id is written as
+        // version 2 with one more field; version 1 rows (every database written before)
+        // read as having used their highest column id.
+        let ObjectBody::Table(mut t) = o.body.clone() else { unreachable!() };
+        t.max_column_id_used = 3;
+        let o2 = Object { body: ObjectBody::Table(t), ..o.clone() };
+        let b2 = encode_object(&o2);
+        assert_eq!((b2[0], b2.len()), (TABLE_GAP_VERSION, b.len() + 4));
+        assert_eq!(decode_object(&b2).unwrap(), o2);
+        let mut bad = b2.clone();
+        bad.truncate(b.len());
+        assert!(decode_object(&bad).is_err(), "version 2 without its field");
+        let mut v = encode_object(&Object { body: ObjectBody::View(Module { definition: "x".into() }), ..o });
+        v[0] = TABLE_GAP_VERSION;
+        assert!(decode_object(&v).is_err(), "version 2 is for tables only");
     }
 }

@@ -260,6 +260,10 @@ pub struct Table {
     pub checks: Vec<CheckConstraint>,
     pub foreign_keys: Vec<ForeignKey>,
     pub identity: Option<Identity>,
+    /// The highest column_id the table has ever had (sys.tables.max_column_id_used). A
+    /// dropped column leaves a gap in column_id and its id is never handed out again: an
+    /// added column gets this plus one.
+    pub max_column_id_used: i32,
     /// Heaps: the next hidden row id (the heap's row locator; not persisted, recomputed
     /// from the highest stored one at load).
     pub next_row_id: u64,
@@ -354,6 +358,30 @@ pub struct Index {
     pub filter: Option<String>,
     /// The host's HoBT id.
     pub hobt: u64,
+}
+
+impl Table {
+    /// The position in `columns` of the column with this column_id. Indexes, keys,
+    /// foreign keys and the identity name columns by column_id, which is not the
+    /// position once a column has been dropped.
+    pub fn column_pos(&self, column_id: i32) -> Option<usize> {
+        self.columns.iter().position(|c| c.column_id == column_id)
+    }
+
+    /// The positions of these column ids; an id without a column is a corrupt catalog.
+    pub fn column_positions(&self, ids: impl IntoIterator<Item = i32>) -> Result<Vec<usize>, SqlError> {
+        ids.into_iter().map(|id| self.column_pos(id).ok_or_else(corrupt_catalog)).collect()
+    }
+
+    /// The column_id of the column at this position.
+    pub fn column_id_at(&self, pos: usize) -> i32 {
+        self.columns.get(pos).map_or(0, |c| c.column_id)
+    }
+
+    /// The column_id the next added column gets.
+    pub fn next_column_id(&self) -> i32 {
+        self.max_column_id_used.max(self.columns.iter().map(|c| c.column_id).max().unwrap_or(0)) + 1
+    }
 }
 
 impl Index {

@@ -10,10 +10,10 @@
 //! storage is dropped. All of it runs in the statement's transaction, so an error leaves
 //! the table as it was.
 //!
-//! Column ids stay dense (1..n, the executor's row positions): dropping a column
-//! renumbers the ones after it, in this table's indexes and foreign keys and in other
-//! tables' foreign keys that reference it. SQL Server leaves a gap in sys.columns
-//! instead.
+//! Column ids are stable, as in SQL Server: dropping a column leaves a gap in column_id
+//! (sys.columns), and an added column gets max_column_id_used + 1, so a dropped id is
+//! never reused. Indexes, keys and foreign keys name columns by id; the executor's row
+//! positions come from `catalog::Table::column_positions`.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -22,7 +22,7 @@ use types::{Length, SqlError, SqlType, Value};
 
 use super::ddl::{self, allocate_id, default_constraint_name, now_datetime, write_object};
 use super::query::resolve_type;
-use super::table::{identity_value, nc_stored_columns, stored_columns, TableInfo};
+use super::table::{identity_value, nc_index_columns, stored_columns, TableInfo};
 use super::{errors, host_err, Cx};
 use crate::ast::*;
 use crate::catalog::{self, IndexKind, Object, ObjectBody};
@@ -63,8 +63,6 @@ struct Work {
     new_unique: Vec<String>,
     /// Nonclustered index storage to free when the table is not rebuilt.
     freed: Vec<IndexRef>,
-    /// Ids of the columns dropped, in order (other tables' foreign keys are renumbered).
-    dropped_ids: Vec<i32>,
 }
 
 pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
@@ -83,7 +81,6 @@ pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
         check_constraints: true,
         new_unique: Vec::new(),
         freed: Vec::new(),
-        dropped_ids: Vec::new(),
     };
     match &at.action {
         AlterTableAction::Add { with_check, elements } => {
@@ -194,51 +191,19 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
             format!("Column names in each table must be unique. Column name '{cname}' in table '{display}' is specified more than once."),
         ));
     }
-    let column_id = w.t.columns.len() as i32 + 1;
-    let mut col = ddl::column_from_def(cd, column_id)?;
-    let ty = col.ty;
+    let column_id = w.t.next_column_id();
+    w.t.max_column_id_used = column_id;
+    let name_base = w.obj.name.clone();
+    let (col, identity, declared) =
+        ddl::define_column(cx, w.db, &display, &name_base, cd, column_id, w.t.identity.is_some())?;
+    if !declared.indexes.is_empty() {
+        // An inline INDEX is CREATE TABLE syntax.
+        return Err(errors::not_supported("An inline INDEX in ALTER TABLE ADD"));
+    }
+    if identity.is_some() {
+        w.t.identity = identity;
+    }
     let with_values = cd.options.iter().any(|o| matches!(o, ColumnOption::WithValues));
-    let mut keys = Vec::new();
-    for o in &cd.options {
-        match o {
-            ColumnOption::Identity { seed_increment, .. } => {
-                if w.t.identity.is_some() {
-                    return Err(SqlError::new(
-                        2744,
-                        16,
-                        2,
-                        format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
-                    ));
-                }
-                ddl::check_identity_type(&ty, &cname)?;
-                let (seed, increment) = match seed_increment {
-                    Some((s, i)) => (ddl::const_int(cx, s)?, ddl::const_int(cx, i)?),
-                    None => (1, 1),
-                };
-                col.is_identity = true;
-                col.nullable = false;
-                w.t.identity = Some(catalog::Identity { column_id, seed, increment, last: None });
-            }
-            ColumnOption::Default { name, expr } => {
-                let id = allocate_id(cx, w.db)?;
-                let name = name
-                    .as_ref()
-                    .map(|n| n.value.clone())
-                    .unwrap_or_else(|| default_constraint_name(&w.obj.name, &cname, id, "DF"));
-                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
-            }
-            ColumnOption::PrimaryKey { name, clustered, .. } => {
-                keys.push((name.as_ref().map(|n| n.value.clone()), true, *clustered))
-            }
-            ColumnOption::Unique { name, clustered, .. } => {
-                keys.push((name.as_ref().map(|n| n.value.clone()), false, *clustered))
-            }
-            _ => {}
-        }
-    }
-    if col.sparse && !col.nullable {
-        return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
-    }
     let source = if col.computed.is_some() {
         Source::Computed
     } else if col.is_identity {
@@ -261,16 +226,13 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
     w.rebuild = true;
     ddl::resolve_computed_types(cx, w.db, &mut w.t.columns, &display)?;
     // Column constraints, once the column exists.
-    for o in &cd.options {
-        match o {
-            ColumnOption::Check { name, expr, .. } => add_check(cx, w, name.as_ref().map(|n| n.value.clone()), expr)?,
-            ColumnOption::References { name, reference } => {
-                add_foreign_key(cx, w, name.as_ref().map(|n| n.value.clone()), std::slice::from_ref(&cname), reference)?
-            }
-            _ => {}
-        }
+    for (name, expr) in declared.checks {
+        add_check(cx, w, name, expr)?;
     }
-    for (name, primary, clustered) in keys {
+    for (name, reference) in declared.references {
+        add_foreign_key(cx, w, name, std::slice::from_ref(&cname), reference)?;
+    }
+    for (name, primary, clustered) in declared.keys {
         add_key(cx, w, name, primary, clustered, &[(cname.clone(), false)])?;
     }
     Ok(())
@@ -336,7 +298,7 @@ fn add_key(
             );
             return Err(constraint_failed(cx, e));
         }
-        key_columns.push((pos as i32 + 1, *desc));
+        key_columns.push((col.column_id, *desc));
     }
     let heap = w.t.indexes[0].kind == IndexKind::Heap;
     let make_clustered = clustered == Some(true) || (primary && clustered.is_none() && heap);
@@ -491,34 +453,17 @@ fn drop_column(cx: &mut Cx, w: &mut Work, it: &DropTableItem) -> Result<(), SqlE
             format!("ALTER TABLE DROP COLUMN failed because '{name}' is the only data column in table '{display}'. A table must have at least one data column."),
         ));
     }
-    let id = pos as i32 + 1;
+    // The other columns keep their column_id (SQL Server leaves the gap), so indexes,
+    // keys and foreign keys, which name columns by id, need no change; nothing that
+    // names this column is left (dependents refused it above).
     let t = &mut w.t;
+    let id = t.columns[pos].column_id;
+    t.max_column_id_used = t.max_column_id_used.max(id);
     t.columns.remove(pos);
     w.sources.remove(pos);
-    let shift = |c: &mut i32| {
-        if *c > id {
-            *c -= 1;
-        }
-    };
-    for (i, c) in t.columns.iter_mut().enumerate() {
-        c.column_id = i as i32 + 1;
+    if t.identity.as_ref().is_some_and(|idn| idn.column_id == id) {
+        t.identity = None;
     }
-    for ix in &mut t.indexes {
-        ix.key_columns.iter_mut().for_each(|(c, _)| shift(c));
-        ix.included.iter_mut().for_each(shift);
-    }
-    for fk in &mut t.foreign_keys {
-        fk.columns.iter_mut().for_each(shift);
-        if fk.referenced_object_id == w.obj.id {
-            fk.referenced_columns.iter_mut().for_each(shift);
-        }
-    }
-    match &mut t.identity {
-        Some(idn) if idn.column_id == id => t.identity = None,
-        Some(idn) => shift(&mut idn.column_id),
-        None => {}
-    }
-    w.dropped_ids.push(id);
     w.rebuild = true;
     Ok(())
 }
@@ -561,7 +506,7 @@ fn mentions(definition: &str, column: &str) -> bool {
 fn dependents(cx: &mut Cx, w: &Work, pos: usize) -> Result<Vec<Dependent>, SqlError> {
     let t = &w.t;
     let col = &t.columns[pos];
-    let id = pos as i32 + 1;
+    let id = col.column_id;
     let mut out = Vec::new();
     let dep = |what, name: &str, kind| Dependent { what, name: name.to_string(), kind };
     if let Some(d) = &col.default {
@@ -710,16 +655,11 @@ fn finish(cx: &mut Cx, mut w: Work) -> Result<(), SqlError> {
     let old_rows = if w.rebuild || validate { ddl::scan_all_rows(cx, &w.info)? } else { Vec::new() };
     if w.rebuild {
         let stored = stored_columns(&w.t.columns);
-        let t = &mut w.t;
-        for ix in t.indexes.iter_mut() {
-            let cols = if ix.index_id <= 1 {
-                stored.clone()
-            } else {
-                let key: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
-                let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
-                nc_stored_columns(&t.columns, &key, &inc)
-            };
-            ix.hobt = cx.host.create_index(db, w.obj.id, ix.index_id, &cols).map_err(host_err)?;
+        for k in 0..w.t.indexes.len() {
+            let ix = &w.t.indexes[k];
+            let cols = if ix.index_id <= 1 { stored.clone() } else { nc_index_columns(&w.t, ix)? };
+            let index_id = ix.index_id;
+            w.t.indexes[k].hobt = cx.host.create_index(db, w.obj.id, index_id, &cols).map_err(host_err)?;
         }
     }
     if let Some(id) = &mut w.t.identity {
@@ -732,7 +672,6 @@ fn finish(cx: &mut Cx, mut w: Work) -> Result<(), SqlError> {
     let cat = cx.catalog(db)?;
     let new_info = ddl::build_table_info(cx, db, &obj, &cat)?;
     write_object(cx, db, &obj)?;
-    renumber_references(cx, &w)?;
     let new_info = Arc::new(new_info);
     // Map and check every row.
     let mut rows = Vec::with_capacity(old_rows.len());
@@ -854,41 +793,6 @@ fn check_new_keys(cx: &mut Cx, w: &Work, info: &TableInfo, rows: &[Vec<Value>]) 
                 return Err(constraint_failed(cx, e));
             }
         }
-    }
-    Ok(())
-}
-
-/// Other tables' foreign keys that reference columns after a dropped one follow the
-/// renumbering.
-fn renumber_references(cx: &mut Cx, w: &Work) -> Result<(), SqlError> {
-    if w.dropped_ids.is_empty() {
-        return Ok(());
-    }
-    let children: Vec<Object> = {
-        let cat = cx.catalog(w.db)?;
-        let g = cat.inner.read();
-        g.objects
-            .values()
-            .filter(|o| {
-                o.id != w.obj.id
-                    && o.table().is_some_and(|t| t.foreign_keys.iter().any(|f| f.referenced_object_id == w.obj.id))
-            })
-            .cloned()
-            .collect()
-    };
-    for mut child in children {
-        if let ObjectBody::Table(t) = &mut child.body {
-            for fk in t.foreign_keys.iter_mut().filter(|f| f.referenced_object_id == w.obj.id) {
-                for &id in &w.dropped_ids {
-                    for c in fk.referenced_columns.iter_mut() {
-                        if *c > id {
-                            *c -= 1;
-                        }
-                    }
-                }
-            }
-        }
-        write_object(cx, w.db, &child)?;
     }
     Ok(())
 }

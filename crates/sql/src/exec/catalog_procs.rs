@@ -26,6 +26,7 @@ pub fn call(cx: &mut Cx, name: &str, args: &[ArgValue]) -> Result<Option<i32>, S
         "sp_databases" => sp_databases(cx, args)?,
         "sp_pkeys" => sp_pkeys(cx, args)?,
         "sp_fkeys" => sp_fkeys(cx, args)?,
+        "sp_helptext" => sp_helptext(cx, args)?,
         _ => return Ok(None),
     }
     Ok(Some(0))
@@ -152,6 +153,46 @@ fn send(cx: &mut Cx, spec: &[(&str, SqlType, bool)], rows: Vec<Row>) -> Result<(
     let r = cx.done(Some(n));
     cx.cur_cmd = outer;
     r
+}
+
+/// sp_helptext: a module's definition (sys.sql_modules.definition), one row per line
+/// (each keeping its line break, as SQL Server's does), lines over 255 characters cut.
+fn sp_helptext(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+    let a = bind("sp_helptext", &["@objname", "@columnname"], args)?;
+    let Some(name) = text(&a[0]) else { return Err(missing("sp_helptext", "@objname")) };
+    let db_name = cx.current_db_name();
+    let not_found = || {
+        SqlError::new(
+            15009,
+            16,
+            1,
+            format!("The object '{name}' does not exist in database '{db_name}' or is invalid for this operation."),
+        )
+    };
+    let obj = match super::parse_object_name(&name) {
+        Ok(n) if n.database().is_none_or(|d| d.value.eq_ignore_ascii_case(&db_name)) => cx.resolve_object(&n)?,
+        Ok(_) => {
+            return Err(SqlError::new(
+                15250,
+                16,
+                1,
+                "The database name component of the object qualifier must be the name of the current database.",
+            ))
+        }
+        Err(_) => None,
+    };
+    let (_, obj) = obj.ok_or_else(not_found)?;
+    let Some(m) = obj.body.module() else {
+        return Err(SqlError::new(15197, 16, 1, format!("There is no text for object '{name}'.")));
+    };
+    let mut rows = Vec::new();
+    for line in m.definition.split_inclusive('\n') {
+        let chars: Vec<char> = line.chars().collect();
+        for piece in chars.chunks(255) {
+            rows.push(vec![Value::String(piece.iter().collect())]);
+        }
+    }
+    send(cx, &[("Text", nv(255), true)], rows)
 }
 
 /// A table or view of the current database with its schema name and columns.

@@ -9,11 +9,14 @@ use types::{SqlError, SqlType, Value};
 
 use super::expr::BExpr;
 use super::query::{resolve_type, Binder, Scope};
-use super::table::{for_each_stored_row, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo};
+use super::table::{
+    for_each_stored_row, nc_index_columns, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo,
+};
 use super::{errors, host_err, Cx, TEMPDB};
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
 use crate::host::{DbId, IndexRef};
+use crate::lexer::TokenKind;
 
 /// Every constraint of a table with its object id.
 pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
@@ -81,13 +84,12 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
     };
     let db_name = cx.db_name(db).unwrap_or_default();
     let schema = cx.schema_name(db, obj.schema_id).unwrap_or_else(|| "dbo".into());
-    let col_pos = |id: i32| (id - 1) as usize;
     let cols = stored_columns(&t.columns);
     let mut indexes = Vec::new();
     for ix in &t.indexes {
-        let key_cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| col_pos(*c)).collect();
+        let key_cols = t.column_positions(ix.key_columns.iter().map(|(c, _)| *c))?;
         let desc: Vec<bool> = ix.key_columns.iter().map(|(_, d)| *d).collect();
-        let included: Vec<usize> = ix.included.iter().map(|c| col_pos(*c)).collect();
+        let included = t.column_positions(ix.included.iter().copied())?;
         let columns: Arc<[crate::host::StoredColumn]> = if ix.index_id <= 1 {
             cols.clone().into()
         } else {
@@ -167,11 +169,12 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
             Some(p) => Arc::new(p),
             None => Arc::new(TableInfo { foreign_keys: Vec::new(), referenced_by: Vec::new(), ..info.clone() }),
         };
+        let Some(pt) = parent.table() else { continue };
         info.foreign_keys.push(ForeignKeyInfo {
             name: fk.name.clone(),
-            columns: fk.columns.iter().map(|c| col_pos(*c)).collect(),
+            columns: t.column_positions(fk.columns.iter().copied())?,
             referenced: pinfo,
-            referenced_columns: fk.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+            referenced_columns: pt.column_positions(fk.referenced_columns.iter().copied())?,
         });
     }
     // Tables referencing this one.
@@ -194,8 +197,8 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
                 info.referenced_by.push((
                     f.name.clone(),
                     cinfo.clone(),
-                    f.columns.iter().map(|c| col_pos(*c)).collect(),
-                    f.referenced_columns.iter().map(|c| col_pos(*c)).collect(),
+                    ct.column_positions(f.columns.iter().copied())?,
+                    t.column_positions(f.referenced_columns.iter().copied())?,
                 ));
             }
         }
@@ -364,19 +367,7 @@ fn create_module(
             ),
         ));
     }
-    let definition = {
-        let text = stmt.span.text(&cx.source);
-        if text.is_empty() {
-            stmt.to_string()
-        } else {
-            text.to_string()
-        }
-    };
-    let definition = match mode {
-        // Stored as CREATE so that it re-parses the same way.
-        CreateMode::Alter | CreateMode::CreateOrAlter => rewrite_as_create(&definition),
-        CreateMode::Create => definition,
-    };
+    let definition = module_definition(&cx.source, stmt, mode);
     let existing = {
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
@@ -403,26 +394,42 @@ fn create_module(
     write_object(cx, db, &obj)
 }
 
-/// `ALTER PROCEDURE p ...` / `CREATE OR ALTER ...` stored as `CREATE PROCEDURE p ...`.
-fn rewrite_as_create(text: &str) -> String {
-    let lower = text.to_ascii_lowercase();
-    let trimmed = lower.trim_start();
-    let offset = lower.len() - trimmed.len();
-    if trimmed.starts_with("alter") {
-        return format!("{}CREATE{}", &text[..offset], &text[offset + 5..]);
+/// The text SQL Server keeps as sys.sql_modules.definition: the whole batch, comments
+/// before and after the statement included, so that line numbers inside the module
+/// (ERROR_LINE(), error messages) count from the start of the batch. A CREATE that shares
+/// its batch with other statements (SQL Server refuses that batch with 111) keeps only its
+/// own text. ALTER is stored as `CREATE` and CREATE OR ALTER without `OR ALTER`, as SQL
+/// Server stores them, so the text re-parses as a CREATE.
+fn module_definition(source: &str, stmt: &Statement, mode: CreateMode) -> String {
+    let span = stmt.span;
+    let own = span.text(source);
+    if own.is_empty() {
+        // A statement built without source text (not from a batch).
+        return stmt.to_string();
     }
-    if trimmed.starts_with("create") {
-        let rest = &trimmed[6..];
-        let r2 = rest.trim_start();
-        if r2.starts_with("or") {
-            let r3 = r2[2..].trim_start();
-            if r3.starts_with("alter") {
-                let end = lower.len() - r3.len() + 5;
-                return format!("{}CREATE{}", &text[..offset], &text[end..]);
-            }
+    // Only comments, white space (and, after it, semicolons) around the statement.
+    let trivia = |text: &str, semicolons: bool| {
+        crate::lexer::tokenize(text).is_ok_and(|tokens| {
+            tokens.iter().all(|t| t.kind == TokenKind::Eof || (semicolons && t.kind == TokenKind::Semicolon))
+        })
+    };
+    let (start, end) = (span.start as usize, span.end as usize);
+    let from = if trivia(&source[..start], false) { 0 } else { start };
+    let to = if trivia(&source[end..], true) { source.len() } else { end };
+    let text = &source[from..to];
+    let at = start - from;
+    if mode == CreateMode::Create {
+        return text.to_string();
+    }
+    let Ok(tokens) = crate::lexer::tokenize(&text[at..]) else { return text.to_string() };
+    let piece = |i: usize| tokens.get(i).map(|t| (at + t.span.start as usize, at + t.span.end as usize));
+    match (mode, piece(0), piece(1), piece(2)) {
+        (CreateMode::Alter, Some((s0, e0)), ..) => format!("{}CREATE{}", &text[..s0], &text[e0..]),
+        (CreateMode::CreateOrAlter, _, Some((s1, e1)), Some((s2, e2))) => {
+            format!("{}{}{}", &text[..s1], &text[e1..s2], &text[e2..])
         }
+        _ => text.to_string(),
     }
-    text.to_string()
 }
 
 struct PendingIndex {
@@ -511,82 +518,35 @@ fn create_table_in(
                     ));
                 }
                 let column_id = columns.len() as i32 + 1;
-                let mut col = column_from_def(cd, column_id)?;
-                let ty = col.ty;
-                for o in &cd.options {
-                    match o {
-                        ColumnOption::Identity { seed_increment, .. } => {
-                            if identity.is_some() {
-                                return Err(SqlError::new(
-                                    2744,
-                                    16,
-                                    2,
-                                    format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
-                                ));
-                            }
-                            check_identity_type(&ty, &cname)?;
-                            let (seed, inc) = match seed_increment {
-                                Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
-                                None => (1, 1),
-                            };
-                            col.is_identity = true;
-                            col.nullable = false;
-                            identity = Some(catalog::Identity { column_id, seed, increment: inc, last: None });
-                        }
-                        ColumnOption::Default { name: dn, expr } => {
-                            let id = allocate_id(cx, db)?;
-                            let dname = dn
-                                .as_ref()
-                                .map(|n| n.value.clone())
-                                .unwrap_or_else(|| default_constraint_name(display, &cname, id, "DF"));
-                            col.default = Some(catalog::DefaultConstraint {
-                                object_id: id,
-                                name: dname,
-                                definition: format!("({expr})"),
-                            });
-                        }
-                        ColumnOption::PrimaryKey { name: pn, clustered, .. } => {
-                            col.nullable = false;
-                            pending.push(PendingIndex {
-                                name: pn.as_ref().map(|n| n.value.clone()),
-                                clustered: *clustered,
-                                unique: true,
-                                primary: true,
-                                constraint: true,
-                                columns: vec![(cname.clone(), false)],
-                                filter: None,
-                            });
-                        }
-                        ColumnOption::Unique { name: un, clustered, .. } => pending.push(PendingIndex {
-                            name: un.as_ref().map(|n| n.value.clone()),
-                            clustered: *clustered,
-                            unique: true,
-                            primary: false,
-                            constraint: true,
-                            columns: vec![(cname.clone(), false)],
-                            filter: None,
-                        }),
-                        ColumnOption::Check { name: cn, expr, .. } => {
-                            checks.push((cn.as_ref().map(|n| n.value.clone()), format!("({expr})")))
-                        }
-                        ColumnOption::References { name: rn, reference } => {
-                            fks.push((rn.as_ref().map(|n| n.value.clone()), vec![cname.clone()], reference.clone()))
-                        }
-                        ColumnOption::Index { name: iname, clustered } => pending.push(PendingIndex {
-                            name: Some(iname.value.clone()),
-                            clustered: *clustered,
-                            unique: false,
-                            primary: false,
-                            constraint: false,
-                            columns: vec![(cname.clone(), false)],
-                            filter: None,
-                        }),
-                        _ => {}
-                    }
+                let (col, col_identity, declared) =
+                    define_column(cx, db, display, display, cd, column_id, identity.is_some())?;
+                if col_identity.is_some() {
+                    identity = col_identity;
                 }
-                if col.sparse && !col.nullable {
-                    return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+                for (name, primary, clustered) in declared.keys {
+                    pending.push(PendingIndex {
+                        name,
+                        clustered,
+                        unique: true,
+                        primary,
+                        constraint: true,
+                        columns: vec![(cname.clone(), false)],
+                        filter: None,
+                    });
                 }
+                for (name, clustered) in declared.indexes {
+                    pending.push(PendingIndex {
+                        name: Some(name),
+                        clustered,
+                        unique: false,
+                        primary: false,
+                        constraint: false,
+                        columns: vec![(cname.clone(), false)],
+                        filter: None,
+                    });
+                }
+                checks.extend(declared.checks.into_iter().map(|(name, expr)| (name, format!("({expr})"))));
+                fks.extend(declared.references.into_iter().map(|(name, r)| (name, vec![cname.clone()], r.clone())));
                 columns.push(col);
             }
             TableElement::Constraint(tc) => {
@@ -661,8 +621,10 @@ fn create_table_in(
         checks: Vec::new(),
         foreign_keys: Vec::new(),
         identity,
+        max_column_id_used: 0,
         next_row_id: 1,
     };
+    obj_table.max_column_id_used = obj_table.next_column_id() - 1;
     // The clustered index: an explicit CLUSTERED, else the PRIMARY KEY unless it says
     // NONCLUSTERED; otherwise a heap.
     let clustered_pos = pending
@@ -711,7 +673,7 @@ fn create_table_in(
                     format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
                 ));
             }
-            key_columns.push((pos as i32 + 1, *desc));
+            key_columns.push((obj_table.column_id_at(pos), *desc));
         }
         let constraint_id = if p.constraint { Some(allocate_id(cx, db)?) } else { None };
         let name = match (&p.name, constraint_id) {
@@ -719,7 +681,7 @@ fn create_table_in(
             (None, Some(id)) => default_constraint_name(display, "", id, if p.primary { "PK" } else { "UQ" }),
             (None, None) => format!("IX_{index_id}"),
         };
-        let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
+        let key_cols = obj_table.column_positions(key_columns.iter().map(|(c, _)| *c))?;
         let cols = if clustered { stored.clone() } else { nc_stored_columns(&obj_table.columns, &key_cols, &[]) };
         let hobt = cx.host.create_index(db, object_id, index_id, &cols).map_err(host_err)?;
         obj_table.indexes.push(catalog::Index {
@@ -805,6 +767,80 @@ pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog:
     })
 }
 
+/// The constraints a column definition declares inline, for the caller to add once the
+/// column exists (CREATE TABLE with the table's own constraints, ALTER TABLE ADD through
+/// its ADD CONSTRAINT paths).
+#[derive(Default)]
+pub(super) struct DeclaredConstraints<'a> {
+    /// PRIMARY KEY / UNIQUE: (name, primary, clustered).
+    pub keys: Vec<(Option<String>, bool, Option<bool>)>,
+    pub checks: Vec<(Option<String>, &'a Expr)>,
+    pub references: Vec<(Option<String>, &'a Reference)>,
+    /// `INDEX name [CLUSTERED | NONCLUSTERED]`.
+    pub indexes: Vec<(String, Option<bool>)>,
+}
+
+/// A column definition as CREATE TABLE and ALTER TABLE ADD both read it: the catalog
+/// column with its IDENTITY (2744 when the table already has one) and DEFAULT (a new
+/// constraint id; the name from `name_base` unless given) applied, NOT NULL when it is
+/// an identity or a PRIMARY KEY, SPARSE checked (1731); the identity it declares; and
+/// the constraints it declares.
+pub(super) fn define_column<'a>(
+    cx: &mut Cx,
+    db: DbId,
+    display: &str,
+    name_base: &str,
+    cd: &'a ColumnDef,
+    column_id: i32,
+    table_has_identity: bool,
+) -> Result<(catalog::Column, Option<catalog::Identity>, DeclaredConstraints<'a>), SqlError> {
+    let cname = cd.name.value.clone();
+    let mut col = column_from_def(cd, column_id)?;
+    let mut identity = None;
+    let mut declared = DeclaredConstraints::default();
+    let name_of = |n: &Option<Ident>| n.as_ref().map(|n| n.value.clone());
+    for o in &cd.options {
+        match o {
+            ColumnOption::Identity { seed_increment, .. } => {
+                if table_has_identity || identity.is_some() {
+                    return Err(SqlError::new(
+                        2744,
+                        16,
+                        2,
+                        format!("Multiple identity columns specified for table '{display}'. Only one identity column per table is allowed."),
+                    ));
+                }
+                check_identity_type(&col.ty, &cname)?;
+                let (seed, increment) = match seed_increment {
+                    Some((s, i)) => (const_int(cx, s)?, const_int(cx, i)?),
+                    None => (1, 1),
+                };
+                col.is_identity = true;
+                col.nullable = false;
+                identity = Some(catalog::Identity { column_id, seed, increment, last: None });
+            }
+            ColumnOption::Default { name, expr } => {
+                let id = allocate_id(cx, db)?;
+                let name = name_of(name).unwrap_or_else(|| default_constraint_name(name_base, &cname, id, "DF"));
+                col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
+            }
+            ColumnOption::PrimaryKey { name, clustered, .. } => {
+                col.nullable = false;
+                declared.keys.push((name_of(name), true, *clustered));
+            }
+            ColumnOption::Unique { name, clustered, .. } => declared.keys.push((name_of(name), false, *clustered)),
+            ColumnOption::Check { name, expr, .. } => declared.checks.push((name_of(name), expr)),
+            ColumnOption::References { name, reference } => declared.references.push((name_of(name), reference)),
+            ColumnOption::Index { name, clustered } => declared.indexes.push((name.value.clone(), *clustered)),
+            _ => {}
+        }
+    }
+    if col.sparse && !col.nullable {
+        return Err(SqlError::new(1731, 16, 1, format!("Cannot create the sparse column '{cname}' in the table '{display}' because an option or data type specified is not valid. A sparse column must be nullable and cannot have the ROWGUIDCOL, IDENTITY, or FILESTREAM properties. A sparse column cannot be of the following data types: text, ntext, image, geometry, geography, or user-defined type with default value.")));
+    }
+    Ok((col, identity, declared))
+}
+
 pub(super) fn resolve_computed_types(
     cx: &mut Cx,
     db: DbId,
@@ -880,7 +916,7 @@ pub(super) fn resolve_fk(
                 format!("Foreign key '{name}' references invalid column '{c}' in referencing table."),
             )
         })?;
-        columns.push(pos as i32 + 1);
+        columns.push(table.columns[pos].column_id);
     }
     let mut referenced_columns = Vec::new();
     if r.columns.is_empty() {
@@ -916,7 +952,7 @@ pub(super) fn resolve_fk(
                     ),
                 )
             })?;
-            referenced_columns.push(pos as i32 + 1);
+            referenced_columns.push(ref_cols_def[pos].column_id);
         }
     }
     if referenced_columns.len() != columns.len() {
@@ -980,7 +1016,7 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         ));
     }
     let col_id = |name: &str| -> Result<i32, SqlError> {
-        t.columns.iter().position(|c| c.name.eq_ignore_ascii_case(name)).map(|p| p as i32 + 1).ok_or_else(|| {
+        t.columns.iter().find(|c| c.name.eq_ignore_ascii_case(name)).map(|c| c.column_id).ok_or_else(|| {
             SqlError::new(1911, 16, 1, format!("Column name '{name}' does not exist in the target table or view."))
         })
     };
@@ -1013,14 +1049,11 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
             hobt,
         };
         let mut new_ncs = Vec::new();
-        for ix in t.indexes.iter_mut().skip(1) {
-            let cols: Vec<usize> = ix.key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
-            let inc: Vec<usize> = ix.included.iter().map(|c| (*c - 1) as usize).collect();
-            ix.hobt = cx
-                .host
-                .create_index(db, o.id, ix.index_id, &nc_stored_columns(&t.columns, &cols, &inc))
-                .map_err(host_err)?;
-            new_ncs.push(ix.hobt);
+        for k in 1..t.indexes.len() {
+            let cols = nc_index_columns(&t, &t.indexes[k])?;
+            let index_id = t.indexes[k].index_id;
+            t.indexes[k].hobt = cx.host.create_index(db, o.id, index_id, &cols).map_err(host_err)?;
+            new_ncs.push(t.indexes[k].hobt);
         }
         let rows = scan_all_rows(cx, &info)?;
         for ix in &info.indexes {
@@ -1036,8 +1069,8 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
         return Ok(());
     }
     let index_id = t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1;
-    let key_cols: Vec<usize> = key_columns.iter().map(|(c, _)| (*c - 1) as usize).collect();
-    let inc: Vec<usize> = included.iter().map(|c| (*c - 1) as usize).collect();
+    let key_cols = t.column_positions(key_columns.iter().map(|(c, _)| *c))?;
+    let inc = t.column_positions(included.iter().copied())?;
     let hobt =
         cx.host.create_index(db, o.id, index_id, &nc_stored_columns(&t.columns, &key_cols, &inc)).map_err(host_err)?;
     t.indexes.push(catalog::Index {

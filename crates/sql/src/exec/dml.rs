@@ -712,7 +712,7 @@ pub(super) fn insert_values_as(
             }
         }
     }
-    if identity_insert && t.identity.as_ref().is_some_and(|id| !given[(id.column_id - 1) as usize]) {
+    if identity_insert && t.identity_pos().is_some_and(|i| !given[i]) {
         return Err(SqlError::new(
             545,
             16,

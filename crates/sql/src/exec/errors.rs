@@ -149,3 +149,8 @@ pub fn insert_count_mismatch(more_columns: bool) -> SqlError {
 pub fn written(name: &crate::ast::ObjectName) -> String {
     join(&name.parts)
 }
+
+/// Msg 217: procedures, functions, views and dynamic SQL nest at most 32 levels.
+pub fn nesting_exceeded() -> SqlError {
+    SqlError::new(217, 16, 1, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).")
+}

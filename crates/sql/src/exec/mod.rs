@@ -200,6 +200,8 @@ pub struct Frame {
     pub done_kind: Option<DoneKind>,
     /// Inside a scalar function: its return type.
     pub function_returns: Option<SqlType>,
+    /// A function's body (scalar or multi-statement): it may not EXEC a procedure (557).
+    pub in_function: bool,
     /// A procedure's or function's body: objects it uses are reached through its
     /// ownership chain (see security.rs).
     pub in_module: bool,
@@ -282,7 +284,8 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334) || e.severity >= 20
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631)
+        || e.severity >= 20
 }
 
 impl<'a> Cx<'a> {
@@ -1182,6 +1185,7 @@ pub fn command_of(k: &StatementKind) -> u16 {
 /// Runs one statement with its DONE command code set (kept after an error, for the
 /// error's DONE; restored for the enclosing statement otherwise).
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+    crate::stack::check()?;
     cx.preceding.clear();
     let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
     let r = exec_statement_inner(cx, stmt);

@@ -373,6 +373,7 @@ pub trait Op {
 
 /// Opens an operator tree for `plan`.
 pub fn open(plan: &Plan, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
+    crate::stack::check()?;
     open_needing(plan, cx, None)
 }
 
@@ -1046,14 +1047,15 @@ impl ScanOp {
                 let col = ix.key_cols[i];
                 let v = e.eval(&[], cx)?;
                 let ty = op.node.table.columns[col].ty;
-                let v = match convert::convert(&v, &e.ty(), &ty, None) {
-                    Ok(v) if !v.is_null() => v,
-                    // NULL never equals anything; a value that does not convert matches nothing.
-                    _ => {
-                        op.empty = true;
-                        return Ok(op);
-                    }
-                };
+                // The seek is only chosen when the comparison is typed as the column, so
+                // the comparison itself would convert the value the same way: a value
+                // that does not convert is that conversion's error (245 for 'x' against
+                // an int key), not an empty result. NULL never equals anything.
+                let v = convert::convert(&v, &e.ty(), &ty, None)?;
+                if v.is_null() {
+                    op.empty = true;
+                    return Ok(op);
+                }
                 if types::sort_key(&v, &ty, &mut prefix).is_err() {
                     op.empty = true;
                     return Ok(op);
@@ -1068,10 +1070,10 @@ impl ScanOp {
                     let col = ix.key_cols[next_col];
                     let ty = op.node.table.columns[col].ty;
                     let v = e.eval(&[], cx)?;
-                    let v = match convert::convert(&v, &e.ty(), &ty, None) {
-                        Ok(v) if !v.is_null() => v,
-                        _ => return Ok(Some((Vec::new(), false))),
-                    };
+                    let v = convert::convert(&v, &e.ty(), &ty, None)?;
+                    if v.is_null() {
+                        return Ok(Some((Vec::new(), false)));
+                    }
                     let mut k = prefix.to_vec();
                     types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
                     Ok(Some((k, *inclusive)))

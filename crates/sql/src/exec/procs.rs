@@ -44,6 +44,16 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
             }
         }
     };
+    // CREATE FUNCTION lets EXEC of a procedure through (it could be an extended
+    // procedure); running one is refused, before its arguments are evaluated.
+    if cx.frames.last().is_some_and(|f| f.in_function) && !name.name().value.to_ascii_lowercase().starts_with("xp_") {
+        return Err(SqlError::new(
+            557,
+            16,
+            2,
+            "Only functions and some extended stored procedures can be executed from within a function.",
+        ));
+    }
     let mut args = Vec::new();
     for a in &e.args {
         // A table variable passed to a table-valued parameter.
@@ -126,13 +136,9 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         return Err(errors::proc_not_found(&errors::written(name)));
     };
     if cx.frames.len() > 32 {
-        return Err(SqlError::new(
-            217,
-            16,
-            1,
-            "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).",
-        ));
+        return Err(errors::nesting_exceeded());
     }
+    crate::stack::check()?;
     // Bind arguments to parameters.
     let mut frame = Frame { proc_name: Some(obj.name.clone()), proc_id: obj.id, ..Default::default() };
     let mut outputs: Vec<(usize, OutputTarget)> = Vec::new();
@@ -491,6 +497,11 @@ fn declare_params(cx: &mut Cx, decl: &str) -> Result<Vec<(String, DeclaredType, 
 /// Runs dynamic SQL in a new scope with `vars` as its parameters; returns the frame's
 /// variables at the end (for OUTPUT parameters).
 pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>, SqlError> {
+    // Dynamic SQL is a nesting level, as a procedure call is (SQL Server: 217 past 32).
+    if cx.frames.len() > 32 {
+        return Err(errors::nesting_exceeded());
+    }
+    crate::stack::check()?;
     let batch = crate::parse_batch(text)?;
     let frame = Frame { vars, ..Default::default() };
     cx.frames.push(frame);

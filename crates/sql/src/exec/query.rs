@@ -267,6 +267,14 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             (v, SqlType::SmallInt)
         }
         "OBJECTPROPERTY" => (Value::Null, SqlType::Int),
+        "OBJECT_DEFINITION" => {
+            let def = int(0).and_then(|id| {
+                let c = cx.catalog(cx.state.database).ok()?;
+                let g = c.inner.read();
+                g.objects.get(&(id as i32)).and_then(|o| o.body.module()).map(|m| m.definition.clone())
+            });
+            (def.map(Value::String).unwrap_or(Value::Null), SqlType::NVarChar { len: types::Length::Max })
+        }
         "COLLATIONPROPERTY" => match (text(0), text(1)) {
             (Some(c), Some(p)) => (super::catalog_views::collation_property(&c, &p), SqlType::Int),
             _ => (Value::Null, SqlType::Int),
@@ -544,6 +552,7 @@ impl<'b, 'c> Binder<'b, 'c> {
     // ---------------------------------------------------------------------------------
 
     pub fn bind_expr(&mut self, e: &Expr, scope: &Scope) -> Result<BExpr, SqlError> {
+        crate::stack::check()?;
         // After GROUP BY: grouping keys and aggregates become columns of the grouped row.
         if self.agg.is_some() {
             let text = e.to_string().to_ascii_lowercase();
@@ -822,13 +831,13 @@ impl<'b, 'c> Binder<'b, 'c> {
                 None => self.bind_expr(w, scope)?,
             };
             let then = self.bind_expr(t, scope)?;
-            ty = Some(result_type_of(ty, &then));
+            ty = result_type_of(ty, &then)?;
             branches.push((cond, then));
         }
         let else_result = match &c.else_result {
             Some(e) => {
                 let b = self.bind_expr(e, scope)?;
-                ty = Some(result_type_of(ty, &b));
+                ty = result_type_of(ty, &b)?;
                 Some(Box::new(b))
             }
             None => None,
@@ -1010,7 +1019,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         args[0].ty()
                     }
                 } else {
-                    args.iter().fold(None, |acc, a| Some(result_type_of(acc, a))).unwrap_or(SqlType::Int)
+                    args.iter().try_fold(None, result_type_of)?.unwrap_or(SqlType::Int)
                 };
                 return Ok(BExpr::Coalesce(args, ty));
             }
@@ -1021,7 +1030,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let c = self.bind_expr(&f.args[0], scope)?;
                 let t = self.bind_expr(&f.args[1], scope)?;
                 let e = self.bind_expr(&f.args[2], scope)?;
-                let ty = result_type_of(Some(result_type_of(None, &t)), &e);
+                let ty = result_type_of(result_type_of(None, &t)?, &e)?.unwrap_or(SqlType::Int);
                 return Ok(BExpr::Case { branches: vec![(c, t)], else_result: Some(Box::new(e)), ty });
             }
             "NULLIF" => {
@@ -1130,6 +1139,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 | "IDENT_INCR"
                 | "COL_LENGTH"
                 | "OBJECTPROPERTY"
+                | "OBJECT_DEFINITION"
                 | "IS_SRVROLEMEMBER"
                 | "HAS_DBACCESS"
                 | "DB_ID_FOR"
@@ -1322,6 +1332,7 @@ impl<'b, 'c> Binder<'b, 'c> {
 
     /// Plans a query; returns the plan and its output columns.
     pub fn plan_query(&mut self, q: &Query) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        crate::stack::check()?;
         let pushed = !q.with.is_empty();
         if pushed {
             let mut map = HashMap::new();
@@ -1394,6 +1405,7 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn plan_set_expr(&mut self, s: &SetExpr) -> Result<Plan, SqlError> {
+        crate::stack::check()?;
         match s {
             SetExpr::Select(sel) => self.plan_select(sel, &[], None, None),
             SetExpr::Query(q) => Ok(self.plan_query(q)?.0),
@@ -1410,9 +1422,14 @@ impl<'b, 'c> Binder<'b, 'c> {
                         "All queries combined using a UNION, INTERSECT or EXCEPT operator must have an equal number of expressions in their target lists.",
                     ));
                 }
+                let (ln, rn) = (null_literal_columns(left), null_literal_columns(right));
                 let mut cols = Vec::with_capacity(lc.len());
-                for (a, b) in lc.iter().zip(&rc) {
-                    let ty = union_type(&a.ty, &b.ty)?;
+                for (i, (a, b)) in lc.iter().zip(&rc).enumerate() {
+                    let ty = match (ln.get(i).copied().unwrap_or(false), rn.get(i).copied().unwrap_or(false)) {
+                        (true, false) => b.ty,
+                        (false, true) => a.ty,
+                        _ => union_type(&a.ty, &b.ty)?,
+                    };
                     cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
@@ -1967,7 +1984,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         if types.len() <= i {
                             types.push(None);
                         }
-                        types[i] = Some(result_type_of(types[i], &b));
+                        types[i] = result_type_of(types[i], &b)?;
                         br.push(b);
                     }
                     bound.push(br);
@@ -2342,16 +2359,35 @@ fn query_references(q: &Query, name: &str) -> bool {
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '#' || c == '@')).any(|w| w == name)
 }
 
-/// The type two branches (CASE, UNION, VALUES rows) unify to: the higher precedence;
-/// for strings the longer length.
-pub fn result_type_of(acc: Option<SqlType>, e: &BExpr) -> SqlType {
-    let t = e.ty();
+/// Folds one more branch (CASE, COALESCE, IIF, VALUES rows) into the result type: the
+/// higher precedence; for strings the longer length. A NULL literal has no type of its
+/// own to contribute (SQL Server types it int only when every branch is NULL), so `None`
+/// means "only NULLs so far"; callers default it to int.
+pub fn result_type_of(acc: Option<SqlType>, e: &BExpr) -> Result<Option<SqlType>, SqlError> {
     if matches!(e, BExpr::Const(Value::Null, _)) {
-        return acc.unwrap_or(t);
+        return Ok(acc);
     }
-    match acc {
+    let t = e.ty();
+    Ok(Some(match acc {
         None => t,
-        Some(a) => union_type(&a, &t).unwrap_or(a),
+        Some(a) => union_type(&a, &t)?,
+    }))
+}
+
+/// Which select-list items of a set operation's branch are bare NULL literals (they do
+/// not type the column; see `result_type_of`). A nested set operation's column counts as
+/// NULL only when it is NULL on both sides.
+fn null_literal_columns(s: &SetExpr) -> Vec<bool> {
+    match s {
+        SetExpr::Select(sel) => sel
+            .items
+            .iter()
+            .map(|i| matches!(i, SelectItem::Expr { expr: Expr { kind: ExprKind::Literal(Literal::Null), .. }, .. }))
+            .collect(),
+        SetExpr::Query(q) => null_literal_columns(&q.body),
+        SetExpr::SetOp { left, right, .. } => {
+            null_literal_columns(left).iter().zip(null_literal_columns(right)).map(|(a, b)| *a && b).collect()
+        }
     }
 }
 

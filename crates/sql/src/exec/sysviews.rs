@@ -1085,7 +1085,7 @@ fn object_extra_values(kind: ViewKind, o: Option<&crate::catalog::Object>) -> Ve
                         | SqlType::Xml
                 )
             });
-            let max_column = t.columns.iter().map(|c| c.column_id).max().unwrap_or(0);
+            let max_column = t.next_column_id() - 1;
             vec![
                 Value::Int(if lob { PRIMARY_DATA_SPACE_ID } else { 0 }),
                 null(),
@@ -1454,6 +1454,9 @@ impl Binder<'_, '_> {
                 let StatementKind::CreateView(v) = def.kind else {
                     return Err(errors::invalid_object(&obj.name));
                 };
+                if self.cx.view_depth >= 32 {
+                    return Err(super::errors::nesting_exceeded());
+                }
                 let saved_outer = std::mem::take(&mut self.outer);
                 let saved_db = self.cx.state.database;
                 self.cx.state.database = db;

@@ -103,6 +103,14 @@ pub fn stored_columns(columns: &[catalog::Column]) -> Vec<StoredColumn> {
 }
 
 /// The stored row columns of a nonclustered index.
+/// The stored columns of a nonclustered index of `t`, its key and included columns found
+/// by column_id.
+pub fn nc_index_columns(t: &catalog::Table, ix: &catalog::Index) -> Result<Vec<StoredColumn>, SqlError> {
+    let key = t.column_positions(ix.key_columns.iter().map(|(c, _)| *c))?;
+    let included = t.column_positions(ix.included.iter().copied())?;
+    Ok(nc_stored_columns(&t.columns, &key, &included))
+}
+
 pub fn nc_stored_columns(columns: &[catalog::Column], key_cols: &[usize], included: &[usize]) -> Vec<StoredColumn> {
     let mut v = vec![StoredColumn {
         ty: SqlType::VarBinary { len: types::Length::Bounded(900) },
@@ -382,13 +390,20 @@ impl TableInfo {
         Ok(new_pk)
     }
 
+    /// The identity column's position (not its column_id less one once a column has been
+    /// dropped).
+    pub fn identity_pos(&self) -> Option<usize> {
+        let id = self.identity.as_ref()?;
+        self.columns.iter().position(|c| c.column_id == id.column_id)
+    }
+
     /// Loads the identity counter on first use: it continues after the highest value
     /// stored in the column (the counter itself is not persisted; see catalog).
     fn init_identity(&self, id: &catalog::Identity, cx: &mut Cx) -> Result<(), SqlError> {
         if self.counters.identity.lock().is_some() {
             return Ok(());
         }
-        let col = (id.column_id - 1) as usize;
+        let col = self.identity_pos().ok_or_else(crate::catalog::corrupt_catalog)?;
         let mut best: Option<i128> = None;
         for_each_stored_row(cx, &self.indexes[0].iref, |_, _, r| {
             if let Some(v) = r.get(col).and_then(int_of) {

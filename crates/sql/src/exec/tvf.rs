@@ -158,6 +158,7 @@ pub(super) fn function_frame(
         proc_name: Some(obj.name.clone()),
         proc_id: obj.id,
         function_returns: returns,
+        in_function: true,
         in_module: true,
         ..Default::default()
     };
@@ -178,13 +179,9 @@ pub(super) fn in_function_frame<T>(
     f: impl FnOnce(&mut Cx) -> Result<T, SqlError>,
 ) -> Result<T, SqlError> {
     if cx.frames.len() > MAX_NESTING {
-        return Err(SqlError::new(
-            217,
-            16,
-            1,
-            "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).",
-        ));
+        return Err(super::errors::nesting_exceeded());
     }
+    crate::stack::check()?;
     cx.frames.push(frame);
     let saved_db = cx.state.database;
     cx.state.database = db;

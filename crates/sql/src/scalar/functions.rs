@@ -283,10 +283,13 @@ fn precision_arg(literals: &[Option<Value>], i: usize, type_name: &str) -> Resul
     }
 }
 
-/// The highest-precedence type of several (strings: the widest).
-fn common_type(types: &[SqlType]) -> SqlType {
-    let mut best = *types.first().unwrap_or(&SqlType::Int);
-    for t in types.iter().skip(1) {
+/// The highest-precedence type of several (strings: the widest). A NULL constant does not
+/// count (int only when every argument is NULL), as for CASE.
+fn common_type(types: &[SqlType], literals: &[Option<Value>]) -> SqlType {
+    let mut typed =
+        types.iter().enumerate().filter(|(i, _)| !matches!(literals.get(*i), Some(Some(Value::Null)))).map(|(_, t)| t);
+    let Some(mut best) = typed.next().copied() else { return SqlType::Int };
+    for t in typed {
         best = match ops::comparison_type(&best, t) {
             Ok(c) => c,
             Err(_) if t.has_higher_precedence_than(&best) => *t,
@@ -507,8 +510,8 @@ pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> 
             }
         }
         "ISNULL" | "NULLIF" => a0,
-        "CHOOSE" => common_type(&args[1..]),
-        "GREATEST" | "LEAST" => common_type(args),
+        "CHOOSE" => common_type(&args[1..], literals.get(1..).unwrap_or(&[])),
+        "GREATEST" | "LEAST" => common_type(args, literals),
         "NEWID" | "NEWSEQUENTIALID" => SqlType::UniqueIdentifier,
         _ => return Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     })
