@@ -219,6 +219,7 @@ impl Writer {
             }
             SqlType::UniqueIdentifier => self.u8(24),
             SqlType::Xml => self.u8(25),
+            SqlType::Variant => self.u8(26),
         }
     }
 
@@ -260,6 +261,7 @@ fn value_type(v: &Value) -> Option<SqlType> {
         Value::String(_) => SqlType::NVarChar { len: Length::Max },
         Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
         Value::Guid(_) => SqlType::UniqueIdentifier,
+        Value::Variant(_) => SqlType::Variant,
     })
 }
 
@@ -537,6 +539,7 @@ impl<'a> Reader<'a> {
             23 => var(self.length()?, SqlType::varbinary, SqlType::VarBinary { len: Length::Max })?,
             24 => SqlType::UniqueIdentifier,
             25 => SqlType::Xml,
+            26 => SqlType::Variant,
             _ => return None,
         })
     }
