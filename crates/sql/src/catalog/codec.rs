@@ -25,8 +25,9 @@
 //! 13 time (`u8` scale), 14 datetime, 15 smalldatetime, 16 datetime2 (`u8` scale),
 //! 17 datetimeoffset (`u8` scale), 18 char (`u16` n), 19 varchar (`u16` n, 0xFFFF = max),
 //! 20 nchar (`u16` n), 21 nvarchar (`u16` n or 0xFFFF), 22 binary (`u16` n), 23 varbinary
-//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml. Parameters are checked on decoding
-//! with the same rules as a declaration (decimal precision 1-38, scale <= precision, ...).
+//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant. Parameters are
+//! checked on decoding with the same rules as a declaration (decimal precision 1-38,
+//! scale <= precision, ...).
 //!
 //! # Schema row
 //!
