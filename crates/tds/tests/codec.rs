@@ -476,7 +476,10 @@ fn sql_types_of_client_type_infos() {
     assert!(bad("26 03").is_err());
     assert!(bad("6A 11 27 00").is_err());
     assert!(bad("29 08").is_err());
-    assert_eq!(bad("62 00"), Err(TdsError::UnsupportedType(0x62)));
+    // SSVARIANT takes a 4-byte max length.
+    assert_eq!(t("62 491F0000"), SqlType::Variant);
+    assert!(bad("62 00").is_err());
+    assert_eq!(bad("63 00"), Err(TdsError::UnsupportedType(0x63)));
     assert!(bad("E7 40").is_err());
 }
 
@@ -900,7 +903,7 @@ fn sql_variant_golden_and_round_trip() {
     let ti = TypeInfo::for_sql_type(&SqlType::Variant, true);
     let mut out = Vec::new();
     ti.encode(&mut out);
-    assert_eq!(out, hex("62 4919 0000"));
+    assert_eq!(out, hex("62 491f0000"));
     let mut r = Reader::new(&out);
     assert_eq!(TypeInfo::decode(&mut r).unwrap(), ti);
 
