@@ -146,6 +146,8 @@ pub fn display_width(ty: &SqlType) -> (usize, bool) {
         },
         SqlType::UniqueIdentifier => (36, false),
         SqlType::Xml => (MAX_TYPE_WIDTH, false),
+        // sqlcmd gives sql_variant its 8000 characters; shown like a MAX type here.
+        SqlType::Variant => (MAX_TYPE_WIDTH, false),
     }
 }
 
@@ -161,6 +163,7 @@ fn layout_of(c: &ColumnInfo) -> Layout {
             | SqlType::NVarChar { len: Length::Max }
             | SqlType::VarBinary { len: Length::Max }
             | SqlType::Xml
+            | SqlType::Variant
     );
     Layout { width, right, cut }
 }

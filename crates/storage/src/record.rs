@@ -5,6 +5,13 @@
 //! and column values arrive already encoded as bytes by the `types` crate. This module turns
 //! a set of values into one record and reads columns back out of a record without copying.
 //!
+//! A sql_variant column is a variable-length column (at most 8016 bytes). Its bytes are
+//! the base type's TDS type id (u8), the number of property bytes (u8), the properties
+//! (decimal/numeric: precision, scale; time, datetime2, datetimeoffset: scale;
+//! binary/varbinary: max length u16; char, varchar, nchar, nvarchar: max length in bytes
+//! u16 then the 5-byte collation), then the value encoded as a column of its base type
+//! (`types::encoding`). The header is the one SSVARIANTTYPE values carry in TDS.
+//!
 //! # Byte layout
 //!
 //! All integers are little-endian. Offsets are relative to the first byte of the record.

@@ -19,6 +19,7 @@
 //!                                                                collation 5 bytes for the
 //!                                                                character types
 //! xml          XML F1                                            id, schema present u8 (0)
+//! sql_variant  SSVARIANT 62                                      id, max length u32 (8009)
 //! ```
 //!
 //! The collation is SQL_Latin1_General_CP1_CI_AS: `09 04 D0 00 34` (LCID 0x0409 with
@@ -46,6 +47,10 @@
 //! PLP ((max), xml)     total length u64 (0xFFFFFFFFFFFFFFFF = NULL,
 //!                      0xFFFFFFFFFFFFFFFE = unknown), chunks { length u32, bytes },
 //!                      a zero-length chunk ends the value
+//! sql_variant          length u32 (0 = NULL), the base type's id, the number of
+//!                      property bytes and the properties
+//!                      (`types::encoding::put_variant_header`), then the value's bytes
+//!                      as above without a length prefix
 //! ```
 
 use std::borrow::Cow;
@@ -103,7 +108,7 @@ pub mod type_id {
 use type_id::*;
 
 /// SQL_Latin1_General_CP1_CI_AS as TDS sends it.
-pub const DEFAULT_COLLATION: [u8; 5] = [0x09, 0x04, 0xD0, 0x00, 0x34];
+pub const DEFAULT_COLLATION: [u8; 5] = types::encoding::DEFAULT_COLLATION;
 /// The max length of a short-length type that means "(max), sent as PLP".
 pub const PLP_MARKER: u16 = 0xFFFF;
 pub const PLP_NULL: u64 = u64::MAX;
@@ -143,7 +148,12 @@ pub enum TypeInfo {
         collation: Option<[u8; 5]>,
     },
     Xml,
+    /// SSVARIANT with its max length (SQL Server sends 8009).
+    Variant(u32),
 }
+
+/// The max length SQL Server declares for a sql_variant column.
+pub const VARIANT_MAX_LEN: u32 = 8009;
 
 fn fixed_len(id: u8) -> Option<usize> {
     Some(match id {
@@ -209,6 +219,7 @@ impl TypeInfo {
             SqlType::VarBinary { len } => short(BIGVARBINARY, len, 1),
             SqlType::UniqueIdentifier => TypeInfo::ByteLen { id: GUID, len: 16 },
             SqlType::Xml => TypeInfo::Xml,
+            SqlType::Variant => TypeInfo::Variant(VARIANT_MAX_LEN),
         }
     }
 
@@ -221,6 +232,7 @@ impl TypeInfo {
             | TypeInfo::ShortLen { id, .. } => id,
             TypeInfo::Date => DATEN,
             TypeInfo::Xml => XML,
+            TypeInfo::Variant(_) => SSVARIANT,
         }
     }
 
@@ -236,6 +248,7 @@ impl TypeInfo {
             TypeInfo::Fixed(_) => None,
             TypeInfo::Xml | TypeInfo::ShortLen { len: PLP_MARKER, .. } => Some(8),
             TypeInfo::ShortLen { .. } => Some(2),
+            TypeInfo::Variant(_) => Some(4),
             _ => Some(1),
         }
     }
@@ -254,6 +267,7 @@ impl TypeInfo {
                 }
             }
             TypeInfo::Xml => out.push(0),
+            TypeInfo::Variant(len) => out.extend_from_slice(&len.to_le_bytes()),
         }
     }
 
@@ -322,6 +336,7 @@ impl TypeInfo {
                 }
                 TypeInfo::Xml
             }
+            SSVARIANT => TypeInfo::Variant(r.u32_le(what)?),
             other => return Err(TdsError::UnsupportedType(other)),
         })
     }
@@ -373,6 +388,7 @@ impl TypeInfo {
             TypeInfo::ShortLen { id: BIGBINARY, len, .. } => SqlType::Binary { len: fixed_n(len, 1, 8000) },
             TypeInfo::ShortLen { id: BIGVARBINARY, len, .. } => SqlType::VarBinary { len: bounded(len, 1, 8000) },
             TypeInfo::Xml => SqlType::Xml,
+            TypeInfo::Variant(_) => SqlType::Variant,
             other => return Err(TdsError::UnsupportedType(other.id())),
         })
     }
@@ -510,6 +526,11 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
             let Value::Guid(g) = v else { return Err(bad()) };
             out.extend_from_slice(g);
         }
+        SqlType::Variant => {
+            let Value::Variant(inner) = v else { return Err(bad()) };
+            types::encoding::put_variant_header(&inner.ty, out);
+            value_bytes(&inner.ty, &inner.value, out)?;
+        }
     }
     Ok(())
 }
@@ -526,6 +547,7 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
             Some(0) => {}
             Some(1) => out.push(0),
             Some(2) => out.extend_from_slice(&0xFFFFu16.to_le_bytes()),
+            Some(4) => out.extend_from_slice(&0u32.to_le_bytes()),
             Some(_) => out.extend_from_slice(&PLP_NULL.to_le_bytes()),
         }
         return Ok(());
@@ -548,6 +570,15 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         TypeInfo::ShortLen { .. } | TypeInfo::Xml => {
             let mut bytes = Vec::new();
             value_bytes(ty, v, &mut bytes).map(|()| put_plp(out, &bytes))
+        }
+        TypeInfo::Variant(max) => {
+            out.extend_from_slice(&[0; 4]);
+            value_bytes(ty, v, out).and_then(|()| {
+                let n =
+                    u32::try_from(out.len() - start - 4).ok().filter(|n| n <= max).ok_or_else(|| mismatch(v, ty))?;
+                out[start..start + 4].copy_from_slice(&n.to_le_bytes());
+                Ok(())
+            })
         }
         _ => {
             // Byte-length families: a u8 length (their values are at most 17 bytes).
@@ -664,6 +695,16 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
             Some(Cow::Borrowed(r.bytes(n, "value")?))
         }
         TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml => read_plp(r)?.map(Cow::Owned),
+        TypeInfo::Variant(max) => {
+            let n = r.u32_le("value length")?;
+            if n == 0 {
+                None
+            } else if n > *max {
+                return Err(invalid_value(&ty, format!("length {n} beyond the declared {max}")));
+            } else {
+                Some(Cow::Borrowed(r.bytes(n as usize, "value")?))
+            }
+        }
         TypeInfo::ShortLen { len, .. } => {
             let n = r.u16_le("value length")?;
             if n == 0xFFFF {
@@ -687,6 +728,12 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
         *slot = Value::Null;
         return Ok(());
     };
+    decode_bytes(ty, b, slot)
+}
+
+/// The value of type `ty` in exactly the bytes `b` (no length prefix), checked, into
+/// `slot` (see [`decode_value_into`]).
+fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
     let want = |n: usize| -> Result<()> {
         if b.len() == n {
             Ok(())
@@ -820,6 +867,13 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
             let mut g = [0u8; 16];
             g.copy_from_slice(&b);
             Value::Guid(g)
+        }
+        SqlType::Variant => {
+            let (base, n) = types::encoding::read_variant_header(&b)
+                .ok_or_else(|| invalid_value(&ty, "unknown base type or properties"))?;
+            let mut inner = Value::Null;
+            decode_bytes(base, Cow::Borrowed(&b[n..]), &mut inner)?;
+            Value::variant(inner, &base).map_err(|e| invalid_value(&ty, e.message))?
         }
     };
     // Checked here first: `Value::validate` takes `offset.abs()`, which overflows for

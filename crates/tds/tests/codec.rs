@@ -476,7 +476,10 @@ fn sql_types_of_client_type_infos() {
     assert!(bad("26 03").is_err());
     assert!(bad("6A 11 27 00").is_err());
     assert!(bad("29 08").is_err());
-    assert_eq!(bad("62 00"), Err(TdsError::UnsupportedType(0x62)));
+    // SSVARIANT takes a 4-byte max length.
+    assert_eq!(t("62 491F0000"), SqlType::Variant);
+    assert!(bad("62 00").is_err());
+    assert_eq!(bad("63 00"), Err(TdsError::UnsupportedType(0x63)));
     assert!(bad("E7 40").is_err());
 }
 
@@ -887,4 +890,82 @@ fn sink_done_carries_the_command_code() {
         .collect();
     use token::token_type::{DONE, DONEINPROC, DONEPROC};
     assert_eq!(cmds, [(DONEINPROC, 0xC3, 3), (DONE, 0xC1, 1), (DONEPROC, 0, 0)]);
+}
+
+// ---------------------------------------------------------------- sql_variant
+
+fn variant(v: Value, ty: SqlType) -> Value {
+    Value::variant(v, &ty).unwrap()
+}
+
+#[test]
+fn sql_variant_golden_and_round_trip() {
+    let ti = TypeInfo::for_sql_type(&SqlType::Variant, true);
+    let mut out = Vec::new();
+    ti.encode(&mut out);
+    assert_eq!(out, hex("62 491f0000"));
+    let mut r = Reader::new(&out);
+    assert_eq!(TypeInfo::decode(&mut r).unwrap(), ti);
+
+    // int 42: length 6, INT4, no properties, the 4 bytes.
+    let mut out = Vec::new();
+    encode_value(&ti, &SqlType::Variant, &variant(Value::Int(42), SqlType::Int), &mut out).unwrap();
+    assert_eq!(out, hex("06000000 38 00 2a000000"));
+    // nvarchar(10) N'hé': NVARCHAR, 7 property bytes (max length 20, collation), UTF-16.
+    let mut out = Vec::new();
+    let s = variant(Value::String("hé".into()), SqlType::nvarchar(10).unwrap());
+    encode_value(&ti, &SqlType::Variant, &s, &mut out).unwrap();
+    assert_eq!(out, hex("0d000000 e7 07 1400 0904d00034 6800 e900"));
+    // decimal(10,2) 123.45: DECIMALN, precision, scale, sign and 8 magnitude bytes.
+    let mut out = Vec::new();
+    let d = variant(Value::decimal(12345, 10, 2).unwrap(), SqlType::decimal(10, 2).unwrap());
+    encode_value(&ti, &SqlType::Variant, &d, &mut out).unwrap();
+    assert_eq!(out, hex("0d000000 6a 02 0a 02 01 3930000000000000"));
+    // NULL is a zero length.
+    let mut out = Vec::new();
+    encode_value(&ti, &SqlType::Variant, &Value::Null, &mut out).unwrap();
+    assert_eq!(out, hex("00000000"));
+
+    let values = [
+        variant(Value::Int(-7), SqlType::Int),
+        s,
+        d,
+        variant(Value::String("abc".into()), SqlType::varchar(5).unwrap()),
+        variant(Value::Binary(vec![1, 0, 2]), SqlType::varbinary(8).unwrap()),
+        variant(Value::Guid([7; 16]), SqlType::UniqueIdentifier),
+        variant(Value::DateTime2 { days: 738_000, ticks: 1_234_567, scale: 7 }, SqlType::datetime2(7).unwrap()),
+        variant(Value::DateTime { days: 45_000, ticks: 300 }, SqlType::DateTime),
+        variant(Value::Money(-15_000), SqlType::Money),
+        variant(Value::Float(1.5), SqlType::Float),
+        variant(Value::Time { ticks: 10_000_000, scale: 3 }, SqlType::time(3).unwrap()),
+        Value::Null,
+    ];
+    for v in values {
+        let mut out = Vec::new();
+        encode_value(&ti, &SqlType::Variant, &v, &mut out).unwrap();
+        let mut r = Reader::new(&out);
+        assert_eq!(decode_value(&ti, &mut r).unwrap(), v, "{v:?}");
+        assert_eq!(r.remaining(), 0);
+        // The row format stores the same header followed by the storage encoding.
+        if !v.is_null() {
+            let mut bytes = Vec::new();
+            types::encode(&v, &SqlType::Variant, &mut bytes).unwrap();
+            assert_eq!(types::decode(&SqlType::Variant, &bytes).unwrap(), v);
+        }
+    }
+}
+
+#[test]
+fn sql_variant_rejects_bad_values() {
+    let ti = TypeInfo::Variant(8009);
+    // Unknown base type id, a property count that does not fit the type, a length
+    // beyond the declared maximum, a truncated value.
+    for bad in ["03000000 f1 00 00", "06000000 38 01 2a000000", "4a1f0000 38 00", "06000000 38 00 2a00"] {
+        let b = hex(bad);
+        assert!(decode_value(&ti, &mut Reader::new(&b)).is_err(), "{bad}");
+    }
+    // Not a sql_variant value: an encode error, nothing written.
+    let mut out = vec![9];
+    assert!(encode_value(&ti, &SqlType::Variant, &Value::Int(1), &mut out).is_err());
+    assert_eq!(out, vec![9]);
 }

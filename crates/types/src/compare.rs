@@ -25,6 +25,7 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
     use Value::*;
     match (a, b) {
         (Null, _) | (_, Null) => None,
+        (Variant(_), _) | (_, Variant(_)) => Some(compare_variant(a.unvariant(), b.unvariant())),
         (Float(_) | Real(_), _) | (_, Float(_) | Real(_)) => as_f64(a)?.partial_cmp(&as_f64(b)?),
         (String(x), String(y)) => Some(compare_strings(x, y)),
         (Binary(x), Binary(y)) => Some(trim_zeros(x).cmp(trim_zeros(y))),
@@ -36,6 +37,49 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
             }
             Some(as_instant(a)?.cmp(&as_instant(b)?))
         }
+    }
+}
+
+/// The base type family of a sql_variant value as a rank (a value of a higher family is
+/// greater than every value of a lower one; SQL Server's sql_variant comparison rules):
+/// date and time 6, approximate numeric 5, exact numeric 4, character 3 (char, varchar,
+/// nchar and nvarchar are one family here: Mesquite has one collation, under which SQL
+/// Server compares them as nvarchar), binary 2, uniqueidentifier 1.
+pub fn variant_family(v: &Value) -> u8 {
+    match v {
+        Value::Date(_)
+        | Value::Time { .. }
+        | Value::DateTime { .. }
+        | Value::SmallDateTime { .. }
+        | Value::DateTime2 { .. }
+        | Value::DateTimeOffset { .. } => 6,
+        Value::Float(_) | Value::Real(_) => 5,
+        Value::String(_) => 3,
+        Value::Binary(_) => 2,
+        Value::Guid(_) => 1,
+        _ => 4,
+    }
+}
+
+/// Compares two non-NULL sql_variant contents (or a sql_variant and a plain value,
+/// which SQL Server converts to sql_variant first): by family, then within the family
+/// as the values themselves compare. A time is the time on 1900-01-01 against the
+/// other date and time types (its conversion to datetime).
+fn compare_variant(a: &Value, b: &Value) -> Ordering {
+    let (fa, fb) = (variant_family(a), variant_family(b));
+    if fa != fb {
+        return fa.cmp(&fb);
+    }
+    if fa == 6 {
+        return variant_instant(a).cmp(&variant_instant(b));
+    }
+    compare(a, b).unwrap_or(Ordering::Equal)
+}
+
+fn variant_instant(v: &Value) -> (i64, u64) {
+    match *v {
+        Value::Time { ticks, .. } => (DAYS_TO_1900, ticks * 3),
+        _ => as_instant(v).unwrap_or((0, 0)),
     }
 }
 
@@ -258,20 +302,68 @@ pub fn sort_key(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), Sq
             out.extend_from_slice(&minutes.to_be_bytes());
         }
         (Value::String(s), _) => push_string_key(s, out),
-        (Value::Binary(b), _) => {
-            for &x in trim_zeros(b) {
-                if x == 0 {
-                    out.extend_from_slice(&[0, 0xFF]);
-                } else {
-                    out.push(x);
-                }
-            }
-            out.extend_from_slice(&[0, 0]);
-        }
+        (Value::Binary(b), _) => push_binary_key(b, out),
         (Value::Guid(g), _) => out.extend_from_slice(&guid_order(g)),
+        (Value::Variant(v), _) => push_variant_key(&v.value, out),
         _ => return Err(SqlError::operand_type_clash(value.kind_name(), ty.name())),
     }
     Ok(())
+}
+
+/// The key of a sql_variant's contents: the family rank, then a key that orders the
+/// whole family as [`compare_variant`] does: exact numbers as their floor integer part
+/// (i128, sign-flipped) and the fraction scaled to 38 digits, floats as f64, points in
+/// time as (days, 1/30,000,000 s), strings, binaries and GUIDs as their own keys.
+fn push_variant_key(v: &Value, out: &mut Vec<u8>) {
+    let family = variant_family(v);
+    out.push(family);
+    match family {
+        6 => {
+            let (days, units) = variant_instant(v);
+            out.extend_from_slice(&flip64(days));
+            out.extend_from_slice(&units.to_be_bytes());
+        }
+        5 => {
+            let f = as_f64(v).unwrap_or(0.0);
+            let bits = (if f == 0.0 { 0.0f64 } else { f }).to_bits();
+            let key = if bits >> 63 == 1 { !bits } else { bits | 1 << 63 };
+            out.extend_from_slice(&key.to_be_bytes());
+        }
+        4 => {
+            let (x, s) = as_exact(v).unwrap_or((0, 0));
+            let p = decimal::pow10(s);
+            let (int, frac) = (x.div_euclid(p), x.rem_euclid(p));
+            out.extend_from_slice(&((int as u128) ^ (1 << 127)).to_be_bytes());
+            // frac < 10^s, so frac * 10^(38 - s) < 10^38 < 2^127.
+            out.extend_from_slice(&((frac as u128) * (decimal::pow10(38 - s) as u128)).to_be_bytes());
+        }
+        3 => {
+            if let Value::String(s) = v {
+                push_string_key(s, out);
+            }
+        }
+        2 => {
+            if let Value::Binary(b) = v {
+                push_binary_key(b, out);
+            }
+        }
+        _ => {
+            if let Value::Guid(g) = v {
+                out.extend_from_slice(&guid_order(g));
+            }
+        }
+    }
+}
+
+fn push_binary_key(b: &[u8], out: &mut Vec<u8>) {
+    for &x in trim_zeros(b) {
+        if x == 0 {
+            out.extend_from_slice(&[0, 0xFF]);
+        } else {
+            out.push(x);
+        }
+    }
+    out.extend_from_slice(&[0, 0]);
 }
 
 fn flip32(v: i32) -> [u8; 4] {

@@ -29,6 +29,7 @@
 //! | binary(n) | n | the bytes, zero-padded |
 //! | varbinary(n / max) | length of value | the bytes |
 //! | uniqueidentifier | 16 | the stored bytes (.NET Guid order) |
+//! | sql_variant | 2 + properties + value | the base type's TDS type id, the number of property bytes, the properties (see [`put_variant_header`]), then the value encoded as its base type |
 
 use crate::calendar::{self, TICKS_PER_DAY};
 use crate::codepage;
@@ -116,6 +117,10 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
         }
         (Value::Binary(b), _) => out.extend_from_slice(b),
         (Value::Guid(g), _) => out.extend_from_slice(g),
+        (Value::Variant(v), _) => {
+            put_variant_header(&v.ty, out);
+            encode(&v.value, &v.ty, out)?;
+        }
         // check_type admitted no other pairing.
         _ => return Err(SqlError::operand_type_clash(value.kind_name(), ty.name())),
     }
@@ -208,6 +213,11 @@ pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), Sql
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
         SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
+        SqlType::Variant => {
+            let (base, n) = read_variant_header(bytes).ok_or_else(bad)?;
+            let value = decode(&base, &bytes[n..])?;
+            Value::Variant(Box::new(crate::value::Variant { ty: base, value }))
+        }
     };
     // Ranges (dates, decimal digits, lengths) are checked once, here, for every type. A
     // char/varchar has one character per byte, so one within its length in bytes is
@@ -266,6 +276,124 @@ fn decode_common(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> bool {
     };
     *slot = v;
     true
+}
+
+/// The TDS type ids of sql_variant base types ([MS-TDS] 2.2.5.5.1.8, SSVARIANTTYPE): the
+/// stored form of a sql_variant column starts with the same header as the value on the
+/// wire, so the TDS codec and the row format share this table.
+pub mod variant_id {
+    pub const GUID: u8 = 0x24;
+    pub const DATEN: u8 = 0x28;
+    pub const TIMEN: u8 = 0x29;
+    pub const DATETIME2N: u8 = 0x2A;
+    pub const DATETIMEOFFSETN: u8 = 0x2B;
+    pub const INT1: u8 = 0x30;
+    pub const BIT: u8 = 0x32;
+    pub const INT2: u8 = 0x34;
+    pub const INT4: u8 = 0x38;
+    pub const DATETIM4: u8 = 0x3A;
+    pub const FLT4: u8 = 0x3B;
+    pub const MONEY: u8 = 0x3C;
+    pub const DATETIME: u8 = 0x3D;
+    pub const FLT8: u8 = 0x3E;
+    pub const DECIMALN: u8 = 0x6A;
+    pub const NUMERICN: u8 = 0x6C;
+    pub const MONEY4: u8 = 0x7A;
+    pub const INT8: u8 = 0x7F;
+    pub const BIGVARBINARY: u8 = 0xA5;
+    pub const BIGVARCHAR: u8 = 0xA7;
+    pub const BIGBINARY: u8 = 0xAD;
+    pub const BIGCHAR: u8 = 0xAF;
+    pub const NVARCHAR: u8 = 0xE7;
+    pub const NCHAR: u8 = 0xEF;
+}
+
+/// SQL_Latin1_General_CP1_CI_AS as TDS and sql_variant headers carry it (LCID 0x0409,
+/// IgnoreCase|IgnoreKana|IgnoreWidth, SortId 52).
+pub const DEFAULT_COLLATION: [u8; 5] = [0x09, 0x04, 0xD0, 0x00, 0x34];
+
+/// Writes a sql_variant's base type as [MS-TDS] describes it: the type id, the number of
+/// property bytes, then the properties: precision and scale for decimal/numeric, the
+/// scale for time/datetime2/datetimeoffset, the maximum length in bytes (u16 LE) for
+/// binary/varbinary, and that length followed by the 5-byte collation for the
+/// character types. A type that cannot be a base type writes nothing.
+pub fn put_variant_header(ty: &SqlType, out: &mut Vec<u8>) {
+    use variant_id::*;
+    let with_len = |id: u8, len: u16, collation: bool, out: &mut Vec<u8>| {
+        out.extend_from_slice(&[id, if collation { 7 } else { 2 }]);
+        out.extend_from_slice(&len.to_le_bytes());
+        if collation {
+            out.extend_from_slice(&DEFAULT_COLLATION);
+        }
+    };
+    let id = match *ty {
+        SqlType::Bit => BIT,
+        SqlType::TinyInt => INT1,
+        SqlType::SmallInt => INT2,
+        SqlType::Int => INT4,
+        SqlType::BigInt => INT8,
+        SqlType::Money => MONEY,
+        SqlType::SmallMoney => MONEY4,
+        SqlType::Real => FLT4,
+        SqlType::Float => FLT8,
+        SqlType::DateTime => DATETIME,
+        SqlType::SmallDateTime => DATETIM4,
+        SqlType::Date => DATEN,
+        SqlType::UniqueIdentifier => GUID,
+        SqlType::Decimal { precision, scale } => return out.extend_from_slice(&[DECIMALN, 2, precision, scale]),
+        SqlType::Numeric { precision, scale } => return out.extend_from_slice(&[NUMERICN, 2, precision, scale]),
+        SqlType::Time { scale } => return out.extend_from_slice(&[TIMEN, 1, scale]),
+        SqlType::DateTime2 { scale } => return out.extend_from_slice(&[DATETIME2N, 1, scale]),
+        SqlType::DateTimeOffset { scale } => return out.extend_from_slice(&[DATETIMEOFFSETN, 1, scale]),
+        SqlType::Char { len } => return with_len(BIGCHAR, len, true, out),
+        SqlType::VarChar { len: Length::Bounded(len) } => return with_len(BIGVARCHAR, len, true, out),
+        SqlType::NChar { len } => return with_len(NCHAR, len.saturating_mul(2), true, out),
+        SqlType::NVarChar { len: Length::Bounded(len) } => return with_len(NVARCHAR, len.saturating_mul(2), true, out),
+        SqlType::Binary { len } => return with_len(BIGBINARY, len, false, out),
+        SqlType::VarBinary { len: Length::Bounded(len) } => return with_len(BIGVARBINARY, len, false, out),
+        _ => return,
+    };
+    out.extend_from_slice(&[id, 0]);
+}
+
+/// Reads what [`put_variant_header`] wrote: the base type and the header's length. None
+/// for an unknown type id, a property count that does not match the type, or
+/// parameters out of range. The collation of a character base type is not checked
+/// (Mesquite has one).
+pub fn read_variant_header(bytes: &[u8]) -> Option<(SqlType, usize)> {
+    use variant_id::*;
+    let (&id, rest) = bytes.split_first()?;
+    let (&n, rest) = rest.split_first()?;
+    let props = rest.get(..usize::from(n))?;
+    let len16 = || props.get(..2).map(|b| i64::from(u16::from_le_bytes([b[0], b[1]])));
+    let ty = match (id, n) {
+        (BIT, 0) => SqlType::Bit,
+        (INT1, 0) => SqlType::TinyInt,
+        (INT2, 0) => SqlType::SmallInt,
+        (INT4, 0) => SqlType::Int,
+        (INT8, 0) => SqlType::BigInt,
+        (MONEY, 0) => SqlType::Money,
+        (MONEY4, 0) => SqlType::SmallMoney,
+        (FLT4, 0) => SqlType::Real,
+        (FLT8, 0) => SqlType::Float,
+        (DATETIME, 0) => SqlType::DateTime,
+        (DATETIM4, 0) => SqlType::SmallDateTime,
+        (DATEN, 0) => SqlType::Date,
+        (GUID, 0) => SqlType::UniqueIdentifier,
+        (DECIMALN, 2) => SqlType::decimal(i64::from(props[0]), i64::from(props[1])).ok()?,
+        (NUMERICN, 2) => SqlType::numeric(i64::from(props[0]), i64::from(props[1])).ok()?,
+        (TIMEN, 1) => SqlType::time(i64::from(props[0])).ok()?,
+        (DATETIME2N, 1) => SqlType::datetime2(i64::from(props[0])).ok()?,
+        (DATETIMEOFFSETN, 1) => SqlType::datetimeoffset(i64::from(props[0])).ok()?,
+        (BIGCHAR, 7) => SqlType::char(len16()?).ok()?,
+        (BIGVARCHAR, 7) => SqlType::varchar(len16()?).ok()?,
+        (NCHAR, 7) => SqlType::nchar(len16()? / 2).ok()?,
+        (NVARCHAR, 7) => SqlType::nvarchar(len16()? / 2).ok()?,
+        (BIGBINARY, 2) => SqlType::binary(len16()?).ok()?,
+        (BIGVARBINARY, 2) => SqlType::varbinary(len16()?).ok()?,
+        _ => return None,
+    };
+    Some((ty, 2 + usize::from(n)))
 }
 
 /// Copies a slice into a fixed array, zero-filling or truncating; callers pass slices

@@ -213,6 +213,7 @@ impl fmt::Display for Value {
             Value::String(s) => f.write_str(s),
             Value::Binary(b) => f.write_str(&format_binary(b)),
             Value::Guid(g) => f.write_str(&format_guid(g)),
+            Value::Variant(v) => v.value.fmt(f),
         }
     }
 }

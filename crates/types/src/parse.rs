@@ -101,6 +101,8 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         }
         SqlType::VarBinary { len: Length::Max } => Ok(Value::Binary(string_bytes(text, from, None, false))),
         SqlType::UniqueIdentifier => parse_guid(text).map(Value::Guid),
+        // The text itself becomes the value, of the source's type.
+        SqlType::Variant => Value::variant(Value::String(text.to_string()), source),
     }
 }
 

@@ -87,7 +87,16 @@ pub enum SqlType {
     UniqueIdentifier,
     /// xml, stored as UTF-16 text for now (SQL Server stores a binary XML format).
     Xml,
+    /// sql_variant: a value of any other type except the MAX types, xml and sql_variant
+    /// itself, together with that base type ([`crate::Value::Variant`]); at most 8000
+    /// bytes of value.
+    Variant,
 }
+
+/// Largest value of a sql_variant's base type in bytes, and the most a stored
+/// sql_variant takes (the value plus its base type header; see [`crate::encoding`]).
+pub const MAX_VARIANT_VALUE_BYTES: u16 = 8000;
+pub const MAX_VARIANT_BYTES: u32 = 8016;
 
 /// A parameter written after a type name: `decimal(18, 2)` has `[Num(18), Num(2)]`,
 /// `varchar(max)` has `[Max]`.
@@ -317,6 +326,7 @@ impl SqlType {
             "sysname" => no_args(SqlType::NVarChar { len: Length::Bounded(128) }),
             "uniqueidentifier" => no_args(SqlType::UniqueIdentifier),
             "xml" => no_args(SqlType::Xml),
+            "sql_variant" => no_args(SqlType::Variant),
             _ => Err(SqlError::new(
                 2715,
                 16,
@@ -354,6 +364,7 @@ impl SqlType {
             SqlType::VarBinary { .. } => "varbinary",
             SqlType::UniqueIdentifier => "uniqueidentifier",
             SqlType::Xml => "xml",
+            SqlType::Variant => "sql_variant",
         }
     }
 
@@ -378,9 +389,11 @@ impl SqlType {
             SqlType::Char { len } | SqlType::Binary { len } => len,
             SqlType::NChar { len } => len.saturating_mul(2),
             SqlType::UniqueIdentifier => 16,
-            SqlType::VarChar { .. } | SqlType::NVarChar { .. } | SqlType::VarBinary { .. } | SqlType::Xml => {
-                return None
-            }
+            SqlType::VarChar { .. }
+            | SqlType::NVarChar { .. }
+            | SqlType::VarBinary { .. }
+            | SqlType::Xml
+            | SqlType::Variant => return None,
         })
     }
 
@@ -407,6 +420,7 @@ impl SqlType {
             | SqlType::NVarChar { len: Length::Max }
             | SqlType::VarBinary { len: Length::Max }
             | SqlType::Xml => MAX_LOB_BYTES,
+            SqlType::Variant => MAX_VARIANT_BYTES,
             _ => u32::from(self.fixed_storage_len().unwrap_or(0)),
         }
     }
@@ -421,6 +435,7 @@ impl SqlType {
     /// match the documentation.
     pub fn precedence(&self) -> u8 {
         match self {
+            SqlType::Variant => 2,
             SqlType::Xml => 3,
             SqlType::DateTimeOffset { .. } => 4,
             SqlType::DateTime2 { .. } => 5,
@@ -467,6 +482,13 @@ impl SqlType {
             SqlType::Time { scale } | SqlType::DateTime2 { scale } | SqlType::DateTimeOffset { scale } => Some(scale),
             _ => None,
         }
+    }
+
+    /// Can a sql_variant hold a value of this type? Not the MAX types, xml or
+    /// sql_variant itself (SQL Server also excludes text, ntext, image, timestamp and
+    /// CLR types, which Mesquite does not have).
+    pub fn is_variant_base(&self) -> bool {
+        !self.is_max() && *self != SqlType::Variant
     }
 
     pub fn is_fixed_length(&self) -> bool {

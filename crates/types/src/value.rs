@@ -84,6 +84,17 @@ pub enum Value {
     Binary(Vec<u8>),
     /// uniqueidentifier, bytes in the order SQL Server stores them.
     Guid([u8; 16]),
+    /// sql_variant: a non-NULL value and its base type (a NULL sql_variant is `Null`).
+    /// Build it with [`Value::variant`], which checks the pair.
+    Variant(Box<Variant>),
+}
+
+/// The contents of a sql_variant: `value` fits `ty` ([`Value::check_type`]) and `ty`
+/// can be a base type ([`SqlType::is_variant_base`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Variant {
+    pub ty: SqlType,
+    pub value: Value,
 }
 
 fn out_of_range(type_name: &str) -> SqlError {
@@ -119,6 +130,29 @@ impl Value {
             Value::String(_) => "nvarchar",
             Value::Binary(_) => "varbinary",
             Value::Guid(_) => "uniqueidentifier",
+            Value::Variant(_) => "sql_variant",
+        }
+    }
+
+    /// A sql_variant holding `value` as type `ty` (NULL stays NULL; a sql_variant is
+    /// returned as it is). A MAX type or xml cannot be a base type: Msg 206, as SQL
+    /// Server reports it ("nvarchar(max) is incompatible with sql_variant").
+    pub fn variant(value: Value, ty: &SqlType) -> Result<Value, SqlError> {
+        if value.is_null() || matches!(value, Value::Variant(_)) {
+            return Ok(value);
+        }
+        if !ty.is_variant_base() {
+            return Err(SqlError::operand_type_clash(&ty.to_string(), "sql_variant"));
+        }
+        let value = value.fit_to(ty)?;
+        Ok(Value::Variant(Box::new(Variant { ty: *ty, value })))
+    }
+
+    /// The value inside a sql_variant, or the value itself.
+    pub fn unvariant(&self) -> &Value {
+        match self {
+            Value::Variant(v) => &v.value,
+            v => v,
         }
     }
 
@@ -208,6 +242,12 @@ impl Value {
                     return Err(out_of_range("datetimeoffset"));
                 }
             }
+            Value::Variant(ref v) => {
+                if !v.ty.is_variant_base() || v.value.is_null() || matches!(v.value, Value::Variant(_)) {
+                    return Err(SqlError::operand_type_clash(&v.ty.to_string(), "sql_variant"));
+                }
+                v.value.check_type(&v.ty)?;
+            }
             _ => {}
         }
         Ok(())
@@ -236,7 +276,8 @@ impl Value {
             | (Value::Date(_), SqlType::Date)
             | (Value::DateTime { .. }, SqlType::DateTime)
             | (Value::SmallDateTime { .. }, SqlType::SmallDateTime)
-            | (Value::Guid(_), SqlType::UniqueIdentifier) => Ok(()),
+            | (Value::Guid(_), SqlType::UniqueIdentifier)
+            | (Value::Variant(_), SqlType::Variant) => Ok(()),
             (Value::Money(m), SqlType::SmallMoney) => {
                 if (SMALLMONEY_MIN..=SMALLMONEY_MAX).contains(m) {
                     Ok(())

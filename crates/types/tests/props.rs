@@ -168,6 +168,16 @@ fn arb_value(ty: SqlType) -> BoxedStrategy<Value> {
         | SqlType::NChar { .. }
         | SqlType::NVarChar { .. }
         | SqlType::Xml => canonical_string(ty).prop_map(Value::String).boxed(),
+        // A sql_variant of an int or of an nvarchar(20).
+        SqlType::Variant => prop_oneof![
+            arb_value(SqlType::Int).prop_map(|v| Value::variant(v, &SqlType::Int).unwrap()),
+            arb_value(SqlType::NVarChar { len: Length::Bounded(20) }).prop_map(|v| Value::variant(
+                v,
+                &SqlType::NVarChar { len: Length::Bounded(20) }
+            )
+            .unwrap()),
+        ]
+        .boxed(),
         SqlType::Binary { len } => prop::collection::vec(any::<u8>(), usize::from(len)).prop_map(Value::Binary).boxed(),
         SqlType::VarBinary { len } => {
             let max = match len {

@@ -605,3 +605,50 @@ func TestTVP(t *testing.T) {
 		t.Fatalf("sp_executesql: %d %v", count, err)
 	}
 }
+
+// A sql_variant column (SSVARIANTTYPE) holding several base types reads back exactly.
+func TestTypesSqlVariant(t *testing.T) {
+	record(t, "types")
+	db := open(t, plain)
+	rows, err := db.QueryContext(ctx(t), `SELECT v FROM (VALUES (1, CAST(42 AS sql_variant)),
+		(2, CAST(N'héllo' AS nvarchar(10))), (3, CAST('2024-05-06 07:08:09.1234567' AS datetime2)),
+		(4, CAST(123.45 AS decimal(10, 2))), (5, CAST('6F9619FF-8B86-D011-B42D-00C04FD430C8' AS uniqueidentifier)),
+		(6, NULL)) AS t(id, v) ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var got []any
+	for rows.Next() {
+		var v any
+		if err := rows.Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, v)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 6 {
+		t.Fatalf("rows: %v", got)
+	}
+	if v, ok := got[0].(int64); !ok || v != 42 {
+		t.Errorf("int: %#v", got[0])
+	}
+	if v, ok := got[1].(string); !ok || v != "héllo" {
+		t.Errorf("nvarchar: %#v", got[1])
+	}
+	if v, ok := got[2].(time.Time); !ok || !v.Equal(time.Date(2024, 5, 6, 7, 8, 9, 123456700, time.UTC)) {
+		t.Errorf("datetime2: %#v", got[2])
+	}
+	if v, ok := got[3].([]byte); !ok || string(v) != "123.45" {
+		t.Errorf("decimal: %#v", got[3])
+	}
+	var g mssql.UniqueIdentifier
+	if v, ok := got[4].([]byte); !ok || g.Scan(v) != nil || g.String() != "6F9619FF-8B86-D011-B42D-00C04FD430C8" {
+		t.Errorf("uniqueidentifier: %#v", got[4])
+	}
+	if got[5] != nil {
+		t.Errorf("NULL: %#v", got[5])
+	}
+}

@@ -202,6 +202,23 @@ def test_types(conn):
     check_types_row(cur.fetchone())
 
 
+def test_types_sql_variant(conn):
+    cur = conn.cursor()
+    cur.execute(
+        "SELECT v FROM (VALUES (1, CAST(42 AS sql_variant)), (2, CAST(N'héllo' AS nvarchar(10))),"
+        " (3, CAST('2024-05-06 07:08:09.1234567' AS datetime2)), (4, CAST(123.45 AS decimal(10, 2))),"
+        " (5, CAST('6F9619FF-8B86-D011-B42D-00C04FD430C8' AS uniqueidentifier)), (6, NULL)) AS t(id, v) ORDER BY id"
+    )
+    assert [r[0] for r in cur.fetchall()] == [
+        42,
+        "héllo",
+        datetime.datetime(2024, 5, 6, 7, 8, 9, 123456),
+        decimal.Decimal("123.45"),
+        uuid.UUID("6F9619FF-8B86-D011-B42D-00C04FD430C8"),
+        None,
+    ]
+
+
 def test_error_number_and_line(conn):
     cur = conn.cursor()
     with pytest.raises(pytds.ProgrammingError) as e:

@@ -25,8 +25,9 @@
 //! 13 time (`u8` scale), 14 datetime, 15 smalldatetime, 16 datetime2 (`u8` scale),
 //! 17 datetimeoffset (`u8` scale), 18 char (`u16` n), 19 varchar (`u16` n, 0xFFFF = max),
 //! 20 nchar (`u16` n), 21 nvarchar (`u16` n or 0xFFFF), 22 binary (`u16` n), 23 varbinary
-//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml. Parameters are checked on decoding
-//! with the same rules as a declaration (decimal precision 1-38, scale <= precision, ...).
+//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant. Parameters are
+//! checked on decoding with the same rules as a declaration (decimal precision 1-38,
+//! scale <= precision, ...).
 //!
 //! # Schema row
 //!
@@ -225,6 +226,7 @@ impl Writer {
             }
             SqlType::UniqueIdentifier => self.u8(24),
             SqlType::Xml => self.u8(25),
+            SqlType::Variant => self.u8(26),
         }
     }
 
@@ -266,6 +268,7 @@ fn value_type(v: &Value) -> Option<SqlType> {
         Value::String(_) => SqlType::NVarChar { len: Length::Max },
         Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
         Value::Guid(_) => SqlType::UniqueIdentifier,
+        Value::Variant(_) => SqlType::Variant,
     })
 }
 
@@ -561,6 +564,7 @@ impl<'a> Reader<'a> {
             23 => var(self.length()?, SqlType::varbinary, SqlType::VarBinary { len: Length::Max })?,
             24 => SqlType::UniqueIdentifier,
             25 => SqlType::Xml,
+            26 => SqlType::Variant,
             _ => return None,
         })
     }

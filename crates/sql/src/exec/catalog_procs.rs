@@ -369,6 +369,8 @@ fn odbc_type(ty: &SqlType, nullable: bool, odbc3: bool) -> OdbcType {
         SqlType::VarBinary { len } => chars(-3, bounded(len), 1, 37),
         SqlType::UniqueIdentifier => OdbcType { length: 16, octet_length: None, ..chars(-11, Some(36), 1, 37) },
         SqlType::Xml => chars(-152, None, 1, 0),
+        // SQL_SS_VARIANT; LENGTH 8016 is the value and its base type header.
+        SqlType::Variant => OdbcType { length: 8016, octet_length: None, ..chars(-150, Some(8000), 1, 39) },
     }
 }
 

@@ -984,6 +984,7 @@ pub fn value_type(v: &Value) -> SqlType {
         Value::String(_) => SqlType::NVarChar { len: types::Length::Max },
         Value::Binary(_) => SqlType::VarBinary { len: types::Length::Max },
         Value::Guid(_) => SqlType::UniqueIdentifier,
+        Value::Variant(_) => SqlType::Variant,
     }
 }
 

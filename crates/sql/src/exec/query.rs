@@ -206,17 +206,16 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             let id = cx.schema_id(cx.state.database, &n);
             (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
         }
-        "SERVERPROPERTY" => (
-            super::server_property(&text(0).unwrap_or_default(), cx),
-            SqlType::NVarChar { len: types::Length::Bounded(4000) },
-        ),
+        "SERVERPROPERTY" => {
+            (property_variant(super::server_property(&text(0).unwrap_or_default(), cx))?, SqlType::Variant)
+        }
         "DATABASEPROPERTYEX" => {
             let db = text(0).and_then(|n| cx.db_id_by_name(&n));
             let v = match db {
                 Some(db) => super::database_property(db, &text(1).unwrap_or_default(), cx),
                 None => Value::Null,
             };
-            (v, SqlType::NVarChar { len: types::Length::Bounded(4000) })
+            (property_variant(v)?, SqlType::Variant)
         }
         "SUSER_SNAME" | "SUSER_NAME" | "ORIGINAL_LOGIN" => (Value::String(cx.login_name()), nv(128)),
         "USER_NAME" => (Value::String("dbo".into()), nv(128)),
@@ -276,12 +275,26 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             (def.map(Value::String).unwrap_or(Value::Null), SqlType::NVarChar { len: types::Length::Max })
         }
         "COLLATIONPROPERTY" => match (text(0), text(1)) {
-            (Some(c), Some(p)) => (super::catalog_views::collation_property(&c, &p), SqlType::Int),
-            _ => (Value::Null, SqlType::Int),
+            (Some(c), Some(p)) => {
+                (property_variant(super::catalog_views::collation_property(&c, &p))?, SqlType::Variant)
+            }
+            _ => (Value::Null, SqlType::Variant),
         },
         _ => return Err(errors::unknown_function(name)),
     };
     Ok(v)
+}
+
+/// A SERVERPROPERTY, DATABASEPROPERTYEX or COLLATIONPROPERTY answer as the sql_variant
+/// SQL Server returns: text as nvarchar(128) (nvarchar(4000) when longer), numbers as
+/// their own type.
+fn property_variant(v: Value) -> Result<Value, SqlError> {
+    let ty = match &v {
+        Value::String(s) if s.encode_utf16().count() <= 128 => SqlType::NVarChar { len: types::Length::Bounded(128) },
+        Value::String(_) => SqlType::NVarChar { len: types::Length::Bounded(4000) },
+        v => super::plan::value_type(v),
+    };
+    Value::variant(v, &ty)
 }
 
 /// Visits an expression tree, not descending into subqueries.

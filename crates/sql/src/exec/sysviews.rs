@@ -469,6 +469,37 @@ fn build_system_objects() -> Vec<SystemObject> {
         .collect()
 }
 
+/// The system types of sys.types by name (each with its widest parameters, as
+/// sys.types shows them); TYPE_NAME and TYPE_ID read the same list.
+pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
+    ("bigint", SqlType::BigInt),
+    ("binary", SqlType::Binary { len: 8000 }),
+    ("bit", SqlType::Bit),
+    ("char", SqlType::Char { len: 8000 }),
+    ("date", SqlType::Date),
+    ("datetime", SqlType::DateTime),
+    ("datetime2", SqlType::DateTime2 { scale: 7 }),
+    ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
+    ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
+    ("float", SqlType::Float),
+    ("int", SqlType::Int),
+    ("money", SqlType::Money),
+    ("nchar", SqlType::NChar { len: 4000 }),
+    ("numeric", SqlType::Numeric { precision: 38, scale: 38 }),
+    ("nvarchar", SqlType::NVarChar { len: Length::Bounded(4000) }),
+    ("real", SqlType::Real),
+    ("smalldatetime", SqlType::SmallDateTime),
+    ("smallint", SqlType::SmallInt),
+    ("smallmoney", SqlType::SmallMoney),
+    ("sql_variant", SqlType::Variant),
+    ("time", SqlType::Time { scale: 7 }),
+    ("tinyint", SqlType::TinyInt),
+    ("uniqueidentifier", SqlType::UniqueIdentifier),
+    ("varbinary", SqlType::VarBinary { len: Length::Bounded(8000) }),
+    ("varchar", SqlType::VarChar { len: Length::Bounded(8000) }),
+    ("xml", SqlType::Xml),
+];
+
 /// (system_type_id, max_length, precision, scale) as sys.columns reports a type.
 pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
     match *ty {
@@ -525,6 +556,7 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         ),
         SqlType::UniqueIdentifier => (36, 16, 0, 0),
         SqlType::Xml => (241, -1, 0, 0),
+        SqlType::Variant => (98, 8016, 0, 0),
     }
 }
 
@@ -616,33 +648,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
             }
         }
         ViewKind::Types => {
-            for (name, ty) in [
-                ("bigint", SqlType::BigInt),
-                ("binary", SqlType::Binary { len: 8000 }),
-                ("bit", SqlType::Bit),
-                ("char", SqlType::Char { len: 8000 }),
-                ("date", SqlType::Date),
-                ("datetime", SqlType::DateTime),
-                ("datetime2", SqlType::DateTime2 { scale: 7 }),
-                ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
-                ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
-                ("float", SqlType::Float),
-                ("int", SqlType::Int),
-                ("money", SqlType::Money),
-                ("nchar", SqlType::NChar { len: 4000 }),
-                ("numeric", SqlType::Numeric { precision: 38, scale: 38 }),
-                ("nvarchar", SqlType::NVarChar { len: Length::Bounded(4000) }),
-                ("real", SqlType::Real),
-                ("smalldatetime", SqlType::SmallDateTime),
-                ("smallint", SqlType::SmallInt),
-                ("smallmoney", SqlType::SmallMoney),
-                ("time", SqlType::Time { scale: 7 }),
-                ("tinyint", SqlType::TinyInt),
-                ("uniqueidentifier", SqlType::UniqueIdentifier),
-                ("varbinary", SqlType::VarBinary { len: Length::Bounded(8000) }),
-                ("varchar", SqlType::VarChar { len: Length::Bounded(8000) }),
-                ("xml", SqlType::Xml),
-            ] {
+            for &(name, ty) in SYSTEM_TYPES {
                 let (id, len, p, sc) = type_info(&ty);
                 out.push(vec![
                     s(name),

@@ -86,6 +86,7 @@ enum Cat {
     Time,
     /// datetime2, datetimeoffset
     Modern,
+    Variant,
 }
 
 fn cat(t: &SqlType) -> Cat {
@@ -98,6 +99,7 @@ fn cat(t: &SqlType) -> Cat {
         SqlType::Date => Cat::Date,
         SqlType::Time { .. } => Cat::Time,
         SqlType::DateTime2 { .. } | SqlType::DateTimeOffset { .. } => Cat::Modern,
+        SqlType::Variant => Cat::Variant,
         _ => Cat::Num,
     }
 }
@@ -108,6 +110,11 @@ pub fn explicit_allowed(from: &SqlType, to: &SqlType) -> bool {
     let (f, t) = (cat(from), cat(to));
     if f == t || f == Str || t == Str {
         return true;
+    }
+    // To and from sql_variant: every base type (a MAX value is refused per value, by
+    // `Value::variant`); xml never.
+    if f == Variant || t == Variant {
+        return f != Xml && t != Xml;
     }
     match (f, t) {
         (Bin, Num) => !util::is_approx(to),
@@ -143,6 +150,18 @@ pub fn check_explicit(from: &SqlType, to: &SqlType) -> Result<(), SqlError> {
 pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) -> Result<Value, SqlError> {
     if value.is_null() {
         return Ok(Value::Null);
+    }
+    // A sql_variant converts as its base type; anything becomes a sql_variant of its
+    // own type.
+    match (value, *to) {
+        (Value::Variant(_), SqlType::Variant) => return Ok(value.clone()),
+        (Value::Variant(v), _) => return convert(&v.value, &v.ty, to, style),
+        (_, SqlType::Variant) => {
+            let from = effective_type(value, from);
+            check_explicit(&from, to)?;
+            return Value::variant(value.clone(), &from);
+        }
+        _ => {}
     }
     let from = effective_type(value, from);
     if from == *to && style.is_none() && !matches!(to, SqlType::Char { .. } | SqlType::NChar { .. }) {
@@ -199,6 +218,8 @@ pub fn implicit_allowed(from: &SqlType, to: &SqlType) -> bool {
         (Legacy | Date | Time | Modern, Bin) => false,
         (Num, Bin) => !util::is_approx(from),
         (Xml, Str | Bin) => false,
+        // A sql_variant is converted to another type only by CAST/CONVERT (Msg 257).
+        (Variant, _) => false,
         _ => true,
     }
 }
@@ -909,6 +930,7 @@ fn to_binary(value: &Value, from: &SqlType, to: &SqlType) -> Value {
         }
         Value::String(ref s) => (s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect(), false),
         Value::Binary(ref b) => (b.clone(), false),
+        Value::Variant(ref v) => return to_binary(&v.value, &v.ty, to),
         Value::Null => (Vec::new(), false),
     };
     fit_binary(bytes, to, numeric)
@@ -1025,6 +1047,8 @@ fn from_binary(b: &[u8], to: &SqlType) -> Result<Value, SqlError> {
             return types::parse_from(&String::from_utf8_lossy(b), &SqlType::VarChar { len: Length::Max }, to)
         }
         SqlType::Float | SqlType::Real => return Err(explicit_not_allowed("varbinary", to.name())),
+        // `convert` wraps a value in a sql_variant before it gets here.
+        SqlType::Variant => return Err(bad()),
     })
 }
 

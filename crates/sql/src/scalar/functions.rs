@@ -151,6 +151,9 @@ const FUNCTIONS: &[(&str, usize, usize)] = &[
     ("NEWSEQUENTIALID", 0, 0),
     ("CHECKSUM", 1, 4096),
     ("BINARY_CHECKSUM", 1, 4096),
+    ("SQL_VARIANT_PROPERTY", 2, 2),
+    ("TYPE_NAME", 1, 1),
+    ("TYPE_ID", 1, 1),
 ];
 
 /// The built-in scalar function called `name` (case-insensitive), if there is one.
@@ -195,6 +198,8 @@ fn text_len(t: &SqlType) -> Option<u32> {
             Length::Max => return None,
         },
         SqlType::Xml => return None,
+        // A sql_variant converts to its base type's text: at most 8000 characters.
+        SqlType::Variant => 8000,
         SqlType::Bit => 1,
         SqlType::TinyInt => 3,
         SqlType::SmallInt => 6,
@@ -211,6 +216,31 @@ fn text_len(t: &SqlType) -> Option<u32> {
         SqlType::DateTimeOffset { .. } => 34,
         SqlType::UniqueIdentifier => 36,
     })
+}
+
+/// SQL_VARIANT_PROPERTY(v, property) for a non-NULL sql_variant: BaseType and Collation
+/// as sysname, Precision, Scale, MaxLength (bytes of the base type, as sys.columns) and
+/// TotalBytes (the stored value with its base type header) as int, each wrapped in a
+/// sql_variant; NULL for another property name or a Collation of a non-character type.
+fn variant_property(v: &types::value::Variant, prop: &str) -> Result<Value, SqlError> {
+    let (_, max_len, precision, scale) = crate::exec::sysviews::type_info(&v.ty);
+    let sysname = SqlType::NVarChar { len: Length::Bounded(128) };
+    let int = |n: i32| Value::variant(Value::Int(n), &SqlType::Int);
+    match prop.trim().to_ascii_lowercase().as_str() {
+        "basetype" => Value::variant(Value::String(v.ty.name().to_string()), &sysname),
+        "precision" => int(i32::from(precision)),
+        "scale" => int(i32::from(scale)),
+        "maxlength" => int(i32::from(max_len)),
+        "totalbytes" => {
+            let mut bytes = Vec::new();
+            types::encode(&Value::Variant(Box::new(v.clone())), &SqlType::Variant, &mut bytes)?;
+            int(bytes.len() as i32)
+        }
+        "collation" if v.ty.is_character() => {
+            Value::variant(Value::String("SQL_Latin1_General_CP1_CI_AS".to_string()), &sysname)
+        }
+        _ => Ok(Value::Null),
+    }
 }
 
 /// varchar(n)/nvarchar(n) of the argument's length: what LEFT, UPPER, TRIM... return.
@@ -513,6 +543,14 @@ pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> 
         "CHOOSE" => common_type(&args[1..], literals.get(1..).unwrap_or(&[])),
         "GREATEST" | "LEAST" => common_type(args, literals),
         "NEWID" | "NEWSEQUENTIALID" => SqlType::UniqueIdentifier,
+        "SQL_VARIANT_PROPERTY" => {
+            if a0.is_max() || a0 == SqlType::Xml {
+                return Err(invalid_arg(a0.name(), 1, f.0));
+            }
+            SqlType::Variant
+        }
+        "TYPE_NAME" => SqlType::NVarChar { len: Length::Bounded(128) },
+        "TYPE_ID" => SqlType::Int,
         _ => return Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     })
 }
@@ -1014,6 +1052,10 @@ pub fn call(
         }
         "DATALENGTH" => {
             let v = &args[0];
+            let (v, t0) = match v {
+                Value::Variant(b) => (&b.value, b.ty),
+                v => (v, t0),
+            };
             let n: i64 = match v {
                 Value::Null => return null,
                 Value::String(s) if t0.is_unicode() => 2 * s.encode_utf16().count() as i64,
@@ -1556,6 +1598,27 @@ pub fn call(
         "NEWSEQUENTIALID" => Ok(Value::Guid(newsequentialid())),
         "CHECKSUM" => Ok(Value::Int(checksum(args, false))),
         "BINARY_CHECKSUM" => Ok(Value::Int(checksum(args, true))),
+        "SQL_VARIANT_PROPERTY" => {
+            let prop = text_or_null!(1);
+            match convert::convert(&args[0], &t0, &SqlType::Variant, None)? {
+                Value::Variant(v) => variant_property(&v, &prop),
+                _ => null,
+            }
+        }
+        "TYPE_NAME" => {
+            let id = int_or_null!(0);
+            let name = crate::exec::sysviews::SYSTEM_TYPES
+                .iter()
+                .find(|(_, t)| i64::from(crate::exec::sysviews::type_info(t).0) == id)
+                .map(|(n, _)| *n);
+            Ok(name.map_or(Value::Null, |n| Value::String(n.to_string())))
+        }
+        "TYPE_ID" => {
+            let name = text_or_null!(0);
+            let name = name.trim().trim_start_matches('[').trim_end_matches(']');
+            let t = crate::exec::sysviews::SYSTEM_TYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name));
+            Ok(t.map_or(Value::Null, |(_, t)| Value::Int(i32::from(crate::exec::sysviews::type_info(t).0))))
+        }
         _ => Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     }
 }

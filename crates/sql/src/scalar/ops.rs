@@ -70,6 +70,7 @@ enum K {
     Date,
     Time,
     Modern,
+    Variant,
 }
 
 fn k(t: &SqlType) -> K {
@@ -87,6 +88,7 @@ fn k(t: &SqlType) -> K {
         SqlType::Date => K::Date,
         SqlType::Time { .. } => K::Time,
         SqlType::DateTime2 { .. } | SqlType::DateTimeOffset { .. } => K::Modern,
+        SqlType::Variant => K::Variant,
     }
 }
 
@@ -245,6 +247,10 @@ pub fn binary_type(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<SqlType, Sq
     if kl == K::Xml || kr == K::Xml {
         return Err(pair_incompatible());
     }
+    // No arithmetic on sql_variant (Msg 8117 names it whichever side it is on).
+    if kl == K::Variant || kr == K::Variant {
+        return Err(invalid_operand("sql_variant", name));
+    }
     // Strings and binaries among themselves.
     match (kl, kr) {
         (K::Str, K::Str) => {
@@ -375,7 +381,7 @@ pub fn unary_type(op: UnaryOp, ty: &SqlType) -> Result<SqlType, SqlError> {
     let kind = k(ty);
     match op {
         UnaryOp::Plus => match kind {
-            K::Xml | K::Guid => Err(invalid_operand(ty.name(), "plus")),
+            K::Xml | K::Guid | K::Variant => Err(invalid_operand(ty.name(), "plus")),
             _ => Ok(*ty),
         },
         UnaryOp::Minus => match kind {
@@ -767,6 +773,11 @@ pub fn comparison_type_for(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<Sql
     }
     if kl == K::Xml || kr == K::Xml {
         return Err(incompatible(l.name(), r.name(), op_name(op)));
+    }
+    // sql_variant has the highest precedence: the other side becomes a sql_variant of
+    // its own type, and the sql_variant rules order the two.
+    if kl == K::Variant || kr == K::Variant {
+        return Ok(SqlType::Variant);
     }
     let temporal = |k: K| matches!(k, K::Date | K::Time | K::Legacy | K::Modern);
     if (kl == K::Time) != (kr == K::Time) && temporal(kl) && temporal(kr) {

@@ -104,6 +104,7 @@ pub(crate) fn value_type(v: &Value) -> SqlType {
         Value::String(_) => SqlType::NVarChar { len: Length::Max },
         Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
         Value::Guid(_) => SqlType::UniqueIdentifier,
+        Value::Variant(_) => SqlType::Variant,
     }
 }
 
@@ -128,6 +129,7 @@ pub(crate) fn fits_family(v: &Value, ty: &SqlType) -> bool {
             | (Value::DateTime2 { .. }, T::DateTime2 { .. })
             | (Value::DateTimeOffset { .. }, T::DateTimeOffset { .. })
             | (Value::Guid(_), T::UniqueIdentifier)
+            | (Value::Variant(_), T::Variant)
     ) || (matches!(v, Value::String(_)) && ty.is_character())
         || (matches!(v, Value::Binary(_)) && ty.is_binary())
 }
