@@ -55,6 +55,11 @@ use crate::error::{EngineError, Result};
 use crate::instance::{DbHandle, Instance};
 use crate::rows::RowCodec;
 
+thread_local! {
+    /// The record buffer of [`Host::insert`], reused row after row.
+    static RECORD: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The session id of the instance's own work (catalog loading at start).
 pub const SYSTEM_SPID: i32 = 1;
 
@@ -504,15 +509,28 @@ impl Host for EngineHost {
             check_writable(db)?;
             let (_, li, codec) = handle(hs, db, index)?;
             let mut written = Vec::new();
-            let r = (|| {
-                let rec = codec.encode(row, key.len(), &mut written, |bytes| {
-                    let unit = ensure_lob_unit(db, index.hobt)?;
-                    let _scope = ctx.transaction().enter();
-                    Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
-                })?;
-                li.insert(ctx, key, &rec)?;
-                Ok(())
-            })();
+            let r = RECORD.with(|cell| {
+                // The thread's record buffer (no allocation per row); taken, so that a
+                // nested insert (a LOB unit's directory row) would only find it empty.
+                let mut rec = cell.take();
+                let r = (|| {
+                    codec.encode_into(
+                        row,
+                        key.len(),
+                        &mut written,
+                        |bytes| {
+                            let unit = ensure_lob_unit(db, index.hobt)?;
+                            let _scope = ctx.transaction().enter();
+                            Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
+                        },
+                        &mut rec,
+                    )?;
+                    li.insert(ctx, key, &rec)?;
+                    Ok(())
+                })();
+                cell.set(rec);
+                r
+            });
             if r.is_err() {
                 // Never visible to anyone: freed now (the undo of their writes, should
                 // the transaction roll back, finds them gone and does nothing).
