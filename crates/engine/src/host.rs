@@ -682,11 +682,23 @@ impl Host for EngineHost {
                 "Cannot issue SAVE TRANSACTION when there is no active transaction.",
             )));
         }
+        // The same name as the newest savepoint replaces it (see `Transaction::save`):
+        // the executor saves one before every statement of a transaction.
+        let again = self.savepoints.last().is_some_and(|s| s.eq_ignore_ascii_case(name));
         for t in self.txns.values_mut() {
             t.txn.save(name).map_err(EngineError::from)?;
-            t.pending.push(Pending::Savepoint(name.to_string()));
+            let newest = t.pending.iter().rposition(|p| matches!(p, Pending::Savepoint(_)));
+            match newest {
+                Some(i) if again => {
+                    let marker = t.pending.remove(i);
+                    t.pending.push(marker);
+                }
+                _ => t.pending.push(Pending::Savepoint(name.to_string())),
+            }
         }
-        self.savepoints.push(name.to_string());
+        if !again {
+            self.savepoints.push(name.to_string());
+        }
         Ok(())
     }
 
