@@ -564,7 +564,8 @@ impl TxnDb {
     /// Active user transactions: (id, first LSN, last LSN) — for checkpoints, truncation
     /// and DMVs.
     pub fn active_transactions(&self) -> Vec<record::ActiveXact> {
-        self.hook.active
+        self.hook
+            .active
             .lock()
             .values()
             .map(|x| record::ActiveXact {
