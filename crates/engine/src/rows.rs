@@ -50,6 +50,10 @@ pub struct RowCodec {
     layout: RowLayout,
     /// Any column may go off-row.
     has_lob_columns: bool,
+    /// The fixed-length columns' bytes plus every column's share of the record's
+    /// overhead (null bitmap, offsets, header), at most: a row whose values encode to
+    /// at most `MAX_IN_ROW_RECORD - in_row_overhead` bytes stays in-row whole.
+    in_row_overhead: usize,
 }
 
 impl RowCodec {
@@ -69,7 +73,12 @@ impl RowCodec {
             .collect();
         let layout = RowLayout::new(cols).map_err(StorageError::from)?;
         let has_lob_columns = layout.columns().iter().any(|c| c.lob);
-        Ok(RowCodec { columns, layout, has_lob_columns })
+        let n = layout.columns().len();
+        let fixed: usize = layout.columns().iter().filter_map(|c| c.fixed_len).map(usize::from).sum();
+        // Header and column count (4), null bitmap, variable column count and offsets (2
+        // each), and the sparse vector (a header, then a column id and an offset each).
+        let in_row_overhead = fixed + 4 + n.div_ceil(8) + 2 + 2 * n + 8 + 4 * n;
+        Ok(RowCodec { columns, layout, has_lob_columns, in_row_overhead })
     }
 
     pub fn has_lob_columns(&self) -> bool {
@@ -155,7 +164,11 @@ impl RowCodec {
         }
         let lens = |i: usize| spans[i].map(|(a, b)| b - a);
         off_row.clear();
-        if self.has_lob_columns {
+        // Nothing goes off-row when even the values together fit both the largest inline
+        // value and the record beside the fixed part: the common row skips the plan.
+        let small =
+            buf.len() <= record::MAX_INLINE_VALUE && buf.len() + self.in_row_overhead <= record::MAX_IN_ROW_RECORD;
+        if self.has_lob_columns && !small {
             let all: Vec<Option<usize>> = (0..n).map(lens).collect();
             off_row.extend(plan_off_row(&self.layout, &all).map_err(row_error)?);
         } else {
