@@ -55,6 +55,11 @@ use crate::error::{EngineError, Result};
 use crate::instance::{DbHandle, Instance};
 use crate::rows::RowCodec;
 
+thread_local! {
+    /// The record buffer of [`Host::insert`], reused row after row.
+    static RECORD: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
 /// The session id of the instance's own work (catalog loading at start).
 pub const SYSTEM_SPID: i32 = 1;
 
@@ -504,15 +509,28 @@ impl Host for EngineHost {
             check_writable(db)?;
             let (_, li, codec) = handle(hs, db, index)?;
             let mut written = Vec::new();
-            let r = (|| {
-                let rec = codec.encode(row, key.len(), &mut written, |bytes| {
-                    let unit = ensure_lob_unit(db, index.hobt)?;
-                    let _scope = ctx.transaction().enter();
-                    Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
-                })?;
-                li.insert(ctx, key, &rec)?;
-                Ok(())
-            })();
+            let r = RECORD.with(|cell| {
+                // The thread's record buffer (no allocation per row); taken, so that a
+                // nested insert (a LOB unit's directory row) would only find it empty.
+                let mut rec = cell.take();
+                let r = (|| {
+                    codec.encode_into(
+                        row,
+                        key.len(),
+                        &mut written,
+                        |bytes| {
+                            let unit = ensure_lob_unit(db, index.hobt)?;
+                            let _scope = ctx.transaction().enter();
+                            Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
+                        },
+                        &mut rec,
+                    )?;
+                    li.insert(ctx, key, &rec)?;
+                    Ok(())
+                })();
+                cell.set(rec);
+                r
+            });
             if r.is_err() {
                 // Never visible to anyone: freed now (the undo of their writes, should
                 // the transaction roll back, finds them gone and does nothing).
@@ -664,11 +682,23 @@ impl Host for EngineHost {
                 "Cannot issue SAVE TRANSACTION when there is no active transaction.",
             )));
         }
+        // The same name as the newest savepoint replaces it (see `Transaction::save`):
+        // the executor saves one before every statement of a transaction.
+        let again = self.savepoints.last().is_some_and(|s| s.eq_ignore_ascii_case(name));
         for t in self.txns.values_mut() {
             t.txn.save(name).map_err(EngineError::from)?;
-            t.pending.push(Pending::Savepoint(name.to_string()));
+            let newest = t.pending.iter().rposition(|p| matches!(p, Pending::Savepoint(_)));
+            match newest {
+                Some(i) if again => {
+                    let marker = t.pending.remove(i);
+                    t.pending.push(marker);
+                }
+                _ => t.pending.push(Pending::Savepoint(name.to_string())),
+            }
         }
-        self.savepoints.push(name.to_string());
+        if !again {
+            self.savepoints.push(name.to_string());
+        }
         Ok(())
     }
 

@@ -23,12 +23,37 @@ use types::{SqlError, Value};
 
 use crate::error::{EngineError, Result};
 
+/// Working buffers of [`RowCodec::encode_into`], one set per thread.
+#[derive(Default)]
+struct EncodeScratch {
+    buf: Vec<u8>,
+    spans: Vec<Option<(usize, usize)>>,
+    off_row: Vec<bool>,
+    /// Always empty between rows; kept for its allocation.
+    values: Vec<ColumnValue<'static>>,
+}
+
+thread_local! {
+    static ENCODE_SCRATCH: std::cell::RefCell<EncodeScratch> = std::cell::RefCell::new(EncodeScratch::default());
+}
+
+/// An emptied vector with another lifetime for its elements, keeping the allocation (the
+/// in-place collect reuses it: same element size and alignment).
+fn recycle<'a, 'b>(mut v: Vec<ColumnValue<'a>>) -> Vec<ColumnValue<'b>> {
+    v.clear();
+    v.into_iter().map(|_| ColumnValue::Null).collect()
+}
+
 /// The layout of an index's rows and the column types, built once per index shape.
 pub struct RowCodec {
     pub columns: Arc<[StoredColumn]>,
     layout: RowLayout,
     /// Any column may go off-row.
     has_lob_columns: bool,
+    /// The fixed-length columns' bytes plus every column's share of the record's
+    /// overhead (null bitmap, offsets, header), at most: a row whose values encode to
+    /// at most `MAX_IN_ROW_RECORD - in_row_overhead` bytes stays in-row whole.
+    in_row_overhead: usize,
 }
 
 impl RowCodec {
@@ -48,7 +73,12 @@ impl RowCodec {
             .collect();
         let layout = RowLayout::new(cols).map_err(StorageError::from)?;
         let has_lob_columns = layout.columns().iter().any(|c| c.lob);
-        Ok(RowCodec { columns, layout, has_lob_columns })
+        let n = layout.columns().len();
+        let fixed: usize = layout.columns().iter().filter_map(|c| c.fixed_len).map(usize::from).sum();
+        // Header and column count (4), null bitmap, variable column count and offsets (2
+        // each), and the sparse vector (a header, then a column id and an offset each).
+        let in_row_overhead = fixed + 4 + n.div_ceil(8) + 2 + 2 * n + 8 + 4 * n;
+        Ok(RowCodec { columns, layout, has_lob_columns, in_row_overhead })
     }
 
     pub fn has_lob_columns(&self) -> bool {
@@ -64,8 +94,41 @@ impl RowCodec {
         row: &[Value],
         key_len: usize,
         written: &mut Vec<LobPointer>,
-        mut write_lob: impl FnMut(&[u8]) -> Result<LobPointer>,
+        write_lob: impl FnMut(&[u8]) -> Result<LobPointer>,
     ) -> Result<Vec<u8>> {
+        let mut out = Vec::new();
+        self.encode_into(row, key_len, written, write_lob, &mut out)?;
+        Ok(out)
+    }
+
+    /// [`RowCodec::encode`] into `out` (cleared first). The working buffers are the
+    /// thread's own and reused, so a row of in-row values allocates nothing here (an
+    /// inserted row used to allocate six vectors).
+    pub fn encode_into(
+        &self,
+        row: &[Value],
+        key_len: usize,
+        written: &mut Vec<LobPointer>,
+        write_lob: impl FnMut(&[u8]) -> Result<LobPointer>,
+        out: &mut Vec<u8>,
+    ) -> Result<()> {
+        // Taken out of the cell for the duration (write_lob runs storage code), put back
+        // after; a nested use would only find empty buffers.
+        let mut scratch = ENCODE_SCRATCH.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        let r = self.encode_with(row, key_len, written, write_lob, out, &mut scratch);
+        ENCODE_SCRATCH.with(|s| *s.borrow_mut() = scratch);
+        r
+    }
+
+    fn encode_with(
+        &self,
+        row: &[Value],
+        key_len: usize,
+        written: &mut Vec<LobPointer>,
+        mut write_lob: impl FnMut(&[u8]) -> Result<LobPointer>,
+        out: &mut Vec<u8>,
+        scratch: &mut EncodeScratch,
+    ) -> Result<()> {
         let n = self.columns.len();
         if row.len() != n {
             return Err(EngineError::Sql(SqlError::new(
@@ -79,8 +142,9 @@ impl RowCodec {
             )));
         }
         // Encode every non-NULL value once, all into one buffer.
-        let mut buf: Vec<u8> = Vec::with_capacity(16 * n);
-        let mut spans: Vec<Option<(usize, usize)>> = Vec::with_capacity(n);
+        let EncodeScratch { buf, spans, off_row, values: values_slot } = scratch;
+        buf.clear();
+        spans.clear();
         for (v, c) in row.iter().zip(self.columns.iter()) {
             if v.is_null() {
                 if !(c.nullable || c.sparse) {
@@ -94,39 +158,43 @@ impl RowCodec {
                 spans.push(None);
             } else {
                 let start = buf.len();
-                types::encode(v, &c.ty, &mut buf)?;
+                types::encode(v, &c.ty, buf)?;
                 spans.push(Some((start, buf.len())));
             }
         }
-        let lens: Vec<Option<usize>> = spans.iter().map(|e| e.map(|(a, b)| b - a)).collect();
-        let mut off_row = if self.has_lob_columns {
-            plan_off_row(&self.layout, &lens).map_err(row_error)?
+        let lens = |i: usize| spans[i].map(|(a, b)| b - a);
+        off_row.clear();
+        // Nothing goes off-row when even the values together fit both the largest inline
+        // value and the record beside the fixed part: the common row skips the plan.
+        let small =
+            buf.len() <= record::MAX_INLINE_VALUE && buf.len() + self.in_row_overhead <= record::MAX_IN_ROW_RECORD;
+        if self.has_lob_columns && !small {
+            let all: Vec<Option<usize>> = (0..n).map(lens).collect();
+            off_row.extend(plan_off_row(&self.layout, &all).map_err(row_error)?);
         } else {
             // Fixed-length columns only: nothing can go off-row.
-            vec![false; n]
-        };
+            off_row.resize(n, false);
+        }
         // Off-row values stand in as a pointer until they are written (the size is the
         // same).
         const DUMMY: LobPointer = LobPointer { total_len: 0, root: record::Rid { file_id: 0, page_no: 0, slot: 0 } };
-        let mut values: Vec<ColumnValue> = spans
-            .iter()
-            .zip(&off_row)
-            .map(|(e, off)| match e {
-                None => ColumnValue::Null,
-                Some(_) if *off => ColumnValue::Lob(DUMMY),
-                Some((a, b)) => ColumnValue::Inline(&buf[*a..*b]),
-            })
-            .collect();
+        // The vector of the previous row, reused for values borrowing this row's `buf`.
+        let mut values: Vec<ColumnValue<'_>> = recycle(std::mem::take(values_slot));
+        values.extend(spans.iter().zip(off_row.iter()).map(|(e, off)| match e {
+            None => ColumnValue::Null,
+            Some(_) if *off => ColumnValue::Lob(DUMMY),
+            Some((a, b)) => ColumnValue::Inline(&buf[*a..*b]),
+        }));
         // The entry (u16 key length, key, record) must also fit one page.
         let budget = MAX_ENTRY_LEN.saturating_sub(2 + key_len);
-        let size = loop {
+        loop {
             let size = record::encoded_len(&self.layout, RecordType::Primary, &values).map_err(row_error)?;
             if size <= budget {
-                break size;
+                break;
             }
             let widest = (0..n)
                 .filter(|&i| self.layout.columns()[i].lob && !off_row[i])
-                .filter_map(|i| lens[i].filter(|&l| l > LOB_POINTER_LEN).map(|l| (l, i)))
+                .filter_map(|i| lens(i).filter(|&l| l > LOB_POINTER_LEN).map(|l| (l, i)))
                 .max();
             match widest {
                 Some((_, i)) => {
@@ -146,7 +214,7 @@ impl RowCodec {
                     )))
                 }
             }
-        };
+        }
         for (i, off) in off_row.iter().enumerate() {
             if let (true, Some((a, b))) = (*off, spans[i]) {
                 let p = write_lob(&buf[a..b])?;
@@ -154,9 +222,10 @@ impl RowCodec {
                 values[i] = ColumnValue::Lob(p);
             }
         }
-        let mut out = Vec::with_capacity(size);
-        encode_record(&self.layout, RecordType::Primary, &values, &mut out).map_err(row_error)?;
-        Ok(out)
+        out.clear();
+        let r = encode_record(&self.layout, RecordType::Primary, &values, out).map_err(row_error);
+        *values_slot = recycle(values);
+        r
     }
 
     /// The values of a record; off-row values are read from `db`.

@@ -4,7 +4,7 @@
 //! undo chains run through the log:
 //!
 //! - the **user transaction chain** (`xact_id`, `prev_lsn`): BEGIN_XACT, ROW_OP,
-//!   ROW_UNDO, SAVEPOINT, CLR, COMMIT/ABORT. Rollback walks it backwards applying the
+//!   ROW_UNDO, CLR, COMMIT/ABORT. Rollback walks it backwards applying the
 //!   logical row undo of ROW_OP and ROW_UNDO records; a CLR's `undo_next_lsn` skips what
 //!   was already undone;
 //! - the **system transaction chain** (`sys_id`, `sys_prev_lsn`): the PAGE_OP records of
@@ -37,7 +37,7 @@
 //!
 //! | kind | name | body |
 //! |---|---|---|
-//! | 1 | BEGIN_XACT | u16 name length, UTF-8 name |
+//! | 1 | BEGIN_XACT | u16 name length, UTF-8 name; written just before the transaction's first other record (a transaction that logs nothing has none) |
 //! | 2 | COMMIT_XACT | u64 commit time (µs since the Unix epoch) |
 //! | 3 | ABORT_XACT | nothing: rollback finished |
 //! | 4 | PAGE_OP | page id (6: u32 page, u16 file), u16 undo material length, undo material, [8192-byte full page image if flag 0x01], encoded `PageOp` (rest) |
@@ -46,7 +46,7 @@
 //! | 7 | SYS_END | nothing: a system transaction without row undo ended |
 //! | 8 | CKPT_BEGIN | nothing |
 //! | 9 | CKPT_END | u64 begin LSN, u64 redo start LSN, u64 next xact id, u32 n, n × (u64 xact_id, u64 first_lsn, u64 last_lsn), u32 m, m × (u64 sys_id, u64 first_lsn) of open system transactions |
-//! | 10 | SAVEPOINT | u16 name length, UTF-8 name |
+//! | 10 | SAVEPOINT | u16 name length, UTF-8 name; no longer written (savepoints are in-memory markers), still read |
 //! | 11 | ROW_OP | page id (6), u16 row-undo length, encoded `storage::undo::RowUndo`, [8192-byte full page image if flag 0x01], encoded `PageOp` (rest): the PAGE_OP layout with the row undo in place of the physical undo material |
 
 use std::fmt;

@@ -35,7 +35,7 @@ use crate::record::{self, flags, Header, RecordKind};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use storage::undo::{self, RowUndo};
 use storage::{Database, LogHook, PageChange, PageId, PageOp, Result, StorageError};
@@ -78,8 +78,10 @@ pub struct XactState {
     pub name: String,
     db_id: u16,
     pub first_lsn: AtomicU64,
-    /// Last record of the user chain (BEGIN, ROW_UNDO, SAVEPOINT, CLR).
+    /// Last record of the user chain (BEGIN, ROW_UNDO, ROW_OP, CLR).
     pub last_lsn: AtomicU64,
+    /// BEGIN_XACT has been written (see [`DbLog::ensure_begun`]).
+    begun: AtomicBool,
     /// Bytes of log this transaction wrote (deadlock victim choice, like SQL Server).
     pub log_used: Arc<AtomicU64>,
     /// Log space reserved for rolling this transaction back (see
@@ -140,6 +142,7 @@ impl XactState {
             db_id,
             first_lsn: AtomicU64::new(0),
             last_lsn: AtomicU64::new(last_lsn),
+            begun: AtomicBool::new(true),
             log_used: Arc::new(AtomicU64::new(0)),
             log_reserved: AtomicU64::new(0),
             changed_pages: Mutex::new(ChangedPages::default()),
@@ -156,11 +159,12 @@ impl XactState {
 
     /// Appends a record to this transaction's chain (prev_lsn = the chain's last LSN).
     pub(crate) fn append_chain(
-        &self,
+        self: &Arc<Self>,
         db: &TxnDb,
         kind: RecordKind,
         body: impl FnOnce(&Header, &mut Vec<u8>),
     ) -> Result<u64> {
+        db.hook.ensure_begun(self)?;
         let h = Header { xact_id: self.xact_id, prev_lsn: self.last_lsn.load(Ordering::Acquire), ..Header::new(kind) };
         let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         body(&h, &mut rec);
@@ -224,9 +228,45 @@ pub struct DbLog {
     /// Page changes being logged, so a checkpoint can wait for those not yet on the
     /// dirty page list (see `checkpoint::ChangeSlots`).
     pub(crate) changes: crate::checkpoint::ChangeSlots,
+    /// User transactions that have written their BEGIN_XACT and not ended.
+    active: Mutex<BTreeMap<u64, Arc<XactState>>>,
 }
 
 impl DbLog {
+    /// Writes the transaction's BEGIN_XACT and lists it as active, unless done already:
+    /// called before its first record of any kind. A transaction that never writes one
+    /// (a SELECT's autocommit transaction) logs nothing at all, not even its COMMIT, as
+    /// SQL Server logs no read-only transaction; the log of one that writes has the same
+    /// shape as if BEGIN_XACT had been written at BEGIN TRANSACTION.
+    fn ensure_begun(&self, x: &Arc<XactState>) -> Result<()> {
+        // Only the transaction's own thread logs for it: no race on the flag.
+        if x.begun.load(Ordering::Acquire) {
+            return Ok(());
+        }
+        let h = Header { xact_id: x.xact_id, ..Header::new(RecordKind::BeginXact) };
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
+        record::encode_named(&h, &x.name, &mut rec);
+        // BEGIN_XACT is appended and the transaction listed as one step with respect to a
+        // checkpoint's CKPT_BEGIN (see `append_checkpoint_begin`).
+        let mut active = self.active.lock();
+        let lsn = self.append(&rec)?;
+        x.first_lsn.store(lsn, Ordering::Release);
+        x.last_lsn.store(lsn, Ordering::Release);
+        active.insert(x.xact_id, x.clone());
+        x.begun.store(true, Ordering::Release);
+        Ok(())
+    }
+
+    /// The transaction of this thread in this database, begun in the log (see
+    /// [`DbLog::ensure_begun`]).
+    fn current_xact(&self) -> Result<Option<Arc<XactState>>> {
+        let xact = CTX.with(|ctx| ctx.borrow().xact.as_ref().filter(|x| x.db_id == self.db_id).cloned());
+        if let Some(x) = &xact {
+            self.ensure_begun(x)?;
+        }
+        Ok(xact)
+    }
+
     fn close_sys(&self, sys_id: u64) {
         self.open_sys.lock().remove(&sys_id);
     }
@@ -292,12 +332,12 @@ pub(crate) fn set_comp(c: Option<Compensating>) {
 
 impl LogHook for DbLog {
     fn log_page_op(&self, ch: &PageChange<'_>) -> Result<u64> {
-        let (xact, comp, sys) = CTX.with(|ctx| {
+        let (comp, sys) = CTX.with(|ctx| {
             let ctx = ctx.borrow();
-            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).cloned();
             let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn));
-            (xact, ctx.comp, sys)
+            (ctx.comp, sys)
         });
+        let xact = self.current_xact()?;
         let mut h = Header::new(RecordKind::PageOp);
         h.xact_id = xact.as_ref().map(|x| x.xact_id).unwrap_or(0);
         let mut material = Vec::new();
@@ -405,11 +445,10 @@ impl LogHook for DbLog {
     }
 
     fn log_row_undo(&self, _db: u16, u: &RowUndo) -> Result<u64> {
-        let (xact, sys) = CTX.with(|ctx| {
+        let xact = self.current_xact()?;
+        let sys = CTX.with(|ctx| {
             let ctx = ctx.borrow();
-            let xact = ctx.xact.as_ref().filter(|x| x.db_id == self.db_id).cloned();
-            let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn, f.depth));
-            (xact, sys)
+            ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn, f.depth))
         });
         let mut h = Header::new(RecordKind::RowUndo);
         if let Some((sys_id, last, depth)) = sys {
@@ -465,6 +504,9 @@ impl LogHook for DbLog {
         });
         if busy {
             return Ok(None);
+        }
+        if let Some(x) = &xact {
+            self.ensure_begun(x)?;
         }
         let mut h = Header::new(RecordKind::RowOp);
         let prev = xact.as_ref().map(|x| x.last_lsn.load(Ordering::Acquire)).unwrap_or(0);
@@ -541,7 +583,6 @@ pub struct TxnDb {
     pub locks: Arc<LockManager>,
     pub hook: Arc<DbLog>,
     next_id: Arc<AtomicU64>,
-    active: Mutex<BTreeMap<u64, Arc<XactState>>>,
     delayed: RwLock<DelayedDurability>,
     pub(crate) checkpoint_lock: Mutex<()>,
     /// Recovery options, the background checkpoint task, checkpoint history and
@@ -565,6 +606,7 @@ impl TxnDb {
             db: RwLock::new(Arc::downgrade(&db)),
             open_sys: Mutex::new(std::collections::HashMap::with_hasher(Default::default())),
             changes: Default::default(),
+            active: Mutex::new(BTreeMap::new()),
         });
         db.set_log(hook.clone(), log.clone())?;
         Ok(Arc::new(TxnDb {
@@ -573,7 +615,6 @@ impl TxnDb {
             locks,
             hook,
             next_id,
-            active: Mutex::new(BTreeMap::new()),
             delayed: RwLock::new(DelayedDurability::Disabled),
             checkpoint_lock: Mutex::new(()),
             ckpt: Default::default(),
@@ -596,7 +637,8 @@ impl TxnDb {
     /// Active user transactions: (id, first LSN, last LSN) — for checkpoints, truncation
     /// and DMVs.
     pub fn active_transactions(&self) -> Vec<record::ActiveXact> {
-        self.active
+        self.hook
+            .active
             .lock()
             .values()
             .map(|x| record::ActiveXact {
@@ -613,7 +655,7 @@ impl TxnDb {
     /// that began before it and had not ended. Analysis starts at CKPT_BEGIN and learns
     /// about everything later from the log.
     pub(crate) fn append_checkpoint_begin(&self, rec: &[u8]) -> Result<(Lsn, Vec<record::ActiveXact>)> {
-        let active = self.active.lock();
+        let active = self.hook.active.lock();
         let lsn = self.log.append(rec).map_err(log_err)?;
         let list = active
             .values()
@@ -626,37 +668,28 @@ impl TxnDb {
         Ok((lsn, list))
     }
 
-    /// BEGIN TRANSACTION. The BEGIN_XACT record is written at once (SQL Server writes it
-    /// at the first change; writing it up front keeps the chain simple).
+    /// BEGIN TRANSACTION. As in SQL Server, the BEGIN_XACT record is written with the
+    /// transaction's first record, not now (`DbLog::ensure_begun`).
     pub fn begin(self: &Arc<Self>, name: &str, session_id: i32) -> Result<Transaction> {
+        // A log that could not take the BEGIN_XACT refuses the transaction now, as when
+        // BEGIN_XACT was written here.
+        self.log.check_usable().map_err(log_err)?;
         let xact_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let log_used = Arc::new(AtomicU64::new(0));
+        // Nothing is logged yet: BEGIN_XACT waits for the first record (`ensure_begun`).
         let state = Arc::new(XactState {
             xact_id,
             name: name.to_string(),
             db_id: self.db.id,
             first_lsn: AtomicU64::new(0),
             last_lsn: AtomicU64::new(0),
+            begun: AtomicBool::new(false),
             log_used: log_used.clone(),
             log_reserved: AtomicU64::new(0),
             changed_pages: Mutex::new(ChangedPages::default()),
             undo: Mutex::new(Vec::new()),
             ghosts: Mutex::new(Vec::new()),
         });
-        let h = Header { xact_id, ..Header::new(RecordKind::BeginXact) };
-        let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
-        record::encode_named(&h, name, &mut rec);
-        {
-            // BEGIN_XACT is appended and the transaction listed as one step with respect
-            // to a checkpoint's CKPT_BEGIN (see `append_checkpoint_begin`).
-            let mut active = self.active.lock();
-            // BEGIN_XACT may use the reserved space: every statement, reads included,
-            // runs in a transaction, and a read must work on a full log.
-            let lsn = self.hook.append(&rec)?;
-            state.first_lsn.store(lsn, Ordering::Release);
-            state.last_lsn.store(lsn, Ordering::Release);
-            active.insert(xact_id, state.clone());
-        }
         let owner = LockOwner::with_log_used_counter(xact_id, session_id, log_used);
         Ok(Transaction { db: self.clone(), state, owner, done: false })
     }
@@ -711,10 +744,24 @@ impl Transaction {
         self.state.append_chain(&self.db, kind, body)
     }
 
-    /// SAVE TRANSACTION name.
+    /// SAVE TRANSACTION name. A marker in the in-memory undo chain, not logged: rolling
+    /// back to a savepoint happens only at run time (recovery rolls whole transactions
+    /// back), and the executor takes one before every statement inside a transaction.
+    /// A savepoint named as the newest one, with no other savepoint after it, replaces
+    /// it: the older one could never be rolled back to (the newest of a name is found
+    /// first, and it goes only with a rollback to an earlier savepoint, which takes the
+    /// older one too).
     pub fn save(&mut self, name: &str) -> Result<()> {
-        self.append_chain(RecordKind::Savepoint, |h, out| record::encode_named(h, name, out))?;
-        self.state.undo.lock().push(UndoEntry::Savepoint { name: name.to_string() });
+        let mut undo = self.state.undo.lock();
+        let newest = undo.iter().rposition(|e| matches!(e, UndoEntry::Savepoint { .. }));
+        if let Some(i) = newest {
+            if matches!(&undo[i], UndoEntry::Savepoint { name: n } if n.eq_ignore_ascii_case(name)) {
+                let entry = undo.remove(i);
+                undo.push(entry);
+                return Ok(());
+            }
+        }
+        undo.push(UndoEntry::Savepoint { name: name.to_string() });
         Ok(())
     }
 
@@ -778,6 +825,12 @@ impl Transaction {
     /// option decides whether it applies.
     pub fn commit(mut self, delayed_requested: bool) -> Result<CommitInfo> {
         let delayed = self.db.delayed_durability().effective(delayed_requested);
+        if !self.state.begun.load(Ordering::Acquire) {
+            // Nothing logged, so nothing to commit but the locks.
+            self.finish();
+            self.db.log.counters().transactions.inc();
+            return Ok(CommitInfo { lsn: Lsn::NULL, delayed });
+        }
         let h = Header {
             xact_id: self.state.xact_id,
             prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
@@ -796,16 +849,14 @@ impl Transaction {
             // whose commit precedes it (analysis, which starts there, would never see the
             // commit and roll it back). Unlisting before the flush is safe: a CKPT_END
             // that omits it follows the commit in the log, so it survives only with it.
-            let mut active = self.db.active.lock();
+            let mut active = self.db.hook.active.lock();
             let lsn = self.db.log.append(&rec).map_err(log_err)?;
             active.remove(&self.state.xact_id);
             lsn
         };
-        // A transaction that logged nothing but its BEGIN_XACT (no page change, row undo
-        // or savepoint: `log_used` counts them all) changed nothing, so there is nothing
-        // to make durable and it does not wait for the flush (SQL Server does not log
-        // read-only transactions at all). The engine begins a transaction for every
-        // autocommit SELECT; without this each would wait for a log flush.
+        // A transaction that logged nothing but its BEGIN_XACT (no page change or row
+        // undo: `log_used` counts them all) changed nothing, so there is nothing to make
+        // durable and it does not wait for the flush.
         let read_only = self.state.log_used.load(Ordering::Relaxed) == 0;
         if !delayed && !read_only {
             self.db.log.flush_to(lsn).map_err(log_err)?;
@@ -829,6 +880,11 @@ impl Transaction {
 
     fn rollback_inner(&mut self) -> Result<()> {
         let r = self.undo_until(None);
+        if !self.state.begun.load(Ordering::Acquire) {
+            // Nothing was logged (undoing something would have logged a CLR).
+            self.finish();
+            return r;
+        }
         let h = Header {
             xact_id: self.state.xact_id,
             prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
@@ -838,7 +894,7 @@ impl Transaction {
         record::encode_bare(&h, &mut rec);
         let a = {
             // As for COMMIT_XACT: unlisted in the same step as ABORT_XACT is appended.
-            let mut active = self.db.active.lock();
+            let mut active = self.db.hook.active.lock();
             let a = self.db.hook.append(&rec);
             if a.is_ok() {
                 active.remove(&self.state.xact_id);
@@ -851,7 +907,9 @@ impl Transaction {
 
     fn finish(&mut self) {
         self.done = true;
-        self.db.active.lock().remove(&self.state.xact_id);
+        if self.state.begun.load(Ordering::Acquire) {
+            self.db.hook.active.lock().remove(&self.state.xact_id);
+        }
         self.db.log.release_reservation(self.state.log_reserved.swap(0, Ordering::Relaxed));
         self.db.locks.release_all(&self.owner);
     }

@@ -448,3 +448,34 @@ fn a_transaction_that_fills_the_log_rolls_back_without_a_restart() {
         db.log.shutdown();
     }
 }
+
+/// A transaction writes BEGIN_XACT with its first record: one that logs nothing (a
+/// SELECT's autocommit transaction, savepoints included) writes no record at all, and is
+/// not listed as active; one that changes something is logged as before.
+#[test]
+fn a_transaction_that_logs_nothing_writes_no_record() {
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 6, "ro");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    let end = db.log.end_lsn();
+    let mut t = db.begin("reader", 1).unwrap();
+    t.save("sp").unwrap();
+    assert!(db.active_transactions().is_empty());
+    t.rollback_to("sp").unwrap();
+    t.commit(false).unwrap();
+    let t = db.begin("reader 2", 1).unwrap();
+    t.rollback().unwrap();
+    assert_eq!(db.log.end_lsn(), end, "nothing was logged");
+    let t = db.begin("writer", 1).unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(1), b"one").unwrap();
+    }
+    let active = db.active_transactions();
+    assert_eq!(active.len(), 1);
+    assert!(active[0].first_lsn >= end.as_u64() && active[0].first_lsn < active[0].last_lsn);
+    t.commit(false).unwrap();
+    assert!(db.active_transactions().is_empty());
+    assert!(db.log.end_lsn() > end);
+    assert_eq!(contents(&tree).len(), 1);
+}

@@ -17,7 +17,12 @@
 //! - join: `SELECT a.x, b.id FROM a JOIN b ON a.id = b.aid` (bench/sql);
 //! - seekjoin: the same rows by a seek into `a` per row of `b` (a correlated subquery);
 //! - stream: `SELECT id, name, ts FROM stream_t` (bench/tds), encoded into TDS packets by
-//!   the server's `TokenSink` (the packets are dropped, not sent).
+//!   the server's `TokenSink` (the packets are dropped, not sent);
+//! - lookup: 1,000 point lookups `SELECT val FROM t WHERE id = k` (bench/sql), one batch
+//!   each, keys spread over the table;
+//! - insert: 1,000 INSERT statements in one transaction (bench/sql's batch) into a table
+//!   emptied before each run (`ins`, created on first use). Collect `*readpath*timed*`
+//!   for these two: the statements alone.
 
 /// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
 #[global_allocator]
@@ -113,13 +118,54 @@ fn query_text(q: &str) -> &'static str {
         // The join as index seeks: a correlated subquery seeking `a` by its key per row
         // of `b` (what an index nested-loop join would do through the same machinery).
         "seekjoin" => "SELECT (SELECT a.x FROM a WHERE a.id = b.aid), b.id FROM b",
-        other => panic!("unknown query {other}: group, join, seekjoin or stream"),
+        "lookup" | "insert" => "",
+        other => panic!("unknown query {other}: group, join, seekjoin, stream, lookup or insert"),
     }
+}
+
+/// The statements of `lookup` and `insert` alone, without their preparation
+/// (`--toggle-collect='*readpath*timed*'`).
+/// Not while warming up (`WARMING`).
+#[inline(never)]
+fn timed(s: &mut engine::Session, sql: &str) -> u64 {
+    run(s, sql)
+}
+
+static WARMING: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+fn dispatch(s: &mut engine::Session, sql: &str) -> u64 {
+    if WARMING.load(std::sync::atomic::Ordering::Relaxed) {
+        run(s, sql)
+    } else {
+        timed(s, sql)
+    }
+}
+
+/// bench/sql's INSERT batch: 1,000 statements in one transaction.
+fn insert_batch() -> String {
+    let mut b = String::from("BEGIN TRANSACTION;\n");
+    for id in 1..=1000 {
+        b.push_str(&format!("INSERT INTO ins VALUES ({id}, {}, 'value {id}');\n", id % 1000));
+    }
+    b.push_str("COMMIT;\n");
+    b
 }
 
 /// One execution; TDS-encoded for `stream`. Returns the rows (or bytes) produced.
 fn once(s: &mut engine::Session, q: &str) -> u64 {
     let text = query_text(q);
+    if q == "lookup" {
+        let mut found = 0;
+        for i in 0..1000u64 {
+            found += dispatch(s, &format!("SELECT val FROM t WHERE id = {}", i * 7919 % 100_000 + 1));
+        }
+        return found;
+    }
+    if q == "insert" {
+        run(s, "IF OBJECT_ID('ins') IS NULL CREATE TABLE ins (id int PRIMARY KEY, grp int NOT NULL, val varchar(20))");
+        run(s, "TRUNCATE TABLE ins");
+        return dispatch(s, &insert_batch());
+    }
     if q == "stream" {
         let mut sink = TokenSink::new(Discard(0), 52, 4096, Arc::new(AtomicBool::new(false)), "MESQUITE".into());
         s.execute_batch(text, &mut sink);
@@ -204,7 +250,9 @@ fn main() {
     if let Some(q) = arg("--query") {
         run(&mut s, "USE benchdb");
         let iters: u64 = arg("--iters").and_then(|v| v.parse().ok()).unwrap_or(1);
+        WARMING.store(true, std::sync::atomic::Ordering::Relaxed);
         let warm = once(&mut s, &q);
+        WARMING.store(false, std::sync::atomic::Ordering::Relaxed);
         let t0 = Instant::now();
         let n = measured(&mut s, &q, iters);
         let secs = t0.elapsed().as_secs_f64();

@@ -425,7 +425,11 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             Box::new(VecOp::new(out))
         }
         Plan::Rows { rows, .. } => Box::new(VecOp::new(rows.as_ref().clone())),
-        Plan::Virtual { view, .. } => Box::new(VecOp::new(super::sysviews::rows(view, cx)?)),
+        Plan::Virtual { view, cols } => {
+            let rows = super::sysviews::rows_needing(view, cx, need.as_deref())?;
+            // Rows of which nothing is read may come short (see `rows_needing`).
+            Box::new(PadOp { input: VecOp::new(rows), width: cols.len(), spare: None })
+        }
         Plan::Scan(s) => {
             let mut op = ScanOp::new(s.clone(), cx)?;
             op.prune(need);
@@ -776,6 +780,40 @@ impl Op for VecOp {
     }
 }
 
+/// Pads the rows of its input to `width` with NULLs, in the vectors its consumer hands
+/// back (a catalog view's rows of which nothing is read are empty: one row's vector
+/// serves them all).
+struct PadOp {
+    input: VecOp,
+    width: usize,
+    spare: Option<Row>,
+}
+
+impl Op for PadOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let Some(row) = self.input.next(cx)? else { return Ok(None) };
+        if row.len() >= self.width {
+            return Ok(Some(row));
+        }
+        let mut out = match self.spare.take() {
+            // A row of NULLs handed back as it was given (its consumer read nothing).
+            Some(r) if row.is_empty() && r.len() == self.width && r.iter().all(Value::is_null) => return Ok(Some(r)),
+            Some(mut r) => {
+                r.clear();
+                r.extend(row);
+                r
+            }
+            None => row,
+        };
+        out.resize_with(self.width, || Value::Null);
+        Ok(Some(out))
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
+    }
+}
+
 struct TrimOp {
     input: Box<dyn Op>,
     keep: usize,
@@ -1018,6 +1056,9 @@ struct ScanOp {
     last_key: Option<Vec<u8>>,
     exhausted: bool,
     empty: bool,
+    /// The one key an equality on every key column of a unique index names: read with
+    /// `Host::get` (a point lookup: no range, batch or resume protocol).
+    point: Option<Vec<u8>>,
 }
 
 impl ScanOp {
@@ -1040,6 +1081,7 @@ impl ScanOp {
             last_key: None,
             exhausted: false,
             empty: false,
+            point: None,
         };
         if let Some(range) = op.node.range.clone() {
             let ix = &op.node.table.indexes[op.node.index];
@@ -1063,6 +1105,18 @@ impl ScanOp {
                 }
             }
             let next_col = range.eq.len();
+            // Every key column of a unique index (no row id or locator after them) equal
+            // to a value, ascending (the prefix is the plain sort keys): one key.
+            if next_col == ix.key_cols.len()
+                && range.lower.is_none()
+                && range.upper.is_none()
+                && ix.meta.unique
+                && ix.meta.kind != crate::catalog::IndexKind::Heap
+                && ix.desc.iter().all(|d| !d)
+            {
+                op.point = Some(prefix);
+                return Ok(op);
+            }
             let bound =
                 |b: &Option<(BExpr, bool)>, cx: &mut Cx, prefix: &[u8]| -> Result<Option<(Vec<u8>, bool)>, SqlError> {
                     let Some((e, inclusive)) = b else {
@@ -1168,6 +1222,13 @@ impl ScanOp {
         self.stored.clear();
         self.pos = 0;
         let index = &self.node.table.indexes[self.node.index].iref;
+        if let Some(key) = self.point.take() {
+            self.exhausted = true;
+            if let Some(row) = cx.host.get(index, &key).map_err(super::host_err)? {
+                self.buf.push((key, row));
+            }
+            return cx.check_cancel();
+        }
         let (lower, upper) = if self.node.reverse {
             let upper = match &self.last_key {
                 Some(k) => Bound::Excluded(k.as_slice()),

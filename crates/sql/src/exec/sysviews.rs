@@ -570,6 +570,15 @@ pub(super) fn b(v: bool) -> Value {
 
 /// The rows of a catalog view.
 pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    rows_needing(view, cx, None)
+}
+
+/// [`rows`] for a consumer that reads only the `need` columns (the others may be NULL;
+/// only the column views use it). When it reads none, a column view's rows are empty
+/// (the caller pads them): seed 002 inserts `TOP (1000) sysdatetime() FROM
+/// sys.all_columns`, a thousand rows of which nothing is read.
+pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<Vec<Row>, SqlError> {
+    let nothing = need.is_some_and(|n| n.iter().all(|&b| !b));
     let db = view.db;
     let mut out = Vec::new();
     match view.kind {
@@ -720,7 +729,11 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                     for o in user.into_iter().flat_map(|m| m.values()) {
                         let ObjectBody::Table(t) = &o.body else { continue };
                         for c in &t.columns {
-                            out.push(column_values(o.id, &ColumnFacts::of(c)));
+                            out.push(if nothing {
+                                Vec::new()
+                            } else {
+                                column_values_needing(o.id, &ColumnFacts::of(c), need)
+                            });
                         }
                     }
                 }
@@ -838,7 +851,7 @@ pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
                             sparse: false,
                             default_object_id: 0,
                         };
-                        out.push(column_values(o.object_id, &facts));
+                        out.push(if nothing { Vec::new() } else { column_values_needing(o.object_id, &facts, need) });
                     }
                 }
             }
@@ -1274,6 +1287,15 @@ impl<'a> ColumnFacts<'a> {
 /// Always Encrypted, temporal and ledger tables, graph tables, masking) show SQL
 /// Server's values for a column without them.
 pub(super) fn column_values(object_id: i32, c: &ColumnFacts) -> Vec<Value> {
+    column_values_needing(object_id, c, None)
+}
+
+/// [`column_values`] for a consumer that reads only the `need` columns: the others are
+/// NULL (no string is built for them).
+fn column_values_needing(object_id: i32, c: &ColumnFacts, need: Option<&[bool]>) -> Vec<Value> {
+    const WIDTH: usize = 40;
+    let wanted = |i: usize| need.is_none_or(|n| n.get(i).copied().unwrap_or(true));
+    let text = |i: usize, v: &str| if wanted(i) { s(v) } else { Value::Null };
     let (id, len, p, sc) = type_info(&c.ty);
     // Mesquite stores char/binary values as ANSI_PADDING ON does (SQL Server's default).
     let padded = matches!(
@@ -1285,16 +1307,16 @@ pub(super) fn column_values(object_id: i32, c: &ColumnFacts) -> Vec<Value> {
             | SqlType::Binary { .. }
             | SqlType::VarBinary { .. }
     );
-    vec![
+    let row = vec![
         Value::Int(object_id),
-        s(c.name),
+        text(1, c.name),
         Value::Int(c.column_id),
         Value::TinyInt(id),
         Value::Int(i32::from(id)),
         Value::SmallInt(len),
         Value::TinyInt(p),
         Value::TinyInt(sc),
-        if c.ty.is_character() { s("SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
+        if c.ty.is_character() { text(8, "SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
         b(c.nullable),
         b(padded),
         b(false),
@@ -1312,7 +1334,7 @@ pub(super) fn column_values(object_id: i32, c: &ColumnFacts) -> Vec<Value> {
         b(c.sparse),
         b(false),
         Value::TinyInt(0),
-        s("NOT_APPLICABLE"),
+        text(26, "NOT_APPLICABLE"),
         Value::Null,
         Value::Null,
         Value::Null,
@@ -1326,7 +1348,9 @@ pub(super) fn column_values(object_id: i32, c: &ColumnFacts) -> Vec<Value> {
         Value::Null,
         Value::Null,
         b(false),
-    ]
+    ];
+    debug_assert_eq!(row.len(), WIDTH);
+    row
 }
 
 pub(super) fn constraint_rows(t: &crate::catalog::Table) -> Vec<(i32, String, &'static str, &'static str)> {

@@ -550,6 +550,12 @@ impl LogManager {
         }
     }
 
+    /// An error if the log has failed or shut down (what an append would answer).
+    pub fn check_usable(&self) -> LogResult<()> {
+        let st = self.inner.state.lock();
+        self.inner.check_usable(&st)
+    }
+
     /// Flushes everything appended and stops the log writer. Later appends fail; the
     /// log can be reopened with [`open`](Self::open). Called by `Drop` too.
     pub fn shutdown(&self) {
