@@ -193,6 +193,11 @@ pub enum StatementKind {
         op: AssignOp,
         value: Expr,
     },
+    /// SET @c = CURSOR ... FOR select: a new cursor for a cursor variable.
+    SetCursor {
+        name: String,
+        definition: Box<CursorDefinition>,
+    },
     SetOption(SetOption),
 
     /// BEGIN ... END

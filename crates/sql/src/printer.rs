@@ -975,6 +975,10 @@ impl Printer {
             S::Truncate { table } => self.w(format_args!("TRUNCATE TABLE {table}")),
             S::Declare(decls) => self.declare(decls),
             S::SetVariable { name, op, value } => self.w(format_args!("SET {name} {op} {}", scalar(value))),
+            S::SetCursor { name, definition } => {
+                self.w(format_args!("SET {name} = "))?;
+                self.cursor_definition(definition)
+            }
             S::SetOption(o) => self.set_option(o),
             S::Block(stmts) => {
                 self.out.push_str("BEGIN");
@@ -1620,25 +1624,30 @@ impl Printer {
                 }
                 Declaration::Cursor { name, definition: c } => {
                     self.w(format_args!("{name} "))?;
-                    for o in &c.iso_options {
-                        self.w(format_args!("{o} "))?;
-                    }
-                    self.out.push_str("CURSOR ");
-                    for o in &c.options {
-                        self.w(format_args!("{o} "))?;
-                    }
-                    self.w(format_args!("FOR {}", c.query))?;
-                    if let Some(cols) = &c.for_update {
-                        self.out.push_str(" FOR UPDATE");
-                        if !cols.is_empty() {
-                            self.w(format_args!(" OF {}", comma(cols)))?;
-                        }
-                    }
-                    if c.read_only {
-                        self.out.push_str(" FOR READ ONLY");
-                    }
+                    self.cursor_definition(c)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    fn cursor_definition(&mut self, c: &CursorDefinition) -> fmt::Result {
+        for o in &c.iso_options {
+            self.w(format_args!("{o} "))?;
+        }
+        self.out.push_str("CURSOR ");
+        for o in &c.options {
+            self.w(format_args!("{o} "))?;
+        }
+        self.w(format_args!("FOR {}", c.query))?;
+        if let Some(cols) = &c.for_update {
+            self.out.push_str(" FOR UPDATE");
+            if !cols.is_empty() {
+                self.w(format_args!(" OF {}", comma(cols)))?;
+            }
+        }
+        if c.read_only {
+            self.out.push_str(" FOR READ ONLY");
         }
         Ok(())
     }

@@ -148,6 +148,7 @@ fn every_batch_round_trips() {
         "CreateUser",
         "AlterRole",
         "Permission",
+        "SetCursor",
         "OpenCursor",
         "CloseCursor",
         "DeallocateCursor",

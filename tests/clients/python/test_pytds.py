@@ -146,6 +146,36 @@ def test_dml_merge(conn):
     assert cur.fetchall() == [(1, 15)]
     cur.execute("DROP TABLE dbo.pytds_m")
 
+def test_dml_cursor_loop(conn):
+    """A T-SQL cursor loop in one batch: the FETCH result sets (no INTO) and the final
+    SELECT arrive in order, and a loop with INTO adds up what it fetched."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_cur') IS NOT NULL DROP TABLE dbo.pytds_cur")
+    cur.execute("CREATE TABLE dbo.pytds_cur (id int PRIMARY KEY, name nvarchar(20) NOT NULL)")
+    cur.execute("INSERT INTO dbo.pytds_cur VALUES (1, N'one'), (2, N'two'), (3, N'three')")
+    cur.execute(
+        "SET NOCOUNT ON; DECLARE c CURSOR LOCAL FOR SELECT id, name FROM dbo.pytds_cur ORDER BY id; "
+        "OPEN c; FETCH NEXT FROM c; WHILE @@FETCH_STATUS = 0 FETCH NEXT FROM c; "
+        "CLOSE c; DEALLOCATE c; SELECT @@FETCH_STATUS AS st"
+    )
+    fetched = []
+    while True:
+        fetched.append(cur.fetchall())
+        if not cur.nextset():
+            break
+    assert fetched == [[(1, "one")], [(2, "two")], [(3, "three")], [], [(-1,)]]
+    cur.execute(
+        "DECLARE @id int, @sum int = 0, @names nvarchar(100) = N'', @n nvarchar(20); "
+        "DECLARE c CURSOR LOCAL FAST_FORWARD FOR SELECT id, name FROM dbo.pytds_cur ORDER BY id DESC; "
+        "OPEN c; FETCH NEXT FROM c INTO @id, @n; "
+        "WHILE @@FETCH_STATUS = 0 BEGIN SET @sum += @id; SET @names += @n + N','; "
+        "FETCH NEXT FROM c INTO @id, @n; END; "
+        "CLOSE c; DEALLOCATE c; SELECT @sum, @names"
+    )
+    assert cur.fetchall() == [(6, "three,two,one,")]
+    cur.execute("DROP TABLE dbo.pytds_cur")
+
+
 def test_params(conn):
     # pytds sends parameters through sp_executesql (an RPC with typed parameters).
     cur = conn.cursor()

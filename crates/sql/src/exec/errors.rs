@@ -32,6 +32,15 @@ pub fn must_declare(name: &str) -> SqlError {
     SqlError::new(137, 15, 2, format!("Must declare the scalar variable \"{name}\"."))
 }
 
+pub fn variable_declared(name: &str) -> SqlError {
+    SqlError::new(
+        134,
+        15,
+        1,
+        format!("The variable name '{name}' has already been declared. Variable names must be unique within a query batch or stored procedure."),
+    )
+}
+
 pub fn must_declare_table(name: &str) -> SqlError {
     SqlError::new(1087, 15, 2, format!("Must declare the table variable \"{name}\"."))
 }

@@ -27,6 +27,13 @@ pub enum SysFn {
     Spid,
     XactState,
     FetchStatus,
+    CursorRows,
+    /// CURSOR_STATUS('local' | 'global' | 'variable', name), its arguments evaluated
+    /// when bound.
+    CursorStatus {
+        kind: String,
+        name: String,
+    },
     ErrorNumber,
     ErrorMessage,
     ErrorSeverity,

@@ -19,6 +19,7 @@ pub mod alter;
 pub mod bulk;
 pub mod catalog_procs;
 pub mod catalog_views;
+pub mod cursor;
 pub mod ddl;
 pub mod dml;
 pub mod dmv;
@@ -110,6 +111,8 @@ pub struct SessionState {
     /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
     name_cache: Vec<NameEntry>,
     next_temp: u64,
+    /// GLOBAL cursors, @@FETCH_STATUS, @@CURSOR_ROWS.
+    pub cursors: cursor::SessionCursors,
 }
 
 /// A table name as resolved: where the name pointed, at which catalog version.
@@ -174,6 +177,7 @@ impl SessionState {
             name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
+            cursors: cursor::SessionCursors::default(),
         }
     }
 }
@@ -205,6 +209,8 @@ pub struct Frame {
     /// A procedure's or function's body: objects it uses are reached through its
     /// ownership chain (see security.rs).
     pub in_module: bool,
+    /// LOCAL cursors and cursor variables (they end with the frame).
+    pub cursors: cursor::LocalCursors,
 }
 
 /// The execution context of one request.
@@ -410,7 +416,9 @@ impl<'a> Cx<'a> {
             } else {
                 1
             }),
-            SysFn::FetchStatus => Value::Int(-1),
+            SysFn::FetchStatus => Value::Int(self.fetch_status()),
+            SysFn::CursorRows => Value::Int(self.cursor_rows()),
+            SysFn::CursorStatus { kind, name } => Value::SmallInt(self.cursor_status(kind, name)),
             SysFn::ErrorNumber => err.map(|e| Value::Int(e.number)).unwrap_or(Value::Null),
             SysFn::ErrorMessage => err.map(|e| Value::String(e.message.clone())).unwrap_or(Value::Null),
             SysFn::ErrorSeverity => err.map(|e| Value::Int(i32::from(e.severity))).unwrap_or(Value::Null),
@@ -734,7 +742,7 @@ pub fn column_info(plan: &Plan) -> Vec<ColumnInfo> {
         .collect()
 }
 
-fn cancelled() -> SqlError {
+pub(crate) fn cancelled() -> SqlError {
     SqlError::new(3617, 25, 1, "The query was cancelled by the client (attention).")
 }
 
@@ -1425,6 +1433,18 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::Declare(decls) => {
             for d in decls {
                 match d {
+                    Declaration::Variable { name, data_type, value }
+                        if data_type.name.parts.len() == 1
+                            && data_type.name.parts[0].value.eq_ignore_ascii_case("CURSOR") =>
+                    {
+                        if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
+                            return Err(errors::variable_declared(name));
+                        }
+                        if value.is_some() {
+                            return Err(errors::not_supported("a cursor variable's initial value"));
+                        }
+                        cx.frame().cursors.declare_variable(name);
+                    }
                     Declaration::Variable { name, data_type, value } => {
                         let ty = match user_types::resolve(cx, data_type)? {
                             user_types::DeclaredType::Scalar(ty) => ty,
@@ -1436,13 +1456,8 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                                 continue;
                             }
                         };
-                        if cx.lookup_var(name).is_some() {
-                            return Err(SqlError::new(
-                                134,
-                                15,
-                                1,
-                                format!("The variable name '{name}' has already been declared. Variable names must be unique within a query batch or stored procedure."),
-                            ));
+                        if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
+                            return Err(errors::variable_declared(name));
                         }
                         cx.frame().vars.push(Var { name: name.clone(), ty, value: Value::Null, table: None });
                         if let Some(e) = value {
@@ -1462,7 +1477,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                             table: Some(t),
                         });
                     }
-                    Declaration::Cursor { .. } => return Err(errors::not_supported("DECLARE CURSOR")),
+                    Declaration::Cursor { name, definition } => cursor::declare(cx, name, definition)?,
                 }
             }
             Ok(Flow::Normal)
@@ -1474,6 +1489,11 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             cx.set_var(slot, v);
             Ok(Flow::Normal)
         }
+        StatementKind::SetCursor { name, definition } => cursor::set_variable(cx, name, definition),
+        StatementKind::OpenCursor(c) => cursor::open(cx, c),
+        StatementKind::CloseCursor(c) => cursor::close(cx, c),
+        StatementKind::DeallocateCursor(c) => cursor::deallocate(cx, c),
+        StatementKind::Fetch(f) => cursor::fetch(cx, f),
         StatementKind::SetOption(o) => {
             set_option(cx, o)?;
             Ok(Flow::Normal)

@@ -908,6 +908,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             "@@IDENTITY" => BExpr::Sys(SysFn::Identity, SqlType::Numeric { precision: 38, scale: 0 }),
             "@@SPID" => BExpr::Sys(SysFn::Spid, SqlType::SmallInt),
             "@@FETCH_STATUS" => BExpr::Sys(SysFn::FetchStatus, int),
+            "@@CURSOR_ROWS" => BExpr::Sys(SysFn::CursorRows, int),
             "@@VERSION" => BExpr::Const(Value::String(super::version_string()), nv(300)),
             "@@SERVERNAME" => BExpr::Const(Value::String(self.cx.host.server_name()), nv(128)),
             "@@SERVICENAME" => BExpr::Const(Value::String("MSSQLSERVER".into()), nv(128)),
@@ -1064,6 +1065,20 @@ impl<'b, 'c> Binder<'b, 'c> {
                 return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 }))
             }
             "XACT_STATE" => return Ok(BExpr::Sys(SysFn::XactState, SqlType::SmallInt)),
+            "CURSOR_STATUS" => {
+                if f.args.len() != 2 {
+                    return Err(errors::arg_count("cursor_status", f.args.len()));
+                }
+                let mut text = Vec::with_capacity(2);
+                for a in &f.args {
+                    let b = self.bind_expr(a, scope)?;
+                    let v = b.eval(&[], self.cx)?;
+                    text.push(if v.is_null() { String::new() } else { v.to_string() });
+                }
+                let name = text.pop().unwrap_or_default();
+                let kind = text.pop().unwrap_or_default();
+                return Ok(BExpr::Sys(SysFn::CursorStatus { kind, name }, SqlType::SmallInt));
+            }
             "ERROR_NUMBER" => return Ok(BExpr::Sys(SysFn::ErrorNumber, SqlType::Int)),
             "ERROR_SEVERITY" => return Ok(BExpr::Sys(SysFn::ErrorSeverity, SqlType::Int)),
             "ERROR_STATE" => return Ok(BExpr::Sys(SysFn::ErrorState, SqlType::Int)),

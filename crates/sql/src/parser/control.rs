@@ -128,6 +128,10 @@ impl<'a> Parser<'a> {
         if self.is(&TokenKind::Variable) {
             let name = self.take_variable()?;
             let op = self.parse_assign_op()?;
+            if op == AssignOp::Assign && self.is_word("CURSOR") {
+                let definition = Box::new(self.parse_cursor_definition()?);
+                return Ok(StatementKind::SetCursor { name, definition });
+            }
             let value = self.parse_additive()?;
             return Ok(StatementKind::SetVariable { name, op, value });
         }

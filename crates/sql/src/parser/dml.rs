@@ -203,9 +203,23 @@ impl<'a> Parser<'a> {
         let assignments = self.parse_assignments()?;
         let output = self.parse_output_clauses()?;
         let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
-        let where_clause = if self.eat_word("WHERE") { Some(self.parse_expr()?) } else { None };
+        let where_clause = self.parse_dml_where()?;
         let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
         Ok(Update { with, top, target, assignments, output, from, where_clause, hints })
+    }
+
+    /// UPDATE's and DELETE's WHERE. Positioned changes (WHERE CURRENT OF cursor) are
+    /// refused when the batch is parsed, so no part of a cursor loop that would use one
+    /// runs: cursor rows are copies, without the row locator such a change needs.
+    fn parse_dml_where(&mut self) -> PResult<Option<Expr>> {
+        if !self.eat_word("WHERE") {
+            return Ok(None);
+        }
+        if self.is_word("CURRENT") && self.is_word_at(1, "OF") {
+            let line = self.peek().span.line;
+            return Err(crate::exec::errors::not_supported("UPDATE or DELETE ... WHERE CURRENT OF").at_line(line));
+        }
+        Ok(Some(self.parse_expr()?))
     }
 
     /// The assignments after SET in UPDATE and in MERGE's UPDATE action.
@@ -236,7 +250,7 @@ impl<'a> Parser<'a> {
         let target = self.parse_dml_target()?;
         let output = self.parse_output_clauses()?;
         let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
-        let where_clause = if self.eat_word("WHERE") { Some(self.parse_expr()?) } else { None };
+        let where_clause = self.parse_dml_where()?;
         let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
         Ok(Delete { with, top, target, output, from, where_clause, hints })
     }
