@@ -357,15 +357,7 @@ fn create_module(
 ) -> Result<(), SqlError> {
     let (db, schema, n) = cx.resolve_name(name)?;
     if schema < 0 {
-        return Err(SqlError::new(
-            2760,
-            16,
-            1,
-            format!(
-                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
-                name.schema().map(|s| s.value.clone()).unwrap_or_default()
-            ),
-        ));
+        return Err(errors::schema_not_found(name.schema()));
     }
     let definition = module_definition(&cx.source, stmt, mode);
     let existing = {
@@ -453,15 +445,7 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
         cx.resolve_name(&ct.name)?
     };
     if schema < 0 {
-        return Err(SqlError::new(
-            2760,
-            16,
-            1,
-            format!(
-                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
-                ct.name.schema().map(|s| s.value.clone()).unwrap_or_default()
-            ),
-        ));
+        return Err(errors::schema_not_found(ct.name.schema()));
     }
     if is_temp && cx.state.temp_tables.contains_key(&user_name.to_ascii_lowercase()) {
         return Err(errors::object_exists(&user_name));

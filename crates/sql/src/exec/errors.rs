@@ -128,6 +128,19 @@ pub fn proc_not_found(name: &str) -> SqlError {
     SqlError::new(2812, 16, 62, format!("Could not find stored procedure '{name}'."))
 }
 
+/// 2760: a CREATE names a schema that does not exist (or that the user may not use).
+pub fn schema_not_found(schema: Option<&crate::ast::Ident>) -> SqlError {
+    SqlError::new(
+        2760,
+        16,
+        1,
+        format!(
+            "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
+            schema.map(|s| s.value.as_str()).unwrap_or_default()
+        ),
+    )
+}
+
 pub fn not_supported(what: &str) -> SqlError {
     SqlError::new(40000, 16, 1, format!("{what} is not supported by Mesquite yet."))
 }

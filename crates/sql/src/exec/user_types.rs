@@ -126,15 +126,7 @@ pub fn check_params(cx: &mut Cx, params: &[Parameter]) -> Result<(), SqlError> {
 pub fn create_type(cx: &mut Cx, ct: &CreateType, stmt: &Statement) -> Result<(), SqlError> {
     let (db, schema, name) = cx.resolve_name(&ct.name)?;
     if schema < 0 || db != cx.state.database {
-        return Err(SqlError::new(
-            2760,
-            16,
-            1,
-            format!(
-                "The specified schema name \"{}\" either does not exist or you do not have permission to use it.",
-                ct.name.schema().map(|s| s.value.clone()).unwrap_or_default()
-            ),
-        ));
+        return Err(super::errors::schema_not_found(ct.name.schema()));
     }
     let cat = cx.catalog(db)?;
     if cat.inner.read().type_by_name(schema, &name).is_some()
