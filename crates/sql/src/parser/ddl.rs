@@ -759,15 +759,7 @@ impl<'a> Parser<'a> {
         let name = self.parse_object_name()?;
         let definition = if self.eat_word("FROM") {
             let base = self.parse_data_type()?;
-            let nullable = if self.eat_word("NULL") {
-                Some(true)
-            } else if self.is_word("NOT") && self.is_word_at(1, "NULL") {
-                self.advance();
-                self.advance();
-                Some(false)
-            } else {
-                None
-            };
+            let nullable = self.parse_nullability();
             TypeDefinition::Alias { base, nullable }
         } else {
             self.expect_word("AS")?;
@@ -1122,15 +1114,7 @@ impl<'a> Parser<'a> {
                 let data_type = self.parse_data_type()?;
                 let collation = if self.eat_word("COLLATE") { Some(self.parse_ident()?) } else { None };
                 let sparse = self.eat_word("SPARSE");
-                let nullable = if self.eat_word("NULL") {
-                    Some(true)
-                } else if self.is_word("NOT") && self.is_word_at(1, "NULL") {
-                    self.advance();
-                    self.advance();
-                    Some(false)
-                } else {
-                    None
-                };
+                let nullable = self.parse_nullability();
                 AlterTableAction::AlterColumn { name, data_type, collation, nullable, sparse }
             }
         } else if self.is_any_word(&["ENABLE", "DISABLE"]) && self.is_word_at(1, "TRIGGER") {

@@ -253,6 +253,19 @@ impl<'a> Parser<'a> {
         kws.iter().any(|k| self.is_word(k))
     }
 
+    /// An optional `NULL` / `NOT NULL`: Some(true), Some(false), or None when neither.
+    pub(crate) fn parse_nullability(&mut self) -> Option<bool> {
+        if self.eat_word("NULL") {
+            Some(true)
+        } else if self.is_word("NOT") && self.is_word_at(1, "NULL") {
+            self.advance();
+            self.advance();
+            Some(false)
+        } else {
+            None
+        }
+    }
+
     pub(crate) fn eat_word(&mut self, kw: &str) -> bool {
         if self.is_word(kw) {
             self.advance();
