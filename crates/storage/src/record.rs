@@ -1322,6 +1322,63 @@ impl<'a> RecordView<'a> {
     }
 }
 
+/// The fixed-length columns of a primary record that stores every column of its layout,
+/// read without [`RecordView::parse`]: a scan decoding a row's fixed-length columns
+/// skips the checks of the variable-length part it does not read (most of a narrow
+/// row's decoding cost). Checks what its own reads depend on (header, column count,
+/// fixed portion, null bitmap); anything else (another record type, a record written
+/// before columns were added, a NULL where the layout allows none) is left to
+/// `RecordView`, which reports what is wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedPart<'a> {
+    layout: &'a RowLayout,
+    bytes: &'a [u8],
+    bitmap: Option<usize>,
+}
+
+impl<'a> FixedPart<'a> {
+    /// None when the record is not one this reads: parse it with [`RecordView::parse`].
+    #[inline]
+    pub fn new(layout: &'a RowLayout, bytes: &'a [u8]) -> Option<Self> {
+        let &[status_a, status_b, f0, f1, ..] = bytes else { return None };
+        if status_a & (STATUS_A_RESERVED | STATUS_A_TYPE_MASK) != 0 || status_b & STATUS_B_RESERVED != 0 {
+            return None; // not a primary record (type code 0), or damaged
+        }
+        let n = layout.columns.len();
+        let fixed_end = u16::from_le_bytes([f0, f1]);
+        if layout.fixed_end.get(n) != Some(&fixed_end) {
+            return None;
+        }
+        let at = usize::from(fixed_end);
+        if rd_u16(bytes, at).map(usize::from) != Some(n) {
+            return None;
+        }
+        let bitmap = if status_a & STATUS_A_NULL_BITMAP != 0 {
+            if at + 2 + n.div_ceil(8) > bytes.len() {
+                return None;
+            }
+            Some(at + 2)
+        } else {
+            None
+        };
+        Some(FixedPart { layout, bytes, bitmap })
+    }
+
+    /// Column `i` when it is stored in the fixed-length portion; None for the others
+    /// (and for a NULL the layout does not allow): read those with `RecordView`.
+    #[inline]
+    pub fn column(&self, i: usize) -> Option<ColumnValue<'a>> {
+        let Slot::Fixed { offset, len } = *self.layout.slots.get(i)? else { return None };
+        if let Some(start) = self.bitmap {
+            if self.bytes.get(start + i / 8)? & (1 << (i % 8)) != 0 {
+                return self.layout.columns[i].nullable.then_some(ColumnValue::Null);
+            }
+        }
+        let s = usize::from(offset);
+        self.bytes.get(s..s + usize::from(len)).map(ColumnValue::Inline)
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Off-row planning
 // ---------------------------------------------------------------------------------------
