@@ -625,7 +625,9 @@ impl LockedIndex {
         const GRAVEYARD: usize = 16;
         let owner = ctx.owner();
         let mut after: Bound<Vec<u8>> = owned(lower);
-        let mut rows = EntryBatch::default();
+        // Sized for the largest batch the caller takes, so it does not grow row by row.
+        let most = expected.min(MAX_BATCH) + 1;
+        let mut rows = EntryBatch { bytes: Vec::with_capacity(most * 32), spans: Vec::with_capacity(most) };
         // Grows from a small first batch, so that a scan its caller stops early (TOP,
         // EXISTS) copies little.
         let mut growth = 16;
@@ -644,7 +646,10 @@ impl LockedIndex {
                     full = true;
                     return false;
                 }
-                if !self.locks.grantable_now(owner, &self.key_resource(k), LockMode::S) {
+                // No key lock anywhere (checked per row: this row's leaf is latched) means
+                // no key to look up.
+                if self.locks.key_locks_exist() && !self.locks.grantable_now(owner, &self.key_resource(k), LockMode::S)
+                {
                     locked = Some(k.to_vec());
                     return false;
                 }
