@@ -1471,6 +1471,45 @@ mod tests {
         assert_eq!(vals, vec![ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(&[5, 6])]);
     }
 
+    /// `FixedPart` reads what `RecordView` reads for fixed-length columns, and leaves
+    /// the other columns and the records it does not vouch for to it.
+    #[test]
+    fn fixed_part_agrees_with_the_full_parse() {
+        let l = layout(&[
+            ColumnLayout::fixed(4),
+            ColumnLayout::variable().with_nullable(),
+            ColumnLayout::fixed(2).with_nullable(),
+        ]);
+        for values in [
+            [ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(b"abc"), ColumnValue::Inline(&[5, 6])],
+            [ColumnValue::Inline(&[7, 8, 9, 10]), ColumnValue::Null, ColumnValue::Null],
+        ] {
+            let rec = encode(&l, &values);
+            let f = FixedPart::new(&l, &rec).expect("a primary record with every column");
+            let view = RecordView::parse(&l, &rec).expect("parses");
+            assert_eq!(f.column(0), Some(view.column(0).expect("decodes")));
+            assert_eq!(f.column(1), None, "variable-length: not read here");
+            assert_eq!(f.column(2), Some(view.column(2).expect("decodes")));
+            assert_eq!(f.column(3), None, "past the layout");
+        }
+        let rec = encode(&l, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Null, ColumnValue::Null]);
+        // Another record type, a fixed portion of another size, a truncated record.
+        let mut other = rec.clone();
+        other[0] |= RecordType::Index.code() << 1;
+        assert!(FixedPart::new(&l, &other).is_none());
+        let mut short = rec.clone();
+        short[2] -= 1;
+        assert!(FixedPart::new(&l, &short).is_none());
+        assert!(FixedPart::new(&l, &rec[..3]).is_none());
+        // A NULL in a column that allows none is the full parse's to report.
+        let strict = layout(&[ColumnLayout::fixed(4), ColumnLayout::fixed(2).with_nullable()]);
+        let mut bad = encode(&strict, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Null]);
+        let bitmap = usize::from(u16::from_le_bytes([bad[2], bad[3]])) + 2;
+        bad[bitmap] |= 1;
+        assert_eq!(FixedPart::new(&strict, &bad).and_then(|f| f.column(0)), None);
+        assert!(RecordView::parse(&strict, &bad).and_then(|v| v.column(0)).is_err());
+    }
+
     #[test]
     fn mixed_record_is_byte_exact() {
         let l = layout(&[
