@@ -54,3 +54,12 @@ SELECT x.w, p.v FROM (SELECT * FROM c WHERE id = 11) x LEFT JOIN p ON p.id = x.p
 SELECT p.v, c.w FROM p, c WHERE p.id = c.pid AND p.id = 1 ORDER BY c.w;
 SELECT p.v, v.n FROM p JOIN (VALUES (2, 'b'), (3, 'c'), (NULL, 'n')) v (id, n) ON v.id = p.id ORDER BY v.n;
 GO
+-- The HASH hint holds when a WHERE conjunct makes a side small.
+SET SHOWPLAN_TEXT ON;
+GO
+SELECT p.v, c.w FROM p INNER HASH JOIN c ON p.id = c.pid WHERE c.id = 12;
+GO
+SET SHOWPLAN_TEXT OFF;
+GO
+SELECT p.v, c.w FROM p INNER HASH JOIN c ON p.id = c.pid WHERE c.id = 12;
+GO

@@ -165,6 +165,8 @@ pub enum Plan {
         key_types: Vec<SqlType>,
         residual: Option<BExpr>,
         cols: Vec<OutCol>,
+        /// Written with the HASH hint: kept when the planner chooses again.
+        hinted: bool,
     },
     /// A join of two inputs both in ascending order of one integer key column each
     /// (clustered index scans by that key): no table is built.
@@ -699,6 +701,21 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
     };
     let (lw, rw) = (left.width(), right.width());
     let (mut left_need, mut right_need) = join_needs(need, lw, rw, residual.as_ref());
+    // The build side keeps only the columns read after the join (its keys are computed
+    // as it is read): each in a slot of the kept row.
+    let right_slots = right_need.as_ref().filter(|n| n.iter().any(|k| !k)).map(|n| {
+        let mut next = 0;
+        n.iter()
+            .map(|&k| {
+                next += usize::from(k);
+                if k {
+                    next - 1
+                } else {
+                    NOT_KEPT
+                }
+            })
+            .collect::<Vec<usize>>()
+    });
     if let Some(l) = left_need.as_mut() {
         left_keys.iter().for_each(|e| mark_needed(e, l));
     }
@@ -710,6 +727,8 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         right: Some(open_needing(right, cx, right_need)?),
         left_width: lw,
         right_width: rw,
+        kept_width: right_slots.as_ref().map_or(rw, |s| s.iter().filter(|&&k| k != NOT_KEPT).count()),
+        right_slots,
         kind: *kind,
         left_key: KeyReader::new(left_keys, key_types),
         right_key: KeyReader::new(right_keys, key_types),
@@ -1569,6 +1588,11 @@ struct HashJoinOp {
     right: Option<Box<dyn Op>>,
     left_width: usize,
     right_width: usize,
+    /// Per right column, its slot in a kept build row ([`NOT_KEPT`]: not read after the
+    /// join); None: build rows are kept whole.
+    right_slots: Option<Vec<usize>>,
+    /// Values per kept build row.
+    kept_width: usize,
     kind: JoinKind,
     left_keys: Vec<BExpr>,
     right_keys: Vec<BExpr>,
@@ -1601,6 +1625,9 @@ struct HashJoinOp {
 
 /// The end of a chain of build rows.
 const END: usize = usize::MAX;
+
+/// A right column a hash join does not keep (see `HashJoinOp::right_slots`).
+const NOT_KEPT: usize = usize::MAX;
 
 /// The build rows by join key: the first row of each key's chain (see `next_same`).
 enum JoinTable {
@@ -1731,10 +1758,18 @@ impl HashJoinOp {
                     _ => int_keys.push(None),
                 },
             }
-            // The values move out (NULLs stay): the row keeps its width for the next
-            // one to be decoded into.
+            // The values kept move out (NULLs stay): the row keeps its width for the
+            // next one to be decoded into.
             r.resize(w, Value::Null);
-            self.build_vals.extend(r.iter_mut().map(|v| std::mem::replace(v, Value::Null)));
+            match &self.right_slots {
+                None => self.build_vals.extend(r.iter_mut().map(|v| std::mem::replace(v, Value::Null))),
+                Some(slots) => self.build_vals.extend(
+                    r.iter_mut()
+                        .zip(slots)
+                        .filter(|(_, &s)| s != NOT_KEPT)
+                        .map(|(v, _)| std::mem::replace(v, Value::Null)),
+                ),
+            }
             self.build_count += 1;
             right.recycle(r);
         }
@@ -1806,14 +1841,22 @@ fn joined(
     out: Option<&[usize]>,
     left: Option<&[Value]>,
     (lw, rw): (usize, usize),
-    right: Option<&[Value]>,
+    right: Option<(&[Value], Option<&[usize]>)>,
 ) -> Row {
     let mut row = spare.take().unwrap_or_default();
     row.clear();
+    // Right column `c`: in slot `slots[c]` of a kept build row, or in place.
+    let right_at = |c: usize| -> Option<&Value> {
+        let (vals, slots) = right?;
+        match slots {
+            Some(s) => vals.get(*s.get(c)?),
+            None => vals.get(c),
+        }
+    };
     match out {
         Some(out) => {
             for &p in out {
-                let v = if p < lw { left.and_then(|l| l.get(p)) } else { right.and_then(|r| r.get(p - lw)) };
+                let v = if p < lw { left.and_then(|l| l.get(p)) } else { right_at(p - lw) };
                 row.push(v.map_or(Value::Null, Value::clone));
             }
         }
@@ -1824,8 +1867,8 @@ fn joined(
                 None => row.resize(lw, Value::Null),
             }
             match right {
-                Some(r) => row.extend_from_slice(r),
-                None => row.resize(lw + rw, Value::Null),
+                Some((r, None)) => row.extend_from_slice(r),
+                _ => row.extend((0..rw).map(|c| right_at(c).map_or(Value::Null, Value::clone))),
             }
         }
     }
@@ -1841,9 +1884,10 @@ impl Op for HashJoinOp {
             if let Some((left, mut i, matched)) = self.current.take() {
                 while i != END {
                     let after = self.next_same[i];
-                    let w = self.right_width;
-                    let right = Some(&self.build_vals[i * w..(i + 1) * w]);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), (self.left_width, w), right);
+                    let w = self.kept_width;
+                    let right = Some((&self.build_vals[i * w..(i + 1) * w], self.right_slots.as_deref()));
+                    let widths = (self.left_width, self.right_width);
+                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, right);
                     let ok = match &self.residual {
                         Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
                         None => true,
@@ -1882,15 +1926,10 @@ impl Op for HashJoinOp {
                     let j = *i;
                     *i += 1;
                     if !self.matched.get(j).copied().unwrap_or(false) {
-                        let w = self.right_width;
-                        let right = Some(&self.build_vals[j * w..(j + 1) * w]);
-                        return Ok(Some(joined(
-                            &mut self.spare,
-                            self.out.as_deref(),
-                            None,
-                            (self.left_width, w),
-                            right,
-                        )));
+                        let w = self.kept_width;
+                        let right = Some((&self.build_vals[j * w..(j + 1) * w], self.right_slots.as_deref()));
+                        let widths = (self.left_width, self.right_width);
+                        return Ok(Some(joined(&mut self.spare, self.out.as_deref(), None, widths, right)));
                     }
                 }
             }
@@ -1999,7 +2038,13 @@ impl MergeJoinOp {
                 let j = self.flushed;
                 self.flushed += 1;
                 if !self.group_matched[j] {
-                    return Some(joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some(&self.group[j])));
+                    return Some(joined(
+                        &mut self.spare,
+                        self.out.as_deref(),
+                        None,
+                        self.widths,
+                        Some((&self.group[j], None)),
+                    ));
                 }
             }
         }
@@ -2015,7 +2060,7 @@ impl MergeJoinOp {
 
     /// A row of `right` alone (NULLs on the left), the row handed back to its input.
     fn right_only(&mut self, r: Row) -> Row {
-        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some(&r));
+        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some((&r, None)));
         self.right.recycle(r);
         row
     }
@@ -2057,7 +2102,7 @@ impl Op for MergeJoinOp {
                     while self.probe.0 < self.group.len() {
                         let j = self.probe.0;
                         self.probe.0 += 1;
-                        let right = Some(self.group[j].as_slice());
+                        let right = Some((self.group[j].as_slice(), None));
                         let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, right);
                         let ok = match &self.residual {
                             Some(p) => is_true(&cx.eval_with_outer(p, &row)?),

@@ -2528,6 +2528,7 @@ fn hash_join(j: EquiJoin) -> Plan {
         key_types: j.key_types,
         residual: and_all(j.residual),
         cols: j.cols,
+        hinted: j.hash_only,
     }
 }
 
@@ -2765,10 +2766,21 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
                 key_types: vec![ty],
                 residual,
                 cols,
+                hinted: false,
             };
             push_down(j, cs, cx)
         }
-        Plan::HashJoin { left, right, kind: JoinKind::Inner, left_keys, right_keys, key_types, residual, cols } => {
+        Plan::HashJoin {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            left_keys,
+            right_keys,
+            key_types,
+            residual,
+            cols,
+            hinted,
+        } => {
             let lw = left.width();
             let mut lcs = Vec::new();
             let mut rcs = Vec::new();
@@ -2802,7 +2814,7 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
                 key_types,
                 residual: rest,
                 cols,
-                hash_only: false,
+                hash_only: hinted,
             });
             Ok(match and_all(both) {
                 Some(p) => Plan::Filter { input: Box::new(j), pred: p },
