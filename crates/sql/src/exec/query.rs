@@ -2690,6 +2690,8 @@ fn split_equi(cs: Vec<BExpr>, left_width: usize) -> (Vec<BExpr>, Vec<BExpr>, Vec
 
 /// Pushes WHERE conjuncts down the FROM tree: into scans (with index seeks), into the
 /// sides of inner joins, and turns cross joins with equalities into hash joins.
+// The context is unused since index choice needs none; kept for the callers.
+#[allow(clippy::only_used_in_recursion)]
 pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlError> {
     if cs.is_empty() {
         return Ok(plan);
