@@ -1742,20 +1742,25 @@ impl HashJoinOp {
     fn build(&mut self, mut right: Box<dyn Op>, cx: &mut Cx) -> Result<(), SqlError> {
         let w = self.right_width;
         // The keys of the build rows, linked once all are read (an integer table then
-        // knows its keys' range).
-        let mut int_keys: Vec<Option<i64>> = Vec::new();
+        // knows its keys' range). Integer keys become the chain links in place (no
+        // second vector of fresh pages); the rows with a NULL key are listed apart.
+        let mut int_keys: Vec<i64> = Vec::new();
+        let mut null_rows: Vec<usize> = Vec::new();
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
         while let Some(mut r) = right.next(cx)? {
             match join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
-                JoinKey::Int(k) => int_keys.push(Some(k)),
+                JoinKey::Int(k) => int_keys.push(k),
                 JoinKey::Bytes => {
                     byte_keys.push(Some((key_bytes.len(), key_bytes.len() + self.key_buf.len())));
                     key_bytes.extend_from_slice(&self.key_buf);
                 }
                 JoinKey::None => match self.table {
                     JoinTable::Bytes(_) => byte_keys.push(None),
-                    _ => int_keys.push(None),
+                    _ => {
+                        null_rows.push(int_keys.len());
+                        int_keys.push(0);
+                    }
                 },
             }
             // The values kept move out (NULLs stay): the row keeps its width for the
@@ -1773,8 +1778,8 @@ impl HashJoinOp {
             self.build_count += 1;
             right.recycle(r);
         }
-        self.next_same = vec![END; self.build_count];
         if let JoinTable::Bytes(m) = &mut self.table {
+            self.next_same = vec![END; self.build_count];
             for (i, k) in byte_keys.iter().enumerate().rev() {
                 let Some((a, b)) = *k else { continue };
                 let key = &key_bytes[a..b];
@@ -1786,32 +1791,44 @@ impl HashJoinOp {
                 }
             }
         } else {
-            let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
-            for k in int_keys.iter().flatten() {
-                min = min.min(*k);
-                max = max.max(*k);
-                n += 1;
+            let (mut min, mut max) = (i64::MAX, i64::MIN);
+            let mut nulls = null_rows.iter().peekable();
+            for (i, &k) in int_keys.iter().enumerate() {
+                if nulls.next_if_eq(&&i).is_none() {
+                    min = min.min(k);
+                    max = max.max(k);
+                }
             }
+            let n = int_keys.len() - null_rows.len();
+            // Each key (as bits) is replaced by its row's link, last row first.
+            let mut links: Vec<usize> = int_keys.into_iter().map(|k| k as u64 as usize).collect();
+            let mut nulls = null_rows.iter().rev().peekable();
             let span = (i128::from(max) - i128::from(min) + 1).max(0);
             if n > 0 && span <= 4 * n as i128 + 64 {
                 let mut heads = vec![END; span as usize];
-                for (i, k) in int_keys.iter().enumerate().rev() {
-                    if let Some(k) = k {
-                        let head = &mut heads[(k - min) as usize];
-                        self.next_same[i] = std::mem::replace(head, i);
+                for i in (0..links.len()).rev() {
+                    if nulls.next_if_eq(&&i).is_some() {
+                        links[i] = END;
+                        continue;
                     }
+                    let k = links[i] as u64 as i64;
+                    let head = &mut heads[(i128::from(k) - i128::from(min)) as usize];
+                    links[i] = std::mem::replace(head, i);
                 }
                 self.table = JoinTable::Dense { min, heads };
             } else {
                 let mut m = HashMap::with_capacity_and_hasher(n, FxBuild);
-                for (i, k) in int_keys.iter().enumerate().rev() {
-                    if let Some(k) = k {
-                        let head = m.entry(*k).or_insert(END);
-                        self.next_same[i] = std::mem::replace(head, i);
+                for i in (0..links.len()).rev() {
+                    if nulls.next_if_eq(&&i).is_some() {
+                        links[i] = END;
+                        continue;
                     }
+                    let head = m.entry(links[i] as u64 as i64).or_insert(END);
+                    links[i] = std::mem::replace(head, i);
                 }
                 self.table = JoinTable::Int(m);
             }
+            self.next_same = links;
         }
         if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
             self.matched = vec![false; self.build_count];
