@@ -1851,6 +1851,17 @@ impl HashJoinOp {
     }
 }
 
+/// Sets `slot` to `v` (NULL for None): integers inline, other values by `clone_from`.
+#[inline]
+fn assign(slot: &mut Value, v: Option<&Value>) {
+    match v {
+        None | Some(Value::Null) => *slot = Value::Null,
+        Some(Value::Int(n)) => *slot = Value::Int(*n),
+        Some(Value::BigInt(n)) => *slot = Value::BigInt(*n),
+        Some(v) => slot.clone_from(v),
+    }
+}
+
 /// A join's output row: `left` then `right` (NULLs for a missing side), or the `out`
 /// positions of that row; in the spare row's vector when there is one.
 fn joined(
@@ -1861,7 +1872,9 @@ fn joined(
     right: Option<(&[Value], Option<&[usize]>)>,
 ) -> Row {
     let mut row = spare.take().unwrap_or_default();
-    row.clear();
+    if out.is_none() {
+        row.clear();
+    }
     // Right column `c`: in slot `slots[c]` of a kept build row, or in place.
     let right_at = |c: usize| -> Option<&Value> {
         let (vals, slots) = right?;
@@ -1872,9 +1885,11 @@ fn joined(
     };
     match out {
         Some(out) => {
-            for &p in out {
+            // Over the spare row's values: a string reuses its buffer.
+            row.resize(out.len(), Value::Null);
+            for (slot, &p) in row.iter_mut().zip(out) {
                 let v = if p < lw { left.and_then(|l| l.get(p)) } else { right_at(p - lw) };
-                row.push(v.map_or(Value::Null, Value::clone));
+                assign(slot, v);
             }
         }
         None => {
