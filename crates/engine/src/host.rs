@@ -371,6 +371,35 @@ fn read_row(
     }
 }
 
+/// Takes up to `max` rows of a forward scan into a [`StoredBatch`]; `more` when one
+/// more came. Whole READ COMMITTED batches are copied in bulk.
+struct BatchSink<'a> {
+    raw: &'a mut StoredBatch,
+    max: usize,
+    taken: usize,
+    more: &'a mut bool,
+}
+
+impl txn::access::ScanSink for BatchSink<'_> {
+    fn row(&mut self, key: &[u8], value: &[u8]) -> bool {
+        if self.taken == self.max {
+            *self.more = true;
+            return false;
+        }
+        self.raw.push(key, value);
+        self.taken += 1;
+        true
+    }
+
+    fn rows(&mut self, batch: &txn::access::EntryBatch, n: usize) -> bool {
+        let fit = n.min(self.max - self.taken);
+        let (bytes, spans) = batch.packed(fit);
+        self.raw.extend_packed(bytes, spans);
+        self.taken += fit;
+        (fit..n).all(|i| self.row(batch.key(i), batch.value(i)))
+    }
+}
+
 /// Up to `max` entries of the range as stored (key, record), in key order or reversed,
 /// appended to `raw`; returns whether the range goes on after them. See `Host::scan`.
 fn scan_raw(
@@ -385,15 +414,8 @@ fn scan_raw(
     let mut more = false;
     let mut taken = 0usize;
     if !reverse {
-        li.scan_expecting(ctx, lower, upper, max.saturating_add(1), |k, v| {
-            if taken == max {
-                more = true;
-                return false;
-            }
-            raw.push(k, v);
-            taken += 1;
-            true
-        })?;
+        let sink = BatchSink { raw, max, taken: 0, more: &mut more };
+        li.scan_expecting(ctx, lower, upper, max.saturating_add(1), sink)?;
     } else if ctx.isolation() == IsolationLevel::ReadUncommitted {
         let mut cur = li.tree().range_rev(lower, upper);
         while let Some((k, v)) = cur.next_entry().map_err(AccessError::from)? {

@@ -15,8 +15,8 @@ use std::sync::Arc;
 use sql::host::{HostError, HostResult, RowDecoder, StoredColumn};
 use storage::btree::MAX_ENTRY_LEN;
 use storage::record::{
-    self, encode_record, plan_off_row, ColumnLayout, ColumnValue, LobPointer, RecordError, RecordType, RecordView,
-    RowLayout, LOB_POINTER_LEN,
+    self, encode_record, plan_off_row, ColumnLayout, ColumnValue, FixedPart, LobPointer, RecordError, RecordType,
+    RecordView, RowLayout, LOB_POINTER_LEN,
 };
 use storage::{Database, StorageError};
 use types::{SqlError, Value};
@@ -248,7 +248,10 @@ impl RowCodec {
         needed: Option<&[bool]>,
         out: &mut Vec<Value>,
     ) -> Result<bool> {
-        let view = RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?;
+        // Fixed-length columns are read in place; the record is parsed whole only for
+        // another column (or a record `FixedPart` leaves to the full parse).
+        let fixed = FixedPart::new(&self.layout, bytes);
+        let mut view = None;
         let n = self.columns.len();
         if out.len() != n {
             out.truncate(n);
@@ -259,7 +262,17 @@ impl RowCodec {
                 *slot = Value::Null;
                 continue;
             }
-            match view.column(i).map_err(StorageError::from)? {
+            let value = match fixed.and_then(|f| f.column(i)) {
+                Some(v) => v,
+                None => {
+                    let view = match view {
+                        Some(v) => v,
+                        None => *view.insert(RecordView::parse(&self.layout, bytes).map_err(StorageError::from)?),
+                    };
+                    view.column(i).map_err(StorageError::from)?
+                }
+            };
+            match value {
                 ColumnValue::Null => *slot = Value::Null,
                 ColumnValue::Inline(b) => types::decode_to(&c.ty, b, slot)?,
                 ColumnValue::Lob(p) => {

@@ -111,6 +111,14 @@ impl StoredBatch {
         self.spans.push((start, start + key.len(), self.bytes.len()));
     }
 
+    /// Appends rows packed the same way: `bytes` and, per row, where its key starts,
+    /// where its record starts and where it ends in `bytes` (one copy for all of them).
+    pub fn extend_packed(&mut self, bytes: &[u8], spans: &[(usize, usize, usize)]) {
+        let base = self.bytes.len();
+        self.bytes.extend_from_slice(bytes);
+        self.spans.extend(spans.iter().map(|&(a, b, c)| (base + a, base + b, base + c)));
+    }
+
     /// The key of row `i` (panics past the end, as slice indexing does).
     pub fn key(&self, i: usize) -> &[u8] {
         let (a, b, _) = self.spans[i];

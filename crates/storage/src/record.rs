@@ -1329,6 +1329,63 @@ impl<'a> RecordView<'a> {
     }
 }
 
+/// The fixed-length columns of a primary record that stores every column of its layout,
+/// read without [`RecordView::parse`]: a scan decoding a row's fixed-length columns
+/// skips the checks of the variable-length part it does not read (most of a narrow
+/// row's decoding cost). Checks what its own reads depend on (header, column count,
+/// fixed portion, null bitmap); anything else (another record type, a record written
+/// before columns were added, a NULL where the layout allows none) is left to
+/// `RecordView`, which reports what is wrong.
+#[derive(Debug, Clone, Copy)]
+pub struct FixedPart<'a> {
+    layout: &'a RowLayout,
+    bytes: &'a [u8],
+    bitmap: Option<usize>,
+}
+
+impl<'a> FixedPart<'a> {
+    /// None when the record is not one this reads: parse it with [`RecordView::parse`].
+    #[inline]
+    pub fn new(layout: &'a RowLayout, bytes: &'a [u8]) -> Option<Self> {
+        let &[status_a, status_b, f0, f1, ..] = bytes else { return None };
+        if status_a & (STATUS_A_RESERVED | STATUS_A_TYPE_MASK) != 0 || status_b & STATUS_B_RESERVED != 0 {
+            return None; // not a primary record (type code 0), or damaged
+        }
+        let n = layout.columns.len();
+        let fixed_end = u16::from_le_bytes([f0, f1]);
+        if layout.fixed_end.get(n) != Some(&fixed_end) {
+            return None;
+        }
+        let at = usize::from(fixed_end);
+        if rd_u16(bytes, at).map(usize::from) != Some(n) {
+            return None;
+        }
+        let bitmap = if status_a & STATUS_A_NULL_BITMAP != 0 {
+            if at + 2 + n.div_ceil(8) > bytes.len() {
+                return None;
+            }
+            Some(at + 2)
+        } else {
+            None
+        };
+        Some(FixedPart { layout, bytes, bitmap })
+    }
+
+    /// Column `i` when it is stored in the fixed-length portion; None for the others
+    /// (and for a NULL the layout does not allow): read those with `RecordView`.
+    #[inline]
+    pub fn column(&self, i: usize) -> Option<ColumnValue<'a>> {
+        let Slot::Fixed { offset, len } = *self.layout.slots.get(i)? else { return None };
+        if let Some(start) = self.bitmap {
+            if self.bytes.get(start + i / 8)? & (1 << (i % 8)) != 0 {
+                return self.layout.columns[i].nullable.then_some(ColumnValue::Null);
+            }
+        }
+        let s = usize::from(offset);
+        self.bytes.get(s..s + usize::from(len)).map(ColumnValue::Inline)
+    }
+}
+
 // ---------------------------------------------------------------------------------------
 // Off-row planning
 // ---------------------------------------------------------------------------------------
@@ -1419,6 +1476,45 @@ mod tests {
         assert_eq!(record_length(&rec), Ok(rec.len()));
         let vals = decode_all(&l, &rec);
         assert_eq!(vals, vec![ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(&[5, 6])]);
+    }
+
+    /// `FixedPart` reads what `RecordView` reads for fixed-length columns, and leaves
+    /// the other columns and the records it does not vouch for to it.
+    #[test]
+    fn fixed_part_agrees_with_the_full_parse() {
+        let l = layout(&[
+            ColumnLayout::fixed(4),
+            ColumnLayout::variable().with_nullable(),
+            ColumnLayout::fixed(2).with_nullable(),
+        ]);
+        for values in [
+            [ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Inline(b"abc"), ColumnValue::Inline(&[5, 6])],
+            [ColumnValue::Inline(&[7, 8, 9, 10]), ColumnValue::Null, ColumnValue::Null],
+        ] {
+            let rec = encode(&l, &values);
+            let f = FixedPart::new(&l, &rec).expect("a primary record with every column");
+            let view = RecordView::parse(&l, &rec).expect("parses");
+            assert_eq!(f.column(0), Some(view.column(0).expect("decodes")));
+            assert_eq!(f.column(1), None, "variable-length: not read here");
+            assert_eq!(f.column(2), Some(view.column(2).expect("decodes")));
+            assert_eq!(f.column(3), None, "past the layout");
+        }
+        let rec = encode(&l, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Null, ColumnValue::Null]);
+        // Another record type, a fixed portion of another size, a truncated record.
+        let mut other = rec.clone();
+        other[0] |= RecordType::Index.code() << 1;
+        assert!(FixedPart::new(&l, &other).is_none());
+        let mut short = rec.clone();
+        short[2] -= 1;
+        assert!(FixedPart::new(&l, &short).is_none());
+        assert!(FixedPart::new(&l, &rec[..3]).is_none());
+        // A NULL in a column that allows none is the full parse's to report.
+        let strict = layout(&[ColumnLayout::fixed(4), ColumnLayout::fixed(2).with_nullable()]);
+        let mut bad = encode(&strict, &[ColumnValue::Inline(&[1, 2, 3, 4]), ColumnValue::Null]);
+        let bitmap = usize::from(u16::from_le_bytes([bad[2], bad[3]])) + 2;
+        bad[bitmap] |= 1;
+        assert_eq!(FixedPart::new(&strict, &bad).and_then(|f| f.column(0)), None);
+        assert!(RecordView::parse(&strict, &bad).and_then(|v| v.column(0)).is_err());
     }
 
     #[test]

@@ -561,14 +561,14 @@ impl LockedIndex {
         mut f: F,
     ) -> Result<bool>
     where
-        F: FnMut(&[u8], &[u8]) -> bool,
+        F: ScanSink,
     {
         self.check_level(ctx)?;
         let level = ctx.isolation();
         if level == IsolationLevel::ReadUncommitted {
             let mut cursor = self.tree.range(lower, upper);
             while let Some((k, v)) = cursor.next_entry()? {
-                if !f(k, v) {
+                if !f.row(k, v) {
                     return Ok(false);
                 }
             }
@@ -589,7 +589,7 @@ impl LockedIndex {
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
         expected: usize,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        f: &mut dyn ScanSink,
     ) -> Result<bool> {
         if ctx.isolation() == IsolationLevel::ReadCommitted {
             return self.scan_read_committed(ctx, lower, upper, expected, f);
@@ -615,7 +615,7 @@ impl LockedIndex {
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
         expected: usize,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        f: &mut dyn ScanSink,
     ) -> Result<bool> {
         /// Ghosts checked per batch (a graveyard of committed deletes is crossed in
         /// several batches rather than copied whole).
@@ -625,7 +625,9 @@ impl LockedIndex {
         const GRAVEYARD: usize = 16;
         let owner = ctx.owner();
         let mut after: Bound<Vec<u8>> = owned(lower);
-        let mut rows = EntryBatch::default();
+        // Sized for the largest batch the caller takes, so it does not grow row by row.
+        let most = expected.min(MAX_BATCH) + 1;
+        let mut rows = EntryBatch { bytes: Vec::with_capacity(most * 32), spans: Vec::with_capacity(most) };
         // Grows from a small first batch, so that a scan its caller stops early (TOP,
         // EXISTS) copies little.
         let mut growth = 16;
@@ -644,7 +646,10 @@ impl LockedIndex {
                     full = true;
                     return false;
                 }
-                if !self.locks.grantable_now(owner, &self.key_resource(k), LockMode::S) {
+                // No key lock anywhere (checked per row: this row's leaf is latched) means
+                // no key to look up.
+                if self.locks.key_locks_exist() && !self.locks.grantable_now(owner, &self.key_resource(k), LockMode::S)
+                {
                     locked = Some(k.to_vec());
                     return false;
                 }
@@ -716,10 +721,8 @@ impl LockedIndex {
                 after = Bound::Excluded(rows.key(emit - 1).to_vec());
             }
             returned += emit;
-            for i in 0..emit {
-                if !f(rows.key(i), rows.value(i)) {
-                    return Ok(false);
-                }
+            if !f.rows(&rows, emit) {
+                return Ok(false);
             }
             growth = next_batch;
             match then {
@@ -741,7 +744,7 @@ impl LockedIndex {
         ctx: &SessionContext<'_>,
         lower: Bound<&[u8]>,
         upper: Bound<&[u8]>,
-        f: &mut dyn FnMut(&[u8], &[u8]) -> bool,
+        f: &mut dyn ScanSink,
         mut steps: usize,
     ) -> Result<ScanEnd> {
         let level = ctx.isolation();
@@ -793,7 +796,7 @@ impl LockedIndex {
             };
             let was_ghost = value.is_none();
             let go_on = match value {
-                Some(v) => f(&key, &v),
+                Some(v) => f.row(&key, &v),
                 None => true, // a ghost: locked (a range boundary at SERIALIZABLE), skipped
             };
             let release = match level {
@@ -1127,16 +1130,43 @@ enum Then {
     Step,
 }
 
+/// Where a scan hands its rows (`LockedIndex::scan_expecting`); any
+/// `FnMut(key, value) -> bool` is one.
+pub trait ScanSink {
+    /// One row; false stops the scan.
+    fn row(&mut self, key: &[u8], value: &[u8]) -> bool;
+    /// The first `n` rows of `batch`, in order; false stops the scan (after any of
+    /// them). A sink that stores rows may copy them in bulk.
+    fn rows(&mut self, batch: &EntryBatch, n: usize) -> bool {
+        (0..n).all(|i| self.row(batch.key(i), batch.value(i)))
+    }
+}
+
+impl<F: FnMut(&[u8], &[u8]) -> bool> ScanSink for F {
+    fn row(&mut self, key: &[u8], value: &[u8]) -> bool {
+        self(key, value)
+    }
+}
+
 /// The entries of one READ COMMITTED batch, copied out of the latched leaves into one
-/// buffer (no allocation per row; the buffer serves every batch of the scan).
+/// buffer (no allocation per row; the buffer serves every batch of the scan), lent to
+/// a [`ScanSink`].
 #[derive(Default)]
-struct EntryBatch {
+pub struct EntryBatch {
     bytes: Vec<u8>,
     /// Per entry: where its key starts, where its value starts, where it ends.
     spans: Vec<(usize, usize, usize)>,
 }
 
 impl EntryBatch {
+    /// The first `n` entries as one buffer and, per entry, where its key starts, where
+    /// its value starts and where it ends in that buffer (a sink copies them in bulk).
+    pub fn packed(&self, n: usize) -> (&[u8], &[(usize, usize, usize)]) {
+        let spans = &self.spans[..n.min(self.spans.len())];
+        let end = spans.last().map_or(0, |s| s.2);
+        (&self.bytes[..end], spans)
+    }
+
     fn clear(&mut self) {
         self.bytes.clear();
         self.spans.clear();
@@ -1153,12 +1183,12 @@ impl EntryBatch {
         self.spans.push((start, start + key.len(), self.bytes.len()));
     }
 
-    fn key(&self, i: usize) -> &[u8] {
+    pub fn key(&self, i: usize) -> &[u8] {
         let (a, b, _) = self.spans[i];
         &self.bytes[a..b]
     }
 
-    fn value(&self, i: usize) -> &[u8] {
+    pub fn value(&self, i: usize) -> &[u8] {
         let (_, b, c) = self.spans[i];
         &self.bytes[b..c]
     }

@@ -142,7 +142,19 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
 /// decoding them), and a string or binary already in the slot lends its buffer (a scan
 /// decoding each row over the previous one allocates nothing for them). After an error
 /// `slot` holds NULL or a value.
+#[inline]
 pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
+    // The integer keys and counts of most rows, inlined into the caller's loop; the
+    // rest is `decode_other`.
+    match (ty, bytes.len()) {
+        (SqlType::Int, 4) => *slot = Value::Int(i32::from_le_bytes(le(bytes))),
+        (SqlType::BigInt, 8) => *slot = Value::BigInt(i64::from_le_bytes(le(bytes))),
+        _ => return decode_other(ty, bytes, slot),
+    }
+    Ok(())
+}
+
+fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
     if decode_common(ty, bytes, slot) {
         return Ok(());
     }

@@ -165,6 +165,29 @@ pub enum Plan {
         key_types: Vec<SqlType>,
         residual: Option<BExpr>,
         cols: Vec<OutCol>,
+        /// Written with the HASH hint: kept when the planner chooses again.
+        hinted: bool,
+    },
+    /// A join of two inputs both in ascending order of one integer key column each
+    /// (clustered index scans by that key): no table is built.
+    MergeJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        /// The key's position in each side's rows.
+        left_key: usize,
+        right_key: usize,
+        residual: Option<BExpr>,
+        cols: Vec<OutCol>,
+    },
+    /// Index nested loops: for each left row, `right` (a scan whose seek range reads
+    /// the left row as outer row 1) is opened again. Chosen for a small left input.
+    IndexJoin {
+        left: Box<Plan>,
+        right: Box<Plan>,
+        kind: JoinKind,
+        on: Option<BExpr>,
+        cols: Vec<OutCol>,
     },
     Aggregate {
         input: Box<Plan>,
@@ -241,6 +264,8 @@ impl Plan {
             | Plan::Project { cols, .. }
             | Plan::NestedLoop { cols, .. }
             | Plan::HashJoin { cols, .. }
+            | Plan::MergeJoin { cols, .. }
+            | Plan::IndexJoin { cols, .. }
             | Plan::Aggregate { cols, .. }
             | Plan::SetOp { cols, .. }
             | Plan::Window { cols, .. }
@@ -298,6 +323,8 @@ impl Plan {
             Plan::Project { .. } => "Compute Scalar".to_string(),
             Plan::NestedLoop { kind, .. } => format!("Nested Loops ({})", join_name(*kind)),
             Plan::HashJoin { kind, .. } => format!("Hash Match ({})", join_name(*kind)),
+            Plan::MergeJoin { kind, .. } => format!("Merge Join ({})", join_name(*kind)),
+            Plan::IndexJoin { kind, .. } => format!("Nested Loops ({}, OUTER REFERENCES)", join_name(*kind)),
             Plan::Aggregate { keys, .. } => {
                 if keys.is_empty() {
                     "Stream Aggregate".to_string()
@@ -334,6 +361,8 @@ impl Plan {
             | Plan::Trim { input, .. } => vec![input],
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
+            | Plan::MergeJoin { left, right, .. }
+            | Plan::IndexJoin { left, right, .. }
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::RecursiveCte { anchor, recursive, .. } => vec![anchor, recursive],
             Plan::Pivot(p) => vec![p.child()],
@@ -453,6 +482,13 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             // Every expression is evaluated (an unused one may still raise an error), so
             // the input's columns are those any expression reads.
             let need = Some(needed_by(input.width(), exprs));
+            // Plain columns of a hash join without a residual: the join builds the
+            // projected rows itself (no full joined row per match).
+            if let (Some(moves), Plan::HashJoin { residual: None, .. } | Plan::MergeJoin { residual: None, .. }) =
+                (&moves, &**input)
+            {
+                return open_join(input, cx, need, Some(moves.clone()));
+            }
             Box::new(ProjectOp {
                 input: open_needing(input, cx, need)?,
                 moves,
@@ -473,43 +509,20 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             right_matched: Vec::new(),
             pending_right_unmatched: None,
         }),
-        Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, .. } => {
-            let (lw, rw) = (left.width(), right.width());
-            let (left_need, right_need) = match need {
-                None => (None, None),
-                Some(mut n) => {
-                    n.resize(lw + rw, true);
-                    if let Some(r) = residual {
-                        mark_needed(r, &mut n);
-                    }
-                    let mut l = n[..lw].to_vec();
-                    let mut r = n[lw..].to_vec();
-                    left_keys.iter().for_each(|e| mark_needed(e, &mut l));
-                    right_keys.iter().for_each(|e| mark_needed(e, &mut r));
-                    (Some(l), Some(r))
-                }
-            };
-            Box::new(HashJoinOp {
-                left: open_needing(left, cx, left_need)?,
-                right: Some(open_needing(right, cx, right_need)?),
-                left_width: left.width(),
-                right_width: right.width(),
-                kind: *kind,
-                left_keys: left_keys.clone(),
-                right_keys: right_keys.clone(),
-                key_types: key_types.clone(),
-                residual: residual.clone(),
-                table: JoinTable::for_types(key_types),
-                build_vals: Vec::new(),
-                build_count: 0,
-                next_same: Vec::new(),
-                matched: Vec::new(),
-                current: None,
-                unmatched_out: None,
-                key_buf: Vec::new(),
-                spare: None,
-            })
-        }
+        Plan::HashJoin { .. } | Plan::MergeJoin { .. } => open_join(plan, cx, need, None)?,
+        Plan::IndexJoin { left, right, kind, on, .. } => Box::new(NestedLoopOp {
+            left: open(left, cx)?,
+            right_plan: (**right).clone(),
+            right_width: right.width(),
+            left_width: left.width(),
+            // The right side reads the left row as its outer row, as under APPLY.
+            kind: if *kind == JoinKind::LeftOuter { JoinKind::OuterApply } else { JoinKind::CrossApply },
+            on: on.clone(),
+            state: NlState::NeedLeft,
+            right_rows: None,
+            right_matched: Vec::new(),
+            pending_right_unmatched: None,
+        }),
         Plan::Aggregate { input, keys, aggs, sets, scalar, .. } => {
             let mut need = needed_by(input.width(), keys);
             for a in aggs {
@@ -636,6 +649,109 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
         }
     })
+}
+
+/// The columns each side of a join must produce for a consumer reading `need` of the
+/// joined rows, besides the keys and the residual.
+fn join_needs(need: Needed, lw: usize, rw: usize, residual: Option<&BExpr>) -> (Needed, Needed) {
+    match need {
+        None => (None, None),
+        Some(mut n) => {
+            n.resize(lw + rw, true);
+            if let Some(r) = residual {
+                mark_needed(r, &mut n);
+            }
+            let r = n.split_off(lw);
+            (Some(n), Some(r))
+        }
+    }
+}
+
+/// Opens a [`Plan::HashJoin`] or [`Plan::MergeJoin`]; with `out`, its rows are those
+/// positions of the joined row (a projection of plain columns above it, see
+/// `open_needing`'s `Plan::Project`).
+fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) -> Result<Box<dyn Op>, SqlError> {
+    if let Plan::MergeJoin { left, right, kind, left_key, right_key, residual, .. } = plan {
+        let (lw, rw) = (left.width(), right.width());
+        let (mut left_need, mut right_need) = join_needs(need, lw, rw, residual.as_ref());
+        if let Some(n) = left_need.as_mut().and_then(|n| n.get_mut(*left_key)) {
+            *n = true;
+        }
+        if let Some(n) = right_need.as_mut().and_then(|n| n.get_mut(*right_key)) {
+            *n = true;
+        }
+        return Ok(Box::new(MergeJoinOp {
+            left: open_needing(left, cx, left_need)?,
+            right: open_needing(right, cx, right_need)?,
+            widths: (lw, rw),
+            kind: *kind,
+            keys: (*left_key, *right_key),
+            residual: residual.clone(),
+            out,
+            state: MergeState::NeedLeft,
+            left_row: None,
+            probe: (0, false),
+            last_keys: (None, None),
+            group: Vec::new(),
+            group_matched: Vec::new(),
+            group_key: None,
+            flushed: 0,
+            peek: None,
+            right_done: false,
+            spare: None,
+        }));
+    }
+    let Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, .. } = plan else {
+        return open_needing(plan, cx, need);
+    };
+    let (lw, rw) = (left.width(), right.width());
+    let (mut left_need, mut right_need) = join_needs(need, lw, rw, residual.as_ref());
+    // The build side keeps only the columns read after the join (its keys are computed
+    // as it is read): each in a slot of the kept row.
+    let right_slots = right_need.as_ref().filter(|n| n.iter().any(|k| !k)).map(|n| {
+        let mut next = 0;
+        n.iter()
+            .map(|&k| {
+                next += usize::from(k);
+                if k {
+                    next - 1
+                } else {
+                    NOT_KEPT
+                }
+            })
+            .collect::<Vec<usize>>()
+    });
+    if let Some(l) = left_need.as_mut() {
+        left_keys.iter().for_each(|e| mark_needed(e, l));
+    }
+    if let Some(r) = right_need.as_mut() {
+        right_keys.iter().for_each(|e| mark_needed(e, r));
+    }
+    Ok(Box::new(HashJoinOp {
+        left: open_needing(left, cx, left_need)?,
+        right: Some(open_needing(right, cx, right_need)?),
+        left_width: lw,
+        right_width: rw,
+        kept_width: right_slots.as_ref().map_or(rw, |s| s.iter().filter(|&&k| k != NOT_KEPT).count()),
+        right_slots,
+        kind: *kind,
+        left_key: KeyReader::new(left_keys, key_types),
+        right_key: KeyReader::new(right_keys, key_types),
+        left_keys: left_keys.clone(),
+        right_keys: right_keys.clone(),
+        key_types: key_types.clone(),
+        residual: residual.clone(),
+        out,
+        table: JoinTable::for_types(key_types),
+        build_vals: Vec::new(),
+        build_count: 0,
+        next_same: Vec::new(),
+        matched: Vec::new(),
+        current: None,
+        unmatched_out: None,
+        key_buf: Vec::new(),
+        spare: None,
+    }))
 }
 
 fn non_negative(v: Value, what: &str) -> Result<u64, SqlError> {
@@ -1536,11 +1652,22 @@ struct HashJoinOp {
     right: Option<Box<dyn Op>>,
     left_width: usize,
     right_width: usize,
+    /// Per right column, its slot in a kept build row ([`NOT_KEPT`]: not read after the
+    /// join); None: build rows are kept whole.
+    right_slots: Option<Vec<usize>>,
+    /// Values per kept build row.
+    kept_width: usize,
     kind: JoinKind,
     left_keys: Vec<BExpr>,
     right_keys: Vec<BExpr>,
+    /// How each side's key is read (a plain integer column in place).
+    left_key: KeyReader,
+    right_key: KeyReader,
     key_types: Vec<SqlType>,
     residual: Option<BExpr>,
+    /// The positions of the joined row to output (a projection fused into the join,
+    /// see `open_hash_join`); None: the whole joined row.
+    out: Option<Vec<usize>>,
     /// Build side: the right input's rows, by key.
     table: JoinTable,
     /// The build rows' values, `right_width` per row, in one vector (no allocation per
@@ -1562,6 +1689,9 @@ struct HashJoinOp {
 
 /// The end of a chain of build rows.
 const END: usize = usize::MAX;
+
+/// A right column a hash join does not keep (see `HashJoinOp::right_slots`).
+const NOT_KEPT: usize = usize::MAX;
 
 /// The build rows by join key: the first row of each key's chain (see `next_same`).
 enum JoinTable {
@@ -1608,8 +1738,31 @@ impl JoinTable {
     }
 }
 
+/// How a side's join key is read from its rows.
+#[derive(Debug, Clone, Copy)]
+enum KeyReader {
+    /// One column of the key's integer type: read in place, nothing evaluated.
+    IntCol(usize),
+    /// Evaluated and converted (`join_key`).
+    General,
+}
+
+impl KeyReader {
+    fn new(keys: &[BExpr], types: &[SqlType]) -> KeyReader {
+        match (keys, types) {
+            ([BExpr::Col(i, t)], [ty @ (SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt)])
+                if t == ty =>
+            {
+                KeyReader::IntCol(*i)
+            }
+            _ => KeyReader::General,
+        }
+    }
+}
+
 /// Evaluates a row's join key: `keys` converted to `types`; bytes go to `buf`.
 fn join_key(
+    reader: KeyReader,
     table: &JoinTable,
     keys: &[BExpr],
     types: &[SqlType],
@@ -1618,6 +1771,9 @@ fn join_key(
     cx: &mut Cx,
 ) -> Result<JoinKey, SqlError> {
     static NULL: Value = Value::Null;
+    if let KeyReader::IntCol(i) = reader {
+        return Ok(row.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int));
+    }
     buf.clear();
     for (e, ty) in keys.iter().zip(types) {
         let computed;
@@ -1650,29 +1806,44 @@ impl HashJoinOp {
     fn build(&mut self, mut right: Box<dyn Op>, cx: &mut Cx) -> Result<(), SqlError> {
         let w = self.right_width;
         // The keys of the build rows, linked once all are read (an integer table then
-        // knows its keys' range).
-        let mut int_keys: Vec<Option<i64>> = Vec::new();
+        // knows its keys' range). Integer keys become the chain links in place (no
+        // second vector of fresh pages); the rows with a NULL key are listed apart.
+        let mut int_keys: Vec<i64> = Vec::new();
+        let mut null_rows: Vec<usize> = Vec::new();
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
         while let Some(mut r) = right.next(cx)? {
-            match join_key(&self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
-                JoinKey::Int(k) => int_keys.push(Some(k)),
+            match join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
+                JoinKey::Int(k) => int_keys.push(k),
                 JoinKey::Bytes => {
                     byte_keys.push(Some((key_bytes.len(), key_bytes.len() + self.key_buf.len())));
                     key_bytes.extend_from_slice(&self.key_buf);
                 }
                 JoinKey::None => match self.table {
                     JoinTable::Bytes(_) => byte_keys.push(None),
-                    _ => int_keys.push(None),
+                    _ => {
+                        null_rows.push(int_keys.len());
+                        int_keys.push(0);
+                    }
                 },
             }
+            // The values kept move out (NULLs stay): the row keeps its width for the
+            // next one to be decoded into.
             r.resize(w, Value::Null);
-            self.build_vals.append(&mut r);
+            match &self.right_slots {
+                None => self.build_vals.extend(r.iter_mut().map(|v| std::mem::replace(v, Value::Null))),
+                Some(slots) => self.build_vals.extend(
+                    r.iter_mut()
+                        .zip(slots)
+                        .filter(|(_, &s)| s != NOT_KEPT)
+                        .map(|(v, _)| std::mem::replace(v, Value::Null)),
+                ),
+            }
             self.build_count += 1;
             right.recycle(r);
         }
-        self.next_same = vec![END; self.build_count];
         if let JoinTable::Bytes(m) = &mut self.table {
+            self.next_same = vec![END; self.build_count];
             for (i, k) in byte_keys.iter().enumerate().rev() {
                 let Some((a, b)) = *k else { continue };
                 let key = &key_bytes[a..b];
@@ -1684,32 +1855,44 @@ impl HashJoinOp {
                 }
             }
         } else {
-            let (mut min, mut max, mut n) = (i64::MAX, i64::MIN, 0usize);
-            for k in int_keys.iter().flatten() {
-                min = min.min(*k);
-                max = max.max(*k);
-                n += 1;
+            let (mut min, mut max) = (i64::MAX, i64::MIN);
+            let mut nulls = null_rows.iter().peekable();
+            for (i, &k) in int_keys.iter().enumerate() {
+                if nulls.next_if_eq(&&i).is_none() {
+                    min = min.min(k);
+                    max = max.max(k);
+                }
             }
+            let n = int_keys.len() - null_rows.len();
+            // Each key (as bits) is replaced by its row's link, last row first.
+            let mut links: Vec<usize> = int_keys.into_iter().map(|k| k as u64 as usize).collect();
+            let mut nulls = null_rows.iter().rev().peekable();
             let span = (i128::from(max) - i128::from(min) + 1).max(0);
             if n > 0 && span <= 4 * n as i128 + 64 {
                 let mut heads = vec![END; span as usize];
-                for (i, k) in int_keys.iter().enumerate().rev() {
-                    if let Some(k) = k {
-                        let head = &mut heads[(k - min) as usize];
-                        self.next_same[i] = std::mem::replace(head, i);
+                for i in (0..links.len()).rev() {
+                    if nulls.next_if_eq(&&i).is_some() {
+                        links[i] = END;
+                        continue;
                     }
+                    let k = links[i] as u64 as i64;
+                    let head = &mut heads[(i128::from(k) - i128::from(min)) as usize];
+                    links[i] = std::mem::replace(head, i);
                 }
                 self.table = JoinTable::Dense { min, heads };
             } else {
                 let mut m = HashMap::with_capacity_and_hasher(n, FxBuild);
-                for (i, k) in int_keys.iter().enumerate().rev() {
-                    if let Some(k) = k {
-                        let head = m.entry(*k).or_insert(END);
-                        self.next_same[i] = std::mem::replace(head, i);
+                for i in (0..links.len()).rev() {
+                    if nulls.next_if_eq(&&i).is_some() {
+                        links[i] = END;
+                        continue;
                     }
+                    let head = m.entry(links[i] as u64 as i64).or_insert(END);
+                    links[i] = std::mem::replace(head, i);
                 }
                 self.table = JoinTable::Int(m);
             }
+            self.next_same = links;
         }
         if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
             self.matched = vec![false; self.build_count];
@@ -1719,7 +1902,7 @@ impl HashJoinOp {
 
     /// The first build row whose key equals the probe row's, or END.
     fn first_match(&mut self, left: &[Value], cx: &mut Cx) -> Result<usize, SqlError> {
-        let key = join_key(&self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?;
+        let key = join_key(self.left_key, &self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?;
         Ok(match (&self.table, key) {
             (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
             (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
@@ -1732,13 +1915,59 @@ impl HashJoinOp {
     }
 }
 
-/// A join's output row: `left` then `right`, in the spare row's vector when there is one.
-fn joined(spare: &mut Option<Row>, left: &[Value], right: &[Value]) -> Row {
+/// Sets `slot` to `v` (NULL for None): integers inline, other values by `clone_from`.
+#[inline]
+fn assign(slot: &mut Value, v: Option<&Value>) {
+    match v {
+        None | Some(Value::Null) => *slot = Value::Null,
+        Some(Value::Int(n)) => *slot = Value::Int(*n),
+        Some(Value::BigInt(n)) => *slot = Value::BigInt(*n),
+        Some(v) => slot.clone_from(v),
+    }
+}
+
+/// A join's output row: `left` then `right` (NULLs for a missing side), or the `out`
+/// positions of that row; in the spare row's vector when there is one.
+fn joined(
+    spare: &mut Option<Row>,
+    out: Option<&[usize]>,
+    left: Option<&[Value]>,
+    (lw, rw): (usize, usize),
+    right: Option<(&[Value], Option<&[usize]>)>,
+) -> Row {
     let mut row = spare.take().unwrap_or_default();
-    row.clear();
-    row.reserve(left.len() + right.len());
-    row.extend_from_slice(left);
-    row.extend_from_slice(right);
+    if out.is_none() {
+        row.clear();
+    }
+    // Right column `c`: in slot `slots[c]` of a kept build row, or in place.
+    let right_at = |c: usize| -> Option<&Value> {
+        let (vals, slots) = right?;
+        match slots {
+            Some(s) => vals.get(*s.get(c)?),
+            None => vals.get(c),
+        }
+    };
+    match out {
+        Some(out) => {
+            // Over the spare row's values: a string reuses its buffer.
+            row.resize(out.len(), Value::Null);
+            for (slot, &p) in row.iter_mut().zip(out) {
+                let v = if p < lw { left.and_then(|l| l.get(p)) } else { right_at(p - lw) };
+                assign(slot, v);
+            }
+        }
+        None => {
+            row.reserve(lw + rw);
+            match left {
+                Some(l) => row.extend_from_slice(l),
+                None => row.resize(lw, Value::Null),
+            }
+            match right {
+                Some((r, None)) => row.extend_from_slice(r),
+                _ => row.extend((0..rw).map(|c| right_at(c).map_or(Value::Null, Value::clone))),
+            }
+        }
+    }
     row
 }
 
@@ -1751,8 +1980,10 @@ impl Op for HashJoinOp {
             if let Some((left, mut i, matched)) = self.current.take() {
                 while i != END {
                     let after = self.next_same[i];
-                    let w = self.right_width;
-                    let row = joined(&mut self.spare, &left, &self.build_vals[i * w..(i + 1) * w]);
+                    let w = self.kept_width;
+                    let right = Some((&self.build_vals[i * w..(i + 1) * w], self.right_slots.as_deref()));
+                    let widths = (self.left_width, self.right_width);
+                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, right);
                     let ok = match &self.residual {
                         Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
                         None => true,
@@ -1768,8 +1999,9 @@ impl Op for HashJoinOp {
                     i = after;
                 }
                 if !matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
-                    let mut row = left;
-                    row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                    let widths = (self.left_width, self.right_width);
+                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, None);
+                    self.left.recycle(left);
                     return Ok(Some(row));
                 }
                 self.left.recycle(left);
@@ -1790,14 +2022,247 @@ impl Op for HashJoinOp {
                     let j = *i;
                     *i += 1;
                     if !self.matched.get(j).copied().unwrap_or(false) {
-                        let w = self.right_width;
-                        let mut row = vec![Value::Null; self.left_width];
-                        row.extend_from_slice(&self.build_vals[j * w..(j + 1) * w]);
-                        return Ok(Some(row));
+                        let w = self.kept_width;
+                        let right = Some((&self.build_vals[j * w..(j + 1) * w], self.right_slots.as_deref()));
+                        let widths = (self.left_width, self.right_width);
+                        return Ok(Some(joined(&mut self.spare, self.out.as_deref(), None, widths, right)));
                     }
                 }
             }
             return Ok(None);
+        }
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
+    }
+}
+
+/// Where a merge join is (see `MergeJoinOp::next`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MergeState {
+    /// The next left row is to be read.
+    NeedLeft,
+    /// Joining `left_row` with the group, from `probe.0`.
+    Probe,
+    /// Moving the right side up to this key: the group's unmatched rows, then right
+    /// rows before the key (right-keeping joins output them), then the key's rows.
+    Advance(i64),
+    /// The left side has ended: what remains of the right side (right-keeping joins).
+    Tail,
+    Done,
+}
+
+/// A merge join of inputs in ascending order of one integer key each. The right rows
+/// of the current key (the group) are kept, so each left row with that key meets all
+/// of them (many-to-many). NULL keys match nothing.
+struct MergeJoinOp {
+    left: Box<dyn Op>,
+    right: Box<dyn Op>,
+    widths: (usize, usize),
+    kind: JoinKind,
+    /// The key's position in a left and a right row.
+    keys: (usize, usize),
+    residual: Option<BExpr>,
+    /// See `HashJoinOp::out`.
+    out: Option<Vec<usize>>,
+    state: MergeState,
+    left_row: Option<Row>,
+    /// The next group row to try with `left_row`, and whether it matched one.
+    probe: (usize, bool),
+    /// The last key read on each side: an input out of order is an error, never a
+    /// wrong result.
+    last_keys: (Option<i64>, Option<i64>),
+    group: Vec<Row>,
+    group_matched: Vec<bool>,
+    /// The key of the group, once it is complete.
+    group_key: Option<i64>,
+    /// Group rows already checked for being unmatched.
+    flushed: usize,
+    /// The next right row, read but not yet placed.
+    peek: Option<Row>,
+    right_done: bool,
+    spare: Option<Row>,
+}
+
+fn out_of_order() -> SqlError {
+    SqlError::new(
+        8624,
+        16,
+        1,
+        "Internal Query Processor Error: The query processor could not produce a query plan. For more information, contact Customer Support Services.",
+    )
+}
+
+impl MergeJoinOp {
+    fn keep_left(&self) -> bool {
+        matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter)
+    }
+
+    fn keep_right(&self) -> bool {
+        matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter)
+    }
+
+    /// The next right row (the peeked one first), its key checked for order.
+    fn next_right(&mut self, cx: &mut Cx) -> Result<Option<(Row, Option<i64>)>, SqlError> {
+        let row = match self.peek.take() {
+            Some(r) => r,
+            None if self.right_done => return Ok(None),
+            None => match self.right.next(cx)? {
+                Some(r) => r,
+                None => {
+                    self.right_done = true;
+                    return Ok(None);
+                }
+            },
+        };
+        let key = row.get(self.keys.1).and_then(int_key);
+        if let Some(k) = key {
+            if self.last_keys.1.is_some_and(|last| k < last) {
+                return Err(out_of_order());
+            }
+            self.last_keys.1 = Some(k);
+        }
+        Ok(Some((row, key)))
+    }
+
+    /// Right-keeping joins: the next row of the finished group no left row matched.
+    /// None once the group is done with; it is then emptied.
+    fn unmatched_in_group(&mut self) -> Option<Row> {
+        if self.keep_right() {
+            while self.flushed < self.group.len() {
+                let j = self.flushed;
+                self.flushed += 1;
+                if !self.group_matched[j] {
+                    return Some(joined(
+                        &mut self.spare,
+                        self.out.as_deref(),
+                        None,
+                        self.widths,
+                        Some((&self.group[j], None)),
+                    ));
+                }
+            }
+        }
+        if let Some(r) = self.group.pop() {
+            self.right.recycle(r);
+        }
+        self.group.clear();
+        self.group_matched.clear();
+        self.group_key = None;
+        self.flushed = 0;
+        None
+    }
+
+    /// A row of `right` alone (NULLs on the left), the row handed back to its input.
+    fn right_only(&mut self, r: Row) -> Row {
+        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some((&r, None)));
+        self.right.recycle(r);
+        row
+    }
+}
+
+impl Op for MergeJoinOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        loop {
+            match self.state {
+                MergeState::Done => return Ok(None),
+                MergeState::NeedLeft => {
+                    let Some(left) = self.left.next(cx)? else {
+                        self.state = MergeState::Tail;
+                        continue;
+                    };
+                    let Some(k) = left.get(self.keys.0).and_then(int_key) else {
+                        // A NULL key matches nothing.
+                        if self.keep_left() {
+                            let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, None);
+                            self.left.recycle(left);
+                            return Ok(Some(row));
+                        }
+                        self.left.recycle(left);
+                        continue;
+                    };
+                    if self.last_keys.0.is_some_and(|last| k < last) {
+                        return Err(out_of_order());
+                    }
+                    self.last_keys.0 = Some(k);
+                    self.left_row = Some(left);
+                    self.probe = (0, false);
+                    self.state = if self.group_key == Some(k) { MergeState::Probe } else { MergeState::Advance(k) };
+                }
+                MergeState::Probe => {
+                    let Some(left) = self.left_row.take() else {
+                        self.state = MergeState::NeedLeft;
+                        continue;
+                    };
+                    while self.probe.0 < self.group.len() {
+                        let j = self.probe.0;
+                        self.probe.0 += 1;
+                        let right = Some((self.group[j].as_slice(), None));
+                        let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, right);
+                        let ok = match &self.residual {
+                            Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
+                            None => true,
+                        };
+                        if ok {
+                            self.probe.1 = true;
+                            self.group_matched[j] = true;
+                            self.left_row = Some(left);
+                            return Ok(Some(row));
+                        }
+                        self.spare = Some(row);
+                    }
+                    self.state = MergeState::NeedLeft;
+                    if !self.probe.1 && self.keep_left() {
+                        let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, None);
+                        self.left.recycle(left);
+                        return Ok(Some(row));
+                    }
+                    self.left.recycle(left);
+                }
+                MergeState::Advance(k) => {
+                    // The group of an earlier key is finished (left keys ascend).
+                    if self.group_key.is_some() {
+                        if let Some(row) = self.unmatched_in_group() {
+                            return Ok(Some(row));
+                        }
+                    }
+                    match self.next_right(cx)? {
+                        Some((r, rk)) if rk.is_none_or(|rk| rk < k) => {
+                            if self.keep_right() {
+                                return Ok(Some(self.right_only(r)));
+                            }
+                            self.right.recycle(r);
+                        }
+                        Some((r, Some(rk))) if rk == k => {
+                            self.group.push(r);
+                            self.group_matched.push(false);
+                        }
+                        other => {
+                            // Past the key (kept for later) or the right side's end: the
+                            // group is complete.
+                            self.peek = other.map(|(r, _)| r);
+                            self.group_key = Some(k);
+                            self.state = MergeState::Probe;
+                        }
+                    }
+                }
+                MergeState::Tail => {
+                    if !self.keep_right() {
+                        self.state = MergeState::Done;
+                        continue;
+                    }
+                    if self.group_key.is_some() {
+                        if let Some(row) = self.unmatched_in_group() {
+                            return Ok(Some(row));
+                        }
+                    }
+                    match self.next_right(cx)? {
+                        Some((r, _)) => return Ok(Some(self.right_only(r))),
+                        None => self.state = MergeState::Done,
+                    }
+                }
+            }
         }
     }
 

@@ -2504,16 +2504,208 @@ pub(super) fn make_join(
             cols,
         });
     }
-    Ok(Plan::HashJoin {
-        left: Box::new(left),
-        right: Box::new(right),
+    let hash_only = hint.is_some_and(|h| h.eq_ignore_ascii_case("HASH"));
+    Ok(equi_join(EquiJoin {
+        left,
+        right,
         kind,
         left_keys: lk,
         right_keys: rk,
         key_types: kt,
-        residual: and_all(residual),
+        residual,
         cols,
-    })
+        hash_only,
+    }))
+}
+
+/// An equi-join whose strategy is still to be chosen (see [`equi_join`]).
+struct EquiJoin {
+    left: Plan,
+    right: Plan,
+    kind: JoinKind,
+    left_keys: Vec<BExpr>,
+    right_keys: Vec<BExpr>,
+    key_types: Vec<SqlType>,
+    residual: Vec<BExpr>,
+    cols: Vec<OutCol>,
+    /// The HASH join hint.
+    hash_only: bool,
+}
+
+/// At most this many estimated outer rows make index nested loops the choice: a seek
+/// through the host costs about 6,300 instructions, the hash join's build about 1,000
+/// per row of the other input, whose size the planner does not know.
+const INDEX_JOIN_MAX_OUTER: u64 = 16;
+
+/// Chooses how an equi-join runs (docs/architecture.md, "Join strategy"): index nested
+/// loops when one input is estimated at a few rows and the other is a table seekable by
+/// its join key; a merge join when both inputs come in order of one integer key; else a
+/// hash join, building on the input estimated smaller. An inner join may swap its
+/// inputs (a projection puts the columns back in the written order).
+fn equi_join(j: EquiJoin) -> Plan {
+    let few = |p: &Plan| estimated_rows(p).is_some_and(|n| n <= INDEX_JOIN_MAX_OUTER);
+    if !j.hash_only {
+        if matches!(j.kind, JoinKind::Inner | JoinKind::LeftOuter) && few(&j.left) {
+            if let Some(seek) = seek_by_outer(&j.right, &j.right_keys, &j.left_keys, &j.key_types) {
+                return index_join(j, seek);
+            }
+        }
+        if j.kind == JoinKind::Inner && few(&j.right) {
+            if let Some(seek) = seek_by_outer(&j.left, &j.left_keys, &j.right_keys, &j.key_types) {
+                let (lw, rw, cols) = (j.left.width(), j.right.width(), j.cols.clone());
+                return in_written_order(index_join(swapped(j), seek), lw, rw, cols);
+            }
+        }
+        if let ([BExpr::Col(l, lt)], [BExpr::Col(r, rt)], [kt]) =
+            (&j.left_keys[..], &j.right_keys[..], &j.key_types[..])
+        {
+            let int = matches!(kt, SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt);
+            if int && lt == kt && rt == kt && ordered_on(&j.left, *l) && ordered_on(&j.right, *r) {
+                return Plan::MergeJoin {
+                    left_key: *l,
+                    right_key: *r,
+                    left: Box::new(j.left),
+                    right: Box::new(j.right),
+                    kind: j.kind,
+                    residual: and_all(j.residual),
+                    cols: j.cols,
+                };
+            }
+        }
+    }
+    // The hash join builds its right input: the smaller one when only the left's size
+    // is known.
+    if j.kind == JoinKind::Inner && estimated_rows(&j.left).is_some() && estimated_rows(&j.right).is_none() {
+        let (lw, rw, cols) = (j.left.width(), j.right.width(), j.cols.clone());
+        return in_written_order(hash_join(swapped(j)), lw, rw, cols);
+    }
+    hash_join(j)
+}
+
+fn hash_join(j: EquiJoin) -> Plan {
+    Plan::HashJoin {
+        left: Box::new(j.left),
+        right: Box::new(j.right),
+        kind: j.kind,
+        left_keys: j.left_keys,
+        right_keys: j.right_keys,
+        key_types: j.key_types,
+        residual: and_all(j.residual),
+        cols: j.cols,
+        hinted: j.hash_only,
+    }
+}
+
+/// Index nested loops: `seek` (the right input seeking by the left row's keys) opened
+/// for each left row; the key equalities are checked again with the residual.
+fn index_join(j: EquiJoin, seek: Plan) -> Plan {
+    let lw = j.left.width();
+    let mut on: Vec<BExpr> = j
+        .left_keys
+        .into_iter()
+        .zip(&j.right_keys)
+        .zip(j.key_types)
+        .map(|((l, r), t)| BExpr::Cmp(BinaryOp::Eq, Box::new(l), Box::new(shift(r, lw as isize)), t))
+        .collect();
+    on.extend(j.residual);
+    Plan::IndexJoin { left: Box::new(j.left), right: Box::new(seek), kind: j.kind, on: and_all(on), cols: j.cols }
+}
+
+/// The same inner join with its inputs exchanged.
+fn swapped(j: EquiJoin) -> EquiJoin {
+    let (lw, rw) = (j.left.width(), j.right.width());
+    let mut cols = j.cols[lw..].to_vec();
+    cols.extend_from_slice(&j.cols[..lw]);
+    let residual =
+        j.residual.iter().map(|e| e.remap(&|i, t| BExpr::Col(if i < lw { i + rw } else { i - lw }, t))).collect();
+    EquiJoin {
+        left: j.right,
+        right: j.left,
+        kind: j.kind,
+        left_keys: j.right_keys,
+        right_keys: j.left_keys,
+        key_types: j.key_types,
+        residual,
+        cols,
+        hash_only: j.hash_only,
+    }
+}
+
+/// The rows of a swapped join (right columns, then left) in the written order.
+fn in_written_order(plan: Plan, lw: usize, rw: usize, cols: Vec<OutCol>) -> Plan {
+    let exprs = (0..lw).map(|i| BExpr::Col(rw + i, cols[i].ty)).chain((0..rw).map(|i| BExpr::Col(i, cols[lw + i].ty)));
+    Plan::Project { input: Box::new(plan), exprs: exprs.collect(), cols }
+}
+
+/// Rows a plan produces when the planner can tell without statistics: a seek by every
+/// key column of a unique index (1), constant rows, and what keeps or multiplies those.
+fn estimated_rows(plan: &Plan) -> Option<u64> {
+    match plan {
+        Plan::Unit => Some(1),
+        Plan::Values { rows, .. } => Some(rows.len() as u64),
+        Plan::Scan(s) => {
+            let ix = &s.table.indexes[s.index];
+            let r = s.range.as_ref()?;
+            (ix.meta.unique && r.eq.len() >= ix.key_cols.len()).then_some(1)
+        }
+        Plan::Aggregate { keys, sets: None, .. } if keys.is_empty() => Some(1),
+        Plan::Filter { input, .. }
+        | Plan::Project { input, .. }
+        | Plan::Sort { input, .. }
+        | Plan::Trim { input, .. } => estimated_rows(input),
+        Plan::IndexJoin { left, right, .. } => estimated_rows(left)?.checked_mul(estimated_rows(right)?),
+        _ => None,
+    }
+}
+
+/// Whether a plan's rows come in ascending order of column `col`: a scan of a
+/// clustered index whose first key column it is (ascending), filtered or not.
+fn ordered_on(plan: &Plan, col: usize) -> bool {
+    match plan {
+        Plan::Scan(s) => {
+            let ix = &s.table.indexes[s.index];
+            ix.meta.kind == crate::catalog::IndexKind::Clustered
+                && !s.reverse
+                && ix.key_cols.first() == Some(&col)
+                && ix.desc.first() == Some(&false)
+        }
+        Plan::Filter { input, .. } => ordered_on(input, col),
+        _ => false,
+    }
+}
+
+/// Whether an expression reads an enclosing query's row (directly or in a subquery).
+fn reads_outer(e: &BExpr) -> bool {
+    let mut found = has_subquery(e);
+    e.visit(&mut |x| found |= matches!(x, BExpr::Outer { .. }));
+    found
+}
+
+/// `plan` (a table scan, filtered or not) seeking by `keys` = `outer_keys`, the latter
+/// read from the outer row of index nested loops; None when no index seeks by them.
+fn seek_by_outer(plan: &Plan, keys: &[BExpr], outer_keys: &[BExpr], types: &[SqlType]) -> Option<Plan> {
+    match plan {
+        Plan::Filter { input, pred } if !reads_outer(pred) => {
+            Some(Plan::Filter { input: Box::new(seek_by_outer(input, keys, outer_keys, types)?), pred: pred.clone() })
+        }
+        // Expressions of the scan itself would have to be lifted past the outer row.
+        Plan::Scan(s) if s.range.is_none() && !s.with_locator && !s.filter.as_ref().is_some_and(reads_outer) => {
+            let cs: Vec<BExpr> = keys
+                .iter()
+                .zip(outer_keys)
+                .zip(types)
+                .filter(|((_, o), _)| !reads_outer(o))
+                .map(|((k, o), t)| BExpr::Cmp(BinaryOp::Eq, Box::new(k.clone()), Box::new(lift(o, 1)), *t))
+                .collect();
+            let mut s = s.clone();
+            choose_index(&mut s, &cs);
+            if s.range.as_ref().is_none_or(|r| r.eq.is_empty()) {
+                return None;
+            }
+            Some(Plan::Scan(s))
+        }
+        _ => None,
+    }
 }
 
 #[allow(clippy::type_complexity)]
@@ -2562,6 +2754,8 @@ fn split_equi(cs: Vec<BExpr>, left_width: usize) -> (Vec<BExpr>, Vec<BExpr>, Vec
 
 /// Pushes WHERE conjuncts down the FROM tree: into scans (with index seeks), into the
 /// sides of inner joins, and turns cross joins with equalities into hash joins.
+// The context is unused since index choice needs none; kept for the callers.
+#[allow(clippy::only_used_in_recursion)]
 pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlError> {
     if cs.is_empty() {
         return Ok(plan);
@@ -2569,7 +2763,7 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
     match plan {
         Plan::Scan(mut s) => {
             let (pushable, keep): (Vec<BExpr>, Vec<BExpr>) = cs.into_iter().partition(|c| !has_subquery(c));
-            choose_index(&mut s, &pushable, cx);
+            choose_index(&mut s, &pushable);
             let mut all: Vec<BExpr> = s.filter.take().into_iter().collect();
             all.extend(pushable);
             s.filter = and_all(all);
@@ -2609,23 +2803,50 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
             let joined = if lk.is_empty() {
                 Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on: and_all(residual), cols }
             } else {
-                Plan::HashJoin {
-                    left: Box::new(left),
-                    right: Box::new(right),
+                equi_join(EquiJoin {
+                    left,
+                    right,
                     kind: JoinKind::Inner,
                     left_keys: lk,
                     right_keys: rk,
                     key_types: kt,
-                    residual: and_all(residual),
+                    residual,
                     cols,
-                }
+                    hash_only: false,
+                })
             };
             Ok(match and_all(with_sub) {
                 Some(p) => Plan::Filter { input: Box::new(joined), pred: p },
                 None => joined,
             })
         }
-        Plan::HashJoin { left, right, kind: JoinKind::Inner, left_keys, right_keys, key_types, residual, cols } => {
+        Plan::MergeJoin { left, right, kind: JoinKind::Inner, left_key, right_key, residual, cols } => {
+            // As the hash join it may become (see below).
+            let ty = cols[left_key].ty;
+            let j = Plan::HashJoin {
+                left,
+                right,
+                kind: JoinKind::Inner,
+                left_keys: vec![BExpr::Col(left_key, ty)],
+                right_keys: vec![BExpr::Col(right_key, ty)],
+                key_types: vec![ty],
+                residual,
+                cols,
+                hinted: false,
+            };
+            push_down(j, cs, cx)
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            left_keys,
+            right_keys,
+            key_types,
+            residual,
+            cols,
+            hinted,
+        } => {
             let lw = left.width();
             let mut lcs = Vec::new();
             let mut rcs = Vec::new();
@@ -2645,16 +2866,22 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
             }
             let left = push_down(*left, lcs, cx)?;
             let right = push_down(*right, rcs, cx)?;
-            let j = Plan::HashJoin {
-                left: Box::new(left),
-                right: Box::new(right),
+            // Chosen again: the pushed conjuncts may have made a side small.
+            let mut rest = Vec::new();
+            if let Some(r) = residual {
+                conjuncts(r, &mut rest);
+            }
+            let j = equi_join(EquiJoin {
+                left,
+                right,
                 kind: JoinKind::Inner,
                 left_keys,
                 right_keys,
                 key_types,
-                residual,
+                residual: rest,
                 cols,
-            };
+                hash_only: hinted,
+            });
             Ok(match and_all(both) {
                 Some(p) => Plan::Filter { input: Box::new(j), pred: p },
                 None => j,
@@ -2676,7 +2903,7 @@ pub fn push_down(plan: Plan, cs: Vec<BExpr>, cx: &mut Cx) -> Result<Plan, SqlErr
 /// Picks an index seek for a scan from its conjuncts: equality on a prefix of the key,
 /// then a range on the next key column. All conjuncts stay as the residual filter, so a
 /// loose seek range is never wrong.
-fn choose_index(s: &mut ScanNode, cs: &[BExpr], _cx: &mut Cx) {
+fn choose_index(s: &mut ScanNode, cs: &[BExpr]) {
     let t = s.table.clone();
     let mut best: Option<(usize, SeekRange, usize)> = None;
     for (ix_pos, ix) in t.indexes.iter().enumerate() {

@@ -39,7 +39,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering::Acquire, Ordering::Relaxed, Ordering::Release};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -101,6 +101,9 @@ pub(crate) struct ShardInner {
     pub(crate) map: HashMap<LockResource, Queue, FxBuild>,
     pool: Vec<Queue>,
     lock_requests: u64,
+    /// Queues of key resources in all shards (shared by the shards; see
+    /// [`LockManager::key_locks_exist`]). Changed with the map, under the shard's lock.
+    key_queues: Arc<AtomicUsize>,
 }
 
 /// One shard, on its own cache line.
@@ -146,6 +149,8 @@ pub(crate) struct Inner {
     pub(crate) monitor: Mutex<MonitorState>,
     pub(crate) monitor_cv: Condvar,
     pub(crate) config: LockManagerConfig,
+    /// See `ShardInner::key_queues`.
+    key_queues: Arc<AtomicUsize>,
 }
 
 impl Inner {
@@ -272,6 +277,16 @@ fn grant_at(inner: &Inner, q: &mut Queue, i: usize, resource: &LockResource) {
 }
 
 impl ShardInner {
+    /// Removes a resource's (emptied) queue, keeping its buffer for reuse.
+    fn drop_queue(&mut self, resource: &LockResource) {
+        if let Some(buf) = self.map.remove(resource) {
+            if matches!(resource, LockResource::Key { .. }) {
+                self.key_queues.fetch_sub(1, Release);
+            }
+            self.recycle(buf);
+        }
+    }
+
     /// Keeps an emptied queue's buffer for the next new resource.
     fn recycle(&mut self, mut buf: Queue) {
         if self.pool.len() < POOL_MAX {
@@ -284,9 +299,7 @@ impl ShardInner {
 /// Drops a resource's queue once it is empty, keeping the buffer for reuse.
 pub(crate) fn drop_if_empty(sh: &mut ShardInner, resource: &LockResource) {
     if sh.map.get(resource).is_some_and(|q| q.is_empty()) {
-        if let Some(buf) = sh.map.remove(resource) {
-            sh.recycle(buf);
-        }
+        sh.drop_queue(resource);
     }
 }
 
@@ -452,17 +465,20 @@ impl LockManager {
     }
 
     pub fn with_config(config: LockManagerConfig) -> LockManager {
+        let key_queues = Arc::new(AtomicUsize::new(0));
         let shards = (0..SHARD_COUNT)
             .map(|_| {
                 Shard(Mutex::new(ShardInner {
                     map: HashMap::with_capacity_and_hasher(64, FxBuild),
                     pool: Vec::new(),
                     lock_requests: 0,
+                    key_queues: key_queues.clone(),
                 }))
             })
             .collect();
         let inner = Arc::new(Inner {
             shards,
+            key_queues,
             waits: Mutex::new(HashMap::with_hasher(FxBuild)),
             next_seq: AtomicU64::new(0),
             search_lock: Mutex::new(()),
@@ -501,7 +517,12 @@ impl LockManager {
         sh.lock_requests += 1;
         let q = match sh.map.entry(resource) {
             Entry::Occupied(e) => e.into_mut(),
-            Entry::Vacant(e) => e.insert(sh.pool.pop().unwrap_or_default()),
+            Entry::Vacant(e) => {
+                if matches!(resource, LockResource::Key { .. }) {
+                    sh.key_queues.fetch_add(1, Release);
+                }
+                e.insert(sh.pool.pop().unwrap_or_default())
+            }
         };
         let (seq, wait_mode, held_before);
         if let Some(i) = q.iter().position(|r| r.txn_id == o.txn_id) {
@@ -669,9 +690,7 @@ impl LockManager {
         }
         q.remove(i);
         if q.is_empty() {
-            if let Some(buf) = sh.map.remove(&resource) {
-                sh.recycle(buf);
-            }
+            sh.drop_queue(&resource);
         } else {
             grant_waiters(inner, q, &resource);
         }
@@ -737,6 +756,9 @@ impl LockManager {
     /// at once asks this instead, while the row's page is latched: no other owner holding
     /// an incompatible lock means the row as latched is committed.
     pub fn grantable_now(&self, owner: &LockOwner, resource: &LockResource, mode: LockMode) -> bool {
+        if matches!(resource, LockResource::Key { .. }) && !self.key_locks_exist() {
+            return true;
+        }
         let guard = self.inner.shard(resource).0.lock();
         let Some(q) = guard.map.get(resource) else { return true };
         let me = owner.shared.txn_id;
@@ -748,6 +770,17 @@ impl LockManager {
                     Status::Wait => true,
                 }
         })
+    }
+
+    /// Whether any owner holds or waits for a lock on any key. False means every key is
+    /// free ([`grantable_now`](Self::grantable_now) is true for all of them): a READ
+    /// COMMITTED scan checks this once per row instead of looking each key up. A
+    /// writer's key lock is in the table before it latches the page to change the row
+    /// and stays until the change commits or rolls back, so a reader that latched the
+    /// page after the change sees it counted here.
+    #[inline]
+    pub fn key_locks_exist(&self) -> bool {
+        self.inner.key_queues.load(Acquire) != 0
     }
 
     /// Releases (whatever their count) the owner's granted locks for which
@@ -805,9 +838,7 @@ impl LockManager {
             deliver(&w, r.seq, Outcome::Cancelled);
         }
         if q.is_empty() {
-            if let Some(buf) = sh.map.remove(resource) {
-                sh.recycle(buf);
-            }
+            sh.drop_queue(resource);
         } else {
             grant_waiters(inner, q, resource);
         }
@@ -970,6 +1001,29 @@ mod tests {
         }
         let (min, max) = (counts.iter().min().copied().unwrap_or(0), counts.iter().max().copied().unwrap_or(0));
         assert!(min > 100 && max < 320, "min {min} max {max}");
+    }
+
+    /// `key_locks_exist` counts key queues only, through every way a queue goes:
+    /// unlock, release_all, and a waiter that times out.
+    #[test]
+    fn key_locks_are_counted_while_they_exist() {
+        let m = mgr();
+        let (a, b) = (LockOwner::new(1, 51), LockOwner::new(2, 52));
+        let k = LockResource::key(1, 1, 7);
+        assert!(!m.key_locks_exist());
+        assert!(m.lock(&a, LockResource::page(1, 1, 9), LockMode::X, LockTimeout::NoWait).is_ok());
+        assert!(!m.key_locks_exist(), "a page lock is not a key lock");
+        assert!(m.lock(&a, k, LockMode::X, LockTimeout::NoWait).is_ok());
+        assert!(m.key_locks_exist());
+        assert!(!m.grantable_now(&b, &k, LockMode::S));
+        assert!(m.grantable_now(&b, &LockResource::key(1, 1, 8), LockMode::S));
+        assert!(m.unlock(&a, k));
+        assert!(!m.key_locks_exist());
+        assert!(m.lock(&a, k, LockMode::X, LockTimeout::NoWait).is_ok());
+        assert!(m.lock(&b, k, LockMode::S, LockTimeout::Millis(10)).is_err());
+        assert!(m.key_locks_exist());
+        assert_eq!(m.release_all(&a), 2);
+        assert!(!m.key_locks_exist());
     }
 
     #[test]
