@@ -134,21 +134,25 @@ enum UndoEntry {
 }
 
 impl XactState {
-    /// The state of a loser transaction that recovery rolls back.
-    pub(crate) fn for_recovery(xact_id: u64, db_id: u16, last_lsn: u64) -> Arc<XactState> {
+    fn new(xact_id: u64, name: &str, db_id: u16, last_lsn: u64, begun: bool, log_used: Arc<AtomicU64>) -> Arc<Self> {
         Arc::new(XactState {
             xact_id,
-            name: String::new(),
+            name: name.to_string(),
             db_id,
             first_lsn: AtomicU64::new(0),
             last_lsn: AtomicU64::new(last_lsn),
-            begun: AtomicBool::new(true),
-            log_used: Arc::new(AtomicU64::new(0)),
+            begun: AtomicBool::new(begun),
+            log_used,
             log_reserved: AtomicU64::new(0),
             changed_pages: Mutex::new(ChangedPages::default()),
             undo: Mutex::new(Vec::new()),
             ghosts: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The state of a loser transaction that recovery rolls back.
+    pub(crate) fn for_recovery(xact_id: u64, db_id: u16, last_lsn: u64) -> Arc<XactState> {
+        XactState::new(xact_id, "", db_id, last_lsn, true, Arc::new(AtomicU64::new(0)))
     }
 
     /// Makes this the current transaction of the thread until the scope is dropped.
@@ -677,19 +681,7 @@ impl TxnDb {
         let xact_id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let log_used = Arc::new(AtomicU64::new(0));
         // Nothing is logged yet: BEGIN_XACT waits for the first record (`ensure_begun`).
-        let state = Arc::new(XactState {
-            xact_id,
-            name: name.to_string(),
-            db_id: self.db.id,
-            first_lsn: AtomicU64::new(0),
-            last_lsn: AtomicU64::new(0),
-            begun: AtomicBool::new(false),
-            log_used: log_used.clone(),
-            log_reserved: AtomicU64::new(0),
-            changed_pages: Mutex::new(ChangedPages::default()),
-            undo: Mutex::new(Vec::new()),
-            ghosts: Mutex::new(Vec::new()),
-        });
+        let state = XactState::new(xact_id, name, self.db.id, 0, false, log_used.clone());
         let owner = LockOwner::with_log_used_counter(xact_id, session_id, log_used);
         Ok(Transaction { db: self.clone(), state, owner, done: false })
     }

@@ -731,8 +731,8 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     }
     let db = match d.args.first() {
         None => cx.state.database,
-        // DBCC CHECKDB (name): a bare name is the database's, not a column.
-        Some(e) if matches!(e.kind, crate::ast::ExprKind::Column(_)) => {
+        // DBCC CHECKDB (name) and ('name'): a bare name is the database's, not a column.
+        Some(e) if e.as_name().is_some() => {
             let name = e.as_name().unwrap_or_default();
             cx.db_id_by_name(name).ok_or_else(|| no_such_database(name))?
         }
