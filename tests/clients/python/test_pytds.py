@@ -226,6 +226,38 @@ def test_rollback():
     c.close()
 
 
+
+def test_rollback_after_log_full(conn):
+    """A transaction that fills a log that may not grow gets 9002 over TDS, still rolls
+    back, and the database is consistent and usable at once (no restart)."""
+    cur = conn.cursor()
+    db = "pytds_logfull"
+    cur.execute(f"IF DB_ID('{db}') IS NOT NULL DROP DATABASE {db}")
+    cur.execute(
+        f"CREATE DATABASE {db} ON (NAME = {db}, FILENAME = 'C:\\{db}.mdf', SIZE = 8MB) "
+        f"LOG ON (NAME = {db}_log, FILENAME = 'C:\\{db}.ldf', SIZE = 1MB, FILEGROWTH = 0)"
+    )
+    cur.execute(f"USE {db}")
+    cur.execute("CREATE TABLE dbo.t (id int PRIMARY KEY, pad char(800) NOT NULL DEFAULT 'x')")
+    cur.execute("BEGIN TRANSACTION")
+    inserted = 0
+    with pytest.raises(pytds.Error) as e:
+        for i in range(1, 20000):
+            cur.execute("INSERT INTO dbo.t (id) VALUES (%s)", (i,))
+            inserted += 1
+    assert e.value.msg_no == 9002
+    assert inserted > 100
+    cur.execute("ROLLBACK")
+    cur.execute("SELECT @@TRANCOUNT, (SELECT COUNT(*) FROM dbo.t)")
+    assert cur.fetchone() == (0, 0)
+    cur.execute(f"DBCC CHECKDB ({db}) WITH NO_INFOMSGS")
+    cur.execute("CHECKPOINT")
+    cur.execute("INSERT INTO dbo.t (id) VALUES (1)")
+    cur.execute("SELECT COUNT(*) FROM dbo.t")
+    assert cur.fetchone()[0] == 1
+    cur.execute("USE master")
+    cur.execute(f"DROP DATABASE {db}")
+
 def test_types(conn):
     cur = conn.cursor()
     cur.execute(TYPES_QUERY)
