@@ -63,11 +63,15 @@ fn one_scheduler_hands_over_at_waits_and_quantum_ends() {
     // commit wait between rows): the single scheduler passes between them at quantum ends.
     let yields = sched.yields();
     let sos_before = diag::instance_waits().get(diag::WaitType::SOS_SCHEDULER_YIELD).waiting_tasks_count;
+    // All four log in first, so their inserts overlap even on a loaded machine.
+    let start = Arc::new(std::sync::Barrier::new(4));
     let handles: Vec<_> = (0..4)
         .map(|i| {
             let inst = inst.clone();
+            let start = start.clone();
             std::thread::spawn(move || {
                 let mut s = inst.open_session("sa", PASSWORD, Some("sched")).expect("logs in");
+                start.wait();
                 let base = 1000 + i * 10_000;
                 run(
                     &mut s,

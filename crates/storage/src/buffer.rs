@@ -394,7 +394,7 @@ impl BufferPool {
         &'a self,
         fi: u32,
         mode: LatchMode,
-        try_latch: impl FnOnce(&'a RwLock<Page>) -> Option<G>,
+        try_latch: impl Fn(&'a RwLock<Page>) -> Option<G>,
         latch: impl FnOnce(&'a RwLock<Page>) -> G,
     ) -> G {
         let f = &self.frames[fi as usize];
@@ -402,6 +402,12 @@ impl BufferPool {
             return g;
         }
         let io = f.io_pending.load(Acquire);
+        // A page being read stays latched for the read: spinning would only burn CPU.
+        if !io {
+            if let Some(g) = diag::sched::spin_try(|| try_latch(&f.latch)) {
+                return g;
+            }
+        }
         diag::sched::release();
         let t = Instant::now();
         let g = latch(&f.latch);

@@ -79,6 +79,15 @@ pub trait LogHook: Send + Sync {
         Ok(())
     }
 
+    /// Reserves `bytes` of log for the records of the system transaction open on this
+    /// thread, so that none of them can fail for want of log space; given back when it
+    /// ends. `Ok(false)` when the log has no such room (the caller then takes a path
+    /// that can roll back safely). Used by the one structure change made without the
+    /// exclusive tree latch (see `btree`, "Concurrency").
+    fn reserve_system_txn(&self, _bytes: u64) -> Result<bool> {
+        Ok(true)
+    }
+
     /// Logs the logical undo of a row operation (see [`crate::undo`]). Storage calls it as
     /// the last record of the row operation's system transaction, while the page latches
     /// are held; the record ends the system transaction's physical part and joins the
@@ -354,6 +363,15 @@ impl Database {
         self.hook().begin_system_txn()?;
         SYS_DEPTH.with(|d| d.set(d.get() + 1));
         Ok(SystemTxn { db: self, active: true, done: false })
+    }
+
+    /// Reserves log space for the records of the system transaction open on this thread
+    /// (see [`LogHook::reserve_system_txn`]).
+    pub(crate) fn reserve_system_log(&self, bytes: u64) -> Result<bool> {
+        if !self.hooked.load(Ordering::Acquire) {
+            return Ok(true);
+        }
+        self.hook().reserve_system_txn(bytes)
     }
 
     /// Runs `f` as a system transaction: its page changes survive a crash all together or

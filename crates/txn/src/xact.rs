@@ -30,7 +30,7 @@
 //! log that may not be flushed yet; recovery reads them from the log.
 
 use crate::lock::{LockManager, LockOwner};
-use crate::log::{LogManager, Lsn};
+use crate::log::{LogError, LogManager, Lsn};
 use crate::record::{self, flags, Header, RecordKind};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -194,6 +194,10 @@ struct SysFrame {
     /// (lsn, page, undo material) of each logged op, to roll back at runtime if the
     /// work fails.
     undo: Vec<(u64, PageId, Vec<u8>)>,
+    /// Log space reserved up front for this system transaction's records
+    /// (`LogHook::reserve_system_txn`): they append into it, and it is given back at
+    /// the end.
+    reserved: u64,
 }
 
 /// What this thread is compensating, if anything.
@@ -330,16 +334,29 @@ impl DbLog {
     }
 }
 
+/// Gives a system transaction's up-front log reservation back when dropped.
+struct Reservation<'a> {
+    log: &'a LogManager,
+    bytes: u64,
+}
+
+impl Drop for Reservation<'_> {
+    fn drop(&mut self) {
+        self.log.release_reservation(self.bytes);
+    }
+}
+
 pub(crate) fn set_comp(c: Option<Compensating>) {
     CTX.with(|ctx| ctx.borrow_mut().comp = c);
 }
 
 impl LogHook for DbLog {
     fn log_page_op(&self, ch: &PageChange<'_>) -> Result<u64> {
-        let (comp, sys) = CTX.with(|ctx| {
+        let (comp, sys, prereserved) = CTX.with(|ctx| {
             let ctx = ctx.borrow();
-            let sys = ctx.sys.last().filter(|f| f.db_id == self.db_id).map(|f| (f.sys_id, f.last_lsn));
-            (ctx.comp, sys)
+            let frame = ctx.sys.last().filter(|f| f.db_id == self.db_id);
+            let sys = frame.map(|f| (f.sys_id, f.last_lsn));
+            (ctx.comp, sys, frame.is_some_and(|f| f.reserved > 0))
         });
         let xact = self.current_xact()?;
         let mut h = Header::new(RecordKind::PageOp);
@@ -372,8 +389,10 @@ impl LogHook for DbLog {
             rec.clear();
             record::encode_page_op(&h, ch.page, &material, image, ch.op, &mut rec);
             let append = || match comp {
-                // Undo (logical or physical) writes into the space reserved for it.
+                // Undo (logical or physical) writes into the space reserved for it, and
+                // so does a system transaction that reserved its space up front.
                 Some(_) => self.append(&rec),
+                None if prereserved => self.append(&rec),
                 None => self.append_forward(&rec, xact.as_deref(), Some(ch.page)),
             };
             self.changes.logging(ch.page, append).map(|lsn| (lsn, rec.len()))
@@ -409,6 +428,7 @@ impl LogHook for DbLog {
                         last_lsn: 0,
                         ended: false,
                         undo: Vec::new(),
+                        reserved: 0,
                     })
                 }
             }
@@ -429,6 +449,8 @@ impl LogHook for DbLog {
             }
         });
         let Some(frame) = frame else { return Ok(()) };
+        // Given back however the frame ends (its records are in the log by now).
+        let _reservation = Reservation { log: &self.log, bytes: frame.reserved };
         if frame.last_lsn == 0 || frame.ended {
             return Ok(()); // nothing logged, or already ended by its ROW_UNDO
         }
@@ -446,6 +468,29 @@ impl LogHook for DbLog {
         self.append(&rec)?;
         self.close_sys(frame.sys_id);
         Ok(())
+    }
+
+    fn reserve_system_txn(&self, bytes: u64) -> Result<bool> {
+        if CTX.with(|ctx| ctx.borrow().comp.is_some()) {
+            return Ok(true); // undo writes into space reserved for it already
+        }
+        match self.log.reserve(bytes) {
+            Ok(()) => {}
+            Err(LogError::Full { .. }) => return Ok(false),
+            Err(e) => return Err(log_err(e)),
+        }
+        let held = CTX.with(|ctx| match ctx.borrow_mut().sys.last_mut() {
+            Some(f) if f.db_id == self.db_id => {
+                f.reserved += bytes;
+                true
+            }
+            _ => false,
+        });
+        if !held {
+            // No system transaction open to carry it: nothing may rely on it.
+            self.log.release_reservation(bytes);
+        }
+        Ok(held)
     }
 
     fn log_row_undo(&self, _db: u16, u: &RowUndo) -> Result<u64> {

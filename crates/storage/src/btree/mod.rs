@@ -74,6 +74,16 @@
 //! exclusive latch when it fills, and each takes it in turn, blocking every reader,
 //! only to find the split already done.
 //!
+//! One structure change runs in shared mode: the append split of the rightmost leaf
+//! when its parent has room (`smo::append_split_shared`), so that sessions
+//! appending ever-increasing keys do not drain the tree for each new last page. Only
+//! the rightmost path changes, and only under the rightmost leaf's EX latch, which the
+//! splitter holds while it latches the parent (leaf, then parent: no shared-mode thread
+//! holds a parent latch while it waits for a leaf). A descent that read a parent before
+//! such a split may reach the leaf it split off from; `shared_splits`, bumped while the
+//! leaf is still latched, tells the descent to go again. DBCC's walk holds the escalation
+//! gate, which the shared-mode split only tries, so it sees one structure.
+//!
 //! A structure version, bumped by every exclusive section, lets scans move from one leaf
 //! to the next through the sibling link when nothing changed meanwhile, and re-seek from
 //! the last key seen when something did. Cursors hold no latch between calls.
@@ -203,6 +213,11 @@ pub(crate) struct Inner {
     first: AtomicU64,
     /// Bumped at the start of every exclusive section.
     version: AtomicU64,
+    /// Bumped by every append split made in shared mode, while the split leaf is still
+    /// latched: a shared-mode descent that read a parent before such a split may reach
+    /// the leaf it split off from, so descents check it did not move (see
+    /// "Concurrency").
+    shared_splits: AtomicU64,
     /// Serializes escalations to the exclusive tree latch (see "Concurrency").
     escalation: Mutex<()>,
     /// Leaf that took the last insert (packed page id, 0 = none). Always either 0 or a
@@ -723,6 +738,7 @@ impl Inner {
             root_level: AtomicU32::new(root_level),
             first: AtomicU64::new(pack(first)),
             version: AtomicU64::new(0),
+            shared_splits: AtomicU64::new(0),
             escalation: Mutex::new(()),
             hint: AtomicU64::new(0),
         }
@@ -965,28 +981,51 @@ impl Inner {
     /// Descends to a leaf with SH latches, one page at a time (caller holds the tree
     /// latch, so internal pages are stable).
     pub(crate) fn descend_read(&self, seek: Seek<'_>) -> Result<PageReadGuard<'_>> {
-        let mut id = self.root_id();
-        let mut level = self.root_level();
         loop {
-            let g = self.read_page(id, level)?;
-            if level == 0 {
-                return Ok(g);
+            let splits = self.shared_splits.load(Acquire);
+            let mut id = self.root_id();
+            let mut level = self.root_level();
+            let leaf = loop {
+                let g = self.read_page(id, level)?;
+                if level == 0 {
+                    break g;
+                }
+                id = child_at(&g, pick(&g, seek)?)?;
+                level -= 1;
+                #[cfg(test)]
+                if level == 0 && tests::SLOW_DESCENTS.load(Relaxed) {
+                    // Widens the gap a concurrent shared-mode split must be seen in.
+                    drop(g);
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            };
+            if self.shared_splits.load(Acquire) == splits {
+                return Ok(leaf);
             }
-            id = child_at(&g, pick(&g, seek)?)?;
-            level -= 1;
         }
     }
 
     /// Descends to the leaf for `key` and latches it EX (caller holds the tree latch).
     fn descend_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
-        let mut id = self.root_id();
-        let mut level = self.root_level();
-        while level > 0 {
-            let g = self.read_page(id, level)?;
-            id = child_at(&g, route(&g, key)?)?;
-            level -= 1;
+        loop {
+            let splits = self.shared_splits.load(Acquire);
+            let mut id = self.root_id();
+            let mut level = self.root_level();
+            while level > 0 {
+                let g = self.read_page(id, level)?;
+                id = child_at(&g, route(&g, key)?)?;
+                level -= 1;
+                #[cfg(test)]
+                if level == 0 && tests::SLOW_DESCENTS.load(Relaxed) {
+                    drop(g);
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+            }
+            let leaf = self.write_page(id, 0)?;
+            if self.shared_splits.load(Acquire) == splits {
+                return Ok(leaf);
+            }
         }
-        self.write_page(id, 0)
     }
 
     /// Descends recording the path (exclusive mode): internal pages from the root down
@@ -1038,6 +1077,11 @@ impl Inner {
                         return self.put(&mut leaf, &PageOp::InsertSlot { slot, record: &rec });
                     }
                     return self.insert_row_op(leaf, slot, key, &rec).map(drop);
+                }
+                if slot == leaf.slot_count() && leaf.next().is_null() && smo::append_split_shared(self, leaf, key)? {
+                    // The rightmost leaf split without the exclusive tree latch: the key
+                    // now belongs to the new right page.
+                    continue;
                 }
                 self.version()
             };
@@ -1105,8 +1149,11 @@ fn uniquifier_overflow() -> StorageError {
 /// Takes a tree-level latch (the tree latch or the escalation gate) with `try_take`, or
 /// waits with `take` and records the wait under ACCESS_METHODS_HOBT_VIRTUAL_ROOT.
 #[inline]
-fn latch_timed<G>(mode: LatchMode, try_take: impl FnOnce() -> Option<G>, take: impl FnOnce() -> G) -> G {
+fn latch_timed<G>(mode: LatchMode, try_take: impl Fn() -> Option<G>, take: impl FnOnce() -> G) -> G {
     if let Some(g) = try_take() {
+        return g;
+    }
+    if let Some(g) = diag::sched::spin_try(&try_take) {
         return g;
     }
     diag::sched::release();

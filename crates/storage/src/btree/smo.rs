@@ -330,6 +330,88 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
     Ok(goes_right.map(|r| if r { right_id } else { left_id }))
 }
 
+/// Log reserved for an append split made in shared mode: its records (allocation,
+/// the new page's format and links, the old leaf's link, the parent's separator, the end
+/// record) with a full page image for each page changed first since it was last written.
+const SHARED_SPLIT_LOG_RESERVE: u64 = 10 * (crate::page::PAGE_SIZE as u64 + 256);
+
+/// Splits the full rightmost leaf for an insert past its last key while the caller
+/// holds the tree latch only shared: the one structure change made in shared mode, so
+/// that sessions appending ever-increasing keys do not drain the whole tree for each
+/// new page (see "Concurrency" in the module above). The new right page starts empty
+/// and its separator goes into the parent, which must have room for it (a parent split
+/// takes the exclusive path).
+///
+/// Why it is safe: the path from the root to the rightmost leaf changes only under that
+/// leaf's EX latch (here, or in exclusive mode), which the caller holds, so the parent
+/// found by routing `key` is stable; the leaf and then its parent are latched EX, and no
+/// shared-mode thread holds a parent latch while it waits for a leaf. Nothing that can
+/// fail for want of log space happens after the first change (the log is reserved up
+/// front), because this split cannot be rolled back once its latches are released: the
+/// system transaction ends while they are held. Descents that read the parent before
+/// the separator appeared detect it through `shared_splits` and descend again.
+///
+/// Returns `false`, having changed nothing, when it cannot: the leaf is the root or no
+/// longer the rightmost, the parent is full, the log has no room, or another thread is
+/// escalating or checking the tree (the escalation gate is busy). The caller then takes
+/// the exclusive path. Consumes the leaf latch either way.
+pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8]) -> Result<bool> {
+    let leaf_id = leaf.page_id();
+    let n = leaf.slot_count();
+    // Inside another system transaction this one would end only with it, maybe after
+    // the latches are gone: take the exclusive path there.
+    if n == 0 || leaf_id == t.root_id() || !leaf.next().is_null() || crate::database::in_system_txn() {
+        return Ok(false);
+    }
+    let Some(_gate) = t.escalation.try_lock() else { return Ok(false) };
+    let sep = shortest_separator(key_at(&leaf, n - 1)?, key);
+    // `key` is above the leaf's first key, so routing it at each level follows the
+    // rightmost path down to the leaf's parent.
+    let mut id = t.root_id();
+    let mut level = t.root_level();
+    while level > 1 {
+        let g = t.read_page(id, level)?;
+        id = child_at(&g, route(&g, key)?)?;
+        level -= 1;
+    }
+    let mut parent = t.write_page(id, 1)?;
+    let pos = parent.slot_count();
+    let sep_len = KEY_LEN_SIZE + sep.len() + CHILD_SIZE;
+    if pos == 0 || !parent.next().is_null() || child_at(&parent, pos - 1)? != leaf_id || !fits(&parent, sep_len) {
+        return Ok(false);
+    }
+    if may_compact(&parent, sep_len) {
+        parent.check_structure().map_err(|e| damaged(&parent, e.to_string()))?;
+    }
+    let stx = t.db.begin_system_txn()?;
+    if !t.db.reserve_system_log(SHARED_SPLIT_LOG_RESERVE)? {
+        return Ok(false); // nothing logged: the system transaction ends empty
+    }
+    let done = t.db.allocate_page(t.au, Some(leaf_id)).and_then(|right| {
+        let right_id = split(t, &mut leaf, Modify::None, n as usize, right)?;
+        t.db.change(&mut parent, &PageOp::InsertSlot { slot: pos, record: &encode_child(&sep, right_id) })?;
+        Ok(right_id)
+    });
+    let right_id = match done {
+        Ok(id) => id,
+        Err(e) => {
+            // Not for want of log (reserved above), and the pages were checked: an I/O
+            // failure. The rollback latches the pages itself, so they are released
+            // first (as a failed row operation does).
+            drop(parent);
+            drop(leaf);
+            drop(stx);
+            return Err(e);
+        }
+    };
+    stx.commit()?;
+    t.shared_splits.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    t.set_hint(right_id);
+    drop(parent);
+    drop(leaf);
+    Ok(true)
+}
+
 /// Inserts the separator of a split of `left` (at `level`) into `right` into the parent,
 /// splitting parents as needed, and making a new root above a split root.
 fn insert_separator<'a>(

@@ -9,6 +9,10 @@ use std::sync::atomic::AtomicU16;
 /// Database ids are unique per test: file statistics are registered per (db, file).
 static NEXT_DB: AtomicU16 = AtomicU16::new(20_000);
 
+/// Makes read descents pause between the parent and the leaf (see
+/// `concurrent_appends_split_in_shared_mode`).
+pub(super) static SLOW_DESCENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
 pub(super) fn test_db(pool_pages: usize) -> Arc<Database> {
     let fs = MemFs::new();
     let spec = FileSpec {
@@ -262,6 +266,82 @@ fn sequential_inserts_fill_pages() {
     // Internal pages fill too (rightmost splits at each level).
     let internal_capacity = s.internal_pages as f64 * PAGE_CAPACITY as f64;
     assert!(s.internal_pages == 1 || s.internal_bytes_used as f64 / internal_capacity > 0.6);
+}
+
+/// Sessions appending ever-increasing keys split the rightmost leaf in shared mode
+/// (`smo::append_split_shared`) while readers look up keys already inserted and scan
+/// backwards from the end: nothing inserted is ever missed, the tree stays sound, and
+/// both the shared path and (for long keys, whose parents fill quickly) the exclusive
+/// fallback are taken.
+#[test]
+fn concurrent_appends_split_in_shared_mode() {
+    use std::sync::atomic::AtomicI64;
+    // Only this test's readers are slowed much; other tests running meanwhile just
+    // pause a little in their descents.
+    SLOW_DESCENTS.store(true, Relaxed);
+    for key_len in [4usize, 600] {
+        let db = test_db(4096);
+        let t = BTree::create(&db, 11, 1, unique()).unwrap();
+        const WRITERS: usize = 4;
+        const PER_WRITER: i64 = if cfg!(debug_assertions) { 1_500 } else { 6_000 };
+        let key = |i: i64, w: usize| {
+            let mut v = vec![0u8; key_len];
+            v[..8.min(key_len)]
+                .copy_from_slice(&((i as u64) * WRITERS as u64 + w as u64).to_be_bytes()[8 - 8.min(key_len)..]);
+            v
+        };
+        let last: Vec<AtomicI64> = (0..WRITERS).map(|_| AtomicI64::new(-1)).collect();
+        let done = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            for w in 0..WRITERS {
+                let (t, last, key) = (&t, &last, &key);
+                s.spawn(move || {
+                    for i in 0..PER_WRITER {
+                        // Entries of different sizes: a leaf split for a large one may
+                        // still take a small one, which must then go right of it.
+                        let len = 8 + (i as usize * 37 + w * 101) % 300;
+                        t.insert(&key(i, w), &vec![w as u8; len]).unwrap();
+                        last[w].store(i, Release);
+                    }
+                });
+            }
+            for r in 0..2usize {
+                let (t, last, key, done) = (&t, &last, &key, &done);
+                s.spawn(move || {
+                    let mut n = 0u64;
+                    while !done.load(Acquire) {
+                        let w = (n as usize + r) % WRITERS;
+                        let i = last[w].load(Acquire);
+                        if i >= 0 {
+                            let got = t.get(&key(i, w)).unwrap();
+                            let len = 8 + (i as usize * 37 + w * 101) % 300;
+                            assert_eq!(got, Some(vec![w as u8; len]), "writer {w} key {i} inserted but not found");
+                        }
+                        if n % 64 == 0 {
+                            let tail: Vec<_> =
+                                t.range_rev(Unbounded, Unbounded).take(300).collect::<Result<Vec<_>>>().unwrap();
+                            assert!(tail.windows(2).all(|p| p[0].0 > p[1].0), "reverse scan out of order");
+                        }
+                        n += 1;
+                    }
+                });
+            }
+            // The writers end first: wait for them, then stop the readers.
+            while last.iter().any(|l| l.load(Acquire) < PER_WRITER - 1) {
+                std::thread::yield_now();
+            }
+            done.store(true, Release);
+        });
+        let stats = t.check().unwrap();
+        assert_eq!(stats.entries, (WRITERS as i64 * PER_WRITER) as u64);
+        let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+        assert!(keys.windows(2).all(|p| p[0] < p[1]));
+        assert!(t.inner.shared_splits.load(Acquire) > 0, "no split was made in shared mode");
+        if key_len > 100 {
+            assert!(t.inner.version() > 0, "parents of long keys fill: some splits must escalate");
+        }
+    }
+    SLOW_DESCENTS.store(false, Relaxed);
 }
 
 #[test]

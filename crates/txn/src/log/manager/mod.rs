@@ -402,6 +402,24 @@ impl LogManager {
         self.inner.append(record, Some(reserve))
     }
 
+    /// Holds back `bytes` of log for records about to be appended with
+    /// [`append`](Self::append), so that they cannot fail with 9002 part-way: a structure
+    /// change made without the exclusive tree latch cannot be rolled back while others
+    /// may see its pages (`storage::btree`, "Concurrency"), so it reserves first and
+    /// falls back to the exclusive path when this fails. Same room test as
+    /// [`append_reserving`](Self::append_reserving); give it back with
+    /// [`release_reservation`](Self::release_reservation).
+    pub fn reserve(&self, bytes: u64) -> LogResult<()> {
+        let mut st = self.inner.state.lock();
+        self.inner.check_usable(&st)?;
+        let wanted = bytes + st.reserved + system_reserve(&st);
+        if !room_for(&st, wanted) {
+            return Err(LogError::Full { db: self.inner.db_name.clone(), reason: full_reason(&st) });
+        }
+        st.reserved += bytes;
+        Ok(())
+    }
+
     /// Gives back log space reserved by [`append_reserving`](Self::append_reserving).
     pub fn release_reservation(&self, bytes: u64) {
         if bytes > 0 {
