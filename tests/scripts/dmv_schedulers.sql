@@ -1,9 +1,9 @@
 -- sys.dm_os_schedulers: one VISIBLE ONLINE row per scheduler (as many as
 -- sys.dm_os_sys_info's scheduler_count; by default one per CPU), and the scheduler this
--- request runs on is busy. A request takes its scheduler at its first row operation (a
--- request that writes no row runs unscheduled), so the second query follows an INSERT in
--- an open transaction (no commit wait in between gives the scheduler up). Waiting for a
--- scheduler is the SOS_SCHEDULER_YIELD wait type.
+-- request runs on is busy. A request takes its scheduler after its first few row
+-- operations (a request that writes fewer rows runs unscheduled), so the second query
+-- follows inserts of 40 rows in an open transaction (no commit wait in between gives the
+-- scheduler up). Waiting for a scheduler is the SOS_SCHEDULER_YIELD wait type.
 SET NOCOUNT ON;
 CREATE TABLE #rows (id int PRIMARY KEY);
 SELECT CASE WHEN COUNT(*) = (SELECT scheduler_count FROM sys.dm_os_sys_info) THEN 'one per scheduler' END AS schedulers,
@@ -12,7 +12,8 @@ SELECT CASE WHEN COUNT(*) = (SELECT scheduler_count FROM sys.dm_os_sys_info) THE
        CASE WHEN MAX(scheduler_id) = COUNT(*) - 1 THEN 'dense' END AS ids
   FROM sys.dm_os_schedulers;
 BEGIN TRANSACTION;
-INSERT #rows VALUES (1);
+DECLARE @i int = 1;
+WHILE @i <= 40 BEGIN INSERT #rows VALUES (@i); SET @i += 1; END;
 SELECT CASE WHEN SUM(CASE WHEN is_idle = 0 THEN 1 ELSE 0 END) >= 1 THEN 'yes' END AS this_request_runs_on_one,
        CASE WHEN SUM(context_switches_count) >= 1 THEN 'yes' END AS switched_in,
        CASE WHEN MIN(runnable_tasks_count) >= 0 AND MIN(yield_count) >= 0 THEN 'yes' END AS counts
