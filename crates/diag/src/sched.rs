@@ -356,28 +356,31 @@ pub fn release() {
     }
 }
 
-/// Tries `try_take` a few more times over a few microseconds before the caller gives
-/// its scheduler up and blocks. Why: the hot latches (the last leaf of an ever-increasing
-/// key, the tree latch) are held for a microsecond or two by a worker running on the
-/// other CPU; blocking at once hands the scheduler to another session, which then meets
-/// the same latch, and each such hand-off is a park and an unpark (SQL Server's latches
-/// spin briefly before they suspend, for the same reason). Bounded: a holder that is not
-/// running (waiting for I/O or the log) costs the spinner at most [`SPIN_BUDGET`] tries.
+/// Tries `try_take` again for up to [`SPIN_LIMIT`] before the caller gives its
+/// scheduler up and blocks. Why: a hot page latch (the last leaf of an ever-increasing
+/// key) is held for a microsecond or two by a worker running on the other CPU; blocking
+/// at once hands the scheduler to another session, which then meets the same latch, and
+/// each such hand-off is a park and an unpark (SQL Server's latches spin briefly before
+/// they suspend, for the same reason). Bounded in time, not in tries: a spin-loop hint
+/// costs from a few cycles to over a hundred depending on the CPU.
 #[inline]
 pub fn spin_try<G>(mut try_take: impl FnMut() -> Option<G>) -> Option<G> {
-    for round in 0..SPIN_BUDGET {
-        for _ in 0..(4u32 << round.min(6)) {
+    let start = Instant::now();
+    loop {
+        for _ in 0..32 {
             std::hint::spin_loop();
         }
         if let Some(g) = try_take() {
             return Some(g);
         }
+        if start.elapsed() >= SPIN_LIMIT {
+            return None;
+        }
     }
-    None
 }
 
-/// Rounds of [`spin_try`]: about 2,000 spin-loop hints in all, a few microseconds.
-pub const SPIN_BUDGET: u32 = 12;
+/// How long [`spin_try`] keeps trying: a few times a typical hold of a hot page latch.
+pub const SPIN_LIMIT: Duration = Duration::from_micros(8);
 
 /// A point where this thread holds no latch and no mutex: a worker inside a request
 /// that gave its scheduler up takes one again here, and one that has used up its

@@ -1149,11 +1149,8 @@ fn uniquifier_overflow() -> StorageError {
 /// Takes a tree-level latch (the tree latch or the escalation gate) with `try_take`, or
 /// waits with `take` and records the wait under ACCESS_METHODS_HOBT_VIRTUAL_ROOT.
 #[inline]
-fn latch_timed<G>(mode: LatchMode, try_take: impl Fn() -> Option<G>, take: impl FnOnce() -> G) -> G {
+fn latch_timed<G>(mode: LatchMode, try_take: impl FnOnce() -> Option<G>, take: impl FnOnce() -> G) -> G {
     if let Some(g) = try_take() {
-        return g;
-    }
-    if let Some(g) = diag::sched::spin_try(&try_take) {
         return g;
     }
     diag::sched::release();
