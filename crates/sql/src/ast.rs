@@ -12,7 +12,7 @@
 //!   omitted middle part as in `db..t` being an empty identifier).
 //!
 //! Honesty rule: everything the parser accepts is represented. Statements the parser
-//! recognises but does not model (CREATE TRIGGER, UPDATE STATISTICS, BULK INSERT,
+//! recognises but does not model (DDL triggers, UPDATE STATISTICS, BULK INSERT,
 //! CREATE TYPE/SEQUENCE/SYNONYM/ROLE, ...) become [`StatementKind::Other`] with their
 //! source text; options the AST does not name individually are kept as generic
 //! [`OptionItem`]s with their names and values. Spans compare equal to each other (see

@@ -1,5 +1,5 @@
 //! The catalog of one database: schemas, tables with their columns, indexes and
-//! constraints, views, procedures and functions.
+//! constraints, views, procedures, functions and DML triggers.
 //!
 //! Stored in the database itself, in its catalog index (the host names it in
 //! [`crate::host::DatabaseInfo::catalog_index`]): one row per top-level object, keyed by

@@ -1,6 +1,6 @@
 //! CREATE / ALTER / DROP: databases, schemas, tables, indexes, procedures, views,
-//! functions, logins, users, roles (event sessions are in `admin`). Object kinds the AST
-//! does not model (TRIGGER, TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, ...) are kept as
+//! functions, DML triggers, logins, users, roles (event sessions are in `admin`). Object
+//! kinds the AST does not model (DDL triggers, TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, ...) are kept as
 //! [`StatementKind::Other`].
 
 use super::{Capture, PResult, Parser};
