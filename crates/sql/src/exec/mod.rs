@@ -1811,7 +1811,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     _ => None,
                 };
                 if !options.is_empty() && options.iter().all(|o| recursive(o).is_some()) {
-                    let on = options.iter().filter_map(recursive).last().unwrap_or(false);
+                    let on = options.iter().rev().find_map(recursive).unwrap_or(false);
                     cx.catalog(db)?.recursive_triggers.store(on, AtomicOrdering::Relaxed);
                     return Ok(Flow::Normal);
                 }

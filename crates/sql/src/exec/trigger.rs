@@ -469,7 +469,7 @@ pub fn enable_triggers(
             continue;
         }
         if let ObjectBody::Trigger(t) = &mut o.body {
-            if t.disabled == !enable {
+            if t.disabled != enable {
                 continue;
             }
             t.disabled = !enable;
