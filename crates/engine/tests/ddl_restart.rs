@@ -1,6 +1,6 @@
 //! DDL that changes stored objects, checked across a restart of an on-disk instance:
-//! multi-statement table-valued functions (catalog kind TF) and ALTER TABLE column
-//! changes (rows rewritten in the new layout).
+//! multi-statement table-valued functions (catalog kind TF), ALTER TABLE column
+//! changes (rows rewritten in the new layout) and DML triggers (catalog kind TR).
 
 mod common;
 
@@ -166,6 +166,43 @@ fn module_definitions_keep_their_batch_across_a_restart() {
     let e = &r.errors()[0];
     assert_eq!((e.number, e.line, e.procedure.as_deref()), (8134, 4, Some("p")));
     ok(&mut sn, "DROP PROCEDURE dbo.p; USE master; DROP DATABASE App");
+    drop(sn);
+    inst.shutdown().unwrap();
+}
+
+#[test]
+fn triggers_survive_a_restart() {
+    let dir = TempDir::new("triggers");
+    let inst = Instance::start(disk_config(dir.path())).unwrap();
+    let mut sn = session(&inst);
+    ok(&mut sn, "CREATE DATABASE App");
+    ok(&mut sn, "USE App");
+    ok(&mut sn, "CREATE TABLE t (id int PRIMARY KEY, v int); CREATE TABLE log (id int, what varchar(10))");
+    ok(
+        &mut sn,
+        "CREATE TRIGGER trg_t ON t AFTER INSERT, DELETE AS
+         INSERT INTO log SELECT id, 'ins' FROM inserted UNION ALL SELECT id, 'del' FROM deleted",
+    );
+    ok(&mut sn, "CREATE TRIGGER trg_t_off ON t INSTEAD OF UPDATE AS INSERT INTO log VALUES (0, 'upd')");
+    ok(&mut sn, "DISABLE TRIGGER trg_t_off ON t");
+    let (inst, mut sn) = restart(inst, sn, dir.path());
+    ok(&mut sn, "USE App");
+    assert_eq!(
+        rows(&mut sn, "SELECT name, is_disabled, is_instead_of_trigger FROM sys.triggers ORDER BY name"),
+        vec![
+            vec![s("trg_t"), Value::Bit(false), Value::Bit(false)],
+            vec![s("trg_t_off"), Value::Bit(true), Value::Bit(true)],
+        ]
+    );
+    ok(&mut sn, "INSERT INTO t VALUES (1, 10), (2, 20); DELETE FROM t WHERE id = 1; UPDATE t SET v = 0");
+    assert_eq!(
+        rows(&mut sn, "SELECT id, what FROM log ORDER BY what DESC, id"),
+        vec![vec![Value::Int(1), s("ins")], vec![Value::Int(2), s("ins")], vec![Value::Int(1), s("del")]]
+    );
+    assert_eq!(rows(&mut sn, "SELECT v FROM t"), vec![vec![Value::Int(0)]]);
+    ok(&mut sn, "DROP TABLE t");
+    assert_eq!(rows(&mut sn, "SELECT COUNT(*) FROM sys.triggers"), vec![vec![Value::Int(0)]]);
+    ok(&mut sn, "USE master; DROP DATABASE App");
     drop(sn);
     inst.shutdown().unwrap();
 }

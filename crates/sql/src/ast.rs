@@ -12,7 +12,7 @@
 //!   omitted middle part as in `db..t` being an empty identifier).
 //!
 //! Honesty rule: everything the parser accepts is represented. Statements the parser
-//! recognises but does not model (CREATE TRIGGER, UPDATE STATISTICS, BULK INSERT,
+//! recognises but does not model (DDL triggers, UPDATE STATISTICS, BULK INSERT,
 //! CREATE TYPE/SEQUENCE/SYNONYM/ROLE, ...) become [`StatementKind::Other`] with their
 //! source text; options the AST does not name individually are kept as generic
 //! [`OptionItem`]s with their names and values. Spans compare equal to each other (see
@@ -172,6 +172,15 @@ pub enum StatementKind {
         indexes: Vec<DropIndexItem>,
     },
     CreateProcedure(Box<CreateProcedure>),
+    /// CREATE/ALTER TRIGGER on a table or view (DML triggers; DDL and LOGON triggers are
+    /// [`StatementKind::Other`]).
+    CreateTrigger(Box<CreateTrigger>),
+    /// {ENABLE | DISABLE} TRIGGER {ALL | names} ON table (`names` None for ALL).
+    EnableTrigger {
+        enable: bool,
+        names: Option<Vec<ObjectName>>,
+        table: ObjectName,
+    },
     CreateView(Box<CreateView>),
     CreateFunction(Box<CreateFunction>),
     /// CREATE TYPE name AS TABLE (...) or FROM base_type.
@@ -1504,6 +1513,31 @@ pub struct CreateProcedure {
     /// Every statement after AS to the end of the batch.
     pub body: Vec<Statement>,
     /// The source of the body (after AS).
+    pub body_span: Span,
+}
+
+/// When a DML trigger runs: AFTER (also written FOR) or INSTEAD OF the statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TriggerTiming {
+    After,
+    InsteadOf,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct CreateTrigger {
+    pub mode: CreateMode,
+    pub name: ObjectName,
+    pub table: ObjectName,
+    pub options: Vec<ModuleOption>,
+    pub timing: TriggerTiming,
+    /// Written FOR rather than AFTER (printed back as written).
+    pub written_for: bool,
+    pub insert: bool,
+    pub update: bool,
+    pub delete: bool,
+    pub not_for_replication: bool,
+    /// Every statement after AS to the end of the batch.
+    pub body: Vec<Statement>,
     pub body_span: Span,
 }
 

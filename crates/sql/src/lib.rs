@@ -26,8 +26,8 @@
 //!   `ROLLBACK TRANSACTION THROW` names a transaction THROW; a word after a select item is
 //!   its alias. Only the first statement of a batch may be a procedure name without EXEC.
 //! - **Unmodelled statements** are [`StatementKind::Other`] with their text:
-//!   CREATE/ALTER TRIGGER (to the end of the batch), UPDATE
-//!   STATISTICS, BULK INSERT, ENABLE/DISABLE TRIGGER, BACKUP CERTIFICATE, RESTORE
+//!   DDL and LOGON triggers (CREATE/ALTER to the end of the batch), UPDATE
+//!   STATISTICS, BULK INSERT, ENABLE/DISABLE TRIGGER ON DATABASE, BACKUP CERTIFICATE, RESTORE
 //!   REWINDONLY and other RESTORE forms, and CREATE/ALTER/DROP of object kinds the AST
 //!   does not name (TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, SCHEMA transfers,
 //!   AUTHORIZATION, ...); these end at `;` or at the next statement keyword outside

@@ -808,7 +808,10 @@ impl Printer {
             }
             self.statement(&s.kind)?;
             // Labels take no terminator; a procedure's body already ends with one.
-            if !matches!(s.kind, StatementKind::Label(_) | StatementKind::CreateProcedure(_)) {
+            if !matches!(
+                s.kind,
+                StatementKind::Label(_) | StatementKind::CreateProcedure(_) | StatementKind::CreateTrigger(_)
+            ) {
                 self.out.push(';');
             }
         }
@@ -922,6 +925,15 @@ impl Printer {
                 Ok(())
             }
             S::CreateProcedure(p) => self.create_procedure(p),
+            S::CreateTrigger(t) => self.create_trigger(t),
+            S::EnableTrigger { enable, names, table } => {
+                self.w(format_args!("{} TRIGGER ", if *enable { "ENABLE" } else { "DISABLE" }))?;
+                match names {
+                    None => self.out.push_str("ALL"),
+                    Some(n) => self.w(format_args!("{}", comma(n)))?,
+                }
+                self.w(format_args!(" ON {table}"))
+            }
             S::CreateView(v) => {
                 self.w(format_args!("{} VIEW {}", mode(v.mode), v.name))?;
                 if !v.columns.is_empty() {
@@ -1565,6 +1577,29 @@ impl Printer {
         self.out.push_str("AS");
         self.newline();
         self.statements(&p.body)
+    }
+
+    fn create_trigger(&mut self, t: &CreateTrigger) -> fmt::Result {
+        self.w(format_args!("{} TRIGGER {} ON {}", mode(t.mode), t.name, t.table))?;
+        self.module_options(&t.options)?;
+        self.out.push_str(match (t.timing, t.written_for) {
+            (TriggerTiming::InsteadOf, _) => " INSTEAD OF ",
+            (TriggerTiming::After, true) => " FOR ",
+            (TriggerTiming::After, false) => " AFTER ",
+        });
+        let events: Vec<&str> = [(t.insert, "INSERT"), (t.update, "UPDATE"), (t.delete, "DELETE")]
+            .iter()
+            .filter(|(on, _)| *on)
+            .map(|(_, e)| *e)
+            .collect();
+        self.out.push_str(&events.join(", "));
+        if t.not_for_replication {
+            self.out.push_str(" NOT FOR REPLICATION");
+        }
+        self.newline();
+        self.out.push_str("AS");
+        self.newline();
+        self.statements(&t.body)
     }
 
     fn create_function(&mut self, func: &CreateFunction) -> fmt::Result {

@@ -124,6 +124,34 @@ def test_dml(conn):
 
 
 
+def test_dml_triggers(conn):
+    """A trigger-maintained audit row, and an error a trigger raises arriving with its number."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_trg') IS NOT NULL DROP TABLE dbo.pytds_trg")
+    cur.execute("IF OBJECT_ID('dbo.pytds_trg_audit') IS NOT NULL DROP TABLE dbo.pytds_trg_audit")
+    cur.execute("CREATE TABLE dbo.pytds_trg (id int PRIMARY KEY, qty int NOT NULL)")
+    cur.execute("CREATE TABLE dbo.pytds_trg_audit (id int, old_qty int, new_qty int)")
+    cur.execute(
+        "CREATE TRIGGER dbo.pytds_trg_upd ON dbo.pytds_trg AFTER UPDATE AS\n"
+        "SET NOCOUNT ON;\n"
+        "IF EXISTS (SELECT * FROM inserted WHERE qty < 0) THROW 50010, 'qty must not be negative', 1;\n"
+        "INSERT INTO dbo.pytds_trg_audit SELECT i.id, d.qty, i.qty FROM inserted i JOIN deleted d ON d.id = i.id"
+    )
+    cur.execute("INSERT INTO dbo.pytds_trg VALUES (%s, %s)", (1, 5))
+    cur.execute("UPDATE dbo.pytds_trg SET qty = %s WHERE id = %s", (7, 1))
+    assert cur.rowcount == 1
+    cur.execute("SELECT id, old_qty, new_qty FROM dbo.pytds_trg_audit")
+    assert cur.fetchall() == [(1, 5, 7)]
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("UPDATE dbo.pytds_trg SET qty = -1 WHERE id = 1")
+    assert e.value.msg_no == 50010
+    assert "negative" in e.value.text
+    cur.execute("SELECT qty FROM dbo.pytds_trg")
+    assert cur.fetchone()[0] == 7
+    cur.execute("DROP TABLE dbo.pytds_trg")
+    cur.execute("DROP TABLE dbo.pytds_trg_audit")
+
+
 def test_dml_merge(conn):
     """MERGE over TCP: a parameterized upsert's row count, then OUTPUT $action."""
     cur = conn.cursor()

@@ -48,10 +48,13 @@
 //! # Object row
 //!
 //! `u8` version (1), `u8` kind (1 table, 2 view, 3 procedure, 4 scalar function,
-//! 5 inline table-valued function, 6 multi-statement table-valued function), `i32` object id, `i32` schema id, `str` name, `value`
+//! 5 inline table-valued function, 6 multi-statement table-valued function, 7 DML trigger), `i32` object id, `i32` schema id, `str` name, `value`
 //! create_date, `value` modify_date, then the body:
 //!
 //! - modules (kinds 2-6): `str` definition.
+//! - DML triggers (kind 7): `str` definition, `i32` parent table or view id, `u8` flags
+//!   (bit 0 INSERT, bit 1 UPDATE, bit 2 DELETE, bit 3 INSTEAD OF, bit 4 disabled, bit 5
+//!   NOT FOR REPLICATION; other bits must be 0).
 //! - tables (kind 1):
 //!   - `list<column>`; a column is `i32` column id, `str` name, `type`, `u8` flags (bit 0
 //!     nullable, bit 1 identity, bit 2 sparse; other bits must be 0), `opt<default>` (`i32`
@@ -80,7 +83,7 @@ use types::{Length, SqlError, SqlType, Value};
 use super::{
     corrupt_catalog, CheckConstraint, Column, ComputedColumn, DefaultConstraint, ForeignKey, Identity, Index,
     IndexKind, Module, Object, ObjectBody, PermissionEntry, Principal, PrincipalKind, ReferentialAction, Schema, Table,
-    UserType,
+    Trigger, UserType,
 };
 
 /// The format version written by this code.
@@ -94,6 +97,14 @@ const KIND_PROCEDURE: u8 = 3;
 const KIND_SCALAR_FUNCTION: u8 = 4;
 const KIND_INLINE_FUNCTION: u8 = 5;
 const KIND_TABLE_FUNCTION: u8 = 6;
+const KIND_TRIGGER: u8 = 7;
+
+const TRG_INSERT: u8 = 1;
+const TRG_UPDATE: u8 = 2;
+const TRG_DELETE: u8 = 4;
+const TRG_INSTEAD_OF: u8 = 8;
+const TRG_DISABLED: u8 = 16;
+const TRG_NOT_FOR_REPLICATION: u8 = 32;
 
 const MAX_LEN: u16 = 0xFFFF;
 
@@ -381,6 +392,7 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
         ObjectBody::ScalarFunction(_) => KIND_SCALAR_FUNCTION,
         ObjectBody::InlineFunction(_) => KIND_INLINE_FUNCTION,
         ObjectBody::TableFunction(_) => KIND_TABLE_FUNCTION,
+        ObjectBody::Trigger(_) => KIND_TRIGGER,
     };
     w.u8(kind);
     w.i32(object.id);
@@ -395,6 +407,22 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
         | ObjectBody::ScalarFunction(m)
         | ObjectBody::InlineFunction(m)
         | ObjectBody::TableFunction(m) => w.str(&m.definition),
+        ObjectBody::Trigger(t) => {
+            w.str(&t.module.definition);
+            w.i32(t.parent_id);
+            let flags = [
+                (t.insert, TRG_INSERT),
+                (t.update, TRG_UPDATE),
+                (t.delete, TRG_DELETE),
+                (t.instead_of, TRG_INSTEAD_OF),
+                (t.disabled, TRG_DISABLED),
+                (t.not_for_replication, TRG_NOT_FOR_REPLICATION),
+            ]
+            .iter()
+            .filter(|(on, _)| *on)
+            .fold(0u8, |f, (_, bit)| f | bit);
+            w.u8(flags);
+        }
     }
     w.out
 }
@@ -684,6 +712,24 @@ impl<'a> Reader<'a> {
             KIND_SCALAR_FUNCTION => ObjectBody::ScalarFunction(Module { definition: self.str()? }),
             KIND_INLINE_FUNCTION => ObjectBody::InlineFunction(Module { definition: self.str()? }),
             KIND_TABLE_FUNCTION => ObjectBody::TableFunction(Module { definition: self.str()? }),
+            KIND_TRIGGER => {
+                let definition = self.str()?;
+                let parent_id = self.i32()?;
+                let flags = self.u8()?;
+                if flags >= 64 {
+                    return None;
+                }
+                ObjectBody::Trigger(Trigger {
+                    module: Module { definition },
+                    parent_id,
+                    insert: flags & TRG_INSERT != 0,
+                    update: flags & TRG_UPDATE != 0,
+                    delete: flags & TRG_DELETE != 0,
+                    instead_of: flags & TRG_INSTEAD_OF != 0,
+                    disabled: flags & TRG_DISABLED != 0,
+                    not_for_replication: flags & TRG_NOT_FOR_REPLICATION != 0,
+                })
+            }
             _ => return None,
         };
         self.end()?;
@@ -1001,7 +1047,17 @@ mod tests {
             module.clone().prop_map(ObjectBody::Procedure),
             module.clone().prop_map(ObjectBody::ScalarFunction),
             module.clone().prop_map(ObjectBody::InlineFunction),
-            module.prop_map(ObjectBody::TableFunction),
+            module.clone().prop_map(ObjectBody::TableFunction),
+            (module, any::<i32>(), 0u8..64).prop_map(|(module, parent_id, f)| ObjectBody::Trigger(Trigger {
+                module,
+                parent_id,
+                insert: f & 1 != 0,
+                update: f & 2 != 0,
+                delete: f & 4 != 0,
+                instead_of: f & 8 != 0,
+                disabled: f & 16 != 0,
+                not_for_replication: f & 32 != 0,
+            })),
         ];
         (any::<i32>(), any::<i32>(), name(), date(), date(), body).prop_map(
             |(id, schema_id, name, create_date, modify_date, body)| Object {

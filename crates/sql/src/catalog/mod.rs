@@ -1,5 +1,5 @@
 //! The catalog of one database: schemas, tables with their columns, indexes and
-//! constraints, views, procedures and functions.
+//! constraints, views, procedures, functions and DML triggers.
 //!
 //! Stored in the database itself, in its catalog index (the host names it in
 //! [`crate::host::DatabaseInfo::catalog_index`]): one row per top-level object, keyed by
@@ -201,6 +201,22 @@ pub enum ObjectBody {
     ScalarFunction(Module),
     InlineFunction(Module),
     TableFunction(Module),
+    /// A DML trigger (TR): a module with its parent table or view.
+    Trigger(Trigger),
+}
+
+/// A DML trigger: its text, and what the executor needs without parsing it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trigger {
+    pub module: Module,
+    /// The table or view it is defined on (sys.triggers.parent_id).
+    pub parent_id: i32,
+    pub insert: bool,
+    pub update: bool,
+    pub delete: bool,
+    pub instead_of: bool,
+    pub disabled: bool,
+    pub not_for_replication: bool,
 }
 
 impl ObjectBody {
@@ -213,6 +229,7 @@ impl ObjectBody {
             ObjectBody::ScalarFunction(_) => "FN",
             ObjectBody::InlineFunction(_) => "IF",
             ObjectBody::TableFunction(_) => "TF",
+            ObjectBody::Trigger(_) => "TR",
         }
     }
 
@@ -224,6 +241,7 @@ impl ObjectBody {
             ObjectBody::ScalarFunction(_) => "SQL_SCALAR_FUNCTION",
             ObjectBody::InlineFunction(_) => "SQL_INLINE_TABLE_VALUED_FUNCTION",
             ObjectBody::TableFunction(_) => "SQL_TABLE_VALUED_FUNCTION",
+            ObjectBody::Trigger(_) => "SQL_TRIGGER",
         }
     }
 
@@ -236,6 +254,15 @@ impl ObjectBody {
             | ObjectBody::ScalarFunction(m)
             | ObjectBody::InlineFunction(m)
             | ObjectBody::TableFunction(m) => Some(m),
+            ObjectBody::Trigger(t) => Some(&t.module),
+        }
+    }
+
+    /// A trigger's parent table or view (sys.objects.parent_object_id).
+    pub fn parent_id(&self) -> Option<i32> {
+        match self {
+            ObjectBody::Trigger(t) => Some(t.parent_id),
+            _ => None,
         }
     }
 
@@ -512,6 +539,8 @@ pub struct SharedCatalog {
     pub counters: parking_lot::Mutex<std::collections::HashMap<i32, std::sync::Arc<TableCounters>>>,
     /// Bumped on every change, so sessions know their cached table descriptions are stale.
     pub version: std::sync::atomic::AtomicU64,
+    /// ALTER DATABASE SET RECURSIVE_TRIGGERS (kept in memory only: OFF after a restart).
+    pub recursive_triggers: std::sync::atomic::AtomicBool,
 }
 
 /// In-memory counters of one table.
@@ -527,7 +556,12 @@ pub struct TableCounters {
 
 impl SharedCatalog {
     pub fn new(catalog: Catalog) -> SharedCatalog {
-        SharedCatalog { inner: RwLock::new(catalog), counters: Default::default(), version: Default::default() }
+        SharedCatalog {
+            inner: RwLock::new(catalog),
+            counters: Default::default(),
+            version: Default::default(),
+            recursive_triggers: Default::default(),
+        }
     }
 
     pub fn counters(&self, object_id: i32) -> std::sync::Arc<TableCounters> {
@@ -636,6 +670,16 @@ impl Object {
             ObjectBody::Table(t) => Some(t),
             _ => None,
         }
+    }
+}
+
+impl Catalog {
+    /// The triggers defined on the table or view `parent_id`, by object id.
+    pub fn triggers_of(&self, parent_id: i32) -> impl Iterator<Item = (&Object, &Trigger)> {
+        self.objects.values().filter_map(move |o| match &o.body {
+            ObjectBody::Trigger(t) if t.parent_id == parent_id => Some((o, t)),
+            _ => None,
+        })
     }
 }
 

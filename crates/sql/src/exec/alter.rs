@@ -106,12 +106,15 @@ pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
         AlterTableAction::AlterColumnProperty { .. } => {
             return Err(errors::not_supported("ALTER COLUMN ADD/DROP of a column property"))
         }
-        // Constraint checking on/off, triggers, table options and REBUILD change nothing
+        // Constraint checking on/off, table options and REBUILD change nothing
         // Mesquite stores.
-        AlterTableAction::CheckConstraints { .. }
-        | AlterTableAction::Trigger { .. }
-        | AlterTableAction::Set(_)
-        | AlterTableAction::Rebuild(_) => return Ok(()),
+        AlterTableAction::Trigger { enable, names } => {
+            let names: Option<Vec<String>> = names.as_ref().map(|ns| ns.iter().map(|n| n.value.clone()).collect());
+            return super::trigger::enable_triggers(cx, *enable, names.as_deref(), &at.name);
+        }
+        AlterTableAction::CheckConstraints { .. } | AlterTableAction::Set(_) | AlterTableAction::Rebuild(_) => {
+            return Ok(())
+        }
     }
     finish(cx, w)
 }

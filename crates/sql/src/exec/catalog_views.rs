@@ -4,7 +4,7 @@
 //! Rows are computed from the database's catalog when a query opens the view; columns
 //! for features Mesquite does not have hold SQL Server's value for an object without
 //! them (docs/compatibility.md lists them). Views of features Mesquite does not have at
-//! all (triggers, synonyms, statistics) have their columns and no rows.
+//! all (synonyms, statistics) have their columns and no rows.
 
 use std::ops::Bound;
 
@@ -41,6 +41,7 @@ pub enum CatalogView {
     Stats,
     StatsColumns,
     Triggers,
+    TriggerEvents,
     Synonyms,
     AllocationUnits,
     /// sys.sequences: columns only (Mesquite has no sequences yet).
@@ -78,6 +79,7 @@ pub fn sys_kind(name: &str) -> Option<CatalogView> {
         "stats" => Stats,
         "stats_columns" => StatsColumns,
         "triggers" => Triggers,
+        "trigger_events" => TriggerEvents,
         "synonyms" => Synonyms,
         "allocation_units" => AllocationUnits,
         "sequences" => Sequences,
@@ -311,6 +313,16 @@ pub fn columns(v: CatalogView) -> Vec<OutCol> {
             ("is_disabled", bit, false),
             ("is_not_for_replication", bit, false),
             ("is_instead_of_trigger", bit, false),
+        ]),
+        TriggerEvents => cols(&[
+            ("object_id", int, false),
+            ("type", int, false),
+            ("type_desc", nv(60), false),
+            ("is_first", bit, true),
+            ("is_last", bit, true),
+            ("event_group_type", int, true),
+            ("event_group_type_desc", nv(60), true),
+            ("is_trigger_event", bit, true),
         ]),
         Synonyms => with_objects(&[("base_object_name", nv(1035), true)]),
         AllocationUnits => cols(&[
@@ -782,7 +794,46 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
             }
             out.push(row);
         }
-        Stats | StatsColumns | Triggers | Synonyms | Sequences => {}
+        Triggers => {
+            for o in g.objects.values() {
+                let ObjectBody::Trigger(t) = &o.body else { continue };
+                out.push(vec![
+                    s(&o.name),
+                    Value::Int(o.id),
+                    Value::TinyInt(1),
+                    s("OBJECT_OR_COLUMN"),
+                    Value::Int(t.parent_id),
+                    s("TR"),
+                    s("SQL_TRIGGER"),
+                    o.create_date.clone(),
+                    o.modify_date.clone(),
+                    b(false),
+                    b(t.disabled),
+                    b(t.not_for_replication),
+                    b(t.instead_of),
+                ]);
+            }
+        }
+        TriggerEvents => {
+            for o in g.objects.values() {
+                let ObjectBody::Trigger(t) = &o.body else { continue };
+                for (on, ty, desc) in [(t.insert, 1, "INSERT"), (t.update, 2, "UPDATE"), (t.delete, 3, "DELETE")] {
+                    if on {
+                        out.push(vec![
+                            Value::Int(o.id),
+                            Value::Int(ty),
+                            s(desc),
+                            b(false),
+                            b(false),
+                            Value::Null,
+                            Value::Null,
+                            b(true),
+                        ]);
+                    }
+                }
+            }
+        }
+        Stats | StatsColumns | Synonyms | Sequences => {}
         IsSchemata => {
             for sc in g.schemas.values() {
                 let owner = g.principals.get(&sc.principal_id).map(|p| s(&p.name)).unwrap_or(Value::Null);

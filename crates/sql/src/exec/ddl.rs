@@ -126,6 +126,7 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         identity: t.identity.clone(),
         counters: cat.counters(obj.id),
         display_name,
+        triggers: super::trigger::triggers_of(&cat.inner.read(), db, obj.id).into(),
     };
     // Bind computed columns, defaults, checks and filters over the table's row.
     let scope = Scope::from_cols(Some(&obj.name), &info.out_cols());
@@ -251,6 +252,12 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
         }
         StatementKind::CreateType(ct) => super::user_types::create_type(cx, ct, stmt),
+        StatementKind::CreateTrigger(t) => super::trigger::create_trigger(cx, t, stmt),
+        StatementKind::EnableTrigger { enable, names, table } => {
+            let names: Option<Vec<String>> =
+                names.as_ref().map(|ns| ns.iter().map(|n| n.name().value.clone()).collect());
+            super::trigger::enable_triggers(cx, *enable, names.as_deref(), table)
+        }
         StatementKind::CreateView(v) => {
             // Check the view binds now, as SQL Server does.
             {
@@ -392,7 +399,7 @@ fn create_module(
 /// its batch with other statements (SQL Server refuses that batch with 111) keeps only its
 /// own text. ALTER is stored as `CREATE` and CREATE OR ALTER without `OR ALTER`, as SQL
 /// Server stores them, so the text re-parses as a CREATE.
-fn module_definition(source: &str, stmt: &Statement, mode: CreateMode) -> String {
+pub(super) fn module_definition(source: &str, stmt: &Statement, mode: CreateMode) -> String {
     let span = stmt.span;
     let own = span.text(source);
     if own.is_empty() {
@@ -1184,6 +1191,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         DropKind::Procedure => "procedure",
         DropKind::Function => "function",
         DropKind::Schema => "schema",
+        DropKind::Trigger => "trigger",
         _ => return Err(errors::not_supported("This DROP")),
     };
     if kind == DropKind::Schema {
@@ -1214,6 +1222,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         (DropKind::Table, ObjectBody::Table(_))
             | (DropKind::View, ObjectBody::View(_))
             | (DropKind::Procedure, ObjectBody::Procedure(_))
+            | (DropKind::Trigger, ObjectBody::Trigger(_))
     ) || (kind == DropKind::Function && o.body.is_function());
     if !matches_kind {
         return Err(SqlError::new(
@@ -1250,6 +1259,12 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         let user_name = name.name().value.clone();
         if user_name.starts_with('#') {
             cx.state.temp_tables.remove(&user_name.to_ascii_lowercase());
+        }
+    }
+    // A table's or view's triggers go with it.
+    if matches!(o.body, ObjectBody::Table(_) | ObjectBody::View(_)) {
+        for id in super::trigger::triggers_to_drop(cx, db, o.id)? {
+            delete_object(cx, db, id)?;
         }
     }
     delete_object(cx, db, o.id)

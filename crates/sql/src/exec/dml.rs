@@ -15,7 +15,7 @@ use super::expr::{is_true, BExpr, Row};
 use super::plan::{open, OutCol, Plan, ScanNode};
 use super::query::{Binder, Scope, ScopeCol};
 use super::table::{identity_value, int_of, TableInfo};
-use super::{errors, Cx};
+use super::{errors, trigger, Cx};
 use crate::ast::*;
 use crate::catalog::ReferentialAction;
 use crate::results::ColumnInfo;
@@ -663,6 +663,31 @@ pub(super) fn insert_values_as(
     types_: &[SqlType],
     stmt: &str,
 ) -> Result<Row, SqlError> {
+    insert_row_as(cx, t, positions, values, types_, stmt, true)
+}
+
+/// The row an INSERT would write, for an INSTEAD OF trigger's `inserted`: defaults and
+/// computed columns filled in, an identity not given is 0 (no value is used up), nothing
+/// checked or written.
+pub(super) fn would_insert(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    positions: &[usize],
+    values: Row,
+    types_: &[SqlType],
+) -> Result<Row, SqlError> {
+    insert_row_as(cx, t, positions, values, types_, "INSERT", false)
+}
+
+fn insert_row_as(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    positions: &[usize],
+    values: Row,
+    types_: &[SqlType],
+    stmt: &str,
+    write: bool,
+) -> Result<Row, SqlError> {
     let n = t.columns.len();
     // (`vec![Value::Null; n]` clones through Value's Clone, per column.)
     let mut row: Row = Vec::with_capacity(n);
@@ -700,10 +725,12 @@ pub(super) fn insert_values_as(
                         ),
                     ));
                 }
-                if let Some(v) = int_of(&row[i]) {
+                if let Some(v) = int_of(&row[i]).filter(|_| write) {
                     t.observe_identity(v, cx)?;
                     new_identity = Some(v);
                 }
+            } else if !write {
+                row[i] = identity_value(0, &c.ty)?;
             } else {
                 // A failed insert still uses up its value (a gap), as in SQL Server, but
                 // @@IDENTITY and SCOPE_IDENTITY() change only when the row is inserted.
@@ -738,6 +765,9 @@ pub(super) fn insert_values_as(
             row[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
         }
     }
+    if !write {
+        return Ok(row);
+    }
     check_row(t, &row, stmt, cx)?;
     t.insert_row(&row, cx)?;
     if let Some(v) = new_identity {
@@ -753,6 +783,12 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         if let Some(t) = cx.resolve_table_cached(name)? {
             super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, "INSERT")?;
             return insert_into(cx, ins, &t.info);
+        }
+    }
+    if let DmlTarget::Table { name, .. } = &ins.target {
+        if let Some((db, view, tr)) = trigger::view_instead_of(cx, name, trigger::Event::Insert)? {
+            super::security::check_object(cx, db, &view, "INSERT")?;
+            return trigger::insert_view(cx, ins, name, &view, &tr);
         }
     }
     if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
@@ -778,6 +814,21 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
 fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlError> {
     let t = t.clone();
     let positions = insert_positions(cx, &t, &ins.columns)?;
+    // Triggers: an INSTEAD OF INSERT trigger gets the rows instead of the table; AFTER
+    // triggers get them once they are written.
+    let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Insert, &ins.output)?;
+    let mut kept: Vec<Row> = Vec::new();
+    let put = |cx: &mut Cx, vals: Row, tys: &[SqlType], kept: &mut Vec<Row>| -> Result<Row, SqlError> {
+        let row = if instead.is_some() {
+            would_insert(cx, &t, &positions, vals, tys)?
+        } else {
+            insert_values(cx, &t, &positions, vals, tys)?
+        };
+        if keep {
+            kept.push(row.clone());
+        }
+        Ok(row)
+    };
     let mut outs = bind_output(cx, &t, &ins.output, &Scope::default())?;
     let limit = top_limit(cx, ins.top.as_ref())?;
     let width = t.columns.len();
@@ -814,13 +865,20 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
                     vals.push(b.eval(&[], cx)?);
                     tys.push(b.ty());
                 }
-                let row = insert_values(cx, &t, &positions, vals, &tys)?;
+                let row = put(cx, vals, &tys, &mut kept)?;
                 collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                 count += 1;
             }
         }
         InsertSource::DefaultValues => {
-            let row = insert_values(cx, &t, &[], Vec::new(), &[])?;
+            let row = if instead.is_some() {
+                would_insert(cx, &t, &[], Vec::new(), &[])?
+            } else {
+                insert_values(cx, &t, &[], Vec::new(), &[])?
+            };
+            if keep {
+                kept.push(row.clone());
+            }
             collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
             count = 1;
         }
@@ -843,7 +901,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
                 if limit.is_some_and(|l| count >= l) {
                     break;
                 }
-                let row = insert_values(cx, &t, &positions, r, &tys)?;
+                let row = put(cx, r, &tys, &mut kept)?;
                 collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                 count += 1;
             }
@@ -856,7 +914,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
                     return Err(errors::column_count_mismatch());
                 }
                 for r in rows {
-                    let row = insert_values(cx, &t, &positions, r, &tys)?;
+                    let row = put(cx, r, &tys, &mut kept)?;
                     collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                     count += 1;
                 }
@@ -864,6 +922,13 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
         }
     }
     flush_output(outs, cx)?;
+    if keep {
+        let f = trigger::Fired { inserted: kept, deleted: Vec::new(), updated: None, row_count: count };
+        match &instead {
+            Some(tr) => trigger::fire_instead(cx, &t, tr, f)?,
+            None => trigger::fire_after(cx, &t, trigger::Event::Insert, f)?,
+        }
+    }
     cx.state.rowcount = count as i64;
     cx.done(Some(count))
 }
@@ -1134,6 +1199,14 @@ pub(super) fn write_delete(
 
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     if u.from.is_empty() {
+        if let DmlTarget::Table { name, .. } = &u.target {
+            if cx.resolve_table_cached(name)?.is_none() {
+                if let Some((db, view, tr)) = trigger::view_instead_of(cx, name, trigger::Event::Update)? {
+                    super::security::check_object(cx, db, &view, "UPDATE")?;
+                    return trigger::update_view(cx, u, name, &view, &tr);
+                }
+            }
+        }
         if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
             let mut r = u.clone();
             r.target = vb.target(&u.target);
@@ -1155,6 +1228,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         let mut b = Binder::new(cx);
         bind_assignments(&mut b, &t, &u.assignments, &scope)?
     };
+    let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Update, &u.output)?;
     let mut outs = bind_output(cx, &t, &u.output, &Scope::default())?;
     let limit = top_limit(cx, u.top.as_ref())?;
     // Read phase.
@@ -1179,13 +1253,46 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         changes.push((pk, old, new));
     }
     drop(op);
+    let n = changes.len() as u64;
+    let mut kept = trigger::Fired { inserted: Vec::new(), deleted: Vec::new(), updated: None, row_count: n };
+    if keep {
+        let mut updated = vec![false; width];
+        for (p, _, _) in &sets.columns {
+            updated[*p] = true;
+        }
+        kept.updated = Some(updated);
+    }
+    if let Some(tr) = &instead {
+        // INSTEAD OF: the rows as they would be (computed columns included), unwritten.
+        for (_, old, mut new) in changes {
+            for (i, c) in t.computed.iter().enumerate() {
+                if let Some(e) = c {
+                    let v = e.eval(&new, cx)?;
+                    new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+                }
+            }
+            collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
+            kept.deleted.push(old);
+            kept.inserted.push(new);
+        }
+        flush_output(outs, cx)?;
+        trigger::fire_instead(cx, &t, tr, kept)?;
+        cx.state.rowcount = n as i64;
+        return cx.done(Some(n));
+    }
     // Write phase.
-    for (pk, old, new) in changes.iter().cloned() {
+    for (pk, old, new) in changes {
         let new = write_update(cx, &t, &pk, &old, new, "UPDATE")?;
         collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
+        if keep {
+            kept.deleted.push(old);
+            kept.inserted.push(new);
+        }
     }
     flush_output(outs, cx)?;
-    let n = changes.len() as u64;
+    if keep {
+        trigger::fire_after(cx, &t, trigger::Event::Update, kept)?;
+    }
     cx.state.rowcount = n as i64;
     cx.done(Some(n))
 }
@@ -1226,6 +1333,14 @@ fn find_alias_table(
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     if d.from.is_empty() {
+        if let DmlTarget::Table { name, .. } = &d.target {
+            if cx.resolve_table_cached(name)?.is_none() {
+                if let Some((db, view, tr)) = trigger::view_instead_of(cx, name, trigger::Event::Delete)? {
+                    super::security::check_object(cx, db, &view, "DELETE")?;
+                    return trigger::delete_view(cx, d, name, &view, &tr);
+                }
+            }
+        }
         if let Some(vb) = updatable_view(cx, &d.target, "DELETE")? {
             let mut r = d.clone();
             r.target = vb.target(&d.target);
@@ -1236,6 +1351,8 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
     let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
     let width = t.columns.len();
+    let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Delete, &d.output)?;
+    let mut kept: Vec<Row> = Vec::new();
     let mut outs = bind_output(cx, &t, &d.output, &Scope::default())?;
     let limit = top_limit(cx, d.top.as_ref())?;
     // Without FROM the plan is a scan of the target itself: each row comes once, and the
@@ -1248,7 +1365,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     // a row gone by then is not counted (seed 002's `DELETE TOP (1000)`: one lock and
     // one lookup per row fewer).
     let values_unread =
-        single && recheck.is_none() && t.indexes.len() == 1 && t.referenced_by.is_empty() && outs.is_empty();
+        single && recheck.is_none() && t.indexes.len() == 1 && t.referenced_by.is_empty() && outs.is_empty() && !keep;
     let mut deleted = 0u64;
     // Each row read is locked and checked again (`lock_current`): one another
     // transaction deleted meanwhile is skipped, and with TOP the scan goes on for the
@@ -1284,7 +1401,16 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         let read = victims.len() as u64;
         let mut vanished = 0u64;
         for (pk, row) in &victims {
+            if instead.is_some() {
+                deleted += 1;
+                collect_output(&mut outs, Some(row), None, width, &[], cx)?;
+                kept.push(row.clone());
+                continue;
+            }
             if write_delete(cx, &t, pk, row, "DELETE")? {
+                if keep {
+                    kept.push(row.clone());
+                }
                 deleted += 1;
                 collect_output(&mut outs, Some(row), None, width, &[], cx)?;
             } else {
@@ -1297,8 +1423,33 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
     }
     flush_output(outs, cx)?;
+    if keep {
+        let f = trigger::Fired { inserted: Vec::new(), deleted: kept, updated: None, row_count: deleted };
+        match &instead {
+            Some(tr) => trigger::fire_instead(cx, &t, tr, f)?,
+            None => trigger::fire_after(cx, &t, trigger::Event::Delete, f)?,
+        }
+    }
     cx.state.rowcount = deleted as i64;
     cx.done(Some(deleted))
+}
+
+/// The triggers a statement on `t` runs: its INSTEAD OF trigger, and whether it must
+/// keep the rows it changes (for that trigger or for AFTER triggers). 334 for OUTPUT
+/// without INTO on a table with an enabled trigger for `e`.
+pub(super) fn statement_triggers(
+    cx: &Cx,
+    t: &TableInfo,
+    e: trigger::Event,
+    output: &[OutputClause],
+) -> Result<(Option<trigger::TriggerInfo>, bool), SqlError> {
+    if t.triggers.is_empty() {
+        return Ok((None, false));
+    }
+    trigger::check_output(t, e, output)?;
+    let instead = trigger::instead_of(cx, &t.triggers, e).cloned();
+    let keep = instead.is_some() || trigger::has_after(t, e);
+    Ok((instead, keep))
 }
 
 /// SELECT ... INTO new_table: creates a heap with the query's columns and fills it.

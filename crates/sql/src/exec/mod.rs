@@ -36,6 +36,7 @@ pub mod query;
 pub mod security;
 pub mod sysviews;
 pub mod table;
+pub mod trigger;
 pub mod tvf;
 pub mod user_types;
 pub mod window;
@@ -211,6 +212,8 @@ pub struct Frame {
     pub in_module: bool,
     /// LOCAL cursors and cursor variables (they end with the frame).
     pub cursors: cursor::LocalCursors,
+    /// A trigger's body: its `inserted` and `deleted` rows and updated columns.
+    pub trigger: Option<Arc<trigger::TriggerContext>>,
 }
 
 /// The execution context of one request.
@@ -290,7 +293,7 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631)
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631 | 3609)
         || e.severity >= 20
 }
 
@@ -1072,8 +1075,10 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                         info: true,
                     });
                 }
-                let abort = aborts_batch(&e) || cx.state.xact_abort || e.number == 1205;
-                if (cx.state.xact_abort || e.number == 1205) && cx.state.trancount > 0 {
+                // RAISERROR does not honour XACT_ABORT (THROW does).
+                let xact_abort = cx.state.xact_abort && !matches!(stmt.kind, StatementKind::Raiserror(_));
+                let abort = aborts_batch(&e) || xact_abort || e.number == 1205;
+                if (xact_abort || e.number == 1205) && cx.state.trancount > 0 {
                     let _ = rollback_all(cx);
                 }
                 if abort {
@@ -1113,6 +1118,8 @@ fn is_data_statement(k: &StatementKind) -> bool {
             | StatementKind::CreateIndex(_)
             | StatementKind::DropIndex { .. }
             | StatementKind::CreateProcedure(_)
+            | StatementKind::CreateTrigger(_)
+            | StatementKind::EnableTrigger { .. }
             | StatementKind::CreateView(_)
             | StatementKind::CreateFunction(_)
             | StatementKind::CreateSchema { .. }
@@ -1794,6 +1801,21 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 })?,
             };
             security::check_database_owner(cx, db, false)?;
+            if let AlterDatabaseAction::Set { options, .. } = &a.action {
+                // RECURSIVE_TRIGGERS is the executor's (kept in memory: see catalog).
+                let recursive = |o: &DatabaseOption| match o {
+                    DatabaseOption::Other(item) if item.is("RECURSIVE_TRIGGERS") => Some(matches!(
+                        &item.value,
+                        Some(OptionValue::Name(n)) if n.name().value.eq_ignore_ascii_case("ON")
+                    )),
+                    _ => None,
+                };
+                if !options.is_empty() && options.iter().all(|o| recursive(o).is_some()) {
+                    let on = options.iter().rev().find_map(recursive).unwrap_or(false);
+                    cx.catalog(db)?.recursive_triggers.store(on, AtomicOrdering::Relaxed);
+                    return Ok(Flow::Normal);
+                }
+            }
             cx.host.alter_database(db, a).map_err(host_err)?;
             Ok(Flow::Normal)
         }

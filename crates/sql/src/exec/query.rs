@@ -1061,6 +1061,22 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ty,
                 });
             }
+            "UPDATE" => {
+                let col = match f.args.as_slice() {
+                    [a] => a.as_name().map(str::to_string),
+                    _ => None,
+                }
+                .ok_or_else(|| errors::arg_count("update", f.args.len()))?;
+                let on = super::trigger::column_updated(self.cx, &col)?;
+                return Ok(BExpr::Const(Value::Bit(on), SqlType::Bit));
+            }
+            "COLUMNS_UPDATED" => {
+                let v = super::trigger::columns_updated(self.cx);
+                return Ok(BExpr::Const(v, SqlType::VarBinary { len: types::Length::Bounded(8000) }));
+            }
+            "TRIGGER_NESTLEVEL" => {
+                return Ok(BExpr::Const(Value::Int(super::trigger::nest_level(self.cx)), SqlType::Int));
+            }
             "SCOPE_IDENTITY" => {
                 return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 }))
             }
@@ -1938,6 +1954,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if let Some(def) = self.ctes.iter().rev().find_map(|m| m.get(&key).cloned()) {
                         return self.plan_cte(def, &alias_name);
                     }
+                }
+                // A trigger body's `inserted` / `deleted`.
+                if let Some((rows, cols)) = super::trigger::pseudo_table(self.cx, name) {
+                    let scope = Scope::from_cols(Some(&alias_name), &cols);
+                    return Ok((Plan::Rows { rows, cols }, scope));
                 }
                 let (plan, cols) = self.table_source(name)?;
                 let mut scope = Scope::from_cols(Some(&alias_name), &cols);

@@ -194,6 +194,8 @@ pub fn check_ddl(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlError> {
         StatementKind::CreateFunction(f) => create("CREATE FUNCTION", Some(&f.name), cx),
         StatementKind::CreateSchema { .. } => create("CREATE SCHEMA", None, cx),
         StatementKind::CreateIndex(ci) => alter(&ci.table, cx),
+        StatementKind::CreateTrigger(t) => alter(&t.table, cx),
+        StatementKind::EnableTrigger { table, .. } => alter(table, cx),
         StatementKind::AlterTable(a) => alter(&a.name, cx),
         StatementKind::Truncate { table } => alter(table, cx),
         StatementKind::DropIndex { indexes, .. } => {

@@ -1178,7 +1178,7 @@ pub(super) fn user_object_values(o: &crate::catalog::Object) -> Vec<Value> {
         &o.name,
         o.id,
         o.schema_id,
-        0,
+        o.body.parent_id().unwrap_or(0),
         o.body.type_code(),
         o.body.type_desc(),
         &o.create_date,

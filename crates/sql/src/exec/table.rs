@@ -67,6 +67,8 @@ pub struct TableInfo {
     pub counters: Arc<TableCounters>,
     /// A temp table (#t) or table variable: the name users wrote.
     pub display_name: String,
+    /// Its DML triggers (see trigger.rs).
+    pub triggers: Arc<[super::trigger::TriggerInfo]>,
 }
 
 /// Visits every row of an index in key order, reading the host in batches and resuming

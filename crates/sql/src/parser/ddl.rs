@@ -1,6 +1,6 @@
 //! CREATE / ALTER / DROP: databases, schemas, tables, indexes, procedures, views,
-//! functions, logins, users, roles (event sessions are in `admin`). Object kinds the AST
-//! does not model (TRIGGER, TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, ...) are kept as
+//! functions, DML triggers, logins, users, roles (event sessions are in `admin`). Object
+//! kinds the AST does not model (DDL triggers, TYPE, SEQUENCE, SYNONYM, ROLE, STATISTICS, ...) are kept as
 //! [`StatementKind::Other`].
 
 use super::{Capture, PResult, Parser};
@@ -217,11 +217,89 @@ impl<'a> Parser<'a> {
             "PROC" | "PROCEDURE" => self.parse_procedure(mode)?,
             "VIEW" => self.parse_view(mode)?,
             "FUNCTION" => self.parse_function(mode)?,
-            _ => {
-                let keyword = if mode == CreateMode::Alter { "ALTER TRIGGER" } else { "CREATE TRIGGER" };
-                self.capture_other(start, keyword, Capture::ToEndOfBatch)?
-            }
+            _ => match self.parse_trigger(mode)? {
+                Some(t) => t,
+                None => {
+                    // DDL (ON DATABASE / ALL SERVER) and LOGON triggers: not modelled.
+                    let keyword = if mode == CreateMode::Alter { "ALTER TRIGGER" } else { "CREATE TRIGGER" };
+                    self.capture_other(start, keyword, Capture::ToEndOfBatch)?
+                }
+            },
         }))
+    }
+
+    /// CREATE TRIGGER name ON table [WITH options] {FOR | AFTER | INSTEAD OF}
+    /// {[INSERT] [,] [UPDATE] [,] [DELETE]} [WITH APPEND] [NOT FOR REPLICATION] AS body.
+    /// None (nothing consumed) for a DDL or LOGON trigger.
+    fn parse_trigger(&mut self, mode: CreateMode) -> PResult<Option<StatementKind>> {
+        let save = self.pos;
+        let name = self.parse_object_name()?;
+        self.expect_word("ON")?;
+        if self.is_word("DATABASE") || (self.is_word("ALL") && self.is_word_at(1, "SERVER")) {
+            self.pos = save;
+            return Ok(None);
+        }
+        let table = self.parse_object_name()?;
+        let options = self.parse_module_options()?;
+        let (timing, written_for) = if self.eat_word("FOR") {
+            (TriggerTiming::After, true)
+        } else if self.eat_word("AFTER") {
+            (TriggerTiming::After, false)
+        } else if self.is_word("INSTEAD") && self.is_word_at(1, "OF") {
+            self.advance();
+            self.advance();
+            (TriggerTiming::InsteadOf, false)
+        } else {
+            return Err(self.error());
+        };
+        let (mut insert, mut update, mut delete) = (false, false, false);
+        loop {
+            if self.eat_word("INSERT") {
+                insert = true;
+            } else if self.eat_word("UPDATE") {
+                update = true;
+            } else if self.eat_word("DELETE") {
+                delete = true;
+            } else {
+                return Err(self.error());
+            }
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        if self.is_word("WITH") && self.is_word_at(1, "APPEND") {
+            self.advance();
+            self.advance();
+        }
+        let not_for_replication = if self.is_word("NOT") && self.is_word_at(1, "FOR") {
+            self.advance();
+            self.advance();
+            self.expect_word("REPLICATION")?;
+            true
+        } else {
+            false
+        };
+        self.expect_word("AS")?;
+        let body_start = self.pos;
+        let body = self.parse_rest_of_batch()?;
+        if body.is_empty() {
+            return Err(self.error());
+        }
+        let body_span = self.span_from(body_start);
+        Ok(Some(StatementKind::CreateTrigger(Box::new(CreateTrigger {
+            mode,
+            name,
+            table,
+            options,
+            timing,
+            written_for,
+            insert,
+            update,
+            delete,
+            not_for_replication,
+            body,
+            body_span,
+        }))))
     }
 
     fn parse_procedure(&mut self, mode: CreateMode) -> PResult<StatementKind> {

@@ -669,9 +669,28 @@ impl<'a> Parser<'a> {
         if self.is_any_word(&["ENABLE", "DISABLE"]) && self.is_word_at(1, "TRIGGER") {
             let start = self.pos;
             let keyword = format!("{} TRIGGER", self.text().to_ascii_uppercase());
+            let enable = self.is_word("ENABLE");
             self.advance();
             self.advance();
-            return self.capture_other(start, &keyword, Capture::Heuristic);
+            let names = if self.eat_word("ALL") {
+                None
+            } else {
+                let mut names = vec![self.parse_object_name()?];
+                while self.eat(&TokenKind::Comma) {
+                    names.push(self.parse_object_name()?);
+                }
+                Some(names)
+            };
+            self.expect_word("ON")?;
+            if self.is_word("DATABASE") || self.is_word("ALL") {
+                // DDL triggers: not modelled.
+                self.pos = start;
+                self.advance();
+                self.advance();
+                return self.capture_other(start, &keyword, Capture::Heuristic);
+            }
+            let table = self.parse_object_name()?;
+            return Ok(StatementKind::EnableTrigger { enable, names, table });
         }
         if self.first_in_batch() {
             // SQL Server runs a batch that starts with a name as a procedure call.
