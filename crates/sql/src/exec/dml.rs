@@ -885,6 +885,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
         InsertSource::Query(q) => {
             let plan = {
                 let mut b = Binder::new(cx);
+                b.push_ctes(&ins.with);
                 b.plan_query(q)?.0
             };
             let tys: Vec<SqlType> = plan.columns().iter().map(|c| c.ty).collect();
@@ -941,10 +942,12 @@ fn plan_target_rows(
     target: &DmlTarget,
     from: &[TableWithJoins],
     where_clause: Option<&Expr>,
+    with: &[Cte],
 ) -> Result<(Plan, usize, Scope, Option<BExpr>), SqlError> {
     cx.dml_target = Some((t.db, t.object_id));
     let r = (|| {
         let mut b = Binder::new(cx);
+        b.push_ctes(with);
         let (mut plan, scope) = if from.is_empty() {
             let alias = match target {
                 DmlTarget::Table { name, .. } => name.name().value.clone(),
@@ -1222,10 +1225,12 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
-    let (plan, offset, scope, recheck) = plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref())?;
+    let (plan, offset, scope, recheck) =
+        plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref(), &u.with)?;
     let width = t.columns.len();
     let sets = {
         let mut b = Binder::new(cx);
+        b.push_ctes(&u.with);
         bind_assignments(&mut b, &t, &u.assignments, &scope)?
     };
     let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Update, &u.output)?;
@@ -1349,7 +1354,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
-    let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref())?;
+    let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref(), &d.with)?;
     let width = t.columns.len();
     let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Delete, &d.output)?;
     let mut kept: Vec<Row> = Vec::new();
