@@ -23,6 +23,7 @@ SELECT SUM(x) AS total FROM OPENJSON(N'[1, 2, 3.5]') WITH (x decimal(5, 1) '$');
 SELECT * FROM OPENJSON(N'{"a":1}', '$.a');
 SELECT * FROM OPENJSON(N'[1,');
 SELECT * FROM OPENJSON(N'{"a":1}', 'strict $.b');
+SELECT * FROM OPENJSON(N'[{"a":1}]') WITH (a int '$.a' AS JSON);
 
 -- FOR JSON PATH: dotted aliases nest, NULLs left out unless INCLUDE_NULL_VALUES
 CREATE TABLE emp (id int PRIMARY KEY, first nvarchar(20), last nvarchar(20), dept varchar(10) NULL,

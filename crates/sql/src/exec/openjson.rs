@@ -60,11 +60,7 @@ pub fn plan(b: &mut Binder, args: &[Expr], schema: Option<&[OpenJsonColumn]>) ->
                         13618,
                         16,
                         1,
-                        format!(
-                            "AS JSON option can be specified only for column of nvarchar(max) type in WITH clause. Column '{}' has type '{}'.",
-                            c.name.value,
-                            ty.name()
-                        ),
+                        "AS JSON option can be specified only for column of nvarchar(max) type in WITH clause.",
                     ));
                 }
                 // A name that is not a plain path key is quoted in the default path.
