@@ -440,7 +440,7 @@ fn xml_row(n: &ForNode, row: &Row, out: &mut String, last_data: &mut bool) -> Re
                     let mut cur = &mut top;
                     for p in prefix {
                         // Consecutive columns under one path share its element.
-                        if !cur.children.last().is_some_and(|e| e.name == *p) {
+                        if cur.children.last().is_none_or(|e| e.name != *p) {
                             cur.children.push(Elem { name: p.to_string(), ..Elem::default() });
                         }
                         let k = cur.children.len() - 1;
