@@ -724,6 +724,13 @@ pub enum TableFactor {
         args: Vec<Expr>,
         alias: Option<TableAlias>,
     },
+    /// `OPENJSON(json [, path]) [WITH (col type ['path'] [AS JSON], ...)] [AS] alias`.
+    OpenJson {
+        args: Vec<Expr>,
+        /// The explicit schema of a WITH clause (None: key, value, type).
+        schema: Option<Vec<OpenJsonColumn>>,
+        alias: Option<TableAlias>,
+    },
     /// `x.nodes('/path') AS t(c)` over a column or variable.
     XmlNodes {
         target: Box<Expr>,
@@ -756,6 +763,16 @@ pub enum TableFactor {
         columns: Vec<Ident>,
         alias: Ident,
     },
+}
+
+/// One column of OPENJSON's WITH clause.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenJsonColumn {
+    pub name: Ident,
+    pub data_type: DataType,
+    /// The JSON path; None means `$.name`.
+    pub path: Option<String>,
+    pub as_json: bool,
 }
 
 /// A table hint: `NOLOCK`, `INDEX(ix)`, `FORCESEEK`, ... (name upper-cased).

@@ -671,6 +671,26 @@ impl Display for TableFactor {
             TableFactor::Derived { query, alias } => write!(f, "({query}){}", AliasCols(alias)),
             TableFactor::Values { rows: r, alias } => write!(f, "(VALUES {}){}", rows(r), AliasCols(alias)),
             TableFactor::Function { name, args, alias } => write!(f, "{name}({}){}", comma(args), AliasCols(alias)),
+            TableFactor::OpenJson { args, schema, alias } => {
+                write!(f, "OPENJSON({})", comma(args))?;
+                if let Some(cols) = schema {
+                    f.write_str(" WITH (")?;
+                    for (i, c) in cols.iter().enumerate() {
+                        if i > 0 {
+                            f.write_str(", ")?;
+                        }
+                        write!(f, "{} {}", c.name, c.data_type)?;
+                        if let Some(p) = &c.path {
+                            write!(f, " {}", quote_string(p, true))?;
+                        }
+                        if c.as_json {
+                            f.write_str(" AS JSON")?;
+                        }
+                    }
+                    f.write_str(")")?;
+                }
+                write!(f, "{}", AliasCols(alias))
+            }
             TableFactor::XmlNodes { target, args, alias } => {
                 write!(f, "{}.nodes({}){}", Prec(target, P_POSTFIX), comma(args), AliasCols(alias))
             }

@@ -387,3 +387,28 @@ def test_tvp(conn):
     assert cur.fetchall() == [(1,)]
     cur.execute("DROP PROCEDURE dbo.pytds_tvp_sum")
     cur.execute("DROP TYPE dbo.pytds_pairs")
+
+
+def test_for_json_result_arrives_whole(conn):
+    # About 40 KB of JSON: more than one TDS packet and far more than the 2,033-character
+    # rows SQL Server splits a FOR JSON result into; clients join the rows, so joining
+    # them is the portable way to read it (Mesquite sends one row).
+    import json
+
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #fj (id int PRIMARY KEY, name nvarchar(40), price decimal(9, 2), ok bit)")
+    cur.execute(
+        "DECLARE @i int = 1; WHILE @i <= 600 BEGIN "
+        "INSERT INTO #fj VALUES (@i, CONCAT(N'item \"', @i, N'\" é'), @i * 1.25, @i & 1); SET @i += 1; END"
+    )
+    cur.execute("SELECT id, name AS [info.name], price AS [info.price], ok FROM #fj ORDER BY id FOR JSON PATH")
+    assert [d[0] for d in cur.description] == ["JSON_F52E2B61-18A1-11d1-B105-00805F49916B"]
+    text = "".join(r[0] for r in cur.fetchall())
+    assert len(text) > 30000
+    doc = json.loads(text)
+    assert len(doc) == 600
+    assert doc[0] == {"id": 1, "info": {"name": 'item "1" é', "price": 1.25}, "ok": True}
+    assert doc[599]["info"]["price"] == 750.0 and doc[599]["ok"] is False
+    # The DBA idiom: a comma list through FOR XML PATH(''), XML escaping included.
+    cur.execute("SELECT STUFF((SELECT ',' + CAST(id AS varchar(10)) + '&' FROM #fj WHERE id <= 3 ORDER BY id FOR XML PATH('')), 1, 1, '')")
+    assert cur.fetchone()[0] == "1&amp;,2&amp;,3&amp;"

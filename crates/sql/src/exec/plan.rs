@@ -247,6 +247,10 @@ pub enum Plan {
     },
     /// PIVOT / UNPIVOT (see `exec/pivot.rs`).
     Pivot(Box<super::pivot::PivotNode>),
+    /// FOR JSON / FOR XML over the input (see `exec/forclause.rs`).
+    ForClause(Box<super::forclause::ForNode>),
+    /// OPENJSON in FROM (see `exec/openjson.rs`).
+    OpenJson(Box<super::openjson::OpenJsonNode>),
     /// Drops trailing columns (hidden sort keys).
     Trim {
         input: Box<Plan>,
@@ -285,6 +289,8 @@ impl Plan {
             | Plan::Distinct { input } => input.columns(),
             Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
             Plan::Pivot(p) => p.columns(),
+            Plan::ForClause(n) => n.cols.clone(),
+            Plan::OpenJson(n) => n.cols.clone(),
         }
     }
 
@@ -341,6 +347,8 @@ impl Plan {
             Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
             Plan::TableFunction { name, .. } => format!("Table-valued function ([{name}])"),
             Plan::Pivot(p) => p.describe(),
+            Plan::ForClause(n) => n.describe(),
+            Plan::OpenJson(_) => "Table-valued function ([OPENJSON])".to_string(),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
         };
         out.push(format!("{pad}|--{line}"));
@@ -366,6 +374,7 @@ impl Plan {
             | Plan::SetOp { left, right, .. } => vec![left, right],
             Plan::RecursiveCte { anchor, recursive, .. } => vec![anchor, recursive],
             Plan::Pivot(p) => vec![p.child()],
+            Plan::ForClause(n) => vec![&n.input],
             _ => Vec::new(),
         }
     }
@@ -645,6 +654,8 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             Box::new(TrimOp { input: open_needing(input, cx, need)?, keep: *keep })
         }
         Plan::Pivot(p) => super::pivot::open(p, cx)?,
+        Plan::ForClause(n) => super::forclause::open(n, cx)?,
+        Plan::OpenJson(n) => super::openjson::open(n, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
         }

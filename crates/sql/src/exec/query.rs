@@ -1116,7 +1116,9 @@ impl<'b, 'c> Binder<'b, 'c> {
         let mut args = Vec::with_capacity(f.args.len());
         let mut literals = Vec::with_capacity(f.args.len());
         for (i, a) in f.args.iter().enumerate() {
-            let b = if i == 0 && datepart_first {
+            // ISJSON(x, VALUE | ARRAY | OBJECT | SCALAR): the type is a bare word too.
+            let word_arg = i == 0 && datepart_first || i == 1 && name == "ISJSON";
+            let b = if word_arg {
                 match a.as_name() {
                     Some(word) => BExpr::Const(
                         Value::String(word.to_ascii_lowercase()),
@@ -1136,7 +1138,15 @@ impl<'b, 'c> Binder<'b, 'c> {
         if functions::lookup(&name).is_none() {
             return Err(errors::unknown_function(&f.name.name().value));
         }
-        let e = self.call_builtin(&name, args, &literals)?;
+        let mut e = self.call_builtin(&name, args, &literals)?;
+        // JSON_MODIFY writes a new value that already is JSON as it is.
+        if let BExpr::Func { f: func, args, .. } = &mut e {
+            let json_arg = f.args.get(2).is_some_and(super::forclause::is_json_ast)
+                || args.get(2).is_some_and(super::forclause::is_json_expr);
+            if func.0 == "JSON_MODIFY" && json_arg {
+                *func = functions::Builtin("JSON_MODIFY JSON");
+            }
+        }
         // Fold deterministic functions of constants.
         if let BExpr::Func { f: func, args, ty } = &e {
             if !functions::is_volatile(*func) && !args.is_empty() && args.iter().all(|a| matches!(a, BExpr::Const(..)))
@@ -1389,7 +1399,16 @@ impl<'b, 'c> Binder<'b, 'c> {
         if pushed {
             self.ctes.pop();
         }
-        r
+        match &q.for_clause {
+            Some(fc) if fc.kind != ForKind::Browse => {
+                let select = match &q.body {
+                    SetExpr::Select(s) => Some(&**s),
+                    _ => None,
+                };
+                super::forclause::plan_for(self, fc, select, r?.0)
+            }
+            _ => r,
+        }
     }
 
     fn plan_query_body(&mut self, q: &Query) -> Result<(Plan, Vec<OutCol>), SqlError> {
@@ -2066,6 +2085,15 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let alias_name =
                     alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| name.name().value.clone());
                 let (plan, mut cols) = self.plan_table_function(name, args)?;
+                if let Some(a) = alias {
+                    rename_columns(&mut cols, &a.columns)?;
+                }
+                let plan = with_names(plan, &cols);
+                Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
+            }
+            TableFactor::OpenJson { args, schema, alias } => {
+                let alias_name = alias.as_ref().map_or_else(|| "OPENJSON".to_string(), |a| a.name.value.clone());
+                let (plan, mut cols) = super::openjson::plan(self, args, schema.as_deref())?;
                 if let Some(a) = alias {
                     rename_columns(&mut cols, &a.columns)?;
                 }

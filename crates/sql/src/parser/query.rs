@@ -469,6 +469,15 @@ impl<'a> Parser<'a> {
                 return Ok(TableFactor::XmlNodes { target, args, alias });
             }
             let args = self.parse_call_args()?;
+            if name.parts.len() == 1 && name.name().eq_ignore_case("OPENJSON") {
+                let schema = if self.is_word("WITH") && self.is_at(1, &TokenKind::LParen) {
+                    Some(self.parse_openjson_schema()?)
+                } else {
+                    None
+                };
+                let alias = self.parse_table_alias(true)?;
+                return Ok(TableFactor::OpenJson { args, schema, alias });
+            }
             let alias = self.parse_table_alias(true)?;
             return Ok(TableFactor::Function { name, args, alias });
         }
@@ -625,6 +634,38 @@ impl<'a> Parser<'a> {
                 return Ok(items);
             }
         }
+    }
+
+    /// OPENJSON's `WITH (name type ['path'] [AS JSON], ...)`.
+    fn parse_openjson_schema(&mut self) -> PResult<Vec<OpenJsonColumn>> {
+        self.expect_word("WITH")?;
+        self.expect(&TokenKind::LParen)?;
+        let mut cols = Vec::new();
+        loop {
+            let name = self.parse_ident()?;
+            let data_type = self.parse_data_type()?;
+            let path = match self.kind() {
+                TokenKind::String { value, .. } => {
+                    let v = value.clone();
+                    self.advance();
+                    Some(v)
+                }
+                _ => None,
+            };
+            let as_json = if self.is_word("AS") && self.is_word_at(1, "JSON") {
+                self.advance();
+                self.advance();
+                true
+            } else {
+                false
+            };
+            cols.push(OpenJsonColumn { name, data_type, path, as_json });
+            if !self.eat(&TokenKind::Comma) {
+                break;
+            }
+        }
+        self.expect(&TokenKind::RParen)?;
+        Ok(cols)
     }
 
     fn parse_for_clause(&mut self) -> PResult<ForClause> {

@@ -154,13 +154,25 @@ const FUNCTIONS: &[(&str, usize, usize)] = &[
     ("SQL_VARIANT_PROPERTY", 2, 2),
     ("TYPE_NAME", 1, 1),
     ("TYPE_ID", 1, 1),
+    // JSON (see `json.rs`)
+    ("ISJSON", 1, 2),
+    ("JSON_VALUE", 2, 2),
+    ("JSON_QUERY", 1, 2),
+    ("JSON_MODIFY", 3, 3),
+    // JSON_MODIFY whose new value is JSON text already (bound so by the binder; the
+    // space keeps the name out of reach of SQL text).
+    ("JSON_MODIFY JSON", 3, 3),
+    ("JSON_ARRAY", 0, 254),
 ];
 
 /// The built-in scalar function called `name` (case-insensitive), if there is one.
 /// Functions needing the catalog or the session (DB_ID, OBJECT_ID, @@SPID, ...) are the
 /// binder's and are not here.
 pub fn lookup(name: &str) -> Option<Builtin> {
-    FUNCTIONS.iter().find(|(n, _, _)| n.eq_ignore_ascii_case(name.trim())).map(|(n, _, _)| Builtin(n))
+    FUNCTIONS
+        .iter()
+        .find(|(n, _, _)| !n.contains(' ') && n.eq_ignore_ascii_case(name.trim()))
+        .map(|(n, _, _)| Builtin(n))
 }
 
 fn check_arity(f: Builtin, n: usize) -> Result<(), SqlError> {
@@ -551,6 +563,19 @@ pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> 
         }
         "TYPE_NAME" => SqlType::NVarChar { len: Length::Bounded(128) },
         "TYPE_ID" => SqlType::Int,
+        "ISJSON" => {
+            need_stringish(&a0, 1, f)?;
+            SqlType::Int
+        }
+        "JSON_VALUE" => {
+            need_stringish(&a0, 1, f)?;
+            SqlType::NVarChar { len: Length::Bounded(4000) }
+        }
+        "JSON_QUERY" | "JSON_MODIFY" | "JSON_MODIFY JSON" => {
+            need_stringish(&a0, 1, f)?;
+            NVARCHAR_MAX
+        }
+        "JSON_ARRAY" => NVARCHAR_MAX,
         _ => return Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     })
 }
@@ -856,25 +881,6 @@ fn soundex(s: &str) -> String {
     }
     while out.len() < 4 {
         out.push('0');
-    }
-    out
-}
-
-fn string_escape_json(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '/' => out.push_str("\\/"),
-            '\u{8}' => out.push_str("\\b"),
-            '\u{c}' => out.push_str("\\f"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
     }
     out
 }
@@ -1328,7 +1334,47 @@ pub fn call(
                     format!("The second argument of STRING_ESCAPE function '{mode}' is not supported."),
                 ));
             }
-            string_out(string_escape_json(&s), ret)
+            string_out(super::json::escape(&s), ret)
+        }
+        // ---- JSON ------------------------------------------------------------------
+        "ISJSON" => {
+            let s = text_or_null!(0);
+            let constraint = if args.len() > 1 { Some(text_or_null!(1)) } else { None };
+            Ok(Value::Int(i32::from(super::json::is_json(&s, constraint.as_deref())?)))
+        }
+        "JSON_VALUE" => {
+            let s = text_or_null!(0);
+            let path = text_or_null!(1);
+            Ok(super::json::value(&s, &path)?.map_or(Value::Null, Value::String))
+        }
+        "JSON_QUERY" => {
+            let s = text_or_null!(0);
+            let path = if args.len() > 1 { Some(text_or_null!(1)) } else { None };
+            Ok(super::json::query(&s, path.as_deref())?.map_or(Value::Null, Value::String))
+        }
+        "JSON_MODIFY" | "JSON_MODIFY JSON" => {
+            let s = text_or_null!(0);
+            let path = text_or_null!(1);
+            let new = if args[2].is_null() {
+                None
+            } else {
+                let mut out = String::new();
+                super::json::write_value(&args[2], &arg_ty(arg_types, args, 2), name == "JSON_MODIFY JSON", &mut out)?;
+                Some(out)
+            };
+            Ok(Value::String(super::json::modify(&s, &path, new.as_deref())?))
+        }
+        "JSON_ARRAY" => {
+            // ABSENT ON NULL, the default: NULL arguments are left out.
+            let mut out = String::from("[");
+            for (i, a) in args.iter().enumerate().filter(|(_, a)| !a.is_null()) {
+                if out.len() > 1 {
+                    out.push(',');
+                }
+                super::json::write_value(a, &arg_ty(arg_types, args, i), false, &mut out)?;
+            }
+            out.push(']');
+            Ok(Value::String(out))
         }
         // ---- math ------------------------------------------------------------------
         "ABS" | "SIGN" | "CEILING" | "FLOOR" => {

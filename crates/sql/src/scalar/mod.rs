@@ -8,6 +8,8 @@
 //!   with data type precedence and the decimal precision/scale rules.
 //! - [`functions`]: the built-in scalar functions (string, math, date/time, system
 //!   functions that need no catalog): registry, result types, evaluation.
+//! - [`json`]: JSON text, paths, ISJSON/JSON_VALUE/JSON_QUERY/JSON_MODIFY, OPENJSON's
+//!   rows and how values are written as JSON.
 //! - [`dates`]: dateparts and the date/time functions, AT TIME ZONE with its table of
 //!   Windows time zones and daylight-saving rules.
 //! - `format` (private): FORMAT's .NET-style number and date patterns.
@@ -21,6 +23,7 @@ pub mod convert;
 pub mod dates;
 mod format;
 pub mod functions;
+pub mod json;
 pub mod ops;
 mod util;
 

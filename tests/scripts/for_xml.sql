@@ -1,0 +1,34 @@
+-- SELECT ... FOR XML RAW | AUTO | PATH, ROOT, ELEMENTS, TYPE, and the STUFF(... FOR XML
+-- PATH('')) concatenation idiom.
+CREATE TABLE item (id int PRIMARY KEY, name nvarchar(20), qty int NULL, price decimal(6, 2), added datetime);
+INSERT INTO item VALUES (1, N'nuts & bolts', 10, 1.50, '2024-01-02T03:04:05'), (2, N'<gear>', NULL, 20.00, '2024-02-03'),
+                        (3, N'"wheel"', 4, 7.25, '2024-03-04T10:00:00.5');
+PRINT (SELECT id, name, qty FROM item ORDER BY id FOR XML RAW);
+PRINT (SELECT id, name FROM item ORDER BY id FOR XML RAW('part'), ROOT('parts'));
+PRINT (SELECT id, qty FROM item ORDER BY id FOR XML RAW, ELEMENTS);
+PRINT (SELECT id, name FROM item ORDER BY id FOR XML AUTO);
+PRINT (SELECT i.id FROM item AS i WHERE i.id < 3 ORDER BY i.id FOR XML AUTO, ROOT);
+PRINT (SELECT id, name, price, added FROM item ORDER BY id FOR XML PATH);
+PRINT (SELECT id AS [@id], name AS [info/name], qty AS [info/qty], price AS [cost] FROM item ORDER BY id FOR XML PATH('item'), ROOT('items'));
+PRINT (SELECT name AS [text()] FROM item ORDER BY id FOR XML PATH(''));
+PRINT (SELECT name AS [data()] FROM item ORDER BY id FOR XML PATH(''));
+-- the DBA idiom: a comma list, with XML escaping of & < >
+SELECT STUFF((SELECT ',' + name FROM item ORDER BY id FOR XML PATH('')), 1, 1, '') AS names;
+-- ... and with TYPE and .value, as scripts write it: not supported yet (xml methods)
+-- correlated: one list per group
+CREATE TABLE tag (item_id int, tag varchar(10));
+INSERT INTO tag VALUES (1, 'metal'), (1, 'small'), (2, 'metal'), (3, 'round');
+SELECT i.id, STUFF((SELECT ', ' + t.tag FROM tag AS t WHERE t.item_id = i.id ORDER BY t.tag FOR XML PATH('')), 1, 2, '') AS tags
+FROM item AS i ORDER BY i.id;
+-- TYPE gives xml; a TYPE subquery is embedded as xml, not escaped text
+DECLARE @x xml = (SELECT id FROM item WHERE id = 1 FOR XML RAW, TYPE);
+SELECT CAST(@x AS nvarchar(100)) AS typed;
+PRINT (SELECT i.id AS [@id], (SELECT t.tag FROM tag AS t WHERE t.item_id = i.id ORDER BY t.tag FOR XML PATH(''), TYPE) AS tags
+       FROM item AS i ORDER BY i.id FOR XML PATH('item'));
+-- no rows: a subquery reads NULL
+SELECT CASE WHEN (SELECT id FROM item WHERE id = 99 FOR XML PATH) IS NULL THEN 'null' END AS empty_result;
+-- the result column's name
+SELECT id FROM item WHERE id = 1 FOR XML RAW;
+-- errors
+SELECT id FROM item FOR XML EXPLICIT;
+SELECT 1 AS a FOR XML AUTO;
