@@ -76,6 +76,9 @@ pub struct SessionState {
     /// (what JDBC's setAutoCommit(false) sends).
     pub implicit_transactions: bool,
     pub nocount: bool,
+    /// The ON/OFF options @@OPTIONS reports that have no field of their own (the
+    /// `opt::` bits); NOCOUNT, XACT_ABORT and IMPLICIT_TRANSACTIONS are the fields above.
+    pub options: u32,
     pub lock_timeout: i64,
     pub isolation: Isolation,
     pub datefirst: u8,
@@ -151,6 +154,7 @@ impl SessionState {
             xact_abort: false,
             implicit_transactions: false,
             nocount: false,
+            options: opt::DEFAULT,
             lock_timeout: -1,
             isolation: Isolation::ReadCommitted,
             datefirst: 7,
@@ -179,6 +183,79 @@ impl SessionState {
             impersonation: Vec::new(),
             cursors: cursor::SessionCursors::default(),
         }
+    }
+}
+
+/// @@OPTIONS bits (SQL Server's "user options" values).
+pub mod opt {
+    pub const DISABLE_DEF_CNST_CHK: u32 = 1;
+    pub const IMPLICIT_TRANSACTIONS: u32 = 2;
+    pub const CURSOR_CLOSE_ON_COMMIT: u32 = 4;
+    pub const ANSI_WARNINGS: u32 = 8;
+    pub const ANSI_PADDING: u32 = 16;
+    pub const ANSI_NULLS: u32 = 32;
+    pub const ARITHABORT: u32 = 64;
+    pub const ARITHIGNORE: u32 = 128;
+    pub const QUOTED_IDENTIFIER: u32 = 256;
+    pub const NOCOUNT: u32 = 512;
+    pub const ANSI_NULL_DFLT_ON: u32 = 1024;
+    pub const ANSI_NULL_DFLT_OFF: u32 = 2048;
+    pub const CONCAT_NULL_YIELDS_NULL: u32 = 4096;
+    pub const NUMERIC_ROUNDABORT: u32 = 8192;
+    pub const XACT_ABORT: u32 = 16384;
+    /// What a driver's session starts with (@@OPTIONS 5432): the ISO options drivers
+    /// turn on at login; ARITHABORT stays OFF for applications (SSMS sets it ON itself).
+    pub const DEFAULT: u32 =
+        ANSI_WARNINGS | ANSI_PADDING | ANSI_NULLS | QUOTED_IDENTIFIER | ANSI_NULL_DFLT_ON | CONCAT_NULL_YIELDS_NULL;
+
+    /// The bits one SET option name stands for (ANSI_DEFAULTS is several).
+    pub fn of(name: &str) -> u32 {
+        match name {
+            "DISABLE_DEF_CNST_CHK" => DISABLE_DEF_CNST_CHK,
+            "CURSOR_CLOSE_ON_COMMIT" => CURSOR_CLOSE_ON_COMMIT,
+            "ANSI_WARNINGS" => ANSI_WARNINGS,
+            "ANSI_PADDING" => ANSI_PADDING,
+            "ANSI_NULLS" => ANSI_NULLS,
+            "ARITHABORT" => ARITHABORT,
+            "ARITHIGNORE" => ARITHIGNORE,
+            "QUOTED_IDENTIFIER" => QUOTED_IDENTIFIER,
+            "ANSI_NULL_DFLT_ON" => ANSI_NULL_DFLT_ON,
+            "ANSI_NULL_DFLT_OFF" => ANSI_NULL_DFLT_OFF,
+            "CONCAT_NULL_YIELDS_NULL" => CONCAT_NULL_YIELDS_NULL,
+            "NUMERIC_ROUNDABORT" => NUMERIC_ROUNDABORT,
+            // IMPLICIT_TRANSACTIONS is set through its own field by the caller.
+            "ANSI_DEFAULTS" => {
+                ANSI_NULLS
+                    | ANSI_NULL_DFLT_ON
+                    | ANSI_PADDING
+                    | ANSI_WARNINGS
+                    | CURSOR_CLOSE_ON_COMMIT
+                    | QUOTED_IDENTIFIER
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl SessionState {
+    /// @@OPTIONS: the session's ON/OFF SET options as bits.
+    pub fn options_bits(&self) -> u32 {
+        let mut o = self.options;
+        for (on, bit) in [
+            (self.nocount, opt::NOCOUNT),
+            (self.xact_abort, opt::XACT_ABORT),
+            (self.implicit_transactions, opt::IMPLICIT_TRANSACTIONS),
+        ] {
+            if on {
+                o |= bit;
+            }
+        }
+        o
+    }
+
+    /// True when the SET option (an `opt::` bit kept in `options`) is ON.
+    pub fn option(&self, bit: u32) -> bool {
+        self.options & bit != 0
     }
 }
 
@@ -1935,13 +2012,30 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
     match o {
         SetOption::Flags { names, on } => {
             for n in names {
-                match n.to_ascii_uppercase().as_str() {
+                let upper = n.to_ascii_uppercase();
+                match upper.as_str() {
                     "NOCOUNT" => cx.state.nocount = *on,
                     "XACT_ABORT" => cx.state.xact_abort = *on,
                     "IMPLICIT_TRANSACTIONS" => cx.state.implicit_transactions = *on,
                     "SHOWPLAN_TEXT" | "SHOWPLAN_ALL" | "SHOWPLAN_XML" => cx.state.showplan = *on,
+                    // ANSI_DEFAULTS also sets IMPLICIT_TRANSACTIONS (SQL Server's list).
+                    "ANSI_DEFAULTS" => cx.state.implicit_transactions = *on,
                     // Accepted for compatibility with what clients send at login.
                     _ => {}
+                }
+                // Only recorded for @@OPTIONS, sys.dm_exec_sessions and DBCC USEROPTIONS:
+                // the executor behaves as with SQL Server's defaults whatever they say.
+                let bits = opt::of(&upper);
+                if *on {
+                    cx.state.options |= bits;
+                    // ANSI_NULL_DFLT_ON and _OFF exclude each other.
+                    if bits & opt::ANSI_NULL_DFLT_ON != 0 {
+                        cx.state.options &= !opt::ANSI_NULL_DFLT_OFF;
+                    } else if bits & opt::ANSI_NULL_DFLT_OFF != 0 {
+                        cx.state.options &= !opt::ANSI_NULL_DFLT_ON;
+                    }
+                } else {
+                    cx.state.options &= !bits;
                 }
             }
         }

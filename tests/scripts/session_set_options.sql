@@ -1,0 +1,33 @@
+-- SET options as @@OPTIONS reports them (bit values of SQL Server's "user options"):
+-- a driver's session starts at 5432 (ANSI_WARNINGS, ANSI_PADDING, ANSI_NULLS,
+-- QUOTED_IDENTIFIER, ANSI_NULL_DFLT_ON, CONCAT_NULL_YIELDS_NULL; ARITHABORT OFF).
+SELECT @@OPTIONS AS options;
+SET XACT_ABORT ON;
+SET ARITHIGNORE ON;
+SET NOCOUNT ON;
+SELECT @@OPTIONS AS options, @@OPTIONS & (16384 | 128 | 32) AS masked;
+SET NOCOUNT OFF;
+SET XACT_ABORT OFF;
+SET ARITHIGNORE OFF;
+-- Several options at once, and ANSI_NULL_DFLT_ON / _OFF exclude each other.
+SET ANSI_NULLS, QUOTED_IDENTIFIER OFF;
+SET ANSI_NULL_DFLT_OFF ON;
+SELECT @@OPTIONS AS options;
+GO
+-- The session views read the options as the last request left them.
+DBCC USEROPTIONS WITH NO_INFOMSGS;
+SELECT quoted_identifier, ansi_nulls, ansi_null_dflt_on, ansi_defaults, arithabort
+FROM sys.dm_exec_sessions WHERE session_id = @@SPID;
+SET ANSI_NULL_DFLT_ON ON;
+SET ANSI_NULLS, QUOTED_IDENTIFIER ON;
+SELECT @@OPTIONS AS options;
+-- ANSI_DEFAULTS sets seven options, IMPLICIT_TRANSACTIONS among them.
+SET ANSI_DEFAULTS ON;
+SELECT @@OPTIONS AS options, @@TRANCOUNT AS trancount;
+SET ANSI_DEFAULTS OFF;
+SELECT @@OPTIONS AS options;
+SET ARITHABORT ON;
+SET CONCAT_NULL_YIELDS_NULL ON;
+SET ANSI_NULLS, ANSI_PADDING, ANSI_WARNINGS, QUOTED_IDENTIFIER, ANSI_NULL_DFLT_ON ON;
+SELECT @@OPTIONS AS options;
+GO
