@@ -1123,7 +1123,8 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 // in SQL Server: CATCH does not see them (it does from a nested scope).
                 let same_scope = cx.try_frames.last() == Some(&cx.frames.len());
                 let uncatchable = same_scope && matches!(e.number, 207 | 208 | 4104);
-                if cx.try_depth > 0 && e.severity > 10 && !uncatchable {
+                // Severity 20 and up ends the connection: no CATCH block sees it.
+                if cx.try_depth > 0 && e.severity > 10 && !e.is_fatal() && !uncatchable {
                     return Err(Abort { error: e, reported: false });
                 }
                 report(cx, &e);
