@@ -633,7 +633,17 @@ impl<'a> Cx<'a> {
         Ok((db, schema))
     }
 
+    /// A name in a database that does not exist names no object: the caller reports it
+    /// as any missing object (208 for a table, 2812 for a procedure, NULL from
+    /// OBJECT_ID), as SQL Server does; only USE and CREATE report the database (911).
+    pub(super) fn names_missing_database(&self, name: &ObjectName) -> bool {
+        name.database().is_some_and(|d| self.db_id_by_name(&d.value).is_none())
+    }
+
     pub fn resolve_object(&mut self, name: &ObjectName) -> Result<Option<(DbId, Object)>, SqlError> {
+        if self.names_missing_database(name) {
+            return Ok(None);
+        }
         let (db, schema, n) = self.resolve_name(name)?;
         let c = self.catalog(db)?;
         let g = c.inner.read();
@@ -647,6 +657,9 @@ impl<'a> Cx<'a> {
     /// and skips the catalog search and the copy of the catalog entry. Any catalog
     /// change bumps the version, so a stale entry is never used.
     pub fn resolve_table_cached(&mut self, name: &ObjectName) -> Result<Option<Arc<ResolvedTable>>, SqlError> {
+        if self.names_missing_database(name) {
+            return Ok(None);
+        }
         // `#temp` names map to internal names; other names are looked up as written.
         let (db, schema_id, temp_name) = if name.name().value.starts_with('#') {
             let (db, schema, n) = self.resolve_name(name)?;
@@ -834,10 +847,10 @@ pub fn now_utc() -> (u32, u64) {
 }
 
 pub fn parse_object_name(text: &str) -> Result<ObjectName, SqlError> {
-    let e = crate::parse_expression(text)?;
-    match e.kind {
-        ExprKind::Column(n) => Ok(n),
-        _ => Err(errors::invalid_object(text)),
+    match crate::parse_expression(text).map(|e| e.kind) {
+        Ok(ExprKind::Column(n)) => Ok(n),
+        // Not an expression: a name with omitted leading parts (`..t`, `.dbo.t`).
+        _ => crate::parser::parse_object_name_text(text).map_err(|_| errors::invalid_object(text)),
     }
 }
 

@@ -121,7 +121,9 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
 /// Calls a procedure (system or user) with evaluated arguments; returns its status.
 pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line: u32) -> Result<i32, SqlError> {
     let pname = name.name().value.to_ascii_lowercase();
-    if name.parts.len() == 1 || name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
+    // System procedures answer to sp_who, ..sp_who, sys.sp_who, master.dbo.sp_who.
+    let system_schema = name.schema().is_none_or(|s| s.eq_ignore_case("sys") || s.eq_ignore_case("dbo"));
+    if system_schema && name.qualifier(3).is_none() && !cx.names_missing_database(name) {
         if let Some(status) = system_procedure(cx, &pname, &args, line)? {
             return Ok(status);
         }
