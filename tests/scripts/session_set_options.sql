@@ -31,3 +31,16 @@ SET CONCAT_NULL_YIELDS_NULL ON;
 SET ANSI_NULLS, ANSI_PADDING, ANSI_WARNINGS, QUOTED_IDENTIFIER, ANSI_NULL_DFLT_ON ON;
 SELECT @@OPTIONS AS options;
 GO
+-- SET LANGUAGE: dates are read with the language's month names (full or short, any
+-- case) as well as English ones, and DATENAME writes them.
+SET LANGUAGE Russian;
+SELECT CAST(N'июл 19 2021  8:12PM' AS datetime) AS d, CAST(N'19 ИЮЛЬ 2021' AS date) AS d2,
+    CAST('Jul 19 2021' AS date) AS d3, DATENAME(month, '2021-07-19') AS m,
+    DATENAME(weekday, '2021-07-19') AS w;
+SET LANGUAGE Deutsch;
+SELECT CAST(N'1 März 2020' AS date) AS d, CAST('Okt 3, 2020' AS date) AS d2,
+    DATENAME(month, '2020-03-01') AS m, DATENAME(weekday, '2020-03-01') AS w;
+SET LANGUAGE us_english;
+SELECT DATENAME(month, '2020-03-01') AS m;
+SELECT CAST(N'июл 19 2021' AS datetime) AS d;
+GO

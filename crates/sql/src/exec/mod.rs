@@ -373,6 +373,9 @@ fn aborts_batch(e: &SqlError) -> bool {
 
 impl<'a> Cx<'a> {
     pub fn new(host: &'a mut dyn Host, state: &'a mut SessionState, sink: &'a mut dyn ResultSink) -> Cx<'a> {
+        // Text-to-date conversion reads month names in the session's language from the
+        // thread (types::lang); a request runs on one thread.
+        types::lang::set_current(types::lang::by_name(&state.language));
         let fcx = FnContext {
             datefirst: state.datefirst,
             now_utc: now_utc(),
