@@ -44,3 +44,14 @@ SET LANGUAGE us_english;
 SELECT DATENAME(month, '2020-03-01') AS m;
 SELECT CAST(N'июл 19 2021' AS datetime) AS d;
 GO
+-- SET FMTONLY ON: a query sends its columns and no rows; data changes are skipped.
+SET NOCOUNT ON;
+CREATE TABLE dbo.fmt (id int, name varchar(5));
+INSERT INTO dbo.fmt VALUES (1, 'a');
+SET FMTONLY ON;
+SELECT * FROM dbo.fmt;
+INSERT INTO dbo.fmt VALUES (2, 'b');
+DELETE FROM dbo.fmt;
+SET FMTONLY OFF;
+SELECT * FROM dbo.fmt;
+GO

@@ -85,6 +85,9 @@ pub struct SessionState {
     /// SET LANGUAGE: the language's name as sys.syslanguages has it.
     pub language: String,
     pub showplan: bool,
+    /// SET FMTONLY ON: queries send their column metadata only, data changes are
+    /// skipped (what FreeTDS's BCP asks before a bulk copy).
+    pub fmtonly: bool,
     pub host_name: String,
     pub app_name: String,
     /// SET IDENTITY_INSERT t ON: (database, object id).
@@ -160,6 +163,7 @@ impl SessionState {
             datefirst: 7,
             language: "us_english".into(),
             showplan: false,
+            fmtonly: false,
             host_name: String::new(),
             app_name: String::new(),
             identity_insert: None,
@@ -814,6 +818,10 @@ impl<'a> Cx<'a> {
 
     /// [`Cx::send_result`] with the plan's [`column_info`] at hand.
     pub fn send_rows(&mut self, plan: &Plan, info: &[ColumnInfo]) -> Result<u64, SqlError> {
+        if self.state.fmtonly {
+            self.sink.columns(info).map_err(|_| cancelled())?;
+            return Ok(0);
+        }
         let mut op = open(plan, self)?;
         self.sink.columns(info).map_err(|_| cancelled())?;
         let mut n = 0u64;
@@ -1306,6 +1314,14 @@ fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError>
         && begins_implicit_transaction(&stmt.kind)
     {
         begin_user_transaction(cx, "implicit_transaction")?;
+    }
+    if cx.state.fmtonly
+        && matches!(
+            stmt.kind,
+            StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) | StatementKind::Merge(_)
+        )
+    {
+        return Ok(Flow::Normal);
     }
     if is_data_statement(&stmt.kind) {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
@@ -2035,6 +2051,7 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                     "XACT_ABORT" => cx.state.xact_abort = *on,
                     "IMPLICIT_TRANSACTIONS" => cx.state.implicit_transactions = *on,
                     "SHOWPLAN_TEXT" | "SHOWPLAN_ALL" | "SHOWPLAN_XML" => cx.state.showplan = *on,
+                    "FMTONLY" => cx.state.fmtonly = *on,
                     // ANSI_DEFAULTS also sets IMPLICIT_TRANSACTIONS (SQL Server's list).
                     "ANSI_DEFAULTS" => cx.state.implicit_transactions = *on,
                     // Accepted for compatibility with what clients send at login.
