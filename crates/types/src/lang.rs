@@ -259,20 +259,23 @@ impl Language {
     /// language, then of English (where any three-letter prefix of a name counts), any
     /// case.
     pub fn month_number(&self, word: &str) -> Option<u32> {
-        let w = word.to_lowercase();
-        let find = |names: &[&str; 12]| names.iter().position(|m| m.to_lowercase() == w);
         if !std::ptr::eq(self.names, &ENGLISH) {
-            if let Some(i) = find(&self.names.months).or_else(|| find(&self.names.short_months)) {
+            // Compared without allocating: dates are converted row by row.
+            let same = |m: &&str| m.chars().flat_map(char::to_lowercase).eq(word.chars().flat_map(char::to_lowercase));
+            let found =
+                self.names.months.iter().position(same).or_else(|| self.names.short_months.iter().position(same));
+            if let Some(i) = found {
                 return Some(i as u32 + 1);
             }
         }
-        if w.len() < 3 || !w.is_ascii() {
+        if word.len() < 3 || !word.is_ascii() {
             return None;
         }
+        let three = word.len() == 3;
         ENGLISH
             .months
             .iter()
-            .position(|m| m.to_ascii_lowercase() == w || (w.len() == 3 && m.to_ascii_lowercase().starts_with(&w)))
+            .position(|m| m.eq_ignore_ascii_case(word) || (three && m[..3].eq_ignore_ascii_case(word)))
             .map(|i| i as u32 + 1)
     }
 

@@ -510,6 +510,9 @@ impl Cursor<'_> {
     /// The character at the cursor (the text is UTF-8: month names of other languages).
     fn peek_char(&self) -> Option<char> {
         let rest = self.b.get(self.i..)?;
+        if let Some(&c) = rest.first().filter(|c| c.is_ascii()) {
+            return Some(char::from(c));
+        }
         let n = rest.len().min(4);
         // The longest valid prefix of up to 4 bytes holds the next character.
         let s = match std::str::from_utf8(&rest[..n]) {
