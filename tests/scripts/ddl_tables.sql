@@ -22,3 +22,16 @@ SELECT OBJECT_ID('dbo.items') AS gone;
 GO
 DROP TABLE dbo.items;
 GO
+-- A PRIMARY KEY makes its columns NOT NULL, but not a column written NULL: 8111, then
+-- 1750, and no table (inline or table constraint, temp table or ALTER TABLE ADD).
+CREATE TABLE #bad (bad int NULL PRIMARY KEY);
+GO
+CREATE TABLE dbo.bad2 (a int NOT NULL, b int NULL, CONSTRAINT PK_bad2 PRIMARY KEY (a, b));
+GO
+CREATE TABLE dbo.good (a int, b int, CONSTRAINT PK_good PRIMARY KEY (a, b));
+CREATE TABLE dbo.heap (a int);
+ALTER TABLE dbo.heap ADD c int NULL CONSTRAINT PK_c PRIMARY KEY;
+GO
+SELECT OBJECT_ID('tempdb..#bad') AS bad, OBJECT_ID('dbo.bad2') AS bad2, name, is_nullable
+FROM sys.columns WHERE object_id = OBJECT_ID('dbo.good') ORDER BY column_id;
+GO

@@ -61,6 +61,13 @@ EXECUTE AS LOGIN = 'app_reader';
 CREATE TABLE dbo.Mine (x int);
 REVERT;
 GO
+-- RAISERROR: severity 19 and up, and WITH LOG, are for sysadmin only.
+EXECUTE AS LOGIN = 'app_reader';
+RAISERROR ('high', 19, 1) WITH LOG;
+RAISERROR ('logged', 16, 1) WITH LOG;
+RAISERROR ('plain', 16, 1);
+REVERT;
+GO
 EXECUTE AS LOGIN = 'app_reader';
 DROP TABLE dbo.Orders;
 REVERT;

@@ -35,7 +35,14 @@ impl Backend for EngineBackend {
 
     fn login(&self, req: &LoginRequest) -> Result<EngineSession, types::SqlError> {
         let db = req.database.as_deref().filter(|d| !d.is_empty());
-        let mut s = self.instance.open_session(&req.user, &req.password, db)?;
+        let password = match &req.new_password {
+            Some(new) => {
+                self.instance.change_password(&req.user, &req.password, new)?;
+                new
+            }
+            None => &req.password,
+        };
+        let mut s = self.instance.open_session(&req.user, password, db)?;
         s.set_client_info(&req.host_name, &req.app_name);
         s.set_connection(sql::host::ConnectionInfo {
             client_addr: req.client_addr,

@@ -101,6 +101,8 @@ struct Activity {
     isolation: Isolation,
     lock_timeout: i64,
     date_first: u8,
+    /// @@OPTIONS (`SessionState::options_bits`).
+    options: u32,
     row_count: i64,
     prev_error: i32,
     trancount: u32,
@@ -135,6 +137,7 @@ impl SessionActivity {
                 isolation: Isolation::ReadCommitted,
                 lock_timeout: -1,
                 date_first: 7,
+                options: sql::exec::opt::DEFAULT,
                 row_count: 0,
                 prev_error: 0,
                 trancount: 0,
@@ -194,6 +197,7 @@ impl SessionActivity {
         a.isolation = state.isolation;
         a.lock_timeout = state.lock_timeout;
         a.date_first = state.datefirst;
+        a.options = state.options_bits();
         a.row_count = state.rowcount;
         a.prev_error = state.error;
         a.trancount = state.trancount;
@@ -279,6 +283,7 @@ impl Instance {
                 isolation: a.isolation,
                 lock_timeout: a.lock_timeout,
                 date_first: a.date_first,
+                options: a.options,
                 deadlock_priority: 0,
                 row_count: a.row_count,
                 prev_error: a.prev_error,

@@ -795,6 +795,14 @@ impl Instance {
         Ok(())
     }
 
+    /// A password change at login (LOGIN7's ChangePassword): the old password must be
+    /// the login's; the new one meets the policy when the login's is checked.
+    pub fn change_password(&self, login: &str, old: &str, new: &str) -> std::result::Result<(), types::SqlError> {
+        let rec = self.authenticate(login, old)?;
+        let change = sql::host::LoginChange::Password { new: new.to_string(), check_policy: true };
+        self.alter_login(&rec.name, change)
+    }
+
     /// ALTER LOGIN / ALTER SERVER ROLE sysadmin (see [`sql::host::Host::alter_login`]).
     pub fn alter_login(&self, name: &str, change: sql::host::LoginChange) -> std::result::Result<(), types::SqlError> {
         use sql::host::LoginChange;

@@ -90,3 +90,18 @@ fn plain_login_is_limited_and_everything_survives_a_restart() {
     drop(sa);
     inst.shutdown().unwrap();
 }
+
+#[test]
+fn password_change_at_login() {
+    // LOGIN7's ChangePassword: the old password must match; the new one replaces it.
+    let dir = TempDir::new("security-change-password");
+    let inst = Instance::start(disk_config(dir.path())).unwrap();
+    let mut sa = session(&inst);
+    ok(&mut sa, "CREATE LOGIN mover WITH PASSWORD = 'Mover#12345', CHECK_POLICY = OFF");
+    let e = inst.change_password("mover", "wrong", "Moved#12345").err().expect("a wrong old password fails");
+    assert_eq!(e.number, 18456);
+    assert!(inst.open_session("mover", "Mover#12345", None).is_ok(), "the password is unchanged");
+    inst.change_password("mover", "Mover#12345", "Moved#12345").unwrap();
+    assert_eq!(inst.open_session("mover", "Mover#12345", None).err().map(|e| e.number), Some(18456));
+    assert!(inst.open_session("mover", "Moved#12345", None).is_ok());
+}

@@ -14,6 +14,9 @@ use sql::results::ResultSink;
 pub struct LoginRequest {
     pub user: String,
     pub password: String,
+    /// LOGIN7's fChangePassword: the login's new password, set once `password` is
+    /// verified, before the session opens.
+    pub new_password: Option<String>,
     /// The database the client asked for; None means the login's default database.
     pub database: Option<String>,
     pub app_name: String,

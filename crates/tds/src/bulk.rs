@@ -61,7 +61,11 @@ pub fn decode_bulk_load(data: &[u8], tds_version: u32) -> Result<BulkLoad, SqlEr
         load.columns.push(BulkColumn { name, ty });
     }
     loop {
-        let token = r.u8("token").map_err(|_| protocol_error("the bulk-load message ended without DONE"))?;
+        // FreeTDS (pymssql's bulk_copy, freebcp) ends the message after its last row,
+        // without the DONE of [MS-TDS] 2.2.6.1; SQL Server takes that, so a message that
+        // ends between tokens is a complete load.
+        let Some(token) = r.peek_u8() else { return Ok(load) };
+        r.skip(1, "token").map_err(truncated)?;
         match token {
             ROW | NBCROW => {
                 let mut nulls: &[u8] = &[];
@@ -147,9 +151,8 @@ mod tests {
         done(&mut b);
         let e = decode_bulk_load(&b, login::TDS_7_4).unwrap_err();
         assert_eq!((e.number, e.message.as_str()), (4816, "Invalid column type from bcp client for colid 1."));
-        // No DONE, another token, not COLMETADATA first.
+        // Another token, not COLMETADATA first.
         let b = colmetadata(&[("a", int)]);
-        assert_eq!(decode_bulk_load(&b, login::TDS_7_4).unwrap_err().number, 4002);
         let mut c = b.clone();
         c.push(0xAA);
         assert_eq!(decode_bulk_load(&c, login::TDS_7_4).unwrap_err().number, 4002);
@@ -158,15 +161,28 @@ mod tests {
     }
 
     #[test]
-    fn every_prefix_is_an_error_not_a_panic() {
+    fn a_prefix_is_a_load_between_tokens_else_an_error() {
         let int = TypeInfo::ByteLen { id: crate::types::type_id::INTN, len: 4 };
         let mut b = colmetadata(&[("a", int)]);
         b.push(ROW);
         b.extend_from_slice(&[4, 1, 0, 0, 0]);
         done(&mut b);
         assert!(decode_bulk_load(&b, login::TDS_7_4).is_ok());
+        // Ending between tokens is a load without DONE (as FreeTDS sends it); ending
+        // anywhere else is an error.
+        let boundaries = [b.len() - 19, b.len() - 13];
         for n in 0..b.len() - 13 {
-            assert!(decode_bulk_load(&b[..n], login::TDS_7_4).is_err(), "prefix {n}");
+            assert_eq!(decode_bulk_load(&b[..n], login::TDS_7_4).is_ok(), boundaries.contains(&n), "prefix {n}");
         }
+    }
+
+    #[test]
+    fn a_load_may_end_without_done() {
+        let int = TypeInfo::ByteLen { id: crate::types::type_id::INTN, len: 4 };
+        let mut b = colmetadata(&[("a", int)]);
+        b.push(ROW);
+        b.extend_from_slice(&[4, 9, 0, 0, 0]);
+        let load = decode_bulk_load(&b, login::TDS_7_4).unwrap();
+        assert_eq!(load.rows, vec![vec![Value::Int(9)]]);
     }
 }

@@ -11,7 +11,8 @@
 //! 24     1     OptionFlags1      fUseDB 0x20, fSetLang 0x80, ...
 //! 25     1     OptionFlags2      fODBC 0x02, fIntSecurity 0x80 (integrated security)
 //! 26     1     TypeFlags         fReadOnlyIntent 0x20
-//! 27     1     OptionFlags3      fExtension 0x10 (FeatureExt present)
+//! 27     1     OptionFlags3      fChangePassword 0x01, fExtension 0x10 (FeatureExt
+//!                                present)
 //! 28     4     ClientTimeZone    i32
 //! 32     4     ClientLCID
 //! 36     4x9   (offset u16, length u16) of HostName, UserName, Password, AppName,
@@ -43,6 +44,8 @@ pub const FLAG1_USE_DB: u8 = 0x20;
 pub const FLAG1_SET_LANG: u8 = 0x80;
 pub const FLAG2_ODBC: u8 = 0x02;
 pub const FLAG2_INT_SECURITY: u8 = 0x80;
+/// fChangePassword: ChangePassword holds the login's new password.
+pub const FLAG3_CHANGE_PASSWORD: u8 = 0x01;
 pub const FLAG3_EXTENSION: u8 = 0x10;
 pub const FEATURE_TERMINATOR: u8 = 0xFF;
 
@@ -252,6 +255,7 @@ impl Login7 {
             language: self.language.clone(),
             packet_size,
             tds_version: self.tds_version,
+            new_password: (self.option_flags3 & FLAG3_CHANGE_PASSWORD != 0).then(|| self.change_password.clone()),
             ..LoginRequest::default()
         }
     }

@@ -69,11 +69,17 @@ impl ResponseTail {
     /// the message boundary.
     pub fn finish(mut self, attention: bool) -> Vec<Vec<u8>> {
         let mut b = Vec::with_capacity(16);
+        // After a fatal error (the connection closes next) the last DONE carries SRVERROR,
+        // as SQL Server's does: drivers then report a server error, not a statement's.
+        let fatal = if self.fatal { done_status::SRVERROR } else { 0 };
         match self.pending_done {
-            Some(d) => d.encode(&mut b),
+            Some(mut d) => {
+                d.status |= fatal;
+                d.encode(&mut b)
+            }
             None => {
                 let status = if self.error_since_done { done_status::ERROR } else { done_status::FINAL };
-                DoneToken { token: self.default_done, status, cur_cmd: 0, row_count: 0 }.encode(&mut b);
+                DoneToken { token: self.default_done, status: status | fatal, cur_cmd: 0, row_count: 0 }.encode(&mut b);
             }
         }
         self.writer.write(&b);

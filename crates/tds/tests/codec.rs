@@ -241,6 +241,24 @@ fn login7_feature_ext_round_trip() {
     assert_eq!(login::negotiated_version(login::TDS_7_3), login::TDS_7_3);
 }
 
+#[test]
+fn login7_change_password_reaches_the_request() {
+    // ChangePassword counts only with fChangePassword set.
+    let mut l = Login7 {
+        tds_version: login::TDS_7_4,
+        user_name: "app".into(),
+        password: "old".into(),
+        change_password: "néw".into(),
+        ..Login7::default()
+    };
+    let back = Login7::decode(&l.encode()).unwrap();
+    assert_eq!(back.change_password, "néw");
+    assert_eq!(back.to_request(4096).new_password, None);
+    l.option_flags3 = login::FLAG3_CHANGE_PASSWORD;
+    let req = Login7::decode(&l.encode()).unwrap().to_request(4096);
+    assert_eq!((req.password.as_str(), req.new_password.as_deref()), ("old", Some("néw")));
+}
+
 // ---------------------------------------------------------------- types
 
 /// (type, nullable, TYPE_INFO bytes, value, value bytes)

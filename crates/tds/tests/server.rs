@@ -844,6 +844,10 @@ async fn fatal_error_closes_the_connection() {
     let mut c = Client::login(srv.addr, Mode::Plain).await;
     let t = c.batch("fatal").await;
     assert!(t.iter().any(|t| matches!(t, Token::Error(m) if m.class == 24)));
+    // The last DONE says SRVERROR: drivers report the error as the server's, and drop
+    // the connection from their pools.
+    let last = dones(&t).last().copied().expect("a DONE");
+    assert_ne!(last.status & done_status::SRVERROR, 0, "{last:?}");
     assert!(c.is_closed().await);
 }
 

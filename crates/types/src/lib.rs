@@ -11,6 +11,7 @@
 //! - [`codepage`](mod@codepage) — code page 1252, the storage of char/varchar;
 //! - [`format`](mod@format) — values as SQL Server shows them (`Display` for [`Value`]);
 //! - [`hash`](mod@hash) — a fast hasher for the engine's in-memory hash tables;
+//! - [`lang`](mod@lang) — the languages of SET LANGUAGE, with their month and day names;
 //! - [`parse`](mod@parse) — CAST('text' AS type);
 //! - [`encoding`](mod@encoding) — the bytes of a value inside a row;
 //! - [`compare`](mod@compare) — ordering, the CI_AS collation approximation, and memcmp sort keys;
@@ -46,6 +47,7 @@ pub mod encoding;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod lang;
 pub mod parse;
 pub mod sqltype;
 pub mod value;

@@ -507,35 +507,38 @@ impl Cursor<'_> {
         (n <= max).then_some(v as u32)
     }
 
-    fn word(&mut self) -> &[u8] {
-        let start = self.i;
-        while self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
-            self.i += 1;
+    /// The character at the cursor (the text is UTF-8: month names of other languages).
+    fn peek_char(&self) -> Option<char> {
+        let rest = self.b.get(self.i..)?;
+        if let Some(&c) = rest.first().filter(|c| c.is_ascii()) {
+            return Some(char::from(c));
         }
-        &self.b[start..self.i]
+        let n = rest.len().min(4);
+        // The longest valid prefix of up to 4 bytes holds the next character.
+        let s = match std::str::from_utf8(&rest[..n]) {
+            Ok(s) => s,
+            Err(e) => std::str::from_utf8(&rest[..e.valid_up_to()]).ok()?,
+        };
+        s.chars().next()
+    }
+
+    /// Is the cursor at a letter (a month name or AM/PM starts here)?
+    fn at_letter(&self) -> bool {
+        self.peek_char().is_some_and(char::is_alphabetic)
+    }
+
+    fn word(&mut self) -> &str {
+        let start = self.i;
+        while let Some(c) = self.peek_char().filter(|c| c.is_alphabetic()) {
+            self.i += c.len_utf8();
+        }
+        std::str::from_utf8(&self.b[start..self.i]).unwrap_or_default()
     }
 }
 
-fn month_number(word: &[u8]) -> Option<u32> {
-    const MONTHS: [&str; 12] = [
-        "january",
-        "february",
-        "march",
-        "april",
-        "may",
-        "june",
-        "july",
-        "august",
-        "september",
-        "october",
-        "november",
-        "december",
-    ];
-    if word.len() < 3 {
-        return None;
-    }
-    let w = std::str::from_utf8(word).ok()?.to_ascii_lowercase();
-    MONTHS.iter().position(|m| *m == w || (w.len() == 3 && m.starts_with(&w))).map(|i| i as u32 + 1)
+/// A month name in the session's language (or English): see [`crate::lang`].
+fn month_number(word: &str) -> Option<u32> {
+    crate::lang::current().month_number(word)
 }
 
 /// A year written with 4 digits, or 2 digits under the two-digit year cutoff 2049.
@@ -551,7 +554,7 @@ fn year_of(v: u64, digits: usize) -> Option<i32> {
 /// Reads a date at the cursor; returns (year, month, day) and whether it was the ISO
 /// dashed form (which may be followed by `T`). Leaves the cursor anywhere on failure.
 fn date_part(c: &mut Cursor) -> Option<((i32, u32, u32), bool)> {
-    if c.peek()?.is_ascii_alphabetic() {
+    if c.at_letter() {
         // Mon dd[,] yyyy | Mon yyyy
         let m = month_number(c.word())?;
         c.skip_blanks();
@@ -571,7 +574,7 @@ fn date_part(c: &mut Cursor) -> Option<((i32, u32, u32), bool)> {
     match c.peek() {
         Some(sep @ (b'-' | b'/' | b'.')) => {
             c.i += 1;
-            if c.peek().is_some_and(|x| x.is_ascii_alphabetic()) {
+            if c.at_letter() {
                 // dd-Mon-yyyy
                 let m = month_number(c.word())?;
                 if d1 > 2 || !c.eat(sep) {
@@ -647,9 +650,9 @@ fn time_part(c: &mut Cursor) -> Option<TimeText> {
     let save = c.i;
     c.skip_blanks();
     let w = c.word();
-    let pm = if w.eq_ignore_ascii_case(b"PM") {
+    let pm = if w.eq_ignore_ascii_case("PM") {
         Some(true)
-    } else if w.eq_ignore_ascii_case(b"AM") {
+    } else if w.eq_ignore_ascii_case("AM") {
         Some(false)
     } else {
         c.i = save;

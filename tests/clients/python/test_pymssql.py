@@ -218,3 +218,33 @@ def test_cancel_long_waitfor():
     cur2.execute("SELECT 3")
     assert cur2.fetchone()[0] == 3
     c2.close()
+
+
+def test_bulk_copy(conn):
+    """conn.bulk_copy (FreeTDS BCP): INSERT BULK, then a bulk-load message that ends after
+    its last row (no DONE); NULL takes the column's default, a duplicate fails the load."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pymssql_bulk') IS NOT NULL DROP TABLE dbo.pymssql_bulk")
+    cur.execute(
+        "CREATE TABLE dbo.pymssql_bulk (id int NOT NULL PRIMARY KEY, name nvarchar(20) NULL,"
+        " n int DEFAULT 5, at datetime2 NULL)"
+    )
+    conn.bulk_copy(
+        "dbo.pymssql_bulk",
+        [(1, "a", 2, datetime.datetime(2024, 1, 2, 3, 4, 5)), (2, None, None, None), (3, "ü", 7, None)],
+        column_ids=[1, 2, 3, 4],
+        tablock=True,
+    )
+    cur.execute("SELECT id, name, n, at FROM dbo.pymssql_bulk ORDER BY id")
+    assert cur.fetchall() == [
+        (1, "a", 2, datetime.datetime(2024, 1, 2, 3, 4, 5)),
+        (2, None, 5, None),
+        (3, "ü", 7, None),
+    ]
+    # A duplicate key rolls the whole load back; the connection goes on.
+    with pytest.raises(_mssql.MSSQLDatabaseException) as e:
+        conn.bulk_copy("dbo.pymssql_bulk", [(4, "d"), (1, "dup")], column_ids=[1, 2])
+    assert e.value.number == 2627
+    cur.execute("SELECT COUNT(*) FROM dbo.pymssql_bulk")
+    assert cur.fetchone()[0] == 3
+    cur.execute("DROP TABLE dbo.pymssql_bulk")

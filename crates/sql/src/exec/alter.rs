@@ -125,9 +125,14 @@ fn table_name(w: &Work) -> String {
 }
 
 /// 1750 after the error that made a constraint fail (reported first).
-fn constraint_failed(cx: &mut Cx, e: SqlError) -> SqlError {
+pub(super) fn constraint_failed(cx: &mut Cx, e: SqlError) -> SqlError {
     cx.preceding.push(e);
     SqlError::new(1750, 16, 0, "Could not create constraint or index. See previous errors.")
+}
+
+/// 8111: a PRIMARY KEY on a column that is (or is declared) NULL.
+pub(super) fn pk_on_nullable(display: &str) -> SqlError {
+    SqlError::new(8111, 16, 1, format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."))
 }
 
 fn has_rows(cx: &mut Cx, w: &Work) -> Result<bool, SqlError> {
@@ -284,13 +289,7 @@ fn add_key(
         })?;
         let col = &w.t.columns[pos];
         if primary && col.nullable {
-            let e = SqlError::new(
-                8111,
-                16,
-                1,
-                format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."),
-            );
-            return Err(constraint_failed(cx, e));
+            return Err(constraint_failed(cx, pk_on_nullable(&display)));
         }
         if col.ty.is_max() {
             let e = SqlError::new(

@@ -496,6 +496,8 @@ fn create_table_in(
     let mut pending: Vec<PendingIndex> = Vec::new();
     let mut checks: Vec<(Option<String>, String)> = Vec::new();
     let mut fks: Vec<(Option<String>, Vec<String>, Reference)> = Vec::new();
+    // Columns written NULL: a PRIMARY KEY on one is an error, not a NOT NULL column.
+    let mut declared_null: Vec<String> = Vec::new();
     for el in elements {
         match el {
             TableElement::Column(cd) => {
@@ -509,6 +511,9 @@ fn create_table_in(
                     ));
                 }
                 let column_id = columns.len() as i32 + 1;
+                if cd.nullable() == Some(true) {
+                    declared_null.push(cname.clone());
+                }
                 let (col, col_identity, declared) =
                     define_column(cx, db, display, display, cd, column_id, identity.is_some())?;
                 if col_identity.is_some() {
@@ -596,10 +601,13 @@ fn create_table_in(
             format!("Cannot add multiple PRIMARY KEY constraints to table '{display}'."),
         ));
     }
-    // PRIMARY KEY columns become NOT NULL.
+    // PRIMARY KEY columns become NOT NULL, unless declared NULL (8111, 1750).
     for p in pending.iter().filter(|p| p.primary) {
         for (c, _) in &p.columns {
             if let Some(col) = columns.iter_mut().find(|x| x.name.eq_ignore_ascii_case(c)) {
+                if declared_null.iter().any(|n| n.eq_ignore_ascii_case(c)) {
+                    return Err(super::alter::constraint_failed(cx, super::alter::pk_on_nullable(display)));
+                }
                 if col.nullable && col.computed.is_none() {
                     col.nullable = false;
                 }
@@ -816,6 +824,10 @@ pub(super) fn define_column<'a>(
                 col.default = Some(catalog::DefaultConstraint { object_id: id, name, definition: format!("({expr})") });
             }
             ColumnOption::PrimaryKey { name, clustered, .. } => {
+                // A column declared NULL stays nullable, and cannot be a key (8111, 1750).
+                if cd.nullable() == Some(true) {
+                    return Err(super::alter::constraint_failed(cx, super::alter::pk_on_nullable(display)));
+                }
                 col.nullable = false;
                 declared.keys.push((name_of(name), true, *clustered));
             }

@@ -28,6 +28,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use types::{Length, SqlError, SqlType, Value};
 
 use super::expr::Row;
+use super::opt;
 use super::plan::{OutCol, Plan};
 use super::query::{Binder, Scope};
 use super::sysviews::{View, ViewKind};
@@ -462,23 +463,24 @@ fn isolation_code(i: Isolation) -> i16 {
     }
 }
 
-/// The settings columns (see `settings_cols`). SET options Mesquite accepts without
-/// tracking show the values the common drivers set at login.
+/// The settings columns (see `settings_cols`).
 fn settings_values(r: &SessionRow) -> Vec<Value> {
-    let b = Value::Bit;
+    let b = |bit: u32| Value::Bit(r.options & bit != 0);
+    // ANSI_DEFAULTS reads as ON when every option it sets is ON.
+    let ansi_defaults = opt::of("ANSI_DEFAULTS") | opt::IMPLICIT_TRANSACTIONS;
     vec![
         Value::Int(i32::MAX),
         s(if r.language.is_empty() { "us_english" } else { &r.language }),
         s("mdy"),
         Value::SmallInt(i16::from(r.date_first)),
-        b(true),
-        b(false),
-        b(true),
-        b(false),
-        b(true),
-        b(true),
-        b(true),
-        b(true),
+        b(opt::QUOTED_IDENTIFIER),
+        b(opt::ARITHABORT),
+        b(opt::ANSI_NULL_DFLT_ON),
+        Value::Bit(r.options & ansi_defaults == ansi_defaults),
+        b(opt::ANSI_WARNINGS),
+        b(opt::ANSI_PADDING),
+        b(opt::ANSI_NULLS),
+        b(opt::CONCAT_NULL_YIELDS_NULL),
         Value::SmallInt(isolation_code(r.isolation)),
         Value::Int(r.lock_timeout.clamp(i64::from(i32::MIN), i64::from(i32::MAX)) as i32),
         Value::Int(r.deadlock_priority),
@@ -1193,17 +1195,26 @@ pub fn dbcc_useroptions(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
         ("dateformat", "mdy".into()),
         ("datefirst", st.datefirst.to_string()),
         ("lock_timeout", st.lock_timeout.to_string()),
-        ("quoted_identifier", "SET".into()),
-        ("ansi_null_dflt_on", "SET".into()),
-        ("ansi_warnings", "SET".into()),
-        ("ansi_padding", "SET".into()),
-        ("ansi_nulls", "SET".into()),
-        ("concat_null_yields_null", "SET".into()),
     ];
-    for (on, name) in
-        [(st.nocount, "nocount"), (st.xact_abort, "xact_abort"), (st.implicit_transactions, "implicit_transactions")]
-    {
-        if on {
+    // The ON options, in the order SQL Server lists them.
+    let bits = st.options_bits();
+    for (bit, name) in [
+        (opt::QUOTED_IDENTIFIER, "quoted_identifier"),
+        (opt::ARITHABORT, "arithabort"),
+        (opt::ARITHIGNORE, "arithignore"),
+        (opt::ANSI_NULL_DFLT_ON, "ansi_null_dflt_on"),
+        (opt::ANSI_NULL_DFLT_OFF, "ansi_null_dflt_off"),
+        (opt::ANSI_WARNINGS, "ansi_warnings"),
+        (opt::ANSI_PADDING, "ansi_padding"),
+        (opt::ANSI_NULLS, "ansi_nulls"),
+        (opt::CONCAT_NULL_YIELDS_NULL, "concat_null_yields_null"),
+        (opt::NUMERIC_ROUNDABORT, "numeric_roundabort"),
+        (opt::CURSOR_CLOSE_ON_COMMIT, "cursor_close_on_commit"),
+        (opt::NOCOUNT, "nocount"),
+        (opt::XACT_ABORT, "xact_abort"),
+        (opt::IMPLICIT_TRANSACTIONS, "implicit_transactions"),
+    ] {
+        if bits & bit != 0 {
             rows.push((name, "SET".into()));
         }
     }

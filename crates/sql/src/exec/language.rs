@@ -3,60 +3,19 @@
 //! the language changes.
 //! The client is told with an ENVCHANGE (type 2) and message 5703, as at login.
 //!
-//! Decision: dates are still read and written in us_english (month names, mdy order):
-//! Mesquite has no per-language date formats yet, so a language's date order and month
-//! names are not applied (docs/compatibility.md).
+//! Dates are read with the language's month names (and English ones) and DATENAME
+//! writes them, for the languages `types::lang` has names of. Decision: a language's
+//! date order (dmy for most) is not applied: numeric dates stay mdy
+//! (docs/compatibility.md).
 
 use types::SqlError;
 
 use super::Cx;
 use crate::results::{EnvChange, Message};
 
-/// A language of sys.syslanguages: (name, alias, datefirst).
-const LANGUAGES: &[(&str, &str, u8)] = &[
-    ("us_english", "English", 7),
-    ("Deutsch", "German", 1),
-    ("Français", "French", 1),
-    ("日本語", "Japanese", 7),
-    ("Dansk", "Danish", 1),
-    ("Español", "Spanish", 1),
-    ("Italiano", "Italian", 1),
-    ("Nederlands", "Dutch", 1),
-    ("Norsk", "Norwegian", 1),
-    ("Português", "Portuguese", 7),
-    ("Suomi", "Finnish", 1),
-    ("Svenska", "Swedish", 1),
-    ("čeština", "Czech", 1),
-    ("magyar", "Hungarian", 1),
-    ("polski", "Polish", 1),
-    ("română", "Romanian", 1),
-    ("hrvatski", "Croatian", 1),
-    ("slovenčina", "Slovak", 1),
-    ("slovenski", "Slovenian", 1),
-    ("ελληνικά", "Greek", 1),
-    ("български", "Bulgarian", 1),
-    ("русский", "Russian", 1),
-    ("Türkçe", "Turkish", 1),
-    ("British", "British English", 1),
-    ("eesti", "Estonian", 1),
-    ("latviešu", "Latvian", 1),
-    ("lietuvių", "Lithuanian", 1),
-    ("Português (Brasil)", "Brazilian", 7),
-    ("繁體中文", "Traditional Chinese", 7),
-    ("한국어", "Korean", 7),
-    ("简体中文", "Simplified Chinese", 7),
-    ("Arabic", "Arabic", 6),
-    ("ไทย", "Thai", 7),
-    ("norsk (bokmål)", "Norwegian (Bokmål)", 1),
-];
-
-/// The language named `name` (its name or alias, any case).
+/// The language named `name` (its name or alias, any case): (name, datefirst).
 fn find(name: &str) -> Option<(&'static str, u8)> {
-    let lower = name.trim().to_lowercase();
-    LANGUAGES
-        .iter()
-        .find(|(n, alias, _)| n.to_lowercase() == lower || alias.to_lowercase() == lower)
-        .map(|&(n, _, first)| (n, first))
+    types::lang::find(name).map(|l| (l.name, l.datefirst))
 }
 
 /// SET LANGUAGE name: Msg 2740 for a language SQL Server does not have.
@@ -79,6 +38,7 @@ pub fn set_language(cx: &mut Cx, name: &str) -> Result<(), SqlError> {
         cx.fcx.datefirst = datefirst;
     }
     cx.fcx.language = lang.to_string();
+    types::lang::set_current(types::lang::by_name(lang));
     let _ = cx.sink.env_change(&EnvChange::Language { old, new: lang.to_string() });
     let m = SqlError::new(5703, 0, 1, format!("Changed language setting to {lang}."));
     let _ = cx.sink.message(&Message { error: m, info: true });

@@ -79,12 +79,18 @@ pub struct SessionState {
     /// (what JDBC's setAutoCommit(false) sends).
     pub implicit_transactions: bool,
     pub nocount: bool,
+    /// The ON/OFF options @@OPTIONS reports that have no field of their own (the
+    /// `opt::` bits); NOCOUNT, XACT_ABORT and IMPLICIT_TRANSACTIONS are the fields above.
+    pub options: u32,
     pub lock_timeout: i64,
     pub isolation: Isolation,
     pub datefirst: u8,
     /// SET LANGUAGE: the language's name as sys.syslanguages has it.
     pub language: String,
     pub showplan: bool,
+    /// SET FMTONLY ON: queries send their column metadata only, data changes are
+    /// skipped (what FreeTDS's BCP asks before a bulk copy).
+    pub fmtonly: bool,
     pub host_name: String,
     pub app_name: String,
     /// SET IDENTITY_INSERT t ON: (database, object id).
@@ -154,11 +160,13 @@ impl SessionState {
             xact_abort: false,
             implicit_transactions: false,
             nocount: false,
+            options: opt::DEFAULT,
             lock_timeout: -1,
             isolation: Isolation::ReadCommitted,
             datefirst: 7,
             language: "us_english".into(),
             showplan: false,
+            fmtonly: false,
             host_name: String::new(),
             app_name: String::new(),
             identity_insert: None,
@@ -182,6 +190,79 @@ impl SessionState {
             impersonation: Vec::new(),
             cursors: cursor::SessionCursors::default(),
         }
+    }
+}
+
+/// @@OPTIONS bits (SQL Server's "user options" values).
+pub mod opt {
+    pub const DISABLE_DEF_CNST_CHK: u32 = 1;
+    pub const IMPLICIT_TRANSACTIONS: u32 = 2;
+    pub const CURSOR_CLOSE_ON_COMMIT: u32 = 4;
+    pub const ANSI_WARNINGS: u32 = 8;
+    pub const ANSI_PADDING: u32 = 16;
+    pub const ANSI_NULLS: u32 = 32;
+    pub const ARITHABORT: u32 = 64;
+    pub const ARITHIGNORE: u32 = 128;
+    pub const QUOTED_IDENTIFIER: u32 = 256;
+    pub const NOCOUNT: u32 = 512;
+    pub const ANSI_NULL_DFLT_ON: u32 = 1024;
+    pub const ANSI_NULL_DFLT_OFF: u32 = 2048;
+    pub const CONCAT_NULL_YIELDS_NULL: u32 = 4096;
+    pub const NUMERIC_ROUNDABORT: u32 = 8192;
+    pub const XACT_ABORT: u32 = 16384;
+    /// What a driver's session starts with (@@OPTIONS 5432): the ISO options drivers
+    /// turn on at login; ARITHABORT stays OFF for applications (SSMS sets it ON itself).
+    pub const DEFAULT: u32 =
+        ANSI_WARNINGS | ANSI_PADDING | ANSI_NULLS | QUOTED_IDENTIFIER | ANSI_NULL_DFLT_ON | CONCAT_NULL_YIELDS_NULL;
+
+    /// The bits one SET option name stands for (ANSI_DEFAULTS is several).
+    pub fn of(name: &str) -> u32 {
+        match name {
+            "DISABLE_DEF_CNST_CHK" => DISABLE_DEF_CNST_CHK,
+            "CURSOR_CLOSE_ON_COMMIT" => CURSOR_CLOSE_ON_COMMIT,
+            "ANSI_WARNINGS" => ANSI_WARNINGS,
+            "ANSI_PADDING" => ANSI_PADDING,
+            "ANSI_NULLS" => ANSI_NULLS,
+            "ARITHABORT" => ARITHABORT,
+            "ARITHIGNORE" => ARITHIGNORE,
+            "QUOTED_IDENTIFIER" => QUOTED_IDENTIFIER,
+            "ANSI_NULL_DFLT_ON" => ANSI_NULL_DFLT_ON,
+            "ANSI_NULL_DFLT_OFF" => ANSI_NULL_DFLT_OFF,
+            "CONCAT_NULL_YIELDS_NULL" => CONCAT_NULL_YIELDS_NULL,
+            "NUMERIC_ROUNDABORT" => NUMERIC_ROUNDABORT,
+            // IMPLICIT_TRANSACTIONS is set through its own field by the caller.
+            "ANSI_DEFAULTS" => {
+                ANSI_NULLS
+                    | ANSI_NULL_DFLT_ON
+                    | ANSI_PADDING
+                    | ANSI_WARNINGS
+                    | CURSOR_CLOSE_ON_COMMIT
+                    | QUOTED_IDENTIFIER
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl SessionState {
+    /// @@OPTIONS: the session's ON/OFF SET options as bits.
+    pub fn options_bits(&self) -> u32 {
+        let mut o = self.options;
+        for (on, bit) in [
+            (self.nocount, opt::NOCOUNT),
+            (self.xact_abort, opt::XACT_ABORT),
+            (self.implicit_transactions, opt::IMPLICIT_TRANSACTIONS),
+        ] {
+            if on {
+                o |= bit;
+            }
+        }
+        o
+    }
+
+    /// True when the SET option (an `opt::` bit kept in `options`) is ON.
+    pub fn option(&self, bit: u32) -> bool {
+        self.options & bit != 0
     }
 }
 
@@ -301,6 +382,9 @@ fn aborts_batch(e: &SqlError) -> bool {
 
 impl<'a> Cx<'a> {
     pub fn new(host: &'a mut dyn Host, state: &'a mut SessionState, sink: &'a mut dyn ResultSink) -> Cx<'a> {
+        // Text-to-date conversion reads month names in the session's language from the
+        // thread (types::lang); a request runs on one thread.
+        types::lang::set_current(types::lang::by_name(&state.language));
         let fcx = FnContext {
             datefirst: state.datefirst,
             now_utc: now_utc(),
@@ -561,7 +645,17 @@ impl<'a> Cx<'a> {
         Ok((db, schema))
     }
 
+    /// A name in a database that does not exist names no object: the caller reports it
+    /// as any missing object (208 for a table, 2812 for a procedure, NULL from
+    /// OBJECT_ID), as SQL Server does; only USE and CREATE report the database (911).
+    pub(super) fn names_missing_database(&self, name: &ObjectName) -> bool {
+        name.database().is_some_and(|d| self.db_id_by_name(&d.value).is_none())
+    }
+
     pub fn resolve_object(&mut self, name: &ObjectName) -> Result<Option<(DbId, Object)>, SqlError> {
+        if self.names_missing_database(name) {
+            return Ok(None);
+        }
         let (db, schema, n) = self.resolve_name(name)?;
         let c = self.catalog(db)?;
         let g = c.inner.read();
@@ -575,6 +669,9 @@ impl<'a> Cx<'a> {
     /// and skips the catalog search and the copy of the catalog entry. Any catalog
     /// change bumps the version, so a stale entry is never used.
     pub fn resolve_table_cached(&mut self, name: &ObjectName) -> Result<Option<Arc<ResolvedTable>>, SqlError> {
+        if self.names_missing_database(name) {
+            return Ok(None);
+        }
         // `#temp` names map to internal names; other names are looked up as written.
         let (db, schema_id, temp_name) = if name.name().value.starts_with('#') {
             let (db, schema, n) = self.resolve_name(name)?;
@@ -726,6 +823,10 @@ impl<'a> Cx<'a> {
 
     /// [`Cx::send_result`] with the plan's [`column_info`] at hand.
     pub fn send_rows(&mut self, plan: &Plan, info: &[ColumnInfo]) -> Result<u64, SqlError> {
+        if self.state.fmtonly {
+            self.sink.columns(info).map_err(|_| cancelled())?;
+            return Ok(0);
+        }
         let mut op = open(plan, self)?;
         self.sink.columns(info).map_err(|_| cancelled())?;
         let mut n = 0u64;
@@ -762,10 +863,10 @@ pub fn now_utc() -> (u32, u64) {
 }
 
 pub fn parse_object_name(text: &str) -> Result<ObjectName, SqlError> {
-    let e = crate::parse_expression(text)?;
-    match e.kind {
-        ExprKind::Column(n) => Ok(n),
-        _ => Err(errors::invalid_object(text)),
+    match crate::parse_expression(text).map(|e| e.kind) {
+        Ok(ExprKind::Column(n)) => Ok(n),
+        // Not an expression: a name with omitted leading parts (`..t`, `.dbo.t`).
+        _ => crate::parser::parse_object_name_text(text).map_err(|_| errors::invalid_object(text)),
     }
 }
 
@@ -1051,7 +1152,8 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 // in SQL Server: CATCH does not see them (it does from a nested scope).
                 let same_scope = cx.try_frames.last() == Some(&cx.frames.len());
                 let uncatchable = same_scope && matches!(e.number, 207 | 208 | 4104);
-                if cx.try_depth > 0 && e.severity > 10 && !uncatchable {
+                // Severity 20 and up ends the connection: no CATCH block sees it.
+                if cx.try_depth > 0 && e.severity > 10 && !e.is_fatal() && !uncatchable {
                     return Err(Abort { error: e, reported: false });
                 }
                 report(cx, &e);
@@ -1221,6 +1323,14 @@ fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError>
         && begins_implicit_transaction(&stmt.kind)
     {
         begin_user_transaction(cx, "implicit_transaction")?;
+    }
+    if cx.state.fmtonly
+        && matches!(
+            stmt.kind,
+            StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) | StatementKind::Merge(_)
+        )
+    {
+        return Ok(Flow::Normal);
     }
     if is_data_statement(&stmt.kind) {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
@@ -1959,13 +2069,31 @@ fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
     match o {
         SetOption::Flags { names, on } => {
             for n in names {
-                match n.to_ascii_uppercase().as_str() {
+                let upper = n.to_ascii_uppercase();
+                match upper.as_str() {
                     "NOCOUNT" => cx.state.nocount = *on,
                     "XACT_ABORT" => cx.state.xact_abort = *on,
                     "IMPLICIT_TRANSACTIONS" => cx.state.implicit_transactions = *on,
                     "SHOWPLAN_TEXT" | "SHOWPLAN_ALL" | "SHOWPLAN_XML" => cx.state.showplan = *on,
+                    "FMTONLY" => cx.state.fmtonly = *on,
+                    // ANSI_DEFAULTS also sets IMPLICIT_TRANSACTIONS (SQL Server's list).
+                    "ANSI_DEFAULTS" => cx.state.implicit_transactions = *on,
                     // Accepted for compatibility with what clients send at login.
                     _ => {}
+                }
+                // Only recorded for @@OPTIONS, sys.dm_exec_sessions and DBCC USEROPTIONS:
+                // the executor behaves as with SQL Server's defaults whatever they say.
+                let bits = opt::of(&upper);
+                if *on {
+                    cx.state.options |= bits;
+                    // ANSI_NULL_DFLT_ON and _OFF exclude each other.
+                    if bits & opt::ANSI_NULL_DFLT_ON != 0 {
+                        cx.state.options &= !opt::ANSI_NULL_DFLT_OFF;
+                    } else if bits & opt::ANSI_NULL_DFLT_OFF != 0 {
+                        cx.state.options &= !opt::ANSI_NULL_DFLT_ON;
+                    }
+                } else {
+                    cx.state.options &= !bits;
                 }
             }
         }

@@ -121,7 +121,9 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
 /// Calls a procedure (system or user) with evaluated arguments; returns its status.
 pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line: u32) -> Result<i32, SqlError> {
     let pname = name.name().value.to_ascii_lowercase();
-    if name.parts.len() == 1 || name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
+    // System procedures answer to sp_who, ..sp_who, sys.sp_who, master.dbo.sp_who.
+    let system_schema = name.schema().is_none_or(|s| s.eq_ignore_case("sys") || s.eq_ignore_case("dbo"));
+    if system_schema && name.qualifier(3).is_none() && !cx.names_missing_database(name) {
         if let Some(status) = system_procedure(cx, &pname, &args, line)? {
             return Ok(status);
         }
@@ -669,8 +671,17 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
         Value::Int(n) => (*n, format!("Error {n} is not defined in sys.messages.")),
         _ => (50000, format_message(&as_text(&m, &mt).unwrap_or_default(), &vals)),
     };
-    if severity > 18 && !cx.is_sysadmin() {
+    let log = r.options.contains(&RaiserrorOption::Log);
+    if severity > 18 && !(log && cx.is_sysadmin()) {
         return Err(SqlError::new(2754, 16, 1, "Error severity levels greater than 18 can only be specified by members of the sysadmin role, using the WITH LOG option."));
+    }
+    if log && !cx.is_sysadmin() {
+        return Err(SqlError::new(
+            2778,
+            16,
+            2,
+            "Only System Administrator can specify WITH LOG option for RAISERROR command.",
+        ));
     }
     let e = SqlError::new(number, severity, state, text).at_line(line);
     if r.options.contains(&RaiserrorOption::SetError) {
@@ -688,8 +699,9 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
     if r.options.contains(&RaiserrorOption::NoWait) {
         let _ = cx.sink.flush();
     }
-    // RAISERROR does not abort the batch (unlike THROW) unless severity >= 20.
-    if cx.try_depth == 0 {
+    // RAISERROR does not abort the batch (unlike THROW) unless severity >= 20, which ends
+    // the connection too (the statement loop reports it, past any CATCH).
+    if cx.try_depth == 0 && !e.is_fatal() {
         let mut e = e;
         e.procedure = cx.frames.last().and_then(|f| f.proc_name.clone());
         report(cx, &e);

@@ -918,7 +918,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             "@@TEXTSIZE" => BExpr::Const(Value::Int(-1), int),
             "@@LOCK_TIMEOUT" => BExpr::Const(Value::Int(self.cx.state.lock_timeout as i32), int),
             "@@NESTLEVEL" => BExpr::Const(Value::Int(self.cx.nest_level() as i32), int),
-            "@@OPTIONS" => BExpr::Const(Value::Int(5496), int),
+            "@@OPTIONS" => BExpr::Const(Value::Int(self.cx.state.options_bits() as i32), int),
             "@@PROCID" => BExpr::Const(Value::Int(self.cx.current_proc_id()), int),
             "@@DBTS" => BExpr::Const(
                 Value::Binary(vec![0, 0, 0, 0, 0, 0, 0x07, 0xD0]),

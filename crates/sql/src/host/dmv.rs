@@ -65,6 +65,8 @@ pub struct SessionRow {
     /// SET LOCK_TIMEOUT, milliseconds (-1: wait for ever).
     pub lock_timeout: i64,
     pub date_first: u8,
+    /// The ON/OFF SET options as @@OPTIONS bits (`exec::opt`).
+    pub options: u32,
     pub deadlock_priority: i32,
     /// @@ROWCOUNT after the last statement.
     pub row_count: i64,

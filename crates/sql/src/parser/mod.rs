@@ -61,6 +61,17 @@ pub fn parse_expression(source: &str) -> Result<Expr, SqlError> {
     })
 }
 
+/// Parses a whole text as one multipart object name (`..t`, `db.dbo.t`).
+pub fn parse_object_name_text(source: &str) -> Result<ObjectName, SqlError> {
+    with_tokens(source, |p| {
+        let n = p.parse_object_name()?;
+        if !p.at_eof() {
+            return Err(p.error());
+        }
+        Ok(n)
+    })
+}
+
 thread_local! {
     /// The token buffer of the thread's last parse, kept for the next one (see
     /// [`crate::lexer::tokenize_into`]).
@@ -405,7 +416,14 @@ impl<'a> Parser<'a> {
     /// `a`, `a.b`, `a..b`, up to 5 parts (4 for objects plus a column). A `.` followed by
     /// `*` is left for the caller (`t.*`).
     pub(crate) fn parse_object_name(&mut self) -> PResult<ObjectName> {
-        let mut parts = vec![self.parse_ident()?];
+        // Leading parts may be omitted too: `..t`, `.dbo.t` (the current database, the
+        // default schema), as SQL Server reads them.
+        let mut parts = Vec::new();
+        while self.is(&TokenKind::Dot) && parts.len() < 3 {
+            self.advance();
+            parts.push(Ident::plain(""));
+        }
+        parts.push(if parts.is_empty() { self.parse_ident()? } else { self.parse_ident_or_keyword()? });
         while self.is(&TokenKind::Dot) && !self.is_at(1, &TokenKind::Star) {
             if parts.len() >= 5 {
                 return Err(self.error());

@@ -258,13 +258,13 @@ pub(crate) fn day_name(days: i64) -> &'static str {
     DAY_NAMES[(calendar::iso_weekday(days) - 1) as usize]
 }
 
-/// DATENAME (us_english): month and weekday names, else DATEPART's number; tzoffset
-/// as `+hh:mm`.
-pub fn datename(part: DatePart, v: &Value, datefirst: u8) -> String {
+/// DATENAME: month and weekday names in the session's language, else DATEPART's
+/// number; tzoffset as `+hh:mm`.
+pub fn datename(part: DatePart, v: &Value, datefirst: u8, lang: &types::lang::Language) -> String {
     let (days, _) = clock_for_parts(v);
     match part {
-        DatePart::Month => month_name(calendar::civil_from_days(days).1).to_string(),
-        DatePart::Weekday => day_name(days).to_string(),
+        DatePart::Month => lang.month_name(calendar::civil_from_days(days).1).to_string(),
+        DatePart::Weekday => lang.day_name(calendar::iso_weekday(days)).to_string(),
         DatePart::TzOffset => match v {
             Value::DateTimeOffset { offset, .. } => types::format::format_offset(*offset),
             _ => "+00:00".into(),
@@ -856,10 +856,10 @@ mod tests {
         let o = parse("2024-01-02 03:04:05 +05:30", SqlType::DateTimeOffset { scale: 0 });
         assert_eq!(datepart(DatePart::TzOffset, &o, 7), 330);
         assert_eq!(datepart(DatePart::Hour, &o, 7), 3);
-        assert_eq!(datename(DatePart::Month, &v, 7), "March");
-        assert_eq!(datename(DatePart::Weekday, &v, 7), "Friday");
-        assert_eq!(datename(DatePart::Day, &v, 7), "15");
-        assert_eq!(datename(DatePart::TzOffset, &o, 7), "+05:30");
+        assert_eq!(datename(DatePart::Month, &v, 7, types::lang::us_english()), "March");
+        assert_eq!(datename(DatePart::Weekday, &v, 7, types::lang::us_english()), "Friday");
+        assert_eq!(datename(DatePart::Day, &v, 7, types::lang::us_english()), "15");
+        assert_eq!(datename(DatePart::TzOffset, &o, 7, types::lang::us_english()), "+05:30");
         let e = check_part(DatePart::Hour, &SqlType::Date, "datepart").unwrap_err();
         assert_eq!(
             (e.number, e.message.as_str()),

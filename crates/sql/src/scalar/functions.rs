@@ -1496,7 +1496,7 @@ pub fn call(
             if name == "DATEPART" {
                 Ok(Value::Int(dates::datepart(part, &d, cx.datefirst) as i32))
             } else {
-                string_out(dates::datename(part, &d, cx.datefirst), ret)
+                string_out(dates::datename(part, &d, cx.datefirst, types::lang::by_name(&cx.language)), ret)
             }
         }
         "DATETRUNC" => {

@@ -37,7 +37,7 @@ pub struct FnContext {
     pub local_offset_minutes: i16,
     /// SET DATEFIRST (1 = Monday ... 7 = Sunday; us_english default 7).
     pub datefirst: u8,
-    /// SET LANGUAGE (only us_english is supported).
+    /// SET LANGUAGE: the language's name (types::lang has its month and day names).
     pub language: String,
 }
 
