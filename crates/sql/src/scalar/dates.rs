@@ -233,29 +233,14 @@ pub fn datepart(part: DatePart, v: &Value, datefirst: u8) -> i64 {
     }
 }
 
-const MONTH_NAMES: [&str; 12] = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-];
-const DAY_NAMES: [&str; 7] = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"];
-
+/// English month name (us_english's, as `types::lang` keeps them).
 pub(crate) fn month_name(m: u32) -> &'static str {
-    MONTH_NAMES[(m.clamp(1, 12) - 1) as usize]
+    types::lang::us_english().month_name(m)
 }
 
 /// English day name of a day number since 0001-01-01.
 pub(crate) fn day_name(days: i64) -> &'static str {
-    DAY_NAMES[(calendar::iso_weekday(days) - 1) as usize]
+    types::lang::us_english().day_name(calendar::iso_weekday(days))
 }
 
 /// DATENAME: month and weekday names in the session's language, else DATEPART's
