@@ -245,6 +245,14 @@ pub enum Plan {
         args: Vec<BExpr>,
         cols: Vec<OutCol>,
     },
+    /// `x.nodes('xquery') AS t(c)` (see `exec/xml.rs`): `target` and `outside` read no
+    /// row of their own (outer references only, as under APPLY).
+    XmlNodes {
+        target: BExpr,
+        query: Arc<crate::scalar::xml::XQuery>,
+        outside: Vec<BExpr>,
+        cols: Vec<OutCol>,
+    },
     /// PIVOT / UNPIVOT (see `exec/pivot.rs`).
     Pivot(Box<super::pivot::PivotNode>),
     /// Drops trailing columns (hidden sort keys).
@@ -271,6 +279,7 @@ impl Plan {
             | Plan::Window { cols, .. }
             | Plan::WorkTable { cols, .. }
             | Plan::TableFunction { cols, .. }
+            | Plan::XmlNodes { cols, .. }
             | Plan::RecursiveCte { cols, .. } => cols.clone(),
             Plan::Scan(s) => {
                 let mut c = s.table.out_cols();
@@ -340,6 +349,7 @@ impl Plan {
             Plan::WorkTable { .. } => "Table Spool (recursive)".to_string(),
             Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
             Plan::TableFunction { name, .. } => format!("Table-valued function ([{name}])"),
+            Plan::XmlNodes { .. } => "Table-valued function (XML Reader with XPath filter)".to_string(),
             Plan::Pivot(p) => p.describe(),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
         };
@@ -647,6 +657,9 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         Plan::Pivot(p) => super::pivot::open(p, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
+        }
+        Plan::XmlNodes { target, query, outside, .. } => {
+            Box::new(VecOp::new(super::xml::open_nodes(cx, target, query, outside)?))
         }
     })
 }

@@ -61,6 +61,17 @@ pub fn parse_expression(source: &str) -> Result<Expr, SqlError> {
     })
 }
 
+/// Parse a data type written as text (`'decimal(18,2)'` in xml's value() method).
+pub fn parse_data_type_text(source: &str) -> Result<DataType, SqlError> {
+    with_tokens(source, |p| {
+        let t = p.parse_data_type()?;
+        if !p.at_eof() {
+            return Err(p.error());
+        }
+        Ok(t)
+    })
+}
+
 thread_local! {
     /// The token buffer of the thread's last parse, kept for the next one (see
     /// [`crate::lexer::tokenize_into`]).

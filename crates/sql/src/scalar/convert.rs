@@ -169,7 +169,12 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
     }
     check_explicit(&from, to)?;
     match cat(to) {
-        Cat::Str | Cat::Xml => to_character(value, &from, to, style),
+        // Text becomes xml only if well-formed, stored in its normalized form.
+        Cat::Xml => match to_character(value, &from, to, style)? {
+            Value::String(s) => Ok(Value::String(super::xml::normalize(&s)?)),
+            other => Ok(other),
+        },
+        Cat::Str => to_character(value, &from, to, style),
         _ => match value {
             Value::String(s) => from_string(s, &from, to, style),
             Value::Binary(b) => from_binary(b, to),

@@ -23,6 +23,7 @@ mod format;
 pub mod functions;
 pub mod ops;
 mod util;
+pub mod xml;
 
 /// What functions may read besides their arguments.
 #[derive(Debug, Clone)]
