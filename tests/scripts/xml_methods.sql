@@ -77,6 +77,15 @@ ORDER BY x.ev, activity;
 SELECT CAST('<a><b>1</b><b>2</b></a>' AS xml).query('/a/b[2]') AS second,
   CAST('<a><b>1</b><b>2</b></a>' AS xml).value('(/a/c)[1]', 'int') AS missing;
 GO
+-- Text stored into an xml column is normalized too; a bad document is rejected.
+INSERT #xml VALUES ('other', '<event  name=''x''>
+  <data/>
+</event>');
+SELECT ed FROM #xml WHERE ev = 'other';
+INSERT #xml VALUES ('bad', '<event>');
+SELECT COUNT(*) AS rows_now FROM #xml;
+DELETE #xml WHERE ev = 'other';
+GO
 DECLARE @x xml = NULL;
 SELECT @x.value('(/a)[1]', 'int') AS null_value, @x.exist('/a') AS null_exist;
 GO
