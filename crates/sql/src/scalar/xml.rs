@@ -220,8 +220,7 @@ impl<'a> Parser<'a> {
         }
         let mut stack = vec![0usize];
         let mut text = String::new();
-        loop {
-            let Some(c) = self.peek() else { break };
+        while let Some(c) = self.peek() {
             if c != '<' {
                 if c == '&' {
                     self.pos += 1;
