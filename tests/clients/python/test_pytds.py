@@ -152,6 +152,43 @@ def test_dml_triggers(conn):
     cur.execute("DROP TABLE dbo.pytds_trg_audit")
 
 
+def test_types_xml_methods(conn):
+    """An xml column round-trips in its stored form; value() arrives typed, nodes() shreds."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_xml') IS NOT NULL DROP TABLE dbo.pytds_xml")
+    cur.execute("CREATE TABLE dbo.pytds_xml (id int PRIMARY KEY, ed xml)")
+    doc = (
+        '<event name="checkpoint_end" timestamp="2020-01-20T00:19:33.644Z">\n'
+        '  <data name="duration"><value>123</value></data>\n'
+        '  <data name="database_id"><value>19</value></data>\n'
+        "</event>"
+    )
+    cur.execute("INSERT INTO dbo.pytds_xml VALUES (%s, %s)", (1, doc))
+    cur.execute("SELECT ed FROM dbo.pytds_xml")
+    assert cur.fetchone()[0] == (
+        '<event name="checkpoint_end" timestamp="2020-01-20T00:19:33.644Z">'
+        '<data name="duration"><value>123</value></data>'
+        '<data name="database_id"><value>19</value></data></event>'
+    )
+    cur.execute(
+        "SELECT ed.value('(event/data[@name=\"duration\"]/value)[1]', 'bigint'),"
+        " ed.value('(event/@timestamp)[1]', 'datetime2(3)'), ed.exist('event/data') FROM dbo.pytds_xml"
+    )
+    duration, ts, has_data = cur.fetchone()
+    assert duration == 123 and isinstance(duration, int)
+    assert ts == datetime.datetime(2020, 1, 20, 0, 19, 33, 644000)
+    assert has_data is True
+    cur.execute(
+        "SELECT d.c.value('@name', 'nvarchar(50)'), d.c.value('(value)[1]', 'int')"
+        " FROM dbo.pytds_xml CROSS APPLY ed.nodes('/event/data') AS d(c)"
+    )
+    assert cur.fetchall() == [("duration", 123), ("database_id", 19)]
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("SELECT ed.value('event/@timestamp', 'datetime') FROM dbo.pytds_xml")
+    assert e.value.msg_no == 2389
+    cur.execute("DROP TABLE dbo.pytds_xml")
+
+
 def test_dml_merge(conn):
     """MERGE over TCP: a parameterized upsert's row count, then OUTPUT $action."""
     cur = conn.cursor()

@@ -210,12 +210,15 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     if v.is_null() {
         return Ok(Value::Null);
     }
-    if fits_unchanged(&v, from, &c.ty) {
+    // Text stored into xml is parsed and normalized (CONVERT does it).
+    let to_xml = c.ty == SqlType::Xml && *from != SqlType::Xml;
+    if !to_xml && fits_unchanged(&v, from, &c.ty) {
         return Ok(v);
     }
     // Between strings (or between binaries) the value is only fitted: CAST would cut a
     // long value silently, where assignment to a column is 2628.
-    let same_family = (from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary());
+    let same_family =
+        !to_xml && ((from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary()));
     let v = if *from == c.ty || same_family { v } else { convert::convert(&v, from, &c.ty, None)? };
     v.fit_to(&c.ty).map_err(|e| {
         if e.number == 8152 || e.number == 2628 {

@@ -12,7 +12,7 @@ use types::{SqlError, SqlType, Value};
 use super::plan::Plan;
 use super::Cx;
 use crate::ast::{BinaryOp, UnaryOp};
-use crate::scalar::{convert, functions, ops};
+use crate::scalar::{convert, functions, ops, xml};
 
 pub type Row = Vec<Value>;
 
@@ -128,6 +128,22 @@ pub enum BExpr {
         args: Vec<BExpr>,
         ty: SqlType,
     },
+    /// An xml method (`x.value(...)`, `x.query(...)`, `x.exist(...)`) on `target`, the
+    /// XQuery compiled when bound; `outside` are its sql:variable / sql:column values.
+    Xml {
+        method: XmlMethod,
+        target: Box<BExpr>,
+        query: Arc<xml::XQuery>,
+        outside: Vec<BExpr>,
+        ty: SqlType,
+    },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum XmlMethod {
+    Value,
+    Query,
+    Exist,
 }
 
 pub fn bit(b: bool) -> Value {
@@ -150,6 +166,7 @@ impl BExpr {
             | BExpr::Subquery(_, t)
             | BExpr::AtTimeZone(_, _, t)
             | BExpr::Udf { ty: t, .. }
+            | BExpr::Xml { ty: t, .. }
             | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
             BExpr::Cmp(..)
@@ -243,6 +260,10 @@ impl BExpr {
                 }
             }
             BExpr::InSubquery { expr, .. } | BExpr::Quantified { expr, .. } => expr.visit(f),
+            BExpr::Xml { target, outside, .. } => {
+                target.visit(f);
+                outside.iter().for_each(|e| e.visit(f));
+            }
             _ => {}
         }
     }
@@ -310,6 +331,13 @@ impl BExpr {
             BExpr::Quantified { expr, op, all, plan, ty } => {
                 BExpr::Quantified { expr: r(expr), op: *op, all: *all, plan: plan.clone(), ty: *ty }
             }
+            BExpr::Xml { method, target, query, outside, ty } => BExpr::Xml {
+                method: *method,
+                target: r(target),
+                query: query.clone(),
+                outside: outside.iter().map(|e| e.map_leaves(map)).collect(),
+                ty: *ty,
+            },
             other => other.clone(),
         }
     }
@@ -554,8 +582,47 @@ impl BExpr {
                 }
                 super::query::catalog_function(cx, name, &vals)?.0
             }
+            BExpr::Xml { method, target, query, outside, ty } => {
+                let v = target.eval(row, cx)?;
+                let Some(text) = as_text(&v, &target.ty()) else { return Ok(Value::Null) };
+                let mut vals = Vec::with_capacity(outside.len());
+                for o in outside {
+                    let v = o.eval(row, cx)?;
+                    vals.push(as_text(&v, &o.ty()));
+                }
+                xml_method(*method, &text, query, &vals, ty)?
+            }
         })
     }
+}
+
+/// Runs an xml method over a document's text.
+fn xml_method(
+    method: XmlMethod,
+    text: &str,
+    query: &xml::XQuery,
+    outside: &[Option<String>],
+    ty: &SqlType,
+) -> Result<Value, SqlError> {
+    let doc = xml::parse(text)?;
+    let ev = xml::Eval { doc: &doc, outside };
+    let items = ev.eval(&query.expr, &xml::Item::Node(doc.context), 1, 1);
+    Ok(match method {
+        XmlMethod::Exist => bit(!items.is_empty()),
+        XmlMethod::Query => Value::String(ev.serialize(&items)),
+        XmlMethod::Value => match items.first() {
+            None => Value::Null,
+            Some(it) => {
+                let s = ev.string_of(it);
+                convert::convert(
+                    &Value::String(xml::cast_text(&s, ty)),
+                    &SqlType::NVarChar { len: types::Length::Max },
+                    ty,
+                    None,
+                )?
+            }
+        },
+    })
 }
 
 fn v_type(_v: &Value, ty: &SqlType) -> SqlType {

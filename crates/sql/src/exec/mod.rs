@@ -42,6 +42,7 @@ pub mod trigger;
 pub mod tvf;
 pub mod user_types;
 pub mod window;
+pub mod xml;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};

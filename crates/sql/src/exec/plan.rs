@@ -245,6 +245,14 @@ pub enum Plan {
         args: Vec<BExpr>,
         cols: Vec<OutCol>,
     },
+    /// `x.nodes('xquery') AS t(c)` (see `exec/xml.rs`): `target` and `outside` read no
+    /// row of their own (outer references only, as under APPLY).
+    XmlNodes {
+        target: BExpr,
+        query: Arc<crate::scalar::xml::XQuery>,
+        outside: Vec<BExpr>,
+        cols: Vec<OutCol>,
+    },
     /// PIVOT / UNPIVOT (see `exec/pivot.rs`).
     Pivot(Box<super::pivot::PivotNode>),
     /// FOR JSON / FOR XML over the input (see `exec/forclause.rs`).
@@ -275,6 +283,7 @@ impl Plan {
             | Plan::Window { cols, .. }
             | Plan::WorkTable { cols, .. }
             | Plan::TableFunction { cols, .. }
+            | Plan::XmlNodes { cols, .. }
             | Plan::RecursiveCte { cols, .. } => cols.clone(),
             Plan::Scan(s) => {
                 let mut c = s.table.out_cols();
@@ -346,6 +355,7 @@ impl Plan {
             Plan::WorkTable { .. } => "Table Spool (recursive)".to_string(),
             Plan::RecursiveCte { .. } => "Recursive Union".to_string(),
             Plan::TableFunction { name, .. } => format!("Table-valued function ([{name}])"),
+            Plan::XmlNodes { .. } => "Table-valued function (XML Reader with XPath filter)".to_string(),
             Plan::Pivot(p) => p.describe(),
             Plan::ForClause(n) => n.describe(),
             Plan::OpenJson(_) => "Table-valued function ([OPENJSON])".to_string(),
@@ -658,6 +668,9 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         Plan::OpenJson(n) => super::openjson::open(n, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
             Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
+        }
+        Plan::XmlNodes { target, query, outside, .. } => {
+            Box::new(VecOp::new(super::xml::open_nodes(cx, target, query, outside)?))
         }
     })
 }

@@ -763,27 +763,27 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let x = self.bind_expr(expr, scope)?;
                 let z = self.bind_expr(zone, scope)?;
                 let ty = match x.ty() {
-                    SqlType::DateTimeOffset { scale } | SqlType::DateTime2 { scale } => SqlType::DateTimeOffset { scale },
+                    SqlType::DateTimeOffset { scale } | SqlType::DateTime2 { scale } => {
+                        SqlType::DateTimeOffset { scale }
+                    }
                     SqlType::DateTime | SqlType::SmallDateTime => SqlType::DateTimeOffset { scale: 3 },
                     other => {
                         return Err(SqlError::new(
                             8116,
                             16,
                             1,
-                            format!("Argument data type {} is invalid for argument 1 of AT TIME ZONE function.", other.name()),
+                            format!(
+                                "Argument data type {} is invalid for argument 1 of AT TIME ZONE function.",
+                                other.name()
+                            ),
                         ))
                     }
                 };
                 BExpr::AtTimeZone(Box::new(x), Box::new(z), ty)
             }
             ExprKind::Collate { expr, .. } => self.bind_expr(expr, scope)?,
-            ExprKind::MethodCall { method, .. } => {
-                return Err(SqlError::new(
-                    4121,
-                    16,
-                    1,
-                    format!("Cannot find either column or the user-defined function or aggregate \"{}\", or the name is ambiguous.", method.value),
-                ))
+            ExprKind::MethodCall { target, method, args } => {
+                super::xml::bind_method(self, target, method, args, scope)?
             }
             ExprKind::NextValueFor(name) => {
                 return Err(SqlError::new(208, 16, 1, format!("Invalid object name '{}'.", name.name().value)))
@@ -2100,9 +2100,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let plan = with_names(plan, &cols);
                 Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
             }
-            TableFactor::XmlNodes { .. } => {
-                Err(SqlError::new(40000, 16, 1, "The xml nodes() method is not supported yet."))
-            }
+            TableFactor::XmlNodes { target, args, alias } => super::xml::plan_nodes(self, target, args, alias),
             TableFactor::NestedJoin(t) => self.plan_table_with_joins(t, None),
             TableFactor::Pivot { source, aggregate, value, column, values, alias } => {
                 super::pivot::plan_pivot(self, source, aggregate, value, column, values, alias)

@@ -72,6 +72,17 @@ pub fn parse_object_name_text(source: &str) -> Result<ObjectName, SqlError> {
     })
 }
 
+/// Parse a data type written as text (`'decimal(18,2)'` in xml's value() method).
+pub fn parse_data_type_text(source: &str) -> Result<DataType, SqlError> {
+    with_tokens(source, |p| {
+        let t = p.parse_data_type()?;
+        if !p.at_eof() {
+            return Err(p.error());
+        }
+        Ok(t)
+    })
+}
+
 thread_local! {
     /// The token buffer of the thread's last parse, kept for the next one (see
     /// [`crate::lexer::tokenize_into`]).

@@ -169,7 +169,12 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
     }
     check_explicit(&from, to)?;
     match cat(to) {
-        Cat::Str | Cat::Xml => to_character(value, &from, to, style),
+        // Text becomes xml only if well-formed, stored in its normalized form.
+        Cat::Xml => match to_character(value, &from, to, style)? {
+            Value::String(s) => Ok(Value::String(super::xml::normalize(&s)?)),
+            other => Ok(other),
+        },
+        Cat::Str => to_character(value, &from, to, style),
         _ => match value {
             Value::String(s) => from_string(s, &from, to, style),
             Value::Binary(b) => from_binary(b, to),
@@ -1348,7 +1353,7 @@ pub(crate) mod tests {
             cv(Value::String("ab".into()), vc(2), SqlType::char(4).unwrap()).unwrap(),
             Value::String("ab  ".into())
         );
-        assert_eq!(cv(Value::String("<a/>".into()), vc(4), SqlType::Xml).unwrap(), Value::String("<a/>".into()));
+        assert_eq!(cv(Value::String("<a/>".into()), vc(4), SqlType::Xml).unwrap(), Value::String("<a />".into()));
     }
 
     #[test]

@@ -15,6 +15,7 @@
 //! - `format` (private): FORMAT's .NET-style number and date patterns.
 //! - `util` (private): shared error constructors, 256-bit decimal arithmetic, and the
 //!   common clock every date/time type converts to exactly.
+//! - [`xml`]: the xml type's parser and serializer and the XQuery subset of its methods.
 //! - [`aggregate`]: COUNT, COUNT_BIG, SUM, AVG, MIN, MAX, STDEV, STDEVP, VAR, VARP,
 //!   STRING_AGG, CHECKSUM_AGG, with SQL Server's result types.
 
@@ -26,6 +27,7 @@ pub mod functions;
 pub mod json;
 pub mod ops;
 mod util;
+pub mod xml;
 
 /// What functions may read besides their arguments.
 #[derive(Debug, Clone)]
