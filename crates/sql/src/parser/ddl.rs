@@ -279,13 +279,7 @@ impl<'a> Parser<'a> {
         } else {
             false
         };
-        self.expect_word("AS")?;
-        let body_start = self.pos;
-        let body = self.parse_rest_of_batch()?;
-        if body.is_empty() {
-            return Err(self.error());
-        }
-        let body_span = self.span_from(body_start);
+        let (body, body_span) = self.parse_module_body()?;
         Ok(Some(StatementKind::CreateTrigger(Box::new(CreateTrigger {
             mode,
             name,
@@ -322,13 +316,7 @@ impl<'a> Parser<'a> {
         } else {
             false
         };
-        self.expect_word("AS")?;
-        let body_start = self.pos;
-        let body = self.parse_rest_of_batch()?;
-        if body.is_empty() {
-            return Err(self.error());
-        }
-        let body_span = self.span_from(body_start);
+        let (body, body_span) = self.parse_module_body()?;
         Ok(StatementKind::CreateProcedure(Box::new(CreateProcedure {
             mode,
             name,

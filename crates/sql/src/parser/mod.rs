@@ -516,6 +516,18 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// `AS` and a module's body (procedures, triggers): at least one statement, to the
+    /// end of the batch, with the body's span.
+    pub(crate) fn parse_module_body(&mut self) -> PResult<(Vec<Statement>, Span)> {
+        self.expect_word("AS")?;
+        let body_start = self.pos;
+        let body = self.parse_rest_of_batch()?;
+        if body.is_empty() {
+            return Err(self.error());
+        }
+        Ok((body, self.span_from(body_start)))
+    }
+
     /// Statements to the end of the batch (procedure bodies).
     pub(crate) fn parse_rest_of_batch(&mut self) -> PResult<Vec<Statement>> {
         let mut out = Vec::new();

@@ -993,10 +993,9 @@ impl Inner {
                 id = child_at(&g, pick(&g, seek)?)?;
                 level -= 1;
                 #[cfg(test)]
-                if level == 0 && tests::SLOW_DESCENTS.load(Relaxed) {
-                    // Widens the gap a concurrent shared-mode split must be seen in.
+                if level == 0 {
                     drop(g);
-                    std::thread::sleep(std::time::Duration::from_micros(50));
+                    tests::slow_descent();
                 }
             };
             if self.shared_splits.load(Acquire) == splits {
@@ -1016,9 +1015,9 @@ impl Inner {
                 id = child_at(&g, route(&g, key)?)?;
                 level -= 1;
                 #[cfg(test)]
-                if level == 0 && tests::SLOW_DESCENTS.load(Relaxed) {
+                if level == 0 {
                     drop(g);
-                    std::thread::sleep(std::time::Duration::from_micros(50));
+                    tests::slow_descent();
                 }
             }
             let leaf = self.write_page(id, 0)?;

@@ -376,13 +376,13 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
     }
     let mut parent = t.write_page(id, 1)?;
     let pos = parent.slot_count();
-    let sep_len = KEY_LEN_SIZE + sep.len() + CHILD_SIZE;
-    if pos == 0 || !parent.next().is_null() || child_at(&parent, pos - 1)? != leaf_id || !fits(&parent, sep_len) {
+    // The separator's entry, sized with the leaf's id in place of the new page's (same
+    // length), for the room and damage checks made before anything changes.
+    let probe = encode_child(&sep, leaf_id);
+    if pos == 0 || !parent.next().is_null() || child_at(&parent, pos - 1)? != leaf_id || !fits(&parent, probe.len()) {
         return Ok(false);
     }
-    if may_compact(&parent, sep_len) {
-        parent.check_structure().map_err(|e| damaged(&parent, e.to_string()))?;
-    }
+    t.precheck(&parent, &PageOp::InsertSlot { slot: pos, record: &probe })?;
     let stx = t.db.begin_system_txn()?;
     if !t.db.reserve_system_log(SHARED_SPLIT_LOG_RESERVE)? {
         return Ok(false); // nothing logged: the system transaction ends empty

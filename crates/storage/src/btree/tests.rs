@@ -13,6 +13,14 @@ static NEXT_DB: AtomicU16 = AtomicU16::new(20_000);
 /// `concurrent_appends_split_in_shared_mode`).
 pub(super) static SLOW_DESCENTS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
+/// Called by descents between the parent and the leaf: widens the gap a concurrent
+/// shared-mode split must be noticed in, while `SLOW_DESCENTS` is set.
+pub(super) fn slow_descent() {
+    if SLOW_DESCENTS.load(Relaxed) {
+        std::thread::sleep(std::time::Duration::from_micros(50));
+    }
+}
+
 pub(super) fn test_db(pool_pages: usize) -> Arc<Database> {
     let fs = MemFs::new();
     let spec = FileSpec {
