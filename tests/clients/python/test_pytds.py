@@ -152,6 +152,27 @@ def test_dml_triggers(conn):
     cur.execute("DROP TABLE dbo.pytds_trg_audit")
 
 
+def test_dml_with_cte(conn):
+    """A WITH clause before INSERT ... SELECT (recursive) and before UPDATE ... FROM."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_cte') IS NOT NULL DROP TABLE dbo.pytds_cte")
+    cur.execute("CREATE TABLE dbo.pytds_cte (n int PRIMARY KEY, v int NULL)")
+    cur.execute(
+        "WITH r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r WHERE n < %s) "
+        "INSERT INTO dbo.pytds_cte (n) SELECT n FROM r",
+        (10,),
+    )
+    assert cur.rowcount == 10
+    cur.execute(
+        "WITH s AS (SELECT n, n * 10 AS v FROM dbo.pytds_cte WHERE n <= 3) "
+        "UPDATE t SET v = s.v FROM dbo.pytds_cte AS t JOIN s ON s.n = t.n"
+    )
+    assert cur.rowcount == 3
+    cur.execute("SELECT SUM(v), COUNT(*) FROM dbo.pytds_cte")
+    assert cur.fetchone() == (60, 10)
+    cur.execute("DROP TABLE dbo.pytds_cte")
+
+
 def test_types_xml_methods(conn):
     """An xml column round-trips in its stored form; value() arrives typed, nodes() shreds."""
     cur = conn.cursor()
