@@ -737,6 +737,12 @@ fn insert_row_as(
             } else {
                 // A failed insert still uses up its value (a gap), as in SQL Server, but
                 // @@IDENTITY and SCOPE_IDENTITY() change only when the row is inserted.
+                // Waiting for a scheduler (taking one back after a latch wait, or
+                // yielding at quantum end) comes before the value is drawn, not between
+                // it and the insert's own safe point: a value held through other
+                // sessions' quanta arrives far behind the index's right edge, where it
+                // splits a full page in exclusive mode.
+                diag::sched::safe_point();
                 let v = t.next_identity(cx)?.unwrap_or(1);
                 row[i] = identity_value(v, &c.ty)?;
                 new_identity = Some(v);

@@ -74,9 +74,11 @@
 //! exclusive latch when it fills, and each takes it in turn, blocking every reader,
 //! only to find the split already done.
 //!
-//! One structure change runs in shared mode: the append split of the rightmost leaf
-//! when its parent has room (`smo::append_split_shared`), so that sessions
-//! appending ever-increasing keys do not drain the tree for each new last page. Only
+//! One structure change runs in shared mode: the split of the rightmost leaf for an
+//! insert past its last key or among its last few (the new entry and those above it
+//! move to a new right page) when its parent has room (`smo::append_split_shared`), so
+//! that sessions appending ever-increasing keys, slightly out of order as concurrent
+//! IDENTITY values arrive, do not drain the tree for each new last page. Only
 //! the rightmost path changes, and only under the rightmost leaf's EX latch, which the
 //! splitter holds while it latches the parent (leaf, then parent: no shared-mode thread
 //! holds a parent latch while it waits for a leaf). A descent that read a parent before
@@ -110,7 +112,9 @@
 //!   point is chosen with the pending entry counted: the most even split by bytes, or,
 //!   for an insert past the last key of the rightmost page of a level, a new empty right
 //!   page whose separator is the new key's shortest prefix above the left page's last key
-//!   (ever-increasing keys then leave pages full, as in SQL Server). Parents split the
+//!   (ever-increasing keys then leave pages full, as in SQL Server), and for an insert
+//!   among the last quarter of a rightmost leaf, a split at the insert position (keys
+//!   arriving slightly out of order leave full pages too). Parents split the
 //!   same way, recursively (an internal split does carry its separator); a root split
 //!   makes a new root. Every page a split needs is allocated inside its system
 //!   transaction before anything changes, so running out of space leaves the tree
@@ -225,7 +229,18 @@ pub(crate) struct Inner {
     /// reached, exclusive sections clear it on entry and set it to a valid leaf on exit.
     /// Makes ever-increasing inserts skip the descent.
     hint: AtomicU64,
+    /// How far below the right edge inserts into the rightmost leaf landed since it was
+    /// last split (the most entries found above a new key), and for how many more splits
+    /// of that leaf inserts that landed in other leaves count: together, how much room a
+    /// split of the rightmost leaf leaves for keys still to come below the edge (see
+    /// `smo::edge_split_point`). Both stay zero for ever-increasing keys.
+    edge_disorder: AtomicU32,
+    late_splits: AtomicU32,
 }
+
+/// Splits of the rightmost leaf that leave room for late keys after an insert landed
+/// behind the right edge.
+const LATE_SPLITS: u32 = 16;
 
 #[inline]
 fn pack(id: PageId) -> u64 {
@@ -741,6 +756,8 @@ impl Inner {
             shared_splits: AtomicU64::new(0),
             escalation: Mutex::new(()),
             hint: AtomicU64::new(0),
+            edge_disorder: AtomicU32::new(0),
+            late_splits: AtomicU32::new(0),
         }
     }
 
@@ -915,6 +932,32 @@ impl Inner {
         Ok(())
     }
 
+    /// Notes where an insert landed: `above` entries above its key in the rightmost leaf,
+    /// or (`rightmost` false) in another leaf, behind the edge. Stores only when the
+    /// value changes: concurrent inserters would bounce the line.
+    #[inline]
+    fn note_insert_position(&self, rightmost: bool, above: u32) {
+        if !rightmost {
+            if self.late_splits.load(Relaxed) < LATE_SPLITS {
+                self.late_splits.store(LATE_SPLITS, Relaxed);
+            }
+        } else if above > self.edge_disorder.load(Relaxed) {
+            self.edge_disorder.store(above, Relaxed);
+        }
+    }
+
+    /// For a split of the rightmost leaf: the most entries an insert found above its key
+    /// there since the last such split, and whether inserts landed behind the edge
+    /// lately. (Races between notes and splits only make the estimate a little off.)
+    pub(crate) fn take_edge_disorder(&self) -> (u32, bool) {
+        let above = self.edge_disorder.swap(0, Relaxed);
+        let late = self.late_splits.load(Relaxed);
+        if late > 0 {
+            self.late_splits.store(late - 1, Relaxed);
+        }
+        (above, late > 0)
+    }
+
     fn set_hint(&self, id: PageId) {
         let v = pack(id);
         // Skip the store when unchanged: concurrent inserters would bounce the line.
@@ -1070,6 +1113,10 @@ impl Inner {
                 if found {
                     return Err(StorageError::DuplicateKey);
                 }
+                let rightmost = leaf.next().is_null();
+                if slot < leaf.slot_count() || !rightmost {
+                    self.note_insert_position(rightmost, u32::from(leaf.slot_count() - slot));
+                }
                 if fits(&leaf, rec.len()) {
                     if !self.db.has_log_hook() {
                         // Bulk loads without a log: the bare page change, nothing to record.
@@ -1077,7 +1124,7 @@ impl Inner {
                     }
                     return self.insert_row_op(leaf, slot, key, &rec).map(drop);
                 }
-                if slot == leaf.slot_count() && leaf.next().is_null() && smo::append_split_shared(self, leaf, key)? {
+                if rightmost && smo::append_split_shared(self, leaf, key, slot)? {
                     // The rightmost leaf split without the exclusive tree latch: the key
                     // now belongs to the new right page.
                     continue;

@@ -81,12 +81,35 @@ impl<'p> Seq<'p> {
     }
 }
 
+/// Where the rightmost leaf splits for an insert at slot `p` of its `n` entries, when
+/// that is near its end: the entries from the returned index on move to the new page
+/// with the new entry, the others stay. For `p == n` (an append) with keys arriving in
+/// order, only the new entry moves: ever-increasing keys leave full pages behind.
+///
+/// Keys drawn in order by concurrent sessions (IDENTITY values) arrive a little out of
+/// order: some land just below the last few entries, and a session that waited for the
+/// page latch while others kept taking it can arrive a page or more behind. A most-even
+/// split would leave half-empty pages behind, and a full left page would split again,
+/// half and half, in exclusive mode, for each latecomer. So while inserts land behind
+/// the edge (`Inner::take_edge_disorder`), the split moves as many entries as the
+/// nearest of them landed below the edge, so that those keys belong to the new page,
+/// and at least a sixteenth of the page, which the left page keeps free for the later
+/// ones. `None` beyond the last quarter of the page.
+pub(super) fn edge_split_point(t: &Inner, n: usize, p: usize) -> Option<usize> {
+    if p == 0 || p > n || (n - p) * 4 > n {
+        return None;
+    }
+    let (above, late) = t.take_edge_disorder();
+    let slack = if above == 0 && !late { 0 } else { (above as usize).max(n / 16).min(n / 4) };
+    Some(p.min(n - slack).max(1))
+}
+
 /// Where to split `seq` so that `seq[..k]` stays and `seq[k..]` moves to a new page:
-/// the most even split by bytes where both halves fit, or for an append at the end of
-/// the rightmost page of a level, the new entry alone (ever-increasing keys then leave
-/// full pages behind). `None` when no single split makes both halves fit (possible only
-/// with very large entries: then the caller splits at the modified slot and retries).
-fn choose_split(seq: &Seq<'_>, internal: bool, append: bool) -> Result<Option<usize>> {
+/// `preferred` when both halves fit there (see [`edge_split_point`]), else the most even
+/// split by bytes where both halves fit. `None` when no single split makes both halves
+/// fit (possible only with very large entries: then the caller splits at the modified
+/// slot and retries).
+fn choose_split(seq: &Seq<'_>, internal: bool, preferred: Option<usize>) -> Result<Option<usize>> {
     let len = seq.len();
     if len < 2 {
         return Ok(None);
@@ -104,10 +127,9 @@ fn choose_split(seq: &Seq<'_>, internal: bool, append: bool) -> Result<Option<us
             Ok(0)
         }
     };
-    if append {
-        let k = len - 1;
-        let right = sizes[k] - shrink(k)?;
-        if total - sizes[k] <= PAGE_CAPACITY && right <= PAGE_CAPACITY {
+    if let Some(k) = preferred.filter(|&k| k > 0 && k < len) {
+        let left: usize = sizes[..k].iter().sum();
+        if left <= PAGE_CAPACITY && total - left - shrink(k)? <= PAGE_CAPACITY {
             return Ok(Some(k));
         }
     }
@@ -296,12 +318,15 @@ fn split(
 /// caller then descends again).
 fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<Option<PageId>> {
     let n = leaf.slot_count() as usize;
-    let append = matches!(m, Modify::Insert(p, _) if p as usize == n) && leaf.next().is_null();
+    let preferred = match m {
+        Modify::Insert(p, _) if leaf.next().is_null() => edge_split_point(t, n, p as usize),
+        _ => None,
+    };
     // `j`: the first existing entry that moves to the new page; `goes_right`: whether the
     // pending change belongs to the new page (None: fallback split, it may fit neither).
     let (j, sep, goes_right) = {
         let seq = Seq::new(&leaf, m);
-        match choose_split(&seq, false, append)? {
+        match choose_split(&seq, false, preferred)? {
             Some(k) => {
                 // seq[..k] stays; the pending entry at `p` is one of seq's entries.
                 let j = match m {
@@ -335,12 +360,14 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
 /// record) with a full page image for each page changed first since it was last written.
 const SHARED_SPLIT_LOG_RESERVE: u64 = 10 * (crate::page::PAGE_SIZE as u64 + 256);
 
-/// Splits the full rightmost leaf for an insert past its last key while the caller
-/// holds the tree latch only shared: the one structure change made in shared mode, so
-/// that sessions appending ever-increasing keys do not drain the whole tree for each
-/// new page (see "Concurrency" in the module above). The new right page starts empty
-/// and its separator goes into the parent, which must have room for it (a parent split
-/// takes the exclusive path).
+/// Splits the full rightmost leaf for an insert at `slot`, past its last key or among
+/// its last few (see [`edge_split_point`]), while the caller holds the tree latch only
+/// shared: the one structure change made in shared mode, so that sessions appending
+/// ever-increasing keys do not drain the whole tree for each new page (see
+/// "Concurrency" in the module above). The entries from `slot` on move to the new right
+/// page (none for an append), whose separator goes into the parent, which must have
+/// room for it (a parent split takes the exclusive path). The insert itself follows as
+/// a row operation on the right page.
 ///
 /// Why it is safe: the path from the root to the rightmost leaf changes only under that
 /// leaf's EX latch (here, or in exclusive mode), which the caller holds, so the parent
@@ -349,22 +376,36 @@ const SHARED_SPLIT_LOG_RESERVE: u64 = 10 * (crate::page::PAGE_SIZE as u64 + 256)
 /// fail for want of log space happens after the first change (the log is reserved up
 /// front), because this split cannot be rolled back once its latches are released: the
 /// system transaction ends while they are held. Descents that read the parent before
-/// the separator appeared detect it through `shared_splits` and descend again.
+/// the separator appeared detect it through `shared_splits` and descend again; range
+/// walks read a whole leaf under its latch and follow the sibling link it had then, so
+/// moved entries are seen once.
 ///
 /// Returns `false`, having changed nothing, when it cannot: the leaf is the root or no
 /// longer the rightmost, the parent is full, the log has no room, or another thread is
 /// escalating or checking the tree (the escalation gate is busy). The caller then takes
 /// the exclusive path. Consumes the leaf latch either way.
-pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8]) -> Result<bool> {
+pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], slot: u16) -> Result<bool> {
     let leaf_id = leaf.page_id();
     let n = leaf.slot_count();
     // Inside another system transaction this one would end only with it, maybe after
     // the latches are gone: take the exclusive path there.
-    if n == 0 || leaf_id == t.root_id() || !leaf.next().is_null() || crate::database::in_system_txn() {
+    if leaf_id == t.root_id() || !leaf.next().is_null() || crate::database::in_system_txn() {
         return Ok(false);
     }
     let Some(_gate) = t.escalation.try_lock() else { return Ok(false) };
-    let sep = shortest_separator(key_at(&leaf, n - 1)?, key);
+    let Some(k) = edge_split_point(t, n as usize, slot as usize) else { return Ok(false) };
+    let k = k as u16;
+    let sep = if k == slot {
+        shortest_separator(key_at(&leaf, slot - 1)?, key)
+    } else {
+        shortest_separator(key_at(&leaf, k - 1)?, key_at(&leaf, k)?)
+    };
+    // Each moved entry is logged as an insert into the new page.
+    let mut moved_log = 0u64;
+    for s in k..n {
+        let rec = leaf.record(s).ok_or_else(|| damaged(&leaf, format!("slot {s} is unreadable")))?;
+        moved_log += rec.len() as u64 + 256;
+    }
     // `key` is above the leaf's first key, so routing it at each level follows the
     // rightmost path down to the leaf's parent.
     let mut id = t.root_id();
@@ -384,11 +425,11 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
     }
     t.precheck(&parent, &PageOp::InsertSlot { slot: pos, record: &probe })?;
     let stx = t.db.begin_system_txn()?;
-    if !t.db.reserve_system_log(SHARED_SPLIT_LOG_RESERVE)? {
+    if !t.db.reserve_system_log(SHARED_SPLIT_LOG_RESERVE + moved_log)? {
         return Ok(false); // nothing logged: the system transaction ends empty
     }
     let done = t.db.allocate_page(t.au, Some(leaf_id)).and_then(|right| {
-        let right_id = split(t, &mut leaf, Modify::None, n as usize, right)?;
+        let right_id = split(t, &mut leaf, Modify::None, k as usize, right)?;
         t.db.change(&mut parent, &PageOp::InsertSlot { slot: pos, record: &encode_child(&sep, right_id) })?;
         Ok(right_id)
     });
@@ -450,7 +491,9 @@ fn insert_separator<'a>(
             return t.put(&mut parent, &PageOp::InsertSlot { slot: pos, record: &rec });
         }
         let m = Modify::Insert(pos, &rec);
-        let append = pos == parent.slot_count() && parent.next().is_null();
+        // Separators arrive in key order at the right edge: only an append keeps the
+        // page full there (a new separator never lands just below the last ones).
+        let append = (pos == parent.slot_count() && parent.next().is_null()).then_some(pos as usize);
         let (k, new_sep) = {
             let seq = Seq::new(&parent, m);
             let k =

@@ -352,6 +352,45 @@ fn concurrent_appends_split_in_shared_mode() {
     SLOW_DESCENTS.store(false, Relaxed);
 }
 
+/// Keys that arrive a little out of order at the right edge (as concurrent sessions'
+/// IDENTITY values do) split the last leaf in shared mode, at the insert position or
+/// below the last few entries: the leaves stay nearly full and the stragglers find room.
+/// A most-even split there (the general rule) leaves them half to three-quarters full,
+/// and a split that leaves the old page full makes each straggler split it again, in
+/// exclusive mode.
+#[test]
+fn near_append_inserts_split_the_last_leaf_at_the_insert_position() {
+    let n = 8 * 2_000u32;
+    // Each window of 8 keys arrives in this order: a few inserts past the last key and
+    // the rest just below it.
+    let windows: Vec<u32> = (0..n / 8).flat_map(|w| [3, 0, 6, 1, 7, 2, 5, 4].map(|o| 8 * w + o)).collect();
+    // Two sessions, one with the even keys, one with the odd keys 8 behind: when the
+    // last leaf fills, up to four of its keys are still to come below its last key.
+    let lagging: Vec<u32> = (0..n / 2 + 4)
+        .flat_map(|i| [(i < n / 2).then_some(2 * i), (i >= 4).then(|| 2 * (i - 4) + 1)])
+        .flatten()
+        .collect();
+    for order in [windows, lagging] {
+        let name = if order[0] == 3 { "windows" } else { "lagging" };
+        let db = test_db(4096);
+        let t = BTree::create(&db, 12, 1, unique()).unwrap();
+        for &i in &order {
+            t.insert(&k(i), &[7u8; 40]).unwrap();
+        }
+        let stats = t.check().unwrap();
+        assert_eq!(stats.entries, n as u64);
+        let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
+        let fill = stats.leaf_bytes_used as f64 / (stats.leaf_pages as f64 * node::PAGE_CAPACITY as f64);
+        assert!(fill > 0.9, "{name}: leaves {:.0}% full on average", fill * 100.0);
+        let splits = stats.leaf_pages - 1;
+        let shared = t.inner.shared_splits.load(Acquire);
+        assert!(shared * 10 >= splits * 9, "{name}: {shared} of {splits} leaf splits in shared mode");
+        // The root's split and at most one parent split escalate.
+        assert!(t.inner.version() <= 2, "{name}: {} exclusive sections", t.inner.version());
+    }
+}
+
 #[test]
 fn huge_entries_split_three_ways() {
     let db = test_db(512);
