@@ -59,11 +59,11 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use stress::json::Json;
 use stress::pg::{PgCluster, PgConnector};
 use stress::server::MesquiteServer;
 use stress::tds_conn::TdsConnector;
 use stress::{Connector, Progress, StressOptions};
-use stress::json::Json;
 use tds::client::{message_text, Client, ClientConfig};
 use types::Value;
 
@@ -86,14 +86,13 @@ struct Args {
 
 fn parse_args() -> Result<Args, String> {
     let sibling = |name: &str| {
-        std::env::current_exe().ok().and_then(|p| p.parent().map(|d| d.join(name))).unwrap_or_else(|| PathBuf::from(name))
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join(name)))
+            .unwrap_or_else(|| PathBuf::from(name))
     };
     let go = sibling("bench-tds-go");
-    let go = if go.exists() {
-        Ok(go)
-    } else {
-        Err(format!("no {} (bash bench/tds/run builds it)", go.display()))
-    };
+    let go = if go.exists() { Ok(go) } else { Err(format!("no {} (bash bench/tds/run builds it)", go.display())) };
     let mut a = Args {
         seconds: 5.0,
         rows: 1_000_000,
@@ -217,7 +216,8 @@ fn schedstat_ns(path: &std::path::Path) -> Option<u64> {
 fn stat_ticks(pid: u32) -> Option<(u64, u64)> {
     let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     // Fields after "(comm)": state is the first, utime the 12th, then stime, cutime, cstime.
-    let f: Vec<u64> = s.rsplit_once(')')?.1.split_whitespace().skip(11).take(4).filter_map(|v| v.parse().ok()).collect();
+    let f: Vec<u64> =
+        s.rsplit_once(')')?.1.split_whitespace().skip(11).take(4).filter_map(|v| v.parse().ok()).collect();
     match f[..] {
         [ut, st, cut, cst] => Some((ut + st, cut + cst)),
         _ => None,
@@ -496,15 +496,34 @@ fn through_drivers(
     let run = |driver: &str, extra: Vec<String>| -> Result<GoRun, String> {
         let (dsn, cpu): (&str, &dyn Fn() -> Duration) =
             if driver == "mssql" { (&mssql_dsn, &m_cpu) } else { (&pg_dsn, &p_cpu) };
-        let mut args: Vec<String> = ["-driver", driver, "-dsn", dsn, "-pgx-mode", &a.pgx_mode, "-mssql-conn", &a.mssql_conn]
-            .iter()
-            .map(|s| s.to_string())
-            .collect();
+        let mut args: Vec<String> =
+            ["-driver", driver, "-dsn", dsn, "-pgx-mode", &a.pgx_mode, "-mssql-conn", &a.mssql_conn]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
         args.extend(extra);
         go_run(go, &args, cpu)
     };
-    let rt = |conns: usize| vec!["-measure".into(), "roundtrips".into(), "-conns".into(), conns.to_string(), "-seconds".into(), a.seconds.to_string()];
-    let stream = || vec!["-measure".into(), "stream".into(), "-rows".into(), a.rows.to_string(), "-runs".into(), a.stream_runs.to_string()];
+    let rt = |conns: usize| {
+        vec![
+            "-measure".into(),
+            "roundtrips".into(),
+            "-conns".into(),
+            conns.to_string(),
+            "-seconds".into(),
+            a.seconds.to_string(),
+        ]
+    };
+    let stream = || {
+        vec![
+            "-measure".into(),
+            "stream".into(),
+            "-rows".into(),
+            a.rows.to_string(),
+            "-runs".into(),
+            a.stream_runs.to_string(),
+        ]
+    };
     eprintln!("through drivers: round trips, 1 connection ...");
     let m1 = run("mssql", rt(1))?;
     let p1 = run("pgx", rt(1))?;
@@ -557,7 +576,12 @@ fn through_drivers(
         let (mr, pr) = (m.num("per_sec"), p.num("per_sec"));
         row(label, &thousands(mr), &thousands(pr), &ratio(mr, pr));
         if m.num("conns") == 1.0 {
-            row("  mean latency", &format!("{:.1} us", 1e6 / mr.max(1e-9)), &format!("{:.1} us", 1e6 / pr.max(1e-9)), "");
+            row(
+                "  mean latency",
+                &format!("{:.1} us", 1e6 / mr.max(1e-9)),
+                &format!("{:.1} us", 1e6 / pr.max(1e-9)),
+                "",
+            );
         }
         row("  server CPU per round trip", &format!("{:.1} us", per_op(m)), &format!("{:.1} us", per_op(p)), "");
         row(
@@ -570,7 +594,8 @@ fn through_drivers(
     };
     let r1 = rt_rows("round trips/s, 1 connection", &m1, &p1);
     let r16 = rt_rows("round trips/s, 16 connections", &m16, &p16);
-    let median_s = |r: &GoRun| median(&mut r.list("passes_s").into_iter().map(Duration::from_secs_f64).collect::<Vec<_>>());
+    let median_s =
+        |r: &GoRun| median(&mut r.list("passes_s").into_iter().map(Duration::from_secs_f64).collect::<Vec<_>>());
     let (mt, pt) = (median_s(&ms), median_s(&ps));
     row(
         &format!("stream {} rows, s{}", thousands(a.rows as f64), if a.stream_runs > 1 { " (median)" } else { "" }),
