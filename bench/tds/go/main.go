@@ -30,6 +30,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -57,8 +58,20 @@ func main() {
 	flag.IntVar(&o.runs, "runs", 1, "measured passes (stream)")
 	flag.StringVar(&o.pgxMode, "pgx-mode", "cache", "pgx query exec mode: cache (pgx's default) or simple")
 	flag.StringVar(&o.mssqlConn, "mssql-conn", "pool", "go-mssqldb connections: pool (db.Query) or pinned (one sql.Conn per goroutine)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the run to this file (go tool pprof)")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "bench-tds-go: -cpuprofile: %v\n", err)
+			os.Exit(1)
+		}
+	}
 	out, err := run(o)
+	pprof.StopCPUProfile()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench-tds-go: %s %s: %v\n", o.driver, o.measure, err)
 		os.Exit(1)

@@ -5,7 +5,8 @@
 //!
 //! What it measures:
 //! 1. **Round trips** from 1 connection: `SELECT 1` as fast as one client can send it, for
-//!    S seconds. Reported: round trips per second and the mean latency.
+//!    S seconds. Reported: round trips per second, the mean latency and the server's CPU
+//!    time per round trip (user+system from /proc/<pid>/stat over the measured pass).
 //! 2. The same from **16 connections**, all released together (16 threads).
 //! 3. **Streaming** an N-row result (default 1,000,000): `SELECT id, name, ts` over a
 //!    table of (int primary key, varchar(20), datetime2 / timestamp) loaded in the setup,
@@ -40,11 +41,12 @@
 //! prepared once per connection, then Bind/Execute/Sync, binary results), also one round
 //! trip per query. `--pgx-mode simple` (simple query protocol, text results) and
 //! `--mssql-conn pinned` (one sql.Conn per goroutine: no reset) show what those choices
-//! cost. The table adds server CPU per round trip and per streamed row: the server's
+//! cost. The table adds the server's CPU time per round trip and per streaming pass: its
 //! user+system time over the whole Go invocation (connects and warm-up included) divided
-//! by every operation it served, from /proc/<pid>/stat (PostgreSQL: the postmaster with
-//! its reaped children plus the live backends). Without the Go program (`--go-skip
-//! REASON` from the run script, or no `bench-tds-go`) that part prints why it was skipped.
+//! by every round trip or pass it served, from /proc/<pid>/stat (PostgreSQL: the
+//! postmaster with its reaped children plus the live backends). Without the Go program
+//! (`--go-skip REASON` from the run script, or no `bench-tds-go`) that part prints why it
+//! was skipped, and `-cpuprofile FILE` on bench-tds-go itself writes a Go CPU profile.
 //!
 //! Usage: bench-tds [--quick] [--seconds S] [--rows N] [--stream-runs R] [--memory-mb M]
 //!        [--packet-size B] [--mesquite PATH] [--go PATH | --go-skip REASON | --no-go]
@@ -251,16 +253,25 @@ fn mib(kib: u64) -> String {
 
 // ------------------------------------------------------------------ measures
 
-/// Round trips per second from `threads` connections for `seconds`, after a short warm-up.
-fn round_trips<C: Connector>(connector: &C, threads: usize, seconds: f64) -> Result<f64, String> {
+/// Round trips per second from `threads` connections for `seconds`, after a short warm-up,
+/// and the server's CPU time per round trip (`server_cpu`: its total so far; the measured
+/// pass's connects included).
+fn round_trips<C: Connector>(
+    connector: &C,
+    threads: usize,
+    seconds: f64,
+    server_cpu: &dyn Fn() -> Duration,
+) -> Result<(f64, Duration), String> {
     let opts = StressOptions { threads, iterations: u64::MAX, batch: "SELECT 1".to_string(), progress: Progress::None };
     stress::run_limited(connector, &opts, Some(Duration::from_secs_f64((seconds / 10.0).min(0.5))))?;
+    let c0 = server_cpu();
     let r = stress::run_limited(connector, &opts, Some(Duration::from_secs_f64(seconds)))?;
+    let cpu = server_cpu().saturating_sub(c0);
     if r.errors() > 0 {
         let first = r.threads.iter().flat_map(|t| t.first_errors.first()).next().cloned().unwrap_or_default();
         return Err(format!("{}: {} errors in SELECT 1: {first}", connector.describe(), r.errors()));
     }
-    Ok(r.iterations_per_sec())
+    Ok((r.iterations_per_sec(), cpu / r.executions().max(1) as u32))
 }
 
 /// Rows, sum of ids and total name length of a streamed result.
@@ -402,7 +413,7 @@ fn thousands(x: f64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -674,11 +685,14 @@ fn run(a: &Args) -> Result<(), String> {
     );
 
     eprintln!("round trips, 1 connection ...");
-    let m1 = round_trips(&tds_connector, 1, a.seconds)?;
-    let p1 = round_trips(&pg_connector, 1, a.seconds)?;
+    let m_pid = mesquite.pid();
+    let m_cpu_total = || mesquite_cpu_total(m_pid);
+    let p_cpu_total = || cluster_cpu_total(&cluster);
+    let (m1, m1_cpu) = round_trips(&tds_connector, 1, a.seconds, &m_cpu_total)?;
+    let (p1, p1_cpu) = round_trips(&pg_connector, 1, a.seconds, &p_cpu_total)?;
     eprintln!("round trips, 16 connections ...");
-    let m16 = round_trips(&tds_connector, 16, a.seconds)?;
-    let p16 = round_trips(&pg_connector, 16, a.seconds)?;
+    let (m16, m16_cpu) = round_trips(&tds_connector, 16, a.seconds, &m_cpu_total)?;
+    let (p16, p16_cpu) = round_trips(&pg_connector, 16, a.seconds, &p_cpu_total)?;
 
     eprintln!("streaming ...");
     // Unmeasured passes first, then the measured ones, alternating.
@@ -688,7 +702,6 @@ fn run(a: &Args) -> Result<(), String> {
     // CPU time per pass (server, client): on a machine shared with other work, elapsed
     // time moves with the load but CPU time much less.
     let (mut m_cpu, mut p_cpu) = (Vec::new(), Vec::new());
-    let m_pid = mesquite.pid();
     for _ in 0..a.stream_runs {
         let (s0, c0) = (m_pid.map(process_cpu).unwrap_or_default(), thread_cpu());
         let (ms, m_time) = stream_mesquite(&mut tds)?;
@@ -724,7 +737,10 @@ fn run(a: &Args) -> Result<(), String> {
     row("measure", "mesquite", "postgresql", "ratio M/PG");
     row("round trips/s, 1 connection", &thousands(m1), &thousands(p1), &ratio(m1, p1));
     row("  mean latency", &format!("{:.1} us", 1e6 / m1.max(1e-9)), &format!("{:.1} us", 1e6 / p1.max(1e-9)), "");
+    let us = |d: Duration| format!("{:.1} us", d.as_secs_f64() * 1e6);
+    row("  server CPU per round trip", &us(m1_cpu), &us(p1_cpu), "");
     row("round trips/s, 16 connections", &thousands(m16), &thousands(p16), &ratio(m16, p16));
+    row("  server CPU per round trip", &us(m16_cpu), &us(p16_cpu), "");
     let m_rows = a.rows as f64 / m_time.as_secs_f64().max(1e-9);
     let p_rows = a.rows as f64 / p_time.as_secs_f64().max(1e-9);
     row(
