@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# Downloads go-mssqldb (the version tests/clients/go/go.mod pins) and its dependencies,
-# also those of its own tests, into the Go module cache (idempotent: with everything
-# cached this only checks go.sum and returns at once).
+# Downloads a Go module's dependencies into the Go module cache: by default those of
+# tests/clients/go (go-mssqldb at the version its go.mod pins, also the dependencies of
+# go-mssqldb's own tests); with an argument, those of that module directory (relative to
+# the repository root, e.g. bench/tds/go). Idempotent: with everything cached this only
+# checks go.sum and returns at once.
+# Usage: bash scripts/clients/setup-go.sh [MODULE_DIR]
 set -euo pipefail
-cd "$(dirname "$0")/../../tests/clients/go"
+DIR=${1:-tests/clients/go}
+cd "$(dirname "$0")/../../$DIR"
 command -v go >/dev/null || { echo "setup-go: go not found" >&2; exit 1; }
 export CI=true
 go mod download </dev/null
-go list -test -deps github.com/microsoft/go-mssqldb >/dev/null </dev/null
+if [ "$DIR" = tests/clients/go ]; then
+  go list -test -deps github.com/microsoft/go-mssqldb >/dev/null </dev/null
+fi

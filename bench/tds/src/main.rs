@@ -5,7 +5,8 @@
 //!
 //! What it measures:
 //! 1. **Round trips** from 1 connection: `SELECT 1` as fast as one client can send it, for
-//!    S seconds. Reported: round trips per second and the mean latency.
+//!    S seconds. Reported: round trips per second, the mean latency and the server's CPU
+//!    time per round trip (user+system from /proc/<pid>/stat over the measured pass).
 //! 2. The same from **16 connections**, all released together (16 threads).
 //! 3. **Streaming** an N-row result (default 1,000,000): `SELECT id, name, ts` over a
 //!    table of (int primary key, varchar(20), datetime2 / timestamp) loaded in the setup,
@@ -26,8 +27,30 @@
 //! drivers' default; `--packet-size`), PostgreSQL's simple query protocol, no TLS on
 //! either side.
 //!
+//! **Through drivers** (issue 5 names them): then, against the same two servers and the
+//! same table, the Go program in `bench/tds/go` (`bench-tds-go`, built by `bash
+//! bench/tds/run` next to this binary) makes the same three measures through go-mssqldb
+//! (the version `tests/clients/go/go.mod` pins, through database/sql) and pgx v5, the same
+//! language on both sides; it runs once per server and measure and prints JSON. Each
+//! round trip is `SELECT 1` scanned into an int64; streaming scans every row into
+//! (int64, string, time.Time) after one unmeasured pass. Query shapes: a plain text query
+//! without parameters on both sides, each driver with its defaults: go-mssqldb's
+//! `db.Query("SELECT 1")` sends a SQL batch, and through database/sql's pool every query
+//! but a connection's first carries RESETCONNECTION; pgx's `conn.Query(ctx, "SELECT 1")`
+//! uses the extended protocol (its default QueryExecModeCacheStatement: a statement
+//! prepared once per connection, then Bind/Execute/Sync, binary results), also one round
+//! trip per query. `--pgx-mode simple` (simple query protocol, text results) and
+//! `--mssql-conn pinned` (one sql.Conn per goroutine: no reset) show what those choices
+//! cost. The table adds the server's CPU time per round trip and per streaming pass: its
+//! user+system time over the whole Go invocation (connects and warm-up included) divided
+//! by every round trip or pass it served, from /proc/<pid>/stat (PostgreSQL: the
+//! postmaster with its reaped children plus the live backends). Without the Go program
+//! (`--go-skip REASON` from the run script, or no `bench-tds-go`) that part prints why it
+//! was skipped, and `-cpuprofile FILE` on bench-tds-go itself writes a Go CPU profile.
+//!
 //! Usage: bench-tds [--quick] [--seconds S] [--rows N] [--stream-runs R] [--memory-mb M]
-//!        [--packet-size B] [--mesquite PATH]
+//!        [--packet-size B] [--mesquite PATH] [--go PATH | --go-skip REASON | --no-go]
+//!        [--pgx-mode cache|simple] [--mssql-conn pool|pinned]
 //! Defaults: 5 s per round-trip measure, 1,000,000 rows, one measured streaming pass per
 //! side, the `mesquite` binary next to this one. `--quick`: 0.5 s and 100,000 rows.
 //! `--stream-runs R`: R measured passes per side, alternating (the machine is noisy); every
@@ -38,6 +61,7 @@
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
+use stress::json::Json;
 use stress::pg::{PgCluster, PgConnector};
 use stress::server::MesquiteServer;
 use stress::tds_conn::TdsConnector;
@@ -46,7 +70,8 @@ use tds::client::{message_text, Client, ClientConfig};
 use types::Value;
 
 const USAGE: &str = "usage: bench-tds [--quick] [--seconds S] [--rows N] [--stream-runs R] [--memory-mb M] \
-     [--packet-size B] [--mesquite PATH]";
+     [--packet-size B] [--mesquite PATH] [--go PATH | --go-skip REASON | --no-go] [--pgx-mode cache|simple] \
+     [--mssql-conn pool|pinned]";
 
 struct Args {
     seconds: f64,
@@ -55,15 +80,32 @@ struct Args {
     memory_mb: u64,
     packet_size: u32,
     mesquite: PathBuf,
+    /// The Go driver program, or why it does not run.
+    go: Result<PathBuf, String>,
+    pgx_mode: String,
+    mssql_conn: String,
 }
 
 fn parse_args() -> Result<Args, String> {
-    let sibling = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.parent().map(|d| d.join("mesquite")))
-        .unwrap_or_else(|| PathBuf::from("mesquite"));
-    let mut a =
-        Args { seconds: 5.0, rows: 1_000_000, stream_runs: 1, memory_mb: 256, packet_size: 4096, mesquite: sibling };
+    let sibling = |name: &str| {
+        std::env::current_exe()
+            .ok()
+            .and_then(|p| p.parent().map(|d| d.join(name)))
+            .unwrap_or_else(|| PathBuf::from(name))
+    };
+    let go = sibling("bench-tds-go");
+    let go = if go.exists() { Ok(go) } else { Err(format!("no {} (bash bench/tds/run builds it)", go.display())) };
+    let mut a = Args {
+        seconds: 5.0,
+        rows: 1_000_000,
+        stream_runs: 1,
+        memory_mb: 256,
+        packet_size: 4096,
+        mesquite: sibling("mesquite"),
+        go,
+        pgx_mode: "cache".to_string(),
+        mssql_conn: "pool".to_string(),
+    };
     let mut it = std::env::args().skip(1);
     while let Some(k) = it.next() {
         let mut value = || it.next().ok_or_else(|| format!("{k} needs a value\n{USAGE}"));
@@ -94,6 +136,17 @@ fn parse_args() -> Result<Args, String> {
                 a.packet_size = v.parse().ok().filter(|n| (512..=32767).contains(n)).ok_or_else(|| bad(&v))?;
             }
             "--mesquite" => a.mesquite = PathBuf::from(value()?),
+            "--go" => a.go = Ok(PathBuf::from(value()?)),
+            "--go-skip" => a.go = Err(value()?),
+            "--no-go" => a.go = Err("--no-go".to_string()),
+            "--pgx-mode" => {
+                let v = value()?;
+                a.pgx_mode = ["cache", "simple"].contains(&v.as_str()).then_some(v.clone()).ok_or_else(|| bad(&v))?;
+            }
+            "--mssql-conn" => {
+                let v = value()?;
+                a.mssql_conn = ["pool", "pinned"].contains(&v.as_str()).then_some(v.clone()).ok_or_else(|| bad(&v))?;
+            }
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown option {other}\n{USAGE}")),
         }
@@ -160,22 +213,65 @@ fn schedstat_ns(path: &std::path::Path) -> Option<u64> {
     std::fs::read_to_string(path).ok()?.split_whitespace().next()?.parse().ok()
 }
 
+/// User+system CPU from /proc/<pid>/stat, in clock ticks (USER_HZ, 100 on Linux): the
+/// process's own (every thread, also threads that have ended) and its reaped children's.
+fn stat_ticks(pid: u32) -> Option<(u64, u64)> {
+    let s = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // Fields after "(comm)": state is the first, utime the 12th, then stime, cutime, cstime.
+    let f: Vec<u64> =
+        s.rsplit_once(')')?.1.split_whitespace().skip(11).take(4).filter_map(|v| v.parse().ok()).collect();
+    match f[..] {
+        [ut, st, cut, cst] => Some((ut + st, cut + cst)),
+        _ => None,
+    }
+}
+
+fn ticks(t: u64) -> Duration {
+    Duration::from_millis(t * 10)
+}
+
+/// Mesquite's CPU time so far, connections that have ended included.
+fn mesquite_cpu_total(pid: Option<u32>) -> Duration {
+    ticks(pid.and_then(stat_ticks).map_or(0, |(own, _)| own))
+}
+
+/// The PostgreSQL cluster's CPU time so far: the postmaster with its reaped children
+/// (backends that have ended) and the live children.
+fn cluster_cpu_total(cluster: &PgCluster) -> Duration {
+    let mut total = 0;
+    for (i, pid) in cluster_pids(cluster).into_iter().enumerate() {
+        if let Some((own, reaped)) = stat_ticks(pid) {
+            total += own + if i == 0 { reaped } else { 0 };
+        }
+    }
+    ticks(total)
+}
+
 fn mib(kib: u64) -> String {
     format!("{:.0} MB", kib as f64 / 1024.0)
 }
 
 // ------------------------------------------------------------------ measures
 
-/// Round trips per second from `threads` connections for `seconds`, after a short warm-up.
-fn round_trips<C: Connector>(connector: &C, threads: usize, seconds: f64) -> Result<f64, String> {
+/// Round trips per second from `threads` connections for `seconds`, after a short warm-up,
+/// and the server's CPU time per round trip (`server_cpu`: its total so far; the measured
+/// pass's connects included).
+fn round_trips<C: Connector>(
+    connector: &C,
+    threads: usize,
+    seconds: f64,
+    server_cpu: &dyn Fn() -> Duration,
+) -> Result<(f64, Duration), String> {
     let opts = StressOptions { threads, iterations: u64::MAX, batch: "SELECT 1".to_string(), progress: Progress::None };
     stress::run_limited(connector, &opts, Some(Duration::from_secs_f64((seconds / 10.0).min(0.5))))?;
+    let c0 = server_cpu();
     let r = stress::run_limited(connector, &opts, Some(Duration::from_secs_f64(seconds)))?;
+    let cpu = server_cpu().saturating_sub(c0);
     if r.errors() > 0 {
         let first = r.threads.iter().flat_map(|t| t.first_errors.first()).next().cloned().unwrap_or_default();
         return Err(format!("{}: {} errors in SELECT 1: {first}", connector.describe(), r.errors()));
     }
-    Ok(r.iterations_per_sec())
+    Ok((r.iterations_per_sec(), cpu / r.executions().max(1) as u32))
 }
 
 /// Rows, sum of ids and total name length of a streamed result.
@@ -317,7 +413,7 @@ fn thousands(x: f64) -> String {
     let s = n.to_string();
     let mut out = String::new();
     for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i) % 3 == 0 {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -341,6 +437,200 @@ fn ratio(m: f64, p: f64) -> String {
     } else {
         "-".to_string()
     }
+}
+
+// ------------------------------------------------------------------ through drivers
+
+/// One run of the Go program: its JSON and the server CPU time it cost.
+struct GoRun {
+    out: Json,
+    server_cpu: Duration,
+}
+
+impl GoRun {
+    fn num(&self, key: &str) -> f64 {
+        self.out.get(key).and_then(Json::as_f64).unwrap_or(0.0)
+    }
+
+    fn list(&self, key: &str) -> Vec<f64> {
+        self.out.get(key).and_then(Json::as_array).unwrap_or(&[]).iter().filter_map(Json::as_f64).collect()
+    }
+}
+
+fn go_run(bin: &std::path::Path, args: &[String], server_cpu: &dyn Fn() -> Duration) -> Result<GoRun, String> {
+    let c0 = server_cpu();
+    let out = std::process::Command::new(bin)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .map_err(|e| format!("running {}: {e}", bin.display()))?;
+    let server_cpu = server_cpu().saturating_sub(c0);
+    if !out.status.success() {
+        return Err(format!("{} {}: {}", bin.display(), args.join(" "), String::from_utf8_lossy(&out.stderr).trim()));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let out = stress::json::parse(text.trim()).map_err(|e| format!("bench-tds-go printed {text:?}: {e}"))?;
+    Ok(GoRun { out, server_cpu })
+}
+
+/// A URL query value: the password and names the run makes are letters, digits and '-',
+/// but a space (in "packet size") is not.
+fn url_escape(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => (b as char).to_string(),
+            _ => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+/// The same three measures through go-mssqldb and pgx (see the module comment), as a
+/// second table. Returns the ratios (1 connection, 16 connections, rows/s).
+fn through_drivers(
+    a: &Args,
+    go: &std::path::Path,
+    m_pid: Option<u32>,
+    tds: &ClientConfig,
+    cluster: &PgCluster,
+) -> Result<[f64; 3], String> {
+    let mssql_dsn = format!(
+        "sqlserver://{}:{}@{}:{}?database=master&encrypt=disable&app+name=bench-tds-go&packet+size={}",
+        url_escape(&tds.user),
+        url_escape(&tds.password),
+        tds.host,
+        tds.port,
+        a.packet_size
+    );
+    let pg_dsn = format!("postgres://postgres@{}:{}/postgres?sslmode=disable", cluster.host(), cluster.port());
+    let m_cpu = || mesquite_cpu_total(m_pid);
+    let p_cpu = || cluster_cpu_total(cluster);
+    let run = |driver: &str, extra: Vec<String>| -> Result<GoRun, String> {
+        let (dsn, cpu): (&str, &dyn Fn() -> Duration) =
+            if driver == "mssql" { (&mssql_dsn, &m_cpu) } else { (&pg_dsn, &p_cpu) };
+        let mut args: Vec<String> =
+            ["-driver", driver, "-dsn", dsn, "-pgx-mode", &a.pgx_mode, "-mssql-conn", &a.mssql_conn]
+                .iter()
+                .map(|s| s.to_string())
+                .collect();
+        args.extend(extra);
+        go_run(go, &args, cpu)
+    };
+    let rt = |conns: usize| {
+        vec![
+            "-measure".into(),
+            "roundtrips".into(),
+            "-conns".into(),
+            conns.to_string(),
+            "-seconds".into(),
+            a.seconds.to_string(),
+        ]
+    };
+    let stream = || {
+        vec![
+            "-measure".into(),
+            "stream".into(),
+            "-rows".into(),
+            a.rows.to_string(),
+            "-runs".into(),
+            a.stream_runs.to_string(),
+        ]
+    };
+    eprintln!("through drivers: round trips, 1 connection ...");
+    let m1 = run("mssql", rt(1))?;
+    let p1 = run("pgx", rt(1))?;
+    eprintln!("through drivers: round trips, 16 connections ...");
+    let m16 = run("mssql", rt(16))?;
+    let p16 = run("pgx", rt(16))?;
+    eprintln!("through drivers: streaming ...");
+    let ms = run("mssql", stream())?;
+    let ps = run("pgx", stream())?;
+    let (m_rows, p_rows) = (ms.num("rows") as u64, ps.num("rows") as u64);
+    let (ms_names, ps_names) = (ms.num("name_len"), ps.num("name_len"));
+    if m_rows != a.rows || p_rows != a.rows || ms_names != ps_names {
+        return Err(format!(
+            "through drivers: streamed {m_rows} and {p_rows} rows (name lengths {ms_names} and {ps_names}), expected {}",
+            a.rows
+        ));
+    }
+
+    let name = |r: &GoRun| r.out.get("driver").and_then(Json::as_str).unwrap_or("?").to_string();
+    println!(
+        "\nthrough drivers ({} vs {}, {}), same servers and table",
+        name(&m1),
+        name(&p1),
+        m1.out.get("go").and_then(Json::as_str).unwrap_or("go")
+    );
+    println!(
+        "  go-mssqldb: {}; pgx: {}",
+        if a.mssql_conn == "pool" {
+            "db.Query through database/sql's pool (SQL batch, RESETCONNECTION on reuse)"
+        } else {
+            "one pinned sql.Conn per goroutine (SQL batch, no reset)"
+        },
+        if a.pgx_mode == "cache" {
+            "conn.Query, default exec mode (extended protocol, cached statement, binary results)"
+        } else {
+            "conn.Query, simple query protocol (text results)"
+        }
+    );
+    if a.stream_runs > 1 {
+        let list = |r: &GoRun| r.list("passes_s").iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>().join(" ");
+        println!("  streaming passes, s: mesquite {}; postgresql {}", list(&ms), list(&ps));
+    }
+    let client_cpu = |r: &GoRun| r.list("client_cpu_s").iter().map(|t| format!("{t:.3}")).collect::<Vec<_>>().join(" ");
+    println!("  streaming client CPU s: go-mssqldb {}; pgx {}", client_cpu(&ms), client_cpu(&ps));
+    println!();
+    row("measure", "mesquite", "postgresql", "ratio M/PG");
+    // Server CPU per operation over the whole invocation: warm-up and connects included.
+    let per_op = |r: &GoRun| r.server_cpu.as_secs_f64() * 1e6 / (r.num("ops") + r.num("warmup_ops")).max(1.0);
+    let rt_rows = |label: &str, m: &GoRun, p: &GoRun| {
+        let (mr, pr) = (m.num("per_sec"), p.num("per_sec"));
+        row(label, &thousands(mr), &thousands(pr), &ratio(mr, pr));
+        if m.num("conns") == 1.0 {
+            row(
+                "  mean latency",
+                &format!("{:.1} us", 1e6 / mr.max(1e-9)),
+                &format!("{:.1} us", 1e6 / pr.max(1e-9)),
+                "",
+            );
+        }
+        row("  server CPU per round trip", &format!("{:.1} us", per_op(m)), &format!("{:.1} us", per_op(p)), "");
+        row(
+            "  client CPU per round trip",
+            &format!("{:.1} us", m.num("client_cpu_s") * 1e6 / m.num("ops").max(1.0)),
+            &format!("{:.1} us", p.num("client_cpu_s") * 1e6 / p.num("ops").max(1.0)),
+            "",
+        );
+        mr / pr.max(1e-9)
+    };
+    let r1 = rt_rows("round trips/s, 1 connection", &m1, &p1);
+    let r16 = rt_rows("round trips/s, 16 connections", &m16, &p16);
+    let median_s =
+        |r: &GoRun| median(&mut r.list("passes_s").into_iter().map(Duration::from_secs_f64).collect::<Vec<_>>());
+    let (mt, pt) = (median_s(&ms), median_s(&ps));
+    row(
+        &format!("stream {} rows, s{}", thousands(a.rows as f64), if a.stream_runs > 1 { " (median)" } else { "" }),
+        &format!("{:.3}", mt.as_secs_f64()),
+        &format!("{:.3}", pt.as_secs_f64()),
+        "",
+    );
+    let (mr, pr) = (a.rows as f64 / mt.as_secs_f64().max(1e-9), a.rows as f64 / pt.as_secs_f64().max(1e-9));
+    row("  rows/s", &thousands(mr), &thousands(pr), &ratio(mr, pr));
+    // Every pass the server sent, the unmeasured one included.
+    let per_pass = |r: &GoRun| r.server_cpu.as_secs_f64() / (a.stream_runs + 1) as f64;
+    row("  server CPU per pass", &format!("{:.3} s", per_pass(&ms)), &format!("{:.3} s", per_pass(&ps)), "");
+    Ok([r1, r16, mr / pr.max(1e-9)])
+}
+
+/// The issue's targets for one table: each ratio at least 1.0x.
+fn print_targets(table: &str, r: [f64; 3]) {
+    let one = |name: &str, x: f64| format!("{name} {x:.2}x {}", if x >= 1.0 { "met" } else { "NOT met" });
+    println!(
+        "targets ({table}; Mesquite / PostgreSQL, higher is better, target >= 1.00x): {}; {}; {}",
+        one("round trips 1 conn", r[0]),
+        one("16 conns", r[1]),
+        one("rows/s", r[2])
+    );
 }
 
 fn main() {
@@ -395,11 +685,14 @@ fn run(a: &Args) -> Result<(), String> {
     );
 
     eprintln!("round trips, 1 connection ...");
-    let m1 = round_trips(&tds_connector, 1, a.seconds)?;
-    let p1 = round_trips(&pg_connector, 1, a.seconds)?;
+    let m_pid = mesquite.pid();
+    let m_cpu_total = || mesquite_cpu_total(m_pid);
+    let p_cpu_total = || cluster_cpu_total(&cluster);
+    let (m1, m1_cpu) = round_trips(&tds_connector, 1, a.seconds, &m_cpu_total)?;
+    let (p1, p1_cpu) = round_trips(&pg_connector, 1, a.seconds, &p_cpu_total)?;
     eprintln!("round trips, 16 connections ...");
-    let m16 = round_trips(&tds_connector, 16, a.seconds)?;
-    let p16 = round_trips(&pg_connector, 16, a.seconds)?;
+    let (m16, m16_cpu) = round_trips(&tds_connector, 16, a.seconds, &m_cpu_total)?;
+    let (p16, p16_cpu) = round_trips(&pg_connector, 16, a.seconds, &p_cpu_total)?;
 
     eprintln!("streaming ...");
     // Unmeasured passes first, then the measured ones, alternating.
@@ -409,7 +702,6 @@ fn run(a: &Args) -> Result<(), String> {
     // CPU time per pass (server, client): on a machine shared with other work, elapsed
     // time moves with the load but CPU time much less.
     let (mut m_cpu, mut p_cpu) = (Vec::new(), Vec::new());
-    let m_pid = mesquite.pid();
     for _ in 0..a.stream_runs {
         let (s0, c0) = (m_pid.map(process_cpu).unwrap_or_default(), thread_cpu());
         let (ms, m_time) = stream_mesquite(&mut tds)?;
@@ -445,7 +737,10 @@ fn run(a: &Args) -> Result<(), String> {
     row("measure", "mesquite", "postgresql", "ratio M/PG");
     row("round trips/s, 1 connection", &thousands(m1), &thousands(p1), &ratio(m1, p1));
     row("  mean latency", &format!("{:.1} us", 1e6 / m1.max(1e-9)), &format!("{:.1} us", 1e6 / p1.max(1e-9)), "");
+    let us = |d: Duration| format!("{:.1} us", d.as_secs_f64() * 1e6);
+    row("  server CPU per round trip", &us(m1_cpu), &us(p1_cpu), "");
     row("round trips/s, 16 connections", &thousands(m16), &thousands(p16), &ratio(m16, p16));
+    row("  server CPU per round trip", &us(m16_cpu), &us(p16_cpu), "");
     let m_rows = a.rows as f64 / m_time.as_secs_f64().max(1e-9);
     let p_rows = a.rows as f64 / p_time.as_secs_f64().max(1e-9);
     row(
@@ -465,7 +760,20 @@ fn run(a: &Args) -> Result<(), String> {
     if !pg_rss.is_empty() {
         row("", "", &format!("{} sum/{}", mib(pg_rss.iter().sum()), pg_rss.len()), "");
     }
-    println!("\nratio: Mesquite / PostgreSQL throughput, higher is better; target >= 1.00x");
+    println!();
+    print_targets("own Rust clients", [m1 / p1.max(1e-9), m16 / p16.max(1e-9), m_rows / p_rows.max(1e-9)]);
+
+    let driven = match &a.go {
+        Ok(go) => through_drivers(a, go, m_pid, &tds_connector.config, &cluster).map(Some),
+        Err(why) => {
+            println!("\nthrough drivers (go-mssqldb vs pgx): skipped: {why}");
+            Ok(None)
+        }
+    };
     mesquite.stop();
+    if let Some(r) = driven? {
+        println!();
+        print_targets("through go-mssqldb and pgx", r);
+    }
     Ok(())
 }
