@@ -3,9 +3,10 @@
 //! # Layout
 //!
 //! The table is split into [`SHARD_COUNT`] shards by a hash of the resource; each shard
-//! is a parking_lot mutex over a hash map from resource to its request queue (a `Vec`
-//! of requests, one per owner; buffers of emptied queues are pooled so the fast path
-//! doesn't allocate). A request is granted, converting (granted, waiting for a stronger
+//! is a parking_lot mutex over a hash map from resource to its request queue (requests,
+//! one per owner). Nearly every queue holds one request (a row lock nobody else wants),
+//! kept inline in the map's entry: taking and releasing it touch one cache line of the
+//! table and allocate nothing. A request is granted, converting (granted, waiting for a stronger
 //! mode), or waiting. Each owner keeps the list of resources it holds, for
 //! `release_all`.
 //!
@@ -53,9 +54,6 @@ use super::{LockError, LockMode, LockOwner, LockResource, LockTimeout};
 /// Number of lock table shards (a power of two).
 pub const SHARD_COUNT: usize = 64;
 
-/// Emptied queue buffers kept per shard for reuse.
-const POOL_MAX: usize = 32;
-
 /// The lock table's hasher (resources are a few machine words).
 pub(crate) use types::hash::FxBuild;
 
@@ -95,11 +93,10 @@ impl Request {
     }
 }
 
-pub(crate) type Queue = Vec<Request>;
+pub(crate) type Queue = smallvec::SmallVec<[Request; 1]>;
 
 pub(crate) struct ShardInner {
     pub(crate) map: HashMap<LockResource, Queue, FxBuild>,
-    pool: Vec<Queue>,
     lock_requests: u64,
     /// Queues of key resources in all shards (shared by the shards; see
     /// [`LockManager::key_locks_exist`]). Changed with the map, under the shard's lock.
@@ -277,21 +274,17 @@ fn grant_at(inner: &Inner, q: &mut Queue, i: usize, resource: &LockResource) {
 }
 
 impl ShardInner {
-    /// Removes a resource's (emptied) queue, keeping its buffer for reuse.
+    /// Removes a resource's (emptied) queue.
     fn drop_queue(&mut self, resource: &LockResource) {
-        if let Some(buf) = self.map.remove(resource) {
-            if matches!(resource, LockResource::Key { .. }) {
-                self.key_queues.fetch_sub(1, Release);
-            }
-            self.recycle(buf);
+        if self.map.remove(resource).is_some() {
+            self.dropped(resource);
         }
     }
 
-    /// Keeps an emptied queue's buffer for the next new resource.
-    fn recycle(&mut self, mut buf: Queue) {
-        if self.pool.len() < POOL_MAX {
-            buf.clear();
-            self.pool.push(buf);
+    /// Accounts for a queue just removed from the map.
+    fn dropped(&mut self, resource: &LockResource) {
+        if matches!(resource, LockResource::Key { .. }) {
+            self.key_queues.fetch_sub(1, Release);
         }
     }
 }
@@ -470,7 +463,6 @@ impl LockManager {
             .map(|_| {
                 Shard(Mutex::new(ShardInner {
                     map: HashMap::with_capacity_and_hasher(64, FxBuild),
-                    pool: Vec::new(),
                     lock_requests: 0,
                     key_queues: key_queues.clone(),
                 }))
@@ -521,7 +513,7 @@ impl LockManager {
                 if matches!(resource, LockResource::Key { .. }) {
                     sh.key_queues.fetch_add(1, Release);
                 }
-                e.insert(sh.pool.pop().unwrap_or_default())
+                e.insert(Queue::new())
             }
         };
         let (seq, wait_mode, held_before);
@@ -830,7 +822,10 @@ impl LockManager {
     /// still pending on it (another thread of the owner) is cancelled.
     fn release_entry(&self, sh: &mut ShardInner, o: &Arc<OwnerShared>, resource: &LockResource) {
         let inner = &*self.inner;
-        let Some(q) = sh.map.get_mut(resource) else { return };
+        // One hash lookup for the common case, the owner's request alone in its queue:
+        // the entry found is also the one removed.
+        let Entry::Occupied(mut e) = sh.map.entry(*resource) else { return };
+        let q = e.get_mut();
         let Some(i) = q.iter().position(|r| r.txn_id == o.txn_id && r.status != Status::Wait) else { return };
         let r = q.remove(i);
         if let (Status::Convert(_), Some(w)) = (r.status, r.waiter) {
@@ -838,7 +833,8 @@ impl LockManager {
             deliver(&w, r.seq, Outcome::Cancelled);
         }
         if q.is_empty() {
-            sh.drop_queue(resource);
+            e.remove();
+            sh.dropped(resource);
         } else {
             grant_waiters(inner, q, resource);
         }
@@ -1027,7 +1023,7 @@ mod tests {
     }
 
     #[test]
-    fn queue_buffers_are_reused_and_queues_dropped() {
+    fn emptied_queues_are_dropped() {
         let m = mgr();
         let o = LockOwner::new(1, 51);
         for i in 0..100 {
@@ -1037,8 +1033,6 @@ mod tests {
         }
         let total: usize = m.inner.shards.iter().map(|s| s.0.lock().map.len()).sum();
         assert_eq!(total, 0);
-        let pooled: usize = m.inner.shards.iter().map(|s| s.0.lock().pool.len()).sum();
-        assert!(pooled > 0);
         assert_eq!(o.lock_count(), 0);
     }
 }
