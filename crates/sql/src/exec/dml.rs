@@ -1153,6 +1153,7 @@ fn plan_target_rows(
     from: &[TableWithJoins],
     where_clause: Option<&Expr>,
     with: &[Cte],
+    current: Option<&[u8]>,
 ) -> Result<(Plan, usize, Scope, Option<BExpr>), SqlError> {
     cx.dml_target = Some((t.db, t.object_id));
     let r = (|| {
@@ -1162,14 +1163,27 @@ fn plan_target_rows(
             let alias = target_alias(target);
             let mut cols = t.out_cols();
             cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: types::Length::Bounded(900) }, false));
-            let plan = Plan::Scan(ScanNode {
-                table: t.clone(),
-                index: 0,
-                range: None,
-                filter: None,
-                reverse: false,
-                with_locator: true,
-            });
+            let plan = match current {
+                // WHERE CURRENT OF: the one row the cursor stands on (none if it is gone).
+                Some(pk) => {
+                    let mut rows = Vec::new();
+                    if let Some(stored) = b.cx.host.get(&t.indexes[0].iref, pk).map_err(super::host_err)? {
+                        if let Some(mut row) = t.row_from_index(0, stored, b.cx)? {
+                            row.push(Value::Binary(pk.to_vec()));
+                            rows.push(row);
+                        }
+                    }
+                    Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }
+                }
+                None => Plan::Scan(ScanNode {
+                    table: t.clone(),
+                    index: 0,
+                    range: None,
+                    filter: None,
+                    reverse: false,
+                    with_locator: true,
+                }),
+            };
             (plan, Scope::from_cols(Some(&alias), &cols))
         } else {
             b.plan_from(from)?
@@ -1342,6 +1356,11 @@ pub(super) fn bind_assignments(
 }
 
 impl Sets {
+    /// The target columns the SET list assigns.
+    pub(super) fn column_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns.iter().map(|(p, _, _)| *p)
+    }
+
     /// The new target row for the combined row `r` whose target columns are `old`;
     /// variables are assigned as a side effect.
     pub(super) fn apply(&self, cx: &mut Cx, t: &TableInfo, r: &Row, old: &Row) -> Result<Row, SqlError> {
@@ -1369,6 +1388,17 @@ impl Sets {
     }
 }
 
+/// Fills in the computed columns of an updated row.
+pub(super) fn compute_columns(cx: &mut Cx, t: &TableInfo, new: &mut Row) -> Result<(), SqlError> {
+    for (i, c) in t.computed.iter().enumerate() {
+        if let Some(e) = c {
+            let v = e.eval(new, cx)?;
+            new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes an updated row: computed columns, constraints (`stmt` names the statement in
 /// their messages), referencing foreign keys, then the row. Returns the row written.
 pub(super) fn write_update(
@@ -1379,12 +1409,7 @@ pub(super) fn write_update(
     mut new: Row,
     stmt: &str,
 ) -> Result<Row, SqlError> {
-    for (i, c) in t.computed.iter().enumerate() {
-        if let Some(e) = c {
-            let v = e.eval(&new, cx)?;
-            new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
-        }
-    }
+    compute_columns(cx, t, &mut new)?;
     check_row(t, &new, stmt, cx)?;
     check_referenced(t, old, Some(&new), stmt, cx)?;
     t.update_row(pk, old, &new, cx)?;
@@ -1437,7 +1462,21 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
-    update_rows(cx, u, &t)
+    match &u.current_of {
+        Some(c) => {
+            let pk = positioned(cx, c, &t, &u.from)?;
+            update_rows(cx, u, &t, Some(&pk))
+        }
+        None => update_rows(cx, u, &t, None),
+    }
+}
+
+/// The locator of the row a positioned UPDATE/DELETE (WHERE CURRENT OF) changes.
+fn positioned(cx: &mut Cx, c: &CursorRef, t: &TableInfo, from: &[TableWithJoins]) -> Result<Vec<u8>, SqlError> {
+    if !from.is_empty() {
+        return Err(errors::not_supported("WHERE CURRENT OF with a FROM clause"));
+    }
+    super::cursor::current_row(cx, c, t)
 }
 
 /// UPDATE of a view or CTE whose rows its query finds (`ViewBase::rows_factor`): the
@@ -1448,14 +1487,14 @@ fn update_through(cx: &mut Cx, u: &Update, vb: &ViewBase, alias: &str) -> Result
     r.from = vb.from_with_rows(&t, &u.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
     r.assignments = vb.base_assignments(&u.assignments)?;
-    update_rows(cx, &r, &t)
+    update_rows(cx, &r, &t, None)
 }
 
 /// UPDATE of the table `t`, which `u.target` names (or aliases in `u.from`).
-fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>) -> Result<(), SqlError> {
+fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8]>) -> Result<(), SqlError> {
     let t = t.clone();
     let (plan, offset, scope, recheck) =
-        plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref(), &u.with)?;
+        plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref(), &u.with, current)?;
     let width = t.columns.len();
     let sets = {
         let mut b = Binder::new(cx);
@@ -1491,20 +1530,15 @@ fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>) -> Result<(), SqlErr
     let mut kept = trigger::Fired { inserted: Vec::new(), deleted: Vec::new(), updated: None, row_count: n };
     if keep {
         let mut updated = vec![false; width];
-        for (p, _, _) in &sets.columns {
-            updated[*p] = true;
+        for p in sets.column_positions() {
+            updated[p] = true;
         }
         kept.updated = Some(updated);
     }
     if let Some(tr) = &instead {
         // INSTEAD OF: the rows as they would be (computed columns included), unwritten.
         for (_, old, mut new) in changes {
-            for (i, c) in t.computed.iter().enumerate() {
-                if let Some(e) = c {
-                    let v = e.eval(&new, cx)?;
-                    new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
-                }
-            }
+            compute_columns(cx, &t, &mut new)?;
             collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
             kept.deleted.push(old);
             kept.inserted.push(new);
@@ -1591,7 +1625,13 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
-    delete_rows(cx, d, &t)
+    match &d.current_of {
+        Some(c) => {
+            let pk = positioned(cx, c, &t, &d.from)?;
+            delete_rows(cx, d, &t, Some(&pk))
+        }
+        None => delete_rows(cx, d, &t, None),
+    }
 }
 
 /// DELETE through a view or CTE whose rows its query finds (see `update_through`).
@@ -1600,13 +1640,14 @@ fn delete_through(cx: &mut Cx, d: &Delete, vb: &ViewBase, alias: &str) -> Result
     let mut r = d.clone();
     r.from = vb.from_with_rows(&t, &d.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
-    delete_rows(cx, &r, &t)
+    delete_rows(cx, &r, &t, None)
 }
 
 /// DELETE from the table `t`, which `d.target` names (or aliases in `d.from`).
-fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>) -> Result<(), SqlError> {
+fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8]>) -> Result<(), SqlError> {
     let t = t.clone();
-    let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref(), &d.with)?;
+    let (plan, offset, _, recheck) =
+        plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref(), &d.with, current)?;
     let width = t.columns.len();
     let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Delete, &d.output)?;
     let mut kept: Vec<Row> = Vec::new();
