@@ -76,3 +76,37 @@ UPDATE dbo.top2 SET x = -1;
 DELETE FROM dbo.top2 WHERE id = 2;
 SELECT id, x FROM dbo.dup ORDER BY id;
 GO
+-- A CTE or view joining tables: UPDATE and INSERT may change the columns of one of
+-- them (4405 for two, or for DELETE).
+CREATE TABLE dbo.o (id int PRIMARY KEY, cust int, total int);
+CREATE TABLE dbo.c (id int PRIMARY KEY, name varchar(10), vip bit);
+INSERT INTO dbo.c VALUES (1, 'ann', 1), (2, 'bob', 0);
+INSERT INTO dbo.o VALUES (10, 1, 100), (11, 2, 200), (12, 1, 300);
+GO
+WITH x AS (SELECT o.id, o.total, c.name, c.vip FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust)
+UPDATE x SET total = total + 1 WHERE vip = 1;
+SELECT * FROM dbo.o;
+WITH x AS (SELECT o.id, o.total, c.name, c.vip FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust)
+UPDATE x SET name = UPPER(name) WHERE total > 250;
+SELECT * FROM dbo.c;
+WITH x AS (SELECT o.id AS oid, total, name FROM dbo.o AS o, dbo.c WHERE c.id = o.cust)
+UPDATE x SET total = 0 WHERE name = 'bob';
+SELECT * FROM dbo.o;
+GO
+WITH x AS (SELECT o.id, o.total, c.name FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust)
+UPDATE x SET total = 1, name = 'z';
+GO
+WITH x AS (SELECT o.id, o.total, c.name FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust)
+DELETE FROM x;
+GO
+WITH x AS (SELECT o.id, o.total * 2 AS t2, c.name FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust)
+UPDATE x SET t2 = 1;
+GO
+CREATE VIEW dbo.oc AS SELECT o.id, o.total, c.name FROM dbo.o AS o JOIN dbo.c AS c ON c.id = o.cust;
+GO
+UPDATE dbo.oc SET total = 7 WHERE name = 'ann';
+INSERT INTO dbo.oc (id, total) VALUES (20, 5);
+SELECT * FROM dbo.o;
+GO
+INSERT INTO dbo.oc VALUES (21, 5, 'q');
+GO

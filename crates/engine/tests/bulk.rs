@@ -38,7 +38,8 @@ fn bulk(s: &mut engine::Session, stmt: &str, data: &BulkLoad) -> Result<u64, Vec
     if !errors.is_empty() {
         return Err(errors.iter().map(|e| e.number).collect());
     }
-    let count = sink.events.iter().find_map(|e| match e {
+    // The load's own DONE comes last (a trigger's statements send theirs before it).
+    let count = sink.events.iter().rev().find_map(|e| match e {
         Event::Done(d) => d.row_count,
         _ => None,
     });

@@ -48,6 +48,8 @@ pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Resul
 /// is not enforced).
 struct ViewBase {
     base: DmlTarget,
+    /// The base table's name in the query's FROM (its alias, if it has one).
+    exposed: String,
     /// (view column, base column; empty when the view computes it).
     columns: Vec<(String, String)>,
     /// The query's WHERE over base columns, when the query is a plain filter of its base
@@ -62,7 +64,12 @@ struct ViewBase {
 
 /// The view `target` names, when it is a view (errors 4403/4405 when it cannot be
 /// changed).
-fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<ViewBase>, SqlError> {
+fn updatable_view(
+    cx: &mut Cx,
+    target: &DmlTarget,
+    perm: &str,
+    touched: Option<&[String]>,
+) -> Result<Option<ViewBase>, SqlError> {
     let DmlTarget::Table { name, .. } = target else {
         return Ok(None);
     };
@@ -83,7 +90,7 @@ fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<
     if db != cx.state.database {
         return Err(errors::not_supported("Modifying data through a view in another database"));
     }
-    updatable_query(cx, &o.name, &v.query, &v.columns).map(Some)
+    updatable_query(cx, &o.name, &v.query, &v.columns, touched).map(Some)
 }
 
 /// The CTE of `with` that a DML target names: the target itself (`WITH d AS (...) DELETE
@@ -139,15 +146,24 @@ fn for_each_factor<'a>(from: &'a [TableWithJoins], f: &mut dyn FnMut(&'a TableFa
 
 /// The CTE `cte` as a DML target (4403/4405/4406 as for a view, which SQL Server also
 /// names them).
-fn updatable_cte(cx: &mut Cx, cte: &Cte) -> Result<ViewBase, SqlError> {
-    let mut vb = updatable_query(cx, &cte.name.value, &cte.query, &cte.columns)?;
+fn updatable_cte(cx: &mut Cx, cte: &Cte, touched: Option<&[String]>) -> Result<ViewBase, SqlError> {
+    let mut vb = updatable_query(cx, &cte.name.value, &cte.query, &cte.columns, touched)?;
     vb.needs_rows = true;
     Ok(vb)
 }
 
 /// Whether the view or CTE `name` defined by `query` (with the column names `names`, if
-/// any) can be the target of DML, and how its columns map to its base table's.
-fn updatable_query(cx: &mut Cx, name: &str, query: &Query, names: &[Ident]) -> Result<ViewBase, SqlError> {
+/// any) can be the target of DML, and how its columns map to its base table's. Its
+/// FROM may join several tables when the statement changes columns of one of them:
+/// `touched` names the columns an UPDATE or INSERT changes (empty: all of them), None
+/// for DELETE (which needs a single table).
+fn updatable_query(
+    cx: &mut Cx,
+    name: &str,
+    query: &Query,
+    names: &[Ident],
+    touched: Option<&[String]>,
+) -> Result<ViewBase, SqlError> {
     let multi = || {
         SqlError::new(
             4405,
@@ -173,48 +189,80 @@ fn updatable_query(cx: &mut Cx, name: &str, query: &Query, names: &[Ident]) -> R
             format!("Cannot update the view or function '{name}' because it contains aggregates, or a DISTINCT or GROUP BY clause, or PIVOT or UNPIVOT operator."),
         ));
     }
-    if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
+    // The tables of the FROM clause: (exposed name, target, its definition).
+    let mut sources: Vec<(String, DmlTarget, Option<Arc<TableInfo>>)> = Vec::new();
+    let mut unsupported = false;
+    for_each_factor(&sel.from, &mut |f| match f {
+        TableFactor::Table { name, alias, .. } => {
+            let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.name().value.clone());
+            sources.push((shown, DmlTarget::Table { name: name.clone(), hints: Vec::new() }, None));
+        }
+        TableFactor::Variable { name, alias } => {
+            let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.clone());
+            sources.push((shown, DmlTarget::Variable(name.clone()), None));
+        }
+        TableFactor::NestedJoin(_) => {}
+        _ => unsupported = true,
+    });
+    if unsupported || sources.is_empty() {
         return Err(multi());
     }
-    let base = match &sel.from[0].relation {
-        TableFactor::Table { name: base, .. } => {
-            if base.database().is_some() {
+    for (_, target, info) in &mut sources {
+        if let DmlTarget::Table { name, .. } = target {
+            if name.database().is_some() {
                 return Err(errors::not_supported("Modifying data through a view in another database"));
             }
-            DmlTarget::Table { name: base.clone(), hints: Vec::new() }
         }
-        TableFactor::Variable { name, .. } => DmlTarget::Variable(name.clone()),
-        _ => return Err(multi()),
-    };
+        *info = match target {
+            DmlTarget::Table { name, .. } => match cx.resolve_table_cached(name)? {
+                Some(t) => Some(t.info.clone()),
+                // A view or other object under this one: only the single-table rewrite
+                // (which recurses into it) can go through it.
+                None if sel.from.len() == 1 && sel.from[0].joins.is_empty() => None,
+                None => return Err(multi()),
+            },
+            DmlTarget::Variable(v) => Some(cx.table_variable(v)?),
+        };
+    }
     let mut windowed = false;
-    let mut columns = Vec::new();
+    // (shown name, base column, source index; None when computed).
+    let mut columns: Vec<(String, String, Option<usize>)> = Vec::new();
     for item in &sel.items {
         match item {
-            SelectItem::Wildcard(_) => {
-                let t = match &base {
-                    DmlTarget::Table { name, .. } => match cx.resolve_table_cached(name)? {
-                        Some(t) => t.info.clone(),
-                        None => {
-                            let (bdb, bo) = cx
-                                .resolve_object(name)?
-                                .ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
-                            cx.table_info(bdb, &bo)?
-                        }
-                    },
-                    DmlTarget::Variable(v) => cx.table_variable(v)?,
-                };
-                for c in t.out_cols() {
-                    columns.push((c.name.clone(), c.name.clone()));
+            SelectItem::Wildcard(q) => {
+                for (k, (shown, _, info)) in sources.iter().enumerate() {
+                    if q.as_ref().is_some_and(|q| !q.name().value.eq_ignore_ascii_case(shown)) {
+                        continue;
+                    }
+                    let info = info
+                        .as_ref()
+                        .ok_or_else(|| errors::not_supported("* in a view over a view as a DML target"))?;
+                    for c in info.out_cols() {
+                        columns.push((c.name.clone(), c.name.clone(), Some(k)));
+                    }
                 }
             }
             SelectItem::Expr { expr, alias } => {
                 windowed |= super::query::contains_window(expr);
-                let base_col = match &expr.kind {
-                    ExprKind::Column(n) => n.name().value.clone(),
-                    _ => String::new(),
+                let (base_col, source) = match &expr.kind {
+                    ExprKind::Column(n) => {
+                        let col = n.name().value.clone();
+                        let source = if sources.len() == 1 {
+                            Some(0)
+                        } else if n.parts.len() > 1 {
+                            let q = &n.parts[n.parts.len() - 2].value;
+                            sources.iter().position(|(s, _, _)| s.eq_ignore_ascii_case(q))
+                        } else {
+                            sources
+                                .iter()
+                                .position(|(_, _, t)| t.as_ref().is_some_and(|t| t.column_index(&col).is_some()))
+                        };
+                        (col, source)
+                    }
+                    _ => (String::new(), None),
                 };
                 let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| base_col.clone());
-                columns.push((shown, base_col));
+                columns.push((shown, base_col, source));
             }
             SelectItem::Assign { .. } => return Err(multi()),
         }
@@ -222,6 +270,31 @@ fn updatable_query(cx: &mut Cx, name: &str, query: &Query, names: &[Ident]) -> R
     for (c, n) in columns.iter_mut().zip(names) {
         c.0 = n.value.clone();
     }
+    // The one table the statement changes.
+    let base = if sources.len() == 1 {
+        0
+    } else {
+        let touched = touched.ok_or_else(multi)?;
+        let mut found: Option<usize> = None;
+        for (shown, _, source) in &columns {
+            if !touched.is_empty() && !touched.iter().any(|t| t.eq_ignore_ascii_case(shown)) {
+                continue;
+            }
+            // A computed column is 4406 when it is assigned (`base_column`).
+            let Some(k) = source else { continue };
+            if found.is_some_and(|f| f != *k) {
+                return Err(multi());
+            }
+            found = Some(*k);
+        }
+        // Only computed columns assigned: `base_column` answers 4406 whatever the base.
+        found.unwrap_or(0)
+    };
+    // Columns of the other tables cannot be changed through this statement.
+    let columns = columns
+        .into_iter()
+        .map(|(shown, col, source)| if source == Some(base) { (shown, col) } else { (shown, String::new()) })
+        .collect();
     // The query's WHERE reads base columns: drop qualifiers (one table, no ambiguity).
     let mut filter = sel.where_clause.clone();
     if let Some(f) = &mut filter {
@@ -232,9 +305,14 @@ fn updatable_query(cx: &mut Cx, name: &str, query: &Query, names: &[Ident]) -> R
             }
         });
     }
-    let needs_rows =
-        windowed || sel.top.is_some() || !query.order_by.is_empty() || query.offset.is_some() || !query.with.is_empty();
-    Ok(ViewBase { base, columns, filter, needs_rows, query: query.clone(), view: name.to_string() })
+    let needs_rows = sources.len() > 1
+        || windowed
+        || sel.top.is_some()
+        || !query.order_by.is_empty()
+        || query.offset.is_some()
+        || !query.with.is_empty();
+    let (exposed, base, _) = sources.swap_remove(base);
+    Ok(ViewBase { base, exposed, columns, filter, needs_rows, query: query.clone(), view: name.to_string() })
 }
 
 impl ViewBase {
@@ -292,7 +370,16 @@ impl ViewBase {
         let SetExpr::Select(sel) = &mut q.body else {
             return Err(errors::not_supported("Modifying data through this query"));
         };
-        let column = |n: &str| Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new(n))));
+        // Base columns qualified by the table's name in the query (it may join others);
+        // a table variable without an alias is the only table (no qualifier needed).
+        let qualifier = match &self.base {
+            DmlTarget::Variable(v) if v.eq_ignore_ascii_case(&self.exposed) => None,
+            _ => Some(Ident::new(self.exposed.clone())),
+        };
+        let column = |n: &str| {
+            let parts = qualifier.iter().cloned().chain(std::iter::once(Ident::new(n))).collect();
+            Expr::new(ExprKind::Column(ObjectName { parts }))
+        };
         let mut names: Vec<Ident> = Vec::new();
         if !self.columns.is_empty() {
             names = self.columns.iter().map(|(v, _)| Ident::new(v.clone())).collect();
@@ -302,7 +389,9 @@ impl ViewBase {
             sel.items.push(SelectItem::Expr { expr: column(&c.name), alias: Some(hidden.clone()) });
             names.push(hidden);
         }
-        sel.items.push(SelectItem::Expr { expr: column("%%physloc%%"), alias: None });
+        // Only the base table's scan has a locator (it is the DML target being planned).
+        let locator = Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new("%%physloc%%"))));
+        sel.items.push(SelectItem::Expr { expr: locator, alias: None });
         names.push(Ident::new("%%physloc%%"));
         Ok(TableFactor::Derived {
             query: Box::new(q),
@@ -982,11 +1071,12 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
             return trigger::insert_view(cx, ins, name, &view, &tr);
         }
     }
+    let touched: Vec<String> = ins.columns.iter().map(|c| c.value.clone()).collect();
     if let Some((cte, _)) = cte_target(&ins.with, &ins.target, &[]) {
-        let vb = updatable_cte(cx, cte)?;
+        let vb = updatable_cte(cx, cte, Some(&touched))?;
         return insert_through(cx, ins, &vb);
     }
-    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
+    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT", Some(&touched))? {
         return through_view(cx, |cx| insert_through(cx, ins, &vb));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
@@ -1430,8 +1520,16 @@ pub(super) fn write_delete(
 }
 
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
+    let touched: Vec<String> = u
+        .assignments
+        .iter()
+        .filter_map(|a| match &a.target {
+            AssignTarget::Column(n) => Some(n.name().value.clone()),
+            AssignTarget::Variable(_) => None,
+        })
+        .collect();
     if let Some((cte, alias)) = cte_target(&u.with, &u.target, &u.from) {
-        let vb = updatable_cte(cx, cte)?;
+        let vb = updatable_cte(cx, cte, Some(&touched))?;
         return update_through(cx, u, &vb, &alias);
     }
     if u.from.is_empty() {
@@ -1443,7 +1541,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
+        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE", Some(&touched))? {
             if vb.needs_rows {
                 let alias = target_alias(&u.target);
                 return through_view(cx, |cx| update_through(cx, u, &vb, &alias));
@@ -1601,7 +1699,7 @@ fn find_alias_table(
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     if let Some((cte, alias)) = cte_target(&d.with, &d.target, &d.from) {
-        let vb = updatable_cte(cx, cte)?;
+        let vb = updatable_cte(cx, cte, None)?;
         return delete_through(cx, d, &vb, &alias);
     }
     if d.from.is_empty() {
@@ -1613,7 +1711,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &d.target, "DELETE")? {
+        if let Some(vb) = updatable_view(cx, &d.target, "DELETE", None)? {
             if vb.needs_rows {
                 let alias = target_alias(&d.target);
                 return through_view(cx, |cx| delete_through(cx, d, &vb, &alias));
