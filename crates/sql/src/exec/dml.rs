@@ -415,7 +415,7 @@ impl ViewBase {
 
     /// `from` with the table source `alias` names replaced by the rows query (or the
     /// rows query alone when `from` is empty).
-    fn from_with_rows(
+    fn with_rows_in_from(
         &self,
         t: &TableInfo,
         from: &[TableWithJoins],
@@ -1582,7 +1582,7 @@ fn positioned(cx: &mut Cx, c: &CursorRef, t: &TableInfo, from: &[TableWithJoins]
 fn update_through(cx: &mut Cx, u: &Update, vb: &ViewBase, alias: &str) -> Result<(), SqlError> {
     let t = vb.base_table(cx, "UPDATE")?;
     let mut r = u.clone();
-    r.from = vb.from_with_rows(&t, &u.from, alias)?;
+    r.from = vb.with_rows_in_from(&t, &u.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
     r.assignments = vb.base_assignments(&u.assignments)?;
     update_rows(cx, &r, &t, None)
@@ -1736,7 +1736,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
 fn delete_through(cx: &mut Cx, d: &Delete, vb: &ViewBase, alias: &str) -> Result<(), SqlError> {
     let t = vb.base_table(cx, "DELETE")?;
     let mut r = d.clone();
-    r.from = vb.from_with_rows(&t, &d.from, alias)?;
+    r.from = vb.with_rows_in_from(&t, &d.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
     delete_rows(cx, &r, &t, None)
 }
