@@ -183,11 +183,4 @@ SELECT @@CURSOR_ROWS AS dynamic_rows, CURSOR_STATUS('global', 'd') AS status;
 DEALLOCATE d;
 SELECT @@CURSOR_ROWS AS after_deallocate;
 GO
--- Positioned changes are refused when the batch is parsed (nothing of it runs).
-DECLARE u CURSOR LOCAL FOR SELECT id FROM dbo.items FOR UPDATE OF qty;
-OPEN u;
-FETCH NEXT FROM u;
-UPDATE dbo.items SET qty = 0 WHERE CURRENT OF u;
-GO
-SELECT CURSOR_STATUS('global', 'u') AS never_declared;
-GO
+-- Positioned changes (WHERE CURRENT OF): cursor_positioned.sql.

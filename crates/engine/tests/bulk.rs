@@ -38,7 +38,8 @@ fn bulk(s: &mut engine::Session, stmt: &str, data: &BulkLoad) -> Result<u64, Vec
     if !errors.is_empty() {
         return Err(errors.iter().map(|e| e.number).collect());
     }
-    let count = sink.events.iter().find_map(|e| match e {
+    // The load's own DONE comes last (a trigger's statements send theirs before it).
+    let count = sink.events.iter().rev().find_map(|e| match e {
         Event::Done(d) => d.row_count,
         _ => None,
     });
@@ -149,4 +150,31 @@ fn insert_bulk_errors() {
     // The session goes on.
     assert_eq!(bulk(&mut ses, "INSERT BULK dbo.t (a int)", &data), Ok(1));
     assert_eq!(rows(&mut ses, "SELECT a, c FROM dbo.t"), vec![vec![Value::Int(1), Value::Int(2)]]);
+}
+
+#[test]
+fn triggers_fire_only_with_fire_triggers() {
+    let inst = memory();
+    let mut ses = session(&inst);
+    ok(&mut ses, "CREATE TABLE dbo.t (a int NOT NULL); CREATE TABLE dbo.audit (n int, total int)");
+    ok(
+        &mut ses,
+        "CREATE TRIGGER dbo.t_ins ON dbo.t AFTER INSERT AS
+         INSERT INTO dbo.audit SELECT COUNT(*), SUM(a) FROM inserted",
+    );
+    let data = load(&[("a", SqlType::Int)], vec![vec![Value::Int(1)], vec![Value::Int(2)]]);
+    assert_eq!(bulk(&mut ses, "INSERT BULK dbo.t (a int)", &data), Ok(2));
+    assert_eq!(rows(&mut ses, "SELECT COUNT(*) FROM dbo.audit"), vec![vec![Value::Int(0)]]);
+    // Once for the load, with every row in `inserted`.
+    assert_eq!(bulk(&mut ses, "INSERT BULK dbo.t (a int) WITH (FIRE_TRIGGERS)", &data), Ok(2));
+    assert_eq!(rows(&mut ses, "SELECT n, total FROM dbo.audit"), vec![vec![Value::Int(2), Value::Int(3)]]);
+    // An INSTEAD OF trigger gets the rows instead of the table.
+    ok(
+        &mut ses,
+        "CREATE TRIGGER dbo.t_instead ON dbo.t INSTEAD OF INSERT AS
+         INSERT INTO dbo.audit SELECT -COUNT(*), SUM(a) FROM inserted",
+    );
+    assert_eq!(bulk(&mut ses, "INSERT BULK dbo.t (a int) WITH (FIRE_TRIGGERS, CHECK_CONSTRAINTS)", &data), Ok(2));
+    assert_eq!(rows(&mut ses, "SELECT COUNT(*) FROM dbo.t"), vec![vec![Value::Int(4)]]);
+    assert_eq!(rows(&mut ses, "SELECT MIN(n) FROM dbo.audit"), vec![vec![Value::Int(-2)]]);
 }

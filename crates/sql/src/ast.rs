@@ -912,6 +912,8 @@ pub struct Update {
     pub output: Vec<OutputClause>,
     pub from: Vec<TableWithJoins>,
     pub where_clause: Option<Expr>,
+    /// WHERE CURRENT OF cursor (then `where_clause` is None).
+    pub current_of: Option<CursorRef>,
     pub hints: Vec<QueryHint>,
 }
 
@@ -936,6 +938,8 @@ pub struct Delete {
     pub output: Vec<OutputClause>,
     pub from: Vec<TableWithJoins>,
     pub where_clause: Option<Expr>,
+    /// WHERE CURRENT OF cursor (then `where_clause` is None).
+    pub current_of: Option<CursorRef>,
     pub hints: Vec<QueryHint>,
 }
 

@@ -1248,6 +1248,7 @@ impl Printer {
         self.assignments(&u.assignments)?;
         self.output(&u.output)?;
         self.write_from_where(&u.from, &u.where_clause)?;
+        self.current_of(&u.current_of)?;
         if !u.hints.is_empty() {
             self.w(format_args!(" OPTION ({})", comma(&u.hints)))?;
         }
@@ -1262,6 +1263,7 @@ impl Printer {
         self.w(format_args!("FROM {}", DmlTargetDisplay(&d.target)))?;
         self.output(&d.output)?;
         self.write_from_where(&d.from, &d.where_clause)?;
+        self.current_of(&d.current_of)?;
         if !d.hints.is_empty() {
             self.w(format_args!(" OPTION ({})", comma(&d.hints)))?;
         }
@@ -1325,6 +1327,13 @@ impl Printer {
             self.w(format_args!(" {} {}", a.op, scalar(&a.value)))?;
         }
         Ok(())
+    }
+
+    fn current_of(&mut self, c: &Option<CursorRef>) -> fmt::Result {
+        match c {
+            Some(c) => self.w(format_args!(" WHERE CURRENT OF {}", CursorDisplay(c))),
+            None => Ok(()),
+        }
     }
 
     fn write_from_where(&mut self, from: &[TableWithJoins], where_clause: &Option<Expr>) -> fmt::Result {

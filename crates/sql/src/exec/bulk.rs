@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 
 use types::{SqlError, SqlType, Value};
 
-use super::{atomic, dml, errors, report, rollback_all, Cx, SessionState};
+use super::{atomic, dml, errors, report, rollback_all, trigger, Cx, SessionState};
 use crate::ast::{BulkOption, DmlTarget, Ident, InsertBulk};
 use crate::host::Host;
 use crate::request::BulkLoad;
@@ -116,7 +116,16 @@ fn load_rows(cx: &mut Cx, ib: &InsertBulk, load: &BulkLoad) -> Result<u64, SqlEr
     // CHECK and FOREIGN KEY constraints are checked only with CHECK_CONSTRAINTS (SQL
     // Server then marks them not trusted; here they stay as they were).
     let saved_unchecked = std::mem::replace(&mut cx.bulk_unchecked, !has_flag(ib, "CHECK_CONSTRAINTS"));
+    // Triggers fire only with FIRE_TRIGGERS, as in SQL Server: once for the load (one
+    // batch), with every row in `inserted`; an INSTEAD OF INSERT trigger gets the rows
+    // instead of the table.
+    let (instead, keep) = if has_flag(ib, "FIRE_TRIGGERS") {
+        dml::statement_triggers(cx, &t, trigger::Event::Insert, &[])?
+    } else {
+        (None, false)
+    };
     let r = (|| {
+        let mut fired_rows = Vec::new();
         let mut count = 0u64;
         for row in &load.rows {
             cx.check_cancel()?;
@@ -130,12 +139,28 @@ fn load_rows(cx: &mut Cx, ib: &InsertBulk, load: &BulkLoad) -> Result<u64, SqlEr
                     vals.push(v);
                 }
             }
-            dml::insert_values(cx, &t, &positions, vals, &tys)?;
+            let row = if instead.is_some() {
+                dml::would_insert(cx, &t, &positions, vals, &tys)?
+            } else {
+                dml::insert_values(cx, &t, &positions, vals, &tys)?
+            };
+            if keep {
+                fired_rows.push(row);
+            }
             count += 1;
         }
-        Ok(count)
+        Ok((count, fired_rows))
     })();
     cx.bulk_unchecked = saved_unchecked;
     cx.state.identity_insert = saved_identity_insert;
-    r
+    let (count, fired_rows) = r?;
+    // The trigger body runs under the session's own settings, not the load's.
+    if keep {
+        let f = trigger::Fired { inserted: fired_rows, deleted: Vec::new(), updated: None, row_count: count };
+        match &instead {
+            Some(tr) => trigger::fire_instead(cx, &t, tr, f)?,
+            None => trigger::fire_after(cx, &t, trigger::Event::Insert, f)?,
+        }
+    }
+    Ok(count)
 }

@@ -16,8 +16,10 @@ use std::sync::Arc;
 
 use super::expr::Row;
 use super::query::Binder;
+use super::table::TableInfo;
 use super::{assign_value, atomic, column_info, errors, eval_standalone, plan, Cx, Flow};
 use crate::ast::*;
+use crate::host::DbId;
 use crate::results::ColumnInfo;
 use types::{SqlError, SqlType, Value};
 
@@ -32,6 +34,9 @@ pub struct Cursor {
     /// DYNAMIC, FAST_FORWARD, or the default forward-only type: SQL Server reports no
     /// row count for these.
     dynamic: bool,
+    /// STATIC, INSENSITIVE, FAST_FORWARD, READ_ONLY or FOR READ ONLY: no positioned
+    /// UPDATE/DELETE (16929).
+    read_only: bool,
     open: Option<OpenSet>,
 }
 
@@ -40,8 +45,11 @@ pub struct Cursor {
 #[derive(Debug)]
 struct OpenSet {
     columns: Vec<ColumnInfo>,
+    /// With `base`, each row ends with its base row's locator (not shown).
     rows: Vec<Row>,
     pos: i64,
+    /// The one base table of an updatable cursor (WHERE CURRENT OF changes its rows).
+    base: Option<(DbId, i32)>,
 }
 
 /// The session's cursor state: GLOBAL cursors and the connection-wide @@ values.
@@ -118,13 +126,14 @@ fn resolve<'a>(cx: &'a mut Cx, r: &CursorRef) -> Result<&'a mut Cursor, SqlError
     }
 }
 
-/// The options of a definition: (LOCAL, scrollable, dynamic). Unknown words are a
-/// syntax error, as SQL Server's parser has it.
-fn options(d: &CursorDefinition) -> Result<(bool, bool, bool), SqlError> {
+/// The options of a definition: (LOCAL, scrollable, dynamic, read-only). Unknown words
+/// are a syntax error, as SQL Server's parser has it.
+fn options(d: &CursorDefinition) -> Result<(bool, bool, bool, bool), SqlError> {
     let mut local = false;
     let mut forward_only = false;
     let mut scroll = d.iso_options.iter().any(|o| o == "SCROLL");
     let mut kind: Option<&str> = d.iso_options.iter().any(|o| o == "INSENSITIVE").then_some("STATIC");
+    let mut read_only = d.read_only;
     for o in &d.options {
         match o.as_str() {
             "LOCAL" => local = true,
@@ -132,7 +141,8 @@ fn options(d: &CursorDefinition) -> Result<(bool, bool, bool), SqlError> {
             "FORWARD_ONLY" => forward_only = true,
             "SCROLL" => scroll = true,
             "STATIC" | "KEYSET" | "DYNAMIC" | "FAST_FORWARD" => kind = Some(o.as_str()),
-            "READ_ONLY" | "SCROLL_LOCKS" | "OPTIMISTIC" | "TYPE_WARNING" => {}
+            "READ_ONLY" => read_only = true,
+            "SCROLL_LOCKS" | "OPTIMISTIC" | "TYPE_WARNING" => {}
             other => return Err(SqlError::new(102, 15, 1, format!("Incorrect syntax near '{other}'."))),
         }
     }
@@ -144,15 +154,24 @@ fn options(d: &CursorDefinition) -> Result<(bool, bool, bool), SqlError> {
     // alone (and no option at all) is a dynamic cursor.
     let scroll = scroll || (!forward_only && matches!(kind, Some("STATIC" | "KEYSET" | "DYNAMIC")));
     let dynamic = matches!(kind, None | Some("DYNAMIC" | "FAST_FORWARD"));
-    Ok((local, scroll, dynamic))
+    // SQL Server's STATIC (and INSENSITIVE) cursors and FAST_FORWARD ones are read-only.
+    let read_only = read_only || matches!(kind, Some("STATIC" | "FAST_FORWARD"));
+    Ok((local, scroll, dynamic, read_only))
 }
 
 fn new_cursor(cx: &mut Cx, name: &str, definition: &CursorDefinition) -> Result<(Cursor, bool), SqlError> {
-    let (local, scroll, dynamic) = options(definition)?;
+    let (local, scroll, dynamic, read_only) = options(definition)?;
     let id = cx.state.cursors.next_id;
     cx.state.cursors.next_id += 1;
-    let c =
-        Cursor { name: name.to_string(), id, definition: Arc::new(definition.clone()), scroll, dynamic, open: None };
+    let c = Cursor {
+        name: name.to_string(),
+        id,
+        definition: Arc::new(definition.clone()),
+        scroll,
+        dynamic,
+        read_only,
+        open: None,
+    };
     Ok((c, local))
 }
 
@@ -186,21 +205,35 @@ pub fn open(cx: &mut Cx, r: &CursorRef) -> Result<Flow, SqlError> {
         return Err(SqlError::new(16905, 16, 1, "The cursor is already open."));
     }
     let definition = c.definition.clone();
-    let (columns, rows) = atomic(cx, |cx| {
-        let plan = Binder::new(cx).plan_query(&definition.query)?.0;
+    let read_only = c.read_only;
+    let (columns, rows, base) = atomic(cx, |cx| {
+        // An updatable cursor over one base table keeps each row's locator (as a hidden
+        // last column of its query) for WHERE CURRENT OF.
+        let base = if read_only { None } else { base_table(cx, &definition.query)? };
+        let query = match &base {
+            Some(_) => with_locator(&definition.query),
+            None => (*definition.query).clone(),
+        };
+        cx.dml_target = base.as_ref().map(|t| (t.db, t.object_id));
+        let planned = Binder::new(cx).plan_query(&query);
+        cx.dml_target = None;
+        let plan = planned?.0;
         cx.pending_assigns.clear();
-        let columns = column_info(&plan);
+        let mut columns = column_info(&plan);
+        if base.is_some() {
+            columns.pop();
+        }
         let mut op = plan::open(&plan, cx)?;
         let mut rows = Vec::new();
         while let Some(row) = op.next(cx)? {
             rows.push(row);
         }
-        Ok((columns, rows))
+        Ok((columns, rows, base.map(|t| (t.db, t.object_id))))
     })?;
     let n = rows.len();
     let c = resolve(cx, r)?;
     let (id, dynamic) = (c.id, c.dynamic);
-    c.open = Some(OpenSet { columns, rows, pos: -1 });
+    c.open = Some(OpenSet { columns, rows, pos: -1, base });
     let s = &mut cx.state.cursors;
     s.last_opened = id;
     s.cursor_rows = if dynamic { -1 } else { i32::try_from(n).unwrap_or(i32::MAX) };
@@ -311,7 +344,8 @@ pub fn fetch(cx: &mut Cx, f: &Fetch) -> Result<Flow, SqlError> {
     };
     // Off either end the cursor rests just outside the rows.
     set.pos = target.clamp(-1, len);
-    let row = (0..len).contains(&target).then(|| set.rows[target as usize].clone());
+    let width = set.columns.len();
+    let row = (0..len).contains(&target).then(|| set.rows[target as usize][..width].to_vec());
     let columns = if f.into.is_empty() { set.columns.clone() } else { Vec::new() };
     let col_types: Vec<SqlType> = set.columns.iter().map(|c| c.ty).collect();
     cx.state.cursors.fetch_status = if row.is_some() { 0 } else { -1 };
@@ -334,6 +368,75 @@ pub fn fetch(cx: &mut Cx, f: &Fetch) -> Result<Flow, SqlError> {
         }
     }
     Ok(Flow::Normal)
+}
+
+/// The base table of a cursor query whose rows each come from one row of one table: a
+/// SELECT of one table or table variable without DISTINCT, aggregates, GROUP BY or set
+/// operators (other cursors are read-only, as SQL Server makes them).
+fn base_table(cx: &mut Cx, q: &Query) -> Result<Option<Arc<TableInfo>>, SqlError> {
+    let SetExpr::Select(sel) = &q.body else {
+        return Ok(None);
+    };
+    let aggregate = sel.items.iter().any(|i| match i {
+        SelectItem::Expr { expr, .. } | SelectItem::Assign { expr, .. } => super::query::contains_aggregate(expr),
+        SelectItem::Wildcard(_) => false,
+    });
+    if sel.distinct || aggregate || !sel.group_by.is_empty() || sel.having.is_some() || sel.into.is_some() {
+        return Ok(None);
+    }
+    if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
+        return Ok(None);
+    }
+    match &sel.from[0].relation {
+        TableFactor::Table { name, .. } => {
+            let cte =
+                name.parts.len() == 1 && q.with.iter().any(|c| c.name.value.eq_ignore_ascii_case(&name.name().value));
+            if cte {
+                return Ok(None);
+            }
+            Ok(cx.resolve_table_cached(name)?.map(|t| t.info.clone()))
+        }
+        TableFactor::Variable { name, .. } => cx.table_variable(name).map(Some),
+        _ => Ok(None),
+    }
+}
+
+/// The cursor query with its base table's locator as a last column.
+fn with_locator(q: &Query) -> Query {
+    let mut q = q.clone();
+    if let SetExpr::Select(sel) = &mut q.body {
+        let locator = Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new("%%physloc%%"))));
+        sel.items.push(SelectItem::Expr { expr: locator, alias: None });
+    }
+    q
+}
+
+/// The row WHERE CURRENT OF names: the cursor's base table and the locator of the row
+/// last fetched. 16929 for a read-only cursor (or one whose query is not of one table),
+/// 16930 when no row is fetched, 16933 when `target` is not the cursor's table.
+pub fn current_row(cx: &mut Cx, r: &CursorRef, target: &TableInfo) -> Result<Vec<u8>, SqlError> {
+    let c = resolve(cx, r)?;
+    let read_only = || SqlError::new(16929, 16, 1, "The cursor is READ ONLY.");
+    if c.read_only {
+        return Err(read_only());
+    }
+    let set = c.open.as_ref().ok_or_else(not_open)?;
+    let Some(base) = set.base else {
+        return Err(read_only());
+    };
+    if base != (target.db, target.object_id) {
+        return Err(SqlError::new(
+            16933,
+            16,
+            1,
+            "The cursor does not include the table being modified or the table is not updatable through the cursor.",
+        ));
+    }
+    let row = usize::try_from(set.pos).ok().and_then(|p| set.rows.get(p));
+    match row.and_then(|r| r.last()) {
+        Some(Value::Binary(pk)) => Ok(pk.clone()),
+        _ => Err(SqlError::new(16930, 16, 1, "The requested row is not in the fetch buffer.")),
+    }
 }
 
 impl Cx<'_> {

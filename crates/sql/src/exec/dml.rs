@@ -42,21 +42,34 @@ pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Resul
     }
 }
 
-/// A simple updatable view as a DML target: one base table, columns that are bare
-/// (possibly renamed) base columns, and an optional WHERE that every row it shows meets.
-/// DML through it is rewritten to DML on the base table (SQL Server's rules for
-/// updatable views; WITH CHECK OPTION is not enforced).
+/// An updatable view or CTE as a DML target: one base table, columns that are bare
+/// (possibly renamed) base columns or derived ones (which cannot be assigned), and the
+/// query that shows the rows (SQL Server's rules for updatable views; WITH CHECK OPTION
+/// is not enforced).
 struct ViewBase {
-    base: ObjectName,
+    base: DmlTarget,
+    /// The base table's name in the query's FROM (its alias, if it has one).
+    exposed: String,
     /// (view column, base column; empty when the view computes it).
     columns: Vec<(String, String)>,
+    /// The query's WHERE over base columns, when the query is a plain filter of its base
+    /// table (`query` is then not needed to find the rows).
     filter: Option<Expr>,
+    /// Whether the rows must be found by running `query` (TOP, ORDER BY, window
+    /// functions: the query is more than a filter); always for a CTE.
+    needs_rows: bool,
+    query: Query,
     view: String,
 }
 
 /// The view `target` names, when it is a view (errors 4403/4405 when it cannot be
 /// changed).
-fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<ViewBase>, SqlError> {
+fn updatable_view(
+    cx: &mut Cx,
+    target: &DmlTarget,
+    perm: &str,
+    touched: Option<&[String]>,
+) -> Result<Option<ViewBase>, SqlError> {
     let DmlTarget::Table { name, .. } = target else {
         return Ok(None);
     };
@@ -74,63 +87,215 @@ fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<
     let StatementKind::CreateView(v) = def.kind else {
         return Ok(None);
     };
+    if db != cx.state.database {
+        return Err(errors::not_supported("Modifying data through a view in another database"));
+    }
+    updatable_query(cx, &o.name, &v.query, &v.columns, touched).map(Some)
+}
+
+/// The CTE of `with` that a DML target names: the target itself (`WITH d AS (...) DELETE
+/// FROM d`), or an alias in FROM of a CTE (`UPDATE x ... FROM d AS x JOIN ...`). A CTE
+/// hides a table of the same one-part name. Returns the CTE and its exposed name.
+fn cte_target<'a>(with: &'a [Cte], target: &DmlTarget, from: &[TableWithJoins]) -> Option<(&'a Cte, String)> {
+    let DmlTarget::Table { name, .. } = target else {
+        return None;
+    };
+    if with.is_empty() || name.parts.len() != 1 {
+        return None;
+    }
+    let exposed = &name.name().value;
+    let named = |n: &ObjectName| -> Option<&'a Cte> {
+        if n.parts.len() != 1 {
+            return None;
+        }
+        with.iter().rev().find(|c| c.name.value.eq_ignore_ascii_case(&n.name().value))
+    };
+    if from.is_empty() {
+        return named(name).map(|c| (c, exposed.clone()));
+    }
+    let mut found = None;
+    for_each_factor(from, &mut |f| {
+        if let TableFactor::Table { name: n, alias, .. } = f {
+            let shown = alias.as_ref().map(|a| &a.value).unwrap_or(&n.name().value);
+            if found.is_none() && shown.eq_ignore_ascii_case(exposed) {
+                found = Some(named(n).map(|c| (c, shown.clone())));
+            }
+        }
+    });
+    found.flatten()
+}
+
+/// Calls `f` on each table source of a FROM list (nested joins included).
+fn for_each_factor<'a>(from: &'a [TableWithJoins], f: &mut dyn FnMut(&'a TableFactor)) {
+    fn visit<'a>(t: &'a TableFactor, f: &mut dyn FnMut(&'a TableFactor)) {
+        f(t);
+        if let TableFactor::NestedJoin(n) = t {
+            visit(&n.relation, f);
+            for j in &n.joins {
+                visit(&j.relation, f);
+            }
+        }
+    }
+    for twj in from {
+        visit(&twj.relation, f);
+        for j in &twj.joins {
+            visit(&j.relation, f);
+        }
+    }
+}
+
+/// The CTE `cte` as a DML target (4403/4405/4406 as for a view, which SQL Server also
+/// names them).
+fn updatable_cte(cx: &mut Cx, cte: &Cte, touched: Option<&[String]>) -> Result<ViewBase, SqlError> {
+    let mut vb = updatable_query(cx, &cte.name.value, &cte.query, &cte.columns, touched)?;
+    vb.needs_rows = true;
+    Ok(vb)
+}
+
+/// Whether the view or CTE `name` defined by `query` (with the column names `names`, if
+/// any) can be the target of DML, and how its columns map to its base table's. Its
+/// FROM may join several tables when the statement changes columns of one of them:
+/// `touched` names the columns an UPDATE or INSERT changes (empty: all of them), None
+/// for DELETE (which needs a single table).
+fn updatable_query(
+    cx: &mut Cx,
+    name: &str,
+    query: &Query,
+    names: &[Ident],
+    touched: Option<&[String]>,
+) -> Result<ViewBase, SqlError> {
     let multi = || {
         SqlError::new(
             4405,
             16,
             1,
             format!(
-                "View or function '{}' is not updatable because the modification affects multiple base tables.",
-                o.name
+                "View or function '{name}' is not updatable because the modification affects multiple base tables."
             ),
         )
     };
-    let SetExpr::Select(sel) = &v.query.body else {
+    let SetExpr::Select(sel) = &query.body else {
         return Err(multi());
     };
-    if sel.distinct || sel.top.is_some() || !sel.group_by.is_empty() || sel.having.is_some() {
+    let aggregate = sel.items.iter().any(|i| match i {
+        SelectItem::Expr { expr, .. } | SelectItem::Assign { expr, .. } => super::query::contains_aggregate(expr),
+        SelectItem::Wildcard(_) => false,
+    });
+    if sel.distinct || aggregate || !sel.group_by.is_empty() || sel.having.is_some() {
         return Err(SqlError::new(
             4403,
             16,
             1,
-            format!("Cannot update the view or function '{}' because it contains aggregates, or a DISTINCT or GROUP BY clause, or PIVOT or UNPIVOT operator.", o.name),
+            format!("Cannot update the view or function '{name}' because it contains aggregates, or a DISTINCT or GROUP BY clause, or PIVOT or UNPIVOT operator."),
         ));
     }
-    if sel.from.len() != 1 || !sel.from[0].joins.is_empty() {
+    // The tables of the FROM clause: (exposed name, target, its definition).
+    let mut sources: Vec<(String, DmlTarget, Option<Arc<TableInfo>>)> = Vec::new();
+    let mut unsupported = false;
+    for_each_factor(&sel.from, &mut |f| match f {
+        TableFactor::Table { name, alias, .. } => {
+            let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.name().value.clone());
+            sources.push((shown, DmlTarget::Table { name: name.clone(), hints: Vec::new() }, None));
+        }
+        TableFactor::Variable { name, alias } => {
+            let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.clone());
+            sources.push((shown, DmlTarget::Variable(name.clone()), None));
+        }
+        TableFactor::NestedJoin(_) => {}
+        _ => unsupported = true,
+    });
+    if unsupported || sources.is_empty() {
         return Err(multi());
     }
-    let TableFactor::Table { name: base, .. } = &sel.from[0].relation else {
-        return Err(multi());
-    };
-    if db != cx.state.database || base.database().is_some() {
-        return Err(errors::not_supported("Modifying data through a view in another database"));
+    for (_, target, info) in &mut sources {
+        if let DmlTarget::Table { name, .. } = target {
+            if name.database().is_some() {
+                return Err(errors::not_supported("Modifying data through a view in another database"));
+            }
+        }
+        *info = match target {
+            DmlTarget::Table { name, .. } => match cx.resolve_table_cached(name)? {
+                Some(t) => Some(t.info.clone()),
+                // A view or other object under this one: only the single-table rewrite
+                // (which recurses into it) can go through it.
+                None if sel.from.len() == 1 && sel.from[0].joins.is_empty() => None,
+                None => return Err(multi()),
+            },
+            DmlTarget::Variable(v) => Some(cx.table_variable(v)?),
+        };
     }
-    let mut columns = Vec::new();
+    let mut windowed = false;
+    // (shown name, base column, source index; None when computed).
+    let mut columns: Vec<(String, String, Option<usize>)> = Vec::new();
     for item in &sel.items {
         match item {
-            SelectItem::Wildcard(_) => {
-                let (bdb, bo) =
-                    cx.resolve_object(base)?.ok_or_else(|| errors::invalid_object(&errors::written(base)))?;
-                let t = cx.table_info(bdb, &bo)?;
-                for c in t.out_cols() {
-                    columns.push((c.name.clone(), c.name.clone()));
+            SelectItem::Wildcard(q) => {
+                for (k, (shown, _, info)) in sources.iter().enumerate() {
+                    if q.as_ref().is_some_and(|q| !q.name().value.eq_ignore_ascii_case(shown)) {
+                        continue;
+                    }
+                    let info = info
+                        .as_ref()
+                        .ok_or_else(|| errors::not_supported("* in a view over a view as a DML target"))?;
+                    for c in info.out_cols() {
+                        columns.push((c.name.clone(), c.name.clone(), Some(k)));
+                    }
                 }
             }
             SelectItem::Expr { expr, alias } => {
-                let base_col = match &expr.kind {
-                    ExprKind::Column(n) => n.name().value.clone(),
-                    _ => String::new(),
+                windowed |= super::query::contains_window(expr);
+                let (base_col, source) = match &expr.kind {
+                    ExprKind::Column(n) => {
+                        let col = n.name().value.clone();
+                        let source = if sources.len() == 1 {
+                            Some(0)
+                        } else if n.parts.len() > 1 {
+                            let q = &n.parts[n.parts.len() - 2].value;
+                            sources.iter().position(|(s, _, _)| s.eq_ignore_ascii_case(q))
+                        } else {
+                            sources
+                                .iter()
+                                .position(|(_, _, t)| t.as_ref().is_some_and(|t| t.column_index(&col).is_some()))
+                        };
+                        (col, source)
+                    }
+                    _ => (String::new(), None),
                 };
                 let shown = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| base_col.clone());
-                columns.push((shown, base_col));
+                columns.push((shown, base_col, source));
             }
             SelectItem::Assign { .. } => return Err(multi()),
         }
     }
-    for (c, n) in columns.iter_mut().zip(&v.columns) {
+    for (c, n) in columns.iter_mut().zip(names) {
         c.0 = n.value.clone();
     }
-    // The view's WHERE reads base columns: drop qualifiers (one table, no ambiguity).
+    // The one table the statement changes.
+    let base = if sources.len() == 1 {
+        0
+    } else {
+        let touched = touched.ok_or_else(multi)?;
+        let mut found: Option<usize> = None;
+        for (shown, _, source) in &columns {
+            if !touched.is_empty() && !touched.iter().any(|t| t.eq_ignore_ascii_case(shown)) {
+                continue;
+            }
+            // A computed column is 4406 when it is assigned (`base_column`).
+            let Some(k) = source else { continue };
+            if found.is_some_and(|f| f != *k) {
+                return Err(multi());
+            }
+            found = Some(*k);
+        }
+        // Only computed columns assigned: `base_column` answers 4406 whatever the base.
+        found.unwrap_or(0)
+    };
+    // Columns of the other tables cannot be changed through this statement.
+    let columns = columns
+        .into_iter()
+        .map(|(shown, col, source)| if source == Some(base) { (shown, col) } else { (shown, String::new()) })
+        .collect();
+    // The query's WHERE reads base columns: drop qualifiers (one table, no ambiguity).
     let mut filter = sel.where_clause.clone();
     if let Some(f) = &mut filter {
         super::query::walk_expr_mut(f, &mut |e| {
@@ -140,7 +305,14 @@ fn updatable_view(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Option<
             }
         });
     }
-    Ok(Some(ViewBase { base: base.clone(), columns, filter, view: o.name.clone() }))
+    let needs_rows = sources.len() > 1
+        || windowed
+        || sel.top.is_some()
+        || !query.order_by.is_empty()
+        || query.offset.is_some()
+        || !query.with.is_empty();
+    let (exposed, base, _) = sources.swap_remove(base);
+    Ok(ViewBase { base, exposed, columns, filter, needs_rows, query: query.clone(), view: name.to_string() })
 }
 
 impl ViewBase {
@@ -181,11 +353,116 @@ impl ViewBase {
     }
 
     fn target(&self, old: &DmlTarget) -> DmlTarget {
-        let hints = match old {
-            DmlTarget::Table { hints, .. } => hints.clone(),
-            DmlTarget::Variable(_) => Vec::new(),
+        match (&self.base, old) {
+            (DmlTarget::Table { name, .. }, DmlTarget::Table { hints, .. }) => {
+                DmlTarget::Table { name: name.clone(), hints: hints.clone() }
+            }
+            (base, _) => base.clone(),
+        }
+    }
+
+    /// The query as a derived table named `alias` that finds the target rows: its own
+    /// columns, then the base table's columns and locator, where the UPDATE/DELETE row
+    /// path expects the target (`plan_target_rows`). The base table must be a table
+    /// (not a view) for its scan to carry the locator.
+    fn rows_factor(&self, t: &TableInfo, alias: &str) -> Result<TableFactor, SqlError> {
+        let mut q = self.query.clone();
+        let SetExpr::Select(sel) = &mut q.body else {
+            return Err(errors::not_supported("Modifying data through this query"));
         };
-        DmlTarget::Table { name: self.base.clone(), hints }
+        // Base columns qualified by the table's name in the query (it may join others);
+        // a table variable without an alias is the only table (no qualifier needed).
+        let qualifier = match &self.base {
+            DmlTarget::Variable(v) if v.eq_ignore_ascii_case(&self.exposed) => None,
+            _ => Some(Ident::new(self.exposed.clone())),
+        };
+        let column = |n: &str| {
+            let parts = qualifier.iter().cloned().chain(std::iter::once(Ident::new(n))).collect();
+            Expr::new(ExprKind::Column(ObjectName { parts }))
+        };
+        let mut names: Vec<Ident> = Vec::new();
+        if !self.columns.is_empty() {
+            names = self.columns.iter().map(|(v, _)| Ident::new(v.clone())).collect();
+        }
+        for (i, c) in t.columns.iter().enumerate() {
+            let hidden = Ident::new(format!("%%base{i}%%"));
+            sel.items.push(SelectItem::Expr { expr: column(&c.name), alias: Some(hidden.clone()) });
+            names.push(hidden);
+        }
+        // Only the base table's scan has a locator (it is the DML target being planned).
+        let locator = Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new("%%physloc%%"))));
+        sel.items.push(SelectItem::Expr { expr: locator, alias: None });
+        names.push(Ident::new("%%physloc%%"));
+        Ok(TableFactor::Derived {
+            query: Box::new(q),
+            alias: Some(TableAlias { name: Ident::new(alias), columns: names }),
+        })
+    }
+
+    /// The base table, checked for `perm` (not inside a view's ownership chain).
+    fn base_table(&self, cx: &mut Cx, perm: &str) -> Result<Arc<TableInfo>, SqlError> {
+        if let DmlTarget::Table { name, .. } = &self.base {
+            if cx.resolve_table_cached(name)?.is_none()
+                && cx.resolve_object(name)?.is_some_and(|(_, o)| matches!(o.body, crate::catalog::ObjectBody::View(_)))
+            {
+                return Err(errors::not_supported(
+                    "Modifying data through a view or CTE over a view with TOP, ORDER BY or window functions",
+                ));
+            }
+        }
+        target_table(cx, &self.base, perm)
+    }
+
+    /// `from` with the table source `alias` names replaced by the rows query (or the
+    /// rows query alone when `from` is empty).
+    fn with_rows_in_from(
+        &self,
+        t: &TableInfo,
+        from: &[TableWithJoins],
+        alias: &str,
+    ) -> Result<Vec<TableWithJoins>, SqlError> {
+        let factor = self.rows_factor(t, alias)?;
+        if from.is_empty() {
+            return Ok(vec![TableWithJoins { relation: factor, joins: Vec::new() }]);
+        }
+        fn swap(f: &mut TableFactor, alias: &str, factor: &TableFactor) -> bool {
+            match f {
+                TableFactor::Table { name, alias: a, .. } => {
+                    let shown = a.as_ref().map(|a| &a.value).unwrap_or(&name.name().value);
+                    if shown.eq_ignore_ascii_case(alias) {
+                        *f = factor.clone();
+                        return true;
+                    }
+                    false
+                }
+                TableFactor::NestedJoin(n) => {
+                    swap(&mut n.relation, alias, factor)
+                        || n.joins.iter_mut().any(|j| swap(&mut j.relation, alias, factor))
+                }
+                _ => false,
+            }
+        }
+        let mut from = from.to_vec();
+        let done = from.iter_mut().any(|twj| {
+            swap(&mut twj.relation, alias, &factor)
+                || twj.joins.iter_mut().any(|j| swap(&mut j.relation, alias, &factor))
+        });
+        if !done {
+            return Err(errors::invalid_object(alias));
+        }
+        Ok(from)
+    }
+
+    /// SET targets renamed to base columns (4406 for a derived one).
+    fn base_assignments(&self, assignments: &[Assignment]) -> Result<Vec<Assignment>, SqlError> {
+        let mut v = assignments.to_vec();
+        for a in &mut v {
+            if let AssignTarget::Column(n) = &mut a.target {
+                let b = self.base_column(&n.name().value)?.ok_or_else(|| errors::invalid_column(&n.name().value))?;
+                n.parts = vec![Ident::new(b)];
+            }
+        }
+        Ok(v)
     }
 
     fn where_with_filter(&self, w: Option<&Expr>) -> Result<Option<Expr>, SqlError> {
@@ -800,7 +1077,21 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
             return trigger::insert_view(cx, ins, name, &view, &tr);
         }
     }
-    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT")? {
+    let touched: Vec<String> = ins.columns.iter().map(|c| c.value.clone()).collect();
+    if let Some((cte, _)) = cte_target(&ins.with, &ins.target, &[]) {
+        let vb = updatable_cte(cx, cte, Some(&touched))?;
+        return insert_through(cx, ins, &vb);
+    }
+    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT", Some(&touched))? {
+        return through_view(cx, |cx| insert_through(cx, ins, &vb));
+    }
+    let t = target_table(cx, &ins.target, "INSERT")?;
+    insert_into(cx, ins, &t)
+}
+
+/// INSERT into a view or CTE: into its base table, its columns renamed.
+fn insert_through(cx: &mut Cx, ins: &Insert, vb: &ViewBase) -> Result<(), SqlError> {
+    {
         let mut i = ins.clone();
         i.target = vb.target(&ins.target);
         let view_cols: Vec<String> = if ins.columns.is_empty() {
@@ -813,10 +1104,8 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
             let b = vb.base_column(c)?.ok_or_else(|| errors::invalid_column(c))?;
             i.columns.push(Ident::new(b));
         }
-        return through_view(cx, |cx| insert(cx, &i));
+        insert(cx, &i)
     }
-    let t = target_table(cx, &ins.target, "INSERT")?;
-    insert_into(cx, ins, &t)
 }
 
 /// INSERT into the table `t` its target names.
@@ -943,6 +1232,14 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
     cx.done(Some(count))
 }
 
+/// The name a DML target's rows go by (its one-part name or the variable).
+fn target_alias(target: &DmlTarget) -> String {
+    match target {
+        DmlTarget::Table { name, .. } => name.name().value.clone(),
+        DmlTarget::Variable(v) => v.clone(),
+    }
+}
+
 /// Plans the rows an UPDATE/DELETE changes: the combined FROM row, with the target's
 /// locator column; returns the plan and the target's column offset in it.
 fn plan_target_rows(
@@ -952,26 +1249,37 @@ fn plan_target_rows(
     from: &[TableWithJoins],
     where_clause: Option<&Expr>,
     with: &[Cte],
+    current: Option<&[u8]>,
 ) -> Result<(Plan, usize, Scope, Option<BExpr>), SqlError> {
     cx.dml_target = Some((t.db, t.object_id));
     let r = (|| {
         let mut b = Binder::new(cx);
         b.push_ctes(with);
         let (mut plan, scope) = if from.is_empty() {
-            let alias = match target {
-                DmlTarget::Table { name, .. } => name.name().value.clone(),
-                DmlTarget::Variable(v) => v.clone(),
-            };
+            let alias = target_alias(target);
             let mut cols = t.out_cols();
             cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: types::Length::Bounded(900) }, false));
-            let plan = Plan::Scan(ScanNode {
-                table: t.clone(),
-                index: 0,
-                range: None,
-                filter: None,
-                reverse: false,
-                with_locator: true,
-            });
+            let plan = match current {
+                // WHERE CURRENT OF: the one row the cursor stands on (none if it is gone).
+                Some(pk) => {
+                    let mut rows = Vec::new();
+                    if let Some(stored) = b.cx.host.get(&t.indexes[0].iref, pk).map_err(super::host_err)? {
+                        if let Some(mut row) = t.row_from_index(0, stored, b.cx)? {
+                            row.push(Value::Binary(pk.to_vec()));
+                            rows.push(row);
+                        }
+                    }
+                    Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }
+                }
+                None => Plan::Scan(ScanNode {
+                    table: t.clone(),
+                    index: 0,
+                    range: None,
+                    filter: None,
+                    reverse: false,
+                    with_locator: true,
+                }),
+            };
             (plan, Scope::from_cols(Some(&alias), &cols))
         } else {
             b.plan_from(from)?
@@ -985,10 +1293,7 @@ fn plan_target_rows(
             plan = super::query::push_down(plan, cs, b.cx)?;
         }
         // Where is the target in the combined row? Find its locator column.
-        let target_name = match target {
-            DmlTarget::Table { name, .. } => name.name().value.clone(),
-            DmlTarget::Variable(v) => v.clone(),
-        };
+        let target_name = target_alias(target);
         let loc = scope
             .cols
             .iter()
@@ -1147,6 +1452,11 @@ pub(super) fn bind_assignments(
 }
 
 impl Sets {
+    /// The target columns the SET list assigns.
+    pub(super) fn column_positions(&self) -> impl Iterator<Item = usize> + '_ {
+        self.columns.iter().map(|(p, _, _)| *p)
+    }
+
     /// The new target row for the combined row `r` whose target columns are `old`;
     /// variables are assigned as a side effect.
     pub(super) fn apply(&self, cx: &mut Cx, t: &TableInfo, r: &Row, old: &Row) -> Result<Row, SqlError> {
@@ -1174,6 +1484,17 @@ impl Sets {
     }
 }
 
+/// Fills in the computed columns of an updated row.
+pub(super) fn compute_columns(cx: &mut Cx, t: &TableInfo, new: &mut Row) -> Result<(), SqlError> {
+    for (i, c) in t.computed.iter().enumerate() {
+        if let Some(e) = c {
+            let v = e.eval(new, cx)?;
+            new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
+        }
+    }
+    Ok(())
+}
+
 /// Writes an updated row: computed columns, constraints (`stmt` names the statement in
 /// their messages), referencing foreign keys, then the row. Returns the row written.
 pub(super) fn write_update(
@@ -1184,12 +1505,7 @@ pub(super) fn write_update(
     mut new: Row,
     stmt: &str,
 ) -> Result<Row, SqlError> {
-    for (i, c) in t.computed.iter().enumerate() {
-        if let Some(e) = c {
-            let v = e.eval(&new, cx)?;
-            new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
-        }
-    }
+    compute_columns(cx, t, &mut new)?;
     check_row(t, &new, stmt, cx)?;
     check_referenced(t, old, Some(&new), stmt, cx)?;
     t.update_row(pk, old, &new, cx)?;
@@ -1210,6 +1526,18 @@ pub(super) fn write_delete(
 }
 
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
+    let touched: Vec<String> = u
+        .assignments
+        .iter()
+        .filter_map(|a| match &a.target {
+            AssignTarget::Column(n) => Some(n.name().value.clone()),
+            AssignTarget::Variable(_) => None,
+        })
+        .collect();
+    if let Some((cte, alias)) = cte_target(&u.with, &u.target, &u.from) {
+        let vb = updatable_cte(cx, cte, Some(&touched))?;
+        return update_through(cx, u, &vb, &alias);
+    }
     if u.from.is_empty() {
         if let DmlTarget::Table { name, .. } = &u.target {
             if cx.resolve_table_cached(name)?.is_none() {
@@ -1219,7 +1547,11 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE")? {
+        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE", Some(&touched))? {
+            if vb.needs_rows {
+                let alias = target_alias(&u.target);
+                return through_view(cx, |cx| update_through(cx, u, &vb, &alias));
+            }
             let mut r = u.clone();
             r.target = vb.target(&u.target);
             r.where_clause = vb.where_with_filter(u.where_clause.as_ref())?;
@@ -1234,8 +1566,39 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;
+    match &u.current_of {
+        Some(c) => {
+            let pk = positioned(cx, c, &t, &u.from)?;
+            update_rows(cx, u, &t, Some(&pk))
+        }
+        None => update_rows(cx, u, &t, None),
+    }
+}
+
+/// The locator of the row a positioned UPDATE/DELETE (WHERE CURRENT OF) changes.
+fn positioned(cx: &mut Cx, c: &CursorRef, t: &TableInfo, from: &[TableWithJoins]) -> Result<Vec<u8>, SqlError> {
+    if !from.is_empty() {
+        return Err(errors::not_supported("WHERE CURRENT OF with a FROM clause"));
+    }
+    super::cursor::current_row(cx, c, t)
+}
+
+/// UPDATE of a view or CTE whose rows its query finds (`ViewBase::rows_factor`): the
+/// base table's rows behind the rows the query shows under `alias`.
+fn update_through(cx: &mut Cx, u: &Update, vb: &ViewBase, alias: &str) -> Result<(), SqlError> {
+    let t = vb.base_table(cx, "UPDATE")?;
+    let mut r = u.clone();
+    r.from = vb.with_rows_in_from(&t, &u.from, alias)?;
+    r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
+    r.assignments = vb.base_assignments(&u.assignments)?;
+    update_rows(cx, &r, &t, None)
+}
+
+/// UPDATE of the table `t`, which `u.target` names (or aliases in `u.from`).
+fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8]>) -> Result<(), SqlError> {
+    let t = t.clone();
     let (plan, offset, scope, recheck) =
-        plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref(), &u.with)?;
+        plan_target_rows(cx, &t, &u.target, &u.from, u.where_clause.as_ref(), &u.with, current)?;
     let width = t.columns.len();
     let sets = {
         let mut b = Binder::new(cx);
@@ -1271,20 +1634,15 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
     let mut kept = trigger::Fired { inserted: Vec::new(), deleted: Vec::new(), updated: None, row_count: n };
     if keep {
         let mut updated = vec![false; width];
-        for (p, _, _) in &sets.columns {
-            updated[*p] = true;
+        for p in sets.column_positions() {
+            updated[p] = true;
         }
         kept.updated = Some(updated);
     }
     if let Some(tr) = &instead {
         // INSTEAD OF: the rows as they would be (computed columns included), unwritten.
         for (_, old, mut new) in changes {
-            for (i, c) in t.computed.iter().enumerate() {
-                if let Some(e) = c {
-                    let v = e.eval(&new, cx)?;
-                    new[i] = convert::convert(&v, &e.ty(), &t.columns[i].ty, None)?;
-                }
-            }
+            compute_columns(cx, &t, &mut new)?;
             collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
             kept.deleted.push(old);
             kept.inserted.push(new);
@@ -1346,6 +1704,10 @@ fn find_alias_table(
 }
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
+    if let Some((cte, alias)) = cte_target(&d.with, &d.target, &d.from) {
+        let vb = updatable_cte(cx, cte, None)?;
+        return delete_through(cx, d, &vb, &alias);
+    }
     if d.from.is_empty() {
         if let DmlTarget::Table { name, .. } = &d.target {
             if cx.resolve_table_cached(name)?.is_none() {
@@ -1355,7 +1717,11 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &d.target, "DELETE")? {
+        if let Some(vb) = updatable_view(cx, &d.target, "DELETE", None)? {
+            if vb.needs_rows {
+                let alias = target_alias(&d.target);
+                return through_view(cx, |cx| delete_through(cx, d, &vb, &alias));
+            }
             let mut r = d.clone();
             r.target = vb.target(&d.target);
             r.where_clause = vb.where_with_filter(d.where_clause.as_ref())?;
@@ -1363,7 +1729,29 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
         }
     }
     let t = target_with_from(cx, &d.target, &d.from, "DELETE")?;
-    let (plan, offset, _, recheck) = plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref(), &d.with)?;
+    match &d.current_of {
+        Some(c) => {
+            let pk = positioned(cx, c, &t, &d.from)?;
+            delete_rows(cx, d, &t, Some(&pk))
+        }
+        None => delete_rows(cx, d, &t, None),
+    }
+}
+
+/// DELETE through a view or CTE whose rows its query finds (see `update_through`).
+fn delete_through(cx: &mut Cx, d: &Delete, vb: &ViewBase, alias: &str) -> Result<(), SqlError> {
+    let t = vb.base_table(cx, "DELETE")?;
+    let mut r = d.clone();
+    r.from = vb.with_rows_in_from(&t, &d.from, alias)?;
+    r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
+    delete_rows(cx, &r, &t, None)
+}
+
+/// DELETE from the table `t`, which `d.target` names (or aliases in `d.from`).
+fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8]>) -> Result<(), SqlError> {
+    let t = t.clone();
+    let (plan, offset, _, recheck) =
+        plan_target_rows(cx, &t, &d.target, &d.from, d.where_clause.as_ref(), &d.with, current)?;
     let width = t.columns.len();
     let (instead, keep) = statement_triggers(cx, &t, trigger::Event::Delete, &d.output)?;
     let mut kept: Vec<Row> = Vec::new();

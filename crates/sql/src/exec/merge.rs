@@ -20,7 +20,7 @@ use super::expr::{is_true, BExpr, Row};
 use super::plan::{open, OutCol, Plan, ScanNode};
 use super::query::{Binder, Scope, ScopeCol};
 use super::table::TableInfo;
-use super::{errors, Cx};
+use super::{errors, trigger, Cx};
 use crate::ast::*;
 use crate::scalar::convert;
 
@@ -246,6 +246,8 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
         None => None,
     };
 
+    let mut triggers = MergeTriggers::new(cx, &t, m, &clauses)?;
+
     // Read phase: decide every row's action.
     let source_start = width + 1;
     let mut changes: Vec<(Change, Row)> = Vec::new();
@@ -332,36 +334,130 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
         changes.truncate(keep);
     }
 
-    // Write phase.
+    // Write phase (with INSTEAD OF triggers: the rows as they would be, unwritten).
     let action_value = |s: &str| Value::String(s.to_string());
     let mut count = 0u64;
     for (change, source) in changes {
         let mut extra_row = Vec::with_capacity(source.len() + 1);
         match change {
             Change::Insert { values, types, positions } => {
-                let row = dml::insert_values_as(cx, &t, &positions, values, &types, "MERGE")?;
+                let row = if triggers.instead {
+                    dml::would_insert(cx, &t, &positions, values, &types)?
+                } else {
+                    dml::insert_values_as(cx, &t, &positions, values, &types, "MERGE")?
+                };
                 extra_row.push(action_value("INSERT"));
                 extra_row.extend(source);
                 dml::collect_output(&mut outs, None, Some(&row), width, &extra_row, cx)?;
+                triggers.keep(trigger::Event::Insert, None, Some(row));
             }
-            Change::Update { pk, old, new } => {
-                let new = dml::write_update(cx, &t, &pk, &old, new, "MERGE")?;
+            Change::Update { pk, old, mut new } => {
+                if triggers.instead {
+                    dml::compute_columns(cx, &t, &mut new)?;
+                } else {
+                    new = dml::write_update(cx, &t, &pk, &old, new, "MERGE")?;
+                }
                 extra_row.push(action_value("UPDATE"));
                 extra_row.extend(source);
                 dml::collect_output(&mut outs, Some(&old), Some(&new), width, &extra_row, cx)?;
+                triggers.keep(trigger::Event::Update, Some(old), Some(new));
             }
             Change::Delete { pk, old } => {
-                if !dml::write_delete(cx, &t, &pk, &old, "MERGE")? {
+                if !triggers.instead && !dml::write_delete(cx, &t, &pk, &old, "MERGE")? {
                     continue;
                 }
                 extra_row.push(action_value("DELETE"));
                 extra_row.extend(source);
                 dml::collect_output(&mut outs, Some(&old), None, width, &extra_row, cx)?;
+                triggers.keep(trigger::Event::Delete, Some(old), None);
             }
         }
         count += 1;
     }
     dml::flush_output(outs, cx)?;
+    triggers.fire(cx, &t, count)?;
     cx.state.rowcount = count as i64;
     cx.done(Some(count))
+}
+
+/// The triggers a MERGE runs: for each action written in its WHEN clauses, the
+/// target's triggers for that action fire once after all rows are written (also when
+/// the action changed no row), with `inserted`/`deleted` holding that action's rows, as
+/// SQL Server does. With INSTEAD OF triggers (then one for every action written, else
+/// 5316) nothing is written and they get the would-be rows.
+struct MergeTriggers {
+    /// Per action written (insert, update, delete): the rows to hand over, when a
+    /// trigger wants them.
+    actions: Vec<(trigger::Event, Option<trigger::TriggerInfo>, trigger::Fired)>,
+    instead: bool,
+}
+
+impl MergeTriggers {
+    fn new(cx: &Cx, t: &TableInfo, m: &Merge, clauses: &[BoundClause]) -> Result<MergeTriggers, SqlError> {
+        let mut actions = Vec::new();
+        let mut updated = vec![false; t.columns.len()];
+        for c in clauses {
+            if let BoundAction::Update(sets) = &c.action {
+                for p in sets.column_positions() {
+                    updated[p] = true;
+                }
+            }
+        }
+        for (e, written) in [
+            (trigger::Event::Insert, clauses.iter().any(|c| matches!(c.action, BoundAction::Insert(..)))),
+            (trigger::Event::Update, clauses.iter().any(|c| matches!(c.action, BoundAction::Update(_)))),
+            (trigger::Event::Delete, clauses.iter().any(|c| matches!(c.action, BoundAction::Delete))),
+        ] {
+            if !written {
+                continue;
+            }
+            let (instead, keep) = dml::statement_triggers(cx, t, e, &m.output)?;
+            if keep {
+                let updated = (e == trigger::Event::Update).then(|| updated.clone());
+                let f = trigger::Fired { inserted: Vec::new(), deleted: Vec::new(), updated, row_count: 0 };
+                actions.push((e, instead, f));
+            }
+        }
+        let with_instead = actions.iter().filter(|a| a.1.is_some()).count();
+        if with_instead > 0 && (with_instead < actions.len() || actions.len() < written_actions(clauses)) {
+            return Err(SqlError::new(
+                5316,
+                16,
+                1,
+                format!("The target '{}' of the MERGE statement has an INSTEAD OF trigger on some, but not all, of the actions specified in the MERGE statement. In a MERGE statement, if any action has an enabled INSTEAD OF trigger on the target, then all actions must have enabled INSTEAD OF triggers.", t.display_name),
+            ));
+        }
+        Ok(MergeTriggers { actions, instead: with_instead > 0 })
+    }
+
+    /// Keeps a changed row for the triggers of its action.
+    fn keep(&mut self, e: trigger::Event, old: Option<Row>, new: Option<Row>) {
+        if let Some((_, _, f)) = self.actions.iter_mut().find(|a| a.0 == e) {
+            f.deleted.extend(old);
+            f.inserted.extend(new);
+        }
+    }
+
+    fn fire(self, cx: &mut Cx, t: &TableInfo, count: u64) -> Result<(), SqlError> {
+        for (e, instead, mut f) in self.actions {
+            f.row_count = count;
+            match &instead {
+                Some(tr) => trigger::fire_instead(cx, t, tr, f)?,
+                None => trigger::fire_after(cx, t, e, f)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// How many of INSERT, UPDATE and DELETE the WHEN clauses name.
+fn written_actions(clauses: &[BoundClause]) -> usize {
+    [
+        clauses.iter().any(|c| matches!(c.action, BoundAction::Insert(..))),
+        clauses.iter().any(|c| matches!(c.action, BoundAction::Update(_))),
+        clauses.iter().any(|c| matches!(c.action, BoundAction::Delete)),
+    ]
+    .iter()
+    .filter(|w| **w)
+    .count()
 }

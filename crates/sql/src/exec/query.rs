@@ -150,7 +150,7 @@ fn contains_subquery(e: &Expr) -> bool {
     found
 }
 
-fn contains_window(e: &Expr) -> bool {
+pub(super) fn contains_window(e: &Expr) -> bool {
     let mut found = false;
     walk_expr(e, &mut |x| {
         if let ExprKind::Function(f) = &x.kind {

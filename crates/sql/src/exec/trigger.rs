@@ -21,7 +21,7 @@
 //! table or view does not fire it again.
 
 use std::sync::atomic::Ordering as AtomicOrdering;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use types::{SqlError, SqlType, Value};
 
@@ -49,6 +49,10 @@ pub struct TriggerInfo {
     pub object_id: i32,
     pub name: String,
     pub def: catalog::Trigger,
+    /// The parsed CREATE TRIGGER, parsed at its first firing and kept as long as this
+    /// `TriggerInfo`: the table's `TableInfo` is rebuilt on any catalog change (ALTER or
+    /// DROP TRIGGER, ALTER TABLE), so a changed trigger is parsed again.
+    pub body: Arc<OnceLock<Arc<CreateTrigger>>>,
 }
 
 impl TriggerInfo {
@@ -80,7 +84,7 @@ pub struct TriggerContext {
 /// The triggers of the table or view `parent_id` (TableInfo::triggers).
 pub fn triggers_of(g: &catalog::Catalog, db: DbId, parent_id: i32) -> Vec<TriggerInfo> {
     g.triggers_of(parent_id)
-        .map(|(o, t)| TriggerInfo { db, object_id: o.id, name: o.name.clone(), def: t.clone() })
+        .map(|(o, t)| TriggerInfo { db, object_id: o.id, name: o.name.clone(), def: t.clone(), body: Arc::default() })
         .collect()
 }
 
@@ -202,9 +206,17 @@ fn recursive_triggers(cx: &Cx, db: DbId) -> bool {
 
 /// Runs one trigger's body in a frame of its own.
 fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) -> Result<(), SqlError> {
-    let def = super::parse_module(&tr.def.module.definition)?;
-    let StatementKind::CreateTrigger(ct) = def.kind else {
-        return Err(errors::invalid_object(&tr.name));
+    let ct = match tr.body.get() {
+        Some(ct) => ct.clone(),
+        None => {
+            let def = super::parse_module(&tr.def.module.definition)?;
+            let StatementKind::CreateTrigger(ct) = def.kind else {
+                return Err(errors::invalid_object(&tr.name));
+            };
+            let ct = Arc::new(*ct);
+            let _ = tr.body.set(ct.clone());
+            ct
+        }
     };
     if cx.frames.len() > 32 {
         return Err(errors::nesting_exceeded());

@@ -41,6 +41,11 @@ impl<'a> Parser<'a> {
         if self.is_any_word(&["UNIQUE", "CLUSTERED", "NONCLUSTERED", "INDEX", "COLUMNSTORE"]) {
             return self.parse_create_index();
         }
+        // These start their batch too (SQL Server's rules for batches), as modules do.
+        if self.is_any_word(&["SCHEMA", "RULE", "DEFAULT"]) && !self.first_in_batch() {
+            let what = format!("CREATE {}", self.text().to_ascii_uppercase());
+            return Err(errors::must_be_first_in_batch(&what, self.toks[start].span.line));
+        }
         if self.eat_word("SCHEMA") {
             let name = self.parse_ident()?;
             let authorization = if self.eat_word("AUTHORIZATION") { Some(self.parse_ident()?) } else { None };

@@ -203,23 +203,23 @@ impl<'a> Parser<'a> {
         let assignments = self.parse_assignments()?;
         let output = self.parse_output_clauses()?;
         let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
-        let where_clause = self.parse_dml_where()?;
+        let (where_clause, current_of) = self.parse_dml_where()?;
         let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
-        Ok(Update { with, top, target, assignments, output, from, where_clause, hints })
+        Ok(Update { with, top, target, assignments, output, from, where_clause, current_of, hints })
     }
 
-    /// UPDATE's and DELETE's WHERE. Positioned changes (WHERE CURRENT OF cursor) are
-    /// refused when the batch is parsed, so no part of a cursor loop that would use one
-    /// runs: cursor rows are copies, without the row locator such a change needs.
-    fn parse_dml_where(&mut self) -> PResult<Option<Expr>> {
+    /// UPDATE's and DELETE's WHERE: a search condition, or the positioned form WHERE
+    /// CURRENT OF [GLOBAL] cursor.
+    fn parse_dml_where(&mut self) -> PResult<(Option<Expr>, Option<CursorRef>)> {
         if !self.eat_word("WHERE") {
-            return Ok(None);
+            return Ok((None, None));
         }
         if self.is_word("CURRENT") && self.is_word_at(1, "OF") {
-            let line = self.peek().span.line;
-            return Err(crate::exec::errors::not_supported("UPDATE or DELETE ... WHERE CURRENT OF").at_line(line));
+            self.advance();
+            self.advance();
+            return Ok((None, Some(self.parse_cursor_ref()?)));
         }
-        Ok(Some(self.parse_expr()?))
+        Ok((Some(self.parse_expr()?), None))
     }
 
     /// The assignments after SET in UPDATE and in MERGE's UPDATE action.
@@ -250,9 +250,9 @@ impl<'a> Parser<'a> {
         let target = self.parse_dml_target()?;
         let output = self.parse_output_clauses()?;
         let from = if self.eat_word("FROM") { self.parse_from_list()? } else { Vec::new() };
-        let where_clause = self.parse_dml_where()?;
+        let (where_clause, current_of) = self.parse_dml_where()?;
         let hints = if self.is_word("OPTION") { self.parse_option_hints()? } else { Vec::new() };
-        Ok(Delete { with, top, target, output, from, where_clause, hints })
+        Ok(Delete { with, top, target, output, from, where_clause, current_of, hints })
     }
 
     /// MERGE, up to and checking its mandatory `;` (which the caller consumes).
