@@ -1420,13 +1420,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             .unwrap_or(100) as u32;
         self.cx.max_recursion = max_recursion;
         match &q.body {
-            SetExpr::Select(s) if q.order_by.is_empty() || true => {
-                if let SetExpr::Select(_) = &q.body {
-                    let plan = self.plan_select(s, &q.order_by, q.offset.as_ref(), q.fetch.as_ref())?;
-                    let cols = plan.columns();
-                    return Ok((plan, cols));
-                }
-                unreachable!()
+            SetExpr::Select(s) => {
+                let plan = self.plan_select(s, &q.order_by, q.offset.as_ref(), q.fetch.as_ref())?;
+                let cols = plan.columns();
+                Ok((plan, cols))
             }
             body => {
                 let mut plan = self.plan_set_expr(body)?;
