@@ -23,8 +23,10 @@
 //!    Reported: redo seconds and MB/s of log replayed, and the whole open (analysis, redo,
 //!    undo and the internal checkpoint that writes the redone pages).
 //!
-//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints]
-//! Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
+//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints|delayed]
+//!        [--threads N] [--no-sqlite]
+//! `--only delayed` runs only the delayed-durability commit cases, `--threads N` only the
+//! commit cases with N threads, and `--no-sqlite` leaves SQLite out (for profiling one case). Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
 //! (removed at the end). `--quick` is a smoke run: 0.3 s runs and 64 MB.
 
 /// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
@@ -49,6 +51,8 @@ const PAGE: u64 = 8192;
 
 struct Args {
     only: Option<String>,
+    threads: Option<usize>,
+    sqlite: bool,
     seconds: f64,
     bytes: u64,
     dir: PathBuf,
@@ -57,12 +61,17 @@ struct Args {
 fn parse_args() -> Args {
     let mut a = Args {
         only: None,
+        threads: None,
+        sqlite: true,
         seconds: 3.0,
         bytes: 1 << 30,
         dir: std::env::temp_dir().join(format!("mesquite-bench-commit-{}", std::process::id())),
     };
     let usage = || -> ! {
-        eprintln!("usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints]");
+        eprintln!(
+            "usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints] \
+             [--threads N] [--no-sqlite]"
+        );
         std::process::exit(2)
     };
     let mut it = std::env::args().skip(1);
@@ -80,9 +89,11 @@ fn parse_args() -> Args {
                     .map(|g| (g * 1024.0 * MB) as u64)
                     .unwrap_or_else(|| usage())
             }
+            "--threads" => a.threads = Some(it.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage())),
+            "--no-sqlite" => a.sqlite = false,
             "--dir" => a.dir = it.next().map(PathBuf::from).unwrap_or_else(|| usage()),
             "--only" => {
-                a.only = Some(it.next().filter(|v| v == "commits" || v == "checkpoints").unwrap_or_else(|| usage()))
+                a.only = Some(it.next().filter(|v| v == "commits" || v == "checkpoints" || v == "delayed").unwrap_or_else(|| usage()))
             }
             _ => usage(),
         }
@@ -265,7 +276,8 @@ fn run_sqlite(path: &Path, synchronous: &str, run: u64, threads: usize, rows: us
     RunResult { threads, txns, secs: t0.elapsed().as_secs_f64(), flushes: None, writelog_us: None }
 }
 
-fn commits(dir: &Path, secs: f64) -> Vec<(String, RunResult, RunResult, RunResult)> {
+fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunResult)> {
+    let secs = args.seconds;
     let (db, tree) = commit_db(dir);
     let full = dir.join("sqlite-full.db");
     let off = dir.join("sqlite-off.db");
@@ -285,9 +297,13 @@ fn commits(dir: &Path, secs: f64) -> Vec<(String, RunResult, RunResult, RunResul
     ];
     for (label, threads, rows, delayed) in cases {
         run += 1;
+        if args.threads.is_some_and(|n| n != threads) || (args.only.as_deref() == Some("delayed") && !delayed) {
+            continue;
+        }
         let ours = run_ours(&db, &tree, run, threads, rows, delayed, secs);
-        let sq_full = run_sqlite(&full, "FULL", run, threads, rows, secs);
-        let sq_off = run_sqlite(&off, "OFF", run, threads, rows, secs);
+        let none = RunResult { threads, txns: 0, secs, flushes: None, writelog_us: None };
+        let sq_full = if args.sqlite { run_sqlite(&full, "FULL", run, threads, rows, secs) } else { none };
+        let sq_off = if args.sqlite { run_sqlite(&off, "OFF", run, threads, rows, secs) } else { none };
         eprintln!("  done: {label}, {threads} threads");
         out.push((label.to_string(), ours, sq_full, sq_off));
     }
@@ -316,8 +332,9 @@ fn print_commits(rows: &[(String, RunResult, RunResult, RunResult)]) {
             wl,
             f.tps(),
             n.tps(),
-            o.tps() / f.tps().max(1e-9),
-            o.tps() / n.tps().max(1e-9)
+            // Without SQLite (--no-sqlite) the ratios are 0.
+            if f.txns == 0 { 0.0 } else { o.tps() / f.tps() },
+            if n.txns == 0 { 0.0 } else { o.tps() / n.tps() }
         );
     }
     let find = |label: &str, threads: usize| rows.iter().find(|r| r.0 == label && r.1.threads == threads);
@@ -575,10 +592,10 @@ fn main() {
         args.bytes >> 20
     );
     if args.only.as_deref() != Some("checkpoints") {
-        let runs = commits(&dir.0, args.seconds);
+        let runs = commits(&dir.0, &args);
         print_commits(&runs);
     }
-    if args.only.as_deref() != Some("commits") {
+    if args.only.is_none() || args.only.as_deref() == Some("checkpoints") {
         let c = checkpoints_and_recovery(&dir.0, args.bytes);
         print_checkpoints(&c);
     }
