@@ -93,7 +93,11 @@ fn parse_args() -> Args {
             "--no-sqlite" => a.sqlite = false,
             "--dir" => a.dir = it.next().map(PathBuf::from).unwrap_or_else(|| usage()),
             "--only" => {
-                a.only = Some(it.next().filter(|v| v == "commits" || v == "checkpoints" || v == "delayed").unwrap_or_else(|| usage()))
+                a.only = Some(
+                    it.next()
+                        .filter(|v| v == "commits" || v == "checkpoints" || v == "delayed")
+                        .unwrap_or_else(|| usage()),
+                )
             }
             _ => usage(),
         }
@@ -136,6 +140,30 @@ struct RunResult {
     flushes: Option<u64>,
     /// WRITELOG wait summed over the workers' sessions, in microseconds.
     writelog_us: Option<u64>,
+    /// CPU time (user + system) and context switches of the whole process during the
+    /// run (Mesquite only): per-transaction costs that stay readable when other work
+    /// shares the machine, unlike transactions/s.
+    cpu: Option<Rusage>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Rusage {
+    cpu_us: u64,
+    switches: u64,
+}
+
+impl Rusage {
+    fn now() -> Rusage {
+        // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF cannot fail.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        Rusage { cpu_us: us(r.ru_utime) + us(r.ru_stime), switches: (r.ru_nvcsw + r.ru_nivcsw) as u64 }
+    }
+
+    fn since(self, before: Rusage) -> Rusage {
+        Rusage { cpu_us: self.cpu_us - before.cpu_us, switches: self.switches - before.switches }
+    }
 }
 
 impl RunResult {
@@ -211,6 +239,7 @@ fn run_ours(
         .collect();
     start.wait();
     let t0 = Instant::now();
+    let r0 = Rusage::now();
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     let mut out = RunResult { threads, ..Default::default() };
@@ -221,6 +250,7 @@ fn run_ours(
         wl += w;
     }
     out.secs = t0.elapsed().as_secs_f64();
+    out.cpu = Some(Rusage::now().since(r0));
     out.flushes = Some(db.log.stats().flushes - before.flushes);
     out.writelog_us = Some(wl);
     // Harden delayed commits before the next run (not timed): sys.sp_flush_log.
@@ -273,7 +303,7 @@ fn run_sqlite(path: &Path, synchronous: &str, run: u64, threads: usize, rows: us
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     let txns = handles.into_iter().map(|h| h.join().expect("sqlite worker")).sum();
-    RunResult { threads, txns, secs: t0.elapsed().as_secs_f64(), flushes: None, writelog_us: None }
+    RunResult { threads, txns, secs: t0.elapsed().as_secs_f64(), flushes: None, writelog_us: None, cpu: None }
 }
 
 fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunResult)> {
@@ -301,7 +331,7 @@ fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunRes
             continue;
         }
         let ours = run_ours(&db, &tree, run, threads, rows, delayed, secs);
-        let none = RunResult { threads, txns: 0, secs, flushes: None, writelog_us: None };
+        let none = RunResult { threads, txns: 0, secs, flushes: None, writelog_us: None, cpu: None };
         let sq_full = if args.sqlite { run_sqlite(&full, "FULL", run, threads, rows, secs) } else { none };
         let sq_off = if args.sqlite { run_sqlite(&off, "OFF", run, threads, rows, secs) } else { none };
         eprintln!("  done: {label}, {threads} threads");
@@ -314,22 +344,36 @@ fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunRes
 
 fn print_commits(rows: &[(String, RunResult, RunResult, RunResult)]) {
     println!();
-    println!("Commits (transactions/s; txn/flush = transactions per log flush; WRITELOG = wait per commit)");
+    println!("Commits (transactions/s; txn/flush = transactions per log flush; WRITELOG = wait per commit;");
+    println!("CPU/txn and csw/txn = the process's CPU time and context switches per transaction)");
     println!(
-        "{:<24} {:>7} | {:>11} {:>9} {:>10} | {:>12} {:>12} | {:>8} {:>8}",
-        "workload", "threads", "Mesquite", "txn/flush", "WRITELOG", "SQLite FULL", "SQLite OFF", "vs FULL", "vs OFF"
+        "{:<24} {:>7} | {:>11} {:>9} {:>10} {:>8} {:>7} | {:>12} {:>12} | {:>8} {:>8}",
+        "workload",
+        "threads",
+        "Mesquite",
+        "txn/flush",
+        "WRITELOG",
+        "CPU/txn",
+        "csw/txn",
+        "SQLite FULL",
+        "SQLite OFF",
+        "vs FULL",
+        "vs OFF"
     );
-    println!("{}", "-".repeat(118));
+    println!("{}", "-".repeat(136));
     for (label, o, f, n) in rows {
         let per_flush = o.flushes.map_or(0.0, |fl| o.txns as f64 / fl.max(1) as f64);
         let wl = o.writelog_us.map_or(0.0, |w| w as f64 / o.txns.max(1) as f64);
+        let cpu = o.cpu.unwrap_or_default();
         println!(
-            "{:<24} {:>7} | {:>11.0} {:>9.1} {:>8.0}us | {:>12.0} {:>12.0} | {:>7.2}x {:>7.2}x",
+            "{:<24} {:>7} | {:>11.0} {:>9.1} {:>8.0}us {:>6.2}us {:>7.3} | {:>12.0} {:>12.0} | {:>7.2}x {:>7.2}x",
             label,
             o.threads,
             o.tps(),
             per_flush,
             wl,
+            cpu.cpu_us as f64 / o.txns.max(1) as f64,
+            cpu.switches as f64 / o.txns.max(1) as f64,
             f.tps(),
             n.tps(),
             // Without SQLite (--no-sqlite) the ratios are 0.
