@@ -424,6 +424,8 @@ struct CkptResults {
     indirect_pages: u64,
     indirect_secs: f64,
     raw_secs: f64,
+    /// CPU time (process, user + system) of the automatic, indirect and raw phases.
+    cpu_us: [u64; 3],
 }
 
 fn key8(i: u64) -> [u8; 8] {
@@ -521,7 +523,9 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     // Automatic checkpoint: every dirty page in page order, then one sync.
     redirty(&db, &tree, rows, 1);
     let dirty = db.db.pool().dirty_count(id) as u64;
+    let r0 = Rusage::now();
     let st = db.checkpoint(CheckpointKind::Automatic).expect("checkpoint");
+    let automatic_cpu = Rusage::now().since(r0).cpu_us;
     eprintln!(
         "  automatic checkpoint: {} of {dirty} dirty pages in {:.2} s",
         st.pages_written,
@@ -532,6 +536,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     // The recovery writer's primitive: oldest recLSN first, 64 pages a call, then a sync.
     redirty(&db, &tree, rows, 2);
     let pool = db.db.pool().clone();
+    let r0 = Rusage::now();
     let t0 = Instant::now();
     let mut indirect_pages = 0u64;
     loop {
@@ -543,6 +548,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     }
     db.db.files().sync_all().expect("sync");
     let indirect_secs = t0.elapsed().as_secs_f64();
+    let indirect_cpu = Rusage::now().since(r0).cpu_us;
     eprintln!("  flush_oldest loop: {indirect_pages} pages in {indirect_secs:.2} s");
     drop(tree);
     db.close().expect("close");
@@ -563,9 +569,11 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
         f.sync().expect("fdatasync");
     };
     pass();
+    let r0 = Rusage::now();
     let t0 = Instant::now();
     pass();
     let raw_secs = t0.elapsed().as_secs_f64();
+    let raw_cpu = Rusage::now().since(r0).cpu_us;
     drop(f);
     let _ = std::fs::remove_file(&raw_path);
 
@@ -582,6 +590,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
         indirect_pages,
         indirect_secs,
         raw_secs,
+        cpu_us: [automatic_cpu, indirect_cpu, raw_cpu],
     }
 }
 
@@ -589,23 +598,20 @@ fn print_checkpoints(r: &CkptResults) {
     let mbps = |pages: u64, secs: f64| (pages * PAGE) as f64 / MB / secs.max(1e-9);
     let raw = r.data_bytes as f64 / MB / r.raw_secs.max(1e-9);
     println!();
-    println!("Checkpoints ({} MB of dirty pages; MB/s includes the final sync)", r.data_bytes >> 20);
-    println!("{:<46} {:>9} {:>9} {:>10} {:>8}", "", "pages", "seconds", "MB/s", "vs raw");
-    println!("{}", "-".repeat(86));
-    let line = |name: &str, pages: u64, secs: f64| {
-        let m = mbps(pages, secs);
-        println!("{name:<46} {pages:>9} {secs:>9.2} {m:>10.0} {:>7.0}%", m * 100.0 / raw);
-    };
-    line("automatic checkpoint (page order, one sync)", r.automatic_pages, r.automatic_secs);
-    line("indirect: flush_oldest x64 loop + sync", r.indirect_pages, r.indirect_secs);
     println!(
-        "{:<46} {:>9} {:>9.2} {:>10.0} {:>7}%",
-        "raw sequential write (1 MB writes + fdatasync)",
-        r.data_bytes / PAGE,
-        r.raw_secs,
-        raw,
-        100
+        "Checkpoints ({} MB of dirty pages; MB/s includes the final sync; CPU = the process's CPU time per page)",
+        r.data_bytes >> 20
     );
+    println!("{:<46} {:>9} {:>9} {:>10} {:>8} {:>9}", "", "pages", "seconds", "MB/s", "vs raw", "CPU/page");
+    println!("{}", "-".repeat(96));
+    let line = |name: &str, pages: u64, secs: f64, cpu_us: u64| {
+        let m = mbps(pages, secs);
+        let per_page = cpu_us as f64 / pages.max(1) as f64;
+        println!("{name:<46} {pages:>9} {secs:>9.2} {m:>10.0} {:>7.0}% {per_page:>7.2}us", m * 100.0 / raw);
+    };
+    line("automatic checkpoint (page order, one sync)", r.automatic_pages, r.automatic_secs, r.cpu_us[0]);
+    line("indirect: flush_oldest x64 loop + sync", r.indirect_pages, r.indirect_secs, r.cpu_us[1]);
+    line("raw sequential write (1 MB writes + fdatasync)", r.data_bytes / PAGE, r.raw_secs, r.cpu_us[2]);
     println!();
     println!(
         "Recovery after a crash (load: {} MB of log in {:.1} s, no checkpoint, pool dropped unwritten)",
