@@ -709,10 +709,11 @@ impl BufferPool {
                     while m < taken.len() && taken[m].id.page_no == taken[m - 1].id.page_no.wrapping_add(1) {
                         m += 1;
                     }
-                    entry
-                        .files
-                        .get(taken[k].id.file_id)?
-                        .write_pages(taken[k].id, &buf[k * PAGE_SIZE..m * PAGE_SIZE])?;
+                    let file = entry.files.get(taken[k].id.file_id)?;
+                    file.write_pages(taken[k].id, &buf[k * PAGE_SIZE..m * PAGE_SIZE])?;
+                    // The device starts on these pages now, while the next run is
+                    // prepared, rather than all at the checkpoint's sync.
+                    file.start_writeback(taken[k].id, (m - k) * PAGE_SIZE);
                     writes += 1;
                     k = m;
                 }
