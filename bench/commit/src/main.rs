@@ -23,8 +23,10 @@
 //!    Reported: redo seconds and MB/s of log replayed, and the whole open (analysis, redo,
 //!    undo and the internal checkpoint that writes the redone pages).
 //!
-//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints]
-//! Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
+//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints|delayed]
+//!        [--threads N] [--no-sqlite]
+//! `--only delayed` runs only the delayed-durability commit cases, `--threads N` only the
+//! commit cases with N threads, and `--no-sqlite` leaves SQLite out (for profiling one case). Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
 //! (removed at the end). `--quick` is a smoke run: 0.3 s runs and 64 MB.
 
 /// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
@@ -49,6 +51,8 @@ const PAGE: u64 = 8192;
 
 struct Args {
     only: Option<String>,
+    threads: Option<usize>,
+    sqlite: bool,
     seconds: f64,
     bytes: u64,
     dir: PathBuf,
@@ -57,12 +61,17 @@ struct Args {
 fn parse_args() -> Args {
     let mut a = Args {
         only: None,
+        threads: None,
+        sqlite: true,
         seconds: 3.0,
         bytes: 1 << 30,
         dir: std::env::temp_dir().join(format!("mesquite-bench-commit-{}", std::process::id())),
     };
     let usage = || -> ! {
-        eprintln!("usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints]");
+        eprintln!(
+            "usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints] \
+             [--threads N] [--no-sqlite]"
+        );
         std::process::exit(2)
     };
     let mut it = std::env::args().skip(1);
@@ -80,9 +89,15 @@ fn parse_args() -> Args {
                     .map(|g| (g * 1024.0 * MB) as u64)
                     .unwrap_or_else(|| usage())
             }
+            "--threads" => a.threads = Some(it.next().and_then(|v| v.parse().ok()).unwrap_or_else(|| usage())),
+            "--no-sqlite" => a.sqlite = false,
             "--dir" => a.dir = it.next().map(PathBuf::from).unwrap_or_else(|| usage()),
             "--only" => {
-                a.only = Some(it.next().filter(|v| v == "commits" || v == "checkpoints").unwrap_or_else(|| usage()))
+                a.only = Some(
+                    it.next()
+                        .filter(|v| v == "commits" || v == "checkpoints" || v == "delayed")
+                        .unwrap_or_else(|| usage()),
+                )
             }
             _ => usage(),
         }
@@ -125,6 +140,30 @@ struct RunResult {
     flushes: Option<u64>,
     /// WRITELOG wait summed over the workers' sessions, in microseconds.
     writelog_us: Option<u64>,
+    /// CPU time (user + system) and context switches of the whole process during the
+    /// run (Mesquite only): per-transaction costs that stay readable when other work
+    /// shares the machine, unlike transactions/s.
+    cpu: Option<Rusage>,
+}
+
+#[derive(Clone, Copy, Default)]
+struct Rusage {
+    cpu_us: u64,
+    switches: u64,
+}
+
+impl Rusage {
+    fn now() -> Rusage {
+        // SAFETY: getrusage fills the struct it is given; RUSAGE_SELF cannot fail.
+        let mut r: libc::rusage = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut r) };
+        let us = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        Rusage { cpu_us: us(r.ru_utime) + us(r.ru_stime), switches: (r.ru_nvcsw + r.ru_nivcsw) as u64 }
+    }
+
+    fn since(self, before: Rusage) -> Rusage {
+        Rusage { cpu_us: self.cpu_us - before.cpu_us, switches: self.switches - before.switches }
+    }
 }
 
 impl RunResult {
@@ -200,6 +239,7 @@ fn run_ours(
         .collect();
     start.wait();
     let t0 = Instant::now();
+    let r0 = Rusage::now();
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     let mut out = RunResult { threads, ..Default::default() };
@@ -210,6 +250,7 @@ fn run_ours(
         wl += w;
     }
     out.secs = t0.elapsed().as_secs_f64();
+    out.cpu = Some(Rusage::now().since(r0));
     out.flushes = Some(db.log.stats().flushes - before.flushes);
     out.writelog_us = Some(wl);
     // Harden delayed commits before the next run (not timed): sys.sp_flush_log.
@@ -262,10 +303,11 @@ fn run_sqlite(path: &Path, synchronous: &str, run: u64, threads: usize, rows: us
     std::thread::sleep(Duration::from_secs_f64(secs));
     stop.store(true, Ordering::Relaxed);
     let txns = handles.into_iter().map(|h| h.join().expect("sqlite worker")).sum();
-    RunResult { threads, txns, secs: t0.elapsed().as_secs_f64(), flushes: None, writelog_us: None }
+    RunResult { threads, txns, secs: t0.elapsed().as_secs_f64(), flushes: None, writelog_us: None, cpu: None }
 }
 
-fn commits(dir: &Path, secs: f64) -> Vec<(String, RunResult, RunResult, RunResult)> {
+fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunResult)> {
+    let secs = args.seconds;
     let (db, tree) = commit_db(dir);
     let full = dir.join("sqlite-full.db");
     let off = dir.join("sqlite-off.db");
@@ -285,9 +327,13 @@ fn commits(dir: &Path, secs: f64) -> Vec<(String, RunResult, RunResult, RunResul
     ];
     for (label, threads, rows, delayed) in cases {
         run += 1;
+        if args.threads.is_some_and(|n| n != threads) || (args.only.as_deref() == Some("delayed") && !delayed) {
+            continue;
+        }
         let ours = run_ours(&db, &tree, run, threads, rows, delayed, secs);
-        let sq_full = run_sqlite(&full, "FULL", run, threads, rows, secs);
-        let sq_off = run_sqlite(&off, "OFF", run, threads, rows, secs);
+        let none = RunResult { threads, txns: 0, secs, flushes: None, writelog_us: None, cpu: None };
+        let sq_full = if args.sqlite { run_sqlite(&full, "FULL", run, threads, rows, secs) } else { none };
+        let sq_off = if args.sqlite { run_sqlite(&off, "OFF", run, threads, rows, secs) } else { none };
         eprintln!("  done: {label}, {threads} threads");
         out.push((label.to_string(), ours, sq_full, sq_off));
     }
@@ -298,26 +344,41 @@ fn commits(dir: &Path, secs: f64) -> Vec<(String, RunResult, RunResult, RunResul
 
 fn print_commits(rows: &[(String, RunResult, RunResult, RunResult)]) {
     println!();
-    println!("Commits (transactions/s; txn/flush = transactions per log flush; WRITELOG = wait per commit)");
+    println!("Commits (transactions/s; txn/flush = transactions per log flush; WRITELOG = wait per commit;");
+    println!("CPU/txn and csw/txn = the process's CPU time and context switches per transaction)");
     println!(
-        "{:<24} {:>7} | {:>11} {:>9} {:>10} | {:>12} {:>12} | {:>8} {:>8}",
-        "workload", "threads", "Mesquite", "txn/flush", "WRITELOG", "SQLite FULL", "SQLite OFF", "vs FULL", "vs OFF"
+        "{:<24} {:>7} | {:>11} {:>9} {:>10} {:>8} {:>7} | {:>12} {:>12} | {:>8} {:>8}",
+        "workload",
+        "threads",
+        "Mesquite",
+        "txn/flush",
+        "WRITELOG",
+        "CPU/txn",
+        "csw/txn",
+        "SQLite FULL",
+        "SQLite OFF",
+        "vs FULL",
+        "vs OFF"
     );
-    println!("{}", "-".repeat(118));
+    println!("{}", "-".repeat(136));
     for (label, o, f, n) in rows {
         let per_flush = o.flushes.map_or(0.0, |fl| o.txns as f64 / fl.max(1) as f64);
         let wl = o.writelog_us.map_or(0.0, |w| w as f64 / o.txns.max(1) as f64);
+        let cpu = o.cpu.unwrap_or_default();
         println!(
-            "{:<24} {:>7} | {:>11.0} {:>9.1} {:>8.0}us | {:>12.0} {:>12.0} | {:>7.2}x {:>7.2}x",
+            "{:<24} {:>7} | {:>11.0} {:>9.1} {:>8.0}us {:>6.2}us {:>7.3} | {:>12.0} {:>12.0} | {:>7.2}x {:>7.2}x",
             label,
             o.threads,
             o.tps(),
             per_flush,
             wl,
+            cpu.cpu_us as f64 / o.txns.max(1) as f64,
+            cpu.switches as f64 / o.txns.max(1) as f64,
             f.tps(),
             n.tps(),
-            o.tps() / f.tps().max(1e-9),
-            o.tps() / n.tps().max(1e-9)
+            // Without SQLite (--no-sqlite) the ratios are 0.
+            if f.txns == 0 { 0.0 } else { o.tps() / f.tps() },
+            if n.txns == 0 { 0.0 } else { o.tps() / n.tps() }
         );
     }
     let find = |label: &str, threads: usize| rows.iter().find(|r| r.0 == label && r.1.threads == threads);
@@ -363,6 +424,8 @@ struct CkptResults {
     indirect_pages: u64,
     indirect_secs: f64,
     raw_secs: f64,
+    /// CPU time (process, user + system) of the automatic, indirect and raw phases.
+    cpu_us: [u64; 3],
 }
 
 fn key8(i: u64) -> [u8; 8] {
@@ -460,7 +523,9 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     // Automatic checkpoint: every dirty page in page order, then one sync.
     redirty(&db, &tree, rows, 1);
     let dirty = db.db.pool().dirty_count(id) as u64;
+    let r0 = Rusage::now();
     let st = db.checkpoint(CheckpointKind::Automatic).expect("checkpoint");
+    let automatic_cpu = Rusage::now().since(r0).cpu_us;
     eprintln!(
         "  automatic checkpoint: {} of {dirty} dirty pages in {:.2} s",
         st.pages_written,
@@ -471,6 +536,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     // The recovery writer's primitive: oldest recLSN first, 64 pages a call, then a sync.
     redirty(&db, &tree, rows, 2);
     let pool = db.db.pool().clone();
+    let r0 = Rusage::now();
     let t0 = Instant::now();
     let mut indirect_pages = 0u64;
     loop {
@@ -482,6 +548,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
     }
     db.db.files().sync_all().expect("sync");
     let indirect_secs = t0.elapsed().as_secs_f64();
+    let indirect_cpu = Rusage::now().since(r0).cpu_us;
     eprintln!("  flush_oldest loop: {indirect_pages} pages in {indirect_secs:.2} s");
     drop(tree);
     db.close().expect("close");
@@ -502,9 +569,11 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
         f.sync().expect("fdatasync");
     };
     pass();
+    let r0 = Rusage::now();
     let t0 = Instant::now();
     pass();
     let raw_secs = t0.elapsed().as_secs_f64();
+    let raw_cpu = Rusage::now().since(r0).cpu_us;
     drop(f);
     let _ = std::fs::remove_file(&raw_path);
 
@@ -521,6 +590,7 @@ fn checkpoints_and_recovery(dir: &Path, bytes: u64) -> CkptResults {
         indirect_pages,
         indirect_secs,
         raw_secs,
+        cpu_us: [automatic_cpu, indirect_cpu, raw_cpu],
     }
 }
 
@@ -528,23 +598,20 @@ fn print_checkpoints(r: &CkptResults) {
     let mbps = |pages: u64, secs: f64| (pages * PAGE) as f64 / MB / secs.max(1e-9);
     let raw = r.data_bytes as f64 / MB / r.raw_secs.max(1e-9);
     println!();
-    println!("Checkpoints ({} MB of dirty pages; MB/s includes the final sync)", r.data_bytes >> 20);
-    println!("{:<46} {:>9} {:>9} {:>10} {:>8}", "", "pages", "seconds", "MB/s", "vs raw");
-    println!("{}", "-".repeat(86));
-    let line = |name: &str, pages: u64, secs: f64| {
-        let m = mbps(pages, secs);
-        println!("{name:<46} {pages:>9} {secs:>9.2} {m:>10.0} {:>7.0}%", m * 100.0 / raw);
-    };
-    line("automatic checkpoint (page order, one sync)", r.automatic_pages, r.automatic_secs);
-    line("indirect: flush_oldest x64 loop + sync", r.indirect_pages, r.indirect_secs);
     println!(
-        "{:<46} {:>9} {:>9.2} {:>10.0} {:>7}%",
-        "raw sequential write (1 MB writes + fdatasync)",
-        r.data_bytes / PAGE,
-        r.raw_secs,
-        raw,
-        100
+        "Checkpoints ({} MB of dirty pages; MB/s includes the final sync; CPU = the process's CPU time per page)",
+        r.data_bytes >> 20
     );
+    println!("{:<46} {:>9} {:>9} {:>10} {:>8} {:>9}", "", "pages", "seconds", "MB/s", "vs raw", "CPU/page");
+    println!("{}", "-".repeat(96));
+    let line = |name: &str, pages: u64, secs: f64, cpu_us: u64| {
+        let m = mbps(pages, secs);
+        let per_page = cpu_us as f64 / pages.max(1) as f64;
+        println!("{name:<46} {pages:>9} {secs:>9.2} {m:>10.0} {:>7.0}% {per_page:>7.2}us", m * 100.0 / raw);
+    };
+    line("automatic checkpoint (page order, one sync)", r.automatic_pages, r.automatic_secs, r.cpu_us[0]);
+    line("indirect: flush_oldest x64 loop + sync", r.indirect_pages, r.indirect_secs, r.cpu_us[1]);
+    line("raw sequential write (1 MB writes + fdatasync)", r.data_bytes / PAGE, r.raw_secs, r.cpu_us[2]);
     println!();
     println!(
         "Recovery after a crash (load: {} MB of log in {:.1} s, no checkpoint, pool dropped unwritten)",
@@ -575,10 +642,10 @@ fn main() {
         args.bytes >> 20
     );
     if args.only.as_deref() != Some("checkpoints") {
-        let runs = commits(&dir.0, args.seconds);
+        let runs = commits(&dir.0, &args);
         print_commits(&runs);
     }
-    if args.only.as_deref() != Some("commits") {
+    if args.only.is_none() || args.only.as_deref() == Some("checkpoints") {
         let c = checkpoints_and_recovery(&dir.0, args.bytes);
         print_checkpoints(&c);
     }

@@ -154,6 +154,12 @@ impl DataFile {
         r.map_err(|e| self.io_err(offset, e))
     }
 
+    /// Starts writing back pages just written from `first` on (`bytes` of them) without
+    /// waiting: see `IoFile::start_writeback`.
+    pub fn start_writeback(&self, first: PageId, bytes: usize) {
+        self.io.start_writeback(first.file_offset(), bytes as u64);
+    }
+
     /// Makes the file's completed writes durable (checkpoints end with it). Not counted
     /// as a write stall: data-file writes are measured by `write_page` itself.
     pub fn sync(&self) -> Result<()> {

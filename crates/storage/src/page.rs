@@ -150,6 +150,22 @@ pub enum PageError {
     Damaged(&'static str),
 }
 
+/// CRC32C of a page image with the checksum field taken as zero.
+fn checksum_of(bytes: &[u8; PAGE_SIZE]) -> u32 {
+    let c = crc32c::crc32c(&bytes[..off::CHECKSUM]);
+    let c = crc32c::crc32c_append(c, &[0u8; 4]);
+    crc32c::crc32c_append(c, &bytes[off::CHECKSUM + 4..])
+}
+
+/// Stamps the checksum (and its flag) into a page image about to be written: a
+/// [`Page`], or a copy of one in a gathered-write buffer (`BufferPool::flush_pages`).
+pub fn seal_checksum_of(bytes: &mut [u8; PAGE_SIZE]) {
+    let f = rd16(bytes, off::FLAGS) | FLAG_CHECKSUM;
+    wr16(bytes, off::FLAGS, f);
+    let c = checksum_of(bytes);
+    wr32(bytes, off::CHECKSUM, c);
+}
+
 /// An 8 KB page image.
 #[derive(Clone)]
 #[repr(C, align(8))]
@@ -293,17 +309,12 @@ impl Page {
 
     /// CRC32C of the page with the checksum field taken as zero.
     pub fn compute_checksum(&self) -> u32 {
-        let c = crc32c::crc32c(&self.bytes[..off::CHECKSUM]);
-        let c = crc32c::crc32c_append(c, &[0u8; 4]);
-        crc32c::crc32c_append(c, &self.bytes[off::CHECKSUM + 4..])
+        checksum_of(&self.bytes)
     }
 
     /// Stamps the checksum just before the page is written out.
     pub fn seal_checksum(&mut self) {
-        let f = self.flags() | FLAG_CHECKSUM;
-        wr16(&mut self.bytes, off::FLAGS, f);
-        let c = self.compute_checksum();
-        wr32(&mut self.bytes, off::CHECKSUM, c);
+        seal_checksum_of(&mut self.bytes)
     }
 
     /// Checks a page just read from disk: `Ok` for a valid or never-written page.

@@ -104,6 +104,12 @@ fn conformance(fs: &dyn FileSystem, dir: &Path) {
     assert_eq!(f.len().unwrap(), SECTOR_SIZE as u64);
     assert_eq!(read(&*f, 0, SECTOR_SIZE), s0);
     assert_eq!(read(&*f, 10, 5), s0[10..15].to_vec());
+    // Starting writeback (a hint; real files issue it) changes neither contents nor
+    // size, even for a range past the end.
+    f.start_writeback(0, SECTOR_SIZE as u64);
+    f.start_writeback(0, 1 << 20);
+    assert_eq!(f.len().unwrap(), SECTOR_SIZE as u64);
+    assert_eq!(read(&*f, 0, SECTOR_SIZE), s0);
 
     // Writing past the end extends the file and zero-fills the gap.
     let s2 = pattern(2, SECTOR_SIZE);

@@ -864,7 +864,7 @@ impl Transaction {
         let delayed = self.db.delayed_durability().effective(delayed_requested);
         if !self.state.begun.load(Ordering::Acquire) {
             // Nothing logged, so nothing to commit but the locks.
-            self.finish();
+            self.finish(false);
             self.db.log.counters().transactions.inc();
             return Ok(CommitInfo { lsn: Lsn::NULL, delayed });
         }
@@ -898,7 +898,7 @@ impl Transaction {
         if !delayed && !read_only {
             self.db.log.flush_to(lsn).map_err(log_err)?;
         }
-        self.finish();
+        self.finish(false);
         // Ghosted heap rows of a committed delete are removed for good (ghost cleanup).
         let ghosts = std::mem::take(&mut *self.state.ghosts.lock());
         for (au, rid) in ghosts {
@@ -919,7 +919,7 @@ impl Transaction {
         let r = self.undo_until(None);
         if !self.state.begun.load(Ordering::Acquire) {
             // Nothing was logged (undoing something would have logged a CLR).
-            self.finish();
+            self.finish(false);
             return r;
         }
         let h = Header {
@@ -938,13 +938,17 @@ impl Transaction {
             }
             a
         };
-        self.finish();
+        // Still listed only if ABORT_XACT could not be appended.
+        self.finish(a.is_err());
         r.and(a.map(|_| ()))
     }
 
-    fn finish(&mut self) {
+    /// Ends the transaction: unlists it if `listed` (a commit or rollback unlists it as
+    /// it appends COMMIT_XACT or ABORT_XACT, and one that never began was never listed),
+    /// gives its log reservation back and releases its locks.
+    fn finish(&mut self, listed: bool) {
         self.done = true;
-        if self.state.begun.load(Ordering::Acquire) {
+        if listed && self.state.begun.load(Ordering::Acquire) {
             self.db.hook.active.lock().remove(&self.state.xact_id);
         }
         self.db.log.release_reservation(self.state.log_reserved.swap(0, Ordering::Relaxed));

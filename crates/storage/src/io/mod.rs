@@ -37,6 +37,11 @@ pub trait IoFile: Send + Sync {
     fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()>;
     /// Makes every completed write durable (fdatasync).
     fn sync(&self) -> io::Result<()>;
+    /// Asks the device to start writing `len` bytes at `offset` back now rather than
+    /// when the page cache decides to, without waiting and without making anything
+    /// durable (that is still `sync`'s job). A hint: backends without a page cache do
+    /// nothing.
+    fn start_writeback(&self, _offset: u64, _len: u64) {}
     /// Current size in bytes.
     fn len(&self) -> io::Result<u64>;
     /// Grows (preallocating the space, zero-filled) or shrinks the file. Size changes

@@ -20,7 +20,7 @@ use super::lsn::Lsn;
 use super::scan::{ChainVlf, LogReader};
 use diag::{DatabaseCounters, WaitTimer, WaitType};
 use parking_lot::{Condvar, Mutex};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -135,8 +135,6 @@ struct StatCells {
     flush_waits: AtomicU64,
     flush_wait_us: AtomicU64,
     log_buffer_waits: AtomicU64,
-    records_appended: AtomicU64,
-    bytes_appended: AtomicU64,
     growths: AtomicU64,
 }
 
@@ -258,9 +256,10 @@ struct State {
     buffer_limit: usize,
     /// Block buffers returned by the writer, reused so appends do not allocate.
     spare: Vec<Vec<u8>>,
-    /// Log space held back for rolling back what open transactions logged (see
-    /// [`LogManager::append_reserving`]).
-    reserved: u64,
+    /// Counted here rather than in `StatCells`: the lock is held anyway, and every
+    /// appender bumping shared atomics made their cache lines bounce between cores.
+    records_appended: u64,
+    bytes_appended: u64,
 }
 
 impl State {
@@ -298,7 +297,8 @@ impl State {
             flush_interval: config.flush_interval,
             buffer_limit: config.buffer_blocks.max(1) * MAX_BLOCK_BYTES,
             spare: Vec::new(),
-            reserved: 0,
+            records_appended: 0,
+            bytes_appended: 0,
         }
     }
 
@@ -324,6 +324,14 @@ struct Inner {
     /// the WAL gate).
     flushed: AtomicU64,
     truncate_lock: Mutex<()>,
+    /// Set once the log has failed or shut down (`State::failed`, `State::shutdown`),
+    /// so that `check_usable` needs no lock while the log is fine (every BEGIN asks).
+    closed: AtomicBool,
+    /// Log space held back for rolling back what open transactions logged (see
+    /// [`LogManager::append_reserving`]). Added to only under the state lock, together
+    /// with the room check; given back without it (a transaction's end), which can only
+    /// make a concurrent room check see less room than there is.
+    reserved: AtomicU64,
     counters: DatabaseCounters,
     stats: StatCells,
 }
@@ -410,28 +418,27 @@ impl LogManager {
     /// [`append_reserving`](Self::append_reserving); give it back with
     /// [`release_reservation`](Self::release_reservation).
     pub fn reserve(&self, bytes: u64) -> LogResult<()> {
-        let mut st = self.inner.state.lock();
+        let st = self.inner.state.lock();
         self.inner.check_usable(&st)?;
-        let wanted = bytes + st.reserved + system_reserve(&st);
+        let wanted = bytes + self.inner.reserved.load(Ordering::Relaxed) + system_reserve(&st);
         if !room_for(&st, wanted) {
             return Err(LogError::Full { db: self.inner.db_name.clone(), reason: full_reason(&st) });
         }
-        st.reserved += bytes;
+        self.inner.reserved.fetch_add(bytes, Ordering::Relaxed);
         Ok(())
     }
 
     /// Gives back log space reserved by [`append_reserving`](Self::append_reserving).
     pub fn release_reservation(&self, bytes: u64) {
         if bytes > 0 {
-            let mut st = self.inner.state.lock();
-            st.reserved = st.reserved.saturating_sub(bytes);
+            self.inner.release(bytes);
         }
     }
 
     /// Log space reserved for rollbacks now (sys.dm_tran_database_transactions'
     /// database_transaction_log_bytes_reserved, summed).
     pub fn reserved_bytes(&self) -> u64 {
-        self.inner.state.lock().reserved
+        self.inner.reserved.load(Ordering::Relaxed)
     }
 
     /// Returns once every record up to `lsn` is on disk (a durable commit; the WAL rule
@@ -553,6 +560,10 @@ impl LogManager {
     pub fn stats(&self) -> LogStats {
         let s = &self.inner.stats;
         let get = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        let (records_appended, bytes_appended) = {
+            let st = self.inner.state.lock();
+            (st.records_appended, st.bytes_appended)
+        };
         LogStats {
             flushes: get(&s.flushes),
             flush_writes: get(&s.flush_writes),
@@ -562,14 +573,17 @@ impl LogManager {
             flush_waits: get(&s.flush_waits),
             flush_wait_us: get(&s.flush_wait_us),
             log_buffer_waits: get(&s.log_buffer_waits),
-            records_appended: get(&s.records_appended),
-            bytes_appended: get(&s.bytes_appended),
+            records_appended,
+            bytes_appended,
             growths: get(&s.growths),
         }
     }
 
     /// An error if the log has failed or shut down (what an append would answer).
     pub fn check_usable(&self) -> LogResult<()> {
+        if !self.inner.closed.load(Ordering::Acquire) {
+            return Ok(());
+        }
         let st = self.inner.state.lock();
         self.inner.check_usable(&st)
     }
@@ -580,6 +594,7 @@ impl LogManager {
         {
             let mut st = self.inner.state.lock();
             st.shutdown = true;
+            self.inner.closed.store(true, Ordering::Release);
             self.inner.writer_cv.notify_one();
         }
         if let Some(h) = self.writer.lock().take() {
@@ -630,6 +645,7 @@ impl Inner {
         if st.failed.is_none() {
             st.failed = Some(cause);
         }
+        self.closed.store(true, Ordering::Release);
         self.done_cv.notify_all();
         self.writer_cv.notify_one();
         self.unavailable(st.failed.as_deref().unwrap_or_default())
@@ -640,22 +656,27 @@ impl Inner {
             return Err(LogError::RecordTooLarge { len: record.len(), max: MAX_RECORD });
         }
         let need = RECORD_PREFIX + record.len();
-        let mut st = self.state.lock();
+        let st = self.state.lock();
         if let Some(extra) = reserve {
             self.check_usable(&st)?;
-            let wanted = (need as u64 + BLOCK_HEADER as u64) + st.reserved + extra + system_reserve(&st);
+            let reserved = self.reserved.load(Ordering::Relaxed);
+            let wanted = (need as u64 + BLOCK_HEADER as u64) + reserved + extra + system_reserve(&st);
             if !room_for(&st, wanted) {
                 return Err(LogError::Full { db: self.db_name.clone(), reason: full_reason(&st) });
             }
             // Held from here; given back below if the append fails after all.
-            st.reserved += extra;
+            self.reserved.fetch_add(extra, Ordering::Relaxed);
         }
         let r = self.append_locked(st, record, need);
         if let (Err(_), Some(extra)) = (&r, reserve) {
-            let mut st = self.state.lock();
-            st.reserved = st.reserved.saturating_sub(extra);
+            self.release(extra);
         }
         r
+    }
+
+    /// Gives back reserved log space (never below zero).
+    fn release(&self, bytes: u64) {
+        let _ = self.reserved.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| Some(r.saturating_sub(bytes)));
     }
 
     fn append_locked(&self, mut st: parking_lot::MutexGuard<'_, State>, record: &[u8], need: usize) -> LogResult<Lsn> {
@@ -679,9 +700,8 @@ impl Inner {
                     if st.oldest_unflushed.is_none() {
                         st.oldest_unflushed = Some(Instant::now());
                     }
-                    drop(st);
-                    bump(&self.stats.records_appended, 1);
-                    bump(&self.stats.bytes_appended, record.len() as u64);
+                    st.records_appended += 1;
+                    st.bytes_appended += record.len() as u64;
                     return Ok(lsn);
                 }
                 // The block is full: hand it to the writer, which flushes full blocks

@@ -13,7 +13,7 @@ use crate::log::scan::{scan_to_end, ChainVlf};
 use parking_lot::{Condvar, Mutex};
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicBool, AtomicU64};
 use std::sync::Arc;
 use storage::file::FileGrowth;
 use storage::io::FileSystem;
@@ -250,6 +250,8 @@ impl LogManager {
             done_cv: Condvar::new(),
             flushed,
             truncate_lock: Mutex::new(()),
+            closed: AtomicBool::new(false),
+            reserved: AtomicU64::new(0),
             counters: diag::database_counters(db_name),
             stats: StatCells::default(),
         });
