@@ -249,6 +249,9 @@ struct State {
     flush_requested: bool,
     /// When the oldest record the writer has not taken yet was appended.
     oldest_unflushed: Option<Instant>,
+    /// The writer sleeps with nothing buffered (no timer running): the append that
+    /// starts the delayed-durability timer wakes it.
+    writer_idle: bool,
     failed: Option<String>,
     shutdown: bool,
     reuse_wait: LogReuseWait,
@@ -291,6 +294,7 @@ impl State {
             flushed_lsn: end_lsn,
             flush_requested: false,
             oldest_unflushed: None,
+            writer_idle: false,
             failed: None,
             shutdown: false,
             reuse_wait: LogReuseWait::default(),
@@ -699,6 +703,9 @@ impl Inner {
                     st.end_lsn = lsn;
                     if st.oldest_unflushed.is_none() {
                         st.oldest_unflushed = Some(Instant::now());
+                        if st.writer_idle {
+                            self.writer_cv.notify_one();
+                        }
                     }
                     st.records_appended += 1;
                     st.bytes_appended += record.len() as u64;

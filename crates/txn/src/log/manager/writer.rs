@@ -22,10 +22,13 @@ impl Inner {
                         if st.shutdown {
                             return;
                         }
-                        // Nothing buffered: a request means nothing to do.
+                        // Nothing buffered: a request means nothing to do. Sleep until
+                        // an append starts the timer (or a flush, shutdown or failure):
+                        // an idle database's writer does not wake 100 times a second.
                         st.flush_requested = false;
-                        let interval = st.flush_interval;
-                        self.writer_cv.wait_for(&mut st, interval);
+                        st.writer_idle = true;
+                        self.writer_cv.wait(&mut st);
+                        st.writer_idle = false;
                         continue;
                     }
                     let interval = st.flush_interval;
