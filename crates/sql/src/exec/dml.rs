@@ -1271,14 +1271,7 @@ fn plan_target_rows(
                     }
                     Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }
                 }
-                None => Plan::Scan(ScanNode {
-                    table: t.clone(),
-                    index: 0,
-                    range: None,
-                    filter: None,
-                    reverse: false,
-                    with_locator: true,
-                }),
+                None => Plan::Scan(ScanNode::all_with_locator(t)),
             };
             (plan, Scope::from_cols(Some(&alias), &cols))
         } else {

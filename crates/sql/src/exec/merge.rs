@@ -139,14 +139,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
         b.push_ctes(&m.with);
         let mut tcols = t.out_cols();
         tcols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
-        let target_plan = Plan::Scan(ScanNode {
-            table: t.clone(),
-            index: 0,
-            range: None,
-            filter: None,
-            reverse: false,
-            with_locator: true,
-        });
+        let target_plan = Plan::Scan(ScanNode::all_with_locator(&t));
         let (source_plan, source_scope) = b.plan_from(std::slice::from_ref(&m.source))?;
         let mut scols = source_plan.columns();
         let mut exprs: Vec<BExpr> = scols.iter().enumerate().map(|(i, c)| BExpr::Col(i, c.ty)).collect();

@@ -119,6 +119,14 @@ pub struct ScanNode {
     pub with_locator: bool,
 }
 
+impl ScanNode {
+    /// Every row of `table` in its primary index's order, each with its locator: the
+    /// target scan of a MERGE or of a positioned change.
+    pub fn all_with_locator(table: &Arc<TableInfo>) -> ScanNode {
+        ScanNode { table: table.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true }
+    }
+}
+
 #[derive(Debug, Clone)]
 pub enum Plan {
     /// One empty row: SELECT without FROM.
