@@ -571,4 +571,13 @@ fn reset_connection_rolls_back_and_resets_the_session() {
     a.execute_batch("SELECT 1 / 0; SELECT 2", &mut sink);
     assert_eq!(sink.errors().iter().map(|e| e.number).collect::<Vec<_>>(), vec![8134]);
     assert_eq!(sink.result_sets().len(), 2);
+    // A temp table without a transaction is dropped too; a session with neither is reset
+    // without the rollback and cleanup pass.
+    ok(&mut a, "CREATE TABLE #u (x int)");
+    a.reset_connection();
+    assert_eq!(rows(&mut a, "SELECT OBJECT_ID('tempdb..#u')"), vec![vec![Value::Null]]);
+    ok(&mut a, "CREATE TABLE #u (x int)");
+    a.reset_connection();
+    a.reset_connection();
+    assert_eq!(rows(&mut a, "SELECT OBJECT_ID('tempdb..#u')"), vec![vec![Value::Null]]);
 }

@@ -1066,6 +1066,10 @@ fn compile_check(cx: &mut Cx, statements: &[Statement]) -> Option<SqlError> {
 /// gets the same spid would otherwise find them under the same internal names).
 pub fn end_session(state: &mut SessionState, host: &mut dyn Host) {
     state.cancel.store(false, AtomicOrdering::Relaxed);
+    // Nothing to end, the usual case when a pool resets a reused connection.
+    if state.trancount == 0 && state.temp_tables.is_empty() && !host.in_transaction() {
+        return;
+    }
     let mut sink = crate::results::CollectSink::default();
     let mut cx = Cx::new(host, state, &mut sink);
     if cx.state.trancount > 0 || cx.host.in_transaction() {
