@@ -102,5 +102,23 @@ UPDATE dbo.items SET qty = 1 WHERE CURRENT OF x;
 GO
 UPDATE dbo.items SET qty = 1 WHERE CURRENT OF nosuch;
 GO
+-- The fetched row deleted since OPEN (by another statement): message 16934 (severity 10,
+-- so TRY does not catch it) and no row is changed.
+INSERT INTO dbo.items (id, name, qty) VALUES (90, 'gone', 9);
+DECLARE g CURSOR LOCAL FOR SELECT id FROM dbo.items WHERE id = 90;
+OPEN g;
+FETCH NEXT FROM g;
+DELETE FROM dbo.items WHERE id = 90;
+BEGIN TRY
+    UPDATE dbo.items SET qty = 1 WHERE CURRENT OF g;
+    SELECT @@ROWCOUNT AS updated;
+END TRY
+BEGIN CATCH
+    SELECT ERROR_NUMBER() AS caught;
+END CATCH;
+DELETE FROM dbo.items WHERE CURRENT OF g;
+SELECT @@ROWCOUNT AS deleted;
+SELECT COUNT(*) AS left_90 FROM dbo.items WHERE id = 90;
+GO
 SELECT id, name, qty FROM dbo.items ORDER BY id;
 GO

@@ -413,7 +413,9 @@ fn with_locator(q: &Query) -> Query {
 
 /// The row WHERE CURRENT OF names: the cursor's base table and the locator of the row
 /// last fetched. 16929 for a read-only cursor (or one whose query is not of one table),
-/// 16930 when no row is fetched, 16933 when `target` is not the cursor's table.
+/// 16930 when no row is fetched, 16933 when `target` is not the cursor's table. A row
+/// deleted since OPEN is SQL Server's message 16934 (severity 10: the statement goes on
+/// and changes no row).
 pub fn current_row(cx: &mut Cx, r: &CursorRef, target: &TableInfo) -> Result<Vec<u8>, SqlError> {
     let c = resolve(cx, r)?;
     let read_only = || SqlError::new(16929, 16, 1, "The cursor is READ ONLY.");
@@ -433,10 +435,22 @@ pub fn current_row(cx: &mut Cx, r: &CursorRef, target: &TableInfo) -> Result<Vec
         ));
     }
     let row = usize::try_from(set.pos).ok().and_then(|p| set.rows.get(p));
-    match row.and_then(|r| r.last()) {
-        Some(Value::Binary(pk)) => Ok(pk.clone()),
-        _ => Err(SqlError::new(16930, 16, 1, "The requested row is not in the fetch buffer.")),
+    let pk = match row.and_then(|r| r.last()) {
+        Some(Value::Binary(pk)) => pk.clone(),
+        _ => return Err(SqlError::new(16930, 16, 1, "The requested row is not in the fetch buffer.")),
+    };
+    if cx.host.get(&target.indexes[0].iref, &pk).map_err(super::host_err)?.is_none() {
+        let _ = cx.sink.message(&crate::results::Message {
+            error: SqlError::new(
+                16934,
+                10,
+                1,
+                "Optimistic concurrency check failed. The row was modified outside of this cursor.",
+            ),
+            info: true,
+        });
     }
+    Ok(pk)
 }
 
 impl Cx<'_> {

@@ -11,7 +11,7 @@
 //! - FOR JSON PATH: a dotted alias (`a.b`) nests objects; consecutive columns sharing a
 //!   prefix share the object. FOR JSON AUTO writes the columns flat (no nesting by
 //!   joined table). NULLs are left out unless INCLUDE_NULL_VALUES. A column that already
-//!   is JSON (a FOR JSON subquery, JSON_QUERY, JSON_MODIFY, JSON_ARRAY) is embedded.
+//!   is JSON (a FOR JSON subquery, JSON_QUERY, JSON_MODIFY, JSON_ARRAY, JSON_OBJECT) is embedded.
 //!   ROOT('x') wraps the array in an object; WITHOUT_ARRAY_WRAPPER drops the brackets.
 //!   A column without a name is 13605.
 //! - FOR XML RAW[('name')]: one element per row, columns as attributes (ELEMENTS: as
@@ -76,7 +76,7 @@ impl ForNode {
 pub fn is_json_expr(e: &BExpr) -> bool {
     match e {
         BExpr::Func { f, .. } => {
-            matches!(f.0, "JSON_QUERY" | "JSON_MODIFY" | "JSON_MODIFY JSON" | "JSON_ARRAY")
+            matches!(f.0, "JSON_QUERY" | "JSON_MODIFY" | "JSON_MODIFY JSON" | "JSON_ARRAY" | "JSON_OBJECT")
         }
         BExpr::Subquery(plan, _) => matches!(&**plan, Plan::ForClause(n) if n.is_json()),
         _ => false,
@@ -90,7 +90,7 @@ pub fn is_json_ast(e: &crate::ast::Expr) -> bool {
     match &e.kind {
         ExprKind::Function(f) => {
             f.name.parts.len() == 1
-                && ["JSON_QUERY", "JSON_MODIFY", "JSON_ARRAY"]
+                && ["JSON_QUERY", "JSON_MODIFY", "JSON_ARRAY", "JSON_OBJECT"]
                     .iter()
                     .any(|n| f.name.name().value.eq_ignore_ascii_case(n))
         }

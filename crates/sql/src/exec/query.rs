@@ -1146,6 +1146,20 @@ impl<'b, 'c> Binder<'b, 'c> {
             if func.0 == "JSON_MODIFY" && json_arg {
                 *func = functions::Builtin("JSON_MODIFY JSON");
             }
+            // JSON_OBJECT and JSON_ARRAY: the parser's hidden first argument (the NULL
+            // clause) gets a flag per argument, whether it already is JSON.
+            if matches!(func.0, "JSON_OBJECT" | "JSON_ARRAY") {
+                if let Some(BExpr::Const(Value::String(spec), _)) = args.first() {
+                    let mut spec = spec.clone();
+                    spec.push(':');
+                    for (i, b) in args.iter().enumerate().skip(1) {
+                        let json = f.args.get(i).is_some_and(super::forclause::is_json_ast)
+                            || super::forclause::is_json_expr(b);
+                        spec.push(if json { '1' } else { '0' });
+                    }
+                    args[0] = BExpr::Const(Value::String(spec), SqlType::VarChar { len: types::Length::Max });
+                }
+            }
         }
         // Fold deterministic functions of constants.
         if let BExpr::Func { f: func, args, ty } = &e {

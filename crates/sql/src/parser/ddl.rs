@@ -42,6 +42,9 @@ impl<'a> Parser<'a> {
             return self.parse_create_index();
         }
         // These start their batch too (SQL Server's rules for batches), as modules do.
+        if self.is_any_word(&["SCHEMA", "RULE", "DEFAULT"]) && self.stmt_nesting > 0 {
+            return Err(self.error());
+        }
         if self.is_any_word(&["SCHEMA", "RULE", "DEFAULT"]) && !self.first_in_batch() {
             let what = format!("CREATE {}", self.text().to_ascii_uppercase());
             return Err(errors::must_be_first_in_batch(&what, self.toks[start].span.line));
@@ -214,6 +217,12 @@ impl<'a> Parser<'a> {
         } else {
             return Ok(None);
         };
+        // Inside IF/ELSE/WHILE/BEGIN...END/TRY/CATCH or a module's body SQL Server's
+        // grammar has no place for them: 156 at the object's keyword. 111 is for one
+        // that follows another statement of the batch.
+        if self.stmt_nesting > 0 {
+            return Err(self.error());
+        }
         if !self.first_in_batch() {
             return Err(errors::must_be_first_in_batch(&what, self.toks[start].span.line));
         }

@@ -490,7 +490,12 @@ impl<'a> Parser<'a> {
         self.expect(&TokenKind::LParen)?;
         let mut call =
             FunctionCall { name, args: Vec::new(), star: false, distinct: false, within_group: Vec::new(), over: None };
-        if self.is(&TokenKind::Star) && self.is_at(1, &TokenKind::RParen) {
+        let json_ctor = call.name.parts.len() == 1
+            && ["JSON_OBJECT", "JSON_ARRAY"].iter().any(|n| call.name.name().value.eq_ignore_ascii_case(n));
+        if json_ctor {
+            let object = call.name.name().value.eq_ignore_ascii_case("JSON_OBJECT");
+            call.args = self.nest(|p| p.parse_json_constructor_args(object))?;
+        } else if self.is(&TokenKind::Star) && self.is_at(1, &TokenKind::RParen) {
             self.advance();
             call.star = true;
         } else if !self.is(&TokenKind::RParen) {
@@ -522,6 +527,50 @@ impl<'a> Parser<'a> {
             call.over = Some(self.parse_window_spec()?);
         }
         Ok(ExprKind::Function(Box::new(call)))
+    }
+
+    /// The arguments of JSON_OBJECT (`key : value, ...`) and JSON_ARRAY (`value, ...`),
+    /// each with an optional `NULL ON NULL | ABSENT ON NULL`. The clause becomes a hidden
+    /// first argument, the string 'NULL' or 'ABSENT' (the default is NULL ON NULL for
+    /// JSON_OBJECT, ABSENT ON NULL for JSON_ARRAY), which the binder extends with the
+    /// arguments that already are JSON (see `scalar::json::construct`).
+    fn parse_json_constructor_args(&mut self, object: bool) -> PResult<Vec<Expr>> {
+        let span = self.peek().span;
+        let mut args = vec![Expr { kind: ExprKind::Literal(Literal::Null), span }];
+        let mut null_on_null = object;
+        if !self.is(&TokenKind::RParen) && self.json_null_clause().is_none() {
+            loop {
+                args.push(self.parse_expr()?);
+                if object {
+                    self.expect(&TokenKind::Colon)?;
+                    args.push(self.parse_expr()?);
+                }
+                if !self.eat(&TokenKind::Comma) {
+                    break;
+                }
+            }
+        }
+        if let Some(on_null) = self.json_null_clause() {
+            for _ in 0..3 {
+                self.advance();
+            }
+            null_on_null = on_null;
+        }
+        let mode = if null_on_null { "NULL" } else { "ABSENT" };
+        args[0].kind = ExprKind::Literal(Literal::String { value: mode.to_string(), unicode: false });
+        Ok(args)
+    }
+
+    /// At `NULL ON NULL` (Some(true)) or `ABSENT ON NULL` (Some(false)).
+    fn json_null_clause(&self) -> Option<bool> {
+        let on_null = self.is_word_at(1, "ON") && self.is_word_at(2, "NULL");
+        if on_null && self.is_word("NULL") {
+            Some(true)
+        } else if on_null && self.is_word("ABSENT") {
+            Some(false)
+        } else {
+            None
+        }
     }
 
     fn parse_window_spec(&mut self) -> PResult<WindowSpec> {

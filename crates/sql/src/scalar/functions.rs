@@ -162,7 +162,10 @@ const FUNCTIONS: &[(&str, usize, usize)] = &[
     // JSON_MODIFY whose new value is JSON text already (bound so by the binder; the
     // space keeps the name out of reach of SQL text).
     ("JSON_MODIFY JSON", 3, 3),
-    ("JSON_ARRAY", 0, 254),
+    // JSON_ARRAY and JSON_OBJECT: the first argument is the parser's hidden NULL clause
+    // (see `json::construct`); JSON_OBJECT's others are key, value pairs.
+    ("JSON_ARRAY", 1, 255),
+    ("JSON_OBJECT", 1, 4097),
 ];
 
 /// The built-in scalar function called `name` (case-insensitive), if there is one.
@@ -575,7 +578,7 @@ pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> 
             need_stringish(&a0, 1, f)?;
             NVARCHAR_MAX
         }
-        "JSON_ARRAY" => NVARCHAR_MAX,
+        "JSON_ARRAY" | "JSON_OBJECT" => NVARCHAR_MAX,
         _ => return Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     })
 }
@@ -1364,17 +1367,10 @@ pub fn call(
             };
             Ok(Value::String(super::json::modify(&s, &path, new.as_deref())?))
         }
-        "JSON_ARRAY" => {
-            // ABSENT ON NULL, the default: NULL arguments are left out.
-            let mut out = String::from("[");
-            for (i, a) in args.iter().enumerate().filter(|(_, a)| !a.is_null()) {
-                if out.len() > 1 {
-                    out.push(',');
-                }
-                super::json::write_value(a, &arg_ty(arg_types, args, i), false, &mut out)?;
-            }
-            out.push(']');
-            Ok(Value::String(out))
+        "JSON_ARRAY" | "JSON_OBJECT" => {
+            let spec = text_or_null!(0);
+            let tys: Vec<SqlType> = (0..args.len()).map(|i| arg_ty(arg_types, args, i)).collect();
+            Ok(Value::String(super::json::construct(&spec, &args[1..], &tys[1..], name == "JSON_OBJECT")?))
         }
         // ---- math ------------------------------------------------------------------
         "ABS" | "SIGN" | "CEILING" | "FLOOR" => {

@@ -1,7 +1,7 @@
 //! JSON text: a parser that keeps every value's place in the source, JSON paths
 //! (`[append] [lax | strict] $.a.b[0]."c d"`), and the functions built on them: ISJSON,
-//! JSON_VALUE, JSON_QUERY, JSON_MODIFY, JSON_ARRAY, the rows of OPENJSON, and how a SQL
-//! value is written as JSON (FOR JSON, JSON_MODIFY's new value).
+//! JSON_VALUE, JSON_QUERY, JSON_MODIFY, JSON_ARRAY, JSON_OBJECT, the rows of OPENJSON,
+//! and how a SQL value is written as JSON (FOR JSON, JSON_MODIFY's new value).
 //!
 //! Rules and decisions:
 //! - Errors are SQL Server's: 13609 "JSON text is not properly formatted. Unexpected
@@ -802,6 +802,49 @@ pub fn write_value(v: &Value, ty: &SqlType, is_json: bool, out: &mut String) -> 
         }
     }
     Ok(())
+}
+
+/// JSON_ARRAY(values) and JSON_OBJECT(key, value, ...). `spec` is the hidden first
+/// argument: `NULL` or `ABSENT` (the ON NULL clause), then after a `:` one flag per
+/// argument, `1` where it already is JSON (a nested JSON_OBJECT, JSON_ARRAY,
+/// JSON_QUERY ...), which is embedded as it is rather than quoted.
+pub fn construct(spec: &str, args: &[Value], types: &[SqlType], object: bool) -> Result<String, SqlError> {
+    let (mode, flags) = spec.split_once(':').unwrap_or((spec, ""));
+    let absent = mode == "ABSENT";
+    let is_json = |i: usize| flags.as_bytes().get(i) == Some(&b'1');
+    let ty = |i: usize| types.get(i).cloned().unwrap_or_else(|| super::util::value_type(&args[i]));
+    let step = if object { 2 } else { 1 };
+    let mut out = String::from(if object { "{" } else { "[" });
+    for i in (0..args.len()).step_by(step) {
+        let v = i + step - 1;
+        if absent && args.get(v).is_none_or(Value::is_null) {
+            continue;
+        }
+        if out.len() > 1 {
+            out.push(',');
+        }
+        if object {
+            let key = match &args[i] {
+                Value::String(k) => k.clone(),
+                // SQL Server's answer to a NULL key is not checked yet (see
+                // docs/compatibility.md); the key is written empty.
+                Value::Null => String::new(),
+                k => {
+                    let to = SqlType::NVarChar { len: types::Length::Max };
+                    super::convert::convert(k, &ty(i), &to, None)?.to_string()
+                }
+            };
+            out.push('"');
+            escape_into(&key, &mut out);
+            out.push_str("\":");
+        }
+        match args.get(v) {
+            None | Some(Value::Null) => out.push_str("null"),
+            Some(val) => write_value(val, &ty(v), is_json(v), &mut out)?,
+        }
+    }
+    out.push(if object { '}' } else { ']' });
+    Ok(out)
 }
 
 /// A float as JSON: the shortest text that reads back the same, without a trailing
