@@ -75,8 +75,9 @@
 //! only to find the split already done.
 //!
 //! One structure change runs in shared mode: the split of the rightmost leaf for an
-//! insert past its last key or among its last few (the new entry and those above it
-//! move to a new right page) when its parent has room (`smo::append_split_shared`), so
+//! insert past its last key or among its last few (the new entry, those above it and,
+//! while keys arrive late, a few below it move to a new right page) when its parent has
+//! room (`smo::append_split_shared`), so
 //! that sessions appending ever-increasing keys, slightly out of order as concurrent
 //! IDENTITY values arrive, do not drain the tree for each new last page. Only
 //! the rightmost path changes, and only under the rightmost leaf's EX latch, which the
@@ -949,13 +950,18 @@ impl Inner {
     /// For a split of the rightmost leaf: the most entries an insert found above its key
     /// there since the last such split, and whether inserts landed behind the edge
     /// lately. (Races between notes and splits only make the estimate a little off.)
-    pub(crate) fn take_edge_disorder(&self) -> (u32, bool) {
-        let above = self.edge_disorder.swap(0, Relaxed);
+    pub(crate) fn edge_disorder(&self) -> (u32, bool) {
+        (self.edge_disorder.load(Relaxed), self.late_splits.load(Relaxed) > 0)
+    }
+
+    /// A split of the rightmost leaf was made: the new last leaf starts its own count,
+    /// and one fewer split leaves room for late keys.
+    pub(crate) fn edge_split_made(&self) {
+        self.edge_disorder.store(0, Relaxed);
         let late = self.late_splits.load(Relaxed);
         if late > 0 {
             self.late_splits.store(late - 1, Relaxed);
         }
-        (above, late > 0)
     }
 
     fn set_hint(&self, id: PageId) {

@@ -91,7 +91,7 @@ impl<'p> Seq<'p> {
 /// page latch while others kept taking it can arrive a page or more behind. A most-even
 /// split would leave half-empty pages behind, and a full left page would split again,
 /// half and half, in exclusive mode, for each latecomer. So while inserts land behind
-/// the edge (`Inner::take_edge_disorder`), the split moves as many entries as the
+/// the edge (`Inner::edge_disorder`), the split moves as many entries as the
 /// nearest of them landed below the edge, so that those keys belong to the new page,
 /// and at least a sixteenth of the page, which the left page keeps free for the later
 /// ones. `None` beyond the last quarter of the page.
@@ -99,7 +99,7 @@ pub(super) fn edge_split_point(t: &Inner, n: usize, p: usize) -> Option<usize> {
     if p == 0 || p > n || (n - p) * 4 > n {
         return None;
     }
-    let (above, late) = t.take_edge_disorder();
+    let (above, late) = t.edge_disorder();
     let slack = if above == 0 && !late { 0 } else { (above as usize).max(n / 16).min(n / 4) };
     Some(p.min(n - slack).max(1))
 }
@@ -349,6 +349,9 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
     let mut spare = preallocate(t, &path, sep.len(), left_id)?;
     let right = spare.take(left_id)?;
     let right_id = split(t, &mut leaf, Modify::None, j, right)?;
+    if preferred.is_some() {
+        t.edge_split_made();
+    }
     drop(leaf);
     insert_separator(t, &mut path, 0, left_id, sep, right_id, &mut spare)?;
     spare.release()?;
@@ -364,10 +367,11 @@ const SHARED_SPLIT_LOG_RESERVE: u64 = 10 * (crate::page::PAGE_SIZE as u64 + 256)
 /// its last few (see [`edge_split_point`]), while the caller holds the tree latch only
 /// shared: the one structure change made in shared mode, so that sessions appending
 /// ever-increasing keys do not drain the whole tree for each new page (see
-/// "Concurrency" in the module above). The entries from `slot` on move to the new right
-/// page (none for an append), whose separator goes into the parent, which must have
-/// room for it (a parent split takes the exclusive path). The insert itself follows as
-/// a row operation on the right page.
+/// "Concurrency" in the module above). The entries from the split point on (at or below
+/// `slot`, see [`edge_split_point`]; none for an append of keys arriving in order) move
+/// to the new right page, whose separator goes into the parent, which must have room
+/// for it (a parent split takes the exclusive path). The insert itself follows as a row
+/// operation on the right page.
 ///
 /// Why it is safe: the path from the root to the rightmost leaf changes only under that
 /// leaf's EX latch (here, or in exclusive mode), which the caller holds, so the parent
@@ -446,6 +450,7 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
         }
     };
     stx.commit()?;
+    t.edge_split_made();
     t.shared_splits.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     t.set_hint(right_id);
     drop(parent);
