@@ -5,9 +5,9 @@
 //! The table is split into [`SHARD_COUNT`] shards by a hash of the resource; each shard
 //! is a parking_lot mutex over a hash map from resource to its request queue (requests,
 //! one per owner). Nearly every queue holds one request (a row lock nobody else wants),
-//! kept inline in the map's entry: taking and releasing it touch one cache line of the
-//! table and allocate nothing. A request is granted, converting (granted, waiting for a stronger
-//! mode), or waiting. Each owner keeps the list of resources it holds, for
+//! kept inline in the map's entry: taking and releasing it allocate nothing and follow
+//! no pointer out of the table. A request is granted, converting (granted, waiting for a
+//! stronger mode), or waiting. Each owner keeps the list of resources it holds, for
 //! `release_all`.
 //!
 //! # Granting (fair FIFO)
