@@ -173,6 +173,33 @@ def test_dml_with_cte(conn):
     cur.execute("DROP TABLE dbo.pytds_cte")
 
 
+def test_cte_as_dml_target_and_json_object(conn):
+    """The dedupe idiom (a CTE as the DELETE target), an UPDATE through a TOP ... ORDER BY
+    CTE, a positioned UPDATE through a cursor, and JSON_OBJECT, over TDS."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.pytds_dedupe') IS NOT NULL DROP TABLE dbo.pytds_dedupe")
+    cur.execute("CREATE TABLE dbo.pytds_dedupe (id int IDENTITY PRIMARY KEY, k int, x int NULL)")
+    cur.execute("INSERT INTO dbo.pytds_dedupe (k) VALUES (1), (1), (2), (2), (2), (3)")
+    cur.execute(
+        "WITH d AS (SELECT ROW_NUMBER() OVER (PARTITION BY k ORDER BY id) AS rn FROM dbo.pytds_dedupe) "
+        "DELETE FROM d WHERE rn > 1"
+    )
+    assert cur.rowcount == 3
+    cur.execute("WITH c AS (SELECT TOP (2) * FROM dbo.pytds_dedupe ORDER BY id DESC) UPDATE c SET x = %s", (7,))
+    assert cur.rowcount == 2
+    cur.execute("SELECT k, x FROM dbo.pytds_dedupe ORDER BY k")
+    assert cur.fetchall() == [(1, None), (2, 7), (3, 7)]
+    cur.execute(
+        "DECLARE c CURSOR KEYSET FOR SELECT k FROM dbo.pytds_dedupe ORDER BY k; OPEN c; FETCH NEXT FROM c; "
+        "UPDATE dbo.pytds_dedupe SET x = 0 WHERE CURRENT OF c; CLOSE c; DEALLOCATE c"
+    )
+    cur.execute("SELECT x FROM dbo.pytds_dedupe WHERE k = 1")
+    assert cur.fetchone() == (0,)
+    cur.execute("SELECT JSON_OBJECT('k': k, 'x': x ABSENT ON NULL) FROM dbo.pytds_dedupe WHERE k = 3")
+    assert cur.fetchone() == ('{"k":3,"x":7}',)
+    cur.execute("DROP TABLE dbo.pytds_dedupe")
+
+
 def test_types_xml_methods(conn):
     """An xml column round-trips in its stored form; value() arrives typed, nodes() shreds."""
     cur = conn.cursor()
