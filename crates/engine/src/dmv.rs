@@ -223,6 +223,15 @@ impl Instance {
 
     /// sys.dm_exec_sessions and sys.dm_exec_requests.
     pub(crate) fn dmv_sessions(&self) -> Vec<SessionRow> {
+        // Each session's current wait is read before the lock managers' wait tables: a
+        // lock request enters its table before its wait starts, so a lock wait seen here
+        // is found there (read the other way round, a wait that began in between showed
+        // no blocker).
+        let slots: Vec<_> = self
+            .session_slots()
+            .into_iter()
+            .map(|(spid, slot)| (spid, slot.activity.waits.current_wait(), slot))
+            .collect();
         // Lock waits: who blocks whom, on what (every database has its lock manager).
         let mut lock_waits: std::collections::HashMap<i32, (i32, String)> = std::collections::HashMap::new();
         for d in self.databases() {
@@ -234,11 +243,10 @@ impl Instance {
             }
         }
         let mut out = Vec::new();
-        for (spid, slot) in self.session_slots() {
+        for (spid, current, slot) in slots {
             let act = &slot.activity;
             let a = act.inner.lock();
             let request = a.running.as_ref().map(|r| {
-                let current = act.waits.current_wait();
                 let (blocking, resource) = match (&current, lock_waits.get(&spid)) {
                     (Some((wt, _)), Some((b, res))) if wt.name().starts_with("LCK_M_") => (*b, res.clone()),
                     _ => (0, String::new()),

@@ -281,8 +281,10 @@ fn a_blocked_request_shows_its_lock_wait_and_blocker() {
     let mut watcher = session(&inst);
     let (sa, sb) = (a.spid(), b.spid());
     ok(&mut a, "BEGIN TRAN; UPDATE dbo.TheTable SET TheDate = sysdatetime() WHERE TheID = 1;");
-    // b is kept open after its request (a closed session's waits are not listed).
-    let _b = std::thread::scope(|scope| {
+    // b is kept open after its request (a closed session's waits are not listed). The
+    // assertions come after a's COMMIT: one failing inside the scope would leave b
+    // blocked and the scope waiting for it forever.
+    let (_b, row) = std::thread::scope(|scope| {
         let blocked = scope.spawn(move || {
             let mut sink = CollectSink::default();
             b.execute_batch("SELECT TheID FROM dbo.TheTable WHERE TheID = 1", &mut sink);
@@ -299,21 +301,24 @@ fn a_blocked_request_shows_its_lock_wait_and_blocker() {
             );
             if let Some(row) = r.into_iter().next() {
                 if matches!(&row[2], Value::String(w) if w.starts_with("LCK_M_")) {
-                    break row;
+                    break Some(row);
                 }
             }
-            assert!(Instant::now() < deadline, "session {sb} never showed a lock wait");
+            if Instant::now() >= deadline {
+                break None;
+            }
             std::thread::sleep(Duration::from_millis(10));
         };
-        assert_eq!(row[0], Value::String("suspended".into()));
-        assert_eq!(row[1], Value::String("SELECT".into()));
-        assert_eq!(int(&row[3]), i64::from(sa));
-        assert!(matches!(&row[4], Value::String(r) if !r.is_empty()), "{:?}", row[4]);
         ok(&mut a, "COMMIT");
         let (b, sink) = blocked.join().expect("the blocked session finishes");
         assert!(sink.errors().is_empty(), "{:?}", sink.errors());
-        b
+        (b, row)
     });
+    let row = row.unwrap_or_else(|| panic!("session {sb} never showed a lock wait"));
+    assert_eq!(row[0], Value::String("suspended".into()));
+    assert_eq!(row[1], Value::String("SELECT".into()));
+    assert_eq!(int(&row[3]), i64::from(sa));
+    assert!(matches!(&row[4], Value::String(r) if !r.is_empty()), "{:?}", row[4]);
     // The lock wait is now in b's waits and is its last wait.
     let n = scalar(
         &mut watcher,
