@@ -25,9 +25,10 @@
 //! # What waits for commit
 //!
 //! Storage cannot undo freeing pages, so frees wait for the commit that makes them final:
-//! - the off-row values of deleted and updated rows are freed after the commit (a crash
-//!   between the commit and the frees leaks their pages: DBCC will report them);
-//! - `drop_index` frees the tree and its LOB unit after the commit;
+//! - the off-row values of deleted and updated rows are freed after the commit, which
+//!   lists them in the log first (`Transaction::commit_freeing`): recovery frees those
+//!   a crash kept from being freed;
+//! - `drop_index` frees the tree and its LOB unit after the commit, the same way;
 //! - `create_index` builds the tree at once; a rollback (or a rollback to an earlier
 //!   savepoint) frees it again. A crash before the commit leaves the empty allocation
 //!   unit behind, unreferenced.
@@ -48,7 +49,7 @@ use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
 use txn::access::{AccessError, LockedIndex, LockingOptions, SessionContext};
 use txn::lock::{IsolationLevel, LockTimeout};
-use txn::xact::Transaction;
+use txn::xact::{DeferredFree, Transaction};
 use types::{SqlError, Value};
 
 use crate::error::{EngineError, Result};
@@ -68,8 +69,9 @@ enum Pending {
     Savepoint(String),
     /// Free an off-row value after commit.
     FreeLob(LobPointer),
-    /// Free an index's storage after commit (DROP).
-    DropIndexAtCommit(u64),
+    /// Free an index's storage (its tree, and its LOB unit if it has one) after commit
+    /// (DROP).
+    DropIndexAtCommit(u64, Option<u64>),
     /// Free an index's storage after rollback (CREATE undone).
     DropIndexAtRollback(u64),
 }
@@ -328,16 +330,30 @@ fn free_lobs(db: &DbHandle, ptrs: &[LobPointer]) {
     }
 }
 
-fn after_commit(db: &DbHandle, pending: Vec<Pending>) {
-    let mut lobs = Vec::new();
+/// The storage a transaction dropped (off-row values its deletes and updates replaced,
+/// dropped indexes' trees and LOB units): the commit lists it in the log and frees it
+/// (`Transaction::commit_freeing`).
+fn frees_at_commit(pending: &[Pending]) -> Vec<DeferredFree> {
+    let mut out = Vec::new();
     for p in pending {
         match p {
-            Pending::FreeLob(ptr) => lobs.push(ptr),
-            Pending::DropIndexAtCommit(hobt) => drop_index_storage(db, hobt),
+            Pending::FreeLob(ptr) => out.push(DeferredFree::Lob(*ptr)),
+            Pending::DropIndexAtCommit(hobt, lob) => {
+                out.push(DeferredFree::AllocUnit(*hobt));
+                out.extend(lob.map(DeferredFree::AllocUnit));
+            }
             Pending::Savepoint(_) | Pending::DropIndexAtRollback(_) => {}
         }
     }
-    free_lobs(db, &lobs);
+    out
+}
+
+fn after_commit(db: &DbHandle, pending: Vec<Pending>) {
+    for p in pending {
+        if let Pending::DropIndexAtCommit(hobt, _) = p {
+            db.forget_index(hobt);
+        }
+    }
 }
 
 fn after_rollback(db: &DbHandle, pending: Vec<Pending>) {
@@ -642,10 +658,17 @@ impl Host for EngineHost {
     }
 
     fn drop_index(&mut self, index: &IndexRef) -> HostResult<()> {
-        self.run(index.db, |db, _, pending, hs| {
+        self.run(index.db, |db, ctx, pending, hs| {
             hs.clear();
             check_writable(db)?;
-            pending.push(Pending::DropIndexAtCommit(index.hobt));
+            // The system table's row naming the LOB unit goes in this transaction (a
+            // rollback puts it back); the units themselves are freed after the commit.
+            let lob = db.lob_unit(index.hobt)?;
+            if lob.is_some() {
+                let _scope = ctx.transaction().enter();
+                db.system.delete(&crate::directory::lob_unit_key(index.hobt))?;
+            }
+            pending.push(Pending::DropIndexAtCommit(index.hobt, lob));
             Ok(())
         })
     }
@@ -671,7 +694,7 @@ impl Host for EngineHost {
         let mut first_err: Option<EngineError> = None;
         for t in self.end_all() {
             let DbTxn { db, txn, pending, .. } = t;
-            match txn.commit(delayed.unwrap_or(false)) {
+            match txn.commit_freeing(delayed.unwrap_or(false), &frees_at_commit(&pending)) {
                 Ok(_) => after_commit(&db, pending),
                 Err(e) => {
                     // A failed commit rolled the transaction back (Transaction's drop).

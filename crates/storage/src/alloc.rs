@@ -1154,13 +1154,27 @@ impl Database {
     /// Drops an allocation unit: frees every extent it owns (its IAM pages with them)
     /// and removes its directory entry.
     pub fn drop_alloc_unit(&self, au: u64) -> Result<()> {
+        self.drop_alloc_unit_with(au, None)
+    }
+
+    /// [`drop_alloc_unit`](Self::drop_alloc_unit) whose system transaction ends with
+    /// `tag` in its end record (the transaction layer's deferred frees; see
+    /// [`crate::lob::delete_tagged`]).
+    pub fn drop_alloc_unit_tagged(&self, au: u64, tag: crate::CompletionTag) -> Result<()> {
+        self.drop_alloc_unit_with(au, Some(tag))
+    }
+
+    fn drop_alloc_unit_with(&self, au: u64, tag: Option<crate::CompletionTag>) -> Result<()> {
         let stx = self.begin_system_txn()?;
         let _gate = self.lock_allocation();
         {
             let mut st = self.alloc.state.lock();
             self.drop_locked(&mut st, au)?;
         }
-        stx.commit()
+        match tag {
+            Some(t) => stx.commit_tagged(t),
+            None => stx.commit(),
+        }
     }
 
     /// Every page of an allocation unit, in allocation (file, page) order: the order a

@@ -49,6 +49,10 @@ pub struct PageChange<'a> {
     pub op: &'a PageOp<'a>,
 }
 
+/// A system transaction's completion tag (see [`LogHook::end_system_txn_tagged`]): opaque
+/// to storage.
+pub type CompletionTag = (u64, u32);
+
 /// Receives every page change before it is applied. The transaction layer implements it
 /// with the log manager; it returns the LSN of the log record it wrote.
 ///
@@ -77,6 +81,14 @@ pub trait LogHook: Send + Sync {
     /// tree latch and the allocation mutex are still held.
     fn end_system_txn(&self, _committed: bool) -> Result<()> {
         Ok(())
+    }
+
+    /// Ends the innermost system transaction as committed, like `end_system_txn(true)`,
+    /// with a completion tag that the end record carries: whoever asked for the work
+    /// (the transaction layer's deferred frees) learns from the log that it was done,
+    /// atomically with it. Storage calls it only for an outermost system transaction.
+    fn end_system_txn_tagged(&self, _tag: CompletionTag) -> Result<()> {
+        self.end_system_txn(true)
     }
 
     /// Reserves `bytes` of log for the records of the system transaction open on this
@@ -518,16 +530,30 @@ impl SystemTxn<'_> {
     /// protecting its pages are held.
     pub fn commit(mut self) -> Result<()> {
         self.done = true;
-        self.finish(true)
+        self.finish(true, None)
     }
 
-    fn finish(&mut self, committed: bool) -> Result<()> {
+    /// [`commit`](Self::commit) with a completion tag in the end record (see
+    /// [`LogHook::end_system_txn_tagged`]). Refused inside another system transaction,
+    /// whose end would decide whether the work survives.
+    pub fn commit_tagged(mut self, tag: CompletionTag) -> Result<()> {
+        if SYS_DEPTH.with(|d| d.get()) > 1 {
+            return Err(StorageError::Invalid("a tagged system transaction cannot be nested".into()));
+        }
+        self.done = true;
+        self.finish(true, Some(tag))
+    }
+
+    fn finish(&mut self, committed: bool, tag: Option<CompletionTag>) -> Result<()> {
         if !self.active {
             return Ok(());
         }
         self.active = false;
         let db = self.db;
-        let r = db.hook().end_system_txn(committed);
+        let r = match tag {
+            Some(t) => db.hook().end_system_txn_tagged(t),
+            None => db.hook().end_system_txn(committed),
+        };
         let depth = SYS_DEPTH.with(|d| {
             let v = d.get().saturating_sub(1);
             d.set(v);
@@ -555,7 +581,7 @@ impl Drop for SystemTxn<'_> {
     fn drop(&mut self) {
         if !self.done {
             // Rollback: the error that caused it is already on its way to the caller.
-            let _ = self.finish(false);
+            let _ = self.finish(false, None);
         }
     }
 }

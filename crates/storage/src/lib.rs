@@ -21,7 +21,7 @@ pub mod undo;
 
 pub use alloc::{AllocUnit, AllocUnitKind};
 pub use buffer::{BufferPool, NoWal, PageReadGuard, PageUpdateGuard, PageWriteGuard, WalGate};
-pub use database::{in_system_txn, Database, LogHook, NullLog, PageChange, SystemTxn};
+pub use database::{in_system_txn, CompletionTag, Database, LogHook, NullLog, PageChange, SystemTxn};
 pub use error::{Result, StorageError};
 pub use page::{Page, PageId, PageOp, PageType, PAGE_SIZE};
 pub use undo::{apply_physical_undo, apply_row_undo, undo_material, RowUndo};

@@ -57,7 +57,9 @@
 //! value. Its pages are private to it until it ends (allocated without being offered to
 //! free-space searches), so their latches can be released as fragments fill, however
 //! large the value. Deleting a value ([`delete`]) is one system transaction without row
-//! undo: call it once the transaction that dropped the value has committed.
+//! undo: call it once the transaction that dropped the value has committed. The
+//! transaction layer uses [`delete_tagged`], whose end record says which of its deferred
+//! frees it was, so that recovery redoes exactly the frees a crash cut short.
 
 use crate::alloc::{AllocUnit, AllocUnitKind};
 use crate::buffer::PageWriteGuard;
@@ -181,7 +183,7 @@ pub fn write(db: &Database, au: u64, value: &[u8]) -> Result<LobPointer> {
             if !db.has_log_hook() {
                 // Without a log nothing rolls back: remove what was written (best effort,
                 // the error that matters is the first one).
-                let _ = free_records(db, &written);
+                let _ = free_records(db, &written, None);
             }
             drop(stx);
             return Err(e);
@@ -306,7 +308,16 @@ pub fn read_range_with(db: &Database, ptr: LobPointer, offset: u64, len: u64, mu
 /// removed.
 pub fn delete(db: &Database, ptr: LobPointer) -> Result<()> {
     let (rids, _) = collect(db, ptr)?;
-    free_records(db, &rids)
+    free_records(db, &rids, None)
+}
+
+/// [`delete`] whose system transaction ends with `tag` in its end record, so the log
+/// says, atomically with the free, that this value was freed (the transaction layer's
+/// deferred frees: a free that a crash cut short is done again at recovery, one that
+/// completed is never done twice).
+pub fn delete_tagged(db: &Database, ptr: LobPointer, tag: crate::CompletionTag) -> Result<()> {
+    let (rids, _) = collect(db, ptr)?;
+    free_records(db, &rids, Some(tag))
 }
 
 /// Checks one value's tree and returns its shape.
@@ -396,7 +407,7 @@ fn collect(db: &Database, ptr: LobPointer) -> Result<(Vec<Rid>, LobStats)> {
 /// undo). Pages are latched in page order; a page that keeps records of other values
 /// stays latched until the end, an emptied one is un-owned and freed at once (nobody
 /// touches an un-owned page).
-fn free_records(db: &Database, rids: &[Rid]) -> Result<()> {
+fn free_records(db: &Database, rids: &[Rid], tag: Option<crate::CompletionTag>) -> Result<()> {
     let mut by_page: BTreeMap<PageId, Vec<u16>> = BTreeMap::new();
     for r in rids {
         by_page.entry(r.page_id()).or_default().push(r.slot);
@@ -430,7 +441,10 @@ fn free_records(db: &Database, rids: &[Rid]) -> Result<()> {
         drop(stx);
         return Err(e);
     }
-    stx.commit()?;
+    match tag {
+        Some(t) => stx.commit_tagged(t)?,
+        None => stx.commit()?,
+    }
     for (au, g) in &kept {
         db.note_free_space(*au, g.page_id(), g.free_count())?;
     }
@@ -463,7 +477,7 @@ pub(crate) fn undo_write(db: &Database, au: u64, ptr: LobPointer, crc: u32) -> R
     if sum != crc {
         return Ok(());
     }
-    free_records(db, &rids)
+    free_records(db, &rids, None)
 }
 
 fn is_text_page(page: &Page) -> bool {

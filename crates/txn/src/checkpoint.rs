@@ -431,7 +431,7 @@ impl TxnDb {
 
         let mut rec = Vec::new();
         record::encode_bare(&Header::new(RecordKind::CkptBegin), &mut rec);
-        let (begin, active) = self.append_checkpoint_begin(&rec)?;
+        let crate::xact::CheckpointBegin { lsn: begin, active, pending_frees } = self.append_checkpoint_begin(&rec)?;
 
         // 2. Write pages.
         let dirty = pool.dirty_pages(self.db.id);
@@ -467,6 +467,7 @@ impl TxnDb {
             next_xact_id: self.next_xact_id(),
             active: active.clone(),
             open_sys: open_sys.clone(),
+            pending_frees,
         };
         rec.clear();
         record::encode_ckpt_end(&Header::new(RecordKind::CkptEnd), &end, &mut rec);

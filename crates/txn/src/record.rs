@@ -43,11 +43,12 @@
 //! | 4 | PAGE_OP | page id (6: u32 page, u16 file), u16 undo material length, undo material, [8192-byte full page image if flag 0x01], encoded `PageOp` (rest) |
 //! | 5 | ROW_UNDO | encoded `storage::undo::RowUndo` (logical undo of one row operation) |
 //! | 6 | CLR | u64 undo_next_lsn: where the user chain's undo continues |
-//! | 7 | SYS_END | nothing: a system transaction without row undo ended |
+//! | 7 | SYS_END | nothing: a system transaction without row undo ended; or, for a deferred free, its completion tag: u64 xact_id, u32 index (the free of that entry of that transaction's DEFERRED_FREE list is done, atomically with the free) |
 //! | 8 | CKPT_BEGIN | nothing |
-//! | 9 | CKPT_END | u64 begin LSN, u64 redo start LSN, u64 next xact id, u32 n, n × (u64 xact_id, u64 first_lsn, u64 last_lsn), u32 m, m × (u64 sys_id, u64 first_lsn) of open system transactions |
+//! | 9 | CKPT_END | u64 begin LSN, u64 redo start LSN, u64 next xact id, u32 n, n × (u64 xact_id, u64 first_lsn, u64 last_lsn), u32 m, m × (u64 sys_id, u64 first_lsn) of open system transactions, then (absent in logs written before it existed: none) u32 k, k × (u64 xact_id, u32 index, 16-byte DEFERRED_FREE entry) of the deferred frees of committed transactions not done at CKPT_BEGIN |
 //! | 10 | SAVEPOINT | u16 name length, UTF-8 name; no longer written (savepoints are in-memory markers), still read |
 //! | 11 | ROW_OP | page id (6), u16 row-undo length, encoded `storage::undo::RowUndo`, [8192-byte full page image if flag 0x01], encoded `PageOp` (rest): the PAGE_OP layout with the row undo in place of the physical undo material |
+//! | 12 | DEFERRED_FREE | u32 first index, u16 n, n × 16-byte entry: what the transaction dropped, to be freed once it commits (entries are numbered from 0 across the transaction's DEFERRED_FREE records, written just before its COMMIT_XACT). An entry is an off-row value (u64 total length, u32 page, u16 file >= 1, u16 slot of its root record) or an allocation unit of a dropped index (u64 unit id, u32 0, u16 0, u16 0) |
 
 use std::fmt;
 
@@ -75,6 +76,7 @@ pub enum RecordKind {
     CkptEnd = 9,
     Savepoint = 10,
     RowOp = 11,
+    DeferredFree = 12,
 }
 
 impl RecordKind {
@@ -92,6 +94,7 @@ impl RecordKind {
             9 => CkptEnd,
             10 => Savepoint,
             11 => RowOp,
+            12 => DeferredFree,
             _ => return None,
         })
     }
@@ -111,6 +114,7 @@ impl RecordKind {
             CkptEnd => "LOP_END_CKPT",
             Savepoint => "LOP_SAVE_XACT",
             RowOp => "LOP_ROW_OP",
+            DeferredFree => "LOP_DEFERRED_FREE",
         }
     }
 }
@@ -326,6 +330,95 @@ pub fn row_undo_body(b: &[u8]) -> &[u8] {
     b.get(HEADER_LEN..).unwrap_or(&[])
 }
 
+/// What a deferred free frees once its transaction has committed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeferredFree {
+    /// An off-row value a delete or update dropped.
+    Lob(storage::record::LobPointer),
+    /// The allocation unit of a dropped index (its tree, or its LOB unit).
+    AllocUnit(u64),
+}
+
+/// Bytes of a DEFERRED_FREE entry (in DEFERRED_FREE and CKPT_END).
+pub const DEFERRED_FREE_BYTES: usize = 16;
+
+fn put_deferred_free(f: &DeferredFree, out: &mut Vec<u8>) {
+    // An allocation unit is written as a pointer into file 0, which no value can have.
+    let (a, page, file, slot) = match f {
+        DeferredFree::Lob(p) => (p.total_len, p.root.page_no, p.root.file_id, p.root.slot),
+        DeferredFree::AllocUnit(au) => (*au, 0, 0, 0),
+    };
+    out.extend_from_slice(&a.to_le_bytes());
+    out.extend_from_slice(&page.to_le_bytes());
+    out.extend_from_slice(&file.to_le_bytes());
+    out.extend_from_slice(&slot.to_le_bytes());
+}
+
+fn take_deferred_free(b: &[u8], at: &mut usize) -> Result<DeferredFree, RecordError> {
+    let a = take_u64(b, at)?;
+    let page_no = take_u32(b, at)?;
+    let file_id = take_u16(b, at)?;
+    let slot = take_u16(b, at)?;
+    Ok(if file_id == 0 {
+        DeferredFree::AllocUnit(a)
+    } else {
+        DeferredFree::Lob(storage::record::LobPointer {
+            total_len: a,
+            root: storage::record::Rid { file_id, page_no, slot },
+        })
+    })
+}
+
+/// Encodes a DEFERRED_FREE record: entries `first..first + frees.len()` of the
+/// transaction's list.
+pub fn encode_deferred_free(h: &Header, first: u32, frees: &[DeferredFree], out: &mut Vec<u8>) {
+    h.encode(out);
+    out.extend_from_slice(&first.to_le_bytes());
+    out.extend_from_slice(&(frees.len() as u16).to_le_bytes());
+    for f in frees {
+        put_deferred_free(f, out);
+    }
+}
+
+/// The body of a DEFERRED_FREE record: the first entry's index and the entries.
+pub fn decode_deferred_free(b: &[u8]) -> Result<(u32, Vec<DeferredFree>), RecordError> {
+    let mut at = HEADER_LEN;
+    let first = take_u32(b, &mut at)?;
+    let n = take_u16(b, &mut at)? as usize;
+    if n > b.len() / DEFERRED_FREE_BYTES {
+        return Err(RecordError("deferred free lists more entries than it has bytes"));
+    }
+    let mut frees = Vec::with_capacity(n);
+    for _ in 0..n {
+        frees.push(take_deferred_free(b, &mut at)?);
+    }
+    Ok((first, frees))
+}
+
+/// Encodes a SYS_END carrying a deferred free's completion tag.
+pub fn encode_sys_end_tagged(h: &Header, tag: (u64, u32), out: &mut Vec<u8>) {
+    h.encode(out);
+    out.extend_from_slice(&tag.0.to_le_bytes());
+    out.extend_from_slice(&tag.1.to_le_bytes());
+}
+
+/// The completion tag of a SYS_END, if it carries one.
+pub fn sys_end_tag(b: &[u8]) -> Option<(u64, u32)> {
+    let mut at = HEADER_LEN;
+    let xact = take_u64(b, &mut at).ok()?;
+    let index = take_u32(b, &mut at).ok()?;
+    Some((xact, index))
+}
+
+/// A deferred free a checkpoint records: entry `index` of committed transaction
+/// `xact_id`'s list, not freed yet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PendingFree {
+    pub xact_id: u64,
+    pub index: u32,
+    pub what: DeferredFree,
+}
+
 /// An active transaction as a checkpoint records it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ActiveXact {
@@ -345,6 +438,8 @@ pub struct CheckpointEnd {
     pub active: Vec<ActiveXact>,
     /// System transactions open at the checkpoint: (sys_id, first LSN).
     pub open_sys: Vec<(u64, u64)>,
+    /// Deferred frees of committed transactions not done at CKPT_BEGIN.
+    pub pending_frees: Vec<PendingFree>,
 }
 
 pub fn encode_ckpt_end(h: &Header, c: &CheckpointEnd, out: &mut Vec<u8>) {
@@ -362,6 +457,12 @@ pub fn encode_ckpt_end(h: &Header, c: &CheckpointEnd, out: &mut Vec<u8>) {
     for (id, first) in &c.open_sys {
         out.extend_from_slice(&id.to_le_bytes());
         out.extend_from_slice(&first.to_le_bytes());
+    }
+    out.extend_from_slice(&(c.pending_frees.len() as u32).to_le_bytes());
+    for f in &c.pending_frees {
+        out.extend_from_slice(&f.xact_id.to_le_bytes());
+        out.extend_from_slice(&f.index.to_le_bytes());
+        put_deferred_free(&f.what, out);
     }
 }
 
@@ -390,7 +491,20 @@ pub fn decode_ckpt_end(b: &[u8]) -> Result<CheckpointEnd, RecordError> {
     for _ in 0..m {
         open_sys.push((take_u64(b, &mut at)?, take_u64(b, &mut at)?));
     }
-    Ok(CheckpointEnd { begin_lsn, redo_start_lsn, next_xact_id, active, open_sys })
+    // Logs written before deferred frees were recorded end here.
+    let mut pending_frees = Vec::new();
+    if at < b.len() {
+        let k = take_u32(b, &mut at)? as usize;
+        if k > b.len() / (12 + DEFERRED_FREE_BYTES) {
+            return Err(RecordError("checkpoint lists more deferred frees than it has bytes"));
+        }
+        for _ in 0..k {
+            let xact_id = take_u64(b, &mut at)?;
+            let index = take_u32(b, &mut at)?;
+            pending_frees.push(PendingFree { xact_id, index, what: take_deferred_free(b, &mut at)? });
+        }
+    }
+    Ok(CheckpointEnd { begin_lsn, redo_start_lsn, next_xact_id, active, open_sys, pending_frees })
 }
 
 #[cfg(test)]
@@ -445,6 +559,33 @@ mod tests {
         assert!(big.is_err());
     }
 
+    fn lob(len: u64, page: u32, slot: u16) -> storage::record::LobPointer {
+        storage::record::LobPointer { total_len: len, root: storage::record::Rid { file_id: 1, page_no: page, slot } }
+    }
+
+    #[test]
+    fn deferred_free_and_tagged_end_round_trip() {
+        let h = Header { xact_id: 8, prev_lsn: 70, ..Header::new(RecordKind::DeferredFree) };
+        let frees = [
+            DeferredFree::Lob(lob(10_000, 40, 0)),
+            DeferredFree::AllocUnit(77),
+            DeferredFree::Lob(lob(u64::from(u32::MAX) + 5, 41, 3)),
+        ];
+        let mut out = Vec::new();
+        encode_deferred_free(&h, 5, &frees, &mut out);
+        assert_eq!(Header::decode(&out).unwrap().kind(), Some(RecordKind::DeferredFree));
+        assert_eq!(decode_deferred_free(&out).unwrap(), (5, frees.to_vec()));
+        for cut in HEADER_LEN..out.len() {
+            assert!(decode_deferred_free(&out[..cut]).is_err(), "cut at {cut}");
+        }
+        let mut end = Vec::new();
+        encode_sys_end_tagged(&Header::new(RecordKind::SysEnd), (8, 1), &mut end);
+        assert_eq!(sys_end_tag(&end), Some((8, 1)));
+        let mut bare = Vec::new();
+        encode_bare(&Header::new(RecordKind::SysEnd), &mut bare);
+        assert_eq!(sys_end_tag(&bare), None);
+    }
+
     #[test]
     fn checkpoint_round_trip() {
         let c = CheckpointEnd {
@@ -453,11 +594,19 @@ mod tests {
             next_xact_id: 99,
             active: vec![ActiveXact { xact_id: 3, first_lsn: 6, last_lsn: 9 }],
             open_sys: vec![(12, 4)],
+            pending_frees: vec![
+                PendingFree { xact_id: 3, index: 7, what: DeferredFree::Lob(lob(9000, 55, 2)) },
+                PendingFree { xact_id: 4, index: 0, what: DeferredFree::AllocUnit(1 << 40) },
+            ],
         };
         let mut out = Vec::new();
         encode_ckpt_end(&Header::new(RecordKind::CkptEnd), &c, &mut out);
         assert_eq!(decode_ckpt_end(&out).unwrap(), c);
         assert!(decode_ckpt_end(&out[..out.len() - 1]).is_err());
+        // A checkpoint written before deferred frees existed ends after its system
+        // transactions: it reads as having none.
+        let old_len = out.len() - 4 - 2 * (12 + DEFERRED_FREE_BYTES);
+        assert_eq!(decode_ckpt_end(&out[..old_len]).unwrap(), CheckpointEnd { pending_frees: Vec::new(), ..c.clone() });
         let mut named = Vec::new();
         encode_named(&Header::new(RecordKind::BeginXact), "tran1", &mut named);
         assert_eq!(decode_named(&named).unwrap(), "tran1");

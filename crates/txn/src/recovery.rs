@@ -19,12 +19,18 @@
 //!    they ran), then the allocation state is loaded and loser user transactions are
 //!    rolled back logically (row-undo records newest first, a CLR after each).
 //!
+//! 4. **Deferred frees**: storage dropped by committed transactions (off-row values of
+//!    deletes and updates, dropped indexes' allocation units) that the crash kept from
+//!    being freed (listed by the transactions' DEFERRED_FREE records or by the
+//!    checkpoint, with no tagged SYS_END saying the free was done) are freed now.
+//!
 //! Undo writes compensation records, so a crash during recovery is recovered the same
 //! way: redo repeats the compensation, and undo continues where it stopped. Progress and
 //! per-phase times go to the error log the way SQL Server reports them.
 
 use crate::lock::LockManager;
 use crate::log::{LogConfig, LogManager, Lsn};
+use crate::record::DeferredFree;
 use crate::record::{self, flags, Header, RecordKind};
 use crate::xact::{log_err, set_comp, Compensating, TxnDb, XactState};
 use std::collections::HashMap;
@@ -108,6 +114,8 @@ pub struct RecoveryReport {
     pub committed_rolled_forward: u64,
     pub losers_rolled_back: u64,
     pub system_txns_undone: u64,
+    /// Deferred frees (storage dropped by committed transactions) done by recovery.
+    pub deferred_frees: u64,
 }
 
 /// Reads the record at exactly `lsn`.
@@ -205,6 +213,8 @@ struct Analysis {
     next_id: u64,
     redo_start: u64,
     committed: u64,
+    /// Deferred frees of committed transactions that the log does not show done.
+    pending_frees: HashMap<storage::CompletionTag, DeferredFree>,
 }
 
 fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
@@ -217,7 +227,10 @@ fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
         next_id: end.next_xact_id,
         redo_start: end.redo_start_lsn.min(end.begin_lsn),
         committed: 0,
+        pending_frees: end.pending_frees.iter().map(|f| ((f.xact_id, f.index), f.what)).collect(),
     };
+    // DEFERRED_FREE entries of transactions whose COMMIT_XACT has not been seen yet.
+    let mut intents: HashMap<u64, Vec<(u32, DeferredFree)>> = HashMap::new();
     let mut scanned = 0u64;
     for item in log.reader(Lsn(start)) {
         let (lsn, bytes) = item.map_err(log_err)?;
@@ -228,6 +241,11 @@ fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
         if h.sys_id != 0 {
             if h.has(flags::ENDS_SYS) {
                 a.open_sys.remove(&h.sys_id);
+                if h.kind() == Some(RecordKind::SysEnd) {
+                    if let Some(tag) = record::sys_end_tag(&bytes) {
+                        a.pending_frees.remove(&tag);
+                    }
+                }
             } else if matches!(h.kind(), Some(RecordKind::PageOp)) {
                 a.open_sys.insert(h.sys_id, lsn);
             }
@@ -245,13 +263,23 @@ fn analyse(log: &LogManager, master: &MasterRecord) -> Result<(Analysis, u64)> {
             ) => {
                 a.losers.insert(h.xact_id, lsn);
             }
+            Some(RecordKind::DeferredFree) => {
+                a.losers.insert(h.xact_id, lsn);
+                let (first, ptrs) = record::decode_deferred_free(&bytes).map_err(rec_err)?;
+                let list = intents.entry(h.xact_id).or_default();
+                list.extend(ptrs.into_iter().enumerate().map(|(i, p)| (first + i as u32, p)));
+            }
             Some(RecordKind::CommitXact) => {
                 if a.losers.remove(&h.xact_id).is_some() {
                     a.committed += 1;
                 }
+                for (index, p) in intents.remove(&h.xact_id).unwrap_or_default() {
+                    a.pending_frees.insert((h.xact_id, index), p);
+                }
             }
             Some(RecordKind::AbortXact) => {
                 a.losers.remove(&h.xact_id);
+                intents.remove(&h.xact_id);
             }
             _ => {}
         }
@@ -408,6 +436,18 @@ fn recover(
         }
     }
     report.undo = t3.elapsed();
+
+    // Storage dropped by committed transactions that a crash kept from being freed
+    // (their frees' tagged end records are missing): freed now, each tagged as at run
+    // time, so a crash here leaves the rest for the next recovery and never frees one
+    // twice.
+    if !a.pending_frees.is_empty() {
+        let mut frees: Vec<(storage::CompletionTag, DeferredFree)> = a.pending_frees.into_iter().collect();
+        frees.sort_unstable_by_key(|(t, _)| *t);
+        report.deferred_frees = frees.len() as u64;
+        txn.add_pending_frees(&frees);
+        txn.run_deferred_frees(frees);
+    }
     lm.flush_to(lm.end_lsn()).map_err(log_err)?;
 
     let name = db.name();

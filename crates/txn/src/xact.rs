@@ -31,6 +31,7 @@
 
 use crate::lock::{LockManager, LockOwner};
 use crate::log::{LogError, LogManager, Lsn};
+pub use crate::record::DeferredFree;
 use crate::record::{self, flags, Header, RecordKind};
 use parking_lot::{Mutex, RwLock};
 use std::cell::RefCell;
@@ -238,6 +239,11 @@ pub struct DbLog {
     pub(crate) changes: crate::checkpoint::ChangeSlots,
     /// User transactions that have written their BEGIN_XACT and not ended.
     active: Mutex<BTreeMap<u64, Arc<XactState>>>,
+    /// Deferred frees of committed transactions not done yet: (xact id, index) -> what
+    /// to free. Changed only while `active` is held (with the COMMIT_XACT or the
+    /// tagged SYS_END that makes the change), so a checkpoint's CKPT_BEGIN, appended
+    /// under `active` too, sees it exactly as of its LSN.
+    pending_frees: Mutex<BTreeMap<storage::CompletionTag, DeferredFree>>,
 }
 
 impl DbLog {
@@ -246,7 +252,7 @@ impl DbLog {
     /// (a SELECT's autocommit transaction) logs nothing at all, not even its COMMIT, as
     /// SQL Server logs no read-only transaction; the log of one that writes has the same
     /// shape as if BEGIN_XACT had been written at BEGIN TRANSACTION.
-    fn ensure_begun(&self, x: &Arc<XactState>) -> Result<()> {
+    pub(crate) fn ensure_begun(&self, x: &Arc<XactState>) -> Result<()> {
         // Only the transaction's own thread logs for it: no race on the flag.
         if x.begun.load(Ordering::Acquire) {
             return Ok(());
@@ -305,6 +311,55 @@ impl DbLog {
             x.log_reserved.fetch_add(reserve, Ordering::Relaxed);
         }
         Ok(lsn.as_u64())
+    }
+
+    /// Ends the innermost system transaction of this thread (see `LogHook`); `tag` marks
+    /// a deferred free done (`TxnDb::run_deferred_frees`).
+    fn end_frame(&self, committed: bool, tag: Option<storage::CompletionTag>) -> Result<()> {
+        let frame = CTX.with(|ctx| {
+            let mut ctx = ctx.borrow_mut();
+            match ctx.sys.last_mut() {
+                Some(f) if f.db_id == self.db_id && f.depth > 1 => {
+                    f.depth -= 1;
+                    None
+                }
+                Some(f) if f.db_id == self.db_id => ctx.sys.pop(),
+                _ => None,
+            }
+        });
+        let Some(frame) = frame else { return Ok(()) };
+        // Given back however the frame ends (its records are in the log by now).
+        let _reservation = Reservation { log: &self.log, bytes: frame.reserved };
+        if frame.last_lsn == 0 || frame.ended {
+            return Ok(()); // nothing logged, or already ended by its ROW_UNDO
+        }
+        if !committed {
+            return self.roll_back_frame(&frame);
+        }
+        let h = Header {
+            sys_id: frame.sys_id,
+            sys_prev_lsn: frame.last_lsn,
+            flags: flags::ENDS_SYS,
+            ..Header::new(RecordKind::SysEnd)
+        };
+        let mut rec = Vec::with_capacity(record::HEADER_LEN + 12);
+        match tag {
+            None => {
+                record::encode_bare(&h, &mut rec);
+                self.append(&rec)?;
+            }
+            Some(tag) => {
+                // The tagged end and the pending list's removal are one step with
+                // respect to a checkpoint's CKPT_BEGIN (appended under the same lock): a
+                // checkpoint never lists as pending a free whose end record precedes it.
+                record::encode_sys_end_tagged(&h, tag, &mut rec);
+                let _active = self.active.lock();
+                self.append(&rec)?;
+                self.pending_frees.lock().remove(&tag);
+            }
+        }
+        self.close_sys(frame.sys_id);
+        Ok(())
     }
 
     fn new_id(&self) -> u64 {
@@ -437,37 +492,11 @@ impl LogHook for DbLog {
     }
 
     fn end_system_txn(&self, committed: bool) -> Result<()> {
-        let frame = CTX.with(|ctx| {
-            let mut ctx = ctx.borrow_mut();
-            match ctx.sys.last_mut() {
-                Some(f) if f.db_id == self.db_id && f.depth > 1 => {
-                    f.depth -= 1;
-                    None
-                }
-                Some(f) if f.db_id == self.db_id => ctx.sys.pop(),
-                _ => None,
-            }
-        });
-        let Some(frame) = frame else { return Ok(()) };
-        // Given back however the frame ends (its records are in the log by now).
-        let _reservation = Reservation { log: &self.log, bytes: frame.reserved };
-        if frame.last_lsn == 0 || frame.ended {
-            return Ok(()); // nothing logged, or already ended by its ROW_UNDO
-        }
-        if !committed {
-            return self.roll_back_frame(&frame);
-        }
-        let h = Header {
-            sys_id: frame.sys_id,
-            sys_prev_lsn: frame.last_lsn,
-            flags: flags::ENDS_SYS,
-            ..Header::new(RecordKind::SysEnd)
-        };
-        let mut rec = Vec::with_capacity(record::HEADER_LEN);
-        record::encode_bare(&h, &mut rec);
-        self.append(&rec)?;
-        self.close_sys(frame.sys_id);
-        Ok(())
+        self.end_frame(committed, None)
+    }
+
+    fn end_system_txn_tagged(&self, tag: storage::CompletionTag) -> Result<()> {
+        self.end_frame(true, Some(tag))
     }
 
     fn reserve_system_txn(&self, bytes: u64) -> Result<bool> {
@@ -625,6 +654,17 @@ fn row_undo_len_hint(u: &RowUndo) -> usize {
     }
 }
 
+/// Entries per DEFERRED_FREE record (16 bytes each: well under a log block).
+const DEFERRED_FREES_PER_RECORD: usize = 1024;
+
+/// What `append_checkpoint_begin` returns: CKPT_BEGIN's LSN and what was in progress
+/// then.
+pub(crate) struct CheckpointBegin {
+    pub lsn: Lsn,
+    pub active: Vec<record::ActiveXact>,
+    pub pending_frees: Vec<record::PendingFree>,
+}
+
 /// A database with its log, locks and transactions.
 pub struct TxnDb {
     pub db: Arc<Database>,
@@ -634,6 +674,8 @@ pub struct TxnDb {
     next_id: Arc<AtomicU64>,
     delayed: RwLock<DelayedDurability>,
     pub(crate) checkpoint_lock: Mutex<()>,
+    /// `pause_deferred_frees` (crash tests).
+    frees_paused: AtomicBool,
     /// Recovery options, the background checkpoint task, checkpoint history and
     /// observers (see `checkpoint` and `writer`).
     pub(crate) ckpt: crate::checkpoint::CheckpointState,
@@ -656,6 +698,7 @@ impl TxnDb {
             open_sys: Mutex::new(std::collections::HashMap::with_hasher(Default::default())),
             changes: Default::default(),
             active: Mutex::new(BTreeMap::new()),
+            pending_frees: Mutex::new(BTreeMap::new()),
         });
         db.set_log(hook.clone(), log.clone())?;
         Ok(Arc::new(TxnDb {
@@ -666,6 +709,7 @@ impl TxnDb {
             next_id,
             delayed: RwLock::new(DelayedDurability::Disabled),
             checkpoint_lock: Mutex::new(()),
+            frees_paused: AtomicBool::new(false),
             ckpt: Default::default(),
         }))
     }
@@ -703,7 +747,9 @@ impl TxnDb {
     /// returns its LSN with the user transactions active at that point: exactly those
     /// that began before it and had not ended. Analysis starts at CKPT_BEGIN and learns
     /// about everything later from the log.
-    pub(crate) fn append_checkpoint_begin(&self, rec: &[u8]) -> Result<(Lsn, Vec<record::ActiveXact>)> {
+    /// The deferred frees not done at that point come with them (they change under the
+    /// same lock).
+    pub(crate) fn append_checkpoint_begin(&self, rec: &[u8]) -> Result<CheckpointBegin> {
         let active = self.hook.active.lock();
         let lsn = self.log.append(rec).map_err(log_err)?;
         let list = active
@@ -714,7 +760,67 @@ impl TxnDb {
                 last_lsn: x.last_lsn.load(Ordering::Acquire),
             })
             .collect();
-        Ok((lsn, list))
+        let pending_frees = self
+            .hook
+            .pending_frees
+            .lock()
+            .iter()
+            .map(|(&(xact_id, index), &what)| record::PendingFree { xact_id, index, what })
+            .collect();
+        Ok(CheckpointBegin { lsn, active: list, pending_frees })
+    }
+
+    /// Does the deferred frees of committed transactions, each in a system transaction
+    /// whose end record carries its (xact id, index) tag, and drops them from the
+    /// pending list as that record is appended. A free that fails stays pending (the
+    /// next checkpoint records it, the next start retries it); the error log says why.
+    pub fn run_deferred_frees(&self, frees: impl IntoIterator<Item = (storage::CompletionTag, DeferredFree)>) {
+        if self.frees_paused.load(Ordering::Relaxed) {
+            return;
+        }
+        for (tag, what) in frees {
+            let r = match what {
+                DeferredFree::Lob(ptr) => storage::lob::delete_tagged(&self.db, ptr, tag),
+                // Unit ids are never reused: a unit that is gone was dropped already.
+                DeferredFree::AllocUnit(au) if self.db.alloc_unit(au).is_err() => {
+                    let _active = self.hook.active.lock();
+                    self.hook.pending_frees.lock().remove(&tag);
+                    Ok(())
+                }
+                DeferredFree::AllocUnit(au) => self.db.drop_alloc_unit_tagged(au, tag),
+            };
+            if let Err(e) = r {
+                let what = match what {
+                    DeferredFree::Lob(ptr) => format!("an off-row value ({} bytes)", ptr.total_len),
+                    DeferredFree::AllocUnit(au) => format!("allocation unit {au}"),
+                };
+                diag::errorlog::log(
+                    "spid0s",
+                    &format!(
+                        "Could not free {what} dropped by transaction {} in database ID {}: {e}. It stays pending until the next start.",
+                        tag.0, self.db.id
+                    ),
+                );
+            }
+        }
+    }
+
+    /// Deferred frees not done yet: (xact id, index) and what to free.
+    pub fn pending_frees(&self) -> Vec<(storage::CompletionTag, DeferredFree)> {
+        self.hook.pending_frees.lock().iter().map(|(&t, &p)| (t, p)).collect()
+    }
+
+    /// For crash tests: while paused, committed transactions leave their deferred frees
+    /// pending (as a crash right after the commit would).
+    #[doc(hidden)]
+    pub fn pause_deferred_frees(&self, paused: bool) {
+        self.frees_paused.store(paused, Ordering::Relaxed);
+    }
+
+    /// Recovery: lists the frees the log shows pending, as their commit did at run time.
+    pub(crate) fn add_pending_frees(&self, frees: &[(storage::CompletionTag, DeferredFree)]) {
+        let _active = self.hook.active.lock();
+        self.hook.pending_frees.lock().extend(frees.iter().copied());
     }
 
     /// BEGIN TRANSACTION. As in SQL Server, the BEGIN_XACT record is written with the
@@ -860,41 +966,75 @@ impl Transaction {
 
     /// COMMIT. `delayed_requested` is `WITH (DELAYED_DURABILITY = ON)`; the database
     /// option decides whether it applies.
-    pub fn commit(mut self, delayed_requested: bool) -> Result<CommitInfo> {
+    pub fn commit(self, delayed_requested: bool) -> Result<CommitInfo> {
+        self.commit_freeing(delayed_requested, &[])
+    }
+
+    /// COMMIT of a transaction that dropped storage (off-row values its deletes and
+    /// updates replaced, the allocation units of indexes it dropped): it is freed once
+    /// the transaction has committed. Storage cannot undo a free (another transaction
+    /// may take the pages at once), so a free must wait for the commit; and a crash
+    /// between the commit and the frees must not leak them. So the values are listed in
+    /// DEFERRED_FREE records just before COMMIT_XACT (durable with it), each free's end
+    /// record carries its (xact id, index) tag, checkpoints record those still pending,
+    /// and recovery does the ones the log does not show done.
+    pub fn commit_freeing(mut self, delayed_requested: bool, frees: &[DeferredFree]) -> Result<CommitInfo> {
         let delayed = self.db.delayed_durability().effective(delayed_requested);
+        if !frees.is_empty() {
+            // A transaction whose only work is to drop storage (DROP INDEX of an index
+            // without off-row values) logged nothing yet: its frees must be logged.
+            self.db.hook.ensure_begun(&self.state)?;
+        }
         if !self.state.begun.load(Ordering::Acquire) {
             // Nothing logged, so nothing to commit but the locks.
             self.finish(false);
             self.db.log.counters().transactions.inc();
             return Ok(CommitInfo { lsn: Lsn::NULL, delayed });
         }
-        let h = Header {
-            xact_id: self.state.xact_id,
-            prev_lsn: self.state.last_lsn.load(Ordering::Acquire),
-            flags: if delayed { flags::DELAYED } else { 0 },
-            ..Header::new(RecordKind::CommitXact)
-        };
+        let xact_id = self.state.xact_id;
         let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
         let now = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map(|d| d.as_micros() as u64)
             .unwrap_or(0);
-        record::encode_u64(&h, now, &mut rec);
         let lsn = {
             // Unlisted as the COMMIT_XACT is appended, as one step with respect to a
             // checkpoint's CKPT_BEGIN: a checkpoint never lists as active a transaction
             // whose commit precedes it (analysis, which starts there, would never see the
             // commit and roll it back). Unlisting before the flush is safe: a CKPT_END
             // that omits it follows the commit in the log, so it survives only with it.
+            // The DEFERRED_FREE records and the pending list's new entries belong to the
+            // same step: no CKPT_BEGIN falls between them and the commit.
             let mut active = self.db.hook.active.lock();
+            let mut prev = self.state.last_lsn.load(Ordering::Acquire);
+            for (i, chunk) in frees.chunks(DEFERRED_FREES_PER_RECORD).enumerate() {
+                let h = Header { xact_id, prev_lsn: prev, ..Header::new(RecordKind::DeferredFree) };
+                rec.clear();
+                record::encode_deferred_free(&h, (i * DEFERRED_FREES_PER_RECORD) as u32, chunk, &mut rec);
+                prev = self.db.log.append(&rec).map_err(log_err)?.as_u64();
+            }
+            let h = Header {
+                xact_id,
+                prev_lsn: prev,
+                flags: if delayed { flags::DELAYED } else { 0 },
+                ..Header::new(RecordKind::CommitXact)
+            };
+            rec.clear();
+            record::encode_u64(&h, now, &mut rec);
             let lsn = self.db.log.append(&rec).map_err(log_err)?;
-            active.remove(&self.state.xact_id);
+            active.remove(&xact_id);
+            if !frees.is_empty() {
+                let mut pending = self.db.hook.pending_frees.lock();
+                for (i, p) in frees.iter().enumerate() {
+                    pending.insert((xact_id, i as u32), *p);
+                }
+            }
             lsn
         };
         // A transaction that logged nothing but its BEGIN_XACT (no page change or row
         // undo: `log_used` counts them all) changed nothing, so there is nothing to make
         // durable and it does not wait for the flush.
-        let read_only = self.state.log_used.load(Ordering::Relaxed) == 0;
+        let read_only = self.state.log_used.load(Ordering::Relaxed) == 0 && frees.is_empty();
         if !delayed && !read_only {
             self.db.log.flush_to(lsn).map_err(log_err)?;
         }
@@ -907,6 +1047,9 @@ impl Transaction {
             }
         }
         self.db.log.counters().transactions.inc();
+        if !frees.is_empty() {
+            self.db.run_deferred_frees(frees.iter().enumerate().map(|(i, p)| ((xact_id, i as u32), *p)));
+        }
         Ok(CommitInfo { lsn, delayed })
     }
 
