@@ -37,6 +37,41 @@ GO
 DROP TYPE dbo.NoSuchType;
 GO
 DROP TYPE IF EXISTS dbo.NoSuchType;
+GO
+-- A type a procedure's parameter uses cannot be dropped (3732).
+DROP TYPE dbo.Pairs;
+GO
+-- A table-valued parameter is READONLY: a procedure whose body changes one is not
+-- created (10700), wherever the statement is.
+CREATE PROCEDURE dbo.ChangeParam @rows dbo.Pairs READONLY AS
+    INSERT @rows VALUES (9, N'z');
+GO
+CREATE PROCEDURE dbo.ChangeParam3 @rows dbo.Pairs READONLY AS
+BEGIN
+    IF EXISTS (SELECT * FROM @rows)
+    BEGIN TRY
+        DELETE @rows WHERE k = 1;
+    END TRY
+    BEGIN CATCH
+    END CATCH
+END
+GO
+-- A copy of it may be changed.
+CREATE PROCEDURE dbo.ChangeParam2 @rows dbo.Pairs READONLY AS
+BEGIN
+    DECLARE @copy dbo.Pairs;
+    INSERT @copy SELECT k, v FROM @rows;
+    UPDATE @copy SET v = N'copied';
+    SELECT k, v FROM @copy ORDER BY k;
+END
+GO
+DECLARE @t dbo.Pairs;
+INSERT @t VALUES (1, N'a'), (2, N'b');
+EXEC dbo.ChangeParam2 @t;
+SELECT k, v FROM @t ORDER BY k;
+GO
+SELECT name FROM sys.procedures WHERE name LIKE 'ChangeParam%';
+DROP PROCEDURE dbo.ChangeParam2;
 DROP PROCEDURE dbo.SumPairs;
 DROP TYPE dbo.Pairs;
 DROP TYPE dbo.Money2;

@@ -563,7 +563,7 @@ fn parsed(def: &str) -> Option<StatementKind> {
 
 /// The parameters of a procedure or function module and, for a scalar function, its
 /// return type (the executor resolves the same types when it binds a call).
-fn module_signature(o: &Object) -> Option<(Vec<Parameter>, Option<SqlType>, Vec<ModuleOption>)> {
+pub(super) fn module_signature(o: &Object) -> Option<(Vec<Parameter>, Option<SqlType>, Vec<ModuleOption>)> {
     match parsed(module_of(o)?.definition.as_str())? {
         StatementKind::CreateProcedure(p) => Some((p.params, None, p.options)),
         StatementKind::CreateFunction(f) => {

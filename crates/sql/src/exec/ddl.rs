@@ -249,6 +249,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         }
         StatementKind::CreateProcedure(p) => {
             super::user_types::check_params(cx, &p.params)?;
+            super::user_types::check_readonly_params(&p.name.name().value, &p.params, &p.body)?;
             create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
         }
         StatementKind::CreateType(ct) => super::user_types::create_type(cx, ct, stmt),

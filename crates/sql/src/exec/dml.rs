@@ -25,7 +25,7 @@ use crate::scalar::convert;
 /// `perm` is the permission the statement needs on it (INSERT, UPDATE, DELETE).
 pub(super) fn target_table(cx: &mut Cx, target: &DmlTarget, perm: &str) -> Result<Arc<TableInfo>, SqlError> {
     match target {
-        DmlTarget::Variable(v) => cx.table_variable(v),
+        DmlTarget::Variable(v) => cx.table_variable_for_dml(v),
         DmlTarget::Table { name, .. } => {
             if let Some(t) = cx.resolve_table_cached(name)? {
                 super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, perm)?;
@@ -221,7 +221,7 @@ fn updatable_query(
                 None if sel.from.len() == 1 && sel.from[0].joins.is_empty() => None,
                 None => return Err(multi()),
             },
-            DmlTarget::Variable(v) => Some(cx.table_variable(v)?),
+            DmlTarget::Variable(v) => Some(cx.table_variable_for_dml(v)?),
         };
     }
     let mut windowed = false;

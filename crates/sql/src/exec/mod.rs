@@ -275,6 +275,8 @@ pub struct Var {
     pub value: Value,
     /// Table variables: the table in tempdb.
     pub table: Option<Arc<TableInfo>>,
+    /// A table-valued parameter: READONLY, so no DML may target it (10700).
+    pub readonly: bool,
 }
 
 /// A variable scope: the batch, or one procedure / function / dynamic SQL call.
@@ -734,6 +736,21 @@ impl<'a> Cx<'a> {
         Ok(t)
     }
 
+    /// A table variable that a DML statement changes: not a table-valued parameter,
+    /// which is READONLY (10700).
+    pub fn table_variable_for_dml(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
+        let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
+        if f.vars.iter().any(|v| v.readonly && v.name.eq_ignore_ascii_case(name)) {
+            return Err(SqlError::new(
+                10700,
+                16,
+                1,
+                format!("The table-valued parameter \"{name}\" is READONLY and cannot be modified."),
+            ));
+        }
+        self.table_variable(name)
+    }
+
     pub fn table_variable(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
         let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
         f.vars
@@ -987,7 +1004,7 @@ fn execute_parameterized(
     cx.frames[0].vars = values
         .into_iter()
         .enumerate()
-        .map(|(i, (value, ty))| Var { name: plan_cache::param_name(i), ty, value, table: None })
+        .map(|(i, (value, ty))| Var { name: plan_cache::param_name(i), ty, value, table: None, readonly: false })
         .collect();
     cx.plan_slot = Some(plan_cache::PlanSlot { query: &**q, reuse, captured: None });
     run_top_level(&mut cx, &batch.statements);
@@ -1574,7 +1591,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                             user_types::DeclaredType::Scalar(ty) => ty,
                             // DECLARE @t dbo.TableType: a table variable of the type.
                             user_types::DeclaredType::Table(tt) => {
-                                let (var, owned) = user_types::table_param(cx, name, &tt, None)?;
+                                let (var, owned) = user_types::table_param(cx, name, &tt, None, false)?;
                                 cx.frame().table_vars.extend(owned);
                                 cx.frame().vars.push(var);
                                 continue;
@@ -1583,7 +1600,13 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                         if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
                             return Err(errors::variable_declared(name));
                         }
-                        cx.frame().vars.push(Var { name: name.clone(), ty, value: Value::Null, table: None });
+                        cx.frame().vars.push(Var {
+                            name: name.clone(),
+                            ty,
+                            value: Value::Null,
+                            table: None,
+                            readonly: false,
+                        });
                         if let Some(e) = value {
                             let (v, vty) = eval_standalone(cx, e)?;
                             let slot = cx.frame().vars.len() - 1;
@@ -1599,6 +1622,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                             ty: SqlType::Int,
                             value: Value::Null,
                             table: Some(t),
+                            readonly: false,
                         });
                     }
                     Declaration::Cursor { name, definition } => cursor::declare(cx, name, definition)?,

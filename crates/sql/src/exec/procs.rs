@@ -181,7 +181,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                 if a.is_default {
                     continue;
                 }
-                let (var, owned) = user_types::table_param(cx, &param.name, &tt, a.table.as_ref())?;
+                let (var, owned) = user_types::table_param(cx, &param.name, &tt, a.table.as_ref(), true)?;
                 frame.table_vars.extend(owned);
                 assigned[idx] = true;
                 frame.vars.push(var);
@@ -199,7 +199,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                 outputs.push((idx, t));
             }
         }
-        frame.vars.push(Var { name: param.name.clone(), ty, value: v, table: None });
+        frame.vars.push(Var { name: param.name.clone(), ty, value: v, table: None, readonly: false });
     }
     // Defaults and missing parameters, in declaration order.
     let mut ordered = Vec::with_capacity(p.params.len());
@@ -208,7 +208,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             DeclaredType::Scalar(ty) => ty,
             // A table-valued parameter not passed is an empty table.
             DeclaredType::Table(tt) if !assigned[i] => {
-                let (var, owned) = user_types::table_param(cx, &param.name, &tt, None)?;
+                let (var, owned) = user_types::table_param(cx, &param.name, &tt, None, true)?;
                 frame.table_vars.extend(owned);
                 ordered.push(var);
                 continue;
@@ -217,14 +217,20 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         };
         if assigned[i] {
             let v = frame.vars.iter().find(|v| v.name.eq_ignore_ascii_case(&param.name)).cloned();
-            ordered.push(v.unwrap_or(Var { name: param.name.clone(), ty, value: Value::Null, table: None }));
+            ordered.push(v.unwrap_or(Var {
+                name: param.name.clone(),
+                ty,
+                value: Value::Null,
+                table: None,
+                readonly: false,
+            }));
             continue;
         }
         match &param.default {
             Some(d) => {
                 let (v, vty) = eval_standalone(cx, d)?;
                 let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &vty, &ty, None)? };
-                ordered.push(Var { name: param.name.clone(), ty, value: v, table: None });
+                ordered.push(Var { name: param.name.clone(), ty, value: v, table: None, readonly: false });
             }
             None => {
                 return Err(SqlError::new(
@@ -325,7 +331,8 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                 let ty = match declared {
                     DeclaredType::Scalar(ty) => ty,
                     DeclaredType::Table(tt) => {
-                        let (var, owned) = user_types::table_param(cx, pname, tt, arg.and_then(|a| a.table.as_ref()))?;
+                        let (var, owned) =
+                            user_types::table_param(cx, pname, tt, arg.and_then(|a| a.table.as_ref()), true)?;
                         tables.extend(owned);
                         vars.push(var);
                         continue;
@@ -356,7 +363,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
                         }
                     }
                 }
-                vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None });
+                vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None, readonly: false });
             }
             let r = exec_dynamic(cx, &stmt, vars);
             for t in tables {

@@ -141,6 +141,7 @@ pub fn open(cx: &mut Cx, db: DbId, object_id: i32, args: &[BExpr]) -> Result<Vec
             ty: SqlType::Int,
             value: Value::Null,
             table: Some(t.clone()),
+            readonly: false,
         });
         run_body(cx, body)?;
         super::ddl::scan_all_rows(cx, &t)
@@ -165,7 +166,7 @@ pub(super) fn function_frame(
     for (p, (v, ty)) in cf.params.iter().zip(args) {
         let pty = resolve_type(&p.data_type)?;
         let v = if v.is_null() { Value::Null } else { crate::scalar::convert::convert(&v, &ty, &pty, None)? };
-        frame.vars.push(Var { name: p.name.clone(), ty: pty, value: v, table: None });
+        frame.vars.push(Var { name: p.name.clone(), ty: pty, value: v, table: None, readonly: false });
     }
     Ok(frame)
 }

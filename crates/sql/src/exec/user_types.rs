@@ -122,6 +122,60 @@ pub fn check_params(cx: &mut Cx, params: &[Parameter]) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// CREATE PROCEDURE / FUNCTION: a statement of the body that changes a table-valued
+/// parameter fails the CREATE (10700), as SQL Server's compile does.
+pub fn check_readonly_params(module: &str, params: &[Parameter], body: &[Statement]) -> Result<(), SqlError> {
+    let readonly: Vec<&str> = params.iter().filter(|p| p.readonly).map(|p| p.name.as_str()).collect();
+    if readonly.is_empty() {
+        return Ok(());
+    }
+    fn walk(module: &str, readonly: &[&str], stmts: &[Statement]) -> Result<(), SqlError> {
+        for st in stmts {
+            let target = match &st.kind {
+                StatementKind::Insert(i) => Some(&i.target),
+                StatementKind::Update(u) => Some(&u.target),
+                StatementKind::Delete(d) => Some(&d.target),
+                StatementKind::Merge(m) => Some(&m.target),
+                StatementKind::Block(b) => {
+                    walk(module, readonly, b)?;
+                    None
+                }
+                StatementKind::If { then_branch, else_branch, .. } => {
+                    walk(module, readonly, std::slice::from_ref(then_branch))?;
+                    if let Some(e) = else_branch {
+                        walk(module, readonly, std::slice::from_ref(e))?;
+                    }
+                    None
+                }
+                StatementKind::While { body, .. } => {
+                    walk(module, readonly, std::slice::from_ref(body))?;
+                    None
+                }
+                StatementKind::TryCatch { try_block, catch_block } => {
+                    walk(module, readonly, try_block)?;
+                    walk(module, readonly, catch_block)?;
+                    None
+                }
+                _ => None,
+            };
+            if let Some(DmlTarget::Variable(v)) = target {
+                if readonly.iter().any(|r| r.eq_ignore_ascii_case(v)) {
+                    return Err(SqlError::new(
+                        10700,
+                        16,
+                        1,
+                        format!("The table-valued parameter \"{v}\" is READONLY and cannot be modified."),
+                    )
+                    .in_procedure(module)
+                    .at_line(st.line()));
+                }
+            }
+        }
+        Ok(())
+    }
+    walk(module, &readonly, body)
+}
+
 /// CREATE TYPE.
 pub fn create_type(cx: &mut Cx, ct: &CreateType, stmt: &Statement) -> Result<(), SqlError> {
     let (db, schema, name) = cx.resolve_name(&ct.name)?;
@@ -178,6 +232,36 @@ pub fn drop_type(cx: &mut Cx, name: &ObjectName, if_exists: bool) -> Result<(), 
         return Err(not_found_type(&errors::written(name)));
     };
     let db = cx.state.database;
+    // A procedure or function with a parameter of the type keeps it (3732). Columns of
+    // an alias type are stored with its base type, so they do not hold it.
+    let user = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.objects
+            .values()
+            .find(|o| {
+                super::catalog_views::module_signature(o).is_some_and(|(params, _, _)| {
+                    params.iter().any(|p| {
+                        let n = &p.data_type.name;
+                        let schema =
+                            n.schema().map_or(Some(catalog::SCHEMA_DBO), |s| g.schema_by_name(&s.value).map(|x| x.id));
+                        n.name().value.eq_ignore_ascii_case(&t.name) && schema == Some(t.schema_id)
+                    })
+                })
+            })
+            .map(|o| o.name.clone())
+    };
+    if let Some(o) = user {
+        return Err(SqlError::new(
+            3732,
+            16,
+            1,
+            format!(
+                "Cannot drop type '{}' because it is being referenced by object '{o}'. There may be other objects that reference this type.",
+                t.name
+            ),
+        ));
+    }
     let index = cx.catalog_index(db)?;
     cx.host.delete(&index, &catalog::type_key(t.id)).map_err(host_err)?;
     cx.catalog(db)?.inner.write().types.remove(&t.id);
@@ -188,15 +272,17 @@ pub fn drop_type(cx: &mut Cx, name: &ObjectName, if_exists: bool) -> Result<(), 
 /// A table variable `name` of table type `tt`, filled from `source` (empty without one).
 /// Returns the variable and, when it made a table of its own, that table (the caller's
 /// frame drops it when it ends). A table variable passed by EXEC is shared: the parameter
-/// is READONLY.
+/// is READONLY (`readonly`: a parameter, not a DECLAREd variable of the type).
 pub fn table_param(
     cx: &mut Cx,
     name: &str,
     tt: &TableType,
     source: Option<&TableSource>,
+    readonly: bool,
 ) -> Result<(Var, Option<Arc<TableInfo>>), SqlError> {
     if let Some(TableSource::Variable(t)) = source {
-        let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()) };
+        let var =
+            Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()), readonly };
         return Ok((var, None));
     }
     let t = ddl::create_table_variable(cx, name, &tt.elements)?;
@@ -204,7 +290,7 @@ pub fn table_param(
         // Its own statement: outside a transaction the rows go in autocommit.
         super::atomic(cx, |cx| fill(cx, &t, name, arg))?;
     }
-    let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()) };
+    let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()), readonly };
     Ok((var, Some(t)))
 }
 
