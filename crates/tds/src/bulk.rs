@@ -56,6 +56,11 @@ pub fn decode_bulk_load(data: &[u8], tds_version: u32) -> Result<BulkLoad, SqlEr
         r.u16_le("COLMETADATA").map_err(truncated)?;
         let ti = TypeInfo::decode(&mut r).map_err(|_| column_type_error(colid))?;
         let ty = ti.sql_type().map_err(|_| column_type_error(colid))?;
+        if let TypeInfo::Long { .. } = ti {
+            // text, ntext and image name their table (one US_VARCHAR, as go-mssqldb and
+            // FreeTDS send it); the INSERT BULK statement has already named it.
+            r.us_varchar("COLMETADATA").map_err(truncated)?;
+        }
         let name = r.b_varchar("COLMETADATA").map_err(truncated)?;
         infos.push((ti, ty));
         load.columns.push(BulkColumn { name, ty });

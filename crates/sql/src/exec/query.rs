@@ -480,9 +480,6 @@ pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {
     }
     match name.to_ascii_lowercase().as_str() {
         "sysname" => Ok(SqlType::NVarChar { len: types::Length::Bounded(128) }),
-        "text" => Ok(SqlType::VarChar { len: types::Length::Max }),
-        "ntext" => Ok(SqlType::NVarChar { len: types::Length::Max }),
-        "image" => Ok(SqlType::VarBinary { len: types::Length::Max }),
         "rowversion" | "timestamp" => Ok(SqlType::Binary { len: 8 }),
         _ => SqlType::from_name(name, &dt.args),
     }
@@ -971,10 +968,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             };
             let mut order = Vec::new();
             for o in &f.within_group {
-                order.push(SortKey {
-                    expr: self.bind_expr(&o.expr, &input)?,
-                    desc: o.direction == Some(SortDirection::Desc),
-                });
+                let expr = self.bind_expr(&o.expr, &input)?;
+                errors::check_sortable(&expr.ty())?;
+                order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let result_type = aggregate::return_type(kind, arg.as_ref().map(|a| a.ty()).as_ref())?;
             Ok(AggSpec { kind, arg, distinct: f.distinct, extra, order, result_type })
@@ -1323,14 +1319,15 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
             let mut partition = Vec::new();
             for p in &over.partition_by {
-                partition.push(self.bind_expr(p, scope)?);
+                let e = self.bind_expr(p, scope)?;
+                errors::check_sortable(&e.ty())?;
+                partition.push(e);
             }
             let mut order = Vec::new();
             for o in &over.order_by {
-                order.push(SortKey {
-                    expr: self.bind_expr(&o.expr, scope)?,
-                    desc: o.direction == Some(SortDirection::Desc),
-                });
+                let expr = self.bind_expr(&o.expr, scope)?;
+                errors::check_sortable(&expr.ty())?;
+                order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let ty = match kind {
                 WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile => SqlType::BigInt,
@@ -1458,6 +1455,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                                 )
                             })?,
                         };
+                        errors::check_sortable(&e.ty())?;
                         keys.push(SortKey { expr: e, desc: o.direction == Some(SortDirection::Desc) });
                     }
                     plan = Plan::Sort { input: Box::new(plan), keys };
@@ -1504,6 +1502,9 @@ impl<'b, 'c> Binder<'b, 'c> {
                         (false, true) => a.ty,
                         _ => union_type(&a.ty, &b.ty)?,
                     };
+                    if *op != SetOperator::UnionAll {
+                        errors::check_set_operand(&ty)?;
+                    }
                     cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
@@ -1626,7 +1627,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
             let mut key_exprs = Vec::new();
             for k in &key_asts {
-                key_exprs.push(self.bind_expr(k, &scope)?);
+                let e = self.bind_expr(k, &scope)?;
+                errors::check_sortable(&e.ty())?;
+                key_exprs.push(e);
             }
             self.agg = Some(AggState {
                 keys: key_asts.iter().map(|k| k.to_string().to_ascii_lowercase()).collect(),
@@ -1726,7 +1729,13 @@ impl<'b, 'c> Binder<'b, 'c> {
                         }
                     }
                 };
+            errors::check_sortable(&cols[pos].ty)?;
             sort_keys.push(SortKey { expr: BExpr::Col(pos, cols[pos].ty), desc });
+        }
+        if s.distinct {
+            for c in &cols[..visible] {
+                errors::check_distinct(&c.ty)?;
+            }
         }
         plan = Plan::Project { input: Box::new(plan), exprs, cols };
         if s.distinct {

@@ -212,7 +212,7 @@ fn text_len(t: &SqlType) -> Option<u32> {
             Length::Bounded(n) => u32::from(n),
             Length::Max => return None,
         },
-        SqlType::Xml => return None,
+        SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => return None,
         // A sql_variant converts to its base type's text: at most 8000 characters.
         SqlType::Variant => 8000,
         SqlType::Bit => 1,
