@@ -255,6 +255,9 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
                         let ty = t.columns[i].ty;
                         Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() {
                             -1
+                        } else if ty.is_legacy_lob() {
+                            // The text pointer's 16 bytes, as sys.columns.max_length.
+                            super::sysviews::type_info(&ty).1
                         } else {
                             ty.max_len() as i16
                         }))
@@ -793,7 +796,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             BinaryOp::And => BExpr::And(vec![l, r]),
             BinaryOp::Or => BExpr::Or(vec![l, r]),
             op if op.is_comparison() => {
-                let ty = ops::comparison_type(&l.ty(), &r.ty())?;
+                let ty = ops::comparison_type_for(op, &l.ty(), &r.ty())?;
                 BExpr::Cmp(op, Box::new(l), Box::new(r), ty)
             }
             op => {
@@ -2490,6 +2493,12 @@ pub fn union_type(a: &SqlType, b: &SqlType) -> Result<SqlType, SqlError> {
     use types::Length;
     if a == b {
         return Ok(*a);
+    }
+    // text, ntext and image combine with what converts to them implicitly, compared
+    // with nothing: the higher-precedence type.
+    if a.is_legacy_lob() || b.is_legacy_lob() {
+        let (hi, lo) = if b.has_higher_precedence_than(a) { (b, a) } else { (a, b) };
+        return if convert::implicit_allowed(lo, hi) { Ok(*hi) } else { Err(convert::implicit_error(lo, hi)) };
     }
     let len = |t: &SqlType| -> Option<Length> {
         match t {
