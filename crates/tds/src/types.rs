@@ -702,16 +702,14 @@ pub fn encode_param_value(
     }
 }
 
-/// Reads what [`encode_param_value`] writes (RPC parameters, RETURNVALUE).
+/// Reads what [`encode_param_value`] writes (RPC parameters, RETURNVALUE). The max
+/// length a client declares for text, ntext or image is not a limit (pytds declares 0).
 pub fn decode_param_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
-    let TypeInfo::Long { len: max, .. } = ti else { return decode_value(ti, r) };
+    let TypeInfo::Long { .. } = ti else { return decode_value(ti, r) };
     let ty = ti.sql_type()?;
     let n = r.u32_le("value length")?;
     if n == LONG_NULL {
         return Ok(Value::Null);
-    }
-    if n > *max {
-        return Err(invalid_value(&ty, format!("length {n} beyond the declared {max}")));
     }
     let mut v = Value::Null;
     decode_bytes(ty, Cow::Borrowed(r.bytes(n as usize, "value")?), &mut v)?;
@@ -828,17 +826,15 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
                 Some(Cow::Borrowed(r.bytes(n as usize, "value")?))
             }
         }
-        TypeInfo::Long { len, .. } => {
+        TypeInfo::Long { .. } => {
             // A row's form: the text pointer (none for NULL), the timestamp, the value.
+            // The declared max length is not a limit, as for RPC parameters.
             let ptr = r.u8("text pointer length")?;
             if ptr == 0 {
                 None
             } else {
                 r.skip(usize::from(ptr) + TEXT_TIMESTAMP.len(), "text pointer")?;
                 let n = r.u32_le("value length")?;
-                if n > *len {
-                    return Err(invalid_value(&ty, format!("length {n} beyond the declared {len}")));
-                }
                 Some(Cow::Borrowed(r.bytes(n as usize, "value")?))
             }
         }

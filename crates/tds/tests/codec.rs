@@ -560,10 +560,16 @@ fn text_ntext_image_golden() {
         assert_eq!(p, hex("FFFFFFFF"));
         assert_eq!(decode_param_value(&ti, &mut Reader::new(&p)).unwrap(), Value::Null);
     }
-    // A declared length smaller than a value is an error both ways; odd UTF-16 in ntext.
-    let small = TypeInfo::decode(&mut Reader::new(&hex("23 02000000 09 04 D0 00 34"))).unwrap();
-    assert!(decode_param_value(&small, &mut Reader::new(&hex("03000000 616263"))).is_err());
+    // A client's declared max length is no limit (pytds declares 0); the server never
+    // writes beyond its own. Odd UTF-16 in ntext is an error.
+    let small = TypeInfo::decode(&mut Reader::new(&hex("23 00000000 09 04 D0 00 34"))).unwrap();
+    assert_eq!(
+        decode_param_value(&small, &mut Reader::new(&hex("03000000 616263"))).unwrap(),
+        Value::String("abc".into())
+    );
     assert!(encode_value(&small, &SqlType::Text, &Value::String("abc".into()), &mut Vec::new()).is_err());
+    let huge = hex("FFFFFF7F 61");
+    assert!(decode_param_value(&small, &mut Reader::new(&huge)).is_err(), "a length beyond the message");
     let nt = TypeInfo::for_sql_type(&SqlType::NText, true);
     assert!(decode_param_value(&nt, &mut Reader::new(&hex("03000000 E90000"))).is_err());
     // A result set of the three types through the token stream and back.
