@@ -699,6 +699,23 @@ mod tests {
         assert_eq!(SqlType::from_name("char", &[Max]).unwrap_err().number, 1001);
         assert_eq!(SqlType::from_name("int", &[Num(4)]).unwrap_err().number, 2716);
         assert_eq!(SqlType::from_name("varchar2", &[]).unwrap_err().number, 2715);
+        assert_eq!(SqlType::from_name("national text", &[]).unwrap(), SqlType::NText);
+        assert_eq!(SqlType::from_name("image", &[Num(10)]).unwrap_err().number, 2716);
+    }
+
+    #[test]
+    fn legacy_lob_types() {
+        let max = |t: SqlType| t.max_equivalent();
+        assert_eq!(max(SqlType::Text), SqlType::VarChar { len: Length::Max });
+        assert_eq!(max(SqlType::NText), SqlType::NVarChar { len: Length::Max });
+        assert_eq!(max(SqlType::Image), SqlType::VarBinary { len: Length::Max });
+        assert_eq!(max(SqlType::Int), SqlType::Int);
+        for t in [SqlType::Text, SqlType::NText, SqlType::Image] {
+            assert!(t.is_lob() && t.is_legacy_lob() && !t.is_max() && !t.is_variant_base(), "{t}");
+            assert_eq!((t.fixed_storage_len(), t.max_len()), (None, MAX_LOB_BYTES));
+        }
+        assert!(SqlType::NText.is_unicode() && SqlType::Text.is_character() && SqlType::Image.is_binary());
+        assert_eq!(SqlType::NText.to_string(), "ntext");
     }
 
     #[test]
@@ -752,6 +769,9 @@ mod tests {
             SqlType::SmallInt,
             SqlType::TinyInt,
             SqlType::Bit,
+            SqlType::NText,
+            SqlType::Text,
+            SqlType::Image,
             SqlType::UniqueIdentifier,
             SqlType::NVarChar { len: Length::Max },
             SqlType::NChar { len: 1 },
