@@ -53,6 +53,8 @@ GO
 SELECT CAST(CAST('abc' AS text) AS varchar(10)) AS a, CAST(CAST(N'ü' AS ntext) AS nvarchar(5)) AS b,
   CAST(CAST('abc' AS image) AS varbinary(5)) AS c, CAST(CAST(0x41 AS image) AS varbinary(5)) AS d;
 GO
+SELECT CAST(CAST(N'abc' AS nvarchar(10)) AS image);
+GO
 SELECT CAST(1 AS text);
 GO
 SELECT CAST(t AS int) FROM lob;
@@ -97,6 +99,21 @@ GO
 DECLARE @x text;
 GO
 DECLARE @y ntext = N'a';
+GO
+-- String functions: SUBSTRING, CHARINDEX, PATINDEX take them; LEN, LEFT, UPPER, ... do not.
+SELECT CAST(SUBSTRING(t, 2, 3) AS varchar(5)) AS sub, CHARINDEX('para', t) AS ci, PATINDEX('%eter', t) AS pi FROM lob WHERE id = 5;
+GO
+SELECT LEN(t) FROM lob;
+GO
+SELECT UPPER(nt) FROM lob;
+GO
+SELECT REPLACE(N'a', N'b', nt) FROM lob;
+GO
+-- ALTER COLUMN to the MAX type (which sorts) and back.
+ALTER TABLE lob_copy ALTER COLUMN t varchar(max);
+SELECT TOP 1 id FROM lob_copy ORDER BY t DESC;
+ALTER TABLE lob_copy ALTER COLUMN t text;
+SELECT TYPE_NAME(system_type_id) AS back_to FROM sys.columns WHERE object_id = OBJECT_ID('lob_copy') AND name = 't';
 GO
 DROP TABLE lob, lob_copy;
 GO

@@ -115,9 +115,10 @@ pub fn explicit_allowed(from: &SqlType, to: &SqlType) -> bool {
     use Cat::*;
     let (f, t) = (cat(from), cat(to));
     // text and ntext convert to and from the character types, image to and from the
-    // binary types (and from character types, by CAST only); nothing else.
+    // binary types (and from char and varchar, by CAST only); nothing else.
     match (f, t) {
-        (Text, Text | Str) | (Str, Text) | (Image, Image | Bin) | (Bin | Str, Image) => return true,
+        (Text, Text | Str) | (Str, Text) | (Image, Image | Bin) | (Bin, Image) => return true,
+        (Str, Image) => return !from.is_unicode(),
         (Text | Image, _) | (_, Text | Image) => return false,
         _ => {}
     }
