@@ -44,6 +44,7 @@ fn arb_binary_type() -> impl Strategy<Value = SqlType> {
         arb_len(40).prop_map(|len| SqlType::Binary { len }),
         prop_oneof![arb_len(40).prop_map(Length::Bounded), Just(Length::Max)]
             .prop_map(|len| SqlType::VarBinary { len }),
+        Just(SqlType::Image),
     ]
 }
 
@@ -65,7 +66,6 @@ fn arb_string_type() -> impl Strategy<Value = SqlType> {
         Just(SqlType::Xml),
         Just(SqlType::Text),
         Just(SqlType::NText),
-        Just(SqlType::Image),
     ]
 }
 
