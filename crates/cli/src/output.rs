@@ -145,7 +145,7 @@ pub fn display_width(ty: &SqlType) -> (usize, bool) {
             Length::Max => (MAX_TYPE_WIDTH, false),
         },
         SqlType::UniqueIdentifier => (36, false),
-        SqlType::Xml => (MAX_TYPE_WIDTH, false),
+        SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => (MAX_TYPE_WIDTH, false),
         // sqlcmd gives sql_variant its 8000 characters; shown like a MAX type here.
         SqlType::Variant => (MAX_TYPE_WIDTH, false),
     }
@@ -164,6 +164,9 @@ fn layout_of(c: &ColumnInfo) -> Layout {
             | SqlType::VarBinary { len: Length::Max }
             | SqlType::Xml
             | SqlType::Variant
+            | SqlType::Text
+            | SqlType::NText
+            | SqlType::Image
     );
     Layout { width, right, cut }
 }

@@ -56,6 +56,11 @@ pub fn decode_bulk_load(data: &[u8], tds_version: u32) -> Result<BulkLoad, SqlEr
         r.u16_le("COLMETADATA").map_err(truncated)?;
         let ti = TypeInfo::decode(&mut r).map_err(|_| column_type_error(colid))?;
         let ty = ti.sql_type().map_err(|_| column_type_error(colid))?;
+        if let TypeInfo::Long { .. } = ti {
+            // text, ntext and image name their table (one US_VARCHAR, as go-mssqldb and
+            // FreeTDS send it); the INSERT BULK statement has already named it.
+            r.us_varchar("COLMETADATA").map_err(truncated)?;
+        }
         let name = r.b_varchar("COLMETADATA").map_err(truncated)?;
         infos.push((ti, ty));
         load.columns.push(BulkColumn { name, ty });
@@ -133,6 +138,46 @@ mod tests {
                 vec![Value::Int(7), Value::String("hi".into())],
                 vec![Value::Null, Value::Null],
                 vec![Value::Null, Value::String("x".into())],
+            ]
+        );
+    }
+
+    /// text, ntext and image columns name their table (one US_VARCHAR, as go-mssqldb and
+    /// FreeTDS write it); their row values carry a text pointer, none for NULL.
+    #[test]
+    fn decodes_text_ntext_image_columns() {
+        let mut b = vec![COLMETADATA, 3, 0];
+        for (name, ty) in [("t", SqlType::Text), ("n", SqlType::NText), ("i", SqlType::Image)] {
+            b.extend_from_slice(&0u32.to_le_bytes());
+            b.extend_from_slice(&1u16.to_le_bytes());
+            TypeInfo::for_sql_type(&ty, true).encode(&mut b);
+            crate::wire::put_us_varchar(&mut b, "dbo.tbl");
+            crate::wire::put_b_varchar(&mut b, name);
+        }
+        let pointer = |b: &mut Vec<u8>| {
+            b.push(16);
+            b.extend_from_slice(&[0xFF; 24]);
+        };
+        b.push(ROW);
+        pointer(&mut b);
+        b.extend_from_slice(&[2, 0, 0, 0, b'h', b'i']);
+        pointer(&mut b);
+        b.extend_from_slice(&[2, 0, 0, 0, 0xE9, 0]);
+        pointer(&mut b);
+        b.extend_from_slice(&[1, 0, 0, 0, 7]);
+        b.push(ROW);
+        b.extend_from_slice(&[0, 0, 0]);
+        done(&mut b);
+        let load = decode_bulk_load(&b, login::TDS_7_4).unwrap();
+        assert_eq!(
+            load.columns.iter().map(|c| c.ty).collect::<Vec<_>>(),
+            [SqlType::Text, SqlType::NText, SqlType::Image]
+        );
+        assert_eq!(
+            load.rows,
+            vec![
+                vec![Value::String("hi".into()), Value::String("é".into()), Value::Binary(vec![7])],
+                vec![Value::Null, Value::Null, Value::Null],
             ]
         );
     }

@@ -26,7 +26,7 @@ use crate::packet::{self, PacketHeader, PacketType, HEADER_LEN};
 use crate::prelogin::{self, PreLogin};
 use crate::rpc;
 use crate::token::{self, done_status, env_type, token_type, ColumnMeta, DoneToken, MessageToken};
-use crate::types::{decode_value, decode_value_into, encode_value, TypeInfo};
+use crate::types::{decode_param_value, decode_value_into, encode_param_value, TypeInfo};
 use crate::wire::{put_b_varchar, put_utf16, utf16_to_string, Reader};
 
 /// How long a TCP connect may take per address before the next one is tried.
@@ -326,7 +326,7 @@ impl Client {
             m.push(if p.output { rpc::PARAM_BY_REF } else { 0 });
             let ti = TypeInfo::for_sql_type(&p.ty, true);
             ti.encode(&mut m);
-            encode_value(&ti, &p.ty, &p.value, &mut m)
+            encode_param_value(&ti, &p.ty, &p.value, &mut m)
                 .map_err(|e| ClientError::Protocol(format!("parameter {}: {e}", p.name)))?;
         }
         self.send(PacketType::Rpc, &m)?;
@@ -578,7 +578,7 @@ impl Decoder {
                     for _ in 0..n {
                         let _user_type = r.u32_le("COLMETADATA")?;
                         let flags = r.u16_le("COLMETADATA")?;
-                        let type_info = TypeInfo::decode(r)?;
+                        let type_info = TypeInfo::decode_column(r)?;
                         let name = r.b_varchar("COLMETADATA")?;
                         types.push(type_info.sql_type()?);
                         cols.push(ColumnMeta { name, flags, type_info });
@@ -643,7 +643,7 @@ impl Decoder {
                 let _user_type = r.u32_le("RETURNVALUE")?;
                 let _flags = r.u16_le("RETURNVALUE")?;
                 let type_info = TypeInfo::decode(r)?;
-                let value = decode_value(&type_info, r)?;
+                let value = decode_param_value(&type_info, r)?;
                 Item::ReturnValue { name, value }
             }
             FEATUREEXTACK => {

@@ -38,7 +38,7 @@ use sql::request::{BulkColumn, BulkLoad, ProcRef, RpcCall, RpcParam, TableArg};
 use types::{SqlType, Value};
 
 use crate::error::{Result, TdsError};
-use crate::types::{decode_value, decode_value_into, type_id, TypeInfo};
+use crate::types::{decode_param_value, decode_value_into, type_id, TypeInfo};
 use crate::wire::{utf16_to_string, Reader};
 
 pub const HEADER_QUERY_NOTIFICATIONS: u16 = 1;
@@ -182,7 +182,7 @@ fn decode_call(r: &mut Reader) -> Result<RpcCall> {
         }
         let ti = TypeInfo::decode(r)?;
         let ty = ti.sql_type()?;
-        let value = decode_value(&ti, r)?;
+        let value = decode_param_value(&ti, r)?;
         params.push(RpcParam { name, ty, value, output: status & PARAM_BY_REF != 0, table: None });
     }
     Ok(RpcCall { procedure, params })

@@ -35,7 +35,7 @@ use sql::results::{ColumnInfo, Done, DoneKind, EnvChange, ReturnValue};
 use types::{SqlError, SqlType, Value};
 
 use crate::error::{Result, TdsError};
-use crate::types::{decode_value, encode_value, EncodeError, TypeInfo};
+use crate::types::{decode_param_value, decode_value, encode_param_value, encode_value, EncodeError, TypeInfo};
 use crate::wire::{put_b_varbyte, put_b_varchar, put_us_varchar, Reader};
 
 pub mod token_type {
@@ -225,7 +225,7 @@ pub fn put_colmetadata(out: &mut Vec<u8>, columns: &[ColumnInfo]) -> Vec<ColumnE
         let ti = TypeInfo::for_sql_type(&c.ty, c.nullable);
         out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&column_flags(c).to_le_bytes());
-        ti.encode(out);
+        ti.encode_column(out);
         put_b_varchar(out, &c.name);
         enc.push(ColumnEncoding { ty: c.ty, type_info: ti });
     }
@@ -286,7 +286,7 @@ pub fn put_return_value(out: &mut Vec<u8>, rv: &ReturnValue) -> std::result::Res
     out.extend_from_slice(&0x0001u16.to_le_bytes()); // nullable
     let ti = TypeInfo::for_sql_type(&rv.ty, true);
     ti.encode(out);
-    let r = encode_value(&ti, &rv.ty, &rv.value, out);
+    let r = encode_param_value(&ti, &rv.ty, &rv.value, out);
     if r.is_err() {
         out.truncate(start);
     }
@@ -396,7 +396,7 @@ pub fn decode_tokens(data: &[u8]) -> Result<Vec<Token>> {
                     for _ in 0..n {
                         let _user_type = r.u32_le("COLMETADATA")?;
                         let flags = r.u16_le("COLMETADATA")?;
-                        let type_info = TypeInfo::decode(&mut r)?;
+                        let type_info = TypeInfo::decode_column(&mut r)?;
                         let name = r.b_varchar("COLMETADATA")?;
                         columns.push(ColumnMeta { name, flags, type_info });
                     }
@@ -453,7 +453,7 @@ pub fn decode_tokens(data: &[u8]) -> Result<Vec<Token>> {
                 let _user_type = r.u32_le("RETURNVALUE")?;
                 let _flags = r.u16_le("RETURNVALUE")?;
                 let type_info = TypeInfo::decode(&mut r)?;
-                let value = decode_value(&type_info, &mut r)?;
+                let value = decode_param_value(&type_info, &mut r)?;
                 Token::ReturnValue { ordinal, name, status, type_info, value }
             }
             FEATUREEXTACK => {

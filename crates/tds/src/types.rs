@@ -20,6 +20,16 @@
 //!                                                                character types
 //! xml          XML F1                                            id, schema present u8 (0)
 //! sql_variant  SSVARIANT 62                                      id, max length u32 (8009)
+//! long length  IMAGE 22, TEXT 23, NTEXT 63                       id, max length u32
+//!                                                                (0x7FFFFFFF; ntext
+//!                                                                0x7FFFFFFE), collation for
+//!                                                                text and ntext; in
+//!                                                                COLMETADATA then the table
+//!                                                                name: u8 part count and
+//!                                                                each part US_VARCHAR (the
+//!                                                                server sends 0 parts); in
+//!                                                                a bulk-load COLMETADATA one
+//!                                                                US_VARCHAR
 //! ```
 //!
 //! The collation is SQL_Latin1_General_CP1_CI_AS: `09 04 D0 00 34` (LCID 0x0409 with
@@ -51,6 +61,11 @@
 //!                      property bytes and the properties
 //!                      (`types::encoding::put_variant_header`), then the value's bytes
 //!                      as above without a length prefix
+//! text/ntext/image     in ROW, NBCROW and bulk-load rows: text pointer length u8 (0 =
+//!                      NULL, nothing follows), the pointer (16 bytes), a timestamp (8
+//!                      bytes), then length u32 and the bytes (code page 1252, UTF-16LE,
+//!                      raw); in RPC parameters and RETURNVALUE: length u32
+//!                      (0xFFFFFFFF = NULL) and the bytes ([`encode_param_value`])
 //! ```
 
 use std::borrow::Cow;
@@ -128,7 +143,26 @@ pub enum TypeInfo {
     Xml,
     /// SSVARIANT with its max length (SQL Server sends 8009).
     Variant(u32),
+    /// TEXT, NTEXT, IMAGE with their max length in bytes and, for TEXT and NTEXT, the
+    /// collation.
+    Long {
+        id: u8,
+        len: u32,
+        collation: Option<[u8; 5]>,
+    },
 }
+
+/// The max length SQL Server declares for text and image columns (ntext: one less, an
+/// even number of bytes).
+pub const LONG_MAX_LEN: u32 = 0x7FFF_FFFF;
+/// The text pointer the server sends before each non-NULL text, ntext or image value in
+/// a row. Clients keep it only to hand back to READTEXT/WRITETEXT, which Mesquite does
+/// not have, so one constant serves.
+const TEXT_POINTER: [u8; 16] = [0xAA; 16];
+/// The timestamp sent after the text pointer.
+const TEXT_TIMESTAMP: [u8; 8] = [0; 8];
+/// A NULL text, ntext or image value as an RPC parameter or RETURNVALUE.
+const LONG_NULL: u32 = u32::MAX;
 
 /// The max length SQL Server declares for a sql_variant column.
 pub const VARIANT_MAX_LEN: u32 = 8009;
@@ -198,6 +232,9 @@ impl TypeInfo {
             SqlType::UniqueIdentifier => TypeInfo::ByteLen { id: GUID, len: 16 },
             SqlType::Xml => TypeInfo::Xml,
             SqlType::Variant => TypeInfo::Variant(VARIANT_MAX_LEN),
+            SqlType::Text => TypeInfo::Long { id: TEXT, len: LONG_MAX_LEN, collation: Some(DEFAULT_COLLATION) },
+            SqlType::NText => TypeInfo::Long { id: NTEXT, len: LONG_MAX_LEN - 1, collation: Some(DEFAULT_COLLATION) },
+            SqlType::Image => TypeInfo::Long { id: IMAGE, len: LONG_MAX_LEN, collation: None },
         }
     }
 
@@ -207,7 +244,8 @@ impl TypeInfo {
             | TypeInfo::ByteLen { id, .. }
             | TypeInfo::Decimal { id, .. }
             | TypeInfo::Scaled { id, .. }
-            | TypeInfo::ShortLen { id, .. } => id,
+            | TypeInfo::ShortLen { id, .. }
+            | TypeInfo::Long { id, .. } => id,
             TypeInfo::Date => DATEN,
             TypeInfo::Xml => XML,
             TypeInfo::Variant(_) => SSVARIANT,
@@ -246,7 +284,34 @@ impl TypeInfo {
             }
             TypeInfo::Xml => out.push(0),
             TypeInfo::Variant(len) => out.extend_from_slice(&len.to_le_bytes()),
+            TypeInfo::Long { len, collation, .. } => {
+                out.extend_from_slice(&len.to_le_bytes());
+                if let Some(c) = collation {
+                    out.extend_from_slice(&c);
+                }
+            }
         }
+    }
+
+    /// The TYPE_INFO of a COLMETADATA column: [`TypeInfo::encode`], and for text, ntext
+    /// and image the table name, sent as zero parts (the column's table is not tracked
+    /// through a query; clients read the parts and skip them).
+    pub fn encode_column(&self, out: &mut Vec<u8>) {
+        self.encode(out);
+        if let TypeInfo::Long { .. } = self {
+            out.push(0);
+        }
+    }
+
+    /// Reads what [`TypeInfo::encode_column`] writes (any number of table name parts).
+    pub fn decode_column(r: &mut Reader) -> Result<TypeInfo> {
+        let ti = TypeInfo::decode(r)?;
+        if let TypeInfo::Long { .. } = ti {
+            for _ in 0..r.u8("COLMETADATA table name")? {
+                r.us_varchar("COLMETADATA table name")?;
+            }
+        }
+        Ok(ti)
     }
 
     pub fn decode(r: &mut Reader) -> Result<TypeInfo> {
@@ -315,6 +380,17 @@ impl TypeInfo {
                 TypeInfo::Xml
             }
             SSVARIANT => TypeInfo::Variant(r.u32_le(what)?),
+            TEXT | NTEXT | IMAGE => {
+                let len = r.u32_le(what)?;
+                let collation = if id == IMAGE {
+                    None
+                } else {
+                    let mut c = [0u8; 5];
+                    c.copy_from_slice(r.bytes(5, what)?);
+                    Some(c)
+                };
+                TypeInfo::Long { id, len, collation }
+            }
             other => return Err(TdsError::UnsupportedType(other)),
         })
     }
@@ -367,6 +443,9 @@ impl TypeInfo {
             TypeInfo::ShortLen { id: BIGVARBINARY, len, .. } => SqlType::VarBinary { len: bounded(len, 1, 8000) },
             TypeInfo::Xml => SqlType::Xml,
             TypeInfo::Variant(_) => SqlType::Variant,
+            TypeInfo::Long { id: TEXT, .. } => SqlType::Text,
+            TypeInfo::Long { id: NTEXT, .. } => SqlType::NText,
+            TypeInfo::Long { .. } => SqlType::Image,
             other => return Err(TdsError::UnsupportedType(other.id())),
         })
     }
@@ -492,11 +571,15 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
             let Value::String(s) = v else { return Err(bad()) };
             codepage::encode_lossy(s, out);
         }
-        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml => {
+        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml | SqlType::NText => {
             let Value::String(s) = v else { return Err(bad()) };
             put_utf16(out, s);
         }
-        SqlType::Binary { .. } | SqlType::VarBinary { .. } => {
+        SqlType::Text => {
+            let Value::String(s) = v else { return Err(bad()) };
+            codepage::encode_lossy(s, out);
+        }
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image => {
             let Value::Binary(b) = v else { return Err(bad()) };
             out.extend_from_slice(b);
         }
@@ -529,6 +612,17 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
             Some(_) => out.extend_from_slice(&PLP_NULL.to_le_bytes()),
         }
         return Ok(());
+    }
+    if let TypeInfo::Long { .. } = ti {
+        out.push(TEXT_POINTER.len() as u8);
+        out.extend_from_slice(&TEXT_POINTER);
+        out.extend_from_slice(&TEXT_TIMESTAMP);
+        let start = out.len();
+        let r = put_long_value(ti, ty, v, out);
+        if r.is_err() {
+            out.truncate(start - TEXT_POINTER.len() - TEXT_TIMESTAMP.len() - 1);
+        }
+        return r;
     }
     // The bytes go straight after their length prefix, which is filled in afterwards
     // (no buffer per value); a failed value leaves `out` as it was.
@@ -571,6 +665,55 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         out.truncate(start);
     }
     r
+}
+
+/// A non-NULL text, ntext or image value: length u32 and the bytes.
+fn put_long_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
+    let TypeInfo::Long { len: max, .. } = ti else { return Err(mismatch(v, ty)) };
+    let start = out.len();
+    out.extend_from_slice(&[0; 4]);
+    let r = value_bytes(ty, v, out).and_then(|()| {
+        let n = u32::try_from(out.len() - start - 4).ok().filter(|n| n <= max).ok_or_else(|| mismatch(v, ty))?;
+        out[start..start + 4].copy_from_slice(&n.to_le_bytes());
+        Ok(())
+    });
+    if r.is_err() {
+        out.truncate(start);
+    }
+    r
+}
+
+/// A value as an RPC parameter or RETURNVALUE carries it: as [`encode_value`] but for
+/// text, ntext and image, which have no text pointer there (length u32, 0xFFFFFFFF for
+/// NULL, and the bytes).
+pub fn encode_param_value(
+    ti: &TypeInfo,
+    ty: &SqlType,
+    v: &Value,
+    out: &mut Vec<u8>,
+) -> std::result::Result<(), EncodeError> {
+    match ti {
+        TypeInfo::Long { .. } if v.is_null() => {
+            out.extend_from_slice(&LONG_NULL.to_le_bytes());
+            Ok(())
+        }
+        TypeInfo::Long { .. } => put_long_value(ti, ty, v, out),
+        _ => encode_value(ti, ty, v, out),
+    }
+}
+
+/// Reads what [`encode_param_value`] writes (RPC parameters, RETURNVALUE). The max
+/// length a client declares for text, ntext or image is not a limit (pytds declares 0).
+pub fn decode_param_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
+    let TypeInfo::Long { .. } = ti else { return decode_value(ti, r) };
+    let ty = ti.sql_type()?;
+    let n = r.u32_le("value length")?;
+    if n == LONG_NULL {
+        return Ok(Value::Null);
+    }
+    let mut v = Value::Null;
+    decode_bytes(ty, Cow::Borrowed(r.bytes(n as usize, "value")?), &mut v)?;
+    Ok(v)
 }
 
 /// [`encode_value`] for the commonest values of a result stream, written whole: a
@@ -683,6 +826,18 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
                 Some(Cow::Borrowed(r.bytes(n as usize, "value")?))
             }
         }
+        TypeInfo::Long { .. } => {
+            // A row's form: the text pointer (none for NULL), the timestamp, the value.
+            // The declared max length is not a limit, as for RPC parameters.
+            let ptr = r.u8("text pointer length")?;
+            if ptr == 0 {
+                None
+            } else {
+                r.skip(usize::from(ptr) + TEXT_TIMESTAMP.len(), "text pointer")?;
+                let n = r.u32_le("value length")?;
+                Some(Cow::Borrowed(r.bytes(n as usize, "value")?))
+            }
+        }
         TypeInfo::ShortLen { len, .. } => {
             let n = r.u16_le("value length")?;
             if n == 0xFFFF {
@@ -712,6 +867,9 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
 /// The value of type `ty` in exactly the bytes `b` (no length prefix), checked, into
 /// `slot` (see [`decode_value_into`]).
 fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
+    if ty.is_legacy_lob() {
+        return decode_bytes(ty.max_equivalent(), b, slot);
+    }
     let want = |n: usize| -> Result<()> {
         if b.len() == n {
             Ok(())
@@ -720,6 +878,8 @@ fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
         }
     };
     let v = match ty {
+        // Decoded as their MAX equivalents above.
+        SqlType::Text | SqlType::NText | SqlType::Image => return Err(invalid_value(&ty, "text type")),
         SqlType::Bit => {
             want(1)?;
             Value::Bit(b[0] != 0)

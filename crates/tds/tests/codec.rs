@@ -14,7 +14,7 @@ use tds::prelogin::{self, PreLogin};
 use tds::rpc::{self, TmRequest};
 use tds::sink::TokenSink;
 use tds::token::{self, decode_tokens, done_status, Token};
-use tds::types::{decode_value, decode_value_into, encode_value, TypeInfo};
+use tds::types::{decode_param_value, decode_value, decode_value_into, encode_param_value, encode_value, TypeInfo};
 use tds::wire::Reader;
 use tds::TdsError;
 use types::{Length, SqlError, SqlType, Value};
@@ -497,8 +497,117 @@ fn sql_types_of_client_type_infos() {
     // SSVARIANT takes a 4-byte max length.
     assert_eq!(t("62 491F0000"), SqlType::Variant);
     assert!(bad("62 00").is_err());
-    assert_eq!(bad("63 00"), Err(TdsError::UnsupportedType(0x63)));
+    assert_eq!(bad("F0 00"), Err(TdsError::UnsupportedType(0xF0)));
     assert!(bad("E7 40").is_err());
+}
+
+/// text, ntext and image ([MS-TDS] 2.2.5.4.3, TYPE_VARBYTE): the long-length TYPE_INFO
+/// with its collation, the table name in COLMETADATA, the text pointer and timestamp
+/// before a row's value (none for NULL), and the plain long length of RPC parameters.
+#[test]
+fn text_ntext_image_golden() {
+    let ptr = "10 AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA 0000000000000000";
+    let cases = [
+        (SqlType::Text, "23 FFFFFF7F 09 04 D0 00 34", Value::String("ab".into()), "02000000 6162"),
+        (SqlType::NText, "63 FEFFFF7F 09 04 D0 00 34", Value::String("é".into()), "02000000 E900"),
+        (SqlType::Image, "22 FFFFFF7F", Value::Binary(vec![1, 2, 0]), "03000000 010200"),
+    ];
+    for (ty, ti_hex, value, v_hex) in cases {
+        let ti = TypeInfo::for_sql_type(&ty, true);
+        let mut b = Vec::new();
+        ti.encode(&mut b);
+        assert_eq!(b, hex(ti_hex), "TYPE_INFO of {ty}");
+        assert_eq!(TypeInfo::decode(&mut Reader::new(&b)).unwrap(), ti);
+        assert_eq!(ti.sql_type().unwrap(), ty);
+        // COLMETADATA: zero table name parts from the server; a client's parts are read.
+        let mut c = Vec::new();
+        ti.encode_column(&mut c);
+        assert_eq!(c, [hex(ti_hex), vec![0]].concat(), "{ty} column");
+        let mut with_name = b.clone();
+        with_name.extend(hex("02 0300"));
+        with_name.extend(utf16("dbo"));
+        with_name.extend(hex("0100"));
+        with_name.extend(utf16("t"));
+        with_name.push(0xEE);
+        let mut r = Reader::new(&with_name);
+        assert_eq!(TypeInfo::decode_column(&mut r).unwrap(), ti);
+        assert_eq!(r.u8("next").unwrap(), 0xEE, "{ty}: the table name is consumed");
+        // A row's value, and NULL as a zero-length text pointer.
+        let mut v = vec![0x55];
+        encode_value(&ti, &ty, &value, &mut v).unwrap();
+        assert_eq!(&v[1..], [hex(ptr), hex(v_hex)].concat().as_slice(), "row value of {ty}");
+        let mut slot = Value::String("something else".into());
+        let mut r = Reader::new(&v[1..]);
+        decode_value_into(&ti, &ty, &mut r, &mut slot).unwrap();
+        assert_eq!(slot, value, "{ty} round trip");
+        assert!(r.is_empty());
+        let mut n = Vec::new();
+        encode_value(&ti, &ty, &Value::Null, &mut n).unwrap();
+        assert_eq!(n, [0]);
+        assert_eq!(decode_value(&ti, &mut Reader::new(&n)).unwrap(), Value::Null);
+        // Every truncation of a row value is an error.
+        let full = &v[1..];
+        for k in 1..full.len() {
+            assert!(decode_value(&ti, &mut Reader::new(&full[..k])).is_err(), "{ty} cut at {k}");
+        }
+        // RPC parameters and RETURNVALUE: no text pointer; NULL is length 0xFFFFFFFF.
+        let mut p = Vec::new();
+        encode_param_value(&ti, &ty, &value, &mut p).unwrap();
+        assert_eq!(p, hex(v_hex), "parameter value of {ty}");
+        assert_eq!(decode_param_value(&ti, &mut Reader::new(&p)).unwrap(), value);
+        let mut p = Vec::new();
+        encode_param_value(&ti, &ty, &Value::Null, &mut p).unwrap();
+        assert_eq!(p, hex("FFFFFFFF"));
+        assert_eq!(decode_param_value(&ti, &mut Reader::new(&p)).unwrap(), Value::Null);
+    }
+    // A client's declared max length is no limit (pytds declares 0); the server never
+    // writes beyond its own. Odd UTF-16 in ntext is an error.
+    let small = TypeInfo::decode(&mut Reader::new(&hex("23 00000000 09 04 D0 00 34"))).unwrap();
+    assert_eq!(
+        decode_param_value(&small, &mut Reader::new(&hex("03000000 616263"))).unwrap(),
+        Value::String("abc".into())
+    );
+    assert!(encode_value(&small, &SqlType::Text, &Value::String("abc".into()), &mut Vec::new()).is_err());
+    let huge = hex("FFFFFF7F 61");
+    assert!(decode_param_value(&small, &mut Reader::new(&huge)).is_err(), "a length beyond the message");
+    let nt = TypeInfo::for_sql_type(&SqlType::NText, true);
+    assert!(decode_param_value(&nt, &mut Reader::new(&hex("03000000 E90000"))).is_err());
+    // A result set of the three types through the token stream and back.
+    let cols = vec![
+        ColumnInfo::new("t", SqlType::Text, true),
+        ColumnInfo::new("n", SqlType::NText, true),
+        ColumnInfo::new("i", SqlType::Image, true),
+    ];
+    let mut out = Vec::new();
+    let enc = token::put_colmetadata(&mut out, &cols);
+    let rows = [
+        vec![Value::String("x".repeat(9000)), Value::String("ü".into()), Value::Binary(vec![9; 10])],
+        vec![Value::Null, Value::Null, Value::Null],
+    ];
+    for row in &rows {
+        token::put_row(&mut out, &enc, row).unwrap();
+    }
+    let toks = decode_tokens(&out).unwrap();
+    let Token::ColMetadata(meta) = &toks[0] else { panic!("{:?}", toks[0]) };
+    assert_eq!(
+        meta.iter().map(|m| m.type_info.sql_type().unwrap()).collect::<Vec<_>>(),
+        [SqlType::Text, SqlType::NText, SqlType::Image]
+    );
+    assert_eq!(toks[1], Token::Row(rows[0].clone()));
+    assert_eq!(toks[2], Token::Row(rows[1].clone()));
+    // An RPC parameter of each type, as pytds and FreeTDS send them.
+    let mut b = rpc::encode_all_headers(0, 1);
+    b.extend(7u16.to_le_bytes());
+    b.extend(utf16("my_proc"));
+    b.extend(hex("00 00"));
+    b.extend(hex("02 4000 6100 00 23 FFFFFF7F 09 04 D0 00 34 03000000 616263"));
+    b.extend(hex("02 4000 6200 00 63 FEFFFF7F 09 04 D0 00 34 FFFFFFFF"));
+    b.extend(hex("02 4000 6300 00 22 FFFFFF7F 01000000 07"));
+    let req = rpc::decode_rpc(&b, true).unwrap();
+    let p = &req.calls[0].params;
+    assert_eq!((p[0].ty, &p[0].value), (SqlType::Text, &Value::String("abc".into())));
+    assert_eq!((p[1].ty, &p[1].value), (SqlType::NText, &Value::Null));
+    assert_eq!((p[2].ty, &p[2].value), (SqlType::Image, &Value::Binary(vec![7])));
 }
 
 #[test]

@@ -44,7 +44,8 @@ use crate::value::{fit_str, Value};
 /// decodes to `value.fit_to(ty)`. Nothing is written when an error is returned.
 pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlError> {
     value.check_type(ty)?;
-    match (value, *ty) {
+    // text, ntext and image are stored as the MAX types are.
+    match (value, ty.max_equivalent()) {
         (Value::Null, _) => {
             if let Some(n) = ty.fixed_storage_len() {
                 out.resize(out.len() + usize::from(n), 0);
@@ -155,6 +156,9 @@ pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), Sql
 }
 
 fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
+    if ty.is_legacy_lob() {
+        return decode_other(&ty.max_equivalent(), bytes, slot);
+    }
     if decode_common(ty, bytes, slot) {
         return Ok(());
     }
@@ -230,6 +234,8 @@ fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlE
             let value = decode(&base, &bytes[n..])?;
             Value::Variant(Box::new(crate::value::Variant { ty: base, value }))
         }
+        // Taken as their MAX equivalents above.
+        SqlType::Text | SqlType::NText | SqlType::Image => return Err(bad()),
     };
     // Ranges (dates, decimal digits, lengths) are checked once, here, for every type. A
     // char/varchar has one character per byte, so one within its length in bytes is

@@ -55,7 +55,7 @@ pub fn parse(text: &str, target: &SqlType) -> Result<Value, SqlError> {
 /// becomes when cast to binary.
 pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Value, SqlError> {
     let from = match source {
-        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml => "nvarchar",
+        SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml | SqlType::NText => "nvarchar",
         _ => "varchar",
     };
     match *target {
@@ -103,6 +103,7 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         SqlType::UniqueIdentifier => parse_guid(text).map(Value::Guid),
         // The text itself becomes the value, of the source's type.
         SqlType::Variant => Value::variant(Value::String(text.to_string()), source),
+        SqlType::Text | SqlType::NText | SqlType::Image => parse_from(text, source, &target.max_equivalent()),
     }
 }
 

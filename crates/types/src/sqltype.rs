@@ -91,6 +91,14 @@ pub enum SqlType {
     /// itself, together with that base type ([`crate::Value::Variant`]); at most 8000
     /// bytes of value.
     Variant,
+    /// text, ntext and image: SQL Server's deprecated large-object types. Values and
+    /// storage are those of varchar(max), nvarchar(max) and varbinary(max)
+    /// ([`SqlType::max_equivalent`]); the types differ in what they allow (no comparison,
+    /// sorting, grouping, index keys or local variables) and in how TDS and the catalog
+    /// describe them.
+    Text,
+    NText,
+    Image,
 }
 
 /// Largest value of a sql_variant's base type in bytes, and the most a stored
@@ -327,6 +335,9 @@ impl SqlType {
             "uniqueidentifier" => no_args(SqlType::UniqueIdentifier),
             "xml" => no_args(SqlType::Xml),
             "sql_variant" => no_args(SqlType::Variant),
+            "text" => no_args(SqlType::Text),
+            "ntext" | "national text" => no_args(SqlType::NText),
+            "image" => no_args(SqlType::Image),
             _ => Err(SqlError::new(
                 2715,
                 16,
@@ -365,7 +376,32 @@ impl SqlType {
             SqlType::UniqueIdentifier => "uniqueidentifier",
             SqlType::Xml => "xml",
             SqlType::Variant => "sql_variant",
+            SqlType::Text => "text",
+            SqlType::NText => "ntext",
+            SqlType::Image => "image",
         }
+    }
+
+    /// text, ntext, image.
+    pub fn is_legacy_lob(&self) -> bool {
+        matches!(self, SqlType::Text | SqlType::NText | SqlType::Image)
+    }
+
+    /// The MAX type whose values and storage a legacy large-object type shares
+    /// (varchar(max) for text, nvarchar(max) for ntext, varbinary(max) for image); any
+    /// other type is itself.
+    pub fn max_equivalent(&self) -> SqlType {
+        match self {
+            SqlType::Text => SqlType::VarChar { len: Length::Max },
+            SqlType::NText => SqlType::NVarChar { len: Length::Max },
+            SqlType::Image => SqlType::VarBinary { len: Length::Max },
+            t => *t,
+        }
+    }
+
+    /// Values that may be stored off the row: the MAX types, xml, text, ntext, image.
+    pub fn is_lob(&self) -> bool {
+        self.is_max() || self.is_legacy_lob()
     }
 
     /// On-disk length of a fixed-length type in bytes (what the fixed part of a row
@@ -393,11 +429,15 @@ impl SqlType {
             | SqlType::NVarChar { .. }
             | SqlType::VarBinary { .. }
             | SqlType::Xml
-            | SqlType::Variant => return None,
+            | SqlType::Variant
+            | SqlType::Text
+            | SqlType::NText
+            | SqlType::Image => return None,
         })
     }
 
-    /// Whether the type is declared (MAX) (or is xml, which has the same limits).
+    /// Whether the type is declared (MAX) (or is xml, which has the same limits). Not
+    /// text, ntext or image (see [`SqlType::is_lob`]).
     pub fn is_max(&self) -> bool {
         matches!(
             self,
@@ -419,7 +459,10 @@ impl SqlType {
             SqlType::VarChar { len: Length::Max }
             | SqlType::NVarChar { len: Length::Max }
             | SqlType::VarBinary { len: Length::Max }
-            | SqlType::Xml => MAX_LOB_BYTES,
+            | SqlType::Xml
+            | SqlType::Text
+            | SqlType::NText
+            | SqlType::Image => MAX_LOB_BYTES,
             SqlType::Variant => MAX_VARIANT_BYTES,
             _ => u32::from(self.fixed_storage_len().unwrap_or(0)),
         }
@@ -432,7 +475,7 @@ impl SqlType {
     /// float, real, decimal, money, smallmoney, bigint, int, smallint, tinyint, bit,
     /// (ntext, text, image, timestamp,) uniqueidentifier, nvarchar, nchar, varchar, char,
     /// varbinary, binary. Types Mesquite does not have keep their slots so the numbers
-    /// match the documentation.
+    /// match the documentation (ntext 20, text 21, image 22).
     pub fn precedence(&self) -> u8 {
         match self {
             SqlType::Variant => 2,
@@ -453,6 +496,9 @@ impl SqlType {
             SqlType::SmallInt => 17,
             SqlType::TinyInt => 18,
             SqlType::Bit => 19,
+            SqlType::NText => 20,
+            SqlType::Text => 21,
+            SqlType::Image => 22,
             SqlType::UniqueIdentifier => 24,
             SqlType::NVarChar { .. } => 25,
             SqlType::NChar { .. } => 26,
@@ -485,17 +531,17 @@ impl SqlType {
     }
 
     /// Can a sql_variant hold a value of this type? Not the MAX types, xml or
-    /// sql_variant itself (SQL Server also excludes text, ntext, image, timestamp and
-    /// CLR types, which Mesquite does not have).
+    /// sql_variant itself, nor text, ntext and image (SQL Server also excludes timestamp
+    /// and CLR types, which Mesquite does not have).
     pub fn is_variant_base(&self) -> bool {
-        !self.is_max() && *self != SqlType::Variant
+        !self.is_lob() && *self != SqlType::Variant
     }
 
     pub fn is_fixed_length(&self) -> bool {
         self.fixed_storage_len().is_some()
     }
 
-    /// char, varchar, nchar, nvarchar (and xml, which is text here).
+    /// char, varchar, nchar, nvarchar, text, ntext (and xml, which is text here).
     pub fn is_character(&self) -> bool {
         matches!(
             self,
@@ -504,16 +550,19 @@ impl SqlType {
                 | SqlType::NChar { .. }
                 | SqlType::NVarChar { .. }
                 | SqlType::Xml
+                | SqlType::Text
+                | SqlType::NText
         )
     }
 
-    /// nchar, nvarchar and xml: stored as UTF-16.
+    /// nchar, nvarchar, ntext and xml: stored as UTF-16.
     pub fn is_unicode(&self) -> bool {
-        matches!(self, SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml)
+        matches!(self, SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml | SqlType::NText)
     }
 
+    /// binary, varbinary, image.
     pub fn is_binary(&self) -> bool {
-        matches!(self, SqlType::Binary { .. } | SqlType::VarBinary { .. })
+        matches!(self, SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image)
     }
 
     /// bit, the integers, decimal/numeric, money, smallmoney, real, float.
@@ -650,6 +699,23 @@ mod tests {
         assert_eq!(SqlType::from_name("char", &[Max]).unwrap_err().number, 1001);
         assert_eq!(SqlType::from_name("int", &[Num(4)]).unwrap_err().number, 2716);
         assert_eq!(SqlType::from_name("varchar2", &[]).unwrap_err().number, 2715);
+        assert_eq!(SqlType::from_name("national text", &[]).unwrap(), SqlType::NText);
+        assert_eq!(SqlType::from_name("image", &[Num(10)]).unwrap_err().number, 2716);
+    }
+
+    #[test]
+    fn legacy_lob_types() {
+        let max = |t: SqlType| t.max_equivalent();
+        assert_eq!(max(SqlType::Text), SqlType::VarChar { len: Length::Max });
+        assert_eq!(max(SqlType::NText), SqlType::NVarChar { len: Length::Max });
+        assert_eq!(max(SqlType::Image), SqlType::VarBinary { len: Length::Max });
+        assert_eq!(max(SqlType::Int), SqlType::Int);
+        for t in [SqlType::Text, SqlType::NText, SqlType::Image] {
+            assert!(t.is_lob() && t.is_legacy_lob() && !t.is_max() && !t.is_variant_base(), "{t}");
+            assert_eq!((t.fixed_storage_len(), t.max_len()), (None, MAX_LOB_BYTES));
+        }
+        assert!(SqlType::NText.is_unicode() && SqlType::Text.is_character() && SqlType::Image.is_binary());
+        assert_eq!(SqlType::NText.to_string(), "ntext");
     }
 
     #[test]
@@ -703,6 +769,9 @@ mod tests {
             SqlType::SmallInt,
             SqlType::TinyInt,
             SqlType::Bit,
+            SqlType::NText,
+            SqlType::Text,
+            SqlType::Image,
             SqlType::UniqueIdentifier,
             SqlType::NVarChar { len: Length::Max },
             SqlType::NChar { len: 1 },

@@ -263,7 +263,8 @@ impl Value {
     pub fn check_type(&self, ty: &SqlType) -> Result<(), SqlError> {
         self.validate()?;
         let clash = || SqlError::operand_type_clash(self.kind_name(), ty.name());
-        match (self, *ty) {
+        // text, ntext and image hold what the MAX types hold.
+        match (self, ty.max_equivalent()) {
             (Value::Null, _) => Ok(()),
             (Value::Bit(_), SqlType::Bit)
             | (Value::TinyInt(_), SqlType::TinyInt)
@@ -358,7 +359,7 @@ impl Value {
     /// error), decimal precision taken from the column. The result is what
     /// decode(encode(v)) returns. Errors as [`Value::check_type`].
     pub fn fit_to(&self, ty: &SqlType) -> Result<Value, SqlError> {
-        let v = match (self, *ty) {
+        let v = match (self, ty.max_equivalent()) {
             (Value::String(s), SqlType::Char { len })
             | (Value::String(s), SqlType::VarChar { len: Length::Bounded(len) }) => {
                 let s = codepage::to_cp1252_lossy(s);

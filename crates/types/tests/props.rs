@@ -44,6 +44,7 @@ fn arb_binary_type() -> impl Strategy<Value = SqlType> {
         arb_len(40).prop_map(|len| SqlType::Binary { len }),
         prop_oneof![arb_len(40).prop_map(Length::Bounded), Just(Length::Max)]
             .prop_map(|len| SqlType::VarBinary { len }),
+        Just(SqlType::Image),
     ]
 }
 
@@ -63,6 +64,8 @@ fn arb_string_type() -> impl Strategy<Value = SqlType> {
         arb_len(40).prop_map(|len| SqlType::NChar { len }),
         var().prop_map(|len| SqlType::NVarChar { len }),
         Just(SqlType::Xml),
+        Just(SqlType::Text),
+        Just(SqlType::NText),
     ]
 }
 
@@ -187,6 +190,7 @@ fn arb_value(ty: SqlType) -> BoxedStrategy<Value> {
             prop::collection::vec(prop_oneof![Just(0u8), any::<u8>()], 0..=max).prop_map(Value::Binary).boxed()
         }
         SqlType::UniqueIdentifier => any::<[u8; 16]>().prop_map(Value::Guid).boxed(),
+        SqlType::Text | SqlType::NText | SqlType::Image => arb_value(ty.max_equivalent()),
     }
 }
 

@@ -652,3 +652,73 @@ func TestTypesSqlVariant(t *testing.T) {
 		t.Errorf("NULL: %#v", got[5])
 	}
 }
+
+// text, ntext and image columns (TEXTTYPE, NTEXTTYPE, IMAGETYPE with text pointers) filled
+// by mssql.CopyIn (their bulk-load form: the table name in COLMETADATA, a text pointer
+// before each value) read back exactly, with their type names.
+func TestBulkCopyTextNtextImage(t *testing.T) {
+	record(t, "bulk_copy")
+	db := open(t, plain)
+	mustExec(t, db, "IF OBJECT_ID('dbo.go_lob') IS NOT NULL DROP TABLE dbo.go_lob")
+	mustExec(t, db, "CREATE TABLE dbo.go_lob (id int PRIMARY KEY, t text NULL, nt ntext NULL, im image NULL)")
+	t.Cleanup(func() { db.Exec("DROP TABLE dbo.go_lob") })
+	big := strings.Repeat("x", 9000)
+	txn, err := db.BeginTx(ctx(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Rollback()
+	stmt, err := txn.PrepareContext(ctx(t), mssql.CopyIn("dbo.go_lob", mssql.BulkOptions{}, "id", "t", "nt", "im"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][]any{{1, "hello", "wörld", []byte{1, 2}}, {2, nil, nil, nil}, {3, big, "é", []byte{}}} {
+		if _, err := stmt.ExecContext(ctx(t), r...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if res, err := stmt.ExecContext(ctx(t)); err != nil {
+		t.Fatal(err)
+	} else if n, _ := res.RowsAffected(); n != 3 {
+		t.Fatalf("rows copied: %d", n)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := db.QueryContext(ctx(t), "SELECT t, nt, im FROM dbo.go_lob ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range cts {
+		names = append(names, c.DatabaseTypeName())
+	}
+	if strings.Join(names, ",") != "TEXT,NTEXT,IMAGE" {
+		t.Errorf("column types: %v", names)
+	}
+	wantT := []sql.NullString{{String: "hello", Valid: true}, {}, {String: big, Valid: true}}
+	var got []string
+	for i := 0; rows.Next(); i++ {
+		var tv, ntv sql.NullString
+		var im []byte
+		if err := rows.Scan(&tv, &ntv, &im); err != nil {
+			t.Fatal(err)
+		}
+		if i >= len(wantT) || tv != wantT[i] {
+			t.Errorf("row %d: text of %d characters (valid %v)", i+1, len(tv.String), tv.Valid)
+		}
+		got = append(got, fmt.Sprintf("%v|%x|%v", ntv, im, im == nil))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"{wörld true}|0102|false", "{ false}||true", "{é true}||false"}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}

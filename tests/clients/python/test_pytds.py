@@ -394,6 +394,40 @@ def test_types_sql_variant(conn):
     ]
 
 
+def test_types_text_ntext_image(conn):
+    """text, ntext and image columns read back through their own TDS types (TEXTTYPE,
+    NTEXTTYPE, IMAGETYPE with text pointers), values past 8000 bytes included, and
+    parameters sent as those types."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('pytds_lob') IS NOT NULL DROP TABLE pytds_lob")
+    cur.execute("CREATE TABLE pytds_lob (id int PRIMARY KEY, t text NULL, nt ntext NULL, im image NULL)")
+    big = "x" * 9000
+    cur.execute(
+        "INSERT INTO pytds_lob VALUES (1, 'hello', N'wörld', 0x0102), (2, NULL, NULL, NULL),"
+        " (3, REPLICATE(CAST('x' AS varchar(max)), 9000), REPLICATE(CAST(N'é' AS nvarchar(max)), 5000), 0x)"
+    )
+    cur.execute(
+        "INSERT INTO pytds_lob VALUES (4, %s, %s, %s)",
+        (
+            pytds.tds_base.Param(type=pytds.tds_types.TextType(), value="from a text parameter"),
+            pytds.tds_base.Param(type=pytds.tds_types.NTextType(), value="ntext ü"),
+            pytds.tds_base.Param(type=pytds.tds_types.ImageType(), value=b"\x00\xff"),
+        ),
+    )
+    cur.execute("SELECT id, t, nt, im FROM pytds_lob ORDER BY id")
+    assert [d[1] for d in cur.description[1:]] == [0x23, 0x63, 0x22]  # TEXT, NTEXT, IMAGE
+    assert cur.fetchall() == [
+        (1, "hello", "wörld", b"\x01\x02"),
+        (2, None, None, None),
+        (3, big, "é" * 5000, b""),
+        (4, "from a text parameter", "ntext ü", b"\x00\xff"),
+    ]
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("SELECT id FROM pytds_lob WHERE t = 'hello'")
+    assert e.value.msg_no == 402
+    cur.execute("DROP TABLE pytds_lob")
+
+
 def test_error_number_and_line(conn):
     cur = conn.cursor()
     with pytest.raises(pytds.ProgrammingError) as e:

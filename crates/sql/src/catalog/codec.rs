@@ -25,7 +25,8 @@
 //! 13 time (`u8` scale), 14 datetime, 15 smalldatetime, 16 datetime2 (`u8` scale),
 //! 17 datetimeoffset (`u8` scale), 18 char (`u16` n), 19 varchar (`u16` n, 0xFFFF = max),
 //! 20 nchar (`u16` n), 21 nvarchar (`u16` n or 0xFFFF), 22 binary (`u16` n), 23 varbinary
-//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant. Parameters are
+//! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant, 27 text, 28 ntext,
+//! 29 image. Parameters are
 //! checked on decoding with the same rules as a declaration (decimal precision 1-38,
 //! scale <= precision, ...).
 //!
@@ -238,6 +239,9 @@ impl Writer {
             SqlType::UniqueIdentifier => self.u8(24),
             SqlType::Xml => self.u8(25),
             SqlType::Variant => self.u8(26),
+            SqlType::Text => self.u8(27),
+            SqlType::NText => self.u8(28),
+            SqlType::Image => self.u8(29),
         }
     }
 
@@ -593,6 +597,9 @@ impl<'a> Reader<'a> {
             24 => SqlType::UniqueIdentifier,
             25 => SqlType::Xml,
             26 => SqlType::Variant,
+            27 => SqlType::Text,
+            28 => SqlType::NText,
+            29 => SqlType::Image,
             _ => return None,
         })
     }

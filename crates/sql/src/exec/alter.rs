@@ -291,14 +291,8 @@ fn add_key(
         if primary && col.nullable {
             return Err(constraint_failed(cx, pk_on_nullable(&display)));
         }
-        if col.ty.is_max() {
-            let e = SqlError::new(
-                1919,
-                16,
-                1,
-                format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
-            );
-            return Err(constraint_failed(cx, e));
+        if col.ty.is_lob() {
+            return Err(constraint_failed(cx, errors::invalid_key_column(c, &display)));
         }
         key_columns.push((col.column_id, *desc));
     }

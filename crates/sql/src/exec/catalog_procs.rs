@@ -371,6 +371,15 @@ fn odbc_type(ty: &SqlType, nullable: bool, odbc3: bool) -> OdbcType {
         SqlType::Xml => chars(-152, None, 1, 0),
         // SQL_SS_VARIANT; LENGTH 8016 is the value and its base type header.
         SqlType::Variant => OdbcType { length: 8016, octet_length: None, ..chars(-150, Some(8000), 1, 39) },
+        // SQL_LONGVARCHAR, SQL_WLONGVARCHAR, SQL_LONGVARBINARY with their full sizes.
+        SqlType::Text | SqlType::NText | SqlType::Image => {
+            let (data_type, precision, length, ss) = match ty {
+                SqlType::Text => (-1, i32::MAX, i32::MAX, 35),
+                SqlType::NText => (-10, i32::MAX / 2, i32::MAX - 1, 99),
+                _ => (-4, i32::MAX, i32::MAX, 34),
+            };
+            OdbcType { precision: Some(precision), length, octet_length: Some(length), ..chars(data_type, None, 1, ss) }
+        }
     }
 }
 

@@ -665,13 +665,8 @@ fn create_table_in(
             let pos = obj_table.columns.iter().position(|x| x.name.eq_ignore_ascii_case(c)).ok_or_else(|| {
                 SqlError::new(1911, 16, 1, format!("Column name '{c}' does not exist in the target table or view."))
             })?;
-            if obj_table.columns[pos].ty.is_max() {
-                return Err(SqlError::new(
-                    1919,
-                    16,
-                    1,
-                    format!("Column '{c}' in table '{display}' is of a type that is invalid for use as a key column in an index."),
-                ));
+            if obj_table.columns[pos].ty.is_lob() {
+                return Err(errors::invalid_key_column(c, display));
             }
             key_columns.push((obj_table.column_id_at(pos), *desc));
         }
@@ -1026,7 +1021,11 @@ fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
     };
     let mut key_columns = Vec::new();
     for c in &ci.columns {
-        key_columns.push((col_id(&c.name.value)?, c.direction == Some(SortDirection::Desc)));
+        let id = col_id(&c.name.value)?;
+        if t.columns.iter().any(|x| x.column_id == id && x.ty.is_lob()) {
+            return Err(errors::invalid_key_column(&c.name.value, &o.name));
+        }
+        key_columns.push((id, c.direction == Some(SortDirection::Desc)));
     }
     let mut included = Vec::new();
     for c in &ci.include {

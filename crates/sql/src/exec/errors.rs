@@ -176,3 +176,74 @@ pub fn written(name: &crate::ast::ObjectName) -> String {
 pub fn nesting_exceeded() -> SqlError {
     SqlError::new(217, 16, 1, "Maximum stored procedure, function, trigger, or view nesting level exceeded (limit 32).")
 }
+
+/// Msg 1919: an index key column of a type no index can key on (the MAX types, xml,
+/// text, ntext, image).
+pub fn invalid_key_column(column: &str, table: &str) -> SqlError {
+    SqlError::new(
+        1919,
+        16,
+        1,
+        format!(
+            "Column '{column}' in table '{table}' is of a type that is invalid for use as a key column in an index."
+        ),
+    )
+}
+
+/// Msg 306 for text, ntext or image as an ORDER BY, GROUP BY, PARTITION BY or WITHIN
+/// GROUP key (SQL Server's state 2); Ok for every other type.
+pub fn check_sortable(ty: &types::SqlType) -> Result<(), SqlError> {
+    if ty.is_legacy_lob() {
+        return Err(SqlError::new(
+            306,
+            16,
+            2,
+            "The text, ntext, and image data types cannot be compared or sorted, except when using IS NULL or LIKE operator.",
+        ));
+    }
+    Ok(())
+}
+
+/// Msg 421 for a text, ntext or image column of SELECT DISTINCT.
+pub fn check_distinct(ty: &types::SqlType) -> Result<(), SqlError> {
+    if ty.is_legacy_lob() {
+        return Err(SqlError::new(
+            421,
+            16,
+            1,
+            format!("The {} data type cannot be selected as DISTINCT because it is not comparable.", ty.name()),
+        ));
+    }
+    Ok(())
+}
+
+/// Msg 5335 for a text, ntext or image column of UNION, INTERSECT or EXCEPT (UNION ALL
+/// compares nothing and takes them).
+pub fn check_set_operand(ty: &types::SqlType) -> Result<(), SqlError> {
+    if ty.is_legacy_lob() {
+        return Err(SqlError::new(
+            5335,
+            16,
+            1,
+            format!(
+                "The data type {} cannot be used as an operand to the UNION, INTERSECT or EXCEPT operators because it is not comparable.",
+                ty.name()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Msg 2739: DECLARE of a variable (or table-valued function result variable) as text,
+/// ntext or image.
+pub fn check_variable_type(ty: &types::SqlType) -> Result<(), SqlError> {
+    if ty.is_legacy_lob() {
+        return Err(SqlError::new(
+            2739,
+            16,
+            1,
+            "The text, ntext, and image data types are invalid for local variables.",
+        ));
+    }
+    Ok(())
+}

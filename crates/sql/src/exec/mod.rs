@@ -1597,6 +1597,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                                 continue;
                             }
                         };
+                        errors::check_variable_type(&ty)?;
                         if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
                             return Err(errors::variable_declared(name));
                         }

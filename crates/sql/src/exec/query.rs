@@ -255,6 +255,9 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
                         let ty = t.columns[i].ty;
                         Value::SmallInt(ty.fixed_storage_len().map(|n| n as i16).unwrap_or(if ty.is_max() {
                             -1
+                        } else if ty.is_legacy_lob() {
+                            // The text pointer's 16 bytes, as sys.columns.max_length.
+                            super::sysviews::type_info(&ty).1
                         } else {
                             ty.max_len() as i16
                         }))
@@ -480,9 +483,6 @@ pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {
     }
     match name.to_ascii_lowercase().as_str() {
         "sysname" => Ok(SqlType::NVarChar { len: types::Length::Bounded(128) }),
-        "text" => Ok(SqlType::VarChar { len: types::Length::Max }),
-        "ntext" => Ok(SqlType::NVarChar { len: types::Length::Max }),
-        "image" => Ok(SqlType::VarBinary { len: types::Length::Max }),
         "rowversion" | "timestamp" => Ok(SqlType::Binary { len: 8 }),
         _ => SqlType::from_name(name, &dt.args),
     }
@@ -796,7 +796,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             BinaryOp::And => BExpr::And(vec![l, r]),
             BinaryOp::Or => BExpr::Or(vec![l, r]),
             op if op.is_comparison() => {
-                let ty = ops::comparison_type(&l.ty(), &r.ty())?;
+                let ty = ops::comparison_type_for(op, &l.ty(), &r.ty())?;
                 BExpr::Cmp(op, Box::new(l), Box::new(r), ty)
             }
             op => {
@@ -971,10 +971,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             };
             let mut order = Vec::new();
             for o in &f.within_group {
-                order.push(SortKey {
-                    expr: self.bind_expr(&o.expr, &input)?,
-                    desc: o.direction == Some(SortDirection::Desc),
-                });
+                let expr = self.bind_expr(&o.expr, &input)?;
+                errors::check_sortable(&expr.ty())?;
+                order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let result_type = aggregate::return_type(kind, arg.as_ref().map(|a| a.ty()).as_ref())?;
             Ok(AggSpec { kind, arg, distinct: f.distinct, extra, order, result_type })
@@ -1323,14 +1322,15 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
             let mut partition = Vec::new();
             for p in &over.partition_by {
-                partition.push(self.bind_expr(p, scope)?);
+                let e = self.bind_expr(p, scope)?;
+                errors::check_sortable(&e.ty())?;
+                partition.push(e);
             }
             let mut order = Vec::new();
             for o in &over.order_by {
-                order.push(SortKey {
-                    expr: self.bind_expr(&o.expr, scope)?,
-                    desc: o.direction == Some(SortDirection::Desc),
-                });
+                let expr = self.bind_expr(&o.expr, scope)?;
+                errors::check_sortable(&expr.ty())?;
+                order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let ty = match kind {
                 WindowKind::RowNumber | WindowKind::Rank | WindowKind::DenseRank | WindowKind::Ntile => SqlType::BigInt,
@@ -1458,6 +1458,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                                 )
                             })?,
                         };
+                        errors::check_sortable(&e.ty())?;
                         keys.push(SortKey { expr: e, desc: o.direction == Some(SortDirection::Desc) });
                     }
                     plan = Plan::Sort { input: Box::new(plan), keys };
@@ -1504,6 +1505,9 @@ impl<'b, 'c> Binder<'b, 'c> {
                         (false, true) => a.ty,
                         _ => union_type(&a.ty, &b.ty)?,
                     };
+                    if *op != SetOperator::UnionAll {
+                        errors::check_set_operand(&ty)?;
+                    }
                     cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
@@ -1626,7 +1630,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             }
             let mut key_exprs = Vec::new();
             for k in &key_asts {
-                key_exprs.push(self.bind_expr(k, &scope)?);
+                let e = self.bind_expr(k, &scope)?;
+                errors::check_sortable(&e.ty())?;
+                key_exprs.push(e);
             }
             self.agg = Some(AggState {
                 keys: key_asts.iter().map(|k| k.to_string().to_ascii_lowercase()).collect(),
@@ -1726,7 +1732,13 @@ impl<'b, 'c> Binder<'b, 'c> {
                         }
                     }
                 };
+            errors::check_sortable(&cols[pos].ty)?;
             sort_keys.push(SortKey { expr: BExpr::Col(pos, cols[pos].ty), desc });
+        }
+        if s.distinct {
+            for c in &cols[..visible] {
+                errors::check_distinct(&c.ty)?;
+            }
         }
         plan = Plan::Project { input: Box::new(plan), exprs, cols };
         if s.distinct {
@@ -2481,6 +2493,12 @@ pub fn union_type(a: &SqlType, b: &SqlType) -> Result<SqlType, SqlError> {
     use types::Length;
     if a == b {
         return Ok(*a);
+    }
+    // text, ntext and image combine with what converts to them implicitly, compared
+    // with nothing: the higher-precedence type.
+    if a.is_legacy_lob() || b.is_legacy_lob() {
+        let (hi, lo) = if b.has_higher_precedence_than(a) { (b, a) } else { (a, b) };
+        return if convert::implicit_allowed(lo, hi) { Ok(*hi) } else { Err(convert::implicit_error(lo, hi)) };
     }
     let len = |t: &SqlType| -> Option<Length> {
         match t {

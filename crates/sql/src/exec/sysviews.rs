@@ -482,9 +482,11 @@ pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
     ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
     ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
     ("float", SqlType::Float),
+    ("image", SqlType::Image),
     ("int", SqlType::Int),
     ("money", SqlType::Money),
     ("nchar", SqlType::NChar { len: 4000 }),
+    ("ntext", SqlType::NText),
     ("numeric", SqlType::Numeric { precision: 38, scale: 38 }),
     ("nvarchar", SqlType::NVarChar { len: Length::Bounded(4000) }),
     ("real", SqlType::Real),
@@ -492,6 +494,7 @@ pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
     ("smallint", SqlType::SmallInt),
     ("smallmoney", SqlType::SmallMoney),
     ("sql_variant", SqlType::Variant),
+    ("text", SqlType::Text),
     ("time", SqlType::Time { scale: 7 }),
     ("tinyint", SqlType::TinyInt),
     ("uniqueidentifier", SqlType::UniqueIdentifier),
@@ -557,6 +560,10 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         SqlType::UniqueIdentifier => (36, 16, 0, 0),
         SqlType::Xml => (241, -1, 0, 0),
         SqlType::Variant => (98, 8016, 0, 0),
+        // The 16 bytes of the text pointer a row holds in SQL Server.
+        SqlType::Image => (34, 16, 0, 0),
+        SqlType::Text => (35, 16, 0, 0),
+        SqlType::NText => (99, 16, 0, 0),
     }
 }
 
@@ -894,11 +901,13 @@ pub(super) fn is_facets(ty: &SqlType) -> IsFacets {
         SqlType::VarChar { len } | SqlType::VarBinary { len } => (Some(bounded(len)), false),
         SqlType::NVarChar { len } => (Some(bounded(len)), true),
         SqlType::Xml => (Some(-1), true),
+        SqlType::Text | SqlType::Image => (Some(i32::MAX), false),
+        SqlType::NText => (Some(i32::MAX / 2), true),
         _ => (None, false),
     };
     if let Some(m) = max {
         f.char_max = Some(m);
-        f.char_octets = Some(if unicode && m > 0 { m * 2 } else { m });
+        f.char_octets = Some(if unicode && m > 0 { m.saturating_mul(2) } else { m });
         if ty.is_character() {
             f.charset = Some(if unicode { "UNICODE" } else { "iso_1" });
             f.collation = Some("SQL_Latin1_General_CP1_CI_AS");

@@ -113,7 +113,7 @@ pub(super) fn bind_method(
             let dt = crate::parser::parse_data_type_text(written)?;
             let base = dt.name.name().value.to_ascii_lowercase();
             let ty = resolve_type(&dt)?;
-            let lob = ["text", "ntext", "image", "timestamp", "rowversion"].contains(&base.as_str());
+            let lob = ty.is_legacy_lob() || ["timestamp", "rowversion"].contains(&base.as_str());
             if lob || matches!(ty, SqlType::Xml | SqlType::Variant) {
                 return Err(SqlError::new(
                     9500,

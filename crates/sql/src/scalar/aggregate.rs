@@ -90,6 +90,14 @@ impl AggKind {
 pub fn return_type(kind: AggKind, arg: Option<&SqlType>) -> Result<SqlType, SqlError> {
     let arg = arg.copied();
     let invalid = |t: &SqlType| invalid_operand(t.name(), kind.operator_name());
+    // No aggregate takes text, ntext or image, COUNT included (SQL Server's 8117).
+    if let Some(t) = arg.filter(|t| t.is_legacy_lob()) {
+        return Err(if kind == AggKind::StringAgg {
+            util::invalid_arg(t.name(), 1, "string_agg")
+        } else {
+            invalid(&t)
+        });
+    }
     Ok(match kind {
         AggKind::Count => SqlType::Int,
         AggKind::CountBig => SqlType::BigInt,

@@ -87,10 +87,16 @@ enum Cat {
     /// datetime2, datetimeoffset
     Modern,
     Variant,
+    /// text, ntext
+    Text,
+    /// image
+    Image,
 }
 
 fn cat(t: &SqlType) -> Cat {
     match t {
+        SqlType::Text | SqlType::NText => Cat::Text,
+        SqlType::Image => Cat::Image,
         SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. } | SqlType::NVarChar { .. } => Cat::Str,
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Cat::Bin,
         SqlType::Xml => Cat::Xml,
@@ -108,6 +114,14 @@ fn cat(t: &SqlType) -> Cat {
 pub fn explicit_allowed(from: &SqlType, to: &SqlType) -> bool {
     use Cat::*;
     let (f, t) = (cat(from), cat(to));
+    // text and ntext convert to and from the character types, image to and from the
+    // binary types (and from char and varchar, by CAST only); nothing else.
+    match (f, t) {
+        (Text, Text | Str) | (Str, Text) | (Image, Image | Bin) | (Bin, Image) => return true,
+        (Str, Image) => return !from.is_unicode(),
+        (Text | Image, _) | (_, Text | Image) => return false,
+        _ => {}
+    }
     if f == t || f == Str || t == Str {
         return true;
     }
@@ -164,6 +178,11 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
         _ => {}
     }
     let from = effective_type(value, from);
+    // text, ntext and image hold what the MAX types hold once the pair is allowed.
+    if from.is_legacy_lob() || to.is_legacy_lob() {
+        check_explicit(&from, to)?;
+        return convert(value, &from.max_equivalent(), &to.max_equivalent(), style);
+    }
     if from == *to && style.is_none() && !matches!(to, SqlType::Char { .. } | SqlType::NChar { .. }) {
         return Ok(value.clone());
     }
@@ -218,7 +237,7 @@ pub fn implicit_allowed(from: &SqlType, to: &SqlType) -> bool {
         return false;
     }
     match (cat(from), cat(to)) {
-        (Str, Bin) => false,
+        (Str, Bin | Image) => false,
         (Bin, Date | Time | Modern) => false,
         (Legacy | Date | Time | Modern, Bin) => false,
         (Num, Bin) => !util::is_approx(from),
@@ -989,6 +1008,8 @@ fn from_binary(b: &[u8], to: &SqlType) -> Result<Value, SqlError> {
             Value::Guid(g)
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => fit_binary(b.to_vec(), to, false),
+        // `convert` converts to their MAX equivalents instead.
+        SqlType::Text | SqlType::NText | SqlType::Image => return Err(bad()),
         SqlType::Date => {
             if b.len() != 3 {
                 return Err(bad());

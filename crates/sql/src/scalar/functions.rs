@@ -212,7 +212,7 @@ fn text_len(t: &SqlType) -> Option<u32> {
             Length::Bounded(n) => u32::from(n),
             Length::Max => return None,
         },
-        SqlType::Xml => return None,
+        SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => return None,
         // A sql_variant converts to its base type's text: at most 8000 characters.
         SqlType::Variant => 8000,
         SqlType::Bit => 1,
@@ -293,6 +293,32 @@ fn need_stringish(t: &SqlType, n: usize, f: Builtin) -> Result<(), SqlError> {
     Ok(())
 }
 
+/// The string functions that refuse text, ntext and image arguments (8116) where SQL
+/// Server does; DATALENGTH, SUBSTRING, CHARINDEX, PATINDEX, CONCAT, ISNULL, COALESCE and
+/// CONVERT take them.
+const REFUSE_LEGACY_LOB: &[&str] = &[
+    "LEN",
+    "LEFT",
+    "RIGHT",
+    "UPPER",
+    "LOWER",
+    "LTRIM",
+    "RTRIM",
+    "TRIM",
+    "REPLACE",
+    "REVERSE",
+    "STUFF",
+    "REPLICATE",
+    "ASCII",
+    "UNICODE",
+    "SOUNDEX",
+    "STRING_ESCAPE",
+    "FORMAT",
+    "TRANSLATE",
+    "ISJSON",
+    "JSON_VALUE",
+];
+
 /// Msg 8116 unless the argument is a number (or a string, which converts).
 fn need_numeric(t: &SqlType, n: usize, f: Builtin) -> Result<(), SqlError> {
     if t.is_numeric() || t.is_character() && *t != SqlType::Xml {
@@ -352,6 +378,11 @@ fn common_type(types: &[SqlType], literals: &[Option<Value>]) -> SqlType {
 /// argument n of y function.", 155 "'x' is not a recognized datepart option.".
 pub fn return_type(f: Builtin, args: &[SqlType], literals: &[Option<Value>]) -> Result<SqlType, SqlError> {
     check_arity(f, args.len())?;
+    if let Some(i) = args.iter().position(|t| t.is_legacy_lob()) {
+        if REFUSE_LEGACY_LOB.contains(&f.0) {
+            return Err(invalid_arg(args[i].name(), i + 1, f.0));
+        }
+    }
     let a0 = args.first().copied().unwrap_or(SqlType::Int);
     let unicode_any = args.iter().any(|t| t.is_unicode());
     let part = |i: usize, fname: &str| dates::datepart_arg(literals.get(i).and_then(|v| v.as_ref()), fname);

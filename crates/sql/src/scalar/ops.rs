@@ -71,6 +71,8 @@ enum K {
     Time,
     Modern,
     Variant,
+    /// text, ntext, image: no operator but LIKE and IS NULL takes them.
+    Lob,
 }
 
 fn k(t: &SqlType) -> K {
@@ -89,6 +91,22 @@ fn k(t: &SqlType) -> K {
         SqlType::Time { .. } => K::Time,
         SqlType::DateTime2 { .. } | SqlType::DateTimeOffset { .. } => K::Modern,
         SqlType::Variant => K::Variant,
+        SqlType::Text | SqlType::NText | SqlType::Image => K::Lob,
+    }
+}
+
+/// The error for text, ntext or image as an operand of `op` (any operator but LIKE and
+/// IS NULL): 402 naming both types when the other side is a string, a binary, another
+/// such type, xml or one of the newer date and time types; 206 otherwise (the other
+/// side's type would have to take the value, and none can).
+fn lob_operand_error(op: BinaryOp, l: &SqlType, r: &SqlType) -> SqlError {
+    let other = if k(l) == K::Lob { k(r) } else { k(l) };
+    if matches!(other, K::Str | K::Bin | K::Lob | K::Xml | K::Date | K::Time | K::Modern) {
+        incompatible(l.name(), r.name(), op_name(op))
+    } else if k(l) == K::Lob {
+        clash(l.name(), r.name())
+    } else {
+        clash(r.name(), l.name())
     }
 }
 
@@ -244,6 +262,9 @@ pub fn binary_type(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<SqlType, Sq
     let bitwise = matches!(op, BinaryOp::BitAnd | BinaryOp::BitOr | BinaryOp::BitXor);
     let left_invalid = || invalid_operand(l.name(), name);
     let pair_incompatible = || incompatible(l.name(), r.name(), name);
+    if kl == K::Lob || kr == K::Lob {
+        return Err(lob_operand_error(op, l, r));
+    }
     if kl == K::Xml || kr == K::Xml {
         return Err(pair_incompatible());
     }
@@ -763,6 +784,9 @@ pub fn comparison_type(l: &SqlType, r: &SqlType) -> Result<SqlType, SqlError> {
 /// [`comparison_type`] naming the operator in Msg 402 ("less than", ...).
 pub fn comparison_type_for(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<SqlType, SqlError> {
     let (kl, kr) = (k(l), k(r));
+    if kl == K::Lob || kr == K::Lob {
+        return Err(lob_operand_error(op, l, r));
+    }
     if kl == K::Xml && kr == K::Xml {
         return Err(SqlError::new(
             305,
