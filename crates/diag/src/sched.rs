@@ -411,21 +411,6 @@ pub fn safe_point() {
     }
 }
 
-/// After a latch wait that ended with this thread holding the latch: takes a scheduler
-/// before running on (EXPERIMENT, toggled by MESQUITE_REGAIN).
-#[inline]
-pub fn regain() {
-    static ON: OnceLock<bool> = OnceLock::new();
-    if !*ON.get_or_init(|| std::env::var("MESQUITE_REGAIN").is_ok_and(|v| v == "1")) {
-        return;
-    }
-    let w = WORKER.with(Cell::get);
-    if w.depth == 0 || w.holding.is_some() || w.grace > 0 || schedulers().count() == 0 {
-        return;
-    }
-    take();
-}
-
 /// Does this thread hold a scheduler? (tests)
 pub fn holding() -> bool {
     WORKER.with(|c| c.get().holding.is_some())

@@ -413,7 +413,6 @@ impl BufferPool {
         let t = Instant::now();
         let g = latch(&f.latch);
         diag::record_page_latch_wait(mode, io, t.elapsed());
-        diag::sched::regain();
         g
     }
 
@@ -896,7 +895,6 @@ impl<'a> PageUpdateGuard<'a> {
                 let t = Instant::now();
                 let w = RwLockUpgradableReadGuard::upgrade(g);
                 diag::record_page_latch_wait(LatchMode::EX, false, t.elapsed());
-                diag::sched::regain();
                 w
             }
         };

@@ -1209,7 +1209,6 @@ fn latch_timed<G>(mode: LatchMode, try_take: impl FnOnce() -> Option<G>, take: i
     let t = Instant::now();
     let g = take();
     diag::record_nonbuffer_latch_wait(LatchClass::ACCESS_METHODS_HOBT_VIRTUAL_ROOT, mode, t.elapsed());
-    diag::sched::regain();
     g
 }
 
