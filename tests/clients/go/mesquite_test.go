@@ -440,14 +440,7 @@ func TestTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, ct := range cts {
-		names = append(names, ct.DatabaseTypeName())
-	}
+	cts, names := columnTypes(t, rows)
 	if strings.Join(names, ",") != "DECIMAL,NVARCHAR,BIGINT" {
 		t.Errorf("column types %v", names)
 	}
@@ -690,14 +683,7 @@ func TestBulkCopyTextNtextImage(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	cts, err := rows.ColumnTypes()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, c := range cts {
-		names = append(names, c.DatabaseTypeName())
-	}
+	_, names := columnTypes(t, rows)
 	if strings.Join(names, ",") != "TEXT,NTEXT,IMAGE" {
 		t.Errorf("column types: %v", names)
 	}
@@ -721,4 +707,18 @@ func TestBulkCopyTextNtextImage(t *testing.T) {
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("got\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
+}
+
+// columnTypes returns a result's column types and their database type names.
+func columnTypes(t *testing.T, rows *sql.Rows) ([]*sql.ColumnType, []string) {
+	t.Helper()
+	cts, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, ct := range cts {
+		names = append(names, ct.DatabaseTypeName())
+	}
+	return cts, names
 }

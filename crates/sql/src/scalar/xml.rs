@@ -1,6 +1,6 @@
 //! The xml data type: a parser of our own into a small tree, the serializer that gives
-//! SQL Server's stored form (attributes in double quotes, empty elements as `<a />`,
-//! insignificant whitespace dropped), and the XQuery/XPath subset of the xml methods
+//! SQL Server's stored form (attributes in double quotes, empty elements as `<a/>`, as
+//! SQL Server sends them to clients, insignificant whitespace dropped), and the XQuery/XPath subset of the xml methods
 //! (`value()`, `query()`, `exist()`, `nodes()`).
 //!
 //! A value of type xml is stored as its serialized text. A row of `x.nodes('path')`
@@ -381,7 +381,7 @@ impl Doc {
             Kind::Element(name) => {
                 self.open_tag(id, out);
                 if n.children.is_empty() {
-                    out.push_str(" />");
+                    out.push_str("/>");
                     return;
                 }
                 out.push('>');
@@ -1323,11 +1323,11 @@ mod tests {
 
     #[test]
     fn parses_and_serializes_in_sql_server_form() {
-        assert_eq!(norm("<a  b='1' c=\"x&amp;y\"></a>"), "<a b=\"1\" c=\"x&amp;y\" />");
+        assert_eq!(norm("<a  b='1' c=\"x&amp;y\"></a>"), "<a b=\"1\" c=\"x&amp;y\"/>");
         assert_eq!(norm("<?xml version=\"1.0\"?>\n<a>\n  <b>t&lt;</b>\n</a>"), "<a><b>t&lt;</b></a>");
         assert_eq!(norm("<a><![CDATA[x<y]]><!--c--><?pi x?></a>"), "<a>x&lt;y<!--c--></a>");
         assert_eq!(norm("<a>&#65;&#x42;</a>"), "<a>AB</a>");
-        assert_eq!(norm("<p:a xmlns:p=\"u\"/>text"), "<p:a xmlns:p=\"u\" />text");
+        assert_eq!(norm("<p:a xmlns:p=\"u\"/>text"), "<p:a xmlns:p=\"u\"/>text");
     }
 
     #[test]
