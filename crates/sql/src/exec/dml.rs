@@ -655,6 +655,8 @@ fn key_match_plan(
 
 /// Rows of child tables that reference `row` of `t` through a FOREIGN KEY.
 fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+    // Cascades recurse (8631 rather than overflow on cyclic references).
+    crate::stack::check()?;
     for (name, child, child_cols, our_cols) in &t.referenced_by {
         let vals: Vec<Value> = our_cols.iter().map(|&c| old[c].clone()).collect();
         if vals.iter().any(|v| v.is_null()) {
@@ -666,11 +668,11 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 continue;
             }
         }
-        let action = {
+        let (action, child_obj) = {
             let cat = cx.catalog(child.db)?;
             let g = cat.inner.read();
-            g.objects
-                .get(&child.object_id)
+            let obj = g.objects.get(&child.object_id);
+            let action = obj
                 .and_then(|o| o.table())
                 .and_then(|ct| {
                     ct.foreign_keys.iter().find(|f| &f.name == name).map(|f| {
@@ -681,7 +683,8 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                         }
                     })
                 })
-                .unwrap_or(ReferentialAction::NoAction)
+                .unwrap_or(ReferentialAction::NoAction);
+            (action, obj.cloned())
         };
         let types_: Vec<SqlType> = our_cols.iter().map(|&c| t.columns[c].ty).collect();
         match action {
@@ -702,12 +705,29 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 }
             }
             ReferentialAction::Cascade | ReferentialAction::SetNull | ReferentialAction::SetDefault => {
+                // `referenced_by` holds the referencing table without its own links and
+                // triggers (built one level deep): a cascade needs the whole table, to go
+                // on to the tables referencing it and to fire its triggers.
+                let full;
+                let child = match &child_obj {
+                    Some(o) if child.object_id != t.object_id => {
+                        full = cx.table_info(child.db, o)?;
+                        &full
+                    }
+                    _ => child,
+                };
                 let rows = matching_rows(cx, child, child_cols, &vals, &types_)?;
+                // The referencing table's AFTER triggers get the rows once the statement
+                // has written all of its own (trigger::fire_cascades).
+                let deletes = action == ReferentialAction::Cascade && new.is_none();
+                let event = if deletes { trigger::Event::Delete } else { trigger::Event::Update };
+                let slot = if rows.is_empty() { None } else { trigger::cascade_slot(cx, child, event, child_cols) };
                 for (pk, crow) in rows {
-                    match (action, new) {
+                    let nr = match (action, new) {
                         (ReferentialAction::Cascade, None) => {
                             check_referenced(child, &crow, None, stmt, cx)?;
                             child.delete_row(&pk, &crow, cx)?;
+                            None
                         }
                         (ReferentialAction::Cascade, Some(n)) => {
                             let mut nr = crow.clone();
@@ -715,6 +735,7 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                                 nr[cc] = n[our_cols[k]].clone();
                             }
                             child.update_row(&pk, &crow, &nr, cx)?;
+                            Some(nr)
                         }
                         _ => {
                             let mut nr = crow.clone();
@@ -729,7 +750,11 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                                 };
                             }
                             child.update_row(&pk, &crow, &nr, cx)?;
+                            Some(nr)
                         }
+                    };
+                    if let Some(s) = slot {
+                        trigger::cascade_row(cx, s, crow, nr);
                     }
                 }
             }
@@ -1646,6 +1671,7 @@ fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8
         return cx.done(Some(n));
     }
     // Write phase.
+    let outer = trigger::begin_cascades(cx);
     for (pk, old, new) in changes {
         let new = write_update(cx, &t, &pk, &old, new, "UPDATE")?;
         collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
@@ -1655,6 +1681,7 @@ fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8
         }
     }
     flush_output(outs, cx)?;
+    trigger::fire_cascades(cx, outer)?;
     if keep {
         trigger::fire_after(cx, &t, trigger::Event::Update, kept)?;
     }
@@ -1762,6 +1789,7 @@ fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8
     let values_unread =
         single && recheck.is_none() && t.indexes.len() == 1 && t.referenced_by.is_empty() && outs.is_empty() && !keep;
     let mut deleted = 0u64;
+    let outer = trigger::begin_cascades(cx);
     // Each row read is locked and checked again (`lock_current`): one another
     // transaction deleted meanwhile is skipped, and with TOP the scan goes on for the
     // rows still missing, so concurrent DELETE TOP sessions each delete their n rows.
@@ -1818,6 +1846,7 @@ fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8
         }
     }
     flush_output(outs, cx)?;
+    trigger::fire_cascades(cx, outer)?;
     if keep {
         let f = trigger::Fired { inserted: Vec::new(), deleted: kept, updated: None, row_count: deleted };
         match &instead {

@@ -344,6 +344,9 @@ pub struct Cx<'a> {
     /// Counts [`Cx::set_error`] calls: a statement that completes with the count it
     /// started with clears @@ERROR.
     pub error_sets: u32,
+    /// Rows FOREIGN KEY cascades changed in referencing tables with AFTER triggers,
+    /// collected while a statement writes (see [`trigger::Cascaded`]).
+    pub cascades: Vec<trigger::Cascaded>,
 }
 
 /// What a statement tells its block to do next.
@@ -422,6 +425,7 @@ impl<'a> Cx<'a> {
             preceding: Vec::new(),
             bulk_unchecked: false,
             error_sets: 0,
+            cascades: Vec::new(),
         }
     }
 
