@@ -120,6 +120,9 @@ pub struct SessionState {
     /// Databases whose catalog changed in the current transaction (reloaded on rollback).
     catalog_dirty: HashSet<DbId>,
     table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    /// A view's triggers (with their parsed bodies), by catalog version, as a table's
+    /// live in its cached `TableInfo`.
+    view_triggers: HashMap<(DbId, i32), (u64, Arc<[trigger::TriggerInfo]>)>,
     /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
     name_cache: Vec<NameEntry>,
     next_temp: u64,
@@ -188,6 +191,7 @@ impl SessionState {
             next_descriptor: 1,
             catalog_dirty: HashSet::new(),
             table_cache: HashMap::new(),
+            view_triggers: HashMap::new(),
             name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
@@ -744,6 +748,21 @@ impl<'a> Cx<'a> {
         Ok(t)
     }
 
+    /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
+    /// is parsed at its first firing only, until the catalog changes).
+    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<Arc<[trigger::TriggerInfo]>, SqlError> {
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        if let Some((v, t)) = self.state.view_triggers.get(&(db, view_id)) {
+            if *v == version {
+                return Ok(t.clone());
+            }
+        }
+        let list: Arc<[trigger::TriggerInfo]> = trigger::triggers_of(&cat.inner.read(), db, view_id).into();
+        self.state.view_triggers.insert((db, view_id), (version, list.clone()));
+        Ok(list)
+    }
+
     pub fn table_variable(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
         let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
         f.vars
@@ -783,6 +802,7 @@ impl<'a> Cx<'a> {
             let _ = self.host.commit(None);
         }
         self.state.table_cache.clear();
+        self.state.view_triggers.clear();
     }
 
     pub fn catalog_index(&self, db: DbId) -> Result<IndexRef, SqlError> {
