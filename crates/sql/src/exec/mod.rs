@@ -122,13 +122,16 @@ pub struct SessionState {
     table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
     /// A view's triggers (with their parsed bodies), by catalog version, as a table's
     /// live in its cached `TableInfo`.
-    view_triggers: HashMap<(DbId, i32), (u64, Arc<[trigger::TriggerInfo]>)>,
+    view_triggers: HashMap<(DbId, i32), (u64, ViewTriggers)>,
     /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
     name_cache: Vec<NameEntry>,
     next_temp: u64,
     /// GLOBAL cursors, @@FETCH_STATUS, @@CURSOR_ROWS.
     pub cursors: cursor::SessionCursors,
 }
+
+/// A view's triggers, shared by the statements that fire them.
+type ViewTriggers = Arc<[trigger::TriggerInfo]>;
 
 /// A table name as resolved: where the name pointed, at which catalog version.
 #[derive(Debug)]
@@ -750,7 +753,7 @@ impl<'a> Cx<'a> {
 
     /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
     /// is parsed at its first firing only, until the catalog changes).
-    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<Arc<[trigger::TriggerInfo]>, SqlError> {
+    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<ViewTriggers, SqlError> {
         let cat = self.catalog(db)?;
         let version = cat.version();
         if let Some((v, t)) = self.state.view_triggers.get(&(db, view_id)) {
@@ -758,7 +761,7 @@ impl<'a> Cx<'a> {
                 return Ok(t.clone());
             }
         }
-        let list: Arc<[trigger::TriggerInfo]> = trigger::triggers_of(&cat.inner.read(), db, view_id).into();
+        let list: ViewTriggers = trigger::triggers_of(&cat.inner.read(), db, view_id).into();
         self.state.view_triggers.insert((db, view_id), (version, list.clone()));
         Ok(list)
     }
