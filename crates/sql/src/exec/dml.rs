@@ -792,11 +792,11 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 continue;
             }
         }
-        let (action, child_obj) = {
+        let action = {
             let cat = cx.catalog(child.db)?;
             let g = cat.inner.read();
-            let obj = g.objects.get(&child.object_id);
-            let action = obj
+            g.objects
+                .get(&child.object_id)
                 .and_then(|o| o.table())
                 .and_then(|ct| {
                     ct.foreign_keys.iter().find(|f| &f.name == name).map(|f| {
@@ -807,8 +807,7 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                         }
                     })
                 })
-                .unwrap_or(ReferentialAction::NoAction);
-            (action, obj.cloned())
+                .unwrap_or(ReferentialAction::NoAction)
         };
         let types_: Vec<SqlType> = our_cols.iter().map(|&c| t.columns[c].ty).collect();
         match action {
@@ -832,14 +831,9 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 // `referenced_by` holds the referencing table without its own links and
                 // triggers (built one level deep): a cascade needs the whole table, to go
                 // on to the tables referencing it and to fire its triggers.
-                let full;
-                let child = match &child_obj {
-                    Some(o) if child.object_id != t.object_id => {
-                        full = cx.table_info(child.db, o)?;
-                        &full
-                    }
-                    _ => child,
-                };
+                let full =
+                    if child.object_id != t.object_id { cx.table_info_by_id(child.db, child.object_id)? } else { None };
+                let child = full.as_ref().unwrap_or(child);
                 let rows = matching_rows(cx, child, child_cols, &vals, &types_)?;
                 // The referencing table's AFTER triggers get the rows once the statement
                 // has written all of its own (trigger::fire_cascades).

@@ -751,6 +751,22 @@ impl<'a> Cx<'a> {
         Ok(t)
     }
 
+    /// The executor's view of table `id` (cached as [`Cx::table_info`]), None if it is
+    /// no table.
+    pub fn table_info_by_id(&mut self, db: DbId, id: i32) -> Result<Option<Arc<TableInfo>>, SqlError> {
+        let cat = self.catalog(db)?;
+        if let Some((v, t)) = self.state.table_cache.get(&(db, id)) {
+            if *v == cat.version() {
+                return Ok(Some(t.clone()));
+            }
+        }
+        let obj = cat.inner.read().objects.get(&id).filter(|o| o.table().is_some()).cloned();
+        match obj {
+            Some(o) => self.table_info(db, &o).map(Some),
+            None => Ok(None),
+        }
+    }
+
     /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
     /// is parsed at its first firing only, until the catalog changes).
     pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<ViewTriggers, SqlError> {
