@@ -36,4 +36,13 @@ PRINT JSON_OBJECT('a', 1);
 GO
 PRINT JSON_OBJECT('a':1 ABSENT ON NULL, 'b':2);
 GO
+-- A NULL key is 13638, also with ABSENT ON NULL and a NULL value, also from a column.
+PRINT JSON_OBJECT(NULL:1);
+GO
+PRINT JSON_OBJECT('a':1, NULL:NULL ABSENT ON NULL);
+GO
+SELECT JSON_OBJECT(town:id) AS j FROM #people ORDER BY id;
+GO
+SELECT JSON_OBJECT(ISNULL(town, 'none'):id) AS j FROM #people ORDER BY id;
+GO
 DROP TABLE #people;

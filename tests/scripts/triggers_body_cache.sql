@@ -32,3 +32,36 @@ DROP TRIGGER dbo.t_ins;
 INSERT INTO dbo.t VALUES (8, 'y');
 SELECT what FROM dbo.seen;
 GO
+-- A view's INSTEAD OF trigger is kept the same way: ALTER, DISABLE, ALTER VIEW and DROP
+-- TRIGGER take effect at the next statement, also inside one batch.
+DELETE FROM dbo.seen;
+GO
+CREATE VIEW dbo.tv AS SELECT id FROM dbo.t;
+GO
+CREATE TRIGGER dbo.tv_ins ON dbo.tv INSTEAD OF INSERT AS
+    INSERT INTO dbo.seen SELECT 'view v1 ' + CAST(id AS varchar(10)) FROM inserted;
+GO
+INSERT INTO dbo.tv VALUES (10);
+INSERT INTO dbo.tv VALUES (11);
+EXEC ('ALTER TRIGGER dbo.tv_ins ON dbo.tv INSTEAD OF INSERT AS
+    INSERT INTO dbo.seen SELECT ''view v2 '' + CAST(id AS varchar(10)) FROM inserted;');
+INSERT INTO dbo.tv VALUES (12);
+GO
+-- A column added to the view shows in inserted at the next firing.
+ALTER VIEW dbo.tv AS SELECT id, note FROM dbo.t;
+GO
+ALTER TRIGGER dbo.tv_ins ON dbo.tv INSTEAD OF INSERT AS
+    INSERT INTO dbo.seen SELECT (SELECT * FROM inserted FOR JSON PATH, WITHOUT_ARRAY_WRAPPER);
+GO
+INSERT INTO dbo.tv VALUES (13, 'n');
+DISABLE TRIGGER dbo.tv_ins ON dbo.tv;
+GO
+-- Disabled: the view is updatable on its own, so the row goes to the table.
+INSERT INTO dbo.tv VALUES (14, 'direct');
+ENABLE TRIGGER dbo.tv_ins ON dbo.tv;
+INSERT INTO dbo.tv VALUES (15, 'again');
+DROP TRIGGER dbo.tv_ins;
+INSERT INTO dbo.tv VALUES (16, 'dropped');
+SELECT what FROM dbo.seen;
+SELECT id, note FROM dbo.t WHERE id >= 10 ORDER BY id;
+GO

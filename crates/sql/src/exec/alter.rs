@@ -263,6 +263,26 @@ fn add_foreign_key(
     let id = allocate_id(cx, w.db)?;
     let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, "", id, "FK"));
     let fk = ddl::resolve_fk(cx, w.db, w.obj.id, &w.t, name, id, cols, reference)?;
+    // The other order of 2113: a cascade cannot reach a table whose INSTEAD OF trigger
+    // replaces the action it cascades.
+    let blocked = w.info.triggers.iter().any(|tr| {
+        tr.def.instead_of
+            && ((tr.def.delete && fk.on_delete != catalog::ReferentialAction::NoAction)
+                || (tr.def.update && fk.on_update != catalog::ReferentialAction::NoAction))
+    });
+    if blocked {
+        let e = SqlError::new(
+            1787,
+            16,
+            0,
+            format!(
+                "Cannot define foreign key constraint '{}' with cascaded DELETE or UPDATE on table '{}' because the table has an INSTEAD OF DELETE or UPDATE TRIGGER defined on it.",
+                fk.name,
+                table_name(w)
+            ),
+        );
+        return Err(constraint_failed(cx, e));
+    }
     w.t.foreign_keys.push(fk);
     Ok(())
 }

@@ -60,15 +60,20 @@ struct ViewBase {
     needs_rows: bool,
     query: Query,
     view: String,
+    /// The query's one source is a view whose rows it runs (a CTE over a view): that
+    /// view as a DML target, whose rows query stands in for it in `query`'s FROM.
+    inner: Option<Box<ViewBase>>,
 }
 
 /// The view `target` names, when it is a view (errors 4403/4405 when it cannot be
-/// changed).
+/// changed). `rows`: its rows will be found by running its query (it stands in a CTE's
+/// or another view's rows query).
 fn updatable_view(
     cx: &mut Cx,
     target: &DmlTarget,
     perm: &str,
     touched: Option<&[String]>,
+    rows: bool,
 ) -> Result<Option<ViewBase>, SqlError> {
     let DmlTarget::Table { name, .. } = target else {
         return Ok(None);
@@ -90,7 +95,7 @@ fn updatable_view(
     if db != cx.state.database {
         return Err(errors::not_supported("Modifying data through a view in another database"));
     }
-    updatable_query(cx, &o.name, &v.query, &v.columns, touched).map(Some)
+    updatable_query(cx, &o.name, &v.query, &v.columns, touched, perm, rows).map(Some)
 }
 
 /// The CTE of `with` that a DML target names: the target itself (`WITH d AS (...) DELETE
@@ -146,23 +151,24 @@ fn for_each_factor<'a>(from: &'a [TableWithJoins], f: &mut dyn FnMut(&'a TableFa
 
 /// The CTE `cte` as a DML target (4403/4405/4406 as for a view, which SQL Server also
 /// names them).
-fn updatable_cte(cx: &mut Cx, cte: &Cte, touched: Option<&[String]>) -> Result<ViewBase, SqlError> {
-    let mut vb = updatable_query(cx, &cte.name.value, &cte.query, &cte.columns, touched)?;
-    vb.needs_rows = true;
-    Ok(vb)
+fn updatable_cte(cx: &mut Cx, cte: &Cte, touched: Option<&[String]>, perm: &str) -> Result<ViewBase, SqlError> {
+    updatable_query(cx, &cte.name.value, &cte.query, &cte.columns, touched, perm, true)
 }
 
 /// Whether the view or CTE `name` defined by `query` (with the column names `names`, if
 /// any) can be the target of DML, and how its columns map to its base table's. Its
 /// FROM may join several tables when the statement changes columns of one of them:
 /// `touched` names the columns an UPDATE or INSERT changes (empty: all of them), None
-/// for DELETE (which needs a single table).
+/// for DELETE (which needs a single table). `cte`: the rows are always found by running
+/// the query (`needs_rows`); `perm` is checked on a view the query reads from.
 fn updatable_query(
     cx: &mut Cx,
     name: &str,
     query: &Query,
     names: &[Ident],
     touched: Option<&[String]>,
+    perm: &str,
+    cte: bool,
 ) -> Result<ViewBase, SqlError> {
     let multi = || {
         SqlError::new(
@@ -224,7 +230,28 @@ fn updatable_query(
             DmlTarget::Variable(v) => Some(cx.table_variable_for_dml(v)?),
         };
     }
-    let mut windowed = false;
+    let windowed = sel.items.iter().any(|i| match i {
+        SelectItem::Expr { expr, .. } => super::query::contains_window(expr),
+        _ => false,
+    });
+    let needs_rows = cte
+        || sources.len() > 1
+        || windowed
+        || sel.top.is_some()
+        || !query.order_by.is_empty()
+        || query.offset.is_some()
+        || !query.with.is_empty();
+    // A query over one view that must run to find its rows goes through that view as a
+    // DML target of its own (a filter-only one is rewritten as DML on the view instead).
+    let inner = match &sources[..] {
+        [(_, target, None)] if needs_rows => {
+            let inner_touched = touched.map(|ts| view_columns_named(sel, names, ts));
+            let vb = updatable_view(cx, target, perm, inner_touched.as_deref(), true)?
+                .ok_or_else(|| errors::invalid_object(&target_alias(target)))?;
+            Some(Box::new(vb))
+        }
+        _ => None,
+    };
     // (shown name, base column, source index; None when computed).
     let mut columns: Vec<(String, String, Option<usize>)> = Vec::new();
     for item in &sel.items {
@@ -232,6 +259,12 @@ fn updatable_query(
             SelectItem::Wildcard(q) => {
                 for (k, (shown, _, info)) in sources.iter().enumerate() {
                     if q.as_ref().is_some_and(|q| !q.name().value.eq_ignore_ascii_case(shown)) {
+                        continue;
+                    }
+                    if let (None, Some(inner)) = (info, &inner) {
+                        for (v, _) in &inner.columns {
+                            columns.push((v.clone(), v.clone(), Some(k)));
+                        }
                         continue;
                     }
                     let info = info
@@ -243,7 +276,6 @@ fn updatable_query(
                 }
             }
             SelectItem::Expr { expr, alias } => {
-                windowed |= super::query::contains_window(expr);
                 let (base_col, source) = match &expr.kind {
                     ExprKind::Column(n) => {
                         let col = n.name().value.clone();
@@ -290,10 +322,23 @@ fn updatable_query(
         // Only computed columns assigned: `base_column` answers 4406 whatever the base.
         found.unwrap_or(0)
     };
-    // Columns of the other tables cannot be changed through this statement.
+    // Columns of the other tables cannot be changed through this statement; through a
+    // view, a column is the base column behind the view's (derived if the view's is).
     let columns = columns
         .into_iter()
-        .map(|(shown, col, source)| if source == Some(base) { (shown, col) } else { (shown, String::new()) })
+        .map(|(shown, col, source)| {
+            let col = match &inner {
+                _ if source != Some(base) => String::new(),
+                Some(inner) => inner
+                    .columns
+                    .iter()
+                    .find(|(v, _)| v.eq_ignore_ascii_case(&col))
+                    .map(|(_, b)| b.clone())
+                    .unwrap_or_default(),
+                None => col,
+            };
+            (shown, col)
+        })
         .collect();
     // The query's WHERE reads base columns: drop qualifiers (one table, no ambiguity).
     let mut filter = sel.where_clause.clone();
@@ -305,14 +350,31 @@ fn updatable_query(
             }
         });
     }
-    let needs_rows = sources.len() > 1
-        || windowed
-        || sel.top.is_some()
-        || !query.order_by.is_empty()
-        || query.offset.is_some()
-        || !query.with.is_empty();
-    let (exposed, base, _) = sources.swap_remove(base);
-    Ok(ViewBase { base, exposed, columns, filter, needs_rows, query: query.clone(), view: name.to_string() })
+    let (exposed, mut base, _) = sources.swap_remove(base);
+    if let Some(inner) = &inner {
+        base = inner.base.clone();
+    }
+    Ok(ViewBase { base, exposed, columns, filter, needs_rows, query: query.clone(), view: name.to_string(), inner })
+}
+
+/// The columns of the one view a query reads that the query's columns `wanted` show
+/// (names as the query shows them, `names` its column list if any): what an UPDATE or
+/// INSERT through the query changes in the view. A name `*` passes on as it is.
+fn view_columns_named(sel: &Select, names: &[Ident], wanted: &[String]) -> Vec<String> {
+    let mut shown: Vec<(String, String)> = Vec::new();
+    for (i, item) in sel.items.iter().enumerate() {
+        if let SelectItem::Expr { expr: Expr { kind: ExprKind::Column(n), .. }, alias } = item {
+            let col = n.name().value.clone();
+            let s = names.get(i).or(alias.as_ref()).map(|a| a.value.clone()).unwrap_or_else(|| col.clone());
+            shown.push((s, col));
+        }
+    }
+    wanted
+        .iter()
+        .map(|w| {
+            shown.iter().find(|(s, _)| s.eq_ignore_ascii_case(w)).map(|(_, c)| c.clone()).unwrap_or_else(|| w.clone())
+        })
+        .collect()
 }
 
 impl ViewBase {
@@ -380,17 +442,49 @@ impl ViewBase {
             let parts = qualifier.iter().cloned().chain(std::iter::once(Ident::new(n))).collect();
             Expr::new(ExprKind::Column(ObjectName { parts }))
         };
+        // Over a view: the view's own rows query, which carries the base table's columns
+        // and locator under the hidden names, stands in for the view.
+        if let Some(inner) = &self.inner {
+            let factor = inner.rows_factor(t, &self.exposed)?;
+            let mut replaced = false;
+            for twj in &mut sel.from {
+                if let TableFactor::Table { .. } = twj.relation {
+                    twj.relation = factor.clone();
+                    replaced = true;
+                }
+            }
+            if !replaced {
+                return Err(errors::not_supported("Modifying data through this query"));
+            }
+            // `*` means the view's columns, not the hidden ones its rows query adds.
+            let items = std::mem::take(&mut sel.items);
+            for item in items {
+                match item {
+                    SelectItem::Wildcard(_) => {
+                        for (v, _) in &inner.columns {
+                            sel.items.push(SelectItem::Expr { expr: column(v), alias: None });
+                        }
+                    }
+                    other => sel.items.push(other),
+                }
+            }
+        }
         let mut names: Vec<Ident> = Vec::new();
         if !self.columns.is_empty() {
             names = self.columns.iter().map(|(v, _)| Ident::new(v.clone())).collect();
         }
         for (i, c) in t.columns.iter().enumerate() {
             let hidden = Ident::new(format!("%%base{i}%%"));
-            sel.items.push(SelectItem::Expr { expr: column(&c.name), alias: Some(hidden.clone()) });
+            let source = if self.inner.is_some() { column(&hidden.value) } else { column(&c.name) };
+            sel.items.push(SelectItem::Expr { expr: source, alias: Some(hidden.clone()) });
             names.push(hidden);
         }
         // Only the base table's scan has a locator (it is the DML target being planned).
-        let locator = Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new("%%physloc%%"))));
+        let locator = if self.inner.is_some() {
+            column("%%physloc%%")
+        } else {
+            Expr::new(ExprKind::Column(ObjectName::from_ident(Ident::new("%%physloc%%"))))
+        };
         sel.items.push(SelectItem::Expr { expr: locator, alias: None });
         names.push(Ident::new("%%physloc%%"));
         Ok(TableFactor::Derived {
@@ -451,6 +545,36 @@ impl ViewBase {
             return Err(errors::invalid_object(alias));
         }
         Ok(from)
+    }
+
+    /// OUTPUT clauses with `inserted.c` / `deleted.c` of a view or CTE column `c` read
+    /// from its base column (the output column keeps the name written).
+    fn base_output(&self, clauses: &[OutputClause]) -> Vec<OutputClause> {
+        let mut clauses = clauses.to_vec();
+        for oc in &mut clauses {
+            for item in &mut oc.items {
+                let SelectItem::Expr { expr, alias } = item else { continue };
+                if alias.is_none() {
+                    if let ExprKind::Column(n) = &expr.kind {
+                        *alias = Some(n.name().clone());
+                    }
+                }
+                super::query::walk_expr_mut(expr, &mut |x| {
+                    let ExprKind::Column(n) = &mut x.kind else { return };
+                    let [prefix, col] = &mut n.parts[..] else { return };
+                    if !(prefix.value.eq_ignore_ascii_case("inserted") || prefix.value.eq_ignore_ascii_case("deleted"))
+                    {
+                        return;
+                    }
+                    if let Some((_, b)) =
+                        self.columns.iter().find(|(v, b)| !b.is_empty() && v.eq_ignore_ascii_case(&col.value))
+                    {
+                        *col = Ident::new(b.clone());
+                    }
+                });
+            }
+        }
+        clauses
     }
 
     /// SET targets renamed to base columns (4406 for a derived one).
@@ -655,6 +779,8 @@ fn key_match_plan(
 
 /// Rows of child tables that reference `row` of `t` through a FOREIGN KEY.
 fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+    // Cascades recurse (8631 rather than overflow on cyclic references).
+    crate::stack::check()?;
     for (name, child, child_cols, our_cols) in &t.referenced_by {
         let vals: Vec<Value> = our_cols.iter().map(|&c| old[c].clone()).collect();
         if vals.iter().any(|v| v.is_null()) {
@@ -702,12 +828,24 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 }
             }
             ReferentialAction::Cascade | ReferentialAction::SetNull | ReferentialAction::SetDefault => {
+                // `referenced_by` holds the referencing table without its own links and
+                // triggers (built one level deep): a cascade needs the whole table, to go
+                // on to the tables referencing it and to fire its triggers.
+                let full =
+                    if child.object_id != t.object_id { cx.table_info_by_id(child.db, child.object_id)? } else { None };
+                let child = full.as_ref().unwrap_or(child);
                 let rows = matching_rows(cx, child, child_cols, &vals, &types_)?;
+                // The referencing table's AFTER triggers get the rows once the statement
+                // has written all of its own (trigger::fire_cascades).
+                let deletes = action == ReferentialAction::Cascade && new.is_none();
+                let event = if deletes { trigger::Event::Delete } else { trigger::Event::Update };
+                let slot = if rows.is_empty() { None } else { trigger::cascade_slot(cx, child, event, child_cols) };
                 for (pk, crow) in rows {
-                    match (action, new) {
+                    let nr = match (action, new) {
                         (ReferentialAction::Cascade, None) => {
                             check_referenced(child, &crow, None, stmt, cx)?;
                             child.delete_row(&pk, &crow, cx)?;
+                            None
                         }
                         (ReferentialAction::Cascade, Some(n)) => {
                             let mut nr = crow.clone();
@@ -715,6 +853,7 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                                 nr[cc] = n[our_cols[k]].clone();
                             }
                             child.update_row(&pk, &crow, &nr, cx)?;
+                            Some(nr)
                         }
                         _ => {
                             let mut nr = crow.clone();
@@ -729,7 +868,11 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                                 };
                             }
                             child.update_row(&pk, &crow, &nr, cx)?;
+                            Some(nr)
                         }
+                    };
+                    if let Some(s) = slot {
+                        trigger::cascade_row(cx, s, crow, nr);
                     }
                 }
             }
@@ -1079,10 +1222,10 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
     }
     let touched: Vec<String> = ins.columns.iter().map(|c| c.value.clone()).collect();
     if let Some((cte, _)) = cte_target(&ins.with, &ins.target, &[]) {
-        let vb = updatable_cte(cx, cte, Some(&touched))?;
+        let vb = updatable_cte(cx, cte, Some(&touched), "INSERT")?;
         return insert_through(cx, ins, &vb);
     }
-    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT", Some(&touched))? {
+    if let Some(vb) = updatable_view(cx, &ins.target, "INSERT", Some(&touched), false)? {
         return through_view(cx, |cx| insert_through(cx, ins, &vb));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
@@ -1094,6 +1237,7 @@ fn insert_through(cx: &mut Cx, ins: &Insert, vb: &ViewBase) -> Result<(), SqlErr
     {
         let mut i = ins.clone();
         i.target = vb.target(&ins.target);
+        i.output = vb.base_output(&ins.output);
         let view_cols: Vec<String> = if ins.columns.is_empty() {
             vb.columns.iter().map(|(v, _)| v.clone()).collect()
         } else {
@@ -1528,7 +1672,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         })
         .collect();
     if let Some((cte, alias)) = cte_target(&u.with, &u.target, &u.from) {
-        let vb = updatable_cte(cx, cte, Some(&touched))?;
+        let vb = updatable_cte(cx, cte, Some(&touched), "UPDATE")?;
         return update_through(cx, u, &vb, &alias);
     }
     if u.from.is_empty() {
@@ -1540,7 +1684,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE", Some(&touched))? {
+        if let Some(vb) = updatable_view(cx, &u.target, "UPDATE", Some(&touched), false)? {
             if vb.needs_rows {
                 let alias = target_alias(&u.target);
                 return through_view(cx, |cx| update_through(cx, u, &vb, &alias));
@@ -1548,6 +1692,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
             let mut r = u.clone();
             r.target = vb.target(&u.target);
             r.where_clause = vb.where_with_filter(u.where_clause.as_ref())?;
+            r.output = vb.base_output(&u.output);
             for a in &mut r.assignments {
                 if let AssignTarget::Column(n) = &mut a.target {
                     let b = vb.base_column(&n.name().value)?.ok_or_else(|| errors::invalid_column(&n.name().value))?;
@@ -1584,6 +1729,7 @@ fn update_through(cx: &mut Cx, u: &Update, vb: &ViewBase, alias: &str) -> Result
     r.from = vb.with_rows_in_from(&t, &u.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
     r.assignments = vb.base_assignments(&u.assignments)?;
+    r.output = vb.base_output(&u.output);
     update_rows(cx, &r, &t, None)
 }
 
@@ -1646,6 +1792,7 @@ fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8
         return cx.done(Some(n));
     }
     // Write phase.
+    let outer = trigger::begin_cascades(cx);
     for (pk, old, new) in changes {
         let new = write_update(cx, &t, &pk, &old, new, "UPDATE")?;
         collect_output(&mut outs, Some(&old), Some(&new), width, &[], cx)?;
@@ -1655,6 +1802,7 @@ fn update_rows(cx: &mut Cx, u: &Update, t: &Arc<TableInfo>, current: Option<&[u8
         }
     }
     flush_output(outs, cx)?;
+    trigger::fire_cascades(cx, outer)?;
     if keep {
         trigger::fire_after(cx, &t, trigger::Event::Update, kept)?;
     }
@@ -1698,7 +1846,7 @@ fn find_alias_table(
 
 pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
     if let Some((cte, alias)) = cte_target(&d.with, &d.target, &d.from) {
-        let vb = updatable_cte(cx, cte, None)?;
+        let vb = updatable_cte(cx, cte, None, "DELETE")?;
         return delete_through(cx, d, &vb, &alias);
     }
     if d.from.is_empty() {
@@ -1710,7 +1858,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
                 }
             }
         }
-        if let Some(vb) = updatable_view(cx, &d.target, "DELETE", None)? {
+        if let Some(vb) = updatable_view(cx, &d.target, "DELETE", None, false)? {
             if vb.needs_rows {
                 let alias = target_alias(&d.target);
                 return through_view(cx, |cx| delete_through(cx, d, &vb, &alias));
@@ -1718,6 +1866,7 @@ pub fn delete(cx: &mut Cx, d: &Delete) -> Result<(), SqlError> {
             let mut r = d.clone();
             r.target = vb.target(&d.target);
             r.where_clause = vb.where_with_filter(d.where_clause.as_ref())?;
+            r.output = vb.base_output(&d.output);
             return through_view(cx, |cx| delete(cx, &r));
         }
     }
@@ -1737,6 +1886,7 @@ fn delete_through(cx: &mut Cx, d: &Delete, vb: &ViewBase, alias: &str) -> Result
     let mut r = d.clone();
     r.from = vb.with_rows_in_from(&t, &d.from, alias)?;
     r.target = DmlTarget::Table { name: ObjectName::from_ident(Ident::new(alias)), hints: Vec::new() };
+    r.output = vb.base_output(&d.output);
     delete_rows(cx, &r, &t, None)
 }
 
@@ -1762,6 +1912,7 @@ fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8
     let values_unread =
         single && recheck.is_none() && t.indexes.len() == 1 && t.referenced_by.is_empty() && outs.is_empty() && !keep;
     let mut deleted = 0u64;
+    let outer = trigger::begin_cascades(cx);
     // Each row read is locked and checked again (`lock_current`): one another
     // transaction deleted meanwhile is skipped, and with TOP the scan goes on for the
     // rows still missing, so concurrent DELETE TOP sessions each delete their n rows.
@@ -1818,6 +1969,7 @@ fn delete_rows(cx: &mut Cx, d: &Delete, t: &Arc<TableInfo>, current: Option<&[u8
         }
     }
     flush_output(outs, cx)?;
+    trigger::fire_cascades(cx, outer)?;
     if keep {
         let f = trigger::Fired { inserted: Vec::new(), deleted: kept, updated: None, row_count: deleted };
         match &instead {

@@ -330,6 +330,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
     // Write phase (with INSTEAD OF triggers: the rows as they would be, unwritten).
     let action_value = |s: &str| Value::String(s.to_string());
     let mut count = 0u64;
+    let outer = trigger::begin_cascades(cx);
     for (change, source) in changes {
         let mut extra_row = Vec::with_capacity(source.len() + 1);
         match change {
@@ -368,6 +369,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
         count += 1;
     }
     dml::flush_output(outs, cx)?;
+    trigger::fire_cascades(cx, outer)?;
     triggers.fire(cx, &t, count)?;
     cx.state.rowcount = count as i64;
     cx.done(Some(count))

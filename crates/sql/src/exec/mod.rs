@@ -100,6 +100,8 @@ pub struct SessionState {
     pub bulk_target: Option<Box<InsertBulk>>,
     pub last_identity: Option<i128>,
     pub rowcount: i64,
+    /// @@ERROR: set by [`Cx::set_error`], cleared when a statement completes without
+    /// setting it ([`resets_error`]).
     pub error: i32,
     /// XACT_STATE() = -1: the transaction can only be rolled back.
     pub doomed: bool,
@@ -118,12 +120,18 @@ pub struct SessionState {
     /// Databases whose catalog changed in the current transaction (reloaded on rollback).
     catalog_dirty: HashSet<DbId>,
     table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    /// A view's triggers (with their parsed bodies), by catalog version, as a table's
+    /// live in its cached `TableInfo`.
+    view_triggers: HashMap<(DbId, i32), (u64, ViewTriggers)>,
     /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
     name_cache: Vec<NameEntry>,
     next_temp: u64,
     /// GLOBAL cursors, @@FETCH_STATUS, @@CURSOR_ROWS.
     pub cursors: cursor::SessionCursors,
 }
+
+/// A view's triggers, shared by the statements that fire them.
+type ViewTriggers = Arc<[trigger::TriggerInfo]>;
 
 /// A table name as resolved: where the name pointed, at which catalog version.
 #[derive(Debug)]
@@ -186,6 +194,7 @@ impl SessionState {
             next_descriptor: 1,
             catalog_dirty: HashSet::new(),
             table_cache: HashMap::new(),
+            view_triggers: HashMap::new(),
             name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
@@ -341,6 +350,12 @@ pub struct Cx<'a> {
     /// A bulk load without CHECK_CONSTRAINTS: CHECK and FOREIGN KEY constraints are not
     /// checked.
     pub bulk_unchecked: bool,
+    /// Counts [`Cx::set_error`] calls: a statement that completes with the count it
+    /// started with clears @@ERROR.
+    pub error_sets: u32,
+    /// Rows FOREIGN KEY cascades changed in referencing tables with AFTER triggers,
+    /// collected while a statement writes (see [`trigger::Cascaded`]).
+    pub cascades: Vec<trigger::Cascaded>,
 }
 
 /// What a statement tells its block to do next.
@@ -418,6 +433,8 @@ impl<'a> Cx<'a> {
             null_warned: false,
             preceding: Vec::new(),
             bulk_unchecked: false,
+            error_sets: 0,
+            cascades: Vec::new(),
         }
     }
 
@@ -751,6 +768,37 @@ impl<'a> Cx<'a> {
         self.table_variable(name)
     }
 
+    /// The executor's view of table `id` (cached as [`Cx::table_info`]), None if it is
+    /// no table.
+    pub fn table_info_by_id(&mut self, db: DbId, id: i32) -> Result<Option<Arc<TableInfo>>, SqlError> {
+        let cat = self.catalog(db)?;
+        if let Some((v, t)) = self.state.table_cache.get(&(db, id)) {
+            if *v == cat.version() {
+                return Ok(Some(t.clone()));
+            }
+        }
+        let obj = cat.inner.read().objects.get(&id).filter(|o| o.table().is_some()).cloned();
+        match obj {
+            Some(o) => self.table_info(db, &o).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
+    /// is parsed at its first firing only, until the catalog changes).
+    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<ViewTriggers, SqlError> {
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        if let Some((v, t)) = self.state.view_triggers.get(&(db, view_id)) {
+            if *v == version {
+                return Ok(t.clone());
+            }
+        }
+        let list: ViewTriggers = trigger::triggers_of(&cat.inner.read(), db, view_id).into();
+        self.state.view_triggers.insert((db, view_id), (version, list.clone()));
+        Ok(list)
+    }
+
     pub fn table_variable(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
         let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
         f.vars
@@ -790,6 +838,7 @@ impl<'a> Cx<'a> {
             let _ = self.host.commit(None);
         }
         self.state.table_cache.clear();
+        self.state.view_triggers.clear();
     }
 
     pub fn catalog_index(&self, db: DbId) -> Result<IndexRef, SqlError> {
@@ -1126,7 +1175,7 @@ pub fn drop_frame_tables(cx: &mut Cx) {
 }
 
 pub fn report(cx: &mut Cx, e: &SqlError) {
-    cx.state.error = e.number;
+    cx.set_error(e.number);
     let mut e = e.clone();
     if e.procedure.is_none() {
         if let Some(p) = cx.frames.last().and_then(|f| f.proc_name.clone()) {
@@ -1158,8 +1207,14 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
         if let Err(e) = cx.check_cancel() {
             return Err(Abort { error: e, reported: false });
         }
+        let sets = cx.error_sets;
         let flow = match exec_statement(cx, stmt) {
-            Ok(f) => f,
+            Ok(f) => {
+                if cx.error_sets == sets && resets_error(&stmt.kind) {
+                    cx.state.error = 0;
+                }
+                f
+            }
             Err(mut e) => {
                 if e.line == 0 {
                     e.line = stmt.line();
@@ -1228,6 +1283,29 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
         }
     }
     Ok(Flow::Normal)
+}
+
+/// Does the statement clear @@ERROR when it completes without an error? SQL Server clears
+/// it after every statement executed, so `IF @@ERROR <> 0 PRINT @@ERROR` prints 0. Not
+/// here: IF and WHILE clear it when their condition has been evaluated (their branch
+/// runs statements of its own); blocks, TRY...CATCH (the CATCH block's first statement
+/// still sees the error) and labels are no statements of their own; a DECLARE without
+/// initial values is not executed in SQL Server (its variables exist from the batch's
+/// compilation). An EXEC whose module set @@ERROR keeps it (the caller's `EXEC p; IF
+/// @@ERROR <> 0` sees the error of the module's last statement), as any statement does
+/// whose triggers or functions set it.
+fn resets_error(k: &StatementKind) -> bool {
+    match k {
+        StatementKind::Block(_)
+        | StatementKind::If { .. }
+        | StatementKind::While { .. }
+        | StatementKind::TryCatch { .. }
+        | StatementKind::Label(_) => false,
+        StatementKind::Declare(decls) => {
+            decls.iter().any(|d| matches!(d, Declaration::Variable { value: Some(_), .. } | Declaration::Cursor { .. }))
+        }
+        _ => true,
+    }
 }
 
 /// Is the statement one that reads or writes tables (and so runs in a transaction)?
@@ -1650,6 +1728,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::Block(stmts) => exec_block(cx, stmts).map_err(|a| reraise(cx, a)),
         StatementKind::If { condition, then_branch, else_branch } => {
             let (v, _) = eval_standalone(cx, condition)?;
+            cx.state.error = 0;
             let branch = if expr::is_true(&v) { Some(&**then_branch) } else { else_branch.as_deref() };
             match branch {
                 Some(s) => exec_block(cx, std::slice::from_ref(s)).map_err(|a| reraise(cx, a)),
@@ -1660,6 +1739,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             loop {
                 cx.check_cancel()?;
                 let (v, _) = eval_standalone(cx, condition)?;
+                cx.state.error = 0;
                 if !expr::is_true(&v) {
                     break;
                 }
@@ -1710,7 +1790,8 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     if cx.state.trancount > 0 && (cx.state.xact_abort || a.error.number == 1205) {
                         cx.state.doomed = true;
                     }
-                    cx.state.error = a.error.number;
+                    // The CATCH block's first statement still sees the error in @@ERROR.
+                    cx.set_error(a.error.number);
                     cx.catch_errors.push(a.error);
                     let r = exec_block(cx, catch_block);
                     cx.catch_errors.pop();
@@ -2015,6 +2096,12 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
 }
 
 impl Cx<'_> {
+    /// Sets @@ERROR (see [`resets_error`] for when it is cleared).
+    pub fn set_error(&mut self, number: i32) {
+        self.state.error = number;
+        self.error_sets = self.error_sets.wrapping_add(1);
+    }
+
     /// The login the session acts as (EXECUTE AS LOGIN/USER changes it until REVERT).
     pub fn login_name(&self) -> String {
         match self.state.impersonation.last() {

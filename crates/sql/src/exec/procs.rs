@@ -692,7 +692,7 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
     }
     let e = SqlError::new(number, severity, state, text).at_line(line);
     if r.options.contains(&RaiserrorOption::SetError) {
-        cx.state.error = number;
+        cx.set_error(number);
     }
     if severity <= 10 {
         let mut e = e;
@@ -788,7 +788,7 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
         let _ = cx.sink.message(&Message { error: e, info: true });
     }
     if !problems.is_empty() {
-        cx.state.error = 8939;
+        cx.set_error(8939);
     }
     Ok(Flow::Normal)
 }

@@ -177,6 +177,67 @@ pub fn fire_after(cx: &mut Cx, t: &TableInfo, e: Event, f: Fired) -> Result<(), 
     Ok(())
 }
 
+/// Rows a FOREIGN KEY cascade (CASCADE, SET NULL, SET DEFAULT) changed in one
+/// referencing table, for that table's AFTER triggers.
+pub struct Cascaded {
+    table: Arc<TableInfo>,
+    event: Event,
+    fired: Fired,
+}
+
+/// The slot in `cx.cascades` for rows a cascade changes in `t` (`e`: DELETE for ON
+/// DELETE CASCADE, else UPDATE, setting `columns`), or None when no AFTER trigger of
+/// `t` wants them. Slots are made in the order the cascades reach their tables, before
+/// a cascade goes further down, so a referencing table's slot follows its parent's.
+pub fn cascade_slot(cx: &mut Cx, t: &Arc<TableInfo>, e: Event, columns: &[usize]) -> Option<usize> {
+    if !has_after(t, e) {
+        return None;
+    }
+    let i =
+        match cx.cascades.iter().position(|c| c.event == e && c.table.db == t.db && c.table.object_id == t.object_id) {
+            Some(i) => i,
+            None => {
+                let updated = (e == Event::Update).then(|| vec![false; t.columns.len()]);
+                let fired = Fired { inserted: Vec::new(), deleted: Vec::new(), updated, row_count: 0 };
+                cx.cascades.push(Cascaded { table: t.clone(), event: e, fired });
+                cx.cascades.len() - 1
+            }
+        };
+    if let Some(u) = &mut cx.cascades[i].fired.updated {
+        for &c in columns {
+            u[c] = true;
+        }
+    }
+    Some(i)
+}
+
+/// Keeps a row a cascade changed (`new` None for a delete) in its slot.
+pub fn cascade_row(cx: &mut Cx, slot: usize, old: Row, new: Option<Row>) {
+    let f = &mut cx.cascades[slot].fired;
+    f.deleted.push(old);
+    f.inserted.extend(new);
+    f.row_count += 1;
+}
+
+/// Runs what [`begin_cascades`] collected since it was called (restoring the
+/// collection of an enclosing statement): the AFTER triggers of each table a cascade
+/// changed, once per table and action with all its rows, the deepest tables first. SQL
+/// Server fires them after all cascading actions, in the opposite order of the
+/// cascades, before the AFTER triggers of the statement's own table.
+pub fn fire_cascades(cx: &mut Cx, outer: Vec<Cascaded>) -> Result<(), SqlError> {
+    let mine = std::mem::replace(&mut cx.cascades, outer);
+    for c in mine.into_iter().rev() {
+        fire_after(cx, &c.table, c.event, c.fired)?;
+    }
+    Ok(())
+}
+
+/// Starts collecting the rows a statement's cascades change; hand the result to
+/// [`fire_cascades`] once the statement's rows are written.
+pub fn begin_cascades(cx: &mut Cx) -> Vec<Cascaded> {
+    std::mem::take(&mut cx.cascades)
+}
+
 /// Runs the INSTEAD OF trigger `tr` of table `t` with the rows the statement would
 /// have changed.
 pub fn fire_instead(cx: &mut Cx, t: &TableInfo, tr: &TriggerInfo, f: Fired) -> Result<(), SqlError> {
@@ -405,6 +466,28 @@ pub fn create_trigger(cx: &mut Cx, ct: &CreateTrigger, stmt: &Statement) -> Resu
         };
         (existing, clash)
     };
+    // A cascade changes the table's rows itself, so it cannot have an INSTEAD OF
+    // trigger for the action a FOREIGN KEY of it cascades (1787 is the other order).
+    let cascading = instead_of
+        && parent.table().is_some_and(|t| {
+            t.foreign_keys.iter().any(|fk| {
+                (ct.delete && fk.on_delete != catalog::ReferentialAction::NoAction)
+                    || (ct.update && fk.on_update != catalog::ReferentialAction::NoAction)
+            })
+        });
+    if cascading {
+        return Err(SqlError::new(
+            2113,
+            16,
+            1,
+            format!(
+                "Cannot {} INSTEAD OF DELETE or INSTEAD OF UPDATE TRIGGER '{}' on table '{}'. This is because the table has a FOREIGN KEY with cascading DELETE or UPDATE.",
+                if ct.mode == CreateMode::Alter { "ALTER" } else { "CREATE" },
+                n,
+                errors::written(&ct.table)
+            ),
+        ));
+    }
     if let Some(ev) = clash {
         return Err(SqlError::new(
             2111,
@@ -511,16 +594,18 @@ pub fn view_instead_of(
     if !matches!(o.body, ObjectBody::View(_)) {
         return Ok(None);
     }
-    let list = {
-        let cat = cx.catalog(db)?;
-        let g = cat.inner.read();
-        triggers_of(&g, db, o.id)
-    };
+    let list = cx.view_triggers(db, o.id)?;
     Ok(instead_of(cx, &list, e).cloned().map(|t| (db, o, t)))
 }
 
-/// The rows of view `name` a WHERE selects, with the view's columns.
-fn view_rows(cx: &mut Cx, name: &ObjectName, where_clause: Option<&Expr>) -> Result<(Vec<OutCol>, Vec<Row>), SqlError> {
+/// The rows of view `name` a WHERE selects, with the view's columns (only the columns
+/// when `rows` is false).
+fn view_rows(
+    cx: &mut Cx,
+    name: &ObjectName,
+    where_clause: Option<&Expr>,
+    rows: bool,
+) -> Result<(Vec<OutCol>, Vec<Row>), SqlError> {
     let b = crate::parse_batch(&format!("SELECT * FROM {name}"))?;
     let Some(StatementKind::Query(mut q)) = b.statements.into_iter().next().map(|s| s.kind) else {
         return Err(errors::invalid_object(&errors::written(name)));
@@ -529,6 +614,9 @@ fn view_rows(cx: &mut Cx, name: &ObjectName, where_clause: Option<&Expr>) -> Res
         s.where_clause = where_clause.cloned();
     }
     let (plan, cols) = super::query::Binder::new(cx).plan_query(&q)?;
+    if !rows {
+        return Ok((cols, Vec::new()));
+    }
     let rows = super::plan::drain(super::plan::open(&plan, cx)?, cx)?;
     Ok((cols, rows))
 }
@@ -541,7 +629,7 @@ pub fn insert_view(
     view: &Object,
     tr: &TriggerInfo,
 ) -> Result<(), SqlError> {
-    let (cols, _) = view_rows(cx, name, Some(&false_expr()?))?;
+    let (cols, _) = view_rows(cx, name, None, false)?;
     let positions: Vec<usize> = if ins.columns.is_empty() {
         (0..cols.len()).collect()
     } else {
@@ -615,7 +703,7 @@ pub fn update_view(
     view: &Object,
     tr: &TriggerInfo,
 ) -> Result<(), SqlError> {
-    let (cols, rows) = view_rows(cx, name, u.where_clause.as_ref())?;
+    let (cols, rows) = view_rows(cx, name, u.where_clause.as_ref(), true)?;
     let scope = super::query::Scope::from_cols(Some(&name.name().value), &cols);
     let mut sets = Vec::new();
     let mut updated = vec![false; cols.len()];
@@ -659,15 +747,10 @@ pub fn delete_view(
     view: &Object,
     tr: &TriggerInfo,
 ) -> Result<(), SqlError> {
-    let (cols, rows) = view_rows(cx, name, d.where_clause.as_ref())?;
+    let (cols, rows) = view_rows(cx, name, d.where_clause.as_ref(), true)?;
     let n = rows.len() as u64;
     let f = Fired { inserted: Vec::new(), deleted: rows, updated: Some(vec![false; cols.len()]), row_count: n };
     fire_instead_view(cx, view.id, cols, tr, f)?;
     cx.state.rowcount = n as i64;
     cx.done(Some(n))
-}
-
-/// `1 = 0`: a WHERE that selects nothing (a view's columns without its rows).
-fn false_expr() -> Result<Expr, SqlError> {
-    crate::parse_expression("1 = 0")
 }

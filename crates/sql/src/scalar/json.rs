@@ -817,6 +817,17 @@ pub fn construct(spec: &str, args: &[Value], types: &[SqlType], object: bool) ->
     let mut out = String::from(if object { "{" } else { "[" });
     for i in (0..args.len()).step_by(step) {
         let v = i + step - 1;
+        // A NULL key is an error whatever the NULL clause says. Number and text from a
+        // probe of SQL Server 2025 published outside Microsoft's docs, which list
+        // neither.
+        if object && args[i].is_null() {
+            return Err(SqlError::new(
+                13638,
+                16,
+                1,
+                "User error : Name parameter value in 'json_object' cannot be null",
+            ));
+        }
         if absent && args.get(v).is_none_or(Value::is_null) {
             continue;
         }
@@ -826,9 +837,6 @@ pub fn construct(spec: &str, args: &[Value], types: &[SqlType], object: bool) ->
         if object {
             let key = match &args[i] {
                 Value::String(k) => k.clone(),
-                // SQL Server's answer to a NULL key is not checked yet (see
-                // docs/compatibility.md); the key is written empty.
-                Value::Null => String::new(),
                 k => {
                     let to = SqlType::NVarChar { len: types::Length::Max };
                     super::convert::convert(k, &ty(i), &to, None)?.to_string()
