@@ -1374,7 +1374,7 @@ pub(crate) mod tests {
             cv(Value::String("ab".into()), vc(2), SqlType::char(4).unwrap()).unwrap(),
             Value::String("ab  ".into())
         );
-        assert_eq!(cv(Value::String("<a/>".into()), vc(4), SqlType::Xml).unwrap(), Value::String("<a />".into()));
+        assert_eq!(cv(Value::String("<a/>".into()), vc(4), SqlType::Xml).unwrap(), Value::String("<a/>".into()));
     }
 
     #[test]
