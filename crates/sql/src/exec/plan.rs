@@ -605,6 +605,11 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 }
                 None => None,
             };
+            if count == Some(0) {
+                // TOP (0) and FETCH NEXT 0 ROWS: nothing to read (an input may do all its
+                // work when it opens: a sort, a hash join's build).
+                return Ok(Box::new(VecOp::new(Vec::new())));
+            }
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
         }
         Plan::Distinct { input } => {
