@@ -1704,7 +1704,10 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                             readonly: false,
                         });
                     }
-                    Declaration::Cursor { name, definition } => cursor::declare(cx, name, definition)?,
+                    Declaration::Cursor { name, definition } => {
+                        cursor::declare(cx, name, definition)?;
+                        cx.done(None)?;
+                    }
                 }
             }
             Ok(Flow::Normal)
@@ -1717,10 +1720,18 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             Ok(Flow::Normal)
         }
         StatementKind::SetCursor { name, definition } => cursor::set_variable(cx, name, definition),
-        StatementKind::OpenCursor(c) => cursor::open(cx, c),
-        StatementKind::CloseCursor(c) => cursor::close(cx, c),
-        StatementKind::DeallocateCursor(c) => cursor::deallocate(cx, c),
-        StatementKind::Fetch(f) => cursor::fetch(cx, f),
+        // Cursor statements end with a DONE of their own, as in SQL Server (a FETCH
+        // without INTO sends its row and count itself).
+        StatementKind::OpenCursor(c) => cursor::open(cx, c).and_then(|f| cx.done(None).map(|_| f)),
+        StatementKind::CloseCursor(c) => cursor::close(cx, c).and_then(|f| cx.done(None).map(|_| f)),
+        StatementKind::DeallocateCursor(c) => cursor::deallocate(cx, c).and_then(|f| cx.done(None).map(|_| f)),
+        StatementKind::Fetch(f) => {
+            let flow = cursor::fetch(cx, f)?;
+            if !f.into.is_empty() {
+                cx.done(None)?;
+            }
+            Ok(flow)
+        }
         StatementKind::SetOption(o) => {
             set_option(cx, o)?;
             Ok(Flow::Normal)
@@ -1729,6 +1740,8 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::If { condition, then_branch, else_branch } => {
             let (v, _) = eval_standalone(cx, condition)?;
             cx.state.error = 0;
+            // SQL Server ends the evaluation of a condition with a DONE (no count).
+            cx.done(None)?;
             let branch = if expr::is_true(&v) { Some(&**then_branch) } else { else_branch.as_deref() };
             match branch {
                 Some(s) => exec_block(cx, std::slice::from_ref(s)).map_err(|a| reraise(cx, a)),
@@ -1740,6 +1753,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 cx.check_cancel()?;
                 let (v, _) = eval_standalone(cx, condition)?;
                 cx.state.error = 0;
+                cx.done(None)?;
                 if !expr::is_true(&v) {
                     break;
                 }
@@ -1858,6 +1872,9 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 // The client is gone or cancelled: stop at the next check.
                 cx.state.cancel.store(true, AtomicOrdering::Relaxed);
             }
+            // PRINT ends with a DONE of its own (no count), as in SQL Server: drivers
+            // that surface messages between result sets rely on it.
+            cx.done(None)?;
             Ok(Flow::Normal)
         }
         StatementKind::WaitFor { kind, value } => {
