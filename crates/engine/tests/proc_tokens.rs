@@ -72,3 +72,69 @@ fn batch_exec_sends_return_status_and_doneproc() {
     }
     assert_eq!(sink.result_sets()[0].1, vec![vec![Value::Int(10)]]);
 }
+
+/// The DONE tokens of a stream, as (kind, count).
+fn dones(sink: &CollectSink) -> Vec<(DoneKind, Option<u64>)> {
+    sink.events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Done(d) => Some((d.kind, d.row_count)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[test]
+fn print_cursor_statements_and_conditions_end_with_a_done() {
+    // As SQL Server sends them (go-mssqldb's message queue tests count them): PRINT ends
+    // with a DONE of its own, so a message between result sets stays between them.
+    let inst = memory();
+    let mut s = session(&inst);
+    let mut sink = CollectSink::default();
+    s.execute_batch("PRINT 'msg1'; SELECT 100 AS c; PRINT 'msg2'", &mut sink);
+    assert!(sink.errors().is_empty(), "{:?}", sink.errors());
+    let order: Vec<&str> = sink
+        .events
+        .iter()
+        .filter_map(|e| match e {
+            Event::Message(_) => Some("message"),
+            Event::Columns(_) => Some("columns"),
+            Event::Row(_) => Some("row"),
+            Event::Done(_) => Some("done"),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(order, ["message", "done", "columns", "row", "done", "message", "done"]);
+    assert_eq!(
+        dones(&sink),
+        vec![(DoneKind::Statement, None), (DoneKind::Statement, Some(1)), (DoneKind::Statement, None)]
+    );
+
+    // In a procedure: DECLARE CURSOR, OPEN, each FETCH, each evaluation of the WHILE
+    // condition, each PRINT, CLOSE and DEALLOCATE; not the DECLARE of a variable.
+    let mut sink = CollectSink::default();
+    s.execute_batch(
+        "CREATE PROCEDURE dbo.cur AS
+         BEGIN
+             DECLARE @tmp int;
+             DECLARE c CURSOR FOR SELECT 1 UNION SELECT 2;
+             OPEN c;
+             FETCH NEXT FROM c INTO @tmp;
+             WHILE @@FETCH_STATUS = 0
+             BEGIN
+                 PRINT @tmp;
+                 FETCH NEXT FROM c INTO @tmp;
+             END;
+             CLOSE c;
+             DEALLOCATE c;
+         END",
+        &mut sink,
+    );
+    assert!(sink.errors().is_empty(), "{:?}", sink.errors());
+    let mut sink = CollectSink::default();
+    s.execute_batch("EXEC dbo.cur", &mut sink);
+    assert!(sink.errors().is_empty(), "{:?}", sink.errors());
+    let d = dones(&sink);
+    assert_eq!(d.iter().filter(|(k, c)| *k == DoneKind::InProc && c.is_none()).count(), 12, "{d:?}");
+    assert_eq!(d.iter().filter(|(k, _)| *k == DoneKind::Proc).count(), 1, "{d:?}");
+}
