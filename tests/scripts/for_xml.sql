@@ -32,3 +32,37 @@ SELECT id FROM item WHERE id = 1 FOR XML RAW;
 -- errors
 SELECT id FROM item FOR XML EXPLICIT;
 SELECT 1 AS a FOR XML AUTO;
+GO
+-- FOR XML EXPLICIT: a universal table (Tag, Parent, ElementName!Tag!Attribute!Directive)
+-- ordered so each parent row comes right before its children.
+CREATE TABLE #cust (cid varchar(5), name nvarchar(20));
+CREATE TABLE #ord (oid varchar(5), cid varchar(5), odate date, note nvarchar(30));
+INSERT #cust VALUES ('C1', N'Janine'), ('C2', N'Ann & Bo');
+INSERT #ord VALUES ('O1', 'C1', '1996-01-20', N'first <rush>'), ('O2', 'C1', '1997-03-29', NULL), ('O3', 'C2', '1998-02-01', N'x');
+SELECT 1 AS Tag, NULL AS Parent,
+       c.cid AS [Customer!1!cid], c.name AS [Customer!1!name],
+       NULL AS [Order!2!id], NULL AS [Order!2!date], NULL AS [Order!2!note!element], NULL AS [Order!2!sort!hide]
+FROM #cust AS c
+UNION ALL
+SELECT 2, 1, o.cid, NULL, o.oid, o.odate, o.note, o.oid
+FROM #ord AS o
+ORDER BY [Customer!1!cid], [Order!2!sort!hide]
+FOR XML EXPLICIT;
+-- Text content (no attribute name), CDATA, xml and ROOT.
+SELECT 1 AS Tag, NULL AS Parent, N'a < b' AS [Note!1], N'<raw/>' AS [Note!1!!xml], N'x]y' AS [Note!1!!cdata]
+FOR XML EXPLICIT, ROOT('notes');
+-- Errors: too few columns, a bad column name, an undeclared tag, a parent not open.
+SELECT 1 AS Tag, NULL AS Parent FOR XML EXPLICIT;
+GO
+SELECT 1 AS Tag, NULL AS Parent, 1 AS [a] FOR XML EXPLICIT;
+GO
+SELECT 1 AS Tag, NULL AS Parent, 1 AS [a!1!x!bogus] FOR XML EXPLICIT;
+GO
+SELECT 2 AS Tag, NULL AS Parent, 1 AS [a!1!x] FOR XML EXPLICIT;
+GO
+SELECT 2 AS Tag, 1 AS Parent, 1 AS [a!1!x], 2 AS [b!2!y] FOR XML EXPLICIT;
+GO
+SELECT 1 AS T, NULL AS Parent, 1 AS [a!1!x] FOR XML EXPLICIT;
+GO
+DROP TABLE #cust;
+DROP TABLE #ord;

@@ -22,6 +22,11 @@
 //!   PATH('') concatenates. ROOT('x') wraps the whole; TYPE makes the result xml; xml
 //!   values (FOR XML ..., TYPE subqueries) are embedded as they are. Text escapes & < >,
 //!   attributes also ".
+//! - FOR XML EXPLICIT: the input is a universal table (Tag, Parent, then columns named
+//!   `ElementName!TagNumber[!AttributeName[!Directive]]`); rows are read in order, each
+//!   opens an element under the open element of its Parent tag (closing the deeper
+//!   ones), with its tag's columns as attributes or, per directive, contained elements,
+//!   text or CDATA.
 
 use types::{Length, SqlError, SqlType, Value};
 
@@ -42,6 +47,32 @@ pub enum Mode {
     XmlRaw,
     XmlAuto,
     XmlPath,
+    XmlExplicit,
+}
+
+/// How FOR XML EXPLICIT writes a data column (`ElementName!TagNumber!AttributeName!Directive`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Directive {
+    /// An attribute (no directive, or ID/IDREF/IDREFS, which only type it).
+    Attribute,
+    /// A child element named by the attribute name, or the element's own text when the
+    /// attribute name is empty; entity-encoded. ELEMENTXSINIL also for NULL.
+    Element { xsinil: bool },
+    /// As ELEMENT without entity encoding (also XMLTEXT, approximately).
+    Xml,
+    /// The element's text in a CDATA section.
+    Cdata,
+    /// Read (for ordering) but not written.
+    Hide,
+}
+
+/// One data column of a FOR XML EXPLICIT universal table.
+#[derive(Debug, Clone)]
+pub struct ExplicitColumn {
+    pub element: String,
+    pub tag: i64,
+    pub attribute: String,
+    pub directive: Directive,
 }
 
 #[derive(Debug, Clone)]
@@ -59,6 +90,8 @@ pub struct ForNode {
     pub types: Vec<SqlType>,
     pub json_cols: Vec<bool>,
     pub cols: Vec<OutCol>,
+    /// FOR XML EXPLICIT: the data columns (from the third on), parsed.
+    pub explicit: Vec<ExplicitColumn>,
 }
 
 impl ForNode {
@@ -150,7 +183,7 @@ pub fn plan_for(
                 }
             }
             (ForKind::Xml, "AUTO") => mode = Some(Mode::XmlAuto),
-            (ForKind::Xml, "EXPLICIT") => return Err(unsupported("FOR XML EXPLICIT")),
+            (ForKind::Xml, "EXPLICIT") => mode = Some(Mode::XmlExplicit),
             (ForKind::Xml, "ELEMENTS") => elements = true,
             (ForKind::Xml, "TYPE") => typed = true,
             (ForKind::Xml, "BINARY BASE64") => {}
@@ -197,13 +230,14 @@ pub fn plan_for(
             })
             .ok_or_else(|| {
                 SqlError::new(
-                    6858,
+                    6800,
                     16,
                     1,
                     "FOR XML AUTO requires at least one table for generating XML tags. Use FOR XML RAW or add a FROM clause with a table name.",
                 )
             })?;
     }
+    let explicit = if mode == Mode::XmlExplicit { explicit_columns(&in_cols)? } else { Vec::new() };
     let (name, ty) = if is_json {
         (JSON_COLUMN, SqlType::NVarChar { len: Length::Max })
     } else if typed {
@@ -235,6 +269,7 @@ pub fn plan_for(
         without_array_wrapper,
         elements,
         cols: cols.clone(),
+        explicit,
     };
     Ok((Plan::ForClause(Box::new(node)), cols))
 }
@@ -258,8 +293,11 @@ impl Op for ForOp {
         let n = &self.node;
         let mut out = String::new();
         let mut rows = 0usize;
+        let mut open: Vec<OpenTag> = Vec::new();
         while let Some(row) = input.next(cx)? {
-            if n.is_json() {
+            if n.mode == Mode::XmlExplicit {
+                explicit_row(n, &row, &mut open, &mut out)?;
+            } else if n.is_json() {
                 if rows > 0 {
                     out.push(',');
                 }
@@ -269,6 +307,9 @@ impl Op for ForOp {
             }
             rows += 1;
             input.recycle(row);
+        }
+        while let Some(t) = open.pop() {
+            close_tag(t, &mut out);
         }
         if rows == 0 {
             return Ok(None);
@@ -493,4 +534,211 @@ fn write_elem(e: &Elem, out: &mut String) {
     out.push_str("</");
     out.push_str(&e.name);
     out.push('>');
+}
+
+// ---- FOR XML EXPLICIT ---------------------------------------------------------------
+
+fn explicit_error(number: i32, message: String) -> SqlError {
+    SqlError::new(number, 16, 1, message)
+}
+
+/// Parses the universal table's column names: Tag, Parent, then
+/// `ElementName!TagNumber[!AttributeName[!Directive]]` (6801, 6802, 6812, 6820, 6824).
+fn explicit_columns(cols: &[OutCol]) -> Result<Vec<ExplicitColumn>, SqlError> {
+    if cols.len() < 3 {
+        return Err(explicit_error(
+            6801,
+            "FOR XML EXPLICIT requires at least three columns, including the tag column, the parent column, and at least one data column.".into(),
+        ));
+    }
+    for (i, want) in [(0, "Tag"), (1, "Parent")] {
+        if !cols[i].name.eq_ignore_ascii_case(want) {
+            return Err(explicit_error(
+                6820,
+                format!(
+                    "FOR XML EXPLICIT requires column {} to be named '{want}' instead of '{}'.",
+                    i + 1,
+                    cols[i].name
+                ),
+            ));
+        }
+    }
+    let mut out: Vec<ExplicitColumn> = Vec::new();
+    for c in &cols[2..] {
+        let parts: Vec<&str> = c.name.split('!').collect();
+        let bad = || {
+            explicit_error(
+                6802,
+                format!("FOR XML EXPLICIT query contains the invalid column name '{}'. Use the TAGNAME!TAGID!ATTRIBUTENAME[!..] format where TAGID is a positive integer.", c.name),
+            )
+        };
+        if parts.len() < 2 || parts.len() > 4 || parts[0].is_empty() {
+            return Err(bad());
+        }
+        let tag: i64 = parts[1].trim().parse().ok().filter(|&t: &i64| t > 0).ok_or_else(bad)?;
+        let attribute = parts.get(2).copied().unwrap_or("").to_string();
+        let directive = match parts.get(3).map(|d| d.to_ascii_lowercase()) {
+            None if attribute.is_empty() => Directive::Element { xsinil: false },
+            None => Directive::Attribute,
+            Some(d) => match d.as_str() {
+                "" if attribute.is_empty() => Directive::Element { xsinil: false },
+                "" | "id" | "idref" | "idrefs" => Directive::Attribute,
+                "element" => Directive::Element { xsinil: false },
+                "elementxsinil" => Directive::Element { xsinil: true },
+                "xml" | "xmltext" => Directive::Xml,
+                "cdata" => Directive::Cdata,
+                "hide" => Directive::Hide,
+                _ => {
+                    return Err(explicit_error(
+                        6824,
+                        format!("In the FOR XML EXPLICIT clause, mode '{}' in a column name is invalid.", parts[3]),
+                    ))
+                }
+            },
+        };
+        if let Some(prev) = out.iter().find(|p| p.tag == tag && !p.element.eq_ignore_ascii_case(parts[0])) {
+            return Err(explicit_error(
+                6812,
+                format!(
+                    "XML tag ID {tag} that was originally declared as '{}' is being redeclared as '{}'.",
+                    prev.element, parts[0]
+                ),
+            ));
+        }
+        out.push(ExplicitColumn { element: parts[0].to_string(), tag, attribute, directive });
+    }
+    Ok(out)
+}
+
+/// An element FOR XML EXPLICIT has opened: its tag number and name, and whether its
+/// start tag has been closed with `>` (it has content).
+struct OpenTag {
+    tag: i64,
+    name: String,
+    has_content: bool,
+}
+
+fn close_tag(t: OpenTag, out: &mut String) {
+    if t.has_content {
+        out.push_str("</");
+        out.push_str(&t.name);
+        out.push('>');
+    } else {
+        out.push_str("/>");
+    }
+}
+
+/// Gives the innermost open element its content: ends its start tag first.
+fn begin_content(open: &mut [OpenTag], out: &mut String) {
+    if let Some(t) = open.last_mut() {
+        if !t.has_content {
+            out.push('>');
+            t.has_content = true;
+        }
+    }
+}
+
+fn tag_number(v: &Value) -> Option<i64> {
+    match v {
+        Value::TinyInt(n) => Some(i64::from(*n)),
+        Value::SmallInt(n) => Some(i64::from(*n)),
+        Value::Int(n) => Some(i64::from(*n)),
+        Value::BigInt(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// One row of the universal table: closes the open elements down to the row's parent
+/// (rows must come parent first, 6833), then opens the row's element with its columns.
+fn explicit_row(n: &ForNode, row: &Row, open: &mut Vec<OpenTag>, out: &mut String) -> Result<(), SqlError> {
+    let tag = tag_number(&row[0]).filter(|&t| t > 0).ok_or_else(|| {
+        explicit_error(
+            6803,
+            "FOR XML EXPLICIT requires the first column to hold positive integers that represent XML tag IDs.".into(),
+        )
+    })?;
+    let parent = match &row[1] {
+        Value::Null => 0,
+        v => tag_number(v).filter(|&p| p >= 0).ok_or_else(|| {
+            explicit_error(6804, "FOR XML EXPLICIT requires the second column to hold NULL or nonnegative integers that represent XML parent tag IDs.".into())
+        })?,
+    };
+    let Some(name) = n.explicit.iter().find(|c| c.tag == tag).map(|c| c.element.clone()) else {
+        return Err(explicit_error(6806, format!("Undeclared tag ID {tag} is used in a FOR XML EXPLICIT query.")));
+    };
+    if parent != 0 {
+        if !n.explicit.iter().any(|c| c.tag == parent) {
+            return Err(explicit_error(
+                6807,
+                format!("Undeclared parent tag ID {parent} is used in a FOR XML EXPLICIT query."),
+            ));
+        }
+        if !open.iter().any(|t| t.tag == parent) {
+            return Err(explicit_error(
+                6833,
+                format!("Parent tag ID {parent} is not among the open tags. FOR XML EXPLICIT requires parent tags to be opened first. Check the ordering of the result set."),
+            ));
+        }
+    }
+    while open.last().is_some_and(|t| t.tag != parent) {
+        if let Some(t) = open.pop() {
+            close_tag(t, out);
+        }
+    }
+    begin_content(open, out);
+    out.push('<');
+    out.push_str(&name);
+    let mut element = OpenTag { tag, name, has_content: false };
+    let cells = || n.explicit.iter().zip(&row[2..]).zip(&n.types[2..]).filter(move |((c, _), _)| c.tag == tag);
+    for ((c, v), ty) in cells() {
+        if c.directive == Directive::Attribute && !v.is_null() {
+            out.push(' ');
+            out.push_str(&c.attribute);
+            out.push_str("=\"");
+            escape_xml(&xml_text(v, ty)?, true, out);
+            out.push('"');
+        }
+    }
+    for ((c, v), ty) in cells() {
+        let (xsinil, encode) = match c.directive {
+            Directive::Attribute | Directive::Hide => continue,
+            Directive::Element { xsinil } => (xsinil, true),
+            Directive::Xml => (false, false),
+            Directive::Cdata => (false, false),
+        };
+        if v.is_null() && !xsinil {
+            continue;
+        }
+        if !element.has_content {
+            out.push('>');
+            element.has_content = true;
+        }
+        let named = !c.attribute.is_empty() && c.directive != Directive::Cdata;
+        if named {
+            out.push('<');
+            out.push_str(&c.attribute);
+            if v.is_null() {
+                out.push_str(" xmlns:xsi=\"http://www.w3.org/2001/XMLSchema-instance\" xsi:nil=\"true\"/>");
+                continue;
+            }
+            out.push('>');
+        }
+        let text = xml_text(v, ty)?;
+        match c.directive {
+            Directive::Cdata => {
+                out.push_str("<![CDATA[");
+                out.push_str(&text);
+                out.push_str("]]>");
+            }
+            _ if encode && *ty != SqlType::Xml => escape_xml(&text, false, out),
+            _ => out.push_str(&text),
+        }
+        if named {
+            out.push_str("</");
+            out.push_str(&c.attribute);
+            out.push('>');
+        }
+    }
+    open.push(element);
+    Ok(())
 }
