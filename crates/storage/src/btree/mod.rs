@@ -463,6 +463,45 @@ impl BTree {
         ))
     }
 
+    /// Inserts a run of entries, in order, into a unique tree: as [`BTree::insert`] of
+    /// each, but consecutive entries that land in the same leaf are inserted under one
+    /// latch of that leaf and one descent (the hint covers the first). Keys in ascending
+    /// order (an IDENTITY range) make the whole run one or a few leaf visits; other
+    /// orders are correct, each key whose leaf is not provably the latched one descends
+    /// again. Each entry is still its own row operation (one log record with its undo).
+    ///
+    /// Returns how many entries were inserted: all of them, or the entries before the
+    /// one that failed, with its error (the caller rolls the statement back).
+    pub fn insert_run(&self, entries: &[(&[u8], &[u8])]) -> (usize, Result<()>) {
+        if self.inner.unique_flag() != Some(true) {
+            // Non-unique trees pick a uniquifier per entry: one at a time.
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if let Err(e) = self.insert(k, v) {
+                    return (i, Err(e));
+                }
+            }
+            return (entries.len(), Ok(()));
+        }
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if let Err(e) = check_sizes(k.len(), v.len(), MAX_KEY_LEN) {
+                // As one insert at a time would: the entries before it go in.
+                return match self.insert_run(&entries[..i]) {
+                    (n, Ok(())) => (n, Err(e)),
+                    failed => failed,
+                };
+            }
+        }
+        let mut done = 0;
+        let mut rec = Vec::new();
+        while done < entries.len() {
+            match self.inner.insert_run_step(&entries[done..], &mut rec) {
+                Ok(n) => done += n,
+                Err((n, e)) => return (done + n, Err(e)),
+            }
+        }
+        (done, Ok(()))
+    }
+
     /// The value stored under `key` (for a non-unique tree: the stored key).
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.get_with(key, |v| v.to_vec())
@@ -1141,6 +1180,85 @@ impl Inner {
                 return smo::insert(self, key, &rec);
             }
         }
+    }
+
+    /// One leaf visit of [`BTree::insert_run`]: inserts `entries[0]` (descending, and
+    /// splitting as [`Inner::insert_exact`] does when its leaf is full), then, under the
+    /// same leaf latch, each following entry that belongs to that leaf and fits there.
+    /// Returns how many were inserted (at least one), or the error with the count
+    /// inserted before it.
+    fn insert_run_step(
+        &self,
+        entries: &[(&[u8], &[u8])],
+        rec: &mut Vec<u8>,
+    ) -> std::result::Result<usize, (usize, StorageError)> {
+        let (key, value) = entries[0];
+        rec.clear();
+        encode_entry(key, value, rec);
+        loop {
+            let seen = {
+                let _g = self.shared();
+                let mut leaf = self.leaf_for_write(key).map_err(|e| (0, e))?;
+                let (slot, found) = insert_position(&leaf, key).map_err(|e| (0, e))?;
+                if found {
+                    return Err((0, StorageError::DuplicateKey));
+                }
+                let rightmost = leaf.next().is_null();
+                if slot < leaf.slot_count() || !rightmost {
+                    self.note_insert_position(rightmost, u32::from(leaf.slot_count() - slot));
+                }
+                if fits(&leaf, rec.len()) {
+                    leaf = self.put_entry(leaf, slot, key, rec).map_err(|e| (0, e))?;
+                    let mut n = 1;
+                    // The rest of the run, while it belongs here: a key with an entry of
+                    // this leaf on each side (or past the last one of the rightmost
+                    // leaf) is within the leaf's range.
+                    while let Some(&(key, value)) = entries.get(n) {
+                        let (slot, found) = insert_position(&leaf, key).map_err(|e| (n, e))?;
+                        if found {
+                            return Err((n, StorageError::DuplicateKey));
+                        }
+                        let count = leaf.slot_count();
+                        let within = (slot > 0 || leaf.prev().is_null()) && (slot < count || leaf.next().is_null());
+                        rec.clear();
+                        encode_entry(key, value, rec);
+                        if !within || !fits(&leaf, rec.len()) {
+                            break;
+                        }
+                        if slot < count || !leaf.next().is_null() {
+                            self.note_insert_position(leaf.next().is_null(), u32::from(count - slot));
+                        }
+                        leaf = self.put_entry(leaf, slot, key, rec).map_err(|e| (n, e))?;
+                        n += 1;
+                    }
+                    return Ok(n);
+                }
+                if rightmost && smo::append_split_shared(self, leaf, key, slot).map_err(|e| (0, e))? {
+                    continue;
+                }
+                self.version()
+            };
+            if let Some(_x) = self.escalate(seen) {
+                return smo::insert(self, key, rec).map(|()| 1).map_err(|e| (0, e));
+            }
+        }
+    }
+
+    /// Inserts the encoded entry `rec` at `slot` of the latched leaf: a row operation, or
+    /// the bare page change without a log (bulk loads).
+    #[inline]
+    fn put_entry<'g>(
+        &self,
+        mut leaf: PageWriteGuard<'g>,
+        slot: u16,
+        key: &[u8],
+        rec: &[u8],
+    ) -> Result<PageWriteGuard<'g>> {
+        if !self.db.has_log_hook() {
+            self.put(&mut leaf, &PageOp::InsertSlot { slot, record: rec })?;
+            return Ok(leaf);
+        }
+        self.insert_row_op(leaf, slot, key, rec)
     }
 
     /// Non-unique insert, fast path: find the uniquifier from the entry just below
