@@ -1094,13 +1094,32 @@ impl Inner {
 
     /// Descends to the leaf for `key` and latches it EX (caller holds the tree latch).
     fn descend_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
+        self.descend_write_bounded(key, None)
+    }
+
+    /// [`Inner::descend_write`], also setting `upper` (when given) to the leaf's upper
+    /// bound on the way: the nearest separator above the path (None: no bound, the
+    /// rightmost leaf). It holds while the leaf stays latched under the shared tree
+    /// latch: separators change only in exclusive mode, and a shared-mode split only
+    /// narrows the rightmost leaf, under that leaf's latch.
+    fn descend_write_bounded(&self, key: &[u8], mut upper: Option<&mut Option<Vec<u8>>>) -> Result<PageWriteGuard<'_>> {
         loop {
             let splits = self.shared_splits.load(Acquire);
             let mut id = self.root_id();
             let mut level = self.root_level();
+            if let Some(u) = upper.as_deref_mut() {
+                *u = None;
+            }
             while level > 0 {
                 let g = self.read_page(id, level)?;
-                id = child_at(&g, route(&g, key)?)?;
+                let slot = route(&g, key)?;
+                if let Some(u) = upper.as_deref_mut() {
+                    if slot + 1 < g.slot_count() {
+                        // Deeper separators are tighter.
+                        *u = Some(key_at(&g, slot + 1)?.to_vec());
+                    }
+                }
+                id = child_at(&g, slot)?;
                 level -= 1;
                 #[cfg(test)]
                 if level == 0 {
@@ -1142,6 +1161,23 @@ impl Inner {
             }
         }
         let g = self.descend_write(key)?;
+        self.set_hint(g.page_id());
+        Ok(g)
+    }
+
+    /// [`Inner::leaf_for_write`] for a run: a descent also finds the leaf's upper bound
+    /// (`upper`, None after the hint), so that the keys of the run past the leaf's last
+    /// key can stay in it.
+    fn leaf_for_run(&self, key: &[u8], upper: &mut Option<Vec<u8>>) -> Result<PageWriteGuard<'_>> {
+        *upper = None;
+        let h = self.hint.load(Acquire);
+        if h != 0 {
+            let g = self.write_page(unpack(h), 0)?;
+            if leaf_covers(&g, key)? {
+                return Ok(g);
+            }
+        }
+        let g = self.descend_write_bounded(key, Some(upper))?;
         self.set_hint(g.page_id());
         Ok(g)
     }
@@ -1195,10 +1231,12 @@ impl Inner {
         let (key, value) = entries[0];
         rec.clear();
         encode_entry(key, value, rec);
+        // The latched leaf's upper bound, when the descent found one.
+        let mut upper: Option<Vec<u8>> = None;
         loop {
             let seen = {
                 let _g = self.shared();
-                let mut leaf = self.leaf_for_write(key).map_err(|e| (0, e))?;
+                let mut leaf = self.leaf_for_run(key, &mut upper).map_err(|e| (0, e))?;
                 let (slot, found) = insert_position(&leaf, key).map_err(|e| (0, e))?;
                 if found {
                     return Err((0, StorageError::DuplicateKey));
@@ -1219,7 +1257,11 @@ impl Inner {
                             return Err((n, StorageError::DuplicateKey));
                         }
                         let count = leaf.slot_count();
-                        let within = (slot > 0 || leaf.prev().is_null()) && (slot < count || leaf.next().is_null());
+                        let below_upper = match &upper {
+                            Some(u) => key < u.as_slice(),
+                            None => leaf.next().is_null(),
+                        };
+                        let within = (slot > 0 || leaf.prev().is_null()) && (slot < count || below_upper);
                         rec.clear();
                         encode_entry(key, value, rec);
                         if !within || !fits(&leaf, rec.len()) {

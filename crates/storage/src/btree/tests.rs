@@ -690,3 +690,28 @@ fn concurrent_insert_runs_of_interleaved_ranges() {
     let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
     assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
 }
+
+#[test]
+fn late_runs_continue_past_the_last_key_of_a_leaf_below_its_bound() {
+    // Batches of IDENTITY values from two sessions, each batch arriving after the next
+    // one took the right edge: the late run lands past the last key of a leaf that is
+    // no longer the rightmost one, where only the descent's upper bound proves that
+    // the following keys belong to it.
+    let db = test_db(4096);
+    let t = BTree::create(&db, 18, 1, unique()).unwrap();
+    let run = 256u32;
+    let pairs = 40u32;
+    for p in 0..pairs {
+        for r in [2 * p + 1, 2 * p] {
+            let keys: Vec<_> = (r * run..(r + 1) * run).map(k).collect();
+            let (done, res) = insert_run(&t, &run_of(&keys, &[4u8; 24]));
+            res.unwrap();
+            assert_eq!(done, keys.len());
+        }
+    }
+    let n = 2 * pairs * run;
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, n as u64);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
+}
