@@ -1,4 +1,4 @@
--- INSERT ... SELECT and multi-row VALUES write their rows in batches of 256 when nothing can see them one at a time: a failure in the middle of a batch still rolls the whole statement back, and @@ROWCOUNT, @@IDENTITY and SCOPE_IDENTITY() are as row by row.
+-- INSERT ... SELECT and multi-row VALUES write their rows in batches (of 32) when nothing can see them one at a time: a failure in the middle of a batch still rolls the whole statement back, and @@ROWCOUNT, @@IDENTITY and SCOPE_IDENTITY() are as row by row.
 SET NOCOUNT ON;
 CREATE TABLE dbo.n (i int NOT NULL PRIMARY KEY);
 CREATE TABLE dbo.dg (d int NOT NULL);
@@ -7,12 +7,12 @@ INSERT dbo.n (i) SELECT a.d + 10 * b.d + 100 * c.d + 1 FROM dbo.dg a CROSS JOIN 
 SELECT COUNT(*) AS n, MIN(i) AS lo, MAX(i) AS hi FROM dbo.n;
 CREATE TABLE dbo.t (id int IDENTITY(1, 1) NOT NULL CONSTRAINT PK_t PRIMARY KEY, v int NOT NULL, d datetime2 NOT NULL DEFAULT sysdatetime(), CONSTRAINT CK_t_v CHECK (v <> 777));
 GO
--- 700 rows: three batches.
+-- 700 rows: 22 batches, the last one partial.
 INSERT dbo.t (v) SELECT i FROM dbo.n WHERE i <= 700 ORDER BY i;
 SELECT @@ROWCOUNT AS rc, @@IDENTITY AS ident, SCOPE_IDENTITY() AS scope_ident;
 SELECT COUNT(*) AS n, MIN(id) AS lo, MAX(id) AS hi, SUM(CASE WHEN id = v THEN 1 ELSE 0 END) AS in_order FROM dbo.t;
 GO
--- A CHECK failure at the 777th row, in the fourth batch: nothing of the statement stays.
+-- A CHECK failure at the 777th row, in the middle of its batch: nothing of the statement stays.
 INSERT dbo.t (v) SELECT i FROM dbo.n ORDER BY i;
 SELECT COUNT(*) AS n, MAX(id) AS hi FROM dbo.t;
 GO
