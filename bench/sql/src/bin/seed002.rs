@@ -209,11 +209,6 @@ fn main() {
         );
         print_rows(
             &mut admin,
-            "SELECT latch_class, waiting_requests_count, wait_time_ms FROM sys.dm_os_latch_stats \
-             WHERE waiting_requests_count > 0 ORDER BY wait_time_ms DESC",
-        );
-        print_rows(
-            &mut admin,
             "SELECT counter_name, cntr_value FROM sys.dm_os_performance_counters \
              WHERE counter_name LIKE 'Page Splits%'",
         );
