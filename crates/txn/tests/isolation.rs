@@ -748,7 +748,7 @@ fn serializable_scans_repeat_under_concurrent_inserts_and_deletes() {
     assert_eq!(f.index.tree().check().unwrap().entries as usize, f.index.tree().count().unwrap() as usize);
 }
 
-fn run<'a>(rows: &'a [(Vec<u8>, Vec<u8>)]) -> Vec<(&'a [u8], &'a [u8])> {
+fn run(rows: &[(Vec<u8>, Vec<u8>)]) -> Vec<(&[u8], &[u8])> {
     rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())).collect()
 }
 

@@ -642,7 +642,7 @@ fn insert_run_stops_at_the_first_duplicate() {
     let (done, r) = t.insert_run(&borrowed);
     assert_eq!(done, 1);
     assert!(matches!(r, Err(StorageError::Invalid(_))), "{r:?}");
-    let keys: Vec<_> = all(&t).into_iter().map(|(k, v)| (k, v)).collect();
+    let keys: Vec<_> = all(&t);
     let expect: Vec<_> = [(1, "new"), (2, "new"), (3, "new"), (5, "old"), (7, "new"), (8, "new"), (20, "x")]
         .iter()
         .map(|&(i, v)| (k(i), v.as_bytes().to_vec()))
