@@ -578,6 +578,65 @@ impl Host for EngineHost {
         })
     }
 
+    fn insert_many(&mut self, index: &IndexRef, rows: &[(Vec<u8>, Vec<Value>)]) -> Result<(), (usize, HostError)> {
+        // Where the first failure is (rows before it are in); the run's closure reports
+        // the error itself, so that a deadlock still rolls back at once.
+        let mut failed_at = 0usize;
+        let mut one_by_one = false;
+        let r = self.run(index.db, |db, ctx, _, hs| {
+            check_writable(db)?;
+            let (_, li, codec) = handle(hs, db, index)?;
+            if codec.has_lob_columns() {
+                // Off-row values are written while a row is encoded and freed when its
+                // insert fails: kept per row, through `insert`.
+                one_by_one = true;
+                return Ok(());
+            }
+            RECORD.with(|cell| {
+                // All the rows' records in the thread's buffer, one after another.
+                let mut buf = cell.take();
+                buf.clear();
+                let mut ends = Vec::with_capacity(rows.len());
+                let mut written = Vec::new();
+                let mut one = Vec::new();
+                let mut encode_err = None;
+                for (key, row) in rows {
+                    // Never called: the codec has no LOB columns.
+                    let no_lob =
+                        |_: &[u8]| Err(EngineError::NotSupported("An off-row value in a batched insert".into()));
+                    if let Err(e) = codec.encode_into(row, key.len(), &mut written, no_lob, &mut one) {
+                        encode_err = Some(e);
+                        break;
+                    }
+                    let start = buf.len();
+                    buf.extend_from_slice(&one);
+                    ends.push((start, buf.len()));
+                }
+                let entries: Vec<(&[u8], &[u8])> =
+                    ends.iter().zip(rows).map(|(&(a, b), (key, _))| (key.as_slice(), &buf[a..b])).collect();
+                let (n, r) = li.insert_run(ctx, &entries);
+                drop(entries);
+                cell.set(buf);
+                failed_at = n;
+                r?;
+                match encode_err {
+                    Some(e) => Err(e),
+                    None => Ok(()),
+                }
+            })
+        });
+        match r {
+            Ok(()) if one_by_one => {
+                for (i, (key, row)) in rows.iter().enumerate() {
+                    self.insert(index, key, row).map_err(|e| (i, e))?;
+                }
+                Ok(())
+            }
+            Ok(()) => Ok(()),
+            Err(e) => Err((failed_at, e)),
+        }
+    }
+
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool> {
         self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;

@@ -243,6 +243,17 @@ pub trait Host {
         self.get(index, key)
     }
     fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()>;
+    /// Inserts rows `(key, row)` in order, as `insert` of each would: on an error, the
+    /// rows before the failing one are inserted and its position comes with the error.
+    /// The executor batches a statement's rows this way when nothing can observe them
+    /// one at a time (`exec/dml.rs`, "batched inserts"); the engine latches each leaf
+    /// once per batch instead of once per row.
+    fn insert_many(&mut self, index: &IndexRef, rows: &[(Vec<u8>, Vec<Value>)]) -> Result<(), (usize, HostError)> {
+        for (i, (key, row)) in rows.iter().enumerate() {
+            self.insert(index, key, row).map_err(|e| (i, e))?;
+        }
+        Ok(())
+    }
     /// Replaces the row under an existing key; false if the key is absent.
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool>;
     fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool>;

@@ -881,6 +881,62 @@ impl LockedIndex {
         }
     }
 
+    /// Inserts a run of rows (a statement's batch) as [`LockedIndex::insert`] of each, in
+    /// order, with the same locks: X on every key first, then one storage
+    /// [`BTree::insert_run`] under the gate, which latches each leaf once for the keys
+    /// that land in it. Once a SERIALIZABLE transaction has touched the HoBT the rows go
+    /// one at a time through the next-key protocol. Returns how many rows were inserted:
+    /// all, or those before the one that failed, with its error.
+    pub fn insert_run(&self, ctx: &SessionContext<'_>, rows: &[(&[u8], &[u8])]) -> (usize, Result<()>) {
+        // No latch is held here: a worker that waited takes a scheduler again.
+        diag::sched::safe_point();
+        if let Err(e) = self.check_level(ctx) {
+            return (0, Err(e));
+        }
+        if let Err(e) = self.lock_kept(ctx, self.object_resource(), LockMode::IX) {
+            return (0, Err(e));
+        }
+        if self.shared.serializable_seen.load(Ordering::Acquire) {
+            return self.insert_each(ctx, rows);
+        }
+        // X on each key (as each row's insert takes it, before the row enters the tree).
+        let mut locked = rows.len();
+        let mut lock_err = None;
+        for (i, (key, _)) in rows.iter().enumerate() {
+            if let Err(e) = self.lock(ctx, self.key_resource(key), LockMode::X) {
+                (locked, lock_err) = (i, Some(e));
+                break;
+            }
+        }
+        let gate = self.shared.gate.read();
+        if self.shared.serializable_seen.load(Ordering::Acquire) {
+            // A SERIALIZABLE reader came meanwhile: the next-key protocol, row by row
+            // (the X locks taken are the transaction's anyway).
+            drop(gate);
+            let (n, r) = self.insert_each(ctx, &rows[..locked]);
+            return (n, r.and(lock_err.map_or(Ok(()), Err)));
+        }
+        let (n, r) = {
+            let _scope = ctx.txn.enter();
+            self.tree.insert_run(&rows[..locked])
+        };
+        drop(gate);
+        match (r, lock_err) {
+            (Err(e), _) => (n, Err(AccessError::from(e))),
+            (Ok(()), Some(e)) => (n, Err(e)),
+            (Ok(()), None) => (n, Ok(())),
+        }
+    }
+
+    fn insert_each(&self, ctx: &SessionContext<'_>, rows: &[(&[u8], &[u8])]) -> (usize, Result<()>) {
+        for (i, (key, value)) in rows.iter().enumerate() {
+            if let Err(e) = self.insert(ctx, key, value) {
+                return (i, Err(e));
+            }
+        }
+        (rows.len(), Ok(()))
+    }
+
     /// Replaces the row under `key`; returns false when there is none (then nothing
     /// stays locked below SERIALIZABLE, and the missing key's range at SERIALIZABLE).
     pub fn update(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<bool> {

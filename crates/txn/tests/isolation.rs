@@ -747,3 +747,83 @@ fn serializable_scans_repeat_under_concurrent_inserts_and_deletes() {
     assert_no_locks(&f.db);
     assert_eq!(f.index.tree().check().unwrap().entries as usize, f.index.tree().count().unwrap() as usize);
 }
+
+fn run(rows: &[(Vec<u8>, Vec<u8>)]) -> Vec<(&[u8], &[u8])> {
+    rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())).collect()
+}
+
+fn count(f: &Fixture) -> usize {
+    let t = f.db.begin("count", 59).unwrap();
+    let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+    let mut n = 0;
+    f.index
+        .scan(&c, Unbounded, Unbounded, |_, _| {
+            n += 1;
+            true
+        })
+        .unwrap();
+    t.commit(false).unwrap();
+    n
+}
+
+#[test]
+fn insert_run_locks_every_key_and_rolls_back_with_its_transaction() {
+    let f = setup(&[(5, "five")]);
+    let t = f.db.begin("run", 52).unwrap();
+    let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+    // A duplicate in the middle: the rows before it are in, each X-locked.
+    let rows: Vec<_> = [1u32, 2, 3, 4, 5, 6].iter().map(|&i| (key(i), b"new".to_vec())).collect();
+    let (n, r) = f.index.insert_run(&c, &run(&rows));
+    assert_eq!(n, 4);
+    assert_eq!(err_number(r), 2601);
+    let other = f.db.begin("reader", 53).unwrap();
+    let oc = ctx(&other, ReadCommitted, LockTimeout::NoWait);
+    assert_eq!(err_number(get(&f, &oc, 2)), 1222);
+    // The duplicate's X lock stays too, as a failed single insert's does.
+    assert_eq!(err_number(get(&f, &oc, 5)), 1222);
+    other.commit(false).unwrap();
+    t.rollback().unwrap();
+    assert_eq!(count(&f), 1);
+    assert_no_locks(&f.db);
+
+    // Runs spanning many leaves, with the log: committed, and rolled back.
+    let t = f.db.begin("run", 52).unwrap();
+    let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+    for chunk in (100..1_300u32).collect::<Vec<_>>().chunks(256) {
+        let rows: Vec<_> = chunk.iter().map(|&i| (key(i), vec![i as u8; 80])).collect();
+        let (n, r) = f.index.insert_run(&c, &run(&rows));
+        r.unwrap();
+        assert_eq!(n, rows.len());
+    }
+    t.commit(false).unwrap();
+    assert_eq!(count(&f), 1_201);
+    let t = f.db.begin("run", 52).unwrap();
+    let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+    let rows: Vec<_> = (2_000..2_500u32).map(|i| (key(i), vec![1u8; 80])).collect();
+    let (n, r) = f.index.insert_run(&c, &run(&rows));
+    r.unwrap();
+    assert_eq!(n, 500);
+    t.rollback().unwrap();
+    assert_eq!(count(&f), 1_201);
+    f.index.tree().check().unwrap();
+    assert_no_locks(&f.db);
+}
+
+#[test]
+fn insert_run_after_a_serializable_scan_takes_the_next_key_protocol() {
+    let f = setup(&[(10, "ten"), (20, "twenty")]);
+    // A SERIALIZABLE reader touched the HoBT: runs go row by row with RangeI-N.
+    let s = f.db.begin("ser", 54).unwrap();
+    let sc = ctx(&s, Serializable, LockTimeout::Infinite);
+    assert_eq!(get(&f, &sc, 10).unwrap().as_deref(), Some("ten"));
+    s.commit(false).unwrap();
+    let t = f.db.begin("run", 52).unwrap();
+    let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+    let rows: Vec<_> = [11u32, 12, 25, 20, 30].iter().map(|&i| (key(i), b"r".to_vec())).collect();
+    let (n, r) = f.index.insert_run(&c, &run(&rows));
+    assert_eq!(n, 3);
+    assert_eq!(err_number(r), 2601);
+    t.commit(false).unwrap();
+    assert_eq!(count(&f), 5);
+    assert_no_locks(&f.db);
+}

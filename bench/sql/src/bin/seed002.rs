@@ -207,6 +207,11 @@ fn main() {
             "SELECT TOP (12) wait_type, waiting_tasks_count, wait_time_ms FROM sys.dm_os_wait_stats \
              WHERE waiting_tasks_count > 0 ORDER BY wait_time_ms DESC",
         );
+        print_rows(
+            &mut admin,
+            "SELECT counter_name, cntr_value FROM sys.dm_os_performance_counters \
+             WHERE counter_name LIKE 'Page Splits%'",
+        );
     }
     drop(admin);
     inst.shutdown().expect("shutdown");

@@ -226,6 +226,30 @@ impl BExpr {
         ok
     }
 
+    /// Could evaluating it observe the database or the session's last statements
+    /// (subqueries, user and catalog functions, @@ functions)? A batched insert
+    /// evaluates a batch's defaults, computed columns and checks before it writes the
+    /// batch, which such an expression could tell from row-at-a-time.
+    pub fn reads_state(&self) -> bool {
+        let mut found = false;
+        self.visit(&mut |e| {
+            if matches!(
+                e,
+                BExpr::Subquery(..)
+                    | BExpr::Exists(..)
+                    | BExpr::InSubquery { .. }
+                    | BExpr::Quantified { .. }
+                    | BExpr::Sys(..)
+                    | BExpr::Udf { .. }
+                    | BExpr::CatalogFn { .. }
+                    | BExpr::Xml { .. }
+            ) {
+                found = true;
+            }
+        });
+        found
+    }
+
     /// Calls `f` on this node and every sub-expression (not into subquery plans).
     pub fn visit(&self, f: &mut dyn FnMut(&BExpr)) {
         f(self);

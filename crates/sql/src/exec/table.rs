@@ -267,7 +267,7 @@ impl TableInfo {
         Ok(c.row_id.fetch_add(1, AtomicOrdering::AcqRel))
     }
 
-    fn duplicate_error(&self, ix: &IndexInfo, row: &[Value]) -> SqlError {
+    pub(super) fn duplicate_error(&self, ix: &IndexInfo, row: &[Value]) -> SqlError {
         let vals: Vec<String> = ix
             .key_cols
             .iter()
@@ -322,7 +322,7 @@ impl TableInfo {
     }
 
     /// The row as stored: non-persisted computed columns as NULL.
-    fn stored_row<'r>(&self, row: &'r Row) -> std::borrow::Cow<'r, Row> {
+    pub(super) fn stored_row<'r>(&self, row: &'r Row) -> std::borrow::Cow<'r, Row> {
         if self.columns.iter().any(|c| c.computed.as_ref().is_some_and(|c| !c.persisted)) {
             let mut r = row.clone();
             for (i, c) in self.columns.iter().enumerate() {
@@ -437,6 +437,24 @@ impl TableInfo {
         };
         *cur = Some(Some(next));
         Ok(Some(next))
+    }
+
+    /// `n` (> 0) identity values at once, for a batch of a statement's rows: the first
+    /// one and the increment. The values are contiguous, so a batch's keys never
+    /// interleave with another session's (SQL Server promises no contiguity between
+    /// concurrent sessions either, and hands int identity values out of cached blocks).
+    pub fn next_identity_range(&self, n: usize, cx: &mut Cx) -> Result<Option<(i128, i128)>, SqlError> {
+        let Some(id) = &self.identity else {
+            return Ok(None);
+        };
+        self.init_identity(id, cx)?;
+        let mut cur = self.counters.identity.lock();
+        let first = match *cur {
+            Some(Some(last)) => last + id.increment,
+            _ => id.seed,
+        };
+        *cur = Some(Some(first + id.increment * (n.max(1) as i128 - 1)));
+        Ok(Some((first, id.increment)))
     }
 
     /// SET IDENTITY_INSERT: an explicit value moves the counter past it.

@@ -463,6 +463,45 @@ impl BTree {
         ))
     }
 
+    /// Inserts a run of entries, in order, into a unique tree: as [`BTree::insert`] of
+    /// each, but consecutive entries that land in the same leaf are inserted under one
+    /// latch of that leaf and one descent (the hint covers the first). Keys in ascending
+    /// order (an IDENTITY range) make the whole run one or a few leaf visits; other
+    /// orders are correct, each key whose leaf is not provably the latched one descends
+    /// again. Each entry is still its own row operation (one log record with its undo).
+    ///
+    /// Returns how many entries were inserted: all of them, or the entries before the
+    /// one that failed, with its error (the caller rolls the statement back).
+    pub fn insert_run(&self, entries: &[(&[u8], &[u8])]) -> (usize, Result<()>) {
+        if self.inner.unique_flag() != Some(true) {
+            // Non-unique trees pick a uniquifier per entry: one at a time.
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if let Err(e) = self.insert(k, v) {
+                    return (i, Err(e));
+                }
+            }
+            return (entries.len(), Ok(()));
+        }
+        for (i, (k, v)) in entries.iter().enumerate() {
+            if let Err(e) = check_sizes(k.len(), v.len(), MAX_KEY_LEN) {
+                // As one insert at a time would: the entries before it go in.
+                return match self.insert_run(&entries[..i]) {
+                    (n, Ok(())) => (n, Err(e)),
+                    failed => failed,
+                };
+            }
+        }
+        let mut done = 0;
+        let mut rec = Vec::new();
+        while done < entries.len() {
+            match self.inner.insert_run_step(&entries[done..], &mut rec) {
+                Ok(n) => done += n,
+                Err((n, e)) => return (done + n, Err(e)),
+            }
+        }
+        (done, Ok(()))
+    }
+
     /// The value stored under `key` (for a non-unique tree: the stored key).
     pub fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.get_with(key, |v| v.to_vec())
@@ -1055,13 +1094,32 @@ impl Inner {
 
     /// Descends to the leaf for `key` and latches it EX (caller holds the tree latch).
     fn descend_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
+        self.descend_write_bounded(key, None)
+    }
+
+    /// [`Inner::descend_write`], also setting `upper` (when given) to the leaf's upper
+    /// bound on the way: the nearest separator above the path (None: no bound, the
+    /// rightmost leaf). It holds while the leaf stays latched under the shared tree
+    /// latch: separators change only in exclusive mode, and a shared-mode split only
+    /// narrows the rightmost leaf, under that leaf's latch.
+    fn descend_write_bounded(&self, key: &[u8], mut upper: Option<&mut Option<Vec<u8>>>) -> Result<PageWriteGuard<'_>> {
         loop {
             let splits = self.shared_splits.load(Acquire);
             let mut id = self.root_id();
             let mut level = self.root_level();
+            if let Some(u) = upper.as_deref_mut() {
+                *u = None;
+            }
             while level > 0 {
                 let g = self.read_page(id, level)?;
-                id = child_at(&g, route(&g, key)?)?;
+                let slot = route(&g, key)?;
+                if let Some(u) = upper.as_deref_mut() {
+                    if slot + 1 < g.slot_count() {
+                        // Deeper separators are tighter.
+                        *u = Some(key_at(&g, slot + 1)?.to_vec());
+                    }
+                }
+                id = child_at(&g, slot)?;
                 level -= 1;
                 #[cfg(test)]
                 if level == 0 {
@@ -1107,6 +1165,23 @@ impl Inner {
         Ok(g)
     }
 
+    /// [`Inner::leaf_for_write`] for a run: a descent also finds the leaf's upper bound
+    /// (`upper`, None after the hint), so that the keys of the run past the leaf's last
+    /// key can stay in it.
+    fn leaf_for_run(&self, key: &[u8], upper: &mut Option<Vec<u8>>) -> Result<PageWriteGuard<'_>> {
+        *upper = None;
+        let h = self.hint.load(Acquire);
+        if h != 0 {
+            let g = self.write_page(unpack(h), 0)?;
+            if leaf_covers(&g, key)? {
+                return Ok(g);
+            }
+        }
+        let g = self.descend_write_bounded(key, Some(upper))?;
+        self.set_hint(g.page_id());
+        Ok(g)
+    }
+
     /// Inserts an exact key (unique trees, and stored keys of non-unique trees).
     fn insert_exact(&self, key: &[u8], value: &[u8]) -> Result<()> {
         let mut rec = Vec::new();
@@ -1141,6 +1216,91 @@ impl Inner {
                 return smo::insert(self, key, &rec);
             }
         }
+    }
+
+    /// One leaf visit of [`BTree::insert_run`]: inserts `entries[0]` (descending, and
+    /// splitting as [`Inner::insert_exact`] does when its leaf is full), then, under the
+    /// same leaf latch, each following entry that belongs to that leaf and fits there.
+    /// Returns how many were inserted (at least one), or the error with the count
+    /// inserted before it.
+    fn insert_run_step(
+        &self,
+        entries: &[(&[u8], &[u8])],
+        rec: &mut Vec<u8>,
+    ) -> std::result::Result<usize, (usize, StorageError)> {
+        let (key, value) = entries[0];
+        rec.clear();
+        encode_entry(key, value, rec);
+        // The latched leaf's upper bound, when the descent found one.
+        let mut upper: Option<Vec<u8>> = None;
+        loop {
+            let seen = {
+                let _g = self.shared();
+                let mut leaf = self.leaf_for_run(key, &mut upper).map_err(|e| (0, e))?;
+                let (slot, found) = insert_position(&leaf, key).map_err(|e| (0, e))?;
+                if found {
+                    return Err((0, StorageError::DuplicateKey));
+                }
+                let rightmost = leaf.next().is_null();
+                if slot < leaf.slot_count() || !rightmost {
+                    self.note_insert_position(rightmost, u32::from(leaf.slot_count() - slot));
+                }
+                if fits(&leaf, rec.len()) {
+                    leaf = self.put_entry(leaf, slot, key, rec).map_err(|e| (0, e))?;
+                    let mut n = 1;
+                    // The rest of the run, while it belongs here: a key with an entry of
+                    // this leaf on each side (or past the last one of the rightmost
+                    // leaf) is within the leaf's range.
+                    while let Some(&(key, value)) = entries.get(n) {
+                        let (slot, found) = insert_position(&leaf, key).map_err(|e| (n, e))?;
+                        if found {
+                            return Err((n, StorageError::DuplicateKey));
+                        }
+                        let count = leaf.slot_count();
+                        let below_upper = match &upper {
+                            Some(u) => key < u.as_slice(),
+                            None => leaf.next().is_null(),
+                        };
+                        let within = (slot > 0 || leaf.prev().is_null()) && (slot < count || below_upper);
+                        rec.clear();
+                        encode_entry(key, value, rec);
+                        if !within || !fits(&leaf, rec.len()) {
+                            break;
+                        }
+                        if slot < count || !leaf.next().is_null() {
+                            self.note_insert_position(leaf.next().is_null(), u32::from(count - slot));
+                        }
+                        leaf = self.put_entry(leaf, slot, key, rec).map_err(|e| (n, e))?;
+                        n += 1;
+                    }
+                    return Ok(n);
+                }
+                if rightmost && smo::append_split_shared(self, leaf, key, slot).map_err(|e| (0, e))? {
+                    continue;
+                }
+                self.version()
+            };
+            if let Some(_x) = self.escalate(seen) {
+                return smo::insert(self, key, rec).map(|()| 1).map_err(|e| (0, e));
+            }
+        }
+    }
+
+    /// Inserts the encoded entry `rec` at `slot` of the latched leaf: a row operation, or
+    /// the bare page change without a log (bulk loads).
+    #[inline]
+    fn put_entry<'g>(
+        &self,
+        mut leaf: PageWriteGuard<'g>,
+        slot: u16,
+        key: &[u8],
+        rec: &[u8],
+    ) -> Result<PageWriteGuard<'g>> {
+        if !self.db.has_log_hook() {
+            self.put(&mut leaf, &PageOp::InsertSlot { slot, record: rec })?;
+            return Ok(leaf);
+        }
+        self.insert_row_op(leaf, slot, key, rec)
     }
 
     /// Non-unique insert, fast path: find the uniquifier from the entry just below

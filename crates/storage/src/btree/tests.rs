@@ -556,3 +556,162 @@ proptest::proptest! {
         proptest::prop_assert_eq!(super::node::cmp_key(&a, &b), a.as_slice().cmp(b.as_slice()));
     }
 }
+
+fn run_of(keys: &[Vec<u8>], value: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
+    keys.iter().map(|k| (k.clone(), value.to_vec())).collect()
+}
+
+fn insert_run(t: &BTree, run: &[(Vec<u8>, Vec<u8>)]) -> (usize, Result<()>) {
+    let borrowed: Vec<(&[u8], &[u8])> = run.iter().map(|(k, v)| (k.as_slice(), v.as_slice())).collect();
+    t.insert_run(&borrowed)
+}
+
+#[test]
+fn insert_runs_of_ascending_keys_fill_pages() {
+    let db = test_db(4096);
+    let t = BTree::create(&db, 13, 1, unique()).unwrap();
+    let n = 20_000u32;
+    for start in (0..n).step_by(256) {
+        let keys: Vec<_> = (start..(start + 256).min(n)).map(k).collect();
+        let (done, r) = insert_run(&t, &run_of(&keys, &[5u8; 40]));
+        r.unwrap();
+        assert_eq!(done, keys.len());
+    }
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, n as u64);
+    assert!(stats.leaf_pages > 50, "{} leaves", stats.leaf_pages);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
+    // Appends split the last leaf in shared mode and leave full pages behind.
+    let fill = stats.leaf_bytes_used as f64 / (stats.leaf_pages as f64 * node::PAGE_CAPACITY as f64);
+    assert!(fill > 0.9, "leaves {:.0}% full on average", fill * 100.0);
+    assert!(t.inner.version() <= 2, "{} exclusive sections", t.inner.version());
+}
+
+#[test]
+fn insert_runs_behind_the_edge_and_out_of_order() {
+    let db = test_db(4096);
+    let t = BTree::create(&db, 14, 1, unique()).unwrap();
+    let mut model = BTreeMap::new();
+    // Even keys first: every odd key then lands inside an existing leaf, full ones too.
+    for i in (0..6_000u32).step_by(2) {
+        t.insert(&k(i), &[1u8; 30]).unwrap();
+        model.insert(k(i), vec![1u8; 30]);
+    }
+    let odd: Vec<_> = (1..6_000u32).step_by(2).map(k).collect();
+    for chunk in odd.chunks(300) {
+        let (done, r) = insert_run(&t, &run_of(chunk, &[2u8; 30]));
+        r.unwrap();
+        assert_eq!(done, chunk.len());
+        model.extend(run_of(chunk, &[2u8; 30]));
+    }
+    t.check().unwrap();
+    // Runs in no particular order: each key outside the latched leaf descends again.
+    let mut next = rng(7);
+    let mut keys: Vec<_> = (10_000..14_000u32).map(k).collect();
+    for i in (1..keys.len()).rev() {
+        keys.swap(i, next() as usize % (i + 1));
+    }
+    for chunk in keys.chunks(97) {
+        let (done, r) = insert_run(&t, &run_of(chunk, &[3u8; 50]));
+        r.unwrap();
+        assert_eq!(done, chunk.len());
+        model.extend(run_of(chunk, &[3u8; 50]));
+    }
+    t.check().unwrap();
+    assert_eq!(all(&t), model.into_iter().collect::<Vec<_>>());
+}
+
+#[test]
+fn insert_run_stops_at_the_first_duplicate() {
+    let db = test_db(512);
+    let t = BTree::create(&db, 15, 1, unique()).unwrap();
+    t.insert(&k(5), b"old").unwrap();
+    // An existing key in the middle: the entries before it are in, the rest are not.
+    let (done, r) = insert_run(&t, &run_of(&[k(1), k(2), k(3), k(5), k(6)], b"new"));
+    assert_eq!(done, 3);
+    assert!(matches!(r, Err(StorageError::DuplicateKey)), "{r:?}");
+    // A key twice in the run itself.
+    let (done, r) = insert_run(&t, &run_of(&[k(7), k(8), k(8), k(9)], b"new"));
+    assert_eq!(done, 2);
+    assert!(matches!(r, Err(StorageError::DuplicateKey)), "{r:?}");
+    // An entry too large: the ones before it go in.
+    let big = vec![0u8; MAX_ENTRY_LEN];
+    let (k20, k21) = (k(20), k(21));
+    let borrowed: Vec<(&[u8], &[u8])> = vec![(&k20[..], &b"x"[..]), (&k21[..], &big[..])];
+    let (done, r) = t.insert_run(&borrowed);
+    assert_eq!(done, 1);
+    assert!(matches!(r, Err(StorageError::Invalid(_))), "{r:?}");
+    let keys: Vec<_> = all(&t);
+    let expect: Vec<_> = [(1, "new"), (2, "new"), (3, "new"), (5, "old"), (7, "new"), (8, "new"), (20, "x")]
+        .iter()
+        .map(|&(i, v)| (k(i), v.as_bytes().to_vec()))
+        .collect();
+    assert_eq!(keys, expect);
+    t.check().unwrap();
+}
+
+#[test]
+fn insert_run_into_a_non_unique_tree_numbers_duplicates() {
+    let db = test_db(512);
+    let t = BTree::create(&db, 16, 1, BTreeOptions { unique: false }).unwrap();
+    let (done, r) = insert_run(&t, &run_of(&[k(1), k(1), k(2), k(1)], b"v"));
+    r.unwrap();
+    assert_eq!(done, 4);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, vec![stored_key(&k(1), 0), stored_key(&k(1), 1), stored_key(&k(1), 2), stored_key(&k(2), 0)]);
+}
+
+#[test]
+fn concurrent_insert_runs_of_interleaved_ranges() {
+    // As sessions drawing IDENTITY ranges: thread i inserts ranges i, i + 4, ... of 64
+    // keys each, so the runs arrive slightly out of order at the right edge.
+    let db = test_db(8192);
+    let t = BTree::create(&db, 17, 1, unique()).unwrap();
+    let threads = 4u32;
+    let per = 100u32;
+    std::thread::scope(|s| {
+        for th in 0..threads {
+            let t = t.clone();
+            s.spawn(move || {
+                for r in 0..per {
+                    let start = (r * threads + th) * 64;
+                    let keys: Vec<_> = (start..start + 64).map(k).collect();
+                    let (done, res) = insert_run(&t, &run_of(&keys, &[9u8; 60]));
+                    res.unwrap();
+                    assert_eq!(done, 64);
+                }
+            });
+        }
+    });
+    let n = threads * per * 64;
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, n as u64);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
+}
+
+#[test]
+fn late_runs_continue_past_the_last_key_of_a_leaf_below_its_bound() {
+    // Batches of IDENTITY values from two sessions, each batch arriving after the next
+    // one took the right edge: the late run lands past the last key of a leaf that is
+    // no longer the rightmost one, where only the descent's upper bound proves that
+    // the following keys belong to it.
+    let db = test_db(4096);
+    let t = BTree::create(&db, 18, 1, unique()).unwrap();
+    let run = 256u32;
+    let pairs = 40u32;
+    for p in 0..pairs {
+        for r in [2 * p + 1, 2 * p] {
+            let keys: Vec<_> = (r * run..(r + 1) * run).map(k).collect();
+            let (done, res) = insert_run(&t, &run_of(&keys, &[4u8; 24]));
+            res.unwrap();
+            assert_eq!(done, keys.len());
+        }
+    }
+    let n = 2 * pairs * run;
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, n as u64);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(keys, (0..n).map(k).collect::<Vec<_>>());
+}
