@@ -1117,10 +1117,7 @@ fn insert_row_as(
         return Ok(row);
     }
     t.insert_row(&row, cx)?;
-    if let Some(v) = new_identity {
-        cx.state.last_identity = Some(v);
-        cx.frame().scope_identity = Some(v);
-    }
+    note_identity(cx, &[new_identity]);
     Ok(row)
 }
 
