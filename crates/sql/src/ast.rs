@@ -145,6 +145,30 @@ impl Statement {
     }
 }
 
+/// The first `Some` that `f` gives for a statement of `body`, in order, descending into
+/// BEGIN ... END blocks, IF and WHILE bodies and TRY/CATCH blocks.
+pub fn find_statement<T>(body: &[Statement], f: &mut dyn FnMut(&Statement) -> Option<T>) -> Option<T> {
+    for s in body {
+        if let Some(found) = f(s) {
+            return Some(found);
+        }
+        let found = match &s.kind {
+            StatementKind::Block(b) => find_statement(b, f),
+            StatementKind::If { then_branch, else_branch, .. } => find_statement(std::slice::from_ref(then_branch), f)
+                .or_else(|| else_branch.as_deref().and_then(|e| find_statement(std::slice::from_ref(e), f))),
+            StatementKind::While { body, .. } => find_statement(std::slice::from_ref(body), f),
+            StatementKind::TryCatch { try_block, catch_block } => {
+                find_statement(try_block, f).or_else(|| find_statement(catch_block, f))
+            }
+            _ => None,
+        };
+        if found.is_some() {
+            return found;
+        }
+    }
+    None
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub enum StatementKind {
     /// SELECT (with CTEs, set operators, ...).

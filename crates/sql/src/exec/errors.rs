@@ -247,3 +247,8 @@ pub fn check_variable_type(ty: &types::SqlType) -> Result<(), SqlError> {
     }
     Ok(())
 }
+
+/// Msg 10700: DML on a table-valued parameter, which is READONLY.
+pub fn readonly_tvp(name: &str) -> SqlError {
+    SqlError::new(10700, 16, 1, format!("The table-valued parameter \"{name}\" is READONLY and cannot be modified."))
+}

@@ -758,12 +758,7 @@ impl<'a> Cx<'a> {
     pub fn table_variable_for_dml(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
         let f = self.frames.last().ok_or_else(|| errors::must_declare_table(name))?;
         if f.vars.iter().any(|v| v.readonly && v.name.eq_ignore_ascii_case(name)) {
-            return Err(SqlError::new(
-                10700,
-                16,
-                1,
-                format!("The table-valued parameter \"{name}\" is READONLY and cannot be modified."),
-            ));
+            return Err(errors::readonly_tvp(name));
         }
         self.table_variable(name)
     }

@@ -426,17 +426,7 @@ impl TableInfo {
 
     /// The next identity value (IDENTITY(seed, increment)).
     pub fn next_identity(&self, cx: &mut Cx) -> Result<Option<i128>, SqlError> {
-        let Some(id) = &self.identity else {
-            return Ok(None);
-        };
-        self.init_identity(id, cx)?;
-        let mut cur = self.counters.identity.lock();
-        let next = match *cur {
-            Some(Some(last)) => last + id.increment,
-            _ => id.seed,
-        };
-        *cur = Some(Some(next));
-        Ok(Some(next))
+        Ok(self.next_identity_range(1, cx)?.map(|(first, _)| first))
     }
 
     /// `n` (> 0) identity values at once, for a batch of a statement's rows: the first

@@ -255,23 +255,7 @@ pub fn check_body(f: &CreateFunction) -> Result<(), SqlError> {
 
 /// The line of a RETURN without a value, anywhere in the body.
 fn bare_return(body: &[Statement]) -> Option<u32> {
-    for s in body {
-        let found = match &s.kind {
-            StatementKind::Return(None) => Some(s.line()),
-            StatementKind::Block(b) => bare_return(b),
-            StatementKind::If { then_branch, else_branch, .. } => bare_return(std::slice::from_ref(then_branch))
-                .or_else(|| else_branch.as_deref().and_then(|e| bare_return(std::slice::from_ref(e)))),
-            StatementKind::While { body, .. } => bare_return(std::slice::from_ref(body)),
-            StatementKind::TryCatch { try_block, catch_block } => {
-                bare_return(try_block).or_else(|| bare_return(catch_block))
-            }
-            _ => None,
-        };
-        if found.is_some() {
-            return found;
-        }
-    }
-    None
+    crate::ast::find_statement(body, &mut |s| matches!(s.kind, StatementKind::Return(None)).then(|| s.line()))
 }
 
 fn side_effect(op: &str, state: u8) -> SqlError {

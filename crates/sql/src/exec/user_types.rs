@@ -129,51 +129,25 @@ pub fn check_readonly_params(module: &str, params: &[Parameter], body: &[Stateme
     if readonly.is_empty() {
         return Ok(());
     }
-    fn walk(module: &str, readonly: &[&str], stmts: &[Statement]) -> Result<(), SqlError> {
-        for st in stmts {
-            let target = match &st.kind {
-                StatementKind::Insert(i) => Some(&i.target),
-                StatementKind::Update(u) => Some(&u.target),
-                StatementKind::Delete(d) => Some(&d.target),
-                StatementKind::Merge(m) => Some(&m.target),
-                StatementKind::Block(b) => {
-                    walk(module, readonly, b)?;
-                    None
-                }
-                StatementKind::If { then_branch, else_branch, .. } => {
-                    walk(module, readonly, std::slice::from_ref(then_branch))?;
-                    if let Some(e) = else_branch {
-                        walk(module, readonly, std::slice::from_ref(e))?;
-                    }
-                    None
-                }
-                StatementKind::While { body, .. } => {
-                    walk(module, readonly, std::slice::from_ref(body))?;
-                    None
-                }
-                StatementKind::TryCatch { try_block, catch_block } => {
-                    walk(module, readonly, try_block)?;
-                    walk(module, readonly, catch_block)?;
-                    None
-                }
-                _ => None,
-            };
-            if let Some(DmlTarget::Variable(v)) = target {
-                if readonly.iter().any(|r| r.eq_ignore_ascii_case(v)) {
-                    return Err(SqlError::new(
-                        10700,
-                        16,
-                        1,
-                        format!("The table-valued parameter \"{v}\" is READONLY and cannot be modified."),
-                    )
-                    .in_procedure(module)
-                    .at_line(st.line()));
-                }
+    let changed = find_statement(body, &mut |st| {
+        let target = match &st.kind {
+            StatementKind::Insert(i) => &i.target,
+            StatementKind::Update(u) => &u.target,
+            StatementKind::Delete(d) => &d.target,
+            StatementKind::Merge(m) => &m.target,
+            _ => return None,
+        };
+        match target {
+            DmlTarget::Variable(v) if readonly.iter().any(|r| r.eq_ignore_ascii_case(v)) => {
+                Some((v.clone(), st.line()))
             }
+            _ => None,
         }
-        Ok(())
+    });
+    match changed {
+        Some((v, line)) => Err(errors::readonly_tvp(&v).in_procedure(module).at_line(line)),
+        None => Ok(()),
     }
-    walk(module, &readonly, body)
 }
 
 /// CREATE TYPE.
