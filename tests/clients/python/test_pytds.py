@@ -504,6 +504,14 @@ def test_tvp(conn):
     assert cur.fetchall() == [(3, 6, "y")]
     cur.execute("SELECT COUNT(*) FROM %s", (pytds.TableValuedParam(type_name="dbo.pytds_pairs", rows=[(9, "z")]),))
     assert cur.fetchall() == [(1,)]
+    # The type a procedure's parameter uses cannot be dropped (3732); a procedure body
+    # that changes its READONLY parameter is not created (10700); the session goes on.
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("DROP TYPE dbo.pytds_pairs")
+    assert e.value.msg_no == 3732
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("CREATE PROCEDURE dbo.pytds_tvp_change @rows dbo.pytds_pairs READONLY AS\nDELETE @rows")
+    assert e.value.msg_no == 10700 and e.value.line == 2
     cur.execute("DROP PROCEDURE dbo.pytds_tvp_sum")
     cur.execute("DROP TYPE dbo.pytds_pairs")
 
@@ -531,3 +539,23 @@ def test_for_json_result_arrives_whole(conn):
     # The DBA idiom: a comma list through FOR XML PATH(''), XML escaping included.
     cur.execute("SELECT STUFF((SELECT ',' + CAST(id AS varchar(10)) + '&' FROM #fj WHERE id <= 3 ORDER BY id FOR XML PATH('')), 1, 1, '')")
     assert cur.fetchone()[0] == "1&amp;,2&amp;,3&amp;"
+
+
+def test_for_xml_explicit(conn):
+    """FOR XML EXPLICIT's universal table, and its error for a parent not yet open."""
+    cur = conn.cursor()
+    cur.execute(
+        "SELECT 1 AS Tag, NULL AS Parent, 'C1' AS [Customer!1!id], NULL AS [Order!2!id], NULL AS [Order!2!note!element] "
+        "UNION ALL SELECT 2, 1, 'C1', 'O1', N'a < b' "
+        "UNION ALL SELECT 2, 1, 'C1', 'O2', NULL "
+        "ORDER BY [Customer!1!id], [Order!2!id] FOR XML EXPLICIT"
+    )
+    text = "".join(r[0] for r in cur.fetchall())
+    assert text == '<Customer id="C1"><Order id="O1"><note>a &lt; b</note></Order><Order id="O2"/></Customer>'
+    # Found while the rows are read, so it arrives after the column metadata.
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("SELECT 2 AS Tag, 1 AS Parent, 1 AS [a!1!x], 2 AS [b!2!y] FOR XML EXPLICIT")
+        cur.fetchall()
+    assert e.value.msg_no == 6833
+    cur.execute("SELECT 1")
+    assert cur.fetchone() == (1,)
