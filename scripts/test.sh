@@ -20,6 +20,9 @@ with_watchdog() {
   "$@" &
   local pid=$!
   (
+    # Nothing here may stop the watchdog before its kill (pgrep finds no child, a
+    # process is gone by the time gdb or kill reach it).
+    set +e
     sleep "$limit" </dev/null >/dev/null 2>&1 &
     local sleeper=$!
     trap 'kill "$sleeper" 2>/dev/null; exit 0' TERM
