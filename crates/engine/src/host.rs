@@ -29,9 +29,11 @@
 //!   lists them in the log first (`Transaction::commit_freeing`): recovery frees those
 //!   a crash kept from being freed;
 //! - `drop_index` frees the tree and its LOB unit after the commit, the same way;
-//! - `create_index` builds the tree at once; a rollback (or a rollback to an earlier
-//!   savepoint) frees it again. A crash before the commit leaves the empty allocation
-//!   unit behind, unreferenced.
+//! - `create_index` builds the tree at once, in the transaction
+//!   (`BTree::create_in_transaction`): its undo chain holds a `UnitDrop`, so a rollback
+//!   (or a rollback to an earlier savepoint), or recovery's undo after a crash, drops
+//!   the unit again. A table's first off-row value makes its LOB unit the same way when
+//!   the same transaction created the table.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -72,8 +74,12 @@ enum Pending {
     /// Free an index's storage (its tree, and its LOB unit if it has one) after commit
     /// (DROP).
     DropIndexAtCommit(u64, Option<u64>),
-    /// Free an index's storage after rollback (CREATE undone).
+    /// An index this transaction created: its unit (and LOB unit) are dropped by the
+    /// rollback's undo (`RowUndo::UnitDrop`); the caches forget it after a rollback.
     DropIndexAtRollback(u64),
+    /// A LOB unit this transaction created for an index it also created: a rollback to
+    /// a savepoint before it drops the unit, so the cached unit id goes.
+    ForgetLobUnit(u64),
 }
 
 struct DbTxn {
@@ -268,10 +274,14 @@ fn check_writable(db: &DbHandle) -> Result<()> {
     Ok(())
 }
 
-/// The LOB unit of an index, created (and recorded, committed on its own) if it has
-/// none yet. Serialised per database by the system table's row: a second creator finds
-/// the first one's row.
-fn ensure_lob_unit(db: &DbHandle, hobt: u64) -> Result<u64> {
+/// The LOB unit of an index, created (and recorded) if it has none yet. Serialised per
+/// database by the system table's row: a second creator finds the first one's row.
+/// For an index its own transaction created, the unit and the row belong to that
+/// transaction (no other session can reach the index before it commits), so a rollback,
+/// or recovery's undo after a crash, drops them with the index; otherwise they are
+/// committed on their own at once, since other sessions' values may go into the unit
+/// before this transaction ends.
+fn ensure_lob_unit(db: &DbHandle, ctx: &SessionContext<'_>, pending: &mut Vec<Pending>, hobt: u64) -> Result<u64> {
     if let Some(u) = db.lob_unit(hobt)? {
         return Ok(u);
     }
@@ -282,6 +292,15 @@ fn ensure_lob_unit(db: &DbHandle, hobt: u64) -> Result<u64> {
         return Ok(u);
     }
     let tree = db.index(hobt)?;
+    if pending.iter().any(|p| matches!(p, Pending::DropIndexAtRollback(h) if *h == hobt)) {
+        let _scope = ctx.transaction().enter();
+        let unit =
+            storage::lob::create_unit_in_transaction(&db.txn.db, tree.tree().object_id(), tree.tree().index_id())?;
+        db.system.insert(&crate::directory::lob_unit_key(hobt), &unit.id.to_le_bytes())?;
+        pending.push(Pending::ForgetLobUnit(hobt));
+        db.remember_lob_unit(hobt, Some(unit.id));
+        return Ok(unit.id);
+    }
     let unit = storage::lob::create_unit(&db.txn.db, tree.tree().object_id(), tree.tree().index_id())?;
     let t = db.txn.begin("create LOB unit", SYSTEM_SPID)?;
     {
@@ -342,7 +361,7 @@ fn frees_at_commit(pending: &[Pending]) -> Vec<DeferredFree> {
                 out.push(DeferredFree::AllocUnit(*hobt));
                 out.extend(lob.map(DeferredFree::AllocUnit));
             }
-            Pending::Savepoint(_) | Pending::DropIndexAtRollback(_) => {}
+            Pending::Savepoint(_) | Pending::DropIndexAtRollback(_) | Pending::ForgetLobUnit(_) => {}
         }
     }
     out
@@ -358,8 +377,13 @@ fn after_commit(db: &DbHandle, pending: Vec<Pending>) {
 
 fn after_rollback(db: &DbHandle, pending: Vec<Pending>) {
     for p in pending.into_iter().rev() {
-        if let Pending::DropIndexAtRollback(hobt) = p {
-            drop_index_storage(db, hobt);
+        match p {
+            // The rollback's undo dropped the units (RowUndo::UnitDrop); without a log
+            // (nothing was undone) they are dropped here.
+            Pending::DropIndexAtRollback(hobt) if db.txn.db.alloc_unit(hobt).is_ok() => drop_index_storage(db, hobt),
+            Pending::DropIndexAtRollback(hobt) => db.forget_index(hobt),
+            Pending::ForgetLobUnit(hobt) => db.forget_lob_unit_cache(hobt),
+            _ => {}
         }
     }
 }
@@ -543,7 +567,7 @@ impl Host for EngineHost {
     }
 
     fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()> {
-        self.run(index.db, |db, ctx, _, hs| {
+        self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
             let (_, li, codec) = handle(hs, db, index)?;
             let mut written = Vec::new();
@@ -557,7 +581,7 @@ impl Host for EngineHost {
                         key.len(),
                         &mut written,
                         |bytes| {
-                            let unit = ensure_lob_unit(db, index.hobt)?;
+                            let unit = ensure_lob_unit(db, ctx, pending, index.hobt)?;
                             let _scope = ctx.transaction().enter();
                             Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
                         },
@@ -652,7 +676,7 @@ impl Host for EngineHost {
             let mut written = Vec::new();
             let r = (|| {
                 let rec = codec.encode(row, key.len(), &mut written, |bytes| {
-                    let unit = ensure_lob_unit(db, index.hobt)?;
+                    let unit = ensure_lob_unit(db, ctx, pending, index.hobt)?;
                     let _scope = ctx.transaction().enter();
                     Ok(storage::lob::write(&db.txn.db, unit, bytes)?)
                 })?;
@@ -707,7 +731,12 @@ impl Host for EngineHost {
             let tree = {
                 // In the transaction's scope, so its commit flushes the new tree's log.
                 let _scope = ctx.transaction().enter();
-                BTree::create(&h.txn.db, object_id as u32, storage_index_id, BTreeOptions { unique: true })?
+                BTree::create_in_transaction(
+                    &h.txn.db,
+                    object_id as u32,
+                    storage_index_id,
+                    BTreeOptions { unique: true },
+                )?
             };
             let hobt = tree.alloc_unit_id();
             h.remember_lob_unit(hobt, None);

@@ -225,3 +225,81 @@ fn a_dropped_tables_storage_is_freed_after_a_crash() {
     drop((db, s));
     inst.shutdown().unwrap();
 }
+
+/// Every allocation unit of the database, by id.
+fn all_units(inst: &Instance, id: sql::host::DbId) -> Vec<u64> {
+    let mut v: Vec<u64> = inst.txn_database(id).unwrap().db.alloc_units().iter().map(|u| u.id).collect();
+    v.sort_unstable();
+    v
+}
+
+#[test]
+fn a_create_table_a_crash_kept_from_committing_leaves_no_unit() {
+    let dir = TempDir::new("lob-frees-create");
+    let (inst, mut s, id) = setup(dir.path());
+    insert(&mut s, 0, 2, b'a');
+    ok(&mut s, "CHECKPOINT");
+    let before = all_units(&inst, id);
+    // The new table's tree, its nonclustered index and its LOB unit (the first off-row
+    // value) all belong to the open transaction.
+    ok(
+        &mut s,
+        "BEGIN TRAN;
+         CREATE TABLE dbo.Fresh (id int PRIMARY KEY, tag int, body varbinary(max));
+         CREATE INDEX ix_tag ON dbo.Fresh (tag);
+         INSERT dbo.Fresh VALUES (1, 7, CAST(REPLICATE(CAST('f' AS varchar(max)), 30000) AS varbinary(max)));",
+    );
+    let during = all_units(&inst, id);
+    assert_eq!(during.len(), before.len() + 3, "{before:?} -> {during:?}");
+    // Committed by another session meanwhile: must survive.
+    let mut other = session(&inst);
+    ok(&mut other, "USE Lobs");
+    insert(&mut other, 2, 3, b'b');
+    drop(other);
+    let (inst, mut s) = restart_after_crash(inst, s, dir.path());
+    assert_eq!(all_units(&inst, id), before, "recovery's undo dropped the uncommitted units");
+    assert_eq!(problems(&inst, id), Vec::<String>::new());
+    assert_eq!(contents(&mut s), vec![(0, b'a'), (1, b'a'), (2, b'b')]);
+    assert_eq!(rows(&mut s, "SELECT OBJECT_ID('dbo.Fresh')"), vec![vec![Value::Null]]);
+    // The name is free again, and the table works.
+    ok(&mut s, "CREATE TABLE dbo.Fresh (id int PRIMARY KEY, body varbinary(max))");
+    ok(&mut s, "INSERT dbo.Fresh VALUES (1, CAST(REPLICATE(CAST('g' AS varchar(max)), 30000) AS varbinary(max)))");
+    assert_eq!(rows(&mut s, "SELECT DATALENGTH(body) FROM dbo.Fresh"), vec![vec![Value::BigInt(30_000)]]);
+    drop(s);
+    inst.shutdown().unwrap();
+}
+
+#[test]
+fn a_rollback_to_a_savepoint_drops_the_lob_unit_it_created() {
+    let dir = TempDir::new("lob-frees-savepoint");
+    let (inst, mut s, id) = setup(dir.path());
+    let before = all_units(&inst, id);
+    ok(&mut s, "BEGIN TRAN; CREATE TABLE dbo.Fresh (id int PRIMARY KEY, body varbinary(max)); SAVE TRAN s;");
+    let with_table = all_units(&inst, id);
+    assert_eq!(with_table.len(), before.len() + 1);
+    let big = "CAST(REPLICATE(CAST('f' AS varchar(max)), 30000) AS varbinary(max))";
+    ok(&mut s, &format!("INSERT dbo.Fresh VALUES (1, {big})"));
+    assert_eq!(all_units(&inst, id).len(), before.len() + 2);
+    ok(&mut s, "ROLLBACK TRAN s");
+    assert_eq!(all_units(&inst, id), with_table, "the LOB unit went with the savepoint");
+    // A second first value makes a new unit, which the commit keeps.
+    ok(&mut s, &format!("INSERT dbo.Fresh VALUES (2, {big}); COMMIT;"));
+    assert_eq!(all_units(&inst, id).len(), before.len() + 2);
+    assert_eq!(
+        rows(&mut s, "SELECT id, DATALENGTH(body) FROM dbo.Fresh"),
+        vec![vec![Value::Int(2), Value::BigInt(30_000)]]
+    );
+    assert_eq!(problems(&inst, id), Vec::<String>::new());
+    // A whole rollback of a CREATE drops every unit it made.
+    ok(&mut s, &format!("BEGIN TRAN; CREATE TABLE dbo.Gone (id int PRIMARY KEY, b varbinary(max)); INSERT dbo.Gone VALUES (1, {big}); ROLLBACK;"));
+    assert_eq!(all_units(&inst, id).len(), before.len() + 2);
+    let (inst, mut s) = restart_after_crash(inst, s, dir.path());
+    assert_eq!(
+        rows(&mut s, "SELECT id, DATALENGTH(body) FROM dbo.Fresh"),
+        vec![vec![Value::Int(2), Value::BigInt(30_000)]]
+    );
+    assert_eq!(all_units(&inst, id).len(), before.len() + 2);
+    assert_eq!(problems(&inst, id), Vec::<String>::new());
+    drop(s);
+    inst.shutdown().unwrap();
+}

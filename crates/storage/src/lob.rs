@@ -131,6 +131,17 @@ pub fn create_unit(db: &Database, object_id: u32, index_id: u16) -> Result<Alloc
     db.create_alloc_unit(AllocUnitKind::LobData, object_id, index_id)
 }
 
+/// [`create_unit`] for a user transaction that created the table itself: as
+/// [`crate::btree::BTree::create_in_transaction`], the transaction's rollback (or
+/// recovery's undo of it) drops the unit.
+pub fn create_unit_in_transaction(db: &Database, object_id: u32, index_id: u16) -> Result<AllocUnit> {
+    let stx = db.begin_system_txn()?;
+    let unit = db.create_alloc_unit(AllocUnitKind::LobData, object_id, index_id)?;
+    db.log_row_undo(&crate::undo::RowUndo::UnitDrop { au: unit.id })?;
+    stx.commit()?;
+    Ok(unit)
+}
+
 fn lob_unit(db: &Database, au: u64) -> Result<AllocUnit> {
     let unit = db.alloc_unit(au)?;
     if unit.kind != AllocUnitKind::LobData {

@@ -109,6 +109,7 @@
 //! | heap delete | HeapUnghost(rid) | the row is back (its ghost is live again) |
 //! | heap update | HeapRevert(rid, old row) | the row has the old value (moving it internally if it no longer fits its page; the RID is stable) |
 //! | LOB write | LobRemove(pointer, CRC32C of the value) | the value's records are gone (if the root still holds a value of that length and CRC) |
+//! | allocation unit created by the transaction (logged alone, after the unit's own system transaction) | UnitDrop | the unit is gone (unit ids are never reused, so a missing unit was dropped by an earlier application) |
 //!
 //! Undo runs the normal structure code, which logs its page ops in system transactions
 //! of its own, but must not log a new `RowUndo`: the hook's
@@ -145,6 +146,7 @@
 //! | 5 | HeapUnghost | RID |
 //! | 6 | HeapRevert | RID, old row (primary record, unpadded) |
 //! | 7 | LobRemove | u64 total length, root RID, u32 CRC32C of the value |
+//! | 8 | UnitDrop | — |
 //!
 //! # Undo material encoding
 //!
@@ -191,6 +193,9 @@ pub enum RowUndo<'a> {
     HeapRevert { au: u64, rid: Rid, old_record: &'a [u8] },
     /// Undo of a LOB write: remove the value's records.
     LobRemove { au: u64, ptr: LobPointer, crc: u32 },
+    /// Undo of an allocation unit's creation by a user transaction (CREATE TABLE or
+    /// INDEX, a table's first off-row value): drop the unit.
+    UnitDrop { au: u64 },
 }
 
 const T_BTREE_REMOVE: u8 = 1;
@@ -200,6 +205,7 @@ const T_HEAP_CLEAR: u8 = 4;
 const T_HEAP_UNGHOST: u8 = 5;
 const T_HEAP_REVERT: u8 = 6;
 const T_LOB_REMOVE: u8 = 7;
+const T_UNIT_DROP: u8 = 8;
 
 fn undecodable(what: &str) -> StorageError {
     StorageError::corrupt("row undo record", what.to_string())
@@ -274,7 +280,8 @@ impl<'a> RowUndo<'a> {
             | RowUndo::HeapClear { au, .. }
             | RowUndo::HeapUnghost { au, .. }
             | RowUndo::HeapRevert { au, .. }
-            | RowUndo::LobRemove { au, .. } => au,
+            | RowUndo::LobRemove { au, .. }
+            | RowUndo::UnitDrop { au } => au,
         }
     }
 
@@ -288,6 +295,7 @@ impl<'a> RowUndo<'a> {
             RowUndo::HeapUnghost { .. } => "HEAP_UNGHOST",
             RowUndo::HeapRevert { .. } => "HEAP_REVERT",
             RowUndo::LobRemove { .. } => "LOB_REMOVE",
+            RowUndo::UnitDrop { .. } => "UNIT_DROP",
         }
     }
 
@@ -301,6 +309,7 @@ impl<'a> RowUndo<'a> {
             RowUndo::HeapUnghost { au, .. } => (T_HEAP_UNGHOST, au),
             RowUndo::HeapRevert { au, .. } => (T_HEAP_REVERT, au),
             RowUndo::LobRemove { au, .. } => (T_LOB_REMOVE, au),
+            RowUndo::UnitDrop { au } => (T_UNIT_DROP, au),
         };
         out.push(tag);
         out.extend_from_slice(&au.to_le_bytes());
@@ -324,6 +333,7 @@ impl<'a> RowUndo<'a> {
                 out.extend_from_slice(&ptr.root.to_bytes());
                 out.extend_from_slice(&crc.to_le_bytes());
             }
+            RowUndo::UnitDrop { .. } => {}
         }
     }
 
@@ -356,6 +366,7 @@ impl<'a> RowUndo<'a> {
                 let crc = r.u32().ok_or_else(bad)?;
                 RowUndo::LobRemove { au, ptr: LobPointer { total_len, root }, crc }
             }
+            T_UNIT_DROP => RowUndo::UnitDrop { au },
             _ => return Err(undecodable("unknown tag")),
         };
         if !r.done() {
@@ -381,6 +392,9 @@ pub fn apply_row_undo(db: &Arc<Database>, u: &RowUndo<'_>) -> Result<()> {
         RowUndo::HeapUnghost { au, rid } => Heap::open(db, au)?.undo_delete(rid),
         RowUndo::HeapRevert { au, rid, old_record } => Heap::open(db, au)?.undo_update(rid, old_record),
         RowUndo::LobRemove { au, ptr, crc } => crate::lob::undo_write(db, au, ptr, crc),
+        // Unit ids are never reused: a unit already gone is this undo done before.
+        RowUndo::UnitDrop { au } if db.alloc_unit(au).is_err() => Ok(()),
+        RowUndo::UnitDrop { au } => db.drop_alloc_unit(au),
     }
 }
 

@@ -284,6 +284,29 @@ impl BTree {
     /// Creates an empty tree: a new allocation unit with an empty root leaf.
     /// `index_id` 1 is a clustered index (leaves are data pages), > 1 a nonclustered one.
     pub fn create(db: &Arc<Database>, object_id: u32, index_id: u16, opts: BTreeOptions) -> Result<BTree> {
+        Self::create_with(db, object_id, index_id, opts, false)
+    }
+
+    /// [`BTree::create`] for a user transaction (CREATE TABLE or INDEX): the creation's
+    /// system transaction ends with a `UnitDrop` row undo in the transaction's chain, so
+    /// its rollback, or recovery's undo of it after a crash, drops the unit again; a
+    /// crash leaves no unit that nothing refers to.
+    pub fn create_in_transaction(
+        db: &Arc<Database>,
+        object_id: u32,
+        index_id: u16,
+        opts: BTreeOptions,
+    ) -> Result<BTree> {
+        Self::create_with(db, object_id, index_id, opts, true)
+    }
+
+    fn create_with(
+        db: &Arc<Database>,
+        object_id: u32,
+        index_id: u16,
+        opts: BTreeOptions,
+        undo_at_rollback: bool,
+    ) -> Result<BTree> {
         if index_id == 0 {
             return Err(StorageError::Invalid("index id 0 is a heap, not a B-tree".into()));
         }
@@ -312,6 +335,10 @@ impl BTree {
                 return Err(e);
             }
         };
+        if undo_at_rollback {
+            // Ends the system transaction (the row-operation form), atomically.
+            db.log_row_undo(&crate::undo::RowUndo::UnitDrop { au: au.id })?;
+        }
         stx.commit()?;
         let inner = Arc::new(Inner::new(db.clone(), au.id, object_id, index_id, Some(opts.unique), root, 0, root));
         let mut reg = registry().lock();
