@@ -549,10 +549,33 @@ impl ViewBase {
     }
 
     /// OUTPUT clauses with `inserted.c` / `deleted.c` of a view or CTE column `c` read
-    /// from its base column (the output column keeps the name written).
+    /// from its base column (the output column keeps the name written), and
+    /// `inserted.*` / `deleted.*` as the view's or CTE's columns, by its names: those
+    /// that show a column of the table changed (one it computes or takes from another
+    /// table is not in `inserted`/`deleted`, as naming it is 4104).
     fn base_output(&self, clauses: &[OutputClause]) -> Vec<OutputClause> {
         let mut clauses = clauses.to_vec();
         for oc in &mut clauses {
+            let items = std::mem::take(&mut oc.items);
+            for item in items {
+                match item {
+                    SelectItem::Wildcard(Some(q))
+                        if q.parts.len() == 1
+                            && (q.name().value.eq_ignore_ascii_case("inserted")
+                                || q.name().value.eq_ignore_ascii_case("deleted")) =>
+                    {
+                        // `inserted.v AS v`: the renaming below reads it from v's base column.
+                        for (v, _) in self.columns.iter().filter(|(_, b)| !b.is_empty()) {
+                            let parts = vec![q.name().clone(), Ident::new(v.clone())];
+                            oc.items.push(SelectItem::Expr {
+                                expr: Expr::new(ExprKind::Column(ObjectName { parts })),
+                                alias: Some(Ident::new(v.clone())),
+                            });
+                        }
+                    }
+                    other => oc.items.push(other),
+                }
+            }
             for item in &mut oc.items {
                 let SelectItem::Expr { expr, alias } = item else { continue };
                 if alias.is_none() {
