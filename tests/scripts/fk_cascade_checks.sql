@@ -156,14 +156,18 @@ END CATCH;
 SELECT id FROM dbo.parent ORDER BY id;
 SELECT id, pid FROM dbo.child ORDER BY id;
 GO
--- A row that references itself (NO ACTION) does not hold up its own DELETE or key change;
--- another row referencing it does.
+-- A row that references itself (NO ACTION) is its own referenced row: it may be inserted,
+-- change its key with its reference, and be deleted; another row referencing it holds
+-- up its DELETE.
 CREATE TABLE dbo.emp (id int PRIMARY KEY, boss int CONSTRAINT fk_emp_boss REFERENCES dbo.emp (id));
-INSERT INTO dbo.emp VALUES (1, NULL);
-UPDATE dbo.emp SET boss = 1 WHERE id = 1;
-INSERT INTO dbo.emp VALUES (2, 1);
-DELETE FROM dbo.emp WHERE id = 1;
+INSERT INTO dbo.emp VALUES (1, 1);
+INSERT INTO dbo.emp VALUES (2, 3);
+UPDATE dbo.emp SET id = 5, boss = 5 WHERE id = 1;
+UPDATE dbo.emp SET boss = 7 WHERE id = 5;
+INSERT INTO dbo.emp VALUES (2, 5);
+SELECT id, boss FROM dbo.emp ORDER BY id;
+DELETE FROM dbo.emp WHERE id = 5;
 DELETE FROM dbo.emp WHERE id = 2;
-DELETE FROM dbo.emp WHERE id = 1;
+DELETE FROM dbo.emp WHERE id = 5;
 SELECT COUNT(*) AS emp_rows FROM dbo.emp;
 GO

@@ -1047,9 +1047,10 @@ fn check_actions(
     };
     edges.extend(table.foreign_keys.iter().map(|f| (f.referenced_object_id, object_id, f.on_delete, f.on_update)));
     let (parent, child) = (fk.referenced_object_id, object_id);
-    for event in 0..2 {
+    // The DELETE tree, then the UPDATE tree.
+    for (event, own) in actions.into_iter().enumerate() {
         let action = |e: &(i32, i32, A, A)| if event == 0 { e.2 } else { e.3 };
-        if actions[event] == A::NoAction {
+        if own == A::NoAction {
             continue;
         }
         let cascading: Vec<(i32, i32)> =

@@ -4,7 +4,9 @@
 //! UPDATE and DELETE read every qualifying row first and change them afterwards
 //! (Halloween protection by materialisation), each row once even when a join produces it
 //! several times. Constraints are checked per row: NOT NULL (515), CHECK (547), FOREIGN
-//! KEY (547, both directions), keys (2627/2601 from the table layer).
+//! KEY (547, both directions), keys (2627/2601 from the table layer). A FOREIGN KEY
+//! cascade writes the rows it changes the same way (`check_referenced`), each checked
+//! and going on to the rows referencing it.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -756,6 +758,12 @@ fn check_row_changed(
         }
         let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
         if vals.iter().any(|v| v.is_null()) {
+            continue;
+        }
+        // A row that references itself is its own referenced row (SQL Server checks the
+        // reference once the row is written).
+        let own = fk.referenced.db == t.db && fk.referenced.object_id == t.object_id;
+        if own && fk.referenced_columns.iter().zip(&vals).all(|(&c, v)| same_value(&row[c], v)) {
             continue;
         }
         if !exists_row(
