@@ -262,7 +262,15 @@ fn add_foreign_key(
 ) -> Result<(), SqlError> {
     let id = allocate_id(cx, w.db)?;
     let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, "", id, "FK"));
-    let fk = ddl::resolve_fk(cx, w.db, w.obj.id, &w.t, name, id, cols, reference)?;
+    let display = table_name(w);
+    let owner = ddl::FkOwner {
+        object_id: w.obj.id,
+        schema: w.obj.schema_id,
+        name: &w.obj.name,
+        display: &display,
+        table: &w.t,
+    };
+    let fk = ddl::resolve_fk(cx, w.db, &owner, name, id, cols, reference)?;
     // The other order of 2113: a cascade cannot reach a table whose INSTEAD OF trigger
     // replaces the action it cascades.
     let blocked = w.info.triggers.iter().any(|tr| {

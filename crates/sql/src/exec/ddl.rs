@@ -3,6 +3,7 @@
 //! names). Catalog rows are written through the session's transaction (see
 //! [`crate::catalog`]), so DDL rolls back with it.
 
+use std::collections::HashSet;
 use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
@@ -699,8 +700,9 @@ fn create_table_in(
     }
     for (n, cols, r) in fks {
         let id = allocate_id(cx, db)?;
-        let name = n.unwrap_or_else(|| default_constraint_name(display, "", id, "FK"));
-        let fk = resolve_fk(cx, db, object_id, &obj_table, name, id, &cols, &r)?;
+        let fk_name = n.unwrap_or_else(|| default_constraint_name(display, "", id, "FK"));
+        let owner = FkOwner { object_id, schema, name, display, table: &obj_table };
+        let fk = resolve_fk(cx, db, &owner, fk_name, id, &cols, &r)?;
         obj_table.foreign_keys.push(fk);
     }
     let now = now_datetime();
@@ -871,25 +873,39 @@ pub(super) fn resolve_computed_types(
     r
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The table a FOREIGN KEY is being defined on: its definition so far (with the foreign
+/// keys added before this one), which may not be in the catalog yet (CREATE TABLE).
+pub(super) struct FkOwner<'a> {
+    pub object_id: i32,
+    pub schema: i32,
+    pub name: &'a str,
+    /// The name messages show.
+    pub display: &'a str,
+    pub table: &'a catalog::Table,
+}
+
+/// The FOREIGN KEY `r` of `owner`, checked as SQL Server checks it when it is created
+/// (`check_actions`). It may reference its own table.
 pub(super) fn resolve_fk(
     cx: &mut Cx,
     db: DbId,
-    object_id: i32,
-    table: &catalog::Table,
+    owner: &FkOwner,
     name: String,
     id: i32,
     cols: &[String],
     r: &Reference,
 ) -> Result<catalog::ForeignKey, SqlError> {
+    let table = owner.table;
     let (rdb, rschema, rname) = cx.resolve_name(&r.table)?;
     if rdb != db {
         return Err(SqlError::new(1763, 16, 0, "Cross-database foreign key references are not supported.".to_string()));
     }
+    let own = rschema == owner.schema && rname.eq_ignore_ascii_case(owner.name);
     let (ref_id, ref_cols_def): (i32, Vec<catalog::Column>) = {
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
         match g.object_by_name(rschema, &rname) {
+            _ if own => (owner.object_id, table.columns.clone()),
             Some(o) => match o.table() {
                 Some(t) => (o.id, t.columns.clone()),
                 None => return Err(errors::invalid_object(&rname)),
@@ -904,7 +920,6 @@ pub(super) fn resolve_fk(
             }
         }
     };
-    let _ = object_id;
     let mut columns = Vec::new();
     for c in cols {
         let pos = table.columns.iter().position(|x| x.name.eq_ignore_ascii_case(c)).ok_or_else(|| {
@@ -922,11 +937,8 @@ pub(super) fn resolve_fk(
         // The referenced table's primary key.
         let cat = cx.catalog(db)?;
         let g = cat.inner.read();
-        let pk = g
-            .objects
-            .get(&ref_id)
-            .and_then(|o| o.table())
-            .and_then(|t| t.indexes.iter().find(|i| i.primary_key.is_some()).cloned());
+        let referenced = if own { Some(table) } else { g.objects.get(&ref_id).and_then(|o| o.table()) };
+        let pk = referenced.and_then(|t| t.indexes.iter().find(|i| i.primary_key.is_some()).cloned());
         match pk {
             Some(ix) => referenced_columns = ix.key_columns.iter().map(|(c, _)| *c).collect(),
             None => {
@@ -968,7 +980,7 @@ pub(super) fn resolve_fk(
         Some(ReferentialAction::SetDefault) => catalog::ReferentialAction::SetDefault,
         _ => catalog::ReferentialAction::NoAction,
     };
-    Ok(catalog::ForeignKey {
+    let fk = catalog::ForeignKey {
         object_id: id,
         name,
         columns,
@@ -976,7 +988,102 @@ pub(super) fn resolve_fk(
         referenced_columns,
         on_delete: act(r.on_delete),
         on_update: act(r.on_update),
-    })
+    };
+    if let Err(e) = check_actions(cx, db, owner.object_id, owner.display, table, &fk) {
+        return Err(super::alter::constraint_failed(cx, e));
+    }
+    Ok(fk)
+}
+
+/// The rules for a foreign key's referential actions (each error is followed by 1750):
+/// SET NULL needs every referencing column nullable (1761), SET DEFAULT a default for
+/// each one that is not (1762), and a cascading action (CASCADE, SET NULL, SET DEFAULT)
+/// may not give a DELETE or an UPDATE of any table a second path to a table it cascades
+/// to, nor a cycle, a self-reference included (1785): the cascades one DELETE or UPDATE
+/// starts form a tree.
+fn check_actions(
+    cx: &mut Cx,
+    db: DbId,
+    object_id: i32,
+    display: &str,
+    table: &catalog::Table,
+    fk: &catalog::ForeignKey,
+) -> Result<(), SqlError> {
+    use catalog::ReferentialAction as A;
+    let actions = [fk.on_delete, fk.on_update];
+    let referencing = || fk.columns.iter().filter_map(|&c| table.columns.iter().find(|x| x.column_id == c));
+    if actions.contains(&A::SetNull) && referencing().any(|c| !c.nullable) {
+        return Err(SqlError::new(
+            1761,
+            16,
+            0,
+            format!("Cannot create the foreign key \"{}\" with the SET NULL referential action, because one or more referencing columns are not nullable.", fk.name),
+        ));
+    }
+    if actions.contains(&A::SetDefault) && referencing().any(|c| !c.nullable && c.default.is_none()) {
+        return Err(SqlError::new(
+            1762,
+            16,
+            0,
+            format!("Cannot create the foreign key \"{}\" with the SET DEFAULT referential action, because one or more referencing not-nullable columns lack a default constraint.", fk.name),
+        ));
+    }
+    if actions.iter().all(|a| *a == A::NoAction) {
+        return Ok(());
+    }
+    // Every foreign key of the database as (referenced, referencing, on delete, on
+    // update): this table's as defined so far, the others' from the catalog.
+    let mut edges: Vec<(i32, i32, A, A)> = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.objects
+            .values()
+            .filter(|o| o.id != object_id)
+            .filter_map(|o| o.table().map(|t| (o.id, t)))
+            .flat_map(|(id, t)| {
+                t.foreign_keys.iter().map(move |f| (f.referenced_object_id, id, f.on_delete, f.on_update))
+            })
+            .collect()
+    };
+    edges.extend(table.foreign_keys.iter().map(|f| (f.referenced_object_id, object_id, f.on_delete, f.on_update)));
+    let (parent, child) = (fk.referenced_object_id, object_id);
+    // The DELETE tree, then the UPDATE tree.
+    for (event, own) in actions.into_iter().enumerate() {
+        let action = |e: &(i32, i32, A, A)| if event == 0 { e.2 } else { e.3 };
+        if own == A::NoAction {
+            continue;
+        }
+        let cascading: Vec<(i32, i32)> =
+            edges.iter().filter(|e| action(e) != A::NoAction).map(|e| (e.0, e.1)).collect();
+        // The tables whose DELETE/UPDATE reaches the parent (the parent too), all they
+        // reach already, and the child with all it reaches: one table in both is a
+        // second path (or a cycle) through the new foreign key.
+        let reach = |from: Vec<i32>, forward: bool| -> HashSet<i32> {
+            let mut seen: HashSet<i32> = from.iter().copied().collect();
+            let mut todo = from;
+            while let Some(x) = todo.pop() {
+                for &(p, c) in &cascading {
+                    let (a, b) = if forward { (p, c) } else { (c, p) };
+                    if a == x && seen.insert(b) {
+                        todo.push(b);
+                    }
+                }
+            }
+            seen
+        };
+        let above = reach(vec![parent], false);
+        let reached = reach(above.into_iter().collect(), true);
+        let below = reach(vec![child], true);
+        if below.iter().any(|t| reached.contains(t)) {
+            return Err(SqlError::new(
+                1785,
+                16,
+                0,
+                format!("Introducing FOREIGN KEY constraint '{}' on table '{display}' may cause cycles or multiple cascade paths. Specify ON DELETE NO ACTION or ON UPDATE NO ACTION, or modify other FOREIGN KEY constraints.", fk.name),
+            ));
+        }
+    }
+    Ok(())
 }
 
 pub(super) fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {

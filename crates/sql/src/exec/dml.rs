@@ -4,7 +4,9 @@
 //! UPDATE and DELETE read every qualifying row first and change them afterwards
 //! (Halloween protection by materialisation), each row once even when a join produces it
 //! several times. Constraints are checked per row: NOT NULL (515), CHECK (547), FOREIGN
-//! KEY (547, both directions), keys (2627/2601 from the table layer).
+//! KEY (547, both directions), keys (2627/2601 from the table layer). A FOREIGN KEY
+//! cascade writes the rows it changes the same way (`check_referenced`), each checked
+//! and going on to the rows referencing it.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -549,10 +551,33 @@ impl ViewBase {
     }
 
     /// OUTPUT clauses with `inserted.c` / `deleted.c` of a view or CTE column `c` read
-    /// from its base column (the output column keeps the name written).
+    /// from its base column (the output column keeps the name written), and
+    /// `inserted.*` / `deleted.*` as the view's or CTE's columns, by its names: those
+    /// that show a column of the table changed (one it computes or takes from another
+    /// table is not in `inserted`/`deleted`, as naming it is 4104).
     fn base_output(&self, clauses: &[OutputClause]) -> Vec<OutputClause> {
         let mut clauses = clauses.to_vec();
         for oc in &mut clauses {
+            let items = std::mem::take(&mut oc.items);
+            for item in items {
+                match item {
+                    SelectItem::Wildcard(Some(q))
+                        if q.parts.len() == 1
+                            && (q.name().value.eq_ignore_ascii_case("inserted")
+                                || q.name().value.eq_ignore_ascii_case("deleted")) =>
+                    {
+                        // `inserted.v AS v`: the renaming below reads it from v's base column.
+                        for (v, _) in self.columns.iter().filter(|(_, b)| !b.is_empty()) {
+                            let parts = vec![q.name().clone(), Ident::new(v.clone())];
+                            oc.items.push(SelectItem::Expr {
+                                expr: Expr::new(ExprKind::Column(ObjectName { parts })),
+                                alias: Some(Ident::new(v.clone())),
+                            });
+                        }
+                    }
+                    other => oc.items.push(other),
+                }
+            }
             for item in &mut oc.items {
                 let SelectItem::Expr { expr, alias } = item else { continue };
                 if alias.is_none() {
@@ -685,6 +710,20 @@ pub(crate) fn null_error(t: &TableInfo, col: usize, stmt: &str) -> SqlError {
 
 /// Checks NOT NULL, CHECK and FOREIGN KEY constraints of a new row.
 pub(crate) fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
+    check_row_changed(t, None, row, stmt, cx)
+}
+
+/// [`check_row`] for a row that replaces `old` (an UPDATE, or a row a FOREIGN KEY
+/// cascade changes): only the FOREIGN KEYs whose columns changed or were assigned
+/// (`assigned`: a cascade's SET DEFAULT may set the value a column has) are checked
+/// against their referenced tables.
+fn check_row_changed(
+    t: &TableInfo,
+    old: Option<(&Row, &[usize])>,
+    row: &Row,
+    stmt: &str,
+    cx: &mut Cx,
+) -> Result<(), SqlError> {
     for (i, c) in t.columns.iter().enumerate() {
         if !c.nullable && row[i].is_null() && c.computed.is_none() {
             return Err(null_error(t, i, if matches!(stmt, "INSERT" | "MERGE") { stmt } else { "UPDATE" }));
@@ -711,8 +750,20 @@ pub(crate) fn check_row(t: &TableInfo, row: &Row, stmt: &str, cx: &mut Cx) -> Re
         }
     }
     for fk in &t.foreign_keys {
+        let unchanged = |(o, assigned): (&Row, &[usize])| {
+            fk.columns.iter().all(|&c| !assigned.contains(&c) && same_value(&o[c], &row[c]))
+        };
+        if old.is_some_and(unchanged) {
+            continue;
+        }
         let vals: Vec<Value> = fk.columns.iter().map(|&c| row[c].clone()).collect();
         if vals.iter().any(|v| v.is_null()) {
+            continue;
+        }
+        // A row that references itself is its own referenced row (SQL Server checks the
+        // reference once the row is written).
+        let own = fk.referenced.db == t.db && fk.referenced.object_id == t.object_id;
+        if own && fk.referenced_columns.iter().zip(&vals).all(|(&c, v)| same_value(&row[c], v)) {
             continue;
         }
         if !exists_row(
@@ -778,7 +829,11 @@ fn key_match_plan(
     super::query::push_down(scan, eq, cx)
 }
 
-/// Rows of child tables that reference `row` of `t` through a FOREIGN KEY.
+/// The rows of the tables referencing `t` through a FOREIGN KEY, once `t`'s row `old`
+/// was deleted (`new` None) or replaced by `new`: NO ACTION is 547 when one still
+/// references the old key; CASCADE, SET NULL and SET DEFAULT change them as statements
+/// of their own would (`write_update`, `write_delete`), so a cascaded row is checked
+/// and goes on down to the tables referencing it.
 fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx: &mut Cx) -> Result<(), SqlError> {
     // Cascades recurse (8631 rather than overflow on cyclic references).
     crate::stack::check()?;
@@ -789,7 +844,7 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
         }
         if let Some(n) = new {
             // The referenced key did not change: nothing to check.
-            if our_cols.iter().all(|&c| types::compare(&old[c], &n[c]) == Some(std::cmp::Ordering::Equal)) {
+            if our_cols.iter().all(|&c| same_value(&old[c], &n[c])) {
                 continue;
             }
         }
@@ -830,8 +885,9 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
             }
             ReferentialAction::Cascade | ReferentialAction::SetNull | ReferentialAction::SetDefault => {
                 // `referenced_by` holds the referencing table without its own links and
-                // triggers (built one level deep): a cascade needs the whole table, to go
-                // on to the tables referencing it and to fire its triggers.
+                // triggers (built one level deep): a cascade needs the whole table, to
+                // check its rows against its own foreign keys, to go on to the tables
+                // referencing it and to fire its triggers.
                 let full =
                     if child.object_id != t.object_id { cx.table_info_by_id(child.db, child.object_id)? } else { None };
                 let child = full.as_ref().unwrap_or(child);
@@ -842,35 +898,27 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
                 let event = if deletes { trigger::Event::Delete } else { trigger::Event::Update };
                 let slot = if rows.is_empty() { None } else { trigger::cascade_slot(cx, child, event, child_cols) };
                 for (pk, crow) in rows {
-                    let nr = match (action, new) {
-                        (ReferentialAction::Cascade, None) => {
-                            check_referenced(child, &crow, None, stmt, cx)?;
-                            child.delete_row(&pk, &crow, cx)?;
-                            None
+                    let nr = if deletes {
+                        if !write_delete(cx, child, &pk, &crow, stmt)? {
+                            continue;
                         }
-                        (ReferentialAction::Cascade, Some(n)) => {
-                            let mut nr = crow.clone();
-                            for (k, &cc) in child_cols.iter().enumerate() {
-                                nr[cc] = n[our_cols[k]].clone();
-                            }
-                            child.update_row(&pk, &crow, &nr, cx)?;
-                            Some(nr)
-                        }
-                        _ => {
-                            let mut nr = crow.clone();
-                            for &cc in child_cols {
-                                nr[cc] = if action == ReferentialAction::SetNull {
-                                    Value::Null
-                                } else {
-                                    match &child.defaults[cc] {
-                                        Some(d) => d.eval(&[], cx)?,
-                                        None => Value::Null,
+                        None
+                    } else {
+                        let mut nr = crow.clone();
+                        for (k, &cc) in child_cols.iter().enumerate() {
+                            nr[cc] = match (action, new) {
+                                (ReferentialAction::Cascade, Some(n)) => n[our_cols[k]].clone(),
+                                (ReferentialAction::SetDefault, _) => match &child.defaults[cc] {
+                                    Some(d) => {
+                                        let v = d.eval(&[], cx)?;
+                                        to_column(child, cc, v, &d.ty())?
                                     }
-                                };
-                            }
-                            child.update_row(&pk, &crow, &nr, cx)?;
-                            Some(nr)
+                                    None => Value::Null,
+                                },
+                                _ => Value::Null,
+                            };
                         }
+                        Some(write_update_of(cx, child, &pk, &crow, nr, stmt, child_cols)?)
                     };
                     if let Some(s) = slot {
                         trigger::cascade_row(cx, s, crow, nr);
@@ -880,6 +928,15 @@ fn check_referenced(t: &TableInfo, old: &Row, new: Option<&Row>, stmt: &str, cx:
         }
     }
     Ok(())
+}
+
+/// Whether a column's value is the same before and after a change (NULL is NULL).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a.is_null(), b.is_null()) {
+        (true, true) => true,
+        (false, false) => types::compare(a, b) == Some(std::cmp::Ordering::Equal),
+        _ => false,
+    }
 }
 
 fn matching_rows(
@@ -1860,25 +1917,43 @@ pub(super) fn compute_columns(cx: &mut Cx, t: &TableInfo, new: &mut Row) -> Resu
     Ok(())
 }
 
-/// Writes an updated row: computed columns, constraints (`stmt` names the statement in
-/// their messages), referencing foreign keys, then the row. Returns the row written.
+/// Writes an updated row (also one a FOREIGN KEY cascade changes): computed columns,
+/// constraints (`stmt` names the statement in their messages), the row, then the rows
+/// referencing its old key. As in SQL Server the referencing rows are checked against the
+/// table as changed: a cascaded row's own key is there, a SET DEFAULT value must be in
+/// the table after the change, and a row referencing itself does not hold up its own
+/// change. Returns the row written.
 pub(super) fn write_update(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    pk: &[u8],
+    old: &Row,
+    new: Row,
+    stmt: &str,
+) -> Result<Row, SqlError> {
+    write_update_of(cx, t, pk, old, new, stmt, &[])
+}
+
+/// [`write_update`] of a row whose columns `assigned` are checked against their foreign
+/// keys even when their values did not change.
+fn write_update_of(
     cx: &mut Cx,
     t: &Arc<TableInfo>,
     pk: &[u8],
     old: &Row,
     mut new: Row,
     stmt: &str,
+    assigned: &[usize],
 ) -> Result<Row, SqlError> {
     compute_columns(cx, t, &mut new)?;
-    check_row(t, &new, stmt, cx)?;
-    check_referenced(t, old, Some(&new), stmt, cx)?;
+    check_row_changed(t, Some((old, assigned)), &new, stmt, cx)?;
     t.update_row(pk, old, &new, cx)?;
+    check_referenced(t, old, Some(&new), stmt, cx)?;
     Ok(new)
 }
 
-/// Deletes a row after its referencing foreign keys are checked (or cascaded); false if
-/// it was already gone.
+/// Deletes a row, then checks (or cascades to) the rows referencing it; false if it was
+/// already gone.
 pub(super) fn write_delete(
     cx: &mut Cx,
     t: &Arc<TableInfo>,
@@ -1886,8 +1961,11 @@ pub(super) fn write_delete(
     row: &Row,
     stmt: &str,
 ) -> Result<bool, SqlError> {
+    if !t.delete_row(pk, row, cx)? {
+        return Ok(false);
+    }
     check_referenced(t, row, None, stmt, cx)?;
-    t.delete_row(pk, row, cx)
+    Ok(true)
 }
 
 pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
