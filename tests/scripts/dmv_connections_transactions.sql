@@ -62,14 +62,21 @@ DBCC USEROPTIONS WITH NO_INFOMSGS;
 GO
 DBCC USEROPTIONS (1);
 GO
--- Collations: the one Mesquite has.
-SELECT name, description FROM sys.fn_helpcollations();
-SELECT COLLATIONPROPERTY(name, 'CodePage') AS code_page, COLLATIONPROPERTY(name, 'LCID') AS lcid,
+-- Collations: the SQL ones and the Latin1_General family (docs/architecture.md).
+SELECT COUNT(*) AS collations FROM sys.fn_helpcollations();
+SELECT name, description FROM sys.fn_helpcollations()
+ WHERE name IN ('SQL_Latin1_General_CP1_CI_AS', 'Latin1_General_CS_AS_KS_WS', 'Latin1_General_100_BIN2',
+                'Latin1_General_100_CI_AI_SC_UTF8', 'Latin1_General_BIN')
+ ORDER BY name;
+SELECT name, COLLATIONPROPERTY(name, 'CodePage') AS code_page, COLLATIONPROPERTY(name, 'LCID') AS lcid,
        COLLATIONPROPERTY(name, 'ComparisonStyle') AS comparison_style, COLLATIONPROPERTY(name, 'SortId') AS sort_id,
        COLLATIONPROPERTY(name, 'Version') AS version, COLLATIONPROPERTY(name, 'NoSuchProperty') AS other
-  FROM fn_helpcollations();
+  FROM fn_helpcollations()
+ WHERE name IN ('SQL_Latin1_General_CP1_CI_AS', 'SQL_Latin1_General_CP1_CS_AS', 'Latin1_General_CS_AS_KS_WS',
+                'Latin1_General_100_BIN2', 'Latin1_General_100_CI_AI_SC_UTF8')
+ ORDER BY name;
 SELECT COLLATIONPROPERTY('Klingon_CI_AS', 'CodePage') AS unknown_collation;
-SELECT name FROM fn_helpcollations() WHERE COLLATIONPROPERTY(name, 'sortid') = 0;
+SELECT name FROM fn_helpcollations() WHERE COLLATIONPROPERTY(name, 'sortid') <> 0 ORDER BY name;
 SELECT * FROM fn_helpcollations(1);
 GO
 -- Re-setting the current language keeps a SET DATEFIRST made since (tedious's login

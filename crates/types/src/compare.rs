@@ -158,7 +158,7 @@ const LATIN_EXT_A_BASE: &[u8; 128] = b"AaAaAaCcCcCcCcDdDdEeEeEeEeEeGgGgGgGgHhHhI
 /// accented Latin letters on their base letter) before every other character (by code
 /// point). Case is folded before weighing. The secondary weight is 0 for an unaccented
 /// character and a distinct non-zero number (at most 192) per accented form.
-fn weights(c: char) -> (u32, u8) {
+pub(crate) fn weights(c: char) -> (u32, u8) {
     let mut lower = c.to_lowercase();
     let c = match (lower.next(), lower.next()) {
         (Some(l), None) => l,
@@ -201,7 +201,7 @@ fn alnum_below(b: u8) -> u32 {
     (0..b).filter(|x| x.is_ascii_alphanumeric()).count() as u32
 }
 
-fn trim_trailing_spaces(s: &str) -> &str {
+pub(crate) fn trim_trailing_spaces(s: &str) -> &str {
     s.trim_end_matches(' ')
 }
 
@@ -380,7 +380,7 @@ fn push_time_key(ticks: u64, scale: u8, out: &mut Vec<u8>) {
     out.extend_from_slice(&units.to_be_bytes()[8 - n..]);
 }
 
-fn push_string_key(s: &str, out: &mut Vec<u8>) {
+pub(crate) fn push_string_key(s: &str, out: &mut Vec<u8>) {
     let s = trim_trailing_spaces(s);
     for c in s.chars() {
         push_weight(weights(c).0, out);
@@ -394,7 +394,7 @@ fn push_string_key(s: &str, out: &mut Vec<u8>) {
 
 /// Writes a weight (1..2^21) in the UTF-8 layout: byte order equals numeric order, no
 /// byte is 0x00, and no code is a prefix of another.
-fn push_weight(w: u32, out: &mut Vec<u8>) {
+pub(crate) fn push_weight(w: u32, out: &mut Vec<u8>) {
     if w < 0x80 {
         out.push(w as u8);
     } else if w < 0x800 {

@@ -41,6 +41,7 @@
 
 pub mod calendar;
 pub mod codepage;
+pub mod collation;
 pub mod compare;
 pub mod decimal;
 pub mod encoding;
@@ -52,6 +53,7 @@ pub mod parse;
 pub mod sqltype;
 pub mod value;
 
+pub use collation::Collation;
 pub use compare::{compare, compare_strings, sort_key, sort_key_vec};
 pub use encoding::{decode, decode_to, encode};
 pub use error::SqlError;

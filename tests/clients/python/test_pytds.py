@@ -559,3 +559,25 @@ def test_for_xml_explicit(conn):
     assert e.value.msg_no == 6833
     cur.execute("SELECT 1")
     assert cur.fetchone() == (1,)
+
+
+def test_explicit_collate(conn):
+    """COLLATE in expressions: a parameter compared case-sensitively, sorting in code
+    point order, and 468 for two different explicit collations."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #names (id int PRIMARY KEY, n nvarchar(20))")
+    cur.execute("INSERT #names VALUES (1, N'anna'), (2, N'Anna'), (3, N'ANNA'), (4, N'Bob')")
+    cur.execute("SELECT id FROM #names WHERE n COLLATE Latin1_General_CS_AS = %s ORDER BY id", ("Anna",))
+    assert cur.fetchall() == [(2,)]
+    cur.execute("SELECT id FROM #names WHERE n = %s ORDER BY id", ("Anna",))
+    assert cur.fetchall() == [(1,), (2,), (3,)]
+    cur.execute("SELECT id FROM #names ORDER BY n COLLATE Latin1_General_BIN2")
+    assert cur.fetchall() == [(3,), (2,), (4,), (1,)]
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("SELECT 1 WHERE N'a' COLLATE Latin1_General_CS_AS = N'a' COLLATE Latin1_General_BIN2")
+    assert e.value.msg_no == 468
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("SELECT N'a' COLLATE Klingon_CI_AS")
+    assert e.value.msg_no == 448
+    cur.execute("SELECT 1")
+    assert cur.fetchone() == (1,)

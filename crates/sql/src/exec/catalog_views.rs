@@ -1308,18 +1308,6 @@ fn count_rows(cx: &mut Cx, index: &IndexRef) -> Result<i64, SqlError> {
 // Collations
 // ---------------------------------------------------------------------------------------
 
-/// The collations Mesquite has: (name, description, code page, LCID, comparison style,
-/// sort id). SQL_Latin1_General_CP1_CI_AS is the server's, every database's and every
-/// column's collation.
-const COLLATIONS: &[(&str, &str, i32, i32, i32, i32)] = &[(
-    "SQL_Latin1_General_CP1_CI_AS",
-    "Latin1-General, case-insensitive, accent-sensitive, kanatype-insensitive, width-insensitive for Unicode Data, SQL Server Sort Order 52 on Code Page 1252 for non-Unicode Data",
-    1252,
-    1033,
-    196609,
-    52,
-)];
-
 /// sys.fn_helpcollations(): the collations Mesquite supports.
 pub fn fn_helpcollations(args: usize) -> Result<(super::plan::Plan, Vec<OutCol>), SqlError> {
     if args > 0 {
@@ -1331,7 +1319,7 @@ pub fn fn_helpcollations(args: usize) -> Result<(super::plan::Plan, Vec<OutCol>)
         ));
     }
     let cols = fn_helpcollations_columns();
-    let rows: Vec<Row> = COLLATIONS.iter().map(|c| vec![s(c.0), s(c.1)]).collect();
+    let rows: Vec<Row> = types::Collation::all().iter().map(|c| vec![s(&c.name()), s(&c.description())]).collect();
     Ok((super::plan::Plan::Rows { rows: std::sync::Arc::new(rows), cols: cols.clone() }, cols))
 }
 
@@ -1343,13 +1331,13 @@ pub fn fn_helpcollations_columns() -> Vec<OutCol> {
 /// SortId (an int; SQL Server's result is a sql_variant). TDSCollation, other properties
 /// and unknown collations give NULL.
 pub fn collation_property(name: &str, property: &str) -> Value {
-    let Some(c) = COLLATIONS.iter().find(|c| c.0.eq_ignore_ascii_case(name)) else { return Value::Null };
+    let Some(c) = types::Collation::from_name(name) else { return Value::Null };
     match property.to_ascii_lowercase().as_str() {
-        "codepage" => Value::Int(c.2),
-        "lcid" => Value::Int(c.3),
-        "comparisonstyle" => Value::Int(c.4),
-        "sortid" => Value::Int(c.5),
-        "version" => Value::Int(0),
+        "codepage" => Value::Int(i32::from(c.code_page())),
+        "lcid" => Value::Int(c.lcid as i32),
+        "comparisonstyle" => Value::Int(c.comparison_style() as i32),
+        "sortid" => Value::Int(i32::from(c.sort_id)),
+        "version" => Value::Int(i32::from(c.version)),
         _ => Value::Null,
     }
 }

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 use std::sync::Arc;
 
-use types::{SqlError, SqlType, Value};
+use types::{Collation, SqlError, SqlType, Value};
 
 use super::plan::Plan;
 use super::Cx;
@@ -59,6 +59,13 @@ pub enum BExpr {
     Arith(BinaryOp, Box<BExpr>, Box<BExpr>, SqlType),
     /// A comparison, both sides converted to `ty` first.
     Cmp(BinaryOp, Box<BExpr>, Box<BExpr>, SqlType),
+    /// A comparison of strings under an explicit collation other than the default
+    /// (`a COLLATE Latin1_General_CS_AS = b`). A variant of its own, so that seeks, hash
+    /// joins and other plans keyed on the default collation never take it for a `Cmp`.
+    CollCmp(BinaryOp, Box<BExpr>, Box<BExpr>, SqlType, Collation),
+    /// `expr COLLATE name`: the value of `expr`, labelled with an explicit collation
+    /// (collation precedence, docs/architecture.md "Collations").
+    Collated(Box<BExpr>, Collation),
     And(Vec<BExpr>),
     Or(Vec<BExpr>),
     Not(Box<BExpr>),
@@ -68,6 +75,8 @@ pub enum BExpr {
         pattern: Box<BExpr>,
         escape: Option<Box<BExpr>>,
         negated: bool,
+        /// An explicit collation other than the default, for the character matches.
+        collation: Option<Collation>,
     },
     InList {
         expr: Box<BExpr>,
@@ -169,7 +178,9 @@ impl BExpr {
             | BExpr::Xml { ty: t, .. }
             | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
+            BExpr::Collated(e, _) => e.ty(),
             BExpr::Cmp(..)
+            | BExpr::CollCmp(..)
             | BExpr::And(_)
             | BExpr::Or(_)
             | BExpr::Not(_)
@@ -179,6 +190,25 @@ impl BExpr {
             | BExpr::Exists(..)
             | BExpr::InSubquery { .. }
             | BExpr::Quantified { .. } => SqlType::Bit,
+        }
+    }
+
+    /// The explicit collation label of a string expression: its COLLATE clause, or that
+    /// of the string it passes on (concatenation, CASE, COALESCE/ISNULL, a string
+    /// function's first argument). None: the expression's collation is the default
+    /// (column and coercible-default labels; Mesquite's columns all have the default).
+    pub fn explicit_collation(&self) -> Option<Collation> {
+        match self {
+            BExpr::Collated(_, c) => Some(*c),
+            _ if !self.ty().is_character() => None,
+            BExpr::Arith(_, a, b, _) => a.explicit_collation().or_else(|| b.explicit_collation()),
+            BExpr::Coalesce(v, _) => v.iter().find_map(BExpr::explicit_collation),
+            BExpr::Case { branches, else_result, .. } => {
+                branches.iter().map(|(_, t)| t).chain(else_result.as_deref()).find_map(BExpr::explicit_collation)
+            }
+            BExpr::Func { args, .. } => args.first().and_then(BExpr::explicit_collation),
+            BExpr::Convert { expr, .. } => expr.explicit_collation(),
+            _ => None,
         }
     }
 
@@ -254,8 +284,15 @@ impl BExpr {
     pub fn visit(&self, f: &mut dyn FnMut(&BExpr)) {
         f(self);
         match self {
-            BExpr::Unary(_, a, _) | BExpr::Not(a) | BExpr::IsNull(a, _) | BExpr::Convert { expr: a, .. } => a.visit(f),
-            BExpr::Arith(_, a, b, _) | BExpr::Cmp(_, a, b, _) | BExpr::AtTimeZone(a, b, _) => {
+            BExpr::Unary(_, a, _)
+            | BExpr::Not(a)
+            | BExpr::IsNull(a, _)
+            | BExpr::Convert { expr: a, .. }
+            | BExpr::Collated(a, _) => a.visit(f),
+            BExpr::Arith(_, a, b, _)
+            | BExpr::Cmp(_, a, b, _)
+            | BExpr::CollCmp(_, a, b, _, _)
+            | BExpr::AtTimeZone(a, b, _) => {
                 a.visit(f);
                 b.visit(f);
             }
@@ -316,6 +353,8 @@ impl BExpr {
             }
             BExpr::Arith(op, a, b, t) => BExpr::Arith(*op, r(a), r(b), *t),
             BExpr::Cmp(op, a, b, t) => BExpr::Cmp(*op, r(a), r(b), *t),
+            BExpr::CollCmp(op, a, b, t, c) => BExpr::CollCmp(*op, r(a), r(b), *t, *c),
+            BExpr::Collated(a, c) => BExpr::Collated(r(a), *c),
             BExpr::AtTimeZone(a, b, t) => BExpr::AtTimeZone(r(a), r(b), *t),
             BExpr::And(v) => BExpr::And(v.iter().map(|e| e.map_leaves(map)).collect()),
             BExpr::Or(v) => BExpr::Or(v.iter().map(|e| e.map_leaves(map)).collect()),
@@ -332,11 +371,12 @@ impl BExpr {
             BExpr::CatalogFn { name, args, ty } => {
                 BExpr::CatalogFn { name: name.clone(), args: args.iter().map(|e| e.map_leaves(map)).collect(), ty: *ty }
             }
-            BExpr::Like { expr, pattern, escape, negated } => BExpr::Like {
+            BExpr::Like { expr, pattern, escape, negated, collation } => BExpr::Like {
                 expr: r(expr),
                 pattern: r(pattern),
                 escape: escape.as_ref().map(|e| r(e)),
                 negated: *negated,
+                collation: *collation,
             },
             BExpr::InList { expr, list, negated, ty } => BExpr::InList {
                 expr: r(expr),
@@ -396,6 +436,15 @@ impl BExpr {
                 let r = b.eval(row, cx)?;
                 compare_op(*op, &l, &a.ty(), &r, &b.ty(), t)?
             }
+            BExpr::CollCmp(op, a, b, t, c) => {
+                let l = a.eval(row, cx)?;
+                if l.is_null() {
+                    return Ok(Value::Null);
+                }
+                let r = b.eval(row, cx)?;
+                compare_op_in(*op, &l, &a.ty(), &r, &b.ty(), t, Some(c))?
+            }
+            BExpr::Collated(a, _) => a.eval(row, cx)?,
             BExpr::And(v) => {
                 let mut unknown = false;
                 for e in v {
@@ -428,7 +477,7 @@ impl BExpr {
             }
             BExpr::Not(a) => not(&a.eval(row, cx)?),
             BExpr::IsNull(a, negated) => bit(a.eval(row, cx)?.is_null() != *negated),
-            BExpr::Like { expr, pattern, escape, negated } => {
+            BExpr::Like { expr, pattern, escape, negated, collation } => {
                 let s = expr.eval(row, cx)?;
                 let p = pattern.eval(row, cx)?;
                 let esc = match escape {
@@ -444,7 +493,7 @@ impl BExpr {
                 let (Some(s), Some(p)) = (as_text(&s, &expr.ty()), as_text(&p, &pattern.ty())) else {
                     return Ok(Value::Null);
                 };
-                bit(ops::like(&s, &p, esc)? != *negated)
+                bit(ops::like_in(&s, &p, esc, collation.as_ref(), expr.ty().is_unicode())? != *negated)
             }
             BExpr::InList { expr, list, negated, ty } => {
                 let v = expr.eval(row, cx)?;
@@ -685,6 +734,19 @@ pub fn compare_op(
     rt: &SqlType,
     ty: &SqlType,
 ) -> Result<Value, SqlError> {
+    compare_op_in(op, l, lt, r, rt, ty, None)
+}
+
+/// [`compare_op`] under a collation (None: the default).
+pub fn compare_op_in(
+    op: BinaryOp,
+    l: &Value,
+    lt: &SqlType,
+    r: &Value,
+    rt: &SqlType,
+    ty: &SqlType,
+    collation: Option<&Collation>,
+) -> Result<Value, SqlError> {
     if l.is_null() || r.is_null() {
         return Ok(Value::Null);
     }
@@ -698,7 +760,7 @@ pub fn compare_op(
     } else {
         std::borrow::Cow::Owned(convert::convert(r, rt, ty, None)?)
     };
-    let Some(ord) = ops::compare(&l, &r, ty) else {
+    let Some(ord) = ops::compare_in(&l, &r, ty, collation) else {
         return Ok(Value::Null);
     };
     Ok(bit(match op {

@@ -884,11 +884,17 @@ pub fn drain(mut op: Box<dyn Op>, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
 
 /// Compares two values of one type for ORDER BY: NULL first, strings by collation.
 pub fn order_values(a: &Value, b: &Value, ty: &SqlType) -> Ordering {
+    order_values_in(a, b, ty, None)
+}
+
+/// [`order_values`] with strings under `collation` (None: the default; an ORDER BY
+/// item's [`BExpr::explicit_collation`]).
+pub fn order_values_in(a: &Value, b: &Value, ty: &SqlType, collation: Option<&types::Collation>) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
         (true, false) => Ordering::Less,
         (false, true) => Ordering::Greater,
-        _ => ops::compare(a, b, ty).unwrap_or(Ordering::Equal),
+        _ => ops::compare_in(a, b, ty, collation).unwrap_or(Ordering::Equal),
     }
 }
 
@@ -903,9 +909,10 @@ pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(
         keyed.push((k, r));
     }
     let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
+    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.explicit_collation()).collect();
     keyed.sort_by(|a, b| {
         for (i, key) in keys.iter().enumerate() {
-            let o = order_values(&a.0[i], &b.0[i], &types[i]);
+            let o = order_values_in(&a.0[i], &b.0[i], &types[i], colls[i].as_ref());
             let o = if key.desc { o.reverse() } else { o };
             if o != Ordering::Equal {
                 return o;
@@ -1101,11 +1108,9 @@ impl Op for TopOp {
                 for key in keys {
                     k.push(key.expr.eval(&r, cx)?);
                 }
-                let same = k
-                    .iter()
-                    .zip(last)
-                    .zip(keys)
-                    .all(|((a, b), key)| order_values(a, b, &key.expr.ty()) == Ordering::Equal);
+                let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| {
+                    order_values_in(a, b, &key.expr.ty(), key.expr.explicit_collation().as_ref()) == Ordering::Equal
+                });
                 if same {
                     Ok(Some(r))
                 } else {
@@ -2434,9 +2439,10 @@ fn aggregate(
             for (ai, a) in aggs.iter().enumerate() {
                 if !a.order.is_empty() {
                     let mut items = std::mem::take(&mut g.ordered[ai]);
+                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.explicit_collation()).collect();
                     items.sort_by(|x, y| {
                         for (i, o) in a.order.iter().enumerate() {
-                            let c = order_values(&x.0[i], &y.0[i], &o.expr.ty());
+                            let c = order_values_in(&x.0[i], &y.0[i], &o.expr.ty(), colls[i].as_ref());
                             let c = if o.desc { c.reverse() } else { c };
                             if c != Ordering::Equal {
                                 return c;

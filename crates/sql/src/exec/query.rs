@@ -655,15 +655,21 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let r = self.bind_expr(right, scope)?;
                 self.binary(*op, l, r)?
             }
-            ExprKind::Like { expr, pattern, escape, negated } => BExpr::Like {
-                expr: Box::new(self.bind_expr(expr, scope)?),
-                pattern: Box::new(self.bind_expr(pattern, scope)?),
-                escape: match escape {
-                    Some(e) => Some(Box::new(self.bind_expr(e, scope)?)),
-                    None => None,
-                },
-                negated: *negated,
-            },
+            ExprKind::Like { expr, pattern, escape, negated } => {
+                let expr = self.bind_expr(expr, scope)?;
+                let pattern = self.bind_expr(pattern, scope)?;
+                let collation = operation_collation(&expr, &pattern, "like")?;
+                BExpr::Like {
+                    expr: Box::new(expr),
+                    pattern: Box::new(pattern),
+                    escape: match escape {
+                        Some(e) => Some(Box::new(self.bind_expr(e, scope)?)),
+                        None => None,
+                    },
+                    negated: *negated,
+                    collation,
+                }
+            }
             ExprKind::Between { expr, low, high, negated } => {
                 let x = self.bind_expr(expr, scope)?;
                 let lo = self.bind_expr(low, scope)?;
@@ -685,6 +691,15 @@ impl<'b, 'c> Binder<'b, 'c> {
                     let b = self.bind_expr(i, scope)?;
                     ty = ops::comparison_type(&ty, &b.ty())?;
                     items.push(b);
+                }
+                if items.iter().chain([&x]).any(|e| e.explicit_collation().is_some()) {
+                    // Under an explicit collation: one collated comparison per item.
+                    let mut eqs = Vec::with_capacity(items.len());
+                    for i in items {
+                        eqs.push(self.binary(BinaryOp::Eq, x.clone(), i)?);
+                    }
+                    let any = BExpr::Or(eqs);
+                    return Ok(if *negated { BExpr::Not(Box::new(any)) } else { any });
                 }
                 BExpr::InList { expr: Box::new(x), list: items, negated: *negated, ty }
             }
@@ -781,7 +796,19 @@ impl<'b, 'c> Binder<'b, 'c> {
                 };
                 BExpr::AtTimeZone(Box::new(x), Box::new(z), ty)
             }
-            ExprKind::Collate { expr, .. } => self.bind_expr(expr, scope)?,
+            ExprKind::Collate { expr, collation } => {
+                let x = self.bind_expr(expr, scope)?;
+                let ty = x.ty();
+                if !ty.is_character() || ty == SqlType::Xml {
+                    return Err(SqlError::new(
+                        447,
+                        16,
+                        1,
+                        format!("Expression type {} is invalid for COLLATE clause.", ty.name()),
+                    ));
+                }
+                BExpr::Collated(Box::new(x), resolve_collation(&collation.value)?)
+            }
             ExprKind::MethodCall { target, method, args } => {
                 super::xml::bind_method(self, target, method, args, scope)?
             }
@@ -797,7 +824,10 @@ impl<'b, 'c> Binder<'b, 'c> {
             BinaryOp::Or => BExpr::Or(vec![l, r]),
             op if op.is_comparison() => {
                 let ty = ops::comparison_type_for(op, &l.ty(), &r.ty())?;
-                BExpr::Cmp(op, Box::new(l), Box::new(r), ty)
+                match operation_collation(&l, &r, comparison_name(op))? {
+                    Some(c) if ty.is_character() => BExpr::CollCmp(op, Box::new(l), Box::new(r), ty, c),
+                    _ => BExpr::Cmp(op, Box::new(l), Box::new(r), ty),
+                }
             }
             op => {
                 // An integer constant next to a decimal is typed numeric(digits, 0), as
@@ -1733,7 +1763,13 @@ impl<'b, 'c> Binder<'b, 'c> {
                     }
                 };
             errors::check_sortable(&cols[pos].ty)?;
-            sort_keys.push(SortKey { expr: BExpr::Col(pos, cols[pos].ty), desc });
+            // The projected column keeps its expression's explicit collation.
+            let col = BExpr::Col(pos, cols[pos].ty);
+            let expr = match exprs[pos].explicit_collation() {
+                Some(c) => BExpr::Collated(Box::new(col), c),
+                None => col,
+            };
+            sort_keys.push(SortKey { expr, desc });
         }
         if s.distinct {
             for c in &cols[..visible] {
@@ -3060,4 +3096,48 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
         BExpr::Col(i, t) => Some(BExpr::Outer { depth: levels, index: *i, ty: *t }),
         _ => None,
     })
+}
+
+/// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
+/// default (every database has it); a name Mesquite does not know is 448.
+pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
+    if name.eq_ignore_ascii_case("DATABASE_DEFAULT") || name.eq_ignore_ascii_case("CATALOG_DEFAULT") {
+        return Ok(types::Collation::DEFAULT);
+    }
+    types::Collation::from_name(name).ok_or_else(|| SqlError::new(448, 16, 1, format!("Invalid collation '{name}'.")))
+}
+
+/// The collation an operation on two strings uses when one of them carries an explicit
+/// label (collation precedence: explicit beats implicit and coercible-default; two
+/// different explicit ones are 468). None: the default collation.
+fn operation_collation(l: &BExpr, r: &BExpr, operation: &str) -> Result<Option<types::Collation>, SqlError> {
+    let c = match (l.explicit_collation(), r.explicit_collation()) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(SqlError::new(
+                468,
+                16,
+                9,
+                format!(
+                    "Cannot resolve the collation conflict between \"{}\" and \"{}\" in the {operation} operation.",
+                    a.name(),
+                    b.name()
+                ),
+            ))
+        }
+        (Some(a), _) | (None, Some(a)) => a,
+        (None, None) => return Ok(None),
+    };
+    Ok((c != types::Collation::DEFAULT).then_some(c))
+}
+
+/// How SQL Server names a comparison operator in message 468.
+fn comparison_name(op: BinaryOp) -> &'static str {
+    match op {
+        BinaryOp::NotEq => "not equal to",
+        BinaryOp::Lt => "less than",
+        BinaryOp::LtEq => "less than or equal to",
+        BinaryOp::Gt => "greater than",
+        BinaryOp::GtEq => "greater than or equal to",
+        _ => "equal to",
+    }
 }

@@ -12,7 +12,7 @@ use std::cmp::Ordering;
 use types::{SqlError, Value};
 
 use super::expr::Row;
-use super::plan::{order_values, row_key, FrameEdge, WindowFn, WindowKind};
+use super::plan::{order_values_in, row_key, FrameEdge, WindowFn, WindowKind};
 use super::Cx;
 use crate::scalar::aggregate::Accumulator;
 use crate::scalar::convert;
@@ -44,9 +44,10 @@ pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Ro
             args.push(a);
         }
         let mut idx: Vec<usize> = (0..n).collect();
+        let colls: Vec<_> = f.order.iter().map(|k| k.expr.explicit_collation()).collect();
         let cmp_order = |a: usize, b: usize| -> Ordering {
             for (i, k) in f.order.iter().enumerate() {
-                let o = order_values(&ord[a][i], &ord[b][i], &k.expr.ty());
+                let o = order_values_in(&ord[a][i], &ord[b][i], &k.expr.ty(), colls[i].as_ref());
                 let o = if k.desc { o.reverse() } else { o };
                 if o != Ordering::Equal {
                     return o;

@@ -868,9 +868,14 @@ pub fn comparison_type_for(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<Sql
 /// SQL_Latin1_General_CP1_CI_AS, trailing spaces ignored; numbers exactly, decimals of
 /// different scales and money included). None if either is NULL.
 pub fn compare(l: &Value, r: &Value, ty: &SqlType) -> Option<Ordering> {
-    let _ = ty;
-    match (l, r) {
-        (Value::String(a), Value::String(b)) => Some(types::compare_strings(a, b)),
+    compare_in(l, r, ty, None)
+}
+
+/// [`compare`] with strings under `collation` (None: the default).
+pub fn compare_in(l: &Value, r: &Value, ty: &SqlType, collation: Option<&types::Collation>) -> Option<Ordering> {
+    match (l, r, collation) {
+        (Value::String(a), Value::String(b), Some(c)) => Some(c.compare(a, b, ty.is_unicode())),
+        (Value::String(a), Value::String(b), None) => Some(types::compare_strings(a, b)),
         _ => types::compare(l, r),
     }
 }
@@ -962,17 +967,38 @@ fn compile_like(pattern: &str, escape: Option<char>) -> Result<Vec<Tok>, SqlErro
     Ok(toks)
 }
 
-fn tok_matches(t: &Tok, c: char) -> bool {
+/// The collation LIKE matches characters under: None for the default.
+type LikeCollation<'a> = Option<(&'a types::Collation, bool)>;
+
+fn char_eq_in(a: char, b: char, coll: LikeCollation<'_>) -> bool {
+    match coll {
+        None => char_eq(a, b),
+        Some(_) => char_cmp_in(a, b, coll) == Ordering::Equal,
+    }
+}
+
+fn char_cmp_in(a: char, b: char, coll: LikeCollation<'_>) -> Ordering {
+    match coll {
+        None => char_cmp(a, b),
+        Some((c, unicode)) => {
+            let mut x = [0u8; 4];
+            let mut y = [0u8; 4];
+            c.compare(a.encode_utf8(&mut x), b.encode_utf8(&mut y), unicode)
+        }
+    }
+}
+
+fn tok_matches(t: &Tok, c: char, coll: LikeCollation<'_>) -> bool {
     match t {
-        Tok::Lit(l) => char_eq(*l, c),
+        Tok::Lit(l) => char_eq_in(*l, c, coll),
         Tok::One => true,
         Tok::Any => false,
         Tok::Set { negated, items } => {
             let hit = items.iter().any(|&(lo, hi)| {
                 if lo == hi {
-                    char_eq(lo, c)
+                    char_eq_in(lo, c, coll)
                 } else {
-                    char_cmp(lo, c) != Ordering::Greater && char_cmp(c, hi) != Ordering::Greater
+                    char_cmp_in(lo, c, coll) != Ordering::Greater && char_cmp_in(c, hi, coll) != Ordering::Greater
                 }
             });
             hit != *negated
@@ -992,6 +1018,19 @@ fn close_any(toks: &[Tok], states: &mut [bool]) {
 /// `s LIKE pattern [ESCAPE e]` with %, _, [a-z], [^a] under the CI_AS collation.
 /// Msg 506 for an invalid escape sequence.
 pub fn like(s: &str, pattern: &str, escape: Option<char>) -> Result<bool, SqlError> {
+    like_in(s, pattern, escape, None, true)
+}
+
+/// [`like`] under `collation` (None: the default); `unicode` says the string is
+/// nchar/nvarchar (binary collations compare code units or code page bytes).
+pub fn like_in(
+    s: &str,
+    pattern: &str,
+    escape: Option<char>,
+    collation: Option<&types::Collation>,
+    unicode: bool,
+) -> Result<bool, SqlError> {
+    let coll = collation.map(|c| (c, unicode));
     let toks = compile_like(pattern, escape)?;
     let chars: Vec<char> = s.chars().collect();
     // Trailing spaces of the string are not significant: a match of any prefix that
@@ -1012,7 +1051,7 @@ pub fn like(s: &str, pattern: &str, escape: Option<char>) -> Result<bool, SqlErr
             }
             match &toks[j] {
                 Tok::Any => next[j] = true,
-                t if tok_matches(t, c) => next[j + 1] = true,
+                t if tok_matches(t, c, coll) => next[j + 1] = true,
                 _ => {}
             }
         }

@@ -1,0 +1,499 @@
+//! Collations: the names Mesquite knows, their TDS form, and the comparison and sort-key
+//! rules each one implies. The binder and executor decide which collation an operation
+//! uses (collation precedence, docs/architecture.md "Collations"); this module only
+//! answers "how do these two strings compare under collation C".
+//!
+//! Known collations (everything else is error 448 at the binder):
+//! - SQL collations of code page 1252: SQL_Latin1_General_CP1_CI_AS (sort order 52, the
+//!   default), SQL_Latin1_General_CP1_CS_AS (51), SQL_Latin1_General_CP1_CI_AI (54);
+//! - Windows collations of the Latin1_General designator (LCID 0x0409, code page 1252),
+//!   version 80 (no number, TDS version 0) and 100 (TDS version 1):
+//!   `Latin1_General[_100]_{CI|CS}_{AI|AS}[_KS][_WS]`, with `_SC` and then `_UTF8`
+//!   after them for _100, and `Latin1_General[_100]_{BIN|BIN2}` (`_100_BIN2_UTF8`).
+//!
+//! Rules, all with trailing spaces ignored (SQL Server pads the shorter operand):
+//! - dictionary collations compare by primary weights (the base letter, see
+//!   [`crate::compare`]); on a tie, accent-sensitive ones by accents; then
+//!   case-sensitive ones by case, lower case first ('a' < 'A' < 'b'). CI_AS is exactly
+//!   [`crate::compare_strings`], so existing index keys keep their bytes. Kana and
+//!   width sensitivity (_KS, _WS) are accepted and named but change nothing: the
+//!   weights have no kana or full-width folding (an approximation, as are the other
+//!   limits listed at [`crate::compare_strings`]);
+//! - BIN2 compares code points: UTF-16 code units for Unicode values (nchar, nvarchar),
+//!   code page bytes for char and varchar (UTF-8 bytes under a _UTF8 collation);
+//! - BIN compares the first character as a code unit and the rest byte by byte (the
+//!   little-endian UTF-16 bytes of nvarchar), SQL Server's legacy binary order.
+//!
+//! Sort keys extend the layout of [`crate::sort_key`] for strings: primary weights,
+//! 0x00, accent weights (accent-sensitive only), 0x00, and for case-sensitive ones case
+//! weights, 0x00; binary collations write each unit plus one as a weight, then 0x00.
+//! memcmp of two keys orders as [`Collation::compare`]; equal keys mean equal strings.
+
+use std::cmp::Ordering;
+
+use crate::compare::{push_string_key, push_weight, trim_trailing_spaces, weights};
+
+/// A collation: SQL Server's TDS fields plus whether it is a supplementary-character
+/// (_SC) one. Plain data: two collations are the same when their fields are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct Collation {
+    /// Windows locale id (20 bits).
+    pub lcid: u32,
+    /// TDS ColFlags: [`IGNORE_CASE`] ... [`UTF8`].
+    pub flags: u8,
+    /// TDS version: 0 for the 80 collations, 1 for _100.
+    pub version: u8,
+    /// SQL collation sort order id; 0 for Windows collations.
+    pub sort_id: u8,
+    /// _SC: supplementary characters count as one character in string functions.
+    pub supplementary: bool,
+}
+
+pub const IGNORE_CASE: u8 = 0x01;
+pub const IGNORE_ACCENT: u8 = 0x02;
+pub const IGNORE_KANA: u8 = 0x04;
+pub const IGNORE_WIDTH: u8 = 0x08;
+pub const BINARY: u8 = 0x10;
+pub const BINARY2: u8 = 0x20;
+pub const UTF8: u8 = 0x40;
+
+const LATIN1_GENERAL: u32 = 0x0409;
+const DICTIONARY: u8 = IGNORE_KANA | IGNORE_WIDTH;
+
+/// The SQL collations known, by sort order id.
+const SQL_COLLATIONS: [(u8, &str, u8); 3] = [
+    (52, "SQL_Latin1_General_CP1_CI_AS", IGNORE_CASE | DICTIONARY),
+    (51, "SQL_Latin1_General_CP1_CS_AS", DICTIONARY),
+    (54, "SQL_Latin1_General_CP1_CI_AI", IGNORE_CASE | IGNORE_ACCENT | DICTIONARY),
+];
+
+impl Collation {
+    /// SQL_Latin1_General_CP1_CI_AS, the instance's and every database's default.
+    pub const DEFAULT: Collation = Collation {
+        lcid: LATIN1_GENERAL,
+        flags: IGNORE_CASE | DICTIONARY,
+        version: 0,
+        sort_id: 52,
+        supplementary: false,
+    };
+
+    /// The collation a name stands for (case-insensitive, as SQL Server reads names), or
+    /// None for a name Mesquite does not know (the binder raises 448).
+    pub fn from_name(name: &str) -> Option<Collation> {
+        let upper = name.to_ascii_uppercase();
+        if let Some(&(sort_id, _, flags)) = SQL_COLLATIONS.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(name)) {
+            return Some(Collation { lcid: LATIN1_GENERAL, flags, version: 0, sort_id, supplementary: false });
+        }
+        let rest = upper.strip_prefix("LATIN1_GENERAL_")?;
+        let (version, rest) = match rest.strip_prefix("100_") {
+            Some(r) => (1, r),
+            None => (0, rest),
+        };
+        let mut parts: Vec<&str> = rest.split('_').collect();
+        let utf8 = parts.last() == Some(&"UTF8");
+        if utf8 {
+            if version == 0 {
+                return None;
+            }
+            parts.pop();
+        }
+        let base = Collation { lcid: LATIN1_GENERAL, flags: 0, version, sort_id: 0, supplementary: false };
+        let with_utf8 = |c: Collation| Collation { flags: c.flags | if utf8 { UTF8 } else { 0 }, ..c };
+        match parts.as_slice() {
+            ["BIN"] if !utf8 => return Some(Collation { flags: BINARY, ..base }),
+            ["BIN2"] => return Some(with_utf8(Collation { flags: BINARY2, ..base })),
+            _ => {}
+        }
+        let mut it = parts.into_iter();
+        let mut flags = match it.next()? {
+            "CI" => IGNORE_CASE,
+            "CS" => 0,
+            _ => return None,
+        };
+        flags |= match it.next()? {
+            "AI" => IGNORE_ACCENT,
+            "AS" => 0,
+            _ => return None,
+        };
+        let mut next = it.next();
+        if next == Some("KS") {
+            next = it.next();
+        } else {
+            flags |= IGNORE_KANA;
+        }
+        if next == Some("WS") {
+            next = it.next();
+        } else {
+            flags |= IGNORE_WIDTH;
+        }
+        let supplementary = next == Some("SC");
+        if supplementary {
+            if version == 0 {
+                return None;
+            }
+            next = it.next();
+        }
+        // UTF8 needs _SC; nothing may follow.
+        if next.is_some() || (utf8 && !supplementary) {
+            return None;
+        }
+        Some(with_utf8(Collation { flags, supplementary, ..base }))
+    }
+
+    /// The collation's name, as sys.columns and COLLATIONPROPERTY show it.
+    pub fn name(&self) -> String {
+        if self.sort_id != 0 {
+            if let Some((_, n, _)) = SQL_COLLATIONS.iter().find(|(id, _, _)| *id == self.sort_id) {
+                return (*n).to_string();
+            }
+        }
+        let mut s = String::from("Latin1_General");
+        if self.version == 1 {
+            s.push_str("_100");
+        }
+        if self.flags & BINARY != 0 {
+            s.push_str("_BIN");
+        } else if self.flags & BINARY2 != 0 {
+            s.push_str("_BIN2");
+        } else {
+            s.push_str(if self.flags & IGNORE_CASE != 0 { "_CI" } else { "_CS" });
+            s.push_str(if self.flags & IGNORE_ACCENT != 0 { "_AI" } else { "_AS" });
+            if self.flags & IGNORE_KANA == 0 {
+                s.push_str("_KS");
+            }
+            if self.flags & IGNORE_WIDTH == 0 {
+                s.push_str("_WS");
+            }
+            if self.supplementary {
+                s.push_str("_SC");
+            }
+        }
+        if self.flags & UTF8 != 0 {
+            s.push_str("_UTF8");
+        }
+        s
+    }
+
+    /// Every collation Mesquite knows, in name order (sys.fn_helpcollations).
+    pub fn all() -> Vec<Collation> {
+        let mut names: Vec<String> = SQL_COLLATIONS.iter().map(|(_, n, _)| n.to_string()).collect();
+        for v in ["", "_100"] {
+            names.push(format!("Latin1_General{v}_BIN"));
+            names.push(format!("Latin1_General{v}_BIN2"));
+            for case in ["CI", "CS"] {
+                for accent in ["AI", "AS"] {
+                    for ks in ["", "_KS"] {
+                        for ws in ["", "_WS"] {
+                            names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}"));
+                            if !v.is_empty() {
+                                names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}_SC"));
+                                names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}_SC_UTF8"));
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        names.push("Latin1_General_100_BIN2_UTF8".into());
+        names.sort_by_key(|n| n.to_ascii_uppercase());
+        names.iter().filter_map(|n| Collation::from_name(n)).collect()
+    }
+
+    /// The description sys.fn_helpcollations gives, in SQL Server's wording.
+    pub fn description(&self) -> String {
+        let lang = "Latin1-General";
+        if self.sort_id != 0 {
+            let case = if self.ignores_case() { "case-insensitive" } else { "case-sensitive" };
+            let accent = if self.ignores_accent() { "accent-insensitive" } else { "accent-sensitive" };
+            return format!(
+                "{lang}, {case}, {accent}, kanatype-insensitive, width-insensitive for Unicode Data, SQL Server Sort Order {} on Code Page 1252 for non-Unicode Data",
+                self.sort_id
+            );
+        }
+        let version = if self.version == 1 { "-100" } else { "" };
+        let mut s = format!("{lang}{version}");
+        if self.flags & BINARY != 0 {
+            s.push_str(", binary sort");
+        } else if self.flags & BINARY2 != 0 {
+            s.push_str(", binary code point comparison sort");
+        } else {
+            s.push_str(if self.ignores_case() { ", case-insensitive" } else { ", case-sensitive" });
+            s.push_str(if self.ignores_accent() { ", accent-insensitive" } else { ", accent-sensitive" });
+            s.push_str(if self.flags & IGNORE_KANA != 0 { ", kanatype-insensitive" } else { ", kanatype-sensitive" });
+            s.push_str(if self.flags & IGNORE_WIDTH != 0 { ", width-insensitive" } else { ", width-sensitive" });
+            if self.supplementary {
+                s.push_str(", supplementary characters");
+            }
+        }
+        if self.flags & UTF8 != 0 {
+            s.push_str(", UTF8");
+        }
+        s
+    }
+
+    /// The 5-byte TDS collation (LCID and flags little-endian in 4 bytes, then the sort id).
+    pub fn tds_bytes(&self) -> [u8; 5] {
+        let info = (self.lcid & 0xF_FFFF) | u32::from(self.flags) << 20 | u32::from(self.version & 0xF) << 28;
+        let b = info.to_le_bytes();
+        [b[0], b[1], b[2], b[3], self.sort_id]
+    }
+
+    /// The code page of char and varchar values (65001 for UTF-8 collations).
+    pub fn code_page(&self) -> u16 {
+        if self.flags & UTF8 != 0 {
+            65001
+        } else {
+            1252
+        }
+    }
+
+    /// COLLATIONPROPERTY's ComparisonStyle: ignore case 1, accent 2, kana 0x10000,
+    /// width 0x20000; 0 for binary collations.
+    pub fn comparison_style(&self) -> u32 {
+        if self.binary() {
+            return 0;
+        }
+        let f = u32::from(self.flags);
+        (f & 0x3) | (f & u32::from(IGNORE_KANA)) << 14 | (f & u32::from(IGNORE_WIDTH)) << 14
+    }
+
+    pub fn ignores_case(&self) -> bool {
+        self.flags & (IGNORE_CASE | BINARY | BINARY2) == IGNORE_CASE
+    }
+
+    pub fn ignores_accent(&self) -> bool {
+        self.flags & (IGNORE_ACCENT | BINARY | BINARY2) == IGNORE_ACCENT
+    }
+
+    fn binary(&self) -> bool {
+        self.flags & (BINARY | BINARY2) != 0
+    }
+
+    /// Compares two strings under the collation; `unicode` says they are nchar/nvarchar
+    /// values (binary collations compare char and varchar by their code page bytes).
+    pub fn compare(&self, a: &str, b: &str, unicode: bool) -> Ordering {
+        if *self == Collation::DEFAULT {
+            return crate::compare_strings(a, b);
+        }
+        let (a, b) = (trim_trailing_spaces(a), trim_trailing_spaces(b));
+        if self.binary() {
+            return self.binary_units(a, unicode).cmp(self.binary_units(b, unicode));
+        }
+        let primary = a.chars().map(|c| weights(c).0).cmp(b.chars().map(|c| weights(c).0));
+        if primary != Ordering::Equal {
+            return primary;
+        }
+        if !self.ignores_accent() {
+            let accents = a.chars().map(|c| weights(c).1).cmp(b.chars().map(|c| weights(c).1));
+            if accents != Ordering::Equal {
+                return accents;
+            }
+        }
+        if !self.ignores_case() {
+            return a.chars().map(case_weight).cmp(b.chars().map(case_weight));
+        }
+        Ordering::Equal
+    }
+
+    /// Whether two strings are equal under the collation (`=`, IN, DISTINCT).
+    pub fn equal(&self, a: &str, b: &str, unicode: bool) -> bool {
+        self.compare(a, b, unicode) == Ordering::Equal
+    }
+
+    /// Appends the string's sort key (see the module doc); trailing spaces dropped.
+    pub fn push_sort_key(&self, s: &str, unicode: bool, out: &mut Vec<u8>) {
+        if *self == Collation::DEFAULT {
+            return push_string_key(s, out);
+        }
+        let s = trim_trailing_spaces(s);
+        if self.binary() {
+            for u in self.binary_units(s, unicode) {
+                push_weight(u + 1, out);
+            }
+            out.push(0);
+            return;
+        }
+        for c in s.chars() {
+            push_weight(weights(c).0, out);
+        }
+        out.push(0);
+        if !self.ignores_accent() {
+            push_minor(s.chars().map(|c| weights(c).1), out);
+        }
+        if !self.ignores_case() {
+            push_minor(s.chars().map(case_weight), out);
+        }
+    }
+
+    /// The units a binary collation compares, in order: UTF-16 code units (BIN2,
+    /// Unicode), code page or UTF-8 bytes (non-Unicode), or for BIN on Unicode the first
+    /// code unit then the remaining little-endian bytes.
+    fn binary_units<'a>(&self, s: &'a str, unicode: bool) -> Box<dyn Iterator<Item = u32> + 'a> {
+        if !unicode {
+            if self.flags & UTF8 != 0 {
+                return Box::new(s.bytes().map(u32::from));
+            }
+            return Box::new(s.chars().map(|c| u32::from(crate::codepage::encode_char(c).unwrap_or(b'?'))));
+        }
+        if self.flags & BINARY2 != 0 {
+            return Box::new(s.encode_utf16().map(u32::from));
+        }
+        let mut units = s.encode_utf16();
+        let first = units.next().map(u32::from);
+        Box::new(first.into_iter().chain(units.flat_map(|u| u.to_le_bytes()).map(u32::from)))
+    }
+}
+
+impl Default for Collation {
+    fn default() -> Self {
+        Collation::DEFAULT
+    }
+}
+
+/// The case weight of a character: 0 for lower case and caseless, 1 for upper case, so
+/// lower case sorts first as in Windows collations.
+fn case_weight(c: char) -> u8 {
+    u8::from(c.is_uppercase())
+}
+
+/// Minor (accent or case) weights plus one, trailing zero weights dropped, then 0x00:
+/// the same layout as the accent part of the default key.
+fn push_minor(ws: impl Iterator<Item = u8>, out: &mut Vec<u8>) {
+    let ws: Vec<u8> = ws.collect();
+    let end = ws.iter().rposition(|&w| w != 0).map_or(0, |i| i + 1);
+    out.extend(ws[..end].iter().map(|&w| w + 1));
+    out.push(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(name: &str) -> Collation {
+        Collation::from_name(name).unwrap_or_else(|| panic!("{name}"))
+    }
+
+    fn key(coll: Collation, s: &str, unicode: bool) -> Vec<u8> {
+        let mut k = Vec::new();
+        coll.push_sort_key(s, unicode, &mut k);
+        k
+    }
+
+    #[test]
+    fn names_round_trip_and_unknown_names_are_refused() {
+        for coll in Collation::all() {
+            assert_eq!(Collation::from_name(&coll.name()), Some(coll), "{}", coll.name());
+        }
+        assert_eq!(c("sql_latin1_general_cp1_ci_as"), Collation::DEFAULT);
+        assert_eq!(c("Latin1_General_100_CI_AS_SC_UTF8").name(), "Latin1_General_100_CI_AS_SC_UTF8");
+        assert_eq!(c("latin1_general_cs_as_ks_ws").name(), "Latin1_General_CS_AS_KS_WS");
+        for bad in [
+            "Thai_CI_AI",
+            "Latin1_General_CI",
+            "Latin1_General_CI_AS_SC",
+            "Latin1_General_100_CI_AS_UTF8",
+            "Latin1_General_BIN_UTF8",
+            "Latin1_General_CI_AS_WS_KS",
+            "Latin1_General_100_BIN2_SC",
+            "",
+        ] {
+            assert_eq!(Collation::from_name(bad), None, "{bad}");
+        }
+        assert!(Collation::all().len() > 60);
+    }
+
+    #[test]
+    fn tds_bytes_match_sql_servers() {
+        // SQL_Latin1_General_CP1_CI_AS as SQL Server sends it.
+        assert_eq!(Collation::DEFAULT.tds_bytes(), [0x09, 0x04, 0xD0, 0x00, 0x34]);
+        // Latin1_General_CI_AS: sort id 0, same flags.
+        assert_eq!(c("Latin1_General_CI_AS").tds_bytes(), [0x09, 0x04, 0xD0, 0x00, 0x00]);
+        // _100_BIN2: version 1, fBinary2.
+        assert_eq!(c("Latin1_General_100_BIN2").tds_bytes(), [0x09, 0x04, 0x00, 0x12, 0x00]);
+        assert_eq!(c("Latin1_General_100_CI_AS_SC_UTF8").tds_bytes()[3], 0x14);
+        assert_eq!(Collation::DEFAULT.comparison_style(), 196609);
+        assert_eq!(c("Latin1_General_CS_AI_KS_WS").comparison_style(), 2);
+        assert_eq!(c("Latin1_General_BIN2").comparison_style(), 0);
+    }
+
+    #[test]
+    fn case_accent_and_binary_rules() {
+        let cs = c("Latin1_General_CS_AS");
+        let ci_ai = c("Latin1_General_CI_AI");
+        let bin2 = c("Latin1_General_BIN2");
+        assert!(Collation::DEFAULT.equal("abc", "ABC ", true));
+        assert!(!cs.equal("abc", "ABC", true));
+        assert!(cs.equal("abc", "abc  ", true));
+        assert_eq!(cs.compare("a", "A", true), Ordering::Less);
+        assert_eq!(cs.compare("A", "b", true), Ordering::Less);
+        assert!(!Collation::DEFAULT.equal("resume", "résumé", true));
+        assert!(ci_ai.equal("resume", "RÉSUMÉ", true));
+        assert!(!c("Latin1_General_CS_AI").equal("resume", "Résumé", true));
+        assert!(c("Latin1_General_CS_AI").equal("Resume", "Résumé", true));
+        assert_eq!(c("SQL_Latin1_General_CP1_CI_AI"), c("SQL_Latin1_General_CP1_CI_AI"));
+        assert!(c("SQL_Latin1_General_CP1_CI_AI").equal("é", "E", false));
+        // Code point order: upper case letters before lower case, 'Z' < 'a'.
+        assert_eq!(bin2.compare("Z", "a", true), Ordering::Less);
+        assert_eq!(Collation::DEFAULT.compare("Z", "a", true), Ordering::Greater);
+        assert!(bin2.equal("x ", "x", true));
+        // varchar under BIN2 compares code page 1252 bytes: '€' is 0x80, below 'ÿ' (0xFF),
+        // though its code point (U+20AC) is above.
+        assert_eq!(bin2.compare("€", "ÿ", false), Ordering::Less);
+        assert_eq!(bin2.compare("€", "ÿ", true), Ordering::Greater);
+        // BIN on nvarchar: first character as a code unit, then bytes (little-endian).
+        let bin = c("Latin1_General_BIN");
+        assert_eq!(bin.compare("a\u{0101}", "a\u{0200}", true), Ordering::Greater);
+        assert_eq!(bin2.compare("a\u{0101}", "a\u{0200}", true), Ordering::Less);
+    }
+
+    #[test]
+    fn sort_keys_order_as_compare_does() {
+        let words = [
+            "",
+            "a",
+            "A",
+            "á",
+            "Á",
+            "ab",
+            "aB",
+            "Ab",
+            "b",
+            "B",
+            "résumé",
+            "Resume",
+            "resume",
+            "RÉSUMÉ",
+            "z",
+            "Z",
+            "€",
+            "ÿ",
+            "a b",
+            "a\u{0101}",
+            "a\u{0200}",
+            "x ",
+            "x",
+        ];
+        for coll in Collation::all() {
+            for unicode in [true, false] {
+                for a in words {
+                    for b in words {
+                        let by_key = key(coll, a, unicode).cmp(&key(coll, b, unicode));
+                        assert_eq!(
+                            by_key,
+                            coll.compare(a, b, unicode),
+                            "{} {a:?} {b:?} unicode {unicode}",
+                            coll.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_default_keeps_the_existing_key_bytes() {
+        let mut old = Vec::new();
+        crate::compare::push_string_key("Résumé x ", &mut old);
+        assert_eq!(key(Collation::DEFAULT, "Résumé x ", true), old);
+    }
+}
