@@ -758,6 +758,13 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
             })
             .collect::<Vec<usize>>()
     });
+    let kept_types = right
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| right_slots.as_ref().is_none_or(|s| s.get(*c) != Some(&NOT_KEPT)))
+        .map(|(_, col)| col.ty)
+        .collect();
     if let Some(l) = left_need.as_mut() {
         left_keys.iter().for_each(|e| mark_needed(e, l));
     }
@@ -780,7 +787,7 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         residual: residual.clone(),
         out,
         table: JoinTable::for_types(key_types),
-        build_vals: Vec::new(),
+        build_vals: BuildVals::for_types(kept_types),
         build_count: 0,
         next_same: Vec::new(),
         matched: Vec::new(),
@@ -1707,9 +1714,9 @@ struct HashJoinOp {
     out: Option<Vec<usize>>,
     /// Build side: the right input's rows, by key.
     table: JoinTable,
-    /// The build rows' values, `right_width` per row, in one vector (no allocation per
-    /// row; the right input gets each of its rows back to refill).
-    build_vals: Vec<Value>,
+    /// The build rows' kept values, `kept_width` per row (no allocation per row; the
+    /// right input gets each of its rows back to refill).
+    build_vals: BuildVals,
     build_count: usize,
     /// Per build row, the next build row with the same key ([`END`] ends the chain):
     /// each key's rows in build order without a vector per key.
@@ -1729,6 +1736,142 @@ const END: usize = usize::MAX;
 
 /// A right column a hash join does not keep (see `HashJoinOp::right_slots`).
 const NOT_KEPT: usize = usize::MAX;
+
+/// The values a hash join keeps of its build rows, `kept_width` per row, in build order.
+enum BuildVals {
+    Values(Vec<Value>),
+    /// Every kept column is of an integer type: 8 bytes per value rather than a
+    /// `Value`'s 32, so a large build side touches a quarter of the fresh memory.
+    Ints(IntVals),
+}
+
+/// Integer values of known types (see [`BuildVals::Ints`]).
+struct IntVals {
+    /// The type of each kept column, in slot order.
+    types: Vec<SqlType>,
+    vals: Vec<i64>,
+    /// Bit `i` set: value `i` is NULL. Empty until the first NULL is kept.
+    nulls: Vec<u64>,
+}
+
+impl IntVals {
+    /// Keeps `v` as the next value (slot `k` of its row); false when it is not a value of
+    /// the slot's integer type (the caller then keeps `Value`s).
+    #[inline]
+    fn push(&mut self, k: usize, v: &Value) -> bool {
+        let n = match (v, self.types.get(k)) {
+            (Value::Int(n), Some(SqlType::Int)) => i64::from(*n),
+            (Value::BigInt(n), Some(SqlType::BigInt)) => *n,
+            (Value::SmallInt(n), Some(SqlType::SmallInt)) => i64::from(*n),
+            (Value::TinyInt(n), Some(SqlType::TinyInt)) => i64::from(*n),
+            (Value::Null, Some(_)) => {
+                let at = self.vals.len();
+                if self.nulls.len() <= at / 64 {
+                    self.nulls.resize(at / 64 + 1, 0);
+                }
+                self.nulls[at / 64] |= 1 << (at % 64);
+                0
+            }
+            _ => return false,
+        };
+        self.vals.push(n);
+        true
+    }
+
+    /// Value `at` (of slot `k`) into `slot`.
+    #[inline]
+    fn put(&self, at: usize, k: usize, slot: &mut Value) {
+        let null = self.nulls.get(at / 64).is_some_and(|w| w >> (at % 64) & 1 == 1);
+        *slot = match (self.vals.get(at), self.types.get(k)) {
+            (Some(&n), Some(SqlType::Int)) if !null => Value::Int(n as i32),
+            (Some(&n), Some(SqlType::BigInt)) if !null => Value::BigInt(n),
+            (Some(&n), Some(SqlType::SmallInt)) if !null => Value::SmallInt(n as i16),
+            (Some(&n), Some(SqlType::TinyInt)) if !null => Value::TinyInt(n as u8),
+            _ => Value::Null,
+        };
+    }
+
+    /// The same values as `Value`s.
+    fn to_values(&self) -> Vec<Value> {
+        let w = self.types.len().max(1);
+        (0..self.vals.len())
+            .map(|at| {
+                let mut v = Value::Null;
+                self.put(at, at % w, &mut v);
+                v
+            })
+            .collect()
+    }
+}
+
+impl BuildVals {
+    /// `Ints` when every kept column (of these types) is of an integer type.
+    fn for_types(kept: Vec<SqlType>) -> BuildVals {
+        let int = |t: &SqlType| matches!(t, SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt);
+        if !kept.is_empty() && kept.iter().all(int) {
+            BuildVals::Ints(IntVals { types: kept, vals: Vec::new(), nulls: Vec::new() })
+        } else {
+            BuildVals::Values(Vec::new())
+        }
+    }
+
+    /// Keeps one build row's kept values (moved out of the row, NULLs left behind).
+    fn push<'a>(&mut self, kept: impl Iterator<Item = &'a mut Value>) {
+        match self {
+            BuildVals::Values(vals) => vals.extend(kept.map(|v| std::mem::replace(v, Value::Null))),
+            BuildVals::Ints(ints) => {
+                let mut kept = kept.enumerate();
+                for (k, v) in kept.by_ref() {
+                    if !ints.push(k, v) {
+                        // A value not of its column's type: `Value`s from here on (those
+                        // kept so far, this row's first ones too, turned back).
+                        let mut vals = ints.to_values();
+                        vals.push(std::mem::replace(v, Value::Null));
+                        vals.extend(kept.map(|(_, v)| std::mem::replace(v, Value::Null)));
+                        *self = BuildVals::Values(vals);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Build row `i` (of `w` kept values each) as `joined` reads it.
+    #[inline]
+    fn row<'a>(&'a self, i: usize, w: usize, slots: Option<&'a [usize]>) -> RightRow<'a> {
+        match self {
+            BuildVals::Values(vals) => RightRow::Values(&vals[i * w..(i + 1) * w], slots),
+            BuildVals::Ints(ints) => RightRow::Ints(ints, i * w, slots),
+        }
+    }
+}
+
+/// A right row as [`joined`] reads it.
+#[derive(Clone, Copy)]
+enum RightRow<'a> {
+    /// The row's values; with slots, right column `c` is in `slots[c]` of a kept build row.
+    Values(&'a [Value], Option<&'a [usize]>),
+    /// A kept build row of integers starting at value `start`; slots as for `Values`.
+    Ints(&'a IntVals, usize, Option<&'a [usize]>),
+}
+
+impl RightRow<'_> {
+    /// Right column `c` into `slot` (NULL when the row has none: not kept, or past its end).
+    #[inline]
+    fn put(self, c: usize, slot: &mut Value) {
+        let slot_of = |slots: Option<&[usize]>| match slots {
+            Some(s) => s.get(c).copied().filter(|&k| k != NOT_KEPT),
+            None => Some(c),
+        };
+        match self {
+            RightRow::Values(vals, slots) => assign(slot, slot_of(slots).and_then(|k| vals.get(k))),
+            RightRow::Ints(ints, start, slots) => match slot_of(slots) {
+                Some(k) if k < ints.types.len() => ints.put(start + k, k, slot),
+                _ => *slot = Value::Null,
+            },
+        }
+    }
+}
 
 /// The build rows by join key: the first row of each key's chain (see `next_same`).
 enum JoinTable {
@@ -1868,13 +2011,10 @@ impl HashJoinOp {
             // next one to be decoded into.
             r.resize(w, Value::Null);
             match &self.right_slots {
-                None => self.build_vals.extend(r.iter_mut().map(|v| std::mem::replace(v, Value::Null))),
-                Some(slots) => self.build_vals.extend(
-                    r.iter_mut()
-                        .zip(slots)
-                        .filter(|(_, &s)| s != NOT_KEPT)
-                        .map(|(v, _)| std::mem::replace(v, Value::Null)),
-                ),
+                None => self.build_vals.push(r.iter_mut()),
+                Some(slots) => {
+                    self.build_vals.push(r.iter_mut().zip(slots).filter(|(_, &s)| s != NOT_KEPT).map(|(v, _)| v))
+                }
             }
             self.build_count += 1;
             right.recycle(r);
@@ -1970,38 +2110,42 @@ fn joined(
     out: Option<&[usize]>,
     left: Option<&[Value]>,
     (lw, rw): (usize, usize),
-    right: Option<(&[Value], Option<&[usize]>)>,
+    right: Option<RightRow<'_>>,
 ) -> Row {
     let mut row = spare.take().unwrap_or_default();
-    if out.is_none() {
-        row.clear();
-    }
-    // Right column `c`: in slot `slots[c]` of a kept build row, or in place.
-    let right_at = |c: usize| -> Option<&Value> {
-        let (vals, slots) = right?;
-        match slots {
-            Some(s) => vals.get(*s.get(c)?),
-            None => vals.get(c),
-        }
-    };
     match out {
         Some(out) => {
             // Over the spare row's values: a string reuses its buffer.
-            row.resize(out.len(), Value::Null);
+            if row.len() != out.len() {
+                row.resize(out.len(), Value::Null);
+            }
             for (slot, &p) in row.iter_mut().zip(out) {
-                let v = if p < lw { left.and_then(|l| l.get(p)) } else { right_at(p - lw) };
-                assign(slot, v);
+                if p < lw {
+                    assign(slot, left.and_then(|l| l.get(p)));
+                } else {
+                    match right {
+                        Some(r) => r.put(p - lw, slot),
+                        None => *slot = Value::Null,
+                    }
+                }
             }
         }
         None => {
+            row.clear();
             row.reserve(lw + rw);
             match left {
                 Some(l) => row.extend_from_slice(l),
                 None => row.resize(lw, Value::Null),
             }
             match right {
-                Some((r, None)) => row.extend_from_slice(r),
-                _ => row.extend((0..rw).map(|c| right_at(c).map_or(Value::Null, Value::clone))),
+                Some(RightRow::Values(r, None)) => row.extend_from_slice(r),
+                Some(r) => {
+                    row.resize(lw + rw, Value::Null);
+                    for (c, slot) in row[lw..].iter_mut().enumerate() {
+                        r.put(c, slot);
+                    }
+                }
+                None => row.resize(lw + rw, Value::Null),
             }
         }
     }
@@ -2017,8 +2161,7 @@ impl Op for HashJoinOp {
             if let Some((left, mut i, matched)) = self.current.take() {
                 while i != END {
                     let after = self.next_same[i];
-                    let w = self.kept_width;
-                    let right = Some((&self.build_vals[i * w..(i + 1) * w], self.right_slots.as_deref()));
+                    let right = Some(self.build_vals.row(i, self.kept_width, self.right_slots.as_deref()));
                     let widths = (self.left_width, self.right_width);
                     let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, right);
                     let ok = match &self.residual {
@@ -2059,8 +2202,7 @@ impl Op for HashJoinOp {
                     let j = *i;
                     *i += 1;
                     if !self.matched.get(j).copied().unwrap_or(false) {
-                        let w = self.kept_width;
-                        let right = Some((&self.build_vals[j * w..(j + 1) * w], self.right_slots.as_deref()));
+                        let right = Some(self.build_vals.row(j, self.kept_width, self.right_slots.as_deref()));
                         let widths = (self.left_width, self.right_width);
                         return Ok(Some(joined(&mut self.spare, self.out.as_deref(), None, widths, right)));
                     }
@@ -2176,7 +2318,7 @@ impl MergeJoinOp {
                         self.out.as_deref(),
                         None,
                         self.widths,
-                        Some((&self.group[j], None)),
+                        Some(RightRow::Values(&self.group[j], None)),
                     ));
                 }
             }
@@ -2193,7 +2335,7 @@ impl MergeJoinOp {
 
     /// A row of `right` alone (NULLs on the left), the row handed back to its input.
     fn right_only(&mut self, r: Row) -> Row {
-        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some((&r, None)));
+        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some(RightRow::Values(&r, None)));
         self.right.recycle(r);
         row
     }
@@ -2235,7 +2377,7 @@ impl Op for MergeJoinOp {
                     while self.probe.0 < self.group.len() {
                         let j = self.probe.0;
                         self.probe.0 += 1;
-                        let right = Some((self.group[j].as_slice(), None));
+                        let right = Some(RightRow::Values(self.group[j].as_slice(), None));
                         let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, right);
                         let ok = match &self.residual {
                             Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
