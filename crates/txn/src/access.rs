@@ -628,9 +628,11 @@ impl LockedIndex {
         // Sized for the largest batch the caller takes, so it does not grow row by row.
         let most = expected.min(MAX_BATCH) + 1;
         let mut rows = EntryBatch { bytes: Vec::with_capacity(most * 32), spans: Vec::with_capacity(most) };
-        // Grows from a small first batch, so that a scan its caller stops early (TOP,
-        // EXISTS) copies little.
-        let mut growth = 16;
+        // A caller that said how many rows it takes (a scan batch of the executor, whose
+        // sink stops only when full) gets them in full batches: each batch descends the
+        // tree again. Otherwise batches grow from a small first one, so that a scan its
+        // caller stops early (TOP, EXISTS) copies little.
+        let mut growth = if expected == usize::MAX { 16 } else { expected.min(MAX_BATCH) };
         let mut returned = 0usize;
         // At most one ghost cleanup per call (see below).
         let mut cleaned = false;

@@ -1782,6 +1782,12 @@ impl IntVals {
     #[inline]
     fn put(&self, at: usize, k: usize, slot: &mut Value) {
         let null = self.nulls.get(at / 64).is_some_and(|w| w >> (at % 64) & 1 == 1);
+        if let (Some(&n), Some(SqlType::Int), Value::Int(s)) = (self.vals.get(at), self.types.get(k), &mut *slot) {
+            if !null {
+                *s = n as i32;
+                return;
+            }
+        }
         *slot = match (self.vals.get(at), self.types.get(k)) {
             (Some(&n), Some(SqlType::Int)) if !null => Value::Int(n as i32),
             (Some(&n), Some(SqlType::BigInt)) if !null => Value::BigInt(n),
@@ -2009,7 +2015,9 @@ impl HashJoinOp {
             }
             // The values kept move out (NULLs stay): the row keeps its width for the
             // next one to be decoded into.
-            r.resize(w, Value::Null);
+            if r.len() != w {
+                r.resize(w, Value::Null);
+            }
             match &self.right_slots {
                 None => self.build_vals.push(r.iter_mut()),
                 Some(slots) => {
@@ -2095,6 +2103,15 @@ impl HashJoinOp {
 /// Sets `slot` to `v` (NULL for None): integers inline, other values by `clone_from`.
 #[inline]
 fn assign(slot: &mut Value, v: Option<&Value>) {
+    match (v, slot) {
+        // An integer over an integer: in place (an assignment drops the old value
+        // through a call first).
+        (Some(Value::Int(n)), Value::Int(s)) => *s = *n,
+        (v, slot) => assign_any(slot, v),
+    }
+}
+
+fn assign_any(slot: &mut Value, v: Option<&Value>) {
     match v {
         None | Some(Value::Null) => *slot = Value::Null,
         Some(Value::Int(n)) => *slot = Value::Int(*n),
