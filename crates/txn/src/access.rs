@@ -640,7 +640,10 @@ impl LockedIndex {
             rows.clear();
             // No further ahead than the caller wants (plus the row that tells it there is
             // more).
-            let batch = growth.min(expected.saturating_sub(returned).saturating_add(1)).max(1);
+            let want = expected.saturating_sub(returned).saturating_add(1);
+            // A remainder just past a full batch (the row that tells there is more) comes
+            // with it rather than in a batch of its own.
+            let batch = if want <= growth + growth / 8 { want } else { growth }.max(1);
             let mut locked: Option<Vec<u8>> = None;
             let mut full = false;
             self.tree.scan(borrowed(&after), upper, |k, v| {
