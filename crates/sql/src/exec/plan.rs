@@ -792,6 +792,8 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         next_same: Vec::new(),
         matched: Vec::new(),
         current: None,
+        probe_next: END,
+        probe_matched: false,
         unmatched_out: None,
         key_buf: Vec::new(),
         spare: None,
@@ -1496,6 +1498,38 @@ impl Op for ScanOp {
         if self.empty {
             return Ok(None);
         }
+        // The common case first: a stored row of the batch that is the table's row as it
+        // is (no locator to add), decoded straight into the spare row and returned. The
+        // general path below moves each row through a few `Option`s, which stalled on
+        // store forwarding.
+        if self.stored_is_row && !self.node.with_locator && self.buf.is_empty() {
+            if let Some(decoder) = &self.decoder {
+                while self.pos < self.stored.len() {
+                    let mut row = match self.spare.take() {
+                        Some(row) => row,
+                        None => Vec::with_capacity(self.node.table.indexes[self.node.index].iref.columns.len() + 1),
+                    };
+                    let record = self.stored.record(self.pos);
+                    let whole = match &self.needed {
+                        Some(need) => decoder.decode_columns(record, need, &mut row),
+                        None => decoder.decode_row(record, &mut row),
+                    };
+                    if !whole.map_err(super::host_err)? {
+                        // A value stored off-row: the general path reads the row by key.
+                        self.spare = Some(row);
+                        break;
+                    }
+                    self.pos += 1;
+                    if let Some(f) = &self.node.filter {
+                        if !is_true(&cx.eval_with_outer(f, &row)?) {
+                            self.spare = Some(row);
+                            continue;
+                        }
+                    }
+                    return Ok(Some(row));
+                }
+            }
+        }
         let want_key = self.node.with_locator && self.node.index == 0;
         loop {
             let Some((key, stored)) = self.pop(cx, want_key)? else {
@@ -1722,8 +1756,12 @@ struct HashJoinOp {
     /// each key's rows in build order without a vector per key.
     next_same: Vec<usize>,
     matched: Vec<bool>,
-    /// The probe row being joined, its next candidate build row, and whether it matched.
-    current: Option<(Row, usize, bool)>,
+    /// The probe row being joined, its next candidate build row (`probe_next`), and
+    /// whether it matched. The row stays in place while its matches go out: moving a
+    /// row through an `Option` per output row stalled on store forwarding.
+    current: Option<Row>,
+    probe_next: usize,
+    probe_matched: bool,
     unmatched_out: Option<usize>,
     /// Scratch for encoded keys.
     key_buf: Vec<u8>,
@@ -1903,6 +1941,7 @@ enum JoinKey {
 }
 
 /// The value of an integer-typed key as an i64.
+#[inline]
 fn int_key(v: &Value) -> Option<i64> {
     match *v {
         Value::TinyInt(n) => Some(i64::from(n)),
@@ -1999,7 +2038,13 @@ impl HashJoinOp {
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
         while let Some(mut r) = right.next(cx)? {
-            match join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
+            let key = match self.right_key {
+                KeyReader::IntCol(i) => r.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+                KeyReader::General => {
+                    join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)?
+                }
+            };
+            match key {
                 JoinKey::Int(k) => int_keys.push(k),
                 JoinKey::Bytes => {
                     byte_keys.push(Some((key_bytes.len(), key_bytes.len() + self.key_buf.len())));
@@ -2087,7 +2132,13 @@ impl HashJoinOp {
 
     /// The first build row whose key equals the probe row's, or END.
     fn first_match(&mut self, left: &[Value], cx: &mut Cx) -> Result<usize, SqlError> {
-        let key = join_key(self.left_key, &self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?;
+        let key = match self.left_key {
+            // Inline: the call cost as much as the lookup.
+            KeyReader::IntCol(i) => left.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+            KeyReader::General => {
+                join_key(self.left_key, &self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?
+            }
+        };
         Ok(match (&self.table, key) {
             (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
             (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
@@ -2175,12 +2226,13 @@ impl Op for HashJoinOp {
             self.build(right, cx)?;
         }
         loop {
-            if let Some((left, mut i, matched)) = self.current.take() {
+            if let Some(left) = &self.current {
+                let mut i = self.probe_next;
                 while i != END {
                     let after = self.next_same[i];
                     let right = Some(self.build_vals.row(i, self.kept_width, self.right_slots.as_deref()));
                     let widths = (self.left_width, self.right_width);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, right);
+                    let row = joined(&mut self.spare, self.out.as_deref(), Some(left), widths, right);
                     let ok = match &self.residual {
                         Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
                         None => true,
@@ -2189,13 +2241,16 @@ impl Op for HashJoinOp {
                         if let Some(m) = self.matched.get_mut(i) {
                             *m = true;
                         }
-                        self.current = Some((left, after, true));
+                        self.probe_next = after;
+                        self.probe_matched = true;
                         return Ok(Some(row));
                     }
                     self.spare = Some(row);
                     i = after;
                 }
-                if !matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
+            }
+            if let Some(left) = self.current.take() {
+                if !self.probe_matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
                     let widths = (self.left_width, self.right_width);
                     let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, None);
                     self.left.recycle(left);
@@ -2206,8 +2261,9 @@ impl Op for HashJoinOp {
             if self.unmatched_out.is_none() {
                 match self.left.next(cx)? {
                     Some(left) => {
-                        let first = self.first_match(&left, cx)?;
-                        self.current = Some((left, first, false));
+                        self.probe_next = self.first_match(&left, cx)?;
+                        self.probe_matched = false;
+                        self.current = Some(left);
                         continue;
                     }
                     None => self.unmatched_out = Some(0),
