@@ -425,6 +425,21 @@ pub trait Op {
     fn recycle(&mut self, row: Row) {
         let _ = row;
     }
+    /// The next row into `row`, whose vector and buffers are reused (it holds this
+    /// operator's previous row, or nothing); false at the end. Operators on the streaming
+    /// path (scans, the hash join) build the row in place: a row returned by value moves
+    /// through a few `Option`s per operator, and those moves stalled on store forwarding
+    /// (a 16-byte load of a vector just written as 8-byte words) several times per row.
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        match self.next(cx)? {
+            Some(r) => {
+                let old = std::mem::replace(row, r);
+                self.recycle(old);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Opens an operator tree for `plan`.
@@ -791,7 +806,8 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         build_count: 0,
         next_same: Vec::new(),
         matched: Vec::new(),
-        current: None,
+        current: Row::new(),
+        probing: false,
         probe_next: END,
         probe_matched: false,
         unmatched_out: None,
@@ -1574,6 +1590,38 @@ impl Op for ScanOp {
     fn recycle(&mut self, row: Row) {
         self.spare = Some(row);
     }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        // As the fast path of `next`, decoding into the caller's row.
+        if !self.empty && self.stored_is_row && !self.node.with_locator && self.buf.is_empty() {
+            if let Some(decoder) = &self.decoder {
+                while self.pos < self.stored.len() {
+                    let record = self.stored.record(self.pos);
+                    let whole = match &self.needed {
+                        Some(need) => decoder.decode_columns(record, need, row),
+                        None => decoder.decode_row(record, row),
+                    };
+                    if !whole.map_err(super::host_err)? {
+                        break; // a value stored off-row: `next` reads the row by key
+                    }
+                    self.pos += 1;
+                    if let Some(f) = &self.node.filter {
+                        if !is_true(&cx.eval_with_outer(f, &row[..])?) {
+                            continue;
+                        }
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+        match self.next(cx)? {
+            Some(r) => {
+                self.spare = Some(std::mem::replace(row, r));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 // --- joins -------------------------------------------------------------------------------
@@ -1759,7 +1807,9 @@ struct HashJoinOp {
     /// The probe row being joined, its next candidate build row (`probe_next`), and
     /// whether it matched. The row stays in place while its matches go out: moving a
     /// row through an `Option` per output row stalled on store forwarding.
-    current: Option<Row>,
+    current: Row,
+    /// `current` holds a probe row being joined.
+    probing: bool,
     probe_next: usize,
     probe_matched: bool,
     unmatched_out: Option<usize>,
@@ -2037,7 +2087,8 @@ impl HashJoinOp {
         let mut null_rows: Vec<usize> = Vec::new();
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
-        while let Some(mut r) = right.next(cx)? {
+        let mut r = Row::new();
+        while right.next_into(cx, &mut r)? {
             let key = match self.right_key {
                 KeyReader::IntCol(i) => r.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
                 KeyReader::General => {
@@ -2070,7 +2121,6 @@ impl HashJoinOp {
                 }
             }
             self.build_count += 1;
-            right.recycle(r);
         }
         if let JoinTable::Bytes(m) = &mut self.table {
             self.next_same = vec![END; self.build_count];
@@ -2129,26 +2179,31 @@ impl HashJoinOp {
         }
         Ok(())
     }
+}
 
-    /// The first build row whose key equals the probe row's, or END.
-    fn first_match(&mut self, left: &[Value], cx: &mut Cx) -> Result<usize, SqlError> {
-        let key = match self.left_key {
-            // Inline: the call cost as much as the lookup.
-            KeyReader::IntCol(i) => left.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
-            KeyReader::General => {
-                join_key(self.left_key, &self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?
-            }
-        };
-        Ok(match (&self.table, key) {
-            (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
-            (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
-                let at = i128::from(k) - i128::from(*min);
-                usize::try_from(at).ok().and_then(|at| heads.get(at)).copied().unwrap_or(END)
-            }
-            (JoinTable::Bytes(m), JoinKey::Bytes) => m.get(self.key_buf.as_slice()).copied().unwrap_or(END),
-            _ => END,
-        })
-    }
+/// The first build row of `table` whose key equals the probe row's, or END; the probe
+/// side's key is read by `reader` (`keys` converted to `types`), bytes going to `buf`.
+fn first_match(
+    table: &JoinTable,
+    (reader, keys, types): (KeyReader, &[BExpr], &[SqlType]),
+    left: &[Value],
+    buf: &mut Vec<u8>,
+    cx: &mut Cx,
+) -> Result<usize, SqlError> {
+    let key = match reader {
+        // Inline: the call cost as much as the lookup.
+        KeyReader::IntCol(i) => left.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+        KeyReader::General => join_key(reader, table, keys, types, left, buf, cx)?,
+    };
+    Ok(match (table, key) {
+        (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
+        (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
+            let at = i128::from(k) - i128::from(*min);
+            usize::try_from(at).ok().and_then(|at| heads.get(at)).copied().unwrap_or(END)
+        }
+        (JoinTable::Bytes(m), JoinKey::Bytes) => m.get(buf.as_slice()).copied().unwrap_or(END),
+        _ => END,
+    })
 }
 
 /// Sets `slot` to `v` (NULL for None): integers inline, other values by `clone_from`.
@@ -2181,6 +2236,18 @@ fn joined(
     right: Option<RightRow<'_>>,
 ) -> Row {
     let mut row = spare.take().unwrap_or_default();
+    fill_joined(&mut row, out, left, (lw, rw), right);
+    row
+}
+
+/// [`joined`] into `row`, over its values.
+fn fill_joined(
+    row: &mut Row,
+    out: Option<&[usize]>,
+    left: Option<&[Value]>,
+    (lw, rw): (usize, usize),
+    right: Option<RightRow<'_>>,
+) {
     match out {
         Some(out) => {
             // Over the spare row's values: a string reuses its buffer.
@@ -2217,24 +2284,36 @@ fn joined(
             }
         }
     }
-    row
 }
 
 impl Op for HashJoinOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let mut row = self.spare.take().unwrap_or_default();
+        if self.next_into(cx, &mut row)? {
+            return Ok(Some(row));
+        }
+        self.spare = Some(row);
+        Ok(None)
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
+    }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
         if let Some(right) = self.right.take() {
             self.build(right, cx)?;
         }
+        let widths = (self.left_width, self.right_width);
         loop {
-            if let Some(left) = &self.current {
+            if self.probing {
                 let mut i = self.probe_next;
                 while i != END {
                     let after = self.next_same[i];
                     let right = Some(self.build_vals.row(i, self.kept_width, self.right_slots.as_deref()));
-                    let widths = (self.left_width, self.right_width);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(left), widths, right);
+                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), widths, right);
                     let ok = match &self.residual {
-                        Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
+                        Some(p) => is_true(&cx.eval_with_outer(p, &row[..])?),
                         None => true,
                     };
                     if ok {
@@ -2243,31 +2322,31 @@ impl Op for HashJoinOp {
                         }
                         self.probe_next = after;
                         self.probe_matched = true;
-                        return Ok(Some(row));
+                        return Ok(true);
                     }
-                    self.spare = Some(row);
                     i = after;
                 }
-            }
-            if let Some(left) = self.current.take() {
+                self.probing = false;
                 if !self.probe_matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
-                    let widths = (self.left_width, self.right_width);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, None);
-                    self.left.recycle(left);
-                    return Ok(Some(row));
+                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), widths, None);
+                    return Ok(true);
                 }
-                self.left.recycle(left);
             }
             if self.unmatched_out.is_none() {
-                match self.left.next(cx)? {
-                    Some(left) => {
-                        self.probe_next = self.first_match(&left, cx)?;
-                        self.probe_matched = false;
-                        self.current = Some(left);
-                        continue;
-                    }
-                    None => self.unmatched_out = Some(0),
+                // The probe row is read into the previous one's vector.
+                if self.left.next_into(cx, &mut self.current)? {
+                    self.probe_next = first_match(
+                        &self.table,
+                        (self.left_key, &self.left_keys, &self.key_types),
+                        &self.current,
+                        &mut self.key_buf,
+                        cx,
+                    )?;
+                    self.probe_matched = false;
+                    self.probing = true;
+                    continue;
                 }
+                self.unmatched_out = Some(0);
             }
             if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
                 let i = self.unmatched_out.get_or_insert(0);
@@ -2276,17 +2355,13 @@ impl Op for HashJoinOp {
                     *i += 1;
                     if !self.matched.get(j).copied().unwrap_or(false) {
                         let right = Some(self.build_vals.row(j, self.kept_width, self.right_slots.as_deref()));
-                        let widths = (self.left_width, self.right_width);
-                        return Ok(Some(joined(&mut self.spare, self.out.as_deref(), None, widths, right)));
+                        fill_joined(row, self.out.as_deref(), None, widths, right);
+                        return Ok(true);
                     }
                 }
             }
-            return Ok(None);
+            return Ok(false);
         }
-    }
-
-    fn recycle(&mut self, row: Row) {
-        self.spare = Some(row);
     }
 }
 
