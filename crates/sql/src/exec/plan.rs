@@ -2759,3 +2759,52 @@ fn aggregate(
 fn same_expr(a: &BExpr, b: &BExpr) -> bool {
     format!("{a:?}") == format!("{b:?}")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kept value of build row `i` (of width `w`), as `joined` reads it.
+    fn row_of(b: &BuildVals, i: usize, w: usize) -> Vec<Value> {
+        let r = b.row(i, w, None);
+        (0..w)
+            .map(|c| {
+                let mut v = Value::Bit(true);
+                r.put(c, &mut v);
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn int_build_values_keep_types_and_nulls() {
+        let mut b = BuildVals::for_types(vec![SqlType::Int, SqlType::BigInt, SqlType::SmallInt, SqlType::TinyInt]);
+        let rows = [
+            vec![Value::Int(i32::MIN), Value::BigInt(i64::MIN), Value::SmallInt(-1), Value::TinyInt(255)],
+            vec![Value::Null, Value::BigInt(i64::MAX), Value::Null, Value::TinyInt(0)],
+        ];
+        for r in &rows {
+            b.push(r.clone().iter_mut());
+        }
+        assert!(matches!(b, BuildVals::Ints(_)));
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(&row_of(&b, i, 4), r);
+        }
+    }
+
+    #[test]
+    fn a_value_not_of_its_column_type_turns_the_store_into_values() {
+        let mut b = BuildVals::for_types(vec![SqlType::Int, SqlType::Int]);
+        let first = vec![Value::Int(7), Value::Null];
+        b.push(first.clone().iter_mut());
+        // A bigint in an int column mid-row: the row's first value was kept as an integer.
+        let second = vec![Value::Int(8), Value::BigInt(1 << 40)];
+        b.push(second.clone().iter_mut());
+        assert!(matches!(b, BuildVals::Values(_)));
+        assert_eq!(row_of(&b, 0, 2), first);
+        assert_eq!(row_of(&b, 1, 2), second);
+        let third = vec![Value::Int(9), Value::Int(10)];
+        b.push(third.clone().iter_mut());
+        assert_eq!(row_of(&b, 2, 2), third);
+    }
+}
