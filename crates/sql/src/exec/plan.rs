@@ -537,6 +537,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 in_order,
                 exprs: exprs.clone(),
                 spare: None,
+                in_row: Row::new(),
             })
         }
         Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
@@ -1042,6 +1043,8 @@ struct ProjectOp {
     in_order: bool,
     /// An output row handed back by the consumer, refilled for the next one.
     spare: Option<Row>,
+    /// The input row `next_into` reads into (the input's vector for the whole scan).
+    in_row: Row,
 }
 
 /// The input positions of a projection made only of distinct plain columns.
@@ -1094,6 +1097,41 @@ impl Op for ProjectOp {
         } else {
             self.spare = Some(row);
         }
+    }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        if let Some(moves) = &self.moves {
+            if self.in_order {
+                // The input's leading columns: read straight into the output row.
+                if !self.input.next_into(cx, row)? {
+                    return Ok(false);
+                }
+                if row.len() >= moves.len() {
+                    row.truncate(moves.len());
+                    return Ok(true);
+                }
+                // A row narrower than the projection: evaluated below, as `next` does.
+                std::mem::swap(row, &mut self.in_row);
+            } else if !self.input.next_into(cx, &mut self.in_row)? {
+                return Ok(false);
+            }
+            if moves.iter().all(|&i| i < self.in_row.len()) {
+                // Swapped, as in `next`: the input row is refilled over the previous
+                // output row's values, reusing their buffers.
+                row.resize(moves.len(), Value::Null);
+                for (slot, &i) in row.iter_mut().zip(moves) {
+                    std::mem::swap(slot, &mut self.in_row[i]);
+                }
+                return Ok(true);
+            }
+        } else if !self.input.next_into(cx, &mut self.in_row)? {
+            return Ok(false);
+        }
+        row.clear();
+        for e in &self.exprs {
+            row.push(cx.eval_with_outer(e, &self.in_row)?);
+        }
+        Ok(true)
     }
 }
 
