@@ -628,9 +628,11 @@ impl LockedIndex {
         // Sized for the largest batch the caller takes, so it does not grow row by row.
         let most = expected.min(MAX_BATCH) + 1;
         let mut rows = EntryBatch { bytes: Vec::with_capacity(most * 32), spans: Vec::with_capacity(most) };
-        // Grows from a small first batch, so that a scan its caller stops early (TOP,
-        // EXISTS) copies little.
-        let mut growth = 16;
+        // A caller that said how many rows it takes (a scan batch of the executor, whose
+        // sink stops only when full) gets them in full batches: each batch descends the
+        // tree again. Otherwise batches grow from a small first one, so that a scan its
+        // caller stops early (TOP, EXISTS) copies little.
+        let mut growth = if expected == usize::MAX { 16 } else { expected.min(MAX_BATCH) };
         let mut returned = 0usize;
         // At most one ghost cleanup per call (see below).
         let mut cleaned = false;
@@ -638,7 +640,10 @@ impl LockedIndex {
             rows.clear();
             // No further ahead than the caller wants (plus the row that tells it there is
             // more).
-            let batch = growth.min(expected.saturating_sub(returned).saturating_add(1)).max(1);
+            let want = expected.saturating_sub(returned).saturating_add(1);
+            // A remainder just past a full batch (the row that tells there is more) comes
+            // with it rather than in a batch of its own.
+            let batch = if want <= growth + growth / 8 { want } else { growth }.max(1);
             let mut locked: Option<Vec<u8>> = None;
             let mut full = false;
             self.tree.scan(borrowed(&after), upper, |k, v| {

@@ -147,10 +147,14 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
 pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
     // The integer keys and counts of most rows, inlined into the caller's loop; the
     // rest is `decode_other`.
-    match (ty, bytes.len()) {
-        (SqlType::Int, 4) => *slot = Value::Int(i32::from_le_bytes(le(bytes))),
-        (SqlType::BigInt, 8) => *slot = Value::BigInt(i64::from_le_bytes(le(bytes))),
-        _ => return decode_other(ty, bytes, slot),
+    // A slot already holding an integer (a recycled row's) is overwritten in place: an
+    // assignment would first drop the old value through a call.
+    match (ty, bytes.len(), slot) {
+        (SqlType::Int, 4, Value::Int(n)) => *n = i32::from_le_bytes(le(bytes)),
+        (SqlType::BigInt, 8, Value::BigInt(n)) => *n = i64::from_le_bytes(le(bytes)),
+        (SqlType::Int, 4, slot) => *slot = Value::Int(i32::from_le_bytes(le(bytes))),
+        (SqlType::BigInt, 8, slot) => *slot = Value::BigInt(i64::from_le_bytes(le(bytes))),
+        (_, _, slot) => return decode_other(ty, bytes, slot),
     }
     Ok(())
 }

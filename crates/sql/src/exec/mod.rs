@@ -892,10 +892,10 @@ impl<'a> Cx<'a> {
         let mut op = open(plan, self)?;
         self.sink.columns(info).map_err(|_| cancelled())?;
         let mut n = 0u64;
-        while let Some(row) = op.next(self)? {
+        // Each row is built in this one vector (see `Op::next_into`).
+        let mut row = Vec::new();
+        while op.next_into(self, &mut row)? {
             self.sink.row(&row).map_err(|_| cancelled())?;
-            // Handed back so the next row is built in its buffers.
-            op.recycle(row);
             n += 1;
         }
         Ok(n)

@@ -425,6 +425,21 @@ pub trait Op {
     fn recycle(&mut self, row: Row) {
         let _ = row;
     }
+    /// The next row into `row`, whose vector and buffers are reused (it holds this
+    /// operator's previous row, or nothing); false at the end. Operators on the streaming
+    /// path (scans, the hash join) build the row in place: a row returned by value moves
+    /// through a few `Option`s per operator, and those moves stalled on store forwarding
+    /// (a 16-byte load of a vector just written as 8-byte words) several times per row.
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        match self.next(cx)? {
+            Some(r) => {
+                let old = std::mem::replace(row, r);
+                self.recycle(old);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
 }
 
 /// Opens an operator tree for `plan`.
@@ -522,6 +537,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 in_order,
                 exprs: exprs.clone(),
                 spare: None,
+                in_row: Row::new(),
             })
         }
         Plan::NestedLoop { left, right, kind, on, .. } => Box::new(NestedLoopOp {
@@ -758,6 +774,13 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
             })
             .collect::<Vec<usize>>()
     });
+    let kept_types = right
+        .columns()
+        .iter()
+        .enumerate()
+        .filter(|(c, _)| right_slots.as_ref().is_none_or(|s| s.get(*c) != Some(&NOT_KEPT)))
+        .map(|(_, col)| col.ty)
+        .collect();
     if let Some(l) = left_need.as_mut() {
         left_keys.iter().for_each(|e| mark_needed(e, l));
     }
@@ -780,11 +803,14 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         residual: residual.clone(),
         out,
         table: JoinTable::for_types(key_types),
-        build_vals: Vec::new(),
+        build_vals: BuildVals::for_types(kept_types),
         build_count: 0,
         next_same: Vec::new(),
         matched: Vec::new(),
-        current: None,
+        current: Row::new(),
+        probing: false,
+        probe_next: END,
+        probe_matched: false,
         unmatched_out: None,
         key_buf: Vec::new(),
         spare: None,
@@ -1024,6 +1050,8 @@ struct ProjectOp {
     in_order: bool,
     /// An output row handed back by the consumer, refilled for the next one.
     spare: Option<Row>,
+    /// The input row `next_into` reads into (the input's vector for the whole scan).
+    in_row: Row,
 }
 
 /// The input positions of a projection made only of distinct plain columns.
@@ -1076,6 +1104,41 @@ impl Op for ProjectOp {
         } else {
             self.spare = Some(row);
         }
+    }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        if let Some(moves) = &self.moves {
+            if self.in_order {
+                // The input's leading columns: read straight into the output row.
+                if !self.input.next_into(cx, row)? {
+                    return Ok(false);
+                }
+                if row.len() >= moves.len() {
+                    row.truncate(moves.len());
+                    return Ok(true);
+                }
+                // A row narrower than the projection: evaluated below, as `next` does.
+                std::mem::swap(row, &mut self.in_row);
+            } else if !self.input.next_into(cx, &mut self.in_row)? {
+                return Ok(false);
+            }
+            if moves.iter().all(|&i| i < self.in_row.len()) {
+                // Swapped, as in `next`: the input row is refilled over the previous
+                // output row's values, reusing their buffers.
+                row.resize(moves.len(), Value::Null);
+                for (slot, &i) in row.iter_mut().zip(moves) {
+                    std::mem::swap(slot, &mut self.in_row[i]);
+                }
+                return Ok(true);
+            }
+        } else if !self.input.next_into(cx, &mut self.in_row)? {
+            return Ok(false);
+        }
+        row.clear();
+        for e in &self.exprs {
+            row.push(cx.eval_with_outer(e, &self.in_row)?);
+        }
+        Ok(true)
     }
 }
 
@@ -1494,6 +1557,38 @@ impl Op for ScanOp {
         if self.empty {
             return Ok(None);
         }
+        // The common case first: a stored row of the batch that is the table's row as it
+        // is (no locator to add), decoded straight into the spare row and returned. The
+        // general path below moves each row through a few `Option`s, which stalled on
+        // store forwarding.
+        if self.stored_is_row && !self.node.with_locator && self.buf.is_empty() {
+            if let Some(decoder) = &self.decoder {
+                while self.pos < self.stored.len() {
+                    let mut row = match self.spare.take() {
+                        Some(row) => row,
+                        None => Vec::with_capacity(self.node.table.indexes[self.node.index].iref.columns.len() + 1),
+                    };
+                    let record = self.stored.record(self.pos);
+                    let whole = match &self.needed {
+                        Some(need) => decoder.decode_columns(record, need, &mut row),
+                        None => decoder.decode_row(record, &mut row),
+                    };
+                    if !whole.map_err(super::host_err)? {
+                        // A value stored off-row: the general path reads the row by key.
+                        self.spare = Some(row);
+                        break;
+                    }
+                    self.pos += 1;
+                    if let Some(f) = &self.node.filter {
+                        if !is_true(&cx.eval_with_outer(f, &row)?) {
+                            self.spare = Some(row);
+                            continue;
+                        }
+                    }
+                    return Ok(Some(row));
+                }
+            }
+        }
         let want_key = self.node.with_locator && self.node.index == 0;
         loop {
             let Some((key, stored)) = self.pop(cx, want_key)? else {
@@ -1537,6 +1632,38 @@ impl Op for ScanOp {
 
     fn recycle(&mut self, row: Row) {
         self.spare = Some(row);
+    }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
+        // As the fast path of `next`, decoding into the caller's row.
+        if !self.empty && self.stored_is_row && !self.node.with_locator && self.buf.is_empty() {
+            if let Some(decoder) = &self.decoder {
+                while self.pos < self.stored.len() {
+                    let record = self.stored.record(self.pos);
+                    let whole = match &self.needed {
+                        Some(need) => decoder.decode_columns(record, need, row),
+                        None => decoder.decode_row(record, row),
+                    };
+                    if !whole.map_err(super::host_err)? {
+                        break; // a value stored off-row: `next` reads the row by key
+                    }
+                    self.pos += 1;
+                    if let Some(f) = &self.node.filter {
+                        if !is_true(&cx.eval_with_outer(f, &row[..])?) {
+                            continue;
+                        }
+                    }
+                    return Ok(true);
+                }
+            }
+        }
+        match self.next(cx)? {
+            Some(r) => {
+                self.spare = Some(std::mem::replace(row, r));
+                Ok(true)
+            }
+            None => Ok(false),
+        }
     }
 }
 
@@ -1712,16 +1839,22 @@ struct HashJoinOp {
     out: Option<Vec<usize>>,
     /// Build side: the right input's rows, by key.
     table: JoinTable,
-    /// The build rows' values, `right_width` per row, in one vector (no allocation per
-    /// row; the right input gets each of its rows back to refill).
-    build_vals: Vec<Value>,
+    /// The build rows' kept values, `kept_width` per row (no allocation per row; the
+    /// right input gets each of its rows back to refill).
+    build_vals: BuildVals,
     build_count: usize,
     /// Per build row, the next build row with the same key ([`END`] ends the chain):
     /// each key's rows in build order without a vector per key.
     next_same: Vec<usize>,
     matched: Vec<bool>,
-    /// The probe row being joined, its next candidate build row, and whether it matched.
-    current: Option<(Row, usize, bool)>,
+    /// The probe row being joined, its next candidate build row (`probe_next`), and
+    /// whether it matched. The row stays in place while its matches go out: moving a
+    /// row through an `Option` per output row stalled on store forwarding.
+    current: Row,
+    /// `current` holds a probe row being joined.
+    probing: bool,
+    probe_next: usize,
+    probe_matched: bool,
     unmatched_out: Option<usize>,
     /// Scratch for encoded keys.
     key_buf: Vec<u8>,
@@ -1734,6 +1867,148 @@ const END: usize = usize::MAX;
 
 /// A right column a hash join does not keep (see `HashJoinOp::right_slots`).
 const NOT_KEPT: usize = usize::MAX;
+
+/// The values a hash join keeps of its build rows, `kept_width` per row, in build order.
+enum BuildVals {
+    Values(Vec<Value>),
+    /// Every kept column is of an integer type: 8 bytes per value rather than a
+    /// `Value`'s 32, so a large build side touches a quarter of the fresh memory.
+    Ints(IntVals),
+}
+
+/// Integer values of known types (see [`BuildVals::Ints`]).
+struct IntVals {
+    /// The type of each kept column, in slot order.
+    types: Vec<SqlType>,
+    vals: Vec<i64>,
+    /// Bit `i` set: value `i` is NULL. Empty until the first NULL is kept.
+    nulls: Vec<u64>,
+}
+
+impl IntVals {
+    /// Keeps `v` as the next value (slot `k` of its row); false when it is not a value of
+    /// the slot's integer type (the caller then keeps `Value`s).
+    #[inline]
+    fn push(&mut self, k: usize, v: &Value) -> bool {
+        let n = match (v, self.types.get(k)) {
+            (Value::Int(n), Some(SqlType::Int)) => i64::from(*n),
+            (Value::BigInt(n), Some(SqlType::BigInt)) => *n,
+            (Value::SmallInt(n), Some(SqlType::SmallInt)) => i64::from(*n),
+            (Value::TinyInt(n), Some(SqlType::TinyInt)) => i64::from(*n),
+            (Value::Null, Some(_)) => {
+                let at = self.vals.len();
+                if self.nulls.len() <= at / 64 {
+                    self.nulls.resize(at / 64 + 1, 0);
+                }
+                self.nulls[at / 64] |= 1 << (at % 64);
+                0
+            }
+            _ => return false,
+        };
+        self.vals.push(n);
+        true
+    }
+
+    /// Value `at` (of slot `k`) into `slot`.
+    #[inline]
+    fn put(&self, at: usize, k: usize, slot: &mut Value) {
+        let null = self.nulls.get(at / 64).is_some_and(|w| w >> (at % 64) & 1 == 1);
+        if let (Some(&n), Some(SqlType::Int), Value::Int(s)) = (self.vals.get(at), self.types.get(k), &mut *slot) {
+            if !null {
+                *s = n as i32;
+                return;
+            }
+        }
+        *slot = match (self.vals.get(at), self.types.get(k)) {
+            (Some(&n), Some(SqlType::Int)) if !null => Value::Int(n as i32),
+            (Some(&n), Some(SqlType::BigInt)) if !null => Value::BigInt(n),
+            (Some(&n), Some(SqlType::SmallInt)) if !null => Value::SmallInt(n as i16),
+            (Some(&n), Some(SqlType::TinyInt)) if !null => Value::TinyInt(n as u8),
+            _ => Value::Null,
+        };
+    }
+
+    /// The same values as `Value`s.
+    fn to_values(&self) -> Vec<Value> {
+        let w = self.types.len().max(1);
+        (0..self.vals.len())
+            .map(|at| {
+                let mut v = Value::Null;
+                self.put(at, at % w, &mut v);
+                v
+            })
+            .collect()
+    }
+}
+
+impl BuildVals {
+    /// `Ints` when every kept column (of these types) is of an integer type.
+    fn for_types(kept: Vec<SqlType>) -> BuildVals {
+        let int = |t: &SqlType| matches!(t, SqlType::TinyInt | SqlType::SmallInt | SqlType::Int | SqlType::BigInt);
+        if !kept.is_empty() && kept.iter().all(int) {
+            BuildVals::Ints(IntVals { types: kept, vals: Vec::new(), nulls: Vec::new() })
+        } else {
+            BuildVals::Values(Vec::new())
+        }
+    }
+
+    /// Keeps one build row's kept values (moved out of the row, NULLs left behind).
+    fn push<'a>(&mut self, kept: impl Iterator<Item = &'a mut Value>) {
+        match self {
+            BuildVals::Values(vals) => vals.extend(kept.map(|v| std::mem::replace(v, Value::Null))),
+            BuildVals::Ints(ints) => {
+                let mut kept = kept.enumerate();
+                for (k, v) in kept.by_ref() {
+                    if !ints.push(k, v) {
+                        // A value not of its column's type: `Value`s from here on (those
+                        // kept so far, this row's first ones too, turned back).
+                        let mut vals = ints.to_values();
+                        vals.push(std::mem::replace(v, Value::Null));
+                        vals.extend(kept.map(|(_, v)| std::mem::replace(v, Value::Null)));
+                        *self = BuildVals::Values(vals);
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Build row `i` (of `w` kept values each) as `joined` reads it.
+    #[inline]
+    fn row<'a>(&'a self, i: usize, w: usize, slots: Option<&'a [usize]>) -> RightRow<'a> {
+        match self {
+            BuildVals::Values(vals) => RightRow::Values(&vals[i * w..(i + 1) * w], slots),
+            BuildVals::Ints(ints) => RightRow::Ints(ints, i * w, slots),
+        }
+    }
+}
+
+/// A right row as [`joined`] reads it.
+#[derive(Clone, Copy)]
+enum RightRow<'a> {
+    /// The row's values; with slots, right column `c` is in `slots[c]` of a kept build row.
+    Values(&'a [Value], Option<&'a [usize]>),
+    /// A kept build row of integers starting at value `start`; slots as for `Values`.
+    Ints(&'a IntVals, usize, Option<&'a [usize]>),
+}
+
+impl RightRow<'_> {
+    /// Right column `c` into `slot` (NULL when the row has none: not kept, or past its end).
+    #[inline]
+    fn put(self, c: usize, slot: &mut Value) {
+        let slot_of = |slots: Option<&[usize]>| match slots {
+            Some(s) => s.get(c).copied().filter(|&k| k != NOT_KEPT),
+            None => Some(c),
+        };
+        match self {
+            RightRow::Values(vals, slots) => assign(slot, slot_of(slots).and_then(|k| vals.get(k))),
+            RightRow::Ints(ints, start, slots) => match slot_of(slots) {
+                Some(k) if k < ints.types.len() => ints.put(start + k, k, slot),
+                _ => *slot = Value::Null,
+            },
+        }
+    }
+}
 
 /// The build rows by join key: the first row of each key's chain (see `next_same`).
 enum JoinTable {
@@ -1759,6 +2034,7 @@ enum JoinKey {
 }
 
 /// The value of an integer-typed key as an i64.
+#[inline]
 fn int_key(v: &Value) -> Option<i64> {
     match *v {
         Value::TinyInt(n) => Some(i64::from(n)),
@@ -1854,8 +2130,15 @@ impl HashJoinOp {
         let mut null_rows: Vec<usize> = Vec::new();
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
-        while let Some(mut r) = right.next(cx)? {
-            match join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)? {
+        let mut r = Row::new();
+        while right.next_into(cx, &mut r)? {
+            let key = match self.right_key {
+                KeyReader::IntCol(i) => r.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+                KeyReader::General => {
+                    join_key(self.right_key, &self.table, &self.right_keys, &self.key_types, &r, &mut self.key_buf, cx)?
+                }
+            };
+            match key {
                 JoinKey::Int(k) => int_keys.push(k),
                 JoinKey::Bytes => {
                     byte_keys.push(Some((key_bytes.len(), key_bytes.len() + self.key_buf.len())));
@@ -1871,18 +2154,16 @@ impl HashJoinOp {
             }
             // The values kept move out (NULLs stay): the row keeps its width for the
             // next one to be decoded into.
-            r.resize(w, Value::Null);
+            if r.len() != w {
+                r.resize(w, Value::Null);
+            }
             match &self.right_slots {
-                None => self.build_vals.extend(r.iter_mut().map(|v| std::mem::replace(v, Value::Null))),
-                Some(slots) => self.build_vals.extend(
-                    r.iter_mut()
-                        .zip(slots)
-                        .filter(|(_, &s)| s != NOT_KEPT)
-                        .map(|(v, _)| std::mem::replace(v, Value::Null)),
-                ),
+                None => self.build_vals.push(r.iter_mut()),
+                Some(slots) => {
+                    self.build_vals.push(r.iter_mut().zip(slots).filter(|(_, &s)| s != NOT_KEPT).map(|(v, _)| v))
+                }
             }
             self.build_count += 1;
-            right.recycle(r);
         }
         if let JoinTable::Bytes(m) = &mut self.table {
             self.next_same = vec![END; self.build_count];
@@ -1941,25 +2222,45 @@ impl HashJoinOp {
         }
         Ok(())
     }
+}
 
-    /// The first build row whose key equals the probe row's, or END.
-    fn first_match(&mut self, left: &[Value], cx: &mut Cx) -> Result<usize, SqlError> {
-        let key = join_key(self.left_key, &self.table, &self.left_keys, &self.key_types, left, &mut self.key_buf, cx)?;
-        Ok(match (&self.table, key) {
-            (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
-            (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
-                let at = i128::from(k) - i128::from(*min);
-                usize::try_from(at).ok().and_then(|at| heads.get(at)).copied().unwrap_or(END)
-            }
-            (JoinTable::Bytes(m), JoinKey::Bytes) => m.get(self.key_buf.as_slice()).copied().unwrap_or(END),
-            _ => END,
-        })
-    }
+/// The first build row of `table` whose key equals the probe row's, or END; the probe
+/// side's key is read by `reader` (`keys` converted to `types`), bytes going to `buf`.
+fn first_match(
+    table: &JoinTable,
+    (reader, keys, types): (KeyReader, &[BExpr], &[SqlType]),
+    left: &[Value],
+    buf: &mut Vec<u8>,
+    cx: &mut Cx,
+) -> Result<usize, SqlError> {
+    let key = match reader {
+        // Inline: the call cost as much as the lookup.
+        KeyReader::IntCol(i) => left.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+        KeyReader::General => join_key(reader, table, keys, types, left, buf, cx)?,
+    };
+    Ok(match (table, key) {
+        (JoinTable::Int(m), JoinKey::Int(k)) => m.get(&k).copied().unwrap_or(END),
+        (JoinTable::Dense { min, heads }, JoinKey::Int(k)) => {
+            let at = i128::from(k) - i128::from(*min);
+            usize::try_from(at).ok().and_then(|at| heads.get(at)).copied().unwrap_or(END)
+        }
+        (JoinTable::Bytes(m), JoinKey::Bytes) => m.get(buf.as_slice()).copied().unwrap_or(END),
+        _ => END,
+    })
 }
 
 /// Sets `slot` to `v` (NULL for None): integers inline, other values by `clone_from`.
 #[inline]
 fn assign(slot: &mut Value, v: Option<&Value>) {
+    match (v, slot) {
+        // An integer over an integer: in place (an assignment drops the old value
+        // through a call first).
+        (Some(Value::Int(n)), Value::Int(s)) => *s = *n,
+        (v, slot) => assign_any(slot, v),
+    }
+}
+
+fn assign_any(slot: &mut Value, v: Option<&Value>) {
     match v {
         None | Some(Value::Null) => *slot = Value::Null,
         Some(Value::Int(n)) => *slot = Value::Int(*n),
@@ -1975,88 +2276,120 @@ fn joined(
     out: Option<&[usize]>,
     left: Option<&[Value]>,
     (lw, rw): (usize, usize),
-    right: Option<(&[Value], Option<&[usize]>)>,
+    right: Option<RightRow<'_>>,
 ) -> Row {
     let mut row = spare.take().unwrap_or_default();
-    if out.is_none() {
-        row.clear();
-    }
-    // Right column `c`: in slot `slots[c]` of a kept build row, or in place.
-    let right_at = |c: usize| -> Option<&Value> {
-        let (vals, slots) = right?;
-        match slots {
-            Some(s) => vals.get(*s.get(c)?),
-            None => vals.get(c),
-        }
-    };
+    fill_joined(&mut row, out, left, (lw, rw), right);
+    row
+}
+
+/// [`joined`] into `row`, over its values.
+fn fill_joined(
+    row: &mut Row,
+    out: Option<&[usize]>,
+    left: Option<&[Value]>,
+    (lw, rw): (usize, usize),
+    right: Option<RightRow<'_>>,
+) {
     match out {
         Some(out) => {
             // Over the spare row's values: a string reuses its buffer.
-            row.resize(out.len(), Value::Null);
+            if row.len() != out.len() {
+                row.resize(out.len(), Value::Null);
+            }
             for (slot, &p) in row.iter_mut().zip(out) {
-                let v = if p < lw { left.and_then(|l| l.get(p)) } else { right_at(p - lw) };
-                assign(slot, v);
+                if p < lw {
+                    assign(slot, left.and_then(|l| l.get(p)));
+                } else {
+                    match right {
+                        Some(r) => r.put(p - lw, slot),
+                        None => *slot = Value::Null,
+                    }
+                }
             }
         }
         None => {
+            row.clear();
             row.reserve(lw + rw);
             match left {
                 Some(l) => row.extend_from_slice(l),
                 None => row.resize(lw, Value::Null),
             }
             match right {
-                Some((r, None)) => row.extend_from_slice(r),
-                _ => row.extend((0..rw).map(|c| right_at(c).map_or(Value::Null, Value::clone))),
+                Some(RightRow::Values(r, None)) => row.extend_from_slice(r),
+                Some(r) => {
+                    row.resize(lw + rw, Value::Null);
+                    for (c, slot) in row[lw..].iter_mut().enumerate() {
+                        r.put(c, slot);
+                    }
+                }
+                None => row.resize(lw + rw, Value::Null),
             }
         }
     }
-    row
 }
 
 impl Op for HashJoinOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let mut row = self.spare.take().unwrap_or_default();
+        if self.next_into(cx, &mut row)? {
+            return Ok(Some(row));
+        }
+        self.spare = Some(row);
+        Ok(None)
+    }
+
+    fn recycle(&mut self, row: Row) {
+        self.spare = Some(row);
+    }
+
+    fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
         if let Some(right) = self.right.take() {
             self.build(right, cx)?;
         }
+        let widths = (self.left_width, self.right_width);
         loop {
-            if let Some((left, mut i, matched)) = self.current.take() {
+            if self.probing {
+                let mut i = self.probe_next;
                 while i != END {
                     let after = self.next_same[i];
-                    let w = self.kept_width;
-                    let right = Some((&self.build_vals[i * w..(i + 1) * w], self.right_slots.as_deref()));
-                    let widths = (self.left_width, self.right_width);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, right);
+                    let right = Some(self.build_vals.row(i, self.kept_width, self.right_slots.as_deref()));
+                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), widths, right);
                     let ok = match &self.residual {
-                        Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
+                        Some(p) => is_true(&cx.eval_with_outer(p, &row[..])?),
                         None => true,
                     };
                     if ok {
                         if let Some(m) = self.matched.get_mut(i) {
                             *m = true;
                         }
-                        self.current = Some((left, after, true));
-                        return Ok(Some(row));
+                        self.probe_next = after;
+                        self.probe_matched = true;
+                        return Ok(true);
                     }
-                    self.spare = Some(row);
                     i = after;
                 }
-                if !matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
-                    let widths = (self.left_width, self.right_width);
-                    let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), widths, None);
-                    self.left.recycle(left);
-                    return Ok(Some(row));
+                self.probing = false;
+                if !self.probe_matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
+                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), widths, None);
+                    return Ok(true);
                 }
-                self.left.recycle(left);
             }
             if self.unmatched_out.is_none() {
-                match self.left.next(cx)? {
-                    Some(left) => {
-                        let first = self.first_match(&left, cx)?;
-                        self.current = Some((left, first, false));
-                        continue;
-                    }
-                    None => self.unmatched_out = Some(0),
+                // The probe row is read into the previous one's vector.
+                if self.left.next_into(cx, &mut self.current)? {
+                    self.probe_next = first_match(
+                        &self.table,
+                        (self.left_key, &self.left_keys, &self.key_types),
+                        &self.current,
+                        &mut self.key_buf,
+                        cx,
+                    )?;
+                    self.probe_matched = false;
+                    self.probing = true;
+                    continue;
                 }
+                self.unmatched_out = Some(0);
             }
             if matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter) {
                 let i = self.unmatched_out.get_or_insert(0);
@@ -2064,19 +2397,14 @@ impl Op for HashJoinOp {
                     let j = *i;
                     *i += 1;
                     if !self.matched.get(j).copied().unwrap_or(false) {
-                        let w = self.kept_width;
-                        let right = Some((&self.build_vals[j * w..(j + 1) * w], self.right_slots.as_deref()));
-                        let widths = (self.left_width, self.right_width);
-                        return Ok(Some(joined(&mut self.spare, self.out.as_deref(), None, widths, right)));
+                        let right = Some(self.build_vals.row(j, self.kept_width, self.right_slots.as_deref()));
+                        fill_joined(row, self.out.as_deref(), None, widths, right);
+                        return Ok(true);
                     }
                 }
             }
-            return Ok(None);
+            return Ok(false);
         }
-    }
-
-    fn recycle(&mut self, row: Row) {
-        self.spare = Some(row);
     }
 }
 
@@ -2181,7 +2509,7 @@ impl MergeJoinOp {
                         self.out.as_deref(),
                         None,
                         self.widths,
-                        Some((&self.group[j], None)),
+                        Some(RightRow::Values(&self.group[j], None)),
                     ));
                 }
             }
@@ -2198,7 +2526,7 @@ impl MergeJoinOp {
 
     /// A row of `right` alone (NULLs on the left), the row handed back to its input.
     fn right_only(&mut self, r: Row) -> Row {
-        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some((&r, None)));
+        let row = joined(&mut self.spare, self.out.as_deref(), None, self.widths, Some(RightRow::Values(&r, None)));
         self.right.recycle(r);
         row
     }
@@ -2240,7 +2568,7 @@ impl Op for MergeJoinOp {
                     while self.probe.0 < self.group.len() {
                         let j = self.probe.0;
                         self.probe.0 += 1;
-                        let right = Some((self.group[j].as_slice(), None));
+                        let right = Some(RightRow::Values(self.group[j].as_slice(), None));
                         let row = joined(&mut self.spare, self.out.as_deref(), Some(&left), self.widths, right);
                         let ok = match &self.residual {
                             Some(p) => is_true(&cx.eval_with_outer(p, &row)?),
@@ -2474,4 +2802,53 @@ fn aggregate(
 
 fn same_expr(a: &BExpr, b: &BExpr) -> bool {
     format!("{a:?}") == format!("{b:?}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every kept value of build row `i` (of width `w`), as `joined` reads it.
+    fn row_of(b: &BuildVals, i: usize, w: usize) -> Vec<Value> {
+        let r = b.row(i, w, None);
+        (0..w)
+            .map(|c| {
+                let mut v = Value::Bit(true);
+                r.put(c, &mut v);
+                v
+            })
+            .collect()
+    }
+
+    #[test]
+    fn int_build_values_keep_types_and_nulls() {
+        let mut b = BuildVals::for_types(vec![SqlType::Int, SqlType::BigInt, SqlType::SmallInt, SqlType::TinyInt]);
+        let rows = [
+            vec![Value::Int(i32::MIN), Value::BigInt(i64::MIN), Value::SmallInt(-1), Value::TinyInt(255)],
+            vec![Value::Null, Value::BigInt(i64::MAX), Value::Null, Value::TinyInt(0)],
+        ];
+        for r in &rows {
+            b.push(r.clone().iter_mut());
+        }
+        assert!(matches!(b, BuildVals::Ints(_)));
+        for (i, r) in rows.iter().enumerate() {
+            assert_eq!(&row_of(&b, i, 4), r);
+        }
+    }
+
+    #[test]
+    fn a_value_not_of_its_column_type_turns_the_store_into_values() {
+        let mut b = BuildVals::for_types(vec![SqlType::Int, SqlType::Int]);
+        let first = vec![Value::Int(7), Value::Null];
+        b.push(first.clone().iter_mut());
+        // A bigint in an int column mid-row: the row's first value was kept as an integer.
+        let second = vec![Value::Int(8), Value::BigInt(1 << 40)];
+        b.push(second.clone().iter_mut());
+        assert!(matches!(b, BuildVals::Values(_)));
+        assert_eq!(row_of(&b, 0, 2), first);
+        assert_eq!(row_of(&b, 1, 2), second);
+        let third = vec![Value::Int(9), Value::Int(10)];
+        b.push(third.clone().iter_mut());
+        assert_eq!(row_of(&b, 2, 2), third);
+    }
 }
