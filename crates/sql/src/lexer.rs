@@ -758,6 +758,29 @@ mod tests {
     }
 
     #[test]
+    fn token_at_lexes_the_token_tokenize_finds_there() {
+        let src = "INSERT t VALUES (1, -2, 1.5e3, .5, 1., $4.25, $.5, 0x0aB, 0x, N'é''x', 'a', NULL, nuLL,\n\
+                   @v, [q], \"d\", café, #t, 12a) -- c\n/* b */ x/y";
+        let mut scratch = Vec::new();
+        let all = tokenize(src).unwrap();
+        for t in &all[..all.len() - 1] {
+            let one = token_at(src, t.span.start as usize, &mut scratch).unwrap();
+            assert_eq!(
+                (&one.kind, one.span.start, one.span.end),
+                (&t.kind, t.span.start, t.span.end),
+                "{}",
+                t.text(src)
+            );
+        }
+        // Not at a token: white space, a comment, the end, past a character boundary.
+        for at in [src.find(" -- c").unwrap(), src.find("-- c").unwrap(), src.find("/* b").unwrap(), src.len()] {
+            assert!(token_at(src, at, &mut scratch).is_none(), "{at}");
+        }
+        assert!(token_at(src, src.find('é').unwrap() + 1, &mut scratch).is_none());
+        assert!(token_at("'open", 0, &mut scratch).is_none());
+    }
+
+    #[test]
     fn words_and_keywords() {
         assert_eq!(
             kinds("SELECT name, size fRoM t"),

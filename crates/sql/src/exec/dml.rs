@@ -1499,8 +1499,8 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
     let mut count = 0u64;
     match &ins.source {
         InsertSource::Values(rows)
-            if batchable(cx, &t, ins, instead.is_some() || keep)
-                && rows.len() > 1
+            if rows.len() > 1
+                && batchable(cx, &t, ins, instead.is_some() || keep)
                 && rows.iter().flatten().all(|e| matches!(e.kind, ExprKind::Literal(_) | ExprKind::Default)) =>
         {
             // Literals only: nothing to evaluate between the rows.

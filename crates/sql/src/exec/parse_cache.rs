@@ -290,4 +290,87 @@ mod tests {
         let y = c.parse(&long).unwrap();
         assert!(!Arc::ptr_eq(&x, &y), "long texts are not kept");
     }
+
+    /// The literals of the INSERT statements of `batch`, in order, as values.
+    fn literal_values(batch: &Batch) -> Vec<(Value, SqlType)> {
+        let mut out = Vec::new();
+        for stmt in &batch.statements {
+            if let StatementKind::Insert(ins) = &stmt.kind {
+                if let InsertSource::Values(rows) = &ins.source {
+                    for e in rows.iter().flatten() {
+                        if let ExprKind::Literal(l) = &e.kind {
+                            out.push(crate::exec::query::literal_type_value(l).unwrap());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_of_a_kept_shape_runs_the_kept_batch_with_its_own_literals() {
+        let kept = "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+                    INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n";
+        let mut c = ParseCache::default();
+        let (first, l) = c.parse_shaped(kept).unwrap();
+        assert!(l.is_none(), "the first batch is parsed");
+        // The same text is kept as it is (see `parse`).
+        let (again, l) = c.parse_shaped(kept).unwrap();
+        assert!(l.is_none() && Arc::ptr_eq(&again, &first));
+        // Each of these parses to the kept batch but for its literals.
+        let same = [
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (12345678901, N'it''s', 'b');\n\
+             INSERT INTO t (x, y) VALUES ($4.5, DEFAULT), (NULL, 1e-3);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (.5, '', N'');\n\
+             INSERT INTO t (x, y) VALUES (0x, DEFAULT), (99999999999999999999, 'x');\nCOMMIT;\n",
+        ];
+        for text in same {
+            let (b, l) = c.parse_shaped(text).unwrap();
+            let mut l = l.unwrap_or_else(|| panic!("not matched: {text}"));
+            assert!(Arc::ptr_eq(&b, &first));
+            let parsed = crate::parse_batch(text).unwrap();
+            let want = literal_values(&parsed);
+            let got: Vec<_> = (0..want.len()).map(|i| l.value(i, text).unwrap()).collect();
+            assert_eq!(got, want, "{text}");
+            // The statements keep their lines.
+            let lines = |b: &Batch| b.statements.iter().map(|s| s.line()).collect::<Vec<_>>();
+            assert_eq!(lines(&b), lines(&parsed));
+            c.recycle(l);
+        }
+        // None of these has the shape: each is parsed.
+        let other = [
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (-1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1 + 1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (DEFAULT, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a\nb', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, @a, NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, 7), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1,  'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;",
+        ];
+        for text in other {
+            let mut fresh = ParseCache::default();
+            fresh.parse_shaped(kept).unwrap();
+            let (b, l) = fresh.parse_shaped(text).unwrap();
+            assert!(l.is_none(), "matched: {text}");
+            assert!(!Arc::ptr_eq(&b, &first));
+        }
+        // An unclosed string in a slot is not a literal: the batch is parsed (and fails).
+        let bad = "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a, NULL);\n\
+                   INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n";
+        assert_eq!(c.parse_shaped(bad).unwrap_err().number, 105);
+        // Other statements than INSERT ... VALUES and transaction statements: no shape.
+        let mut fresh = ParseCache::default();
+        fresh.parse_shaped("INSERT INTO t VALUES (1); SELECT 1;").unwrap();
+        assert!(fresh.parse_shaped("INSERT INTO t VALUES (2); SELECT 1;").unwrap().1.is_none());
+    }
 }
