@@ -475,7 +475,7 @@ fn decimal_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
     let (int, frac) = s.split_once('.').unwrap_or((s, ""));
     let int = int.trim_start_matches('0');
     let scale = frac.len().min(38) as u8;
-    let p = ((int.len() + frac.len()).max(1)).min(38) as u8;
+    let p = (int.len() + frac.len()).clamp(1, 38) as u8;
     let p = p.max(scale).max(1);
     let ty = SqlType::Decimal { precision: p, scale };
     Ok((types::parse(s, &ty)?, ty))
