@@ -817,7 +817,8 @@ impl Host for EngineHost {
         }
         // The same name as the newest savepoint replaces it (see `Transaction::save`):
         // the executor saves one before every statement of a transaction.
-        let again = self.savepoints.last().is_some_and(|s| s.eq_ignore_ascii_case(name));
+        // (An exact match first: the executor's own name, every statement.)
+        let again = self.savepoints.last().is_some_and(|s| s == name || s.eq_ignore_ascii_case(name));
         for t in self.txns.values_mut() {
             t.txn.save(name).map_err(EngineError::from)?;
             let newest = t.pending.iter().rposition(|p| matches!(p, Pending::Savepoint(_)));

@@ -141,6 +141,38 @@ pub fn tokenize_into(source: &str, tokens: &mut Vec<Token>) -> Result<(), SqlErr
     lex(source, tokens, true)
 }
 
+/// The one token that starts exactly at byte `at` of `source` (no white space or comment
+/// before it), as [`tokenize`] would lex it there: the lexer reads a token from its bytes
+/// alone, whatever came before. None at white space, a comment, the end, or an error.
+/// `scratch` is a buffer the caller reuses. Its span's line and column are not
+/// meaningful (only the byte range is).
+pub(crate) fn token_at(source: &str, at: usize, scratch: &mut Vec<Token>) -> Option<Token> {
+    let bytes = source.as_bytes();
+    let b = *bytes.get(at)?;
+    if !source.is_char_boundary(at) || source.len() >= u32::MAX as usize {
+        return None;
+    }
+    let mut lx = Lexer { src: source, bytes, pos: at, line: 1, line_start: at, wide: 0 };
+    // White space and comments start with these (or a non-ASCII space).
+    if b >= 0x80 || class(b) & SPACE != 0 || matches!(b, b'-' | b'/') {
+        lx.skip_trivia().ok()?;
+        if lx.pos != at {
+            return None;
+        }
+    }
+    scratch.clear();
+    // A number (what `scan` does for a digit that starts no binary literal).
+    if b.is_ascii_digit() && !(b == b'0' && matches!(bytes.get(at + 1), Some(b'x' | b'X'))) {
+        lx.number(scratch, at, 1, 1).ok()?;
+    } else {
+        lx.scan(1, 1, scratch).ok()?;
+    }
+    if scratch.len() != 1 {
+        return None;
+    }
+    scratch.pop()
+}
+
 /// The lexer; `fast` takes the shortcuts for the commonest ASCII tokens (tests compare
 /// it with the general path).
 fn lex(source: &str, tokens: &mut Vec<Token>, fast: bool) -> Result<(), SqlError> {
@@ -723,6 +755,29 @@ mod tests {
 
     fn texts(src: &str) -> Vec<String> {
         tokenize(src).unwrap().iter().map(|t| t.text(src).to_string()).collect()
+    }
+
+    #[test]
+    fn token_at_lexes_the_token_tokenize_finds_there() {
+        let src = "INSERT t VALUES (1, -2, 1.5e3, .5, 1., $4.25, $.5, 0x0aB, 0x, N'é''x', 'a', NULL, nuLL,\n\
+                   @v, [q], \"d\", café, #t, 12a) -- c\n/* b */ x/y";
+        let mut scratch = Vec::new();
+        let all = tokenize(src).unwrap();
+        for t in &all[..all.len() - 1] {
+            let one = token_at(src, t.span.start as usize, &mut scratch).unwrap();
+            assert_eq!(
+                (&one.kind, one.span.start, one.span.end),
+                (&t.kind, t.span.start, t.span.end),
+                "{}",
+                t.text(src)
+            );
+        }
+        // Not at a token: white space, a comment, the end, past a character boundary.
+        for at in [src.find(" -- c").unwrap(), src.find("-- c").unwrap(), src.find("/* b").unwrap(), src.len()] {
+            assert!(token_at(src, at, &mut scratch).is_none(), "{at}");
+        }
+        assert!(token_at(src, src.find('é').unwrap() + 1, &mut scratch).is_none());
+        assert!(token_at("'open", 0, &mut scratch).is_none());
     }
 
     #[test]

@@ -898,7 +898,8 @@ impl Transaction {
         let mut undo = self.state.undo.lock();
         let newest = undo.iter().rposition(|e| matches!(e, UndoEntry::Savepoint { .. }));
         if let Some(i) = newest {
-            if matches!(&undo[i], UndoEntry::Savepoint { name: n } if n.eq_ignore_ascii_case(name)) {
+            // An exact match first: the executor saves under one name before every statement.
+            if matches!(&undo[i], UndoEntry::Savepoint { name: n } if n == name || n.eq_ignore_ascii_case(name)) {
                 let entry = undo.remove(i);
                 undo.push(entry);
                 return Ok(());

@@ -1454,12 +1454,32 @@ fn note_identity(cx: &mut Cx, inserted: &[Option<i128>]) {
 }
 
 pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
+    // A statement of a batch the parse cache matched by shape takes the batch's own
+    // literals (see parse_cache.rs); only the batch's own statements can be one.
+    let given = if cx.frames.len() == 1 { cx.literals.as_mut().and_then(|l| l.find(ins)) } else { None };
     // A table (not a view) named as before: resolved once, from the name cache.
     if let DmlTarget::Table { name, .. } = &ins.target {
         if let Some(t) = cx.resolve_table_cached(name)? {
             super::security::check_object_id(cx, t.db, t.object_id, t.schema_id, &t.name, "INSERT")?;
-            return insert_into(cx, ins, &t.info);
+            return insert_into(cx, ins, &t.info, given.map(|r| r.start));
         }
+    }
+    if let Some(given) = given {
+        // Any other target (a view, a CTE, a table not created yet) goes the general
+        // way, with the statement as written.
+        let mut own = ins.clone();
+        if let (InsertSource::Values(rows), Some(lits)) = (&mut own.source, &cx.literals) {
+            let mut i = given.start;
+            for e in rows.iter_mut().flatten() {
+                if let ExprKind::Literal(l) = &mut e.kind {
+                    if let Some(written) = lits.literal(i, &cx.source) {
+                        *l = written;
+                    }
+                    i += 1;
+                }
+            }
+        }
+        return insert(cx, &own);
     }
     if let DmlTarget::Table { name, .. } = &ins.target {
         if let Some((db, view, tr)) = trigger::view_instead_of(cx, name, trigger::Event::Insert)? {
@@ -1476,7 +1496,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         return through_view(cx, |cx| insert_through(cx, ins, &vb));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
-    insert_into(cx, ins, &t)
+    insert_into(cx, ins, &t, None)
 }
 
 /// INSERT into a view or CTE: into its base table, its columns renamed.
@@ -1499,8 +1519,20 @@ fn insert_through(cx: &mut Cx, ins: &Insert, vb: &ViewBase) -> Result<(), SqlErr
     }
 }
 
-/// INSERT into the table `t` its target names.
-fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlError> {
+/// A VALUES literal's value and type: when the statement was matched by shape
+/// (`given`: the index of its next literal among the batch's), the batch's own literal,
+/// else the one in the statement.
+fn values_literal(cx: &mut Cx, l: &Literal, given: &mut Option<usize>) -> Result<(Value, SqlType), SqlError> {
+    if let (Some(i), Some(lits)) = (given.as_mut(), cx.literals.as_mut()) {
+        let r = lits.value(*i, &cx.source);
+        *i += 1;
+        return r;
+    }
+    super::query::literal_type_value(l)
+}
+
+/// INSERT into the table `t` its target names; `given` as in [`values_literal`].
+fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<usize>) -> Result<(), SqlError> {
     let t = t.clone();
     let positions = insert_positions(cx, &t, &ins.columns)?;
     // Triggers: an INSTEAD OF INSERT trigger gets the rows instead of the table; AFTER
@@ -1524,8 +1556,8 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
     let mut count = 0u64;
     match &ins.source {
         InsertSource::Values(rows)
-            if batchable(cx, &t, ins, instead.is_some() || keep)
-                && rows.len() > 1
+            if rows.len() > 1
+                && batchable(cx, &t, ins, instead.is_some() || keep)
                 && rows.iter().flatten().all(|e| matches!(e.kind, ExprKind::Literal(_) | ExprKind::Default)) =>
         {
             // Literals only: nothing to evaluate between the rows.
@@ -1543,7 +1575,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
                 let mut tys = Vec::with_capacity(r.len());
                 for e in r {
                     if let ExprKind::Literal(l) = &e.kind {
-                        let (v, ty) = super::query::literal_type_value(l)?;
+                        let (v, ty) = values_literal(cx, l, &mut given)?;
                         vals.push(v);
                         tys.push(ty);
                     } else {
@@ -1577,7 +1609,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>) -> Result<(), SqlE
                     }
                     // A literal is its value (what binding and evaluating it gives).
                     if let ExprKind::Literal(l) = &e.kind {
-                        let (v, ty) = super::query::literal_type_value(l)?;
+                        let (v, ty) = values_literal(cx, l, &mut given)?;
                         vals.push(v);
                         tys.push(ty);
                         continue;

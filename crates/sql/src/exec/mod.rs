@@ -343,6 +343,9 @@ pub struct Cx<'a> {
     pub rpc_outputs: Vec<crate::results::ReturnValue>,
     /// The plan cache's hold on the batch's one query (see plan_cache.rs).
     pub plan_slot: Option<plan_cache::PlanSlot>,
+    /// The literals of a batch the parse cache matched by shape: its INSERT statements
+    /// take their VALUES from here, not from the kept batch (see parse_cache.rs).
+    pub literals: Option<parse_cache::Literals>,
     pub(super) null_warned: bool,
     /// Errors SQL Server reports ahead of a statement's own error (5074 before 4922,
     /// 8114 before 473): [`report`] sends them first, at the same line.
@@ -430,6 +433,7 @@ impl<'a> Cx<'a> {
             cur_cmd: 0,
             rpc_outputs: Vec::new(),
             plan_slot: None,
+            literals: None,
             null_warned: false,
             preceding: Vec::new(),
             bulk_unchecked: false,
@@ -988,7 +992,7 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
             }
         }
     }
-    let batch = match state.parse_cache.parse(text) {
+    let (batch, literals) = match state.parse_cache.parse_shaped(text) {
         Ok(b) => b,
         Err(e) => {
             let _ = sink.message(&Message { error: e, info: false });
@@ -1003,12 +1007,17 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
     };
     let mut cx = Cx::new(host, state, sink);
     cx.source = Arc::from(text);
+    cx.literals = literals;
     if let Some(e) = compile_check(&mut cx, &batch.statements) {
         // Nothing of the batch runs, as when SQL Server fails to compile it.
         report(&mut cx, &e);
-        return;
+    } else {
+        run_top_level(&mut cx, &batch.statements);
     }
-    run_top_level(&mut cx, &batch.statements);
+    if let Some(l) = cx.literals.take() {
+        drop(cx);
+        state.parse_cache.recycle(l);
+    }
 }
 
 /// Runs a batch that [`plan_cache::parameterize`] took apart: its template with the

@@ -3,13 +3,31 @@
 //! and parsed once. SQL Server's plan cache plays this part for ad-hoc batches. Parsing
 //! is a pure function of the text (no SET option changes how a batch lexes or parses),
 //! so the text alone is the key; a text that fails to parse is not kept.
+//!
+//! Batches of INSERT ... VALUES statements (a loading script, a thousand to a batch,
+//! each statement with other literals) are kept by *shape* too, as SQL Server's simple
+//! parameterization keeps `INSERT ... VALUES (@1, @2)` for each such statement: a batch
+//! whose statements are only INSERT ... VALUES of literals (no OUTPUT, TOP or WITH) and
+//! transaction statements or SET options is kept with the byte ranges of its VALUES
+//! literals (its slots). A later batch matches the shape when its text is the kept
+//! text with another literal token in each slot: the text between the slots is compared
+//! byte for byte, and each slot is lexed as one token (a literal or NULL, on one line).
+//! Such a batch parses to the kept batch but for those literals, since the lexer reads a
+//! token from its own bytes alone and a VALUES item that is one literal token parses the
+//! same whatever literal it is; so it runs the kept batch, and the INSERT statements
+//! take their values from the new batch's tokens ([`Literals`]) instead of the kept
+//! literals. Statement lines are those of the kept batch, which are the same (no slot
+//! spans lines); byte offsets in the kept statements' spans are not (nothing those
+//! statements run reads them).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::sync::Arc;
 
-use types::SqlError;
+use types::{SqlError, SqlType, Value};
 
-use crate::ast::Batch;
+use crate::ast::{Batch, DmlTarget, ExprKind, Insert, InsertSource, Literal, StatementKind};
+use crate::lexer::{token_at, Token, TokenKind};
 
 /// Batches kept per session; past this an arbitrary one makes room.
 const MAX_ENTRIES: usize = 64;
@@ -17,9 +35,76 @@ const MAX_ENTRIES: usize = 64;
 /// rarely repeated and would hold the most memory.
 const MAX_TEXT: usize = 8 * 1024;
 
+/// Shapes kept per session, newest first.
+const MAX_SHAPES: usize = 4;
+/// Longer batches are not kept by shape (the shape holds a copy of the text).
+const MAX_SHAPE_TEXT: usize = 1 << 20;
+
 #[derive(Debug, Default)]
 pub struct ParseCache {
     map: HashMap<Box<str>, Arc<Batch>>,
+    shapes: Vec<Shape>,
+    /// The lexer's buffer for one token, and the last [`Literals`]' token buffer, reused.
+    scratch: Vec<Token>,
+    spare: Vec<Token>,
+}
+
+/// A batch kept by shape (see the module doc).
+#[derive(Debug)]
+struct Shape {
+    text: Box<str>,
+    batch: Arc<Batch>,
+    /// Byte ranges in `text` of the literals of its INSERT statements, in order.
+    slots: Vec<Range<u32>>,
+    inserts: Arc<[InsertSlots]>,
+}
+
+/// An INSERT statement of a kept batch (by address: the kept batch is not moved while it
+/// runs) and the range of its literals among the batch's.
+#[derive(Debug, Clone, Copy)]
+struct InsertSlots {
+    stmt: usize,
+    slots: (u32, u32),
+}
+
+/// The literals of a batch matched by shape, in place of the kept batch's: the INSERT
+/// statements of the kept batch take their VALUES from here.
+#[derive(Debug)]
+pub struct Literals {
+    /// One literal token per slot, spans in the new batch's text.
+    tokens: Vec<Token>,
+    inserts: Arc<[InsertSlots]>,
+    /// The next INSERT statement to run (statements run in order; one that fails before
+    /// it reaches its VALUES is passed over).
+    next: usize,
+}
+
+impl Literals {
+    /// Where the literals of `ins` are, when it is a statement of the kept batch.
+    pub fn find(&mut self, ins: &Insert) -> Option<Range<usize>> {
+        let addr = ins as *const Insert as usize;
+        let k = self.inserts[self.next.min(self.inserts.len())..].iter().position(|i| i.stmt == addr)? + self.next;
+        self.next = k + 1;
+        let (a, b) = self.inserts[k].slots;
+        Some(a as usize..b as usize)
+    }
+
+    /// The value and type of literal `i` (see [`Literals::find`]), as the literal
+    /// written there gives them (`query::literal_type_value`); its string or bytes are
+    /// taken, so each literal is read once. `text` is the batch's text.
+    pub fn value(&mut self, i: usize, text: &str) -> Result<(Value, SqlType), SqlError> {
+        let Some(t) = self.tokens.get_mut(i) else {
+            return Ok((Value::Null, SqlType::Int));
+        };
+        let kind = std::mem::replace(&mut t.kind, TokenKind::Eof);
+        let span = t.span;
+        super::query::token_type_value(kind, span.text(text)).unwrap_or(Ok((Value::Null, SqlType::Int)))
+    }
+
+    /// Literal `i` as an AST literal (for the statement rewritten with its own literals).
+    pub fn literal(&self, i: usize, text: &str) -> Option<Literal> {
+        crate::parser::literal_of_token(self.tokens.get(i)?, text)
+    }
 }
 
 impl ParseCache {
@@ -43,6 +128,42 @@ impl ParseCache {
         Ok(batch)
     }
 
+    /// [`ParseCache::parse`], also by shape (see the module doc): the batch to run and,
+    /// when it is a kept batch matched by shape, the literals its INSERT statements take.
+    pub fn parse_shaped(&mut self, text: &str) -> Result<(Arc<Batch>, Option<Literals>), SqlError> {
+        if text.len() <= MAX_TEXT {
+            if let Some(b) = self.map.get(text) {
+                return Ok((b.clone(), None));
+            }
+        }
+        let shapeable = text.len() <= MAX_SHAPE_TEXT;
+        if shapeable && !self.shapes.is_empty() {
+            let mut tokens = std::mem::take(&mut self.spare);
+            for (i, shape) in self.shapes.iter().enumerate() {
+                if shape.matches(text, &mut tokens, &mut self.scratch) {
+                    let (batch, inserts) = (shape.batch.clone(), shape.inserts.clone());
+                    // The shape in use moves first.
+                    self.shapes[..=i].rotate_right(1);
+                    return Ok((batch, Some(Literals { tokens, inserts, next: 0 })));
+                }
+            }
+            self.spare = tokens;
+        }
+        let batch = self.parse(text)?;
+        if shapeable {
+            if let Some(shape) = Shape::of(text, &batch, &mut self.scratch) {
+                self.shapes.insert(0, shape);
+                self.shapes.truncate(MAX_SHAPES);
+            }
+        }
+        Ok((batch, None))
+    }
+
+    /// Hands back the token buffer of [`Literals`] for the next match.
+    pub fn recycle(&mut self, literals: Literals) {
+        self.spare = literals.tokens;
+    }
+
     pub fn len(&self) -> usize {
         self.map.len()
     }
@@ -50,6 +171,99 @@ impl ParseCache {
     pub fn is_empty(&self) -> bool {
         self.map.is_empty()
     }
+}
+
+impl Shape {
+    /// The shape of `batch` (parsed from `text`) when it can be kept by shape.
+    fn of(text: &str, batch: &Arc<Batch>, scratch: &mut Vec<Token>) -> Option<Shape> {
+        let mut slots = Vec::new();
+        let mut inserts = Vec::new();
+        for stmt in &batch.statements {
+            match &stmt.kind {
+                StatementKind::Insert(ins) => {
+                    let start = slots.len() as u32;
+                    shape_slots(ins, text, scratch, &mut slots)?;
+                    inserts.push(InsertSlots {
+                        stmt: &**ins as *const Insert as usize,
+                        slots: (start, slots.len() as u32),
+                    });
+                }
+                StatementKind::BeginTransaction { .. }
+                | StatementKind::Commit { .. }
+                | StatementKind::Rollback { .. }
+                | StatementKind::SaveTransaction { .. }
+                | StatementKind::SetOption(_) => {}
+                _ => return None,
+            }
+        }
+        if slots.is_empty() {
+            return None;
+        }
+        Some(Shape { text: text.into(), batch: batch.clone(), slots, inserts: inserts.into() })
+    }
+
+    /// Does `text` have this shape? Its slot tokens go to `tokens` (cleared first).
+    fn matches(&self, text: &str, tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) -> bool {
+        let (new, old) = (text.as_bytes(), self.text.as_bytes());
+        tokens.clear();
+        let (mut at, mut old_at) = (0usize, 0usize);
+        for slot in &self.slots {
+            let fixed = &old[old_at..slot.start as usize];
+            if !new[at..].starts_with(fixed) {
+                return false;
+            }
+            at += fixed.len();
+            let Some(t) = literal_token_at(text, at, scratch) else {
+                return false;
+            };
+            at = t.span.end as usize;
+            old_at = slot.end as usize;
+            tokens.push(t);
+        }
+        new[at..] == old[old_at..]
+    }
+}
+
+/// The slots of an INSERT that can be kept by shape: each of its VALUES items a literal
+/// token (DEFAULT is part of the fixed text). None for any other INSERT.
+fn shape_slots(ins: &Insert, text: &str, scratch: &mut Vec<Token>, slots: &mut Vec<Range<u32>>) -> Option<()> {
+    if !ins.with.is_empty() || ins.top.is_some() || !ins.output.is_empty() {
+        return None;
+    }
+    let (DmlTarget::Table { .. }, InsertSource::Values(rows)) = (&ins.target, &ins.source) else {
+        return None;
+    };
+    for e in rows.iter().flatten() {
+        match &e.kind {
+            ExprKind::Default => {}
+            ExprKind::Literal(_) => {
+                let t = literal_token_at(text, e.span.start as usize, scratch)?;
+                if t.span.end != e.span.end {
+                    return None;
+                }
+                slots.push(e.span.start..e.span.end);
+            }
+            _ => return None,
+        }
+    }
+    Some(())
+}
+
+/// The literal token (NULL included) at byte `at` of `text`, when it is on one line.
+fn literal_token_at(text: &str, at: usize, scratch: &mut Vec<Token>) -> Option<Token> {
+    let t = token_at(text, at, scratch)?;
+    let literal = match &t.kind {
+        TokenKind::Integer
+        | TokenKind::Decimal
+        | TokenKind::Float
+        | TokenKind::Money
+        | TokenKind::String { .. }
+        | TokenKind::Binary(_) => true,
+        TokenKind::Keyword => t.text(text).eq_ignore_ascii_case("NULL"),
+        _ => false,
+    };
+    // Only a string can hold a line break.
+    (literal && !(matches!(t.kind, TokenKind::String { .. }) && t.text(text).contains('\n'))).then_some(t)
 }
 
 #[cfg(test)]
@@ -75,5 +289,88 @@ mod tests {
         let x = c.parse(&long).unwrap();
         let y = c.parse(&long).unwrap();
         assert!(!Arc::ptr_eq(&x, &y), "long texts are not kept");
+    }
+
+    /// The literals of the INSERT statements of `batch`, in order, as values.
+    fn literal_values(batch: &Batch) -> Vec<(Value, SqlType)> {
+        let mut out = Vec::new();
+        for stmt in &batch.statements {
+            if let StatementKind::Insert(ins) = &stmt.kind {
+                if let InsertSource::Values(rows) = &ins.source {
+                    for e in rows.iter().flatten() {
+                        if let ExprKind::Literal(l) = &e.kind {
+                            out.push(crate::exec::query::literal_type_value(l).unwrap());
+                        }
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn a_batch_of_a_kept_shape_runs_the_kept_batch_with_its_own_literals() {
+        let kept = "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+                    INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n";
+        let mut c = ParseCache::default();
+        let (first, l) = c.parse_shaped(kept).unwrap();
+        assert!(l.is_none(), "the first batch is parsed");
+        // The same text is kept as it is (see `parse`).
+        let (again, l) = c.parse_shaped(kept).unwrap();
+        assert!(l.is_none() && Arc::ptr_eq(&again, &first));
+        // Each of these parses to the kept batch but for its literals.
+        let same = [
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (12345678901, N'it''s', 'b');\n\
+             INSERT INTO t (x, y) VALUES ($4.5, DEFAULT), (NULL, 1e-3);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (.5, '', N'');\n\
+             INSERT INTO t (x, y) VALUES (0x, DEFAULT), (99999999999999999999, 'x');\nCOMMIT;\n",
+        ];
+        for text in same {
+            let (b, l) = c.parse_shaped(text).unwrap();
+            let mut l = l.unwrap_or_else(|| panic!("not matched: {text}"));
+            assert!(Arc::ptr_eq(&b, &first));
+            let parsed = crate::parse_batch(text).unwrap();
+            let want = literal_values(&parsed);
+            let got: Vec<_> = (0..want.len()).map(|i| l.value(i, text).unwrap()).collect();
+            assert_eq!(got, want, "{text}");
+            // The statements keep their lines.
+            let lines = |b: &Batch| b.statements.iter().map(|s| s.line()).collect::<Vec<_>>();
+            assert_eq!(lines(&b), lines(&parsed));
+            c.recycle(l);
+        }
+        // None of these has the shape: each is parsed.
+        let other = [
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (-1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1 + 1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (DEFAULT, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a\nb', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, @a, NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, 7), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1,  'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n",
+            "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a', NULL);\n\
+             INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;",
+        ];
+        for text in other {
+            let mut fresh = ParseCache::default();
+            fresh.parse_shaped(kept).unwrap();
+            let (b, l) = fresh.parse_shaped(text).unwrap();
+            assert!(l.is_none(), "matched: {text}");
+            assert!(!Arc::ptr_eq(&b, &first));
+        }
+        // An unclosed string in a slot is not a literal: the batch is parsed (and fails).
+        let bad = "BEGIN TRANSACTION;\nINSERT INTO t VALUES (1, 'a, NULL);\n\
+                   INSERT INTO t (x, y) VALUES (2.5, DEFAULT), (3, 0x01);\nCOMMIT;\n";
+        assert_eq!(c.parse_shaped(bad).unwrap_err().number, 105);
+        // Other statements than INSERT ... VALUES and transaction statements: no shape.
+        let mut fresh = ParseCache::default();
+        fresh.parse_shaped("INSERT INTO t VALUES (1); SELECT 1;").unwrap();
+        assert!(fresh.parse_shaped("INSERT INTO t VALUES (2); SELECT 1;").unwrap().1.is_none());
     }
 }

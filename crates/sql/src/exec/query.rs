@@ -22,6 +22,7 @@ use super::expr::{BExpr, SysFn};
 use super::plan::*;
 use super::Cx;
 use crate::ast::*;
+use crate::lexer::TokenKind;
 use crate::scalar::aggregate::{self, AggKind};
 use crate::scalar::{convert, functions, ops};
 
@@ -427,48 +428,75 @@ pub fn walk_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
 }
 
 pub fn literal_type_value(l: &Literal) -> Result<(Value, SqlType), SqlError> {
-    Ok(match l {
-        Literal::Null => (Value::Null, SqlType::Int),
-        Literal::Integer(s) => {
-            if let Ok(n) = s.parse::<i32>() {
-                (Value::Int(n), SqlType::Int)
-            } else if let Ok(n) = s.parse::<i64>() {
-                (Value::BigInt(n), SqlType::BigInt)
-            } else {
-                let p = s.trim_start_matches('0').len().clamp(1, 38) as u8;
-                let ty = SqlType::Decimal { precision: p, scale: 0 };
-                (types::parse(s, &ty)?, ty)
-            }
-        }
-        Literal::Decimal(s) => {
-            let (int, frac) = s.split_once('.').unwrap_or((s, ""));
-            let int = int.trim_start_matches('0');
-            let scale = frac.len().min(38) as u8;
-            let p = ((int.len() + frac.len()).max(1)).min(38) as u8;
-            let p = p.max(scale).max(1);
-            let ty = SqlType::Decimal { precision: p, scale };
-            (types::parse(s, &ty)?, ty)
-        }
-        Literal::Float(s) => (types::parse(s, &SqlType::Float)?, SqlType::Float),
-        Literal::Money(s) => (types::parse(s, &SqlType::Money)?, SqlType::Money),
-        Literal::String { value, unicode } => {
-            let n = if *unicode { value.encode_utf16().count() } else { value.chars().count() };
-            let n = n.clamp(1, if *unicode { 4000 } else { 8000 }) as u16;
-            let len =
-                if (*unicode && value.encode_utf16().count() > 4000) || (!*unicode && value.chars().count() > 8000) {
-                    types::Length::Max
-                } else {
-                    types::Length::Bounded(n)
-                };
-            let ty = if *unicode { SqlType::NVarChar { len } } else { SqlType::VarChar { len } };
-            (Value::String(value.clone()), ty)
-        }
-        Literal::Binary(b) => {
-            let n = b.len().clamp(1, 8000) as u16;
-            let len = if b.len() > 8000 { types::Length::Max } else { types::Length::Bounded(n) };
-            (Value::Binary(b.clone()), SqlType::VarBinary { len })
-        }
+    match l {
+        Literal::Null => Ok((Value::Null, SqlType::Int)),
+        Literal::Integer(s) => integer_literal(s),
+        Literal::Decimal(s) => decimal_literal(s),
+        Literal::Float(s) => Ok((types::parse(s, &SqlType::Float)?, SqlType::Float)),
+        Literal::Money(s) => Ok((types::parse(s, &SqlType::Money)?, SqlType::Money)),
+        Literal::String { value, unicode } => Ok(string_literal(value.clone(), *unicode)),
+        Literal::Binary(b) => Ok(binary_literal(b.clone())),
+    }
+}
+
+/// [`literal_type_value`] of a literal token (the token the parser makes that literal
+/// of, NULL included: see `parser::literal_of_token`), taking its string or bytes
+/// without copying them. `text` is the token's text. None for a token that is no
+/// literal.
+pub(crate) fn token_type_value(kind: TokenKind, text: &str) -> Option<Result<(Value, SqlType), SqlError>> {
+    Some(match kind {
+        TokenKind::Integer => integer_literal(text),
+        TokenKind::Decimal => decimal_literal(text),
+        TokenKind::Float => types::parse(text, &SqlType::Float).map(|v| (v, SqlType::Float)),
+        // A money token is `$` (one byte) followed by the number.
+        TokenKind::Money => types::parse(text.get(1..).unwrap_or(""), &SqlType::Money).map(|v| (v, SqlType::Money)),
+        TokenKind::String { value, unicode } => Ok(string_literal(value, unicode)),
+        TokenKind::Binary(b) => Ok(binary_literal(b)),
+        TokenKind::Keyword if text.eq_ignore_ascii_case("NULL") => Ok((Value::Null, SqlType::Int)),
+        _ => return None,
     })
+}
+
+/// Digits: int, else bigint, else numeric of their count.
+fn integer_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
+    if let Ok(n) = s.parse::<i32>() {
+        Ok((Value::Int(n), SqlType::Int))
+    } else if let Ok(n) = s.parse::<i64>() {
+        Ok((Value::BigInt(n), SqlType::BigInt))
+    } else {
+        let p = s.trim_start_matches('0').len().clamp(1, 38) as u8;
+        let ty = SqlType::Decimal { precision: p, scale: 0 };
+        Ok((types::parse(s, &ty)?, ty))
+    }
+}
+
+/// A number with a point: numeric of its digits.
+fn decimal_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
+    let (int, frac) = s.split_once('.').unwrap_or((s, ""));
+    let int = int.trim_start_matches('0');
+    let scale = frac.len().min(38) as u8;
+    let p = (int.len() + frac.len()).clamp(1, 38) as u8;
+    let p = p.max(scale).max(1);
+    let ty = SqlType::Decimal { precision: p, scale };
+    Ok((types::parse(s, &ty)?, ty))
+}
+
+/// A string: varchar or nvarchar of its length (max past 8000 bytes / 4000 characters).
+fn string_literal(value: String, unicode: bool) -> (Value, SqlType) {
+    let n = if unicode { value.encode_utf16().count() } else { value.chars().count() };
+    let len = if n > if unicode { 4000 } else { 8000 } {
+        types::Length::Max
+    } else {
+        types::Length::Bounded(n.max(1) as u16)
+    };
+    let ty = if unicode { SqlType::NVarChar { len } } else { SqlType::VarChar { len } };
+    (Value::String(value), ty)
+}
+
+fn binary_literal(b: Vec<u8>) -> (Value, SqlType) {
+    let n = b.len().clamp(1, 8000) as u16;
+    let len = if b.len() > 8000 { types::Length::Max } else { types::Length::Bounded(n) };
+    (Value::Binary(b), SqlType::VarBinary { len })
 }
 
 pub fn resolve_type(dt: &DataType) -> Result<SqlType, SqlError> {

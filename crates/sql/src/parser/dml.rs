@@ -5,6 +5,22 @@ use crate::ast::*;
 use crate::errors;
 use crate::lexer::{Token, TokenKind};
 
+/// The literal a literal token stands for (NULL included); None for any other token.
+pub(crate) fn literal_of_token(t: &Token, src: &str) -> Option<Literal> {
+    let text = || t.text(src).to_string();
+    Some(match &t.kind {
+        TokenKind::Integer => Literal::Integer(text()),
+        TokenKind::Decimal => Literal::Decimal(text()),
+        TokenKind::Float => Literal::Float(text()),
+        // A money token is `$` (one byte) followed by the number.
+        TokenKind::Money => Literal::Money(t.text(src).get(1..).unwrap_or("").to_string()),
+        TokenKind::String { value, unicode } => Literal::String { value: value.clone(), unicode: *unicode },
+        TokenKind::Binary(bytes) => Literal::Binary(bytes.clone()),
+        TokenKind::Keyword if t.text(src).eq_ignore_ascii_case("NULL") => Literal::Null,
+        _ => return None,
+    })
+}
+
 impl<'a> Parser<'a> {
     /// The table an INSERT/UPDATE/DELETE changes: a name with optional WITH (hints), or
     /// a table variable. No alias: UPDATE/DELETE alias through their FROM clause.
@@ -161,26 +177,16 @@ impl<'a> Parser<'a> {
         let mut rows = Vec::with_capacity(1);
         let mut row = Vec::new();
         for t in &toks[values_start..end] {
-            let text = || t.text(self.src).to_string();
             let kind = match &t.kind {
-                TokenKind::Integer => ExprKind::Literal(Literal::Integer(text())),
-                TokenKind::Decimal => ExprKind::Literal(Literal::Decimal(text())),
-                TokenKind::Float => ExprKind::Literal(Literal::Float(text())),
-                // A money token is `$` (one byte) followed by the number.
-                TokenKind::Money => {
-                    ExprKind::Literal(Literal::Money(t.text(self.src).get(1..).unwrap_or("").to_string()))
-                }
-                TokenKind::String { value, unicode } => {
-                    ExprKind::Literal(Literal::String { value: value.clone(), unicode: *unicode })
-                }
-                TokenKind::Binary(bytes) => ExprKind::Literal(Literal::Binary(bytes.clone())),
-                TokenKind::Keyword if t.text(self.src).eq_ignore_ascii_case("NULL") => ExprKind::Literal(Literal::Null),
-                TokenKind::Keyword => ExprKind::Default,
+                TokenKind::Comma | TokenKind::LParen => continue,
                 TokenKind::RParen => {
                     rows.push(std::mem::take(&mut row));
                     continue;
                 }
-                _ => continue,
+                _ => match literal_of_token(t, self.src) {
+                    Some(l) => ExprKind::Literal(l),
+                    None => ExprKind::Default,
+                },
             };
             row.push(Expr { kind, span: t.span });
         }

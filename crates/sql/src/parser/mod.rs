@@ -25,6 +25,8 @@ mod dml;
 mod expr;
 mod query;
 
+pub(crate) use dml::literal_of_token;
+
 use types::SqlError;
 
 use crate::ast::*;
