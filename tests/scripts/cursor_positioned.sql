@@ -52,12 +52,27 @@ ROLLBACK;
 SELECT COUNT(*) AS still_there FROM dbo.items;
 GO
 -- A table variable as the base.
+DECLARE @t TABLE (n int PRIMARY KEY);
+INSERT INTO @t VALUES (1), (2);
+DECLARE v CURSOR LOCAL FOR SELECT n FROM @t ORDER BY n;
+OPEN v;
+FETCH NEXT FROM v;
+UPDATE @t SET n = 10 WHERE CURRENT OF v;
+SELECT n FROM @t ORDER BY n;
+GO
+-- Over a heap, ORDER BY needs a worktable (the cursor becomes KEYSET) and a keyset
+-- needs a unique index (it becomes STATIC): read-only, as in SQL Server. Without the
+-- ORDER BY it stays dynamic and updatable.
 DECLARE @t TABLE (n int);
 INSERT INTO @t VALUES (1), (2);
 DECLARE v CURSOR LOCAL FOR SELECT n FROM @t ORDER BY n;
 OPEN v;
 FETCH NEXT FROM v;
 UPDATE @t SET n = 10 WHERE CURRENT OF v;
+DECLARE w CURSOR LOCAL FOR SELECT n FROM @t WHERE n = 2;
+OPEN w;
+FETCH NEXT FROM w;
+UPDATE @t SET n = 20 WHERE CURRENT OF w;
 SELECT n FROM @t ORDER BY n;
 GO
 -- Errors.

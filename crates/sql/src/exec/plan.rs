@@ -606,6 +606,11 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                                 "Percent values must be between 0 and 100.".to_string(),
                             ));
                         }
+                        if p == 0.0 {
+                            // TOP (0) PERCENT: no row whatever the input's size, so the
+                            // input is not run.
+                            return Ok(Box::new(VecOp::new(Vec::new())));
+                        }
                         let rows = drain(open(input, cx)?, cx)?;
                         let n = ((rows.len() as f64) * p / 100.0).ceil() as u64;
                         let op = TopOp {
