@@ -244,6 +244,11 @@ struct State {
     sealed: Vec<SealedBlock>,
     sealed_bytes: usize,
     in_flight_bytes: usize,
+    /// The last LSN of the batch the writer is writing (NULL when none is in flight),
+    /// and that batch's number: a committer whose LSN it covers waits on that batch's
+    /// condvar, any other on the next one's (`Inner::flush_done`).
+    in_flight_end: Lsn,
+    flush_gen: u64,
     end_lsn: Lsn,
     flushed_lsn: Lsn,
     flush_requested: bool,
@@ -290,6 +295,8 @@ impl State {
             sealed: Vec::new(),
             sealed_bytes: 0,
             in_flight_bytes: 0,
+            in_flight_end: Lsn::NULL,
+            flush_gen: 0,
             end_lsn,
             flushed_lsn: end_lsn,
             flush_requested: false,
@@ -321,9 +328,13 @@ struct Inner {
     state: Mutex<State>,
     /// Wakes the log writer.
     writer_cv: Condvar,
-    /// Signalled after every flush (and on failure or shutdown): committers waiting in
-    /// `flush_to` and appenders waiting for log buffer space.
+    /// Signalled after every flush (and on failure or shutdown): appenders waiting for
+    /// log buffer space.
     done_cv: Condvar,
+    /// Committers waiting in `flush_to`, by the parity of the flush that makes them
+    /// durable: a flush wakes only those it covers, not those whose records wait for the
+    /// next one (each needless wake-up costs two context switches).
+    flush_done: [Condvar; 2],
     /// `State::flushed_lsn`, readable without the lock (the fast path of `flush_to` and
     /// the WAL gate).
     flushed: AtomicU64,
@@ -608,7 +619,7 @@ impl LogManager {
         }
         // Wake appenders waiting for buffer space so they see the shutdown.
         let _st = self.inner.state.lock();
-        self.inner.done_cv.notify_all();
+        self.inner.wake_all();
     }
 }
 
@@ -629,6 +640,14 @@ impl storage::WalGate for LogManager {
 }
 
 impl Inner {
+    /// Wakes every waiter: buffer-space waiters and committers (failure, shutdown).
+    fn wake_all(&self) {
+        self.done_cv.notify_all();
+        self.flush_done.iter().for_each(|cv| {
+            cv.notify_all();
+        });
+    }
+
     fn unavailable(&self, cause: &str) -> LogError {
         LogError::Unavailable { db: self.db_name.clone(), cause: cause.to_string() }
     }
@@ -650,7 +669,7 @@ impl Inner {
             st.failed = Some(cause);
         }
         self.closed.store(true, Ordering::Release);
-        self.done_cv.notify_all();
+        self.wake_all();
         self.writer_cv.notify_one();
         self.unavailable(st.failed.as_deref().unwrap_or_default())
     }
@@ -802,7 +821,9 @@ impl Inner {
             if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
                 return Err(LogError::ShutDown(self.db_name.clone()));
             }
-            self.done_cv.wait(&mut st);
+            // The flush in flight covers `target`, or the next one will.
+            let gen = if st.in_flight_end >= target { st.flush_gen } else { st.flush_gen + 1 };
+            self.flush_done[(gen % 2) as usize].wait(&mut st);
         }
         drop(st);
         wait.finish();

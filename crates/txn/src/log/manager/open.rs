@@ -248,6 +248,7 @@ impl LogManager {
             state: Mutex::new(state),
             writer_cv: Condvar::new(),
             done_cv: Condvar::new(),
+            flush_done: [Condvar::new(), Condvar::new()],
             flushed,
             truncate_lock: Mutex::new(()),
             closed: AtomicBool::new(false),

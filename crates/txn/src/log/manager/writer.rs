@@ -2,6 +2,7 @@
 
 use super::{bump, Inner, SealedBlock};
 use crate::log::format::{seal_block, MAX_BLOCK_BYTES};
+use crate::log::lsn::Lsn;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -43,11 +44,17 @@ impl Inner {
                 st.sealed_bytes = 0;
                 st.flush_requested = false;
                 st.oldest_unflushed = None;
+                st.flush_gen += 1;
+                if let Some(last) = st.sealed.last() {
+                    st.in_flight_end = last.last_lsn;
+                }
                 std::mem::take(&mut st.sealed)
             };
             let result = self.write_batch(&mut batch, &mut scratch);
             let mut st = self.state.lock();
             st.in_flight_bytes = 0;
+            st.in_flight_end = Lsn::NULL;
+            let gen = st.flush_gen;
             match result {
                 Ok(()) => {
                     if let Some(last) = batch.last() {
@@ -66,6 +73,8 @@ impl Inner {
                 }
             }
             self.done_cv.notify_all();
+            // Only the committers this flush made durable (see `State::in_flight_end`).
+            self.flush_done[(gen % 2) as usize].notify_all();
         }
     }
 
