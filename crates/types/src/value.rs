@@ -261,6 +261,19 @@ impl Value {
     /// drops them silently (ANSI rule: only losing non-blank characters is an error), and
     /// so do [`Value::fit_to`] and [`crate::encode`]. NULL fits every type.
     pub fn check_type(&self, ty: &SqlType) -> Result<(), SqlError> {
+        // The common exact pairs first: nothing for `validate` to check in them.
+        if matches!(
+            (self, ty),
+            (Value::Null, _)
+                | (Value::Int(_), SqlType::Int)
+                | (Value::BigInt(_), SqlType::BigInt)
+                | (Value::SmallInt(_), SqlType::SmallInt)
+                | (Value::TinyInt(_), SqlType::TinyInt)
+                | (Value::Bit(_), SqlType::Bit)
+                | (Value::Guid(_), SqlType::UniqueIdentifier)
+        ) {
+            return Ok(());
+        }
         self.validate()?;
         let clash = || SqlError::operand_type_clash(self.kind_name(), ty.name());
         // text, ntext and image hold what the MAX types hold.
@@ -358,6 +371,23 @@ impl Value {
     /// overflow a character length dropped (ANSI rule: only non-blank truncation is an
     /// error), decimal precision taken from the column. The result is what
     /// decode(encode(v)) returns. Errors as [`Value::check_type`].
+    /// [`Value::fit_to`] of an owned value: a value that needs no change is checked and
+    /// returned as it is (no copy).
+    pub fn fit_into(self, ty: &SqlType) -> Result<Value, SqlError> {
+        let changes = matches!(
+            (&self, ty.max_equivalent()),
+            (Value::String(_), SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. })
+                | (Value::String(_), SqlType::NVarChar { len: Length::Bounded(_) })
+                | (Value::Binary(_), SqlType::Binary { .. })
+                | (Value::Decimal { .. }, SqlType::Decimal { .. } | SqlType::Numeric { .. })
+        );
+        if changes {
+            return self.fit_to(ty);
+        }
+        self.check_type(ty)?;
+        Ok(self)
+    }
+
     pub fn fit_to(&self, ty: &SqlType) -> Result<Value, SqlError> {
         let v = match (self, ty.max_equivalent()) {
             (Value::String(s), SqlType::Char { len })
@@ -417,7 +447,18 @@ impl Value {
 /// without them. A space is one byte, one character and one unit, so the excess can be
 /// cut by byte count.
 pub(crate) fn fit_str(s: &str, len: usize, unicode: bool) -> Option<&str> {
-    let have = if unicode { s.encode_utf16().count() } else { s.chars().count() };
+    // Within the byte count no string can exceed `len` (a character is at least a byte):
+    // the common case, without counting.
+    if s.len() <= len {
+        return Some(s);
+    }
+    let have = if s.is_ascii() {
+        s.len()
+    } else if unicode {
+        s.encode_utf16().count()
+    } else {
+        s.chars().count()
+    };
     if have <= len {
         return Some(s);
     }

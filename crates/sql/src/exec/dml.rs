@@ -647,6 +647,10 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
     let same_family =
         !to_xml && ((from.is_character() && c.ty.is_character()) || (from.is_binary() && c.ty.is_binary()));
     let v = if *from == c.ty || same_family { v } else { convert::convert(&v, from, &c.ty, None)? };
+    if !matches!(v, Value::String(_) | Value::Binary(_)) {
+        // Only strings and binaries are truncated (2628, whose message shows the value).
+        return v.fit_into(&c.ty);
+    }
     v.fit_to(&c.ty).map_err(|e| {
         if e.number == 8152 || e.number == 2628 {
             // The value as far as it fits the column.
