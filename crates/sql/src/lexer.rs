@@ -127,6 +127,22 @@ pub enum TokenKind {
     Eof,
 }
 
+impl TokenKind {
+    /// A constant's token: a number, money, string or binary literal (NULL, a keyword,
+    /// is not one).
+    pub fn is_constant(&self) -> bool {
+        matches!(
+            self,
+            TokenKind::Integer
+                | TokenKind::Decimal
+                | TokenKind::Float
+                | TokenKind::Money
+                | TokenKind::String { .. }
+                | TokenKind::Binary(_)
+        )
+    }
+}
+
 /// Lex a whole batch. The result always ends with one [`TokenKind::Eof`] token.
 pub fn tokenize(source: &str) -> Result<Vec<Token>, SqlError> {
     let mut tokens = Vec::new();

@@ -252,16 +252,7 @@ fn shape_slots(ins: &Insert, text: &str, scratch: &mut Vec<Token>, slots: &mut V
 /// The literal token (NULL included) at byte `at` of `text`, when it is on one line.
 fn literal_token_at(text: &str, at: usize, scratch: &mut Vec<Token>) -> Option<Token> {
     let t = token_at(text, at, scratch)?;
-    let literal = match &t.kind {
-        TokenKind::Integer
-        | TokenKind::Decimal
-        | TokenKind::Float
-        | TokenKind::Money
-        | TokenKind::String { .. }
-        | TokenKind::Binary(_) => true,
-        TokenKind::Keyword => t.text(text).eq_ignore_ascii_case("NULL"),
-        _ => false,
-    };
+    let literal = t.kind.is_constant() || (t.kind == TokenKind::Keyword && t.text(text).eq_ignore_ascii_case("NULL"));
     // Only a string can hold a line break.
     (literal && !(matches!(t.kind, TokenKind::String { .. }) && t.text(text).contains('\n'))).then_some(t)
 }

@@ -138,16 +138,8 @@ impl<'a> Parser<'a> {
             }
             i += 1;
             loop {
-                let simple = match kind(i)? {
-                    TokenKind::Integer
-                    | TokenKind::Decimal
-                    | TokenKind::Float
-                    | TokenKind::Money
-                    | TokenKind::String { .. }
-                    | TokenKind::Binary(_) => true,
-                    TokenKind::Keyword => word(i, "NULL") || word(i, "DEFAULT"),
-                    _ => false,
-                };
+                let k = kind(i)?;
+                let simple = k.is_constant() || (*k == TokenKind::Keyword && (word(i, "NULL") || word(i, "DEFAULT")));
                 if !simple {
                     return None;
                 }
