@@ -444,13 +444,8 @@ impl<'a> Parser<'a> {
 
     fn starts_exec_arg(&self) -> bool {
         match self.kind() {
-            TokenKind::Integer
-            | TokenKind::Decimal
-            | TokenKind::Float
-            | TokenKind::Money
-            | TokenKind::String { .. }
-            | TokenKind::Binary(_)
-            | TokenKind::Variable
+            k if k.is_constant() => true,
+            TokenKind::Variable
             | TokenKind::SystemVariable
             | TokenKind::Minus
             | TokenKind::Plus

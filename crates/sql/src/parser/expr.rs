@@ -719,14 +719,8 @@ impl<'a> Parser<'a> {
             return Ok(Expr { kind: ExprKind::Unary { op, expr: Box::new(inner) }, span: self.span_from(start) });
         }
         match self.kind() {
-            TokenKind::Integer
-            | TokenKind::Decimal
-            | TokenKind::Float
-            | TokenKind::Money
-            | TokenKind::String { .. }
-            | TokenKind::Binary(_)
-            | TokenKind::Variable
-            | TokenKind::SystemVariable => self.parse_primary(),
+            k if k.is_constant() => self.parse_primary(),
+            TokenKind::Variable | TokenKind::SystemVariable => self.parse_primary(),
             TokenKind::Keyword if self.is_word("NULL") => self.parse_primary(),
             _ => Err(self.error()),
         }

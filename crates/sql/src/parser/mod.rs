@@ -801,13 +801,8 @@ impl<'a> Parser<'a> {
     /// duration or RETURN's expression)?
     pub(crate) fn starts_value(&self) -> bool {
         match self.kind() {
-            TokenKind::Integer
-            | TokenKind::Decimal
-            | TokenKind::Float
-            | TokenKind::Money
-            | TokenKind::String { .. }
-            | TokenKind::Binary(_)
-            | TokenKind::Variable
+            k if k.is_constant() => true,
+            TokenKind::Variable
             | TokenKind::SystemVariable
             | TokenKind::LParen
             | TokenKind::Minus
