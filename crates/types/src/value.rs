@@ -442,6 +442,18 @@ impl Value {
     }
 }
 
+/// The length of a string as its type counts it: characters (code page 1252 text) or
+/// UTF-16 code units (Unicode); an ASCII string's is its byte count.
+pub fn text_len(s: &str, unicode: bool) -> usize {
+    if s.is_ascii() {
+        s.len()
+    } else if unicode {
+        s.encode_utf16().count()
+    } else {
+        s.chars().count()
+    }
+}
+
 /// `s` without the trailing spaces that make it longer than `len` (counted in characters
 /// for code page 1252 text, UTF-16 units for Unicode); None when it is too long even
 /// without them. A space is one byte, one character and one unit, so the excess can be
@@ -452,13 +464,7 @@ pub(crate) fn fit_str(s: &str, len: usize, unicode: bool) -> Option<&str> {
     if s.len() <= len {
         return Some(s);
     }
-    let have = if s.is_ascii() {
-        s.len()
-    } else if unicode {
-        s.encode_utf16().count()
-    } else {
-        s.chars().count()
-    };
+    let have = text_len(s, unicode);
     if have <= len {
         return Some(s);
     }

@@ -483,13 +483,7 @@ fn decimal_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
 
 /// A string: varchar or nvarchar of its length (max past 8000 bytes / 4000 characters).
 fn string_literal(value: String, unicode: bool) -> (Value, SqlType) {
-    let n = if value.is_ascii() {
-        value.len()
-    } else if unicode {
-        value.encode_utf16().count()
-    } else {
-        value.chars().count()
-    };
+    let n = types::value::text_len(&value, unicode);
     let len = if n > if unicode { 4000 } else { 8000 } {
         types::Length::Max
     } else {
