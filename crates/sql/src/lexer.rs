@@ -168,6 +168,24 @@ pub(crate) fn token_at(source: &str, at: usize, scratch: &mut Vec<Token>) -> Opt
     if !source.is_char_boundary(at) || source.len() >= u32::MAX as usize {
         return None;
     }
+    // The literals of a loading script's VALUES, without the lexer: plain digits (no
+    // point, exponent or `0x` after them) and a quoted string without `''`, each what
+    // `number` and `string` would give (a shape's slots are lexed a thousand to a batch).
+    if b.is_ascii_digit() {
+        let end = at + bytes[at..].iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len() - at);
+        if !matches!(bytes.get(end), Some(b'.' | b'e' | b'E' | b'x' | b'X')) {
+            return Some(Token { kind: TokenKind::Integer, span: Span::new(at as u32, end as u32, 1, 1) });
+        }
+    } else if b == b'\'' {
+        let q = at + 1 + bytes[at + 1..].iter().position(|&b| b == b'\'')?;
+        if bytes.get(q + 1) != Some(&b'\'') {
+            let value = source[at + 1..q].to_owned();
+            return Some(Token {
+                kind: TokenKind::String { value, unicode: false },
+                span: Span::new(at as u32, (q + 1) as u32, 1, 1),
+            });
+        }
+    }
     let mut lx = Lexer { src: source, bytes, pos: at, line: 1, line_start: at, wide: 0 };
     // White space and comments start with these (or a non-ASCII space).
     if b >= 0x80 || class(b) & SPACE != 0 || matches!(b, b'-' | b'/') {
@@ -775,7 +793,7 @@ mod tests {
 
     #[test]
     fn token_at_lexes_the_token_tokenize_finds_there() {
-        let src = "INSERT t VALUES (1, -2, 1.5e3, .5, 1., $4.25, $.5, 0x0aB, 0x, N'é''x', 'a', NULL, nuLL,\n\
+        let src = "INSERT t VALUES (1, -2, 1.5e3, .5, 1., $4.25, $.5, 0x0aB, 0x, N'é''x', 'a', 'q''r', '', 'é\n', 007, 45E2, 3x, NULL, nuLL,\n\
                    @v, [q], \"d\", café, #t, 12a) -- c\n/* b */ x/y";
         let mut scratch = Vec::new();
         let all = tokenize(src).unwrap();
