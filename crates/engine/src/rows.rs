@@ -187,6 +187,28 @@ impl RowCodec {
         }));
         // The entry (u16 key length, key, record) must also fit one page.
         let budget = MAX_ENTRY_LEN.saturating_sub(2 + key_len);
+        let too_large = |size: usize| {
+            EngineError::Sql(SqlError::new(
+                511,
+                16,
+                1,
+                format!(
+                    "Cannot create a row of size {} which is greater than the allowable maximum row size of {}.",
+                    size + key_len,
+                    budget.min(record::MAX_IN_ROW_RECORD)
+                ),
+            ))
+        };
+        if !off_row.contains(&true) {
+            // The common row, all in-row: encoded at once (encoding computes the size the
+            // loop below would), kept when it fits; else (too large, or an error the
+            // loop meets again) the loop moves values off-row.
+            out.clear();
+            if encode_record(&self.layout, RecordType::Primary, &values, out).is_ok() && out.len() <= budget {
+                *values_slot = recycle(values);
+                return Ok(());
+            }
+        }
         loop {
             let size = record::encoded_len(&self.layout, RecordType::Primary, &values).map_err(row_error)?;
             if size <= budget {
@@ -201,18 +223,7 @@ impl RowCodec {
                     off_row[i] = true;
                     values[i] = ColumnValue::Lob(DUMMY);
                 }
-                None => {
-                    return Err(EngineError::Sql(SqlError::new(
-                        511,
-                        16,
-                        1,
-                        format!(
-                        "Cannot create a row of size {} which is greater than the allowable maximum row size of {}.",
-                        size + key_len,
-                        budget.min(record::MAX_IN_ROW_RECORD)
-                    ),
-                    )))
-                }
+                None => return Err(too_large(size)),
             }
         }
         for (i, off) in off_row.iter().enumerate() {
