@@ -599,7 +599,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             let text = e.to_string().to_ascii_lowercase();
             if let Some(agg) = &self.agg {
                 if let Some(i) = agg.keys.iter().position(|k| *k == text) {
-                    return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                    return Ok(grouped_key(i, &agg.key_exprs[i]));
                 }
             }
             if let ExprKind::Function(f) = &e.kind {
@@ -618,7 +618,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if b.uses_row() {
                         let key = format!("{b:?}");
                         if let Some(i) = agg.key_exprs.iter().position(|k| format!("{k:?}") == key) {
-                            return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                            return Ok(grouped_key(i, &agg.key_exprs[i]));
                         }
                     }
                 }
@@ -1566,7 +1566,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if *op != SetOperator::UnionAll {
                         errors::check_set_operand(&ty)?;
                     }
-                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
+                    // Either side's explicit collation labels the column (two different
+                    // ones: SQL Server raises a conflict error not modelled here; the
+                    // left one wins).
+                    let coll = if ty.is_character() { a.collation.or(b.collation) } else { None };
+                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable).with_collation(coll));
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
             }
@@ -1733,7 +1737,9 @@ impl<'b, 'c> Binder<'b, 'c> {
             let agg = self.agg.take().ok_or_else(|| SqlError::new(8120, 16, 1, "grouping"))?;
             let mut cols = Vec::new();
             for (i, k) in agg.key_exprs.iter().enumerate() {
-                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true));
+                cols.push(
+                    OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true).with_collation(k.explicit_collation()),
+                );
             }
             for a in &agg.aggs {
                 cols.push(OutCol::new("", a.result_type, true));
@@ -1765,7 +1771,10 @@ impl<'b, 'c> Binder<'b, 'c> {
         // Projection with hidden sort columns.
         let visible = items.len();
         let mut exprs: Vec<BExpr> = items.iter().map(|i| i.0.clone()).collect();
-        let mut cols: Vec<OutCol> = items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2)).collect();
+        let mut cols: Vec<OutCol> = items
+            .iter()
+            .map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2).with_collation(i.0.explicit_collation()))
+            .collect();
         let mut sort_keys = Vec::new();
         for (e, desc) in order_keys {
             let pos =
@@ -3128,6 +3137,16 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
 
 /// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
 /// default (every database has it); a name Mesquite does not know is 448.
+/// The grouped row's column `i` for grouping key `key`: keeps the key's explicit
+/// collation (`GROUP BY w COLLATE c` selects, sorts and compares `w` under c).
+fn grouped_key(i: usize, key: &BExpr) -> BExpr {
+    let col = BExpr::Col(i, key.ty());
+    match key.explicit_collation() {
+        Some(c) => BExpr::Collated(Box::new(col), c),
+        None => col,
+    }
+}
+
 pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
     if name.eq_ignore_ascii_case("DATABASE_DEFAULT") || name.eq_ignore_ascii_case("CATALOG_DEFAULT") {
         return Ok(types::Collation::DEFAULT);
