@@ -959,7 +959,7 @@ pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(
         keyed.push((k, r));
     }
     let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
-    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.explicit_collation()).collect();
+    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.collation()).collect();
     keyed.sort_by(|a, b| {
         for (i, key) in keys.iter().enumerate() {
             let o = order_values_in(&a.0[i], &b.0[i], &types[i], colls[i].as_ref());
@@ -1196,7 +1196,7 @@ impl Op for TopOp {
                     k.push(key.expr.eval(&r, cx)?);
                 }
                 let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| {
-                    order_values_in(a, b, &key.expr.ty(), key.expr.explicit_collation().as_ref()) == Ordering::Equal
+                    order_values_in(a, b, &key.expr.ty(), key.expr.collation().as_ref()) == Ordering::Equal
                 });
                 if same {
                     Ok(Some(r))
@@ -1346,7 +1346,8 @@ impl ScanOp {
                     op.empty = true;
                     return Ok(op);
                 }
-                if types::sort_key(&v, &ty, &mut prefix).is_err() {
+                let coll = op.node.table.columns[col].collation;
+                if types::sort_key_in(&v, &ty, coll.as_ref(), &mut prefix).is_err() {
                     op.empty = true;
                     return Ok(op);
                 }
@@ -1377,7 +1378,9 @@ impl ScanOp {
                         return Ok(Some((Vec::new(), false)));
                     }
                     let mut k = prefix.to_vec();
-                    types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
+                    let coll = op.node.table.columns[col].collation;
+                    types::sort_key_in(&v, &ty, coll.as_ref(), &mut k)
+                        .map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
                     Ok(Some((k, *inclusive)))
                 };
             let lower = bound(&range.lower, cx, &prefix)?;
@@ -2699,9 +2702,9 @@ fn aggregate(
 ) -> Result<Vec<Row>, SqlError> {
     let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
     // GROUP BY x COLLATE c groups x's strings under c.
-    let key_colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.explicit_collation()).collect();
+    let key_colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.collation()).collect();
     let arg_colls: Vec<Option<types::Collation>> =
-        aggs.iter().map(|a| a.arg.as_ref().and_then(|e| e.explicit_collation())).collect();
+        aggs.iter().map(|a| a.arg.as_ref().and_then(|e| e.collation())).collect();
     let all_set = vec![vec![true; keys.len()]];
     let sets = sets.unwrap_or(&all_set);
     // One hash table per grouping set, by the group's encoded key; groups keep
@@ -2797,7 +2800,7 @@ fn aggregate(
             for (ai, a) in aggs.iter().enumerate() {
                 if !a.order.is_empty() {
                     let mut items = std::mem::take(&mut g.ordered[ai]);
-                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.explicit_collation()).collect();
+                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.collation()).collect();
                     items.sort_by(|x, y| {
                         for (i, o) in a.order.iter().enumerate() {
                             let c = order_values_in(&x.0[i], &y.0[i], &o.expr.ty(), colls[i].as_ref());
