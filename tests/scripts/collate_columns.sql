@@ -76,3 +76,8 @@ CREATE TABLE #tmp (c varchar(10) COLLATE Latin1_General_CS_AS);
 INSERT #tmp VALUES ('q'), ('Q');
 SELECT COUNT(*) AS n FROM #tmp WHERE c = 'Q';
 GO
+-- A collation change on a key column is blocked like a type change.
+ALTER TABLE dbo.u ALTER COLUMN k varchar(10) COLLATE Latin1_General_BIN2 NOT NULL;
+GO
+SELECT collation_name FROM sys.columns WHERE object_id = OBJECT_ID('dbo.u') AND name = 'k';
+GO
