@@ -136,6 +136,7 @@ fn sample_object(id: i32, hobt: u64) -> Object {
                 sparse: false,
                 default: None,
                 computed: None,
+                collation: None,
             }],
             indexes: vec![catalog::Index {
                 index_id: 1,

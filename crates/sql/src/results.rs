@@ -21,11 +21,14 @@ pub struct ColumnInfo {
     pub identity: bool,
     /// Can the client update it through a cursor (always false for now).
     pub updatable: bool,
+    /// A character column's collation when not the default (COLMETADATA carries its
+    /// TDS bytes).
+    pub collation: Option<types::Collation>,
 }
 
 impl ColumnInfo {
     pub fn new(name: impl Into<String>, ty: SqlType, nullable: bool) -> ColumnInfo {
-        ColumnInfo { name: name.into(), ty, nullable, identity: false, updatable: false }
+        ColumnInfo { name: name.into(), ty, nullable, identity: false, updatable: false, collation: None }
     }
 }
 

@@ -222,7 +222,7 @@ pub fn put_colmetadata(out: &mut Vec<u8>, columns: &[ColumnInfo]) -> Vec<ColumnE
     out.extend_from_slice(&(columns.len().min(0xFFFE) as u16).to_le_bytes());
     let mut enc = Vec::with_capacity(columns.len());
     for c in columns.iter().take(0xFFFE) {
-        let ti = TypeInfo::for_sql_type(&c.ty, c.nullable);
+        let ti = TypeInfo::for_column(&c.ty, c.nullable, c.collation.as_ref());
         out.extend_from_slice(&0u32.to_le_bytes());
         out.extend_from_slice(&column_flags(c).to_le_bytes());
         ti.encode_column(out);

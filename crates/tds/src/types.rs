@@ -185,6 +185,19 @@ fn is_char(id: u8) -> bool {
 impl TypeInfo {
     /// The TYPE_INFO SQL Server sends for a column of `ty`: the nullable (N) forms, or the
     /// fixed forms for NOT NULL integer, bit, float, money and datetime columns.
+    /// [`TypeInfo::for_sql_type`] with a character type's collation bytes replaced by
+    /// `collation`'s. A _UTF8 collation keeps the default bytes: values are sent in
+    /// code page 1252, and a client reading 65001 would decode them as UTF-8.
+    pub fn for_column(ty: &SqlType, nullable: bool, collation: Option<&types::Collation>) -> TypeInfo {
+        let mut ti = TypeInfo::for_sql_type(ty, nullable);
+        if let Some(c) = collation.filter(|c| c.code_page() == 1252) {
+            if let TypeInfo::ShortLen { collation: Some(b), .. } | TypeInfo::Long { collation: Some(b), .. } = &mut ti {
+                *b = c.tds_bytes();
+            }
+        }
+        ti
+    }
+
     pub fn for_sql_type(ty: &SqlType, nullable: bool) -> TypeInfo {
         let fixed_or = |fixed: u8, id: u8, len: u8| {
             if nullable {
@@ -1024,4 +1037,24 @@ fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
     v.validate().map_err(|e| invalid_value(&ty, e.message))?;
     *slot = v;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_collation_replaces_the_default_bytes() {
+        let vc = SqlType::VarChar { len: Length::Bounded(10) };
+        let cs = types::Collation::from_name("Latin1_General_CS_AS");
+        let ti = TypeInfo::for_column(&vc, true, cs.as_ref());
+        assert!(matches!(ti, TypeInfo::ShortLen { collation: Some(b), .. } if Some(b) == cs.map(|c| c.tds_bytes())));
+        // Non-character types carry none; _UTF8 collations keep the default bytes.
+        assert!(matches!(TypeInfo::for_column(&SqlType::Int, true, cs.as_ref()), TypeInfo::ByteLen { .. }));
+        let utf8 = types::Collation::from_name("Latin1_General_100_CI_AS_SC_UTF8");
+        let ti = TypeInfo::for_column(&vc, true, utf8.as_ref());
+        assert!(matches!(ti, TypeInfo::ShortLen { collation: Some(DEFAULT_COLLATION), .. }));
+        let ti = TypeInfo::for_column(&SqlType::Text, true, cs.as_ref());
+        assert!(matches!(ti, TypeInfo::Long { collation: Some(b), .. } if Some(b) == cs.map(|c| c.tds_bytes())));
+    }
 }

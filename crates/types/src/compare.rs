@@ -310,6 +310,26 @@ pub fn sort_key(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), Sq
     Ok(())
 }
 
+/// [`sort_key`] with strings keyed under `collation` ([`crate::Collation::push_sort_key`]):
+/// the grouping and duplicate keys of GROUP BY, DISTINCT and UNION under a collation
+/// other than the default. None or the default collation give [`sort_key`]'s bytes.
+pub fn sort_key_in(
+    value: &Value,
+    ty: &SqlType,
+    collation: Option<&crate::Collation>,
+    out: &mut Vec<u8>,
+) -> Result<(), SqlError> {
+    match (value, collation) {
+        (Value::String(s), Some(c)) if *c != crate::Collation::DEFAULT => {
+            value.check_type(ty)?;
+            out.push(1);
+            c.push_sort_key(s, ty.is_unicode(), out);
+            Ok(())
+        }
+        _ => sort_key(value, ty, out),
+    }
+}
+
 /// The key of a sql_variant's contents: the family rank, then a key that orders the
 /// whole family as [`compare_variant`] does: exact numbers as their floor integer part
 /// (i128, sign-flipped) and the fraction scaled to 38 digits, floats as f64, points in

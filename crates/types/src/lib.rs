@@ -54,7 +54,7 @@ pub mod sqltype;
 pub mod value;
 
 pub use collation::Collation;
-pub use compare::{compare, compare_strings, sort_key, sort_key_vec};
+pub use compare::{compare, compare_strings, sort_key, sort_key_in, sort_key_vec};
 pub use encoding::{decode, decode_to, encode};
 pub use error::SqlError;
 pub use parse::{parse, parse_from};

@@ -561,6 +561,22 @@ def test_for_xml_explicit(conn):
     assert cur.fetchone() == (1,)
 
 
+def test_column_collation(conn):
+    """A column's COLLATE: a parameter compared with it takes its collation, and the
+    COLMETADATA collation pytds reads is the column's (Latin1_General_CS_AS: LCID 0x409,
+    sort id 0, case-sensitive)."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #cs (id int PRIMARY KEY, n varchar(20) COLLATE Latin1_General_CS_AS)")
+    cur.execute("INSERT #cs VALUES (1, 'anna'), (2, 'Anna')")
+    cur.execute("SELECT id FROM #cs WHERE n = %s ORDER BY id", ("Anna",))
+    assert cur.fetchall() == [(2,)]
+    cur.execute("SELECT n FROM #cs WHERE id = 1")
+    assert cur.fetchall() == [("anna",)]
+    col = conn._tds_socket.main_session.res_info.columns[0]
+    coll = col.serializer._collation
+    assert (coll.lcid, coll.sort_id, coll.ignore_case) == (0x409, 0, False)
+
+
 def test_explicit_collate(conn):
     """COLLATE in expressions: a parameter compared case-sensitively, sorting in code
     point order, and 468 for two different explicit collations."""

@@ -58,9 +58,11 @@
 //!   NOT FOR REPLICATION; other bits must be 0).
 //! - tables (kind 1):
 //!   - `list<column>`; a column is `i32` column id, `str` name, `type`, `u8` flags (bit 0
-//!     nullable, bit 1 identity, bit 2 sparse; other bits must be 0), `opt<default>` (`i32`
-//!     object id, `str` name, `str` definition), `opt<computed>` (`str` definition, `bool`
-//!     persisted);
+//!     nullable, bit 1 identity, bit 2 sparse, bit 3 collation; other bits must be 0),
+//!     `opt<default>` (`i32` object id, `str` name, `str` definition), `opt<computed>`
+//!     (`str` definition, `bool` persisted), then with bit 3 only a `str` collation name
+//!     (a column's COLLATE other than the default; a name the server does not know is
+//!     corrupt). Rows written before bit 3 existed read as the default collation;
 //!   - `list<index>`; an index is `i32` index id, `opt<str>` name, `u8` kind (0 heap,
 //!     1 clustered, 2 nonclustered), `bool` unique, `opt<i32>` primary key constraint id,
 //!     `opt<i32>` unique constraint id, `list<(i32 column id, bool descending)>` key
@@ -112,6 +114,7 @@ const MAX_LEN: u16 = 0xFFFF;
 const COL_NULLABLE: u8 = 1;
 const COL_IDENTITY: u8 = 2;
 const COL_SPARSE: u8 = 4;
+const COL_COLLATION: u8 = 8;
 
 // ---------------------------------------------------------------------------------------
 // Encoding
@@ -319,6 +322,9 @@ fn write_table(w: &mut Writer, t: &Table) {
         if c.sparse {
             flags |= COL_SPARSE;
         }
+        if c.collation.is_some() {
+            flags |= COL_COLLATION;
+        }
         w.u8(flags);
         w.opt(c.default.as_ref(), |w, d| {
             w.i32(d.object_id);
@@ -329,6 +335,9 @@ fn write_table(w: &mut Writer, t: &Table) {
             w.str(&cc.definition);
             w.bool(cc.persisted);
         });
+        if let Some(coll) = &c.collation {
+            w.str(&coll.name());
+        }
     });
     w.list(&t.indexes, |w, i| {
         w.i32(i.index_id);
@@ -632,12 +641,18 @@ impl<'a> Reader<'a> {
             let name = r.str()?;
             let ty = r.sql_type()?;
             let flags = r.u8()?;
-            if flags & !(COL_NULLABLE | COL_IDENTITY | COL_SPARSE) != 0 {
+            if flags & !(COL_NULLABLE | COL_IDENTITY | COL_SPARSE | COL_COLLATION) != 0 {
                 return None;
             }
             let default =
                 r.opt(|r| Some(DefaultConstraint { object_id: r.i32()?, name: r.str()?, definition: r.str()? }))?;
             let computed = r.opt(|r| Some(ComputedColumn { definition: r.str()?, persisted: r.bool()? }))?;
+            let collation = if flags & COL_COLLATION != 0 {
+                // The default is never written (None stands for it).
+                Some(types::Collation::from_name(&r.str()?).filter(|c| *c != types::Collation::DEFAULT)?)
+            } else {
+                None
+            };
             Some(Column {
                 column_id,
                 name,
@@ -647,6 +662,7 @@ impl<'a> Reader<'a> {
                 sparse: flags & COL_SPARSE != 0,
                 default,
                 computed,
+                collation,
             })
         })?;
         let indexes = self.list(|r| {
@@ -937,8 +953,11 @@ mod tests {
             any::<(bool, bool, bool)>(),
             proptest::option::of((any::<i32>(), name(), name())),
             proptest::option::of((name(), any::<bool>())),
+            proptest::option::of(proptest::sample::select(
+                types::Collation::all().into_iter().filter(|c| *c != types::Collation::DEFAULT).collect::<Vec<_>>(),
+            )),
         )
-            .prop_map(|(column_id, name, ty, (nullable, is_identity, sparse), d, c)| Column {
+            .prop_map(|(column_id, name, ty, (nullable, is_identity, sparse), d, c, collation)| Column {
                 column_id,
                 name,
                 ty,
@@ -947,6 +966,7 @@ mod tests {
                 sparse,
                 default: d.map(|(object_id, name, definition)| DefaultConstraint { object_id, name, definition }),
                 computed: c.map(|(definition, persisted)| ComputedColumn { definition, persisted }),
+                collation,
             })
     }
 
@@ -1148,6 +1168,7 @@ mod tests {
                 sparse: false,
                 default: None,
                 computed: None,
+                collation: None,
             }],
             indexes: vec![],
             checks: vec![],

@@ -307,6 +307,9 @@ pub struct Column {
     pub sparse: bool,
     pub default: Option<DefaultConstraint>,
     pub computed: Option<ComputedColumn>,
+    /// The column's COLLATE when it is not the default (None: the database default,
+    /// SQL_Latin1_General_CP1_CI_AS). Only character columns have one.
+    pub collation: Option<types::Collation>,
 }
 
 #[derive(Debug, Clone, PartialEq)]

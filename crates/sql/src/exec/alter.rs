@@ -99,8 +99,8 @@ pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
             }
             w.check_constraints = false;
         }
-        AlterTableAction::AlterColumn { name, data_type, nullable, .. } => {
-            alter_column(cx, &mut w, name, data_type, *nullable)?;
+        AlterTableAction::AlterColumn { name, data_type, nullable, collation, .. } => {
+            alter_column(cx, &mut w, name, data_type, *nullable, collation.as_ref())?;
             w.check_constraints = false;
         }
         AlterTableAction::AlterColumnProperty { .. } => {
@@ -608,6 +608,7 @@ fn alter_column(
     name: &Ident,
     data_type: &DataType,
     nullable: Option<bool>,
+    collation: Option<&Ident>,
 ) -> Result<(), SqlError> {
     let display = table_name(w);
     let Some(pos) = column_pos(&w.t, &name.value) else {
@@ -631,7 +632,15 @@ fn alter_column(
         ));
     }
     let ty = resolve_type(data_type)?;
-    let same_type = std::mem::discriminant(&ty) == std::mem::discriminant(&old.ty);
+    // Without COLLATE the column takes the database's default collation, as in SQL Server.
+    let new_collation = match collation {
+        Some(n) => Some(super::query::resolve_collation(&n.value)?),
+        None => None,
+    }
+    .filter(|c| *c != types::Collation::DEFAULT && ty.is_character());
+    // A new collation changes every key and comparison of the column: an index or
+    // constraint on it blocks the change as a type change does.
+    let same_type = std::mem::discriminant(&ty) == std::mem::discriminant(&old.ty) && new_collation == old.collation;
     // Without NULL / NOT NULL the column becomes nullable (ANSI_NULL_DFLT_ON), except an
     // identity column, which never allows NULL.
     let new_nullable = nullable.unwrap_or(!old.is_identity);
@@ -657,6 +666,7 @@ fn alter_column(
     let col = &mut w.t.columns[pos];
     col.ty = ty;
     col.nullable = new_nullable;
+    col.collation = new_collation;
     if old.ty != ty {
         w.sources[pos] = match &w.sources[pos] {
             Source::Old(p) => Source::Convert(*p, old.ty),

@@ -761,7 +761,25 @@ pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog:
         sparse: cd.is_sparse(),
         default: None,
         computed,
+        collation: column_collation(cd, &ty)?,
     })
+}
+
+/// A column definition's COLLATE: 448 for an unknown name; None for the default (also
+/// DATABASE_DEFAULT) and for a column that is not of a character type (SQL Server
+/// refuses COLLATE there; the error is not modelled).
+pub(super) fn column_collation(cd: &ColumnDef, ty: &SqlType) -> Result<Option<types::Collation>, SqlError> {
+    let name = cd.options.iter().rev().find_map(|o| match o {
+        crate::ast::ColumnOption::Collate(n) => Some(n),
+        _ => None,
+    });
+    match name {
+        Some(n) => {
+            let c = super::query::resolve_collation(&n.value)?;
+            Ok((c != types::Collation::DEFAULT && ty.is_character()).then_some(c))
+        }
+        None => Ok(None),
+    }
 }
 
 /// The constraints a column definition declares inline, for the caller to add once the

@@ -990,6 +990,7 @@ pub(super) fn bind_output(
                 ty: c.ty,
                 nullable: true,
                 exposed: None,
+                collation: c.collation,
             });
         }
     }
@@ -2367,7 +2368,11 @@ pub fn select_into(cx: &mut Cx, q: &Query, into: &ObjectName) -> Result<(), SqlE
             name: Ident::new(c.name.clone()),
             data_type: Some(dt),
             computed: None,
-            options: vec![if c.nullable { ColumnOption::Null } else { ColumnOption::NotNull }],
+            options: [if c.nullable { ColumnOption::Null } else { ColumnOption::NotNull }]
+                .into_iter()
+                // The new column keeps the source column's (or expression's) collation.
+                .chain(c.collation.map(|coll| ColumnOption::Collate(Ident::new(coll.name()))))
+                .collect(),
         }));
     }
     let ct = CreateTable { name: into.clone(), elements, on: None, textimage_on: None, options: Vec::new() };

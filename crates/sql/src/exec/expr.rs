@@ -66,6 +66,10 @@ pub enum BExpr {
     /// `expr COLLATE name`: the value of `expr`, labelled with an explicit collation
     /// (collation precedence, docs/architecture.md "Collations").
     Collated(Box<BExpr>, Collation),
+    /// A reference to a column whose collation is not the default: the column's value
+    /// with its *implicit* label (explicit beats it; two different implicit ones in one
+    /// comparison are 468).
+    ImplicitColl(Box<BExpr>, Collation),
     And(Vec<BExpr>),
     Or(Vec<BExpr>),
     Not(Box<BExpr>),
@@ -178,7 +182,7 @@ impl BExpr {
             | BExpr::Xml { ty: t, .. }
             | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
-            BExpr::Collated(e, _) => e.ty(),
+            BExpr::Collated(e, _) | BExpr::ImplicitColl(e, _) => e.ty(),
             BExpr::Cmp(..)
             | BExpr::CollCmp(..)
             | BExpr::And(_)
@@ -193,10 +197,44 @@ impl BExpr {
         }
     }
 
+    /// The collation label of a string expression (SQL Server's collation precedence):
+    /// explicit from a COLLATE clause, implicit from a column reference (a plain column
+    /// has the default collation), coercible-default for literals, variables and the
+    /// rest; concatenation, CASE, COALESCE/ISNULL, CAST/CONVERT and a string function's
+    /// first argument pass their operands' labels on, combined by precedence.
+    pub fn collation_label(&self) -> CollationLabel {
+        if !self.ty().is_character() {
+            return CollationLabel::Default;
+        }
+        match self {
+            BExpr::Collated(_, c) => CollationLabel::Explicit(*c),
+            BExpr::ImplicitColl(_, c) => CollationLabel::Implicit(*c),
+            BExpr::Col(..) | BExpr::Outer { .. } => CollationLabel::Implicit(Collation::DEFAULT),
+            BExpr::Arith(_, a, b, _) => a.collation_label().combine(b.collation_label()),
+            BExpr::Coalesce(v, _) => v.iter().fold(CollationLabel::Default, |acc, e| acc.combine(e.collation_label())),
+            BExpr::Case { branches, else_result, .. } => branches
+                .iter()
+                .map(|(_, t)| t)
+                .chain(else_result.as_deref())
+                .fold(CollationLabel::Default, |acc, e| acc.combine(e.collation_label())),
+            BExpr::Func { args, .. } => args.first().map_or(CollationLabel::Default, BExpr::collation_label),
+            BExpr::Convert { expr, .. } => expr.collation_label(),
+            _ => CollationLabel::Default,
+        }
+    }
+
+    /// The collation the expression's strings compare, sort and group under when it is
+    /// not the default: its explicit or implicit label's.
+    pub fn collation(&self) -> Option<Collation> {
+        match self.collation_label() {
+            CollationLabel::Explicit(c) | CollationLabel::Implicit(c) if c != Collation::DEFAULT => Some(c),
+            _ => None,
+        }
+    }
+
     /// The explicit collation label of a string expression: its COLLATE clause, or that
     /// of the string it passes on (concatenation, CASE, COALESCE/ISNULL, a string
-    /// function's first argument). None: the expression's collation is the default
-    /// (column and coercible-default labels; Mesquite's columns all have the default).
+    /// function's first argument). None: no explicit label ([`BExpr::collation_label`]).
     pub fn explicit_collation(&self) -> Option<Collation> {
         match self {
             BExpr::Collated(_, c) => Some(*c),
@@ -288,7 +326,8 @@ impl BExpr {
             | BExpr::Not(a)
             | BExpr::IsNull(a, _)
             | BExpr::Convert { expr: a, .. }
-            | BExpr::Collated(a, _) => a.visit(f),
+            | BExpr::Collated(a, _)
+            | BExpr::ImplicitColl(a, _) => a.visit(f),
             BExpr::Arith(_, a, b, _)
             | BExpr::Cmp(_, a, b, _)
             | BExpr::CollCmp(_, a, b, _, _)
@@ -355,6 +394,7 @@ impl BExpr {
             BExpr::Cmp(op, a, b, t) => BExpr::Cmp(*op, r(a), r(b), *t),
             BExpr::CollCmp(op, a, b, t, c) => BExpr::CollCmp(*op, r(a), r(b), *t, *c),
             BExpr::Collated(a, c) => BExpr::Collated(r(a), *c),
+            BExpr::ImplicitColl(a, c) => BExpr::ImplicitColl(r(a), *c),
             BExpr::AtTimeZone(a, b, t) => BExpr::AtTimeZone(r(a), r(b), *t),
             BExpr::And(v) => BExpr::And(v.iter().map(|e| e.map_leaves(map)).collect()),
             BExpr::Or(v) => BExpr::Or(v.iter().map(|e| e.map_leaves(map)).collect()),
@@ -444,7 +484,7 @@ impl BExpr {
                 let r = b.eval(row, cx)?;
                 compare_op_in(*op, &l, &a.ty(), &r, &b.ty(), t, Some(c))?
             }
-            BExpr::Collated(a, _) => a.eval(row, cx)?,
+            BExpr::Collated(a, _) | BExpr::ImplicitColl(a, _) => a.eval(row, cx)?,
             BExpr::And(v) => {
                 let mut unknown = false;
                 for e in v {
@@ -790,4 +830,34 @@ fn at_time_zone(v: &Value, ty: &SqlType, zone: &str) -> Result<Value, SqlError> 
     let scale = ty.time_scale().unwrap_or(7);
     let to = SqlType::DateTimeOffset { scale };
     convert::convert(v, ty, &to, None)
+}
+
+/// SQL Server's collation labels (docs/architecture.md "Collations").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CollationLabel {
+    /// Literals, variables, parameters and most function results.
+    Default,
+    /// A column reference.
+    Implicit(Collation),
+    /// A COLLATE clause.
+    Explicit(Collation),
+    /// Two different implicit labels combined (`cs_col + ci_col`): no collation.
+    NoCollation,
+}
+
+impl CollationLabel {
+    /// The label of an expression combining two strings: explicit beats implicit beats
+    /// coercible-default; two different implicit ones give no collation. (Two different
+    /// explicit ones are an error the comparison reports; here the first wins.)
+    pub fn combine(self, other: CollationLabel) -> CollationLabel {
+        use CollationLabel::*;
+        match (self, other) {
+            (Explicit(a), _) => Explicit(a),
+            (_, Explicit(b)) => Explicit(b),
+            (NoCollation, _) | (_, NoCollation) => NoCollation,
+            (Implicit(a), Implicit(b)) if a != b => NoCollation,
+            (Implicit(a), _) | (Default, Implicit(a)) => Implicit(a),
+            (Default, Default) => Default,
+        }
+    }
 }

@@ -156,6 +156,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
             ty: SqlType::Int,
             nullable: true,
             exposed: None,
+            collation: None,
         });
         let on = b.bind_expr(&m.on, &scope)?;
         let mut cols = tcols;
@@ -217,6 +218,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
         ty: SqlType::NVarChar { len: Length::Bounded(10) },
         nullable: false,
         exposed: None,
+        collation: None,
     });
     extra.cols.extend(source_scope.cols.iter().cloned());
     let mut outs = dml::bind_output(cx, &t, &m.output, &extra)?;

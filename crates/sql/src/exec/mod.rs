@@ -910,7 +910,7 @@ impl<'a> Cx<'a> {
 pub fn column_info(plan: &Plan) -> Vec<ColumnInfo> {
     plan.columns()
         .iter()
-        .map(|c| ColumnInfo { name: c.name.clone(), ty: c.ty, nullable: c.nullable, identity: false, updatable: false })
+        .map(|c| ColumnInfo { collation: c.collation, ..ColumnInfo::new(c.name.clone(), c.ty, c.nullable) })
         .collect()
 }
 

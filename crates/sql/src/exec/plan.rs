@@ -35,11 +35,21 @@ pub struct OutCol {
     pub name: String,
     pub ty: SqlType,
     pub nullable: bool,
+    /// The collation the column's strings compare, group and sort under when it is not
+    /// the default: from an explicit COLLATE in its select item (DISTINCT, UNION and an
+    /// outer query read it here).
+    pub collation: Option<types::Collation>,
 }
 
 impl OutCol {
     pub fn new(name: impl Into<String>, ty: SqlType, nullable: bool) -> OutCol {
-        OutCol { name: name.into(), ty, nullable }
+        OutCol { name: name.into(), ty, nullable, collation: None }
+    }
+
+    /// The column with `collation` (None: the default).
+    pub fn with_collation(mut self, collation: Option<types::Collation>) -> OutCol {
+        self.collation = collation;
+        self
     }
 }
 
@@ -634,10 +644,12 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
         }
         Plan::Distinct { input } => {
-            Box::new(DistinctOp { input: open(input, cx)?, seen: std::collections::HashSet::new() })
+            let colls = input.columns().iter().map(|c| c.collation).collect();
+            Box::new(DistinctOp { input: open(input, cx)?, colls, seen: std::collections::HashSet::new() })
         }
         Plan::SetOp { op, left, right, cols } => {
             let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
+            let colls: Vec<Option<types::Collation>> = cols.iter().map(|c| c.collation).collect();
             let lt: Vec<SqlType> = left.columns().iter().map(|c| c.ty).collect();
             let rt: Vec<SqlType> = right.columns().iter().map(|c| c.ty).collect();
             let l = conform(drain(open(left, cx)?, cx)?, &lt, &types)?;
@@ -650,7 +662,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 }
                 _ => {
                     let r = conform(drain(open(right, cx)?, cx)?, &rt, &types)?;
-                    Box::new(VecOp::new(set_op(*op, l, r, &types)?))
+                    Box::new(VecOp::new(set_op(*op, l, r, &types, &colls)?))
                 }
             }
         }
@@ -860,40 +872,47 @@ fn conform(rows: Vec<Row>, from: &[SqlType], to: &[SqlType]) -> Result<Vec<Row>,
     Ok(out)
 }
 
-/// A row's identity under the collation: the concatenated sort keys.
-pub fn row_key(row: &[Value], types: &[SqlType]) -> Vec<u8> {
+/// A row's identity: the concatenated sort keys, strings under each column's collation
+/// (`colls[i]`, None or missing: the default).
+pub fn row_key(row: &[Value], types: &[SqlType], colls: &[Option<types::Collation>]) -> Vec<u8> {
     let mut k = Vec::new();
-    for (v, t) in row.iter().zip(types) {
-        push_key(v, t, &mut k);
+    for (i, (v, t)) in row.iter().zip(types).enumerate() {
+        push_key(v, t, colls.get(i).copied().flatten().as_ref(), &mut k);
     }
     k
 }
 
 /// Appends one value's part of a [`row_key`].
-fn push_key(v: &Value, ty: &SqlType, out: &mut Vec<u8>) {
-    if types::sort_key(v, ty, out).is_err() {
+fn push_key(v: &Value, ty: &SqlType, coll: Option<&types::Collation>, out: &mut Vec<u8>) {
+    if types::sort_key_in(v, ty, coll, out).is_err() {
         // A value that does not fit its column type (cannot happen for rows the
         // executor built); fall back to its display form so it still groups.
         out.extend_from_slice(format!("{v:?}").as_bytes());
     }
 }
 
-fn set_op(op: SetOperator, l: Vec<Row>, r: Vec<Row>, types: &[SqlType]) -> Result<Vec<Row>, SqlError> {
+fn set_op(
+    op: SetOperator,
+    l: Vec<Row>,
+    r: Vec<Row>,
+    types: &[SqlType],
+    colls: &[Option<types::Collation>],
+) -> Result<Vec<Row>, SqlError> {
     use std::collections::HashSet;
     let mut out = Vec::new();
     let mut seen = HashSet::new();
     match op {
         SetOperator::Union => {
             for row in l.into_iter().chain(r) {
-                if seen.insert(row_key(&row, types)) {
+                if seen.insert(row_key(&row, types, colls)) {
                     out.push(row);
                 }
             }
         }
         SetOperator::Intersect | SetOperator::Except => {
-            let right: HashSet<Vec<u8>> = r.iter().map(|row| row_key(row, types)).collect();
+            let right: HashSet<Vec<u8>> = r.iter().map(|row| row_key(row, types, colls)).collect();
             for row in l {
-                let k = row_key(&row, types);
+                let k = row_key(&row, types, colls);
                 let keep = right.contains(&k) == (op == SetOperator::Intersect);
                 if keep && seen.insert(k) {
                     out.push(row);
@@ -940,7 +959,7 @@ pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(
         keyed.push((k, r));
     }
     let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
-    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.explicit_collation()).collect();
+    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.collation()).collect();
     keyed.sort_by(|a, b| {
         for (i, key) in keys.iter().enumerate() {
             let o = order_values_in(&a.0[i], &b.0[i], &types[i], colls[i].as_ref());
@@ -1177,7 +1196,7 @@ impl Op for TopOp {
                     k.push(key.expr.eval(&r, cx)?);
                 }
                 let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| {
-                    order_values_in(a, b, &key.expr.ty(), key.expr.explicit_collation().as_ref()) == Ordering::Equal
+                    order_values_in(a, b, &key.expr.ty(), key.expr.collation().as_ref()) == Ordering::Equal
                 });
                 if same {
                     Ok(Some(r))
@@ -1210,6 +1229,8 @@ impl Op for TopOp {
 
 struct DistinctOp {
     input: Box<dyn Op>,
+    /// The columns' collations (SELECT DISTINCT x COLLATE ...).
+    colls: Vec<Option<types::Collation>>,
     seen: std::collections::HashSet<Vec<u8>>,
 }
 
@@ -1217,7 +1238,7 @@ impl Op for DistinctOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
         while let Some(r) = self.input.next(cx)? {
             let types: Vec<SqlType> = r.iter().map(value_type).collect();
-            if self.seen.insert(row_key(&r, &types)) {
+            if self.seen.insert(row_key(&r, &types, &self.colls)) {
                 return Ok(Some(r));
             }
         }
@@ -1325,7 +1346,8 @@ impl ScanOp {
                     op.empty = true;
                     return Ok(op);
                 }
-                if types::sort_key(&v, &ty, &mut prefix).is_err() {
+                let coll = op.node.table.columns[col].collation;
+                if types::sort_key_in(&v, &ty, coll.as_ref(), &mut prefix).is_err() {
                     op.empty = true;
                     return Ok(op);
                 }
@@ -1356,7 +1378,9 @@ impl ScanOp {
                         return Ok(Some((Vec::new(), false)));
                     }
                     let mut k = prefix.to_vec();
-                    types::sort_key(&v, &ty, &mut k).map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
+                    let coll = op.node.table.columns[col].collation;
+                    types::sort_key_in(&v, &ty, coll.as_ref(), &mut k)
+                        .map_err(|_| SqlError::new(8115, 16, 2, "Arithmetic overflow"))?;
                     Ok(Some((k, *inclusive)))
                 };
             let lower = bound(&range.lower, cx, &prefix)?;
@@ -2677,6 +2701,10 @@ fn aggregate(
     cx: &mut Cx,
 ) -> Result<Vec<Row>, SqlError> {
     let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
+    // GROUP BY x COLLATE c groups x's strings under c.
+    let key_colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.collation()).collect();
+    let arg_colls: Vec<Option<types::Collation>> =
+        aggs.iter().map(|a| a.arg.as_ref().and_then(|e| e.collation())).collect();
     let all_set = vec![vec![true; keys.len()]];
     let sets = sets.unwrap_or(&all_set);
     // One hash table per grouping set, by the group's encoded key; groups keep
@@ -2718,7 +2746,7 @@ fn aggregate(
         for (si, set) in sets.iter().enumerate() {
             hk.clear();
             for (j, (on, ty)) in set.iter().zip(&key_types).enumerate() {
-                push_key(if *on { key_val(j) } else { &NULL }, ty, &mut hk);
+                push_key(if *on { key_val(j) } else { &NULL }, ty, key_colls[j].as_ref(), &mut hk);
             }
             let (index, groups) = &mut tables[si];
             let gi = match index.get(hk.as_slice()) {
@@ -2748,7 +2776,7 @@ fn aggregate(
                 }
                 if a.distinct {
                     let t = a.arg.as_ref().map(|e| e.ty()).unwrap_or(SqlType::Int);
-                    if !g.distinct[ai].insert(row_key(std::slice::from_ref(v), &[t])) {
+                    if !g.distinct[ai].insert(row_key(std::slice::from_ref(v), &[t], &arg_colls[ai..=ai])) {
                         continue;
                     }
                 }
@@ -2772,7 +2800,7 @@ fn aggregate(
             for (ai, a) in aggs.iter().enumerate() {
                 if !a.order.is_empty() {
                     let mut items = std::mem::take(&mut g.ordered[ai]);
-                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.explicit_collation()).collect();
+                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.collation()).collect();
                     items.sort_by(|x, y| {
                         for (i, o) in a.order.iter().enumerate() {
                             let c = order_values_in(&x.0[i], &y.0[i], &o.expr.ty(), colls[i].as_ref());

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use types::{SqlError, SqlType, Value};
 
 use super::errors;
-use super::expr::{BExpr, SysFn};
+use super::expr::{BExpr, CollationLabel, SysFn};
 use super::plan::*;
 use super::Cx;
 use crate::ast::*;
@@ -36,6 +36,9 @@ pub struct ScopeCol {
     /// How messages name the column's table when it differs from `table`: the name as
     /// written for an unaliased multi-part name (`dbo.sales` in Msg 8120).
     pub exposed: Option<String>,
+    /// The column's collation when not the default: a reference to it carries it as
+    /// its implicit label ([`BExpr::ImplicitColl`]).
+    pub collation: Option<types::Collation>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -54,6 +57,7 @@ impl Scope {
                     ty: c.ty,
                     nullable: c.nullable,
                     exposed: None,
+                    collation: c.collation,
                 })
                 .collect(),
         }
@@ -599,7 +603,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             let text = e.to_string().to_ascii_lowercase();
             if let Some(agg) = &self.agg {
                 if let Some(i) = agg.keys.iter().position(|k| *k == text) {
-                    return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                    return Ok(grouped_key(i, &agg.key_exprs[i]));
                 }
             }
             if let ExprKind::Function(f) = &e.kind {
@@ -618,7 +622,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if b.uses_row() {
                         let key = format!("{b:?}");
                         if let Some(i) = agg.key_exprs.iter().position(|k| format!("{k:?}") == key) {
-                            return Ok(BExpr::Col(i, agg.key_exprs[i].ty()));
+                            return Ok(grouped_key(i, &agg.key_exprs[i]));
                         }
                     }
                 }
@@ -720,8 +724,9 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ty = ops::comparison_type(&ty, &b.ty())?;
                     items.push(b);
                 }
-                if items.iter().chain([&x]).any(|e| e.explicit_collation().is_some()) {
-                    // Under an explicit collation: one collated comparison per item.
+                if items.iter().chain([&x]).any(|e| e.collation().is_some()) {
+                    // Under a collation other than the default: one collated comparison
+                    // per item.
                     let mut eqs = Vec::with_capacity(items.len());
                     for i in items {
                         eqs.push(self.binary(BinaryOp::Eq, x.clone(), i)?);
@@ -917,12 +922,16 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn bind_column(&mut self, name: &ObjectName, scope: &Scope) -> Result<BExpr, SqlError> {
+        let implicit = |e: BExpr, c: &ScopeCol| match c.collation {
+            Some(coll) => BExpr::ImplicitColl(Box::new(e), coll),
+            None => e,
+        };
         if let Some(i) = scope.find(&name.parts)? {
-            return Ok(BExpr::Col(i, scope.cols[i].ty));
+            return Ok(implicit(BExpr::Col(i, scope.cols[i].ty), &scope.cols[i]));
         }
         for (k, s) in self.outer.iter().rev().enumerate() {
             if let Some(i) = s.find(&name.parts)? {
-                return Ok(BExpr::Outer { depth: k + 1, index: i, ty: s.cols[i].ty });
+                return Ok(implicit(BExpr::Outer { depth: k + 1, index: i, ty: s.cols[i].ty }, &s.cols[i]));
             }
         }
         Err(if name.parts.len() > 1 {
@@ -1566,7 +1575,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if *op != SetOperator::UnionAll {
                         errors::check_set_operand(&ty)?;
                     }
-                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable));
+                    // Either side's explicit collation labels the column (two different
+                    // ones: SQL Server raises a conflict error not modelled here; the
+                    // left one wins).
+                    let coll = if ty.is_character() { a.collation.or(b.collation) } else { None };
+                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable).with_collation(coll));
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
             }
@@ -1706,7 +1719,14 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ExprKind::Column(n) => (n.qualifier(1).map(|q| q.value.clone()), n.name().value.clone()),
                     _ => (None, String::new()),
                 };
-                sc.cols.push(ScopeCol { table, name, ty: key_exprs[i].ty(), nullable: true, exposed: None });
+                sc.cols.push(ScopeCol {
+                    table,
+                    name,
+                    ty: key_exprs[i].ty(),
+                    nullable: true,
+                    exposed: None,
+                    collation: key_exprs[i].collation(),
+                });
             }
             cur_scope = sc;
             agg_built = true;
@@ -1733,7 +1753,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             let agg = self.agg.take().ok_or_else(|| SqlError::new(8120, 16, 1, "grouping"))?;
             let mut cols = Vec::new();
             for (i, k) in agg.key_exprs.iter().enumerate() {
-                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true));
+                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true).with_collation(k.collation()));
             }
             for a in &agg.aggs {
                 cols.push(OutCol::new("", a.result_type, true));
@@ -1765,7 +1785,8 @@ impl<'b, 'c> Binder<'b, 'c> {
         // Projection with hidden sort columns.
         let visible = items.len();
         let mut exprs: Vec<BExpr> = items.iter().map(|i| i.0.clone()).collect();
-        let mut cols: Vec<OutCol> = items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2)).collect();
+        let mut cols: Vec<OutCol> =
+            items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2).with_collation(i.0.collation())).collect();
         let mut sort_keys = Vec::new();
         for (e, desc) in order_keys {
             let pos =
@@ -1791,12 +1812,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                     }
                 };
             errors::check_sortable(&cols[pos].ty)?;
-            // The projected column keeps its expression's explicit collation.
-            let col = BExpr::Col(pos, cols[pos].ty);
-            let expr = match exprs[pos].explicit_collation() {
-                Some(c) => BExpr::Collated(Box::new(col), c),
-                None => col,
-            };
+            // The projected column keeps its expression's collation label.
+            let expr = relabel(BExpr::Col(pos, cols[pos].ty), &exprs[pos]);
             sort_keys.push(SortKey { expr, desc });
         }
         if s.distinct {
@@ -3128,6 +3145,21 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
 
 /// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
 /// default (every database has it); a name Mesquite does not know is 448.
+/// The grouped row's column `i` for grouping key `key`: keeps the key's explicit
+/// collation (`GROUP BY w COLLATE c` selects, sorts and compares `w` under c).
+fn grouped_key(i: usize, key: &BExpr) -> BExpr {
+    relabel(BExpr::Col(i, key.ty()), key)
+}
+
+/// `col`, a column computed from `from`, with `from`'s collation label.
+fn relabel(col: BExpr, from: &BExpr) -> BExpr {
+    match from.collation_label() {
+        CollationLabel::Explicit(c) => BExpr::Collated(Box::new(col), c),
+        CollationLabel::Implicit(c) if c != types::Collation::DEFAULT => BExpr::ImplicitColl(Box::new(col), c),
+        _ => col,
+    }
+}
+
 pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
     if name.eq_ignore_ascii_case("DATABASE_DEFAULT") || name.eq_ignore_ascii_case("CATALOG_DEFAULT") {
         return Ok(types::Collation::DEFAULT);
@@ -3135,25 +3167,31 @@ pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
     types::Collation::from_name(name).ok_or_else(|| SqlError::new(448, 16, 1, format!("Invalid collation '{name}'.")))
 }
 
-/// The collation an operation on two strings uses when one of them carries an explicit
-/// label (collation precedence: explicit beats implicit and coercible-default; two
-/// different explicit ones are 468). None: the default collation.
+/// The collation an operation on two strings uses (collation precedence: explicit beats
+/// implicit beats coercible-default; two different explicit labels, or two different
+/// implicit ones without an explicit label, are 468). None: the default collation.
 fn operation_collation(l: &BExpr, r: &BExpr, operation: &str) -> Result<Option<types::Collation>, SqlError> {
-    let c = match (l.explicit_collation(), r.explicit_collation()) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(SqlError::new(
-                468,
-                16,
-                9,
-                format!(
-                    "Cannot resolve the collation conflict between \"{}\" and \"{}\" in the {operation} operation.",
-                    a.name(),
-                    b.name()
-                ),
-            ))
-        }
-        (Some(a), _) | (None, Some(a)) => a,
-        (None, None) => return Ok(None),
+    use CollationLabel::*;
+    let conflict = |a: types::Collation, b: types::Collation| {
+        SqlError::new(
+            468,
+            16,
+            9,
+            format!(
+                "Cannot resolve the collation conflict between \"{}\" and \"{}\" in the {operation} operation.",
+                a.name(),
+                b.name()
+            ),
+        )
+    };
+    let c = match (l.collation_label(), r.collation_label()) {
+        (Explicit(a), Explicit(b)) if a != b => return Err(conflict(a, b)),
+        (Explicit(a), _) | (_, Explicit(a)) => a,
+        (Implicit(a), Implicit(b)) if a != b => return Err(conflict(a, b)),
+        (Implicit(a), _) | (_, Implicit(a)) => a,
+        // An operand without a collation (two conflicting columns concatenated): SQL
+        // Server reports a conflict; not modelled, the default applies.
+        _ => return Ok(None),
     };
     Ok((c != types::Collation::DEFAULT).then_some(c))
 }

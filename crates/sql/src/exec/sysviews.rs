@@ -816,6 +816,9 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                                 s(c.ty.name()),
                             ];
                             row.extend(is_type_values(&c.ty));
+                            if let (Some(coll), Some(name)) = (c.collation, row.last_mut()) {
+                                *name = s(&coll.name());
+                            }
                             row.extend([Value::Null, Value::Null, Value::Null]);
                             out.push(row);
                         }
@@ -857,6 +860,7 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                             computed: false,
                             sparse: false,
                             default_object_id: 0,
+                            collation: None,
                         };
                         out.push(if nothing { Vec::new() } else { column_values_needing(o.object_id, &facts, need) });
                     }
@@ -1275,6 +1279,8 @@ pub(super) struct ColumnFacts<'a> {
     pub computed: bool,
     pub sparse: bool,
     pub default_object_id: i32,
+    /// A character column's collation when not the default.
+    pub collation: Option<types::Collation>,
 }
 
 impl<'a> ColumnFacts<'a> {
@@ -1288,6 +1294,7 @@ impl<'a> ColumnFacts<'a> {
             computed: c.computed.is_some(),
             sparse: c.sparse,
             default_object_id: c.default.as_ref().map_or(0, |d| d.object_id),
+            collation: c.collation,
         }
     }
 }
@@ -1325,7 +1332,7 @@ fn column_values_needing(object_id: i32, c: &ColumnFacts, need: Option<&[bool]>)
         Value::SmallInt(len),
         Value::TinyInt(p),
         Value::TinyInt(sc),
-        if c.ty.is_character() { text(8, "SQL_Latin1_General_CP1_CI_AS") } else { Value::Null },
+        if c.ty.is_character() { text(8, &c.collation.unwrap_or_default().name()) } else { Value::Null },
         b(c.nullable),
         b(padded),
         b(false),

@@ -127,7 +127,7 @@ pub fn nc_stored_columns(columns: &[catalog::Column], key_cols: &[usize], includ
 
 impl TableInfo {
     pub fn out_cols(&self) -> Vec<OutCol> {
-        self.columns.iter().map(|c| OutCol::new(c.name.clone(), c.ty, c.nullable)).collect()
+        self.columns.iter().map(|c| OutCol::new(c.name.clone(), c.ty, c.nullable).with_collation(c.collation)).collect()
     }
 
     pub fn column_index(&self, name: &str) -> Option<usize> {
@@ -192,7 +192,9 @@ impl TableInfo {
     fn key_of(&self, ix: &IndexInfo, row: &[Value], out: &mut Vec<u8>) -> Result<(), SqlError> {
         for (k, &c) in ix.key_cols.iter().enumerate() {
             let start = out.len();
-            types::sort_key(&row[c], &self.columns[c].ty, out)?;
+            // A column's collation decides its key: a case-sensitive unique index holds
+            // 'a' and 'A'.
+            types::sort_key_in(&row[c], &self.columns[c].ty, self.columns[c].collation.as_ref(), out)?;
             if ix.desc.get(k).copied().unwrap_or(false) {
                 for b in &mut out[start..] {
                     *b = !*b;

@@ -26,12 +26,13 @@ pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Ro
         let mut ord = Vec::with_capacity(n);
         let mut args = Vec::with_capacity(n);
         let ptypes: Vec<_> = f.partition.iter().map(|e| e.ty()).collect();
+        let pcolls: Vec<_> = f.partition.iter().map(|e| e.collation()).collect();
         for r in &rows {
             let mut p = Vec::with_capacity(f.partition.len());
             for e in &f.partition {
                 p.push(cx.eval_with_outer(e, r)?);
             }
-            part.push(row_key(&p, &ptypes));
+            part.push(row_key(&p, &ptypes, &pcolls));
             let mut o = Vec::with_capacity(f.order.len());
             for k in &f.order {
                 o.push(cx.eval_with_outer(&k.expr, r)?);
@@ -44,7 +45,7 @@ pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Ro
             args.push(a);
         }
         let mut idx: Vec<usize> = (0..n).collect();
-        let colls: Vec<_> = f.order.iter().map(|k| k.expr.explicit_collation()).collect();
+        let colls: Vec<_> = f.order.iter().map(|k| k.expr.collation()).collect();
         let cmp_order = |a: usize, b: usize| -> Ordering {
             for (i, k) in f.order.iter().enumerate() {
                 let o = order_values_in(&ord[a][i], &ord[b][i], &k.expr.ty(), colls[i].as_ref());
