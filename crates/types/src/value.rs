@@ -371,23 +371,6 @@ impl Value {
     /// overflow a character length dropped (ANSI rule: only non-blank truncation is an
     /// error), decimal precision taken from the column. The result is what
     /// decode(encode(v)) returns. Errors as [`Value::check_type`].
-    /// [`Value::fit_to`] of an owned value: a value that needs no change is checked and
-    /// returned as it is (no copy).
-    pub fn fit_into(self, ty: &SqlType) -> Result<Value, SqlError> {
-        let changes = matches!(
-            (&self, ty.max_equivalent()),
-            (Value::String(_), SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. })
-                | (Value::String(_), SqlType::NVarChar { len: Length::Bounded(_) })
-                | (Value::Binary(_), SqlType::Binary { .. })
-                | (Value::Decimal { .. }, SqlType::Decimal { .. } | SqlType::Numeric { .. })
-        );
-        if changes {
-            return self.fit_to(ty);
-        }
-        self.check_type(ty)?;
-        Ok(self)
-    }
-
     pub fn fit_to(&self, ty: &SqlType) -> Result<Value, SqlError> {
         let v = match (self, ty.max_equivalent()) {
             (Value::String(s), SqlType::Char { len })
@@ -423,6 +406,23 @@ impl Value {
         };
         v.check_type(ty)?;
         Ok(v)
+    }
+
+    /// [`Value::fit_to`] of an owned value: a value that needs no change is checked and
+    /// returned as it is (no copy).
+    pub fn fit_into(self, ty: &SqlType) -> Result<Value, SqlError> {
+        let changes = matches!(
+            (&self, ty.max_equivalent()),
+            (Value::String(_), SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. })
+                | (Value::String(_), SqlType::NVarChar { len: Length::Bounded(_) })
+                | (Value::Binary(_), SqlType::Binary { .. })
+                | (Value::Decimal { .. }, SqlType::Decimal { .. } | SqlType::Numeric { .. })
+        );
+        if changes {
+            return self.fit_to(ty);
+        }
+        self.check_type(ty)?;
+        Ok(self)
     }
 
     /// The money value as an unscaled decimal at scale 4.

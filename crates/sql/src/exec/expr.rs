@@ -232,24 +232,6 @@ impl BExpr {
         }
     }
 
-    /// The explicit collation label of a string expression: its COLLATE clause, or that
-    /// of the string it passes on (concatenation, CASE, COALESCE/ISNULL, a string
-    /// function's first argument). None: no explicit label ([`BExpr::collation_label`]).
-    pub fn explicit_collation(&self) -> Option<Collation> {
-        match self {
-            BExpr::Collated(_, c) => Some(*c),
-            _ if !self.ty().is_character() => None,
-            BExpr::Arith(_, a, b, _) => a.explicit_collation().or_else(|| b.explicit_collation()),
-            BExpr::Coalesce(v, _) => v.iter().find_map(BExpr::explicit_collation),
-            BExpr::Case { branches, else_result, .. } => {
-                branches.iter().map(|(_, t)| t).chain(else_result.as_deref()).find_map(BExpr::explicit_collation)
-            }
-            BExpr::Func { args, .. } => args.first().and_then(BExpr::explicit_collation),
-            BExpr::Convert { expr, .. } => expr.explicit_collation(),
-            _ => None,
-        }
-    }
-
     pub fn null() -> BExpr {
         BExpr::Const(Value::Null, SqlType::Int)
     }

@@ -938,7 +938,7 @@ pub fn order_values(a: &Value, b: &Value, ty: &SqlType) -> Ordering {
 }
 
 /// [`order_values`] with strings under `collation` (None: the default; an ORDER BY
-/// item's [`BExpr::explicit_collation`]).
+/// item's [`BExpr::collation`]).
 pub fn order_values_in(a: &Value, b: &Value, ty: &SqlType, collation: Option<&types::Collation>) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,

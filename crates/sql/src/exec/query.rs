@@ -3143,8 +3143,6 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
     })
 }
 
-/// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
-/// default (every database has it); a name Mesquite does not know is 448.
 /// The grouped row's column `i` for grouping key `key`: keeps the key's explicit
 /// collation (`GROUP BY w COLLATE c` selects, sorts and compares `w` under c).
 fn grouped_key(i: usize, key: &BExpr) -> BExpr {
@@ -3160,6 +3158,8 @@ fn relabel(col: BExpr, from: &BExpr) -> BExpr {
     }
 }
 
+/// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
+/// default (every database has it); a name Mesquite does not know is 448.
 pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
     if name.eq_ignore_ascii_case("DATABASE_DEFAULT") || name.eq_ignore_ascii_case("CATALOG_DEFAULT") {
         return Ok(types::Collation::DEFAULT);
