@@ -597,3 +597,34 @@ def test_explicit_collate(conn):
     assert e.value.msg_no == 448
     cur.execute("SELECT 1")
     assert cur.fetchone() == (1,)
+
+
+def test_keyset_cursor_and_fk_cascade_checks(conn):
+    """Over TCP: a KEYSET cursor reports a row deleted since OPEN as -2; a second cascade
+    path to a table is refused with 1785 then 1750 and the server keeps serving."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #k (id int PRIMARY KEY, v int)")
+    cur.execute("INSERT #k VALUES (1, 10), (2, 20), (3, 30)")
+    cur.execute(
+        "SET NOCOUNT ON; DECLARE c CURSOR KEYSET FOR SELECT id, v FROM #k ORDER BY id; OPEN c;"
+        " DECLARE @id int, @v int, @s1 int, @s2 int;"
+        " FETCH NEXT FROM c INTO @id, @v; SET @s1 = @@FETCH_STATUS;"
+        " DELETE #k WHERE id = 2; UPDATE #k SET v = 31 WHERE id = 3;"
+        " FETCH NEXT FROM c INTO @id, @v; SET @s2 = @@FETCH_STATUS;"
+        " FETCH NEXT FROM c INTO @id, @v;"
+        " SELECT @s1, @s2, @@FETCH_STATUS, @id, @v, @@CURSOR_ROWS; CLOSE c; DEALLOCATE c;"
+    )
+    assert cur.fetchall() == [(0, -2, 0, 3, 31, 3)]
+    cur.execute("CREATE TABLE dbo.pytds_fk_p (id int PRIMARY KEY)")
+    try:
+        with pytest.raises(pytds.Error) as e:
+            cur.execute(
+                "CREATE TABLE dbo.pytds_fk_c (id int PRIMARY KEY,"
+                " a int REFERENCES dbo.pytds_fk_p (id) ON DELETE CASCADE,"
+                " b int REFERENCES dbo.pytds_fk_p (id) ON DELETE CASCADE)"
+            )
+        assert e.value.msg_no in (1785, 1750)
+        cur.execute("SELECT OBJECT_ID('dbo.pytds_fk_c')")
+        assert cur.fetchone() == (None,)
+    finally:
+        cur.execute("DROP TABLE dbo.pytds_fk_p")
