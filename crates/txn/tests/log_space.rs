@@ -4,9 +4,10 @@ mod common;
 
 use common::*;
 use std::sync::Arc;
+use std::time::Duration;
 use storage::file::FileGrowth;
 use storage::io::{FileSystem, MemFs};
-use txn::log::{LogError, LogReuseWait, Lsn, VlfStatus, FILE_HEADER_SIZE};
+use txn::log::{LogConfig, LogError, LogManager, LogReuseWait, Lsn, VlfStatus, FILE_HEADER_SIZE};
 
 fn mem() -> Arc<dyn FileSystem> {
     Arc::new(MemFs::new())
@@ -133,7 +134,21 @@ fn full_log_is_9002_and_recovers_after_truncation() {
     let fs = mem();
     let db = db_id();
     let name = db_name("full");
-    let log = create(fs.clone(), db, &name, FILE_HEADER_SIZE + 256 * KB, FileGrowth::None, None);
+    // No timer flushes: a block the delayed-durability timer seals part-full ends its
+    // VLF early (a new block starts only where a whole MAX_BLOCK_BYTES block fits), so
+    // on a loaded machine the 64 KB VLFs here would hold fewer records than counted on.
+    let slow_timer = LogConfig { flush_interval: Duration::from_secs(3600), ..LogConfig::default() };
+    let log = LogManager::create_with(
+        fs.clone(),
+        &log_path(),
+        db,
+        &name,
+        FILE_HEADER_SIZE + 256 * KB,
+        FileGrowth::None,
+        None,
+        slow_timer,
+    )
+    .unwrap();
     let mut recs = Vec::new();
     let err = loop {
         let rec = payload(2, recs.len() as u32, 5_000);
