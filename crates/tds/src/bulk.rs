@@ -34,6 +34,13 @@ fn column_length_error(colid: usize) -> SqlError {
 /// Decodes a bulk-load message of a client speaking `tds_version` (before TDS 7.2 the
 /// user type in COLMETADATA is 2 bytes, not 4).
 pub fn decode_bulk_load(data: &[u8], tds_version: u32) -> Result<BulkLoad, SqlError> {
+    decode_bulk_load_with(data, tds_version, false)
+}
+
+/// [`decode_bulk_load`] on a connection that negotiated Always Encrypted: the client's
+/// COLMETADATA then has a CEK table after its column count, which must be empty (no
+/// column is encrypted).
+pub fn decode_bulk_load_with(data: &[u8], tds_version: u32, cek_table: bool) -> Result<BulkLoad, SqlError> {
     let wide_user_type = tds_version >= login::TDS_7_2 || tds_version == login::TDS_8_0;
     let mut r = Reader::new(data);
     let truncated = |_| protocol_error("the bulk-load message ended inside a token");
@@ -43,6 +50,9 @@ pub fn decode_bulk_load(data: &[u8], tds_version: u32) -> Result<BulkLoad, SqlEr
     let n = r.u16_le("COLMETADATA").map_err(truncated)?;
     if n == 0 || n == 0xFFFF {
         return Err(protocol_error("a bulk-load message needs columns"));
+    }
+    if cek_table && r.u16_le("COLMETADATA").map_err(truncated)? != 0 {
+        return Err(protocol_error("a bulk-load message names column encryption keys, and no column is encrypted"));
     }
     let mut infos = Vec::with_capacity(usize::from(n));
     let mut load = BulkLoad::default();
@@ -219,6 +229,21 @@ mod tests {
         for n in 0..b.len() - 13 {
             assert_eq!(decode_bulk_load(&b[..n], login::TDS_7_4).is_ok(), boundaries.contains(&n), "prefix {n}");
         }
+    }
+
+    #[test]
+    fn a_load_with_always_encrypted_has_an_empty_cek_table() {
+        let int = TypeInfo::ByteLen { id: crate::types::type_id::INTN, len: 4 };
+        let mut b = colmetadata(&[("a", int)]);
+        b.splice(3..3, [0u8, 0]);
+        b.push(ROW);
+        b.extend_from_slice(&[4, 9, 0, 0, 0]);
+        assert_eq!(decode_bulk_load_with(&b, login::TDS_7_4, true).unwrap().rows, vec![vec![Value::Int(9)]]);
+        // Without Always Encrypted the same bytes are misread, not silently accepted.
+        assert!(decode_bulk_load(&b, login::TDS_7_4).is_err());
+        // A key in the table: refused.
+        b[3] = 1;
+        assert_eq!(decode_bulk_load_with(&b, login::TDS_7_4, true).unwrap_err().number, 4002);
     }
 
     #[test]

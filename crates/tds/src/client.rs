@@ -684,6 +684,7 @@ mod tests {
                 ColumnInfo::new("id", SqlType::Int, false),
                 ColumnInfo::new("name", SqlType::NVarChar { len: types::Length::Max }, true),
             ],
+            false,
         );
         token::put_row(&mut b, &cols, &[Value::Int(7), Value::String("seven".into())]).unwrap();
         token::put_row(&mut b, &cols, &[Value::Int(8), Value::Null]).unwrap();
@@ -736,6 +737,7 @@ mod tests {
         let cols = token::put_colmetadata(
             &mut b,
             &[ColumnInfo::new("id", SqlType::Int, true), ColumnInfo::new("name", varchar, true)],
+            false,
         );
         let names = [Some("a longer name"), Some(""), None, Some("x"), Some("é€ latin"), None, Some("abc")];
         let mut sent = Vec::new();
@@ -750,6 +752,7 @@ mod tests {
         let cols2 = token::put_colmetadata(
             &mut b,
             &[ColumnInfo::new("v", SqlType::VarBinary { len: types::Length::Bounded(4) }, true)],
+            false,
         );
         for v in [vec![1u8, 2, 3], vec![], vec![9]] {
             token::put_row(&mut b, &cols2, &[Value::Binary(v.clone())]).unwrap();

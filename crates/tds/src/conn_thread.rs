@@ -42,6 +42,7 @@ pub(crate) struct PlainConnection<S> {
     pub session: S,
     pub packet_size: u32,
     pub tds_version: u32,
+    pub column_encryption: bool,
     pub peer: SocketAddr,
 }
 
@@ -51,7 +52,7 @@ pub(crate) fn start<B: Backend>(
     watcher: &AttentionWatcher,
     conn: PlainConnection<B::Session>,
 ) -> Result<(), ConnError> {
-    let PlainConnection { tcp, session, packet_size, tds_version, peer } = conn;
+    let PlainConnection { tcp, session, packet_size, tds_version, column_encryption, peer } = conn;
     let tcp = tcp.into_std()?;
     tcp.set_nonblocking(false)?;
     let sock = Arc::new(tcp);
@@ -72,6 +73,7 @@ pub(crate) fn start<B: Backend>(
         cancel,
         packet_size,
         tds_version,
+        column_encryption,
         out_buf: Vec::new(),
     };
     let spawned = std::thread::Builder::new().name(label.clone()).stack_size(STACK_SIZE).spawn(move || {
@@ -114,6 +116,8 @@ struct ThreadConn<S> {
     spid: u16,
     packet_size: u32,
     tds_version: u32,
+    /// Always Encrypted was acknowledged at login.
+    column_encryption: bool,
     /// Reused for writes of several packets at once.
     out_buf: Vec<u8>,
 }
@@ -155,7 +159,7 @@ impl<S: BackendSession> ThreadConn<S> {
     /// Runs one request and writes its response. Ok(false) when the connection is to be
     /// closed after it (a fatal error).
     fn request<B: Backend<Session = S>>(&mut self, shared: &Shared<B>, msg: Message) -> Result<bool, ConnError> {
-        let req = decode_request(&msg, self.tds_version)?;
+        let req = decode_request(&msg, self.tds_version, self.column_encryption)?;
         let reset = msg.reset_connection();
         drop(msg);
         self.cancel.store(false, Ordering::Release);
@@ -174,7 +178,8 @@ impl<S: BackendSession> ThreadConn<S> {
         }
         let out = ThreadOut { sock: &self.sock, out: GroupedWrites::new(), buf: std::mem::take(&mut self.out_buf) };
         let mut sink =
-            TokenSink::new(out, self.spid, self.packet_size, self.cancel.clone(), shared.server_name.clone());
+            TokenSink::new(out, self.spid, self.packet_size, self.cancel.clone(), shared.server_name.clone())
+                .with_column_encryption(self.column_encryption);
         let default_done = run_request(&mut self.session, req, reset, &mut sink);
         let (tail, out) = sink.finish(default_done);
         let fired = if early { true } else { self.watch.disarm()? };

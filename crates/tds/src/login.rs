@@ -28,7 +28,9 @@
 //!
 //! The password is UTF-16LE with each byte's nibbles swapped and then XORed with 0xA5.
 //! With fExtension, the Extension field holds a u32 offset to the FeatureExt block:
-//! repeated { FeatureId u8, FeatureDataLen u32 LE, data }, ended by 0xFF.
+//! repeated { FeatureId u8, FeatureDataLen u32 LE, data }, ended by 0xFF. Of the
+//! features, Mesquite acknowledges COLUMNENCRYPTION (0x04, data: the highest Always
+//! Encrypted version the client speaks, one byte) with version 1.
 
 use crate::backend::LoginRequest;
 use crate::error::{Result, TdsError};
@@ -48,6 +50,8 @@ pub const FLAG2_INT_SECURITY: u8 = 0x80;
 pub const FLAG3_CHANGE_PASSWORD: u8 = 0x01;
 pub const FLAG3_EXTENSION: u8 = 0x10;
 pub const FEATURE_TERMINATOR: u8 = 0xFF;
+/// FeatureId of Always Encrypted ([MS-TDS] 2.2.6.4, COLUMNENCRYPTION).
+pub const FEATURE_COLUMN_ENCRYPTION: u8 = 0x04;
 
 /// Length of the fixed part for TDS 7.2 and later (86 for 7.0/7.1, which lack
 /// ChangePassword and cbSSPILong).
@@ -81,6 +85,8 @@ pub struct Login7 {
     pub change_password: String,
     /// FeatureIds of the FeatureExt block (when fExtension is set).
     pub features: Vec<u8>,
+    /// The COLUMNENCRYPTION feature's version byte, when the client sent the feature.
+    pub column_encryption: Option<u8>,
 }
 
 /// Password obfuscation: swap the nibbles of each byte, then XOR with 0xA5.
@@ -170,7 +176,7 @@ impl Login7 {
             let ext = field("Extension", pairs[5], 1)?;
             if ext.len() >= 4 {
                 let off = u32::from_le_bytes([ext[0], ext[1], ext[2], ext[3]]) as usize;
-                l.features = decode_feature_ext(data, off, fixed)?;
+                (l.features, l.column_encryption) = decode_feature_ext(data, off, fixed)?;
             }
         }
         Ok(l)
@@ -211,7 +217,13 @@ impl Login7 {
             var.extend_from_slice(&block.to_le_bytes());
             for f in &self.features {
                 var.push(*f);
-                var.extend_from_slice(&0u32.to_le_bytes());
+                match self.column_encryption.filter(|_| *f == FEATURE_COLUMN_ENCRYPTION) {
+                    Some(v) => {
+                        var.extend_from_slice(&1u32.to_le_bytes());
+                        var.push(v);
+                    }
+                    None => var.extend_from_slice(&0u32.to_le_bytes()),
+                }
             }
             var.push(FEATURE_TERMINATOR);
             pairs[ext_pair_index] = (ext_off, 4);
@@ -261,20 +273,24 @@ impl Login7 {
     }
 }
 
-/// The FeatureIds of a FeatureExt block at `off`.
-fn decode_feature_ext(data: &[u8], off: usize, fixed: usize) -> Result<Vec<u8>> {
+/// The FeatureIds of a FeatureExt block at `off`, and the COLUMNENCRYPTION version.
+fn decode_feature_ext(data: &[u8], off: usize, fixed: usize) -> Result<(Vec<u8>, Option<u8>)> {
     if off < fixed || off > data.len() {
         return Err(TdsError::invalid("LOGIN7 FeatureExt", format!("offset {off} out of bounds")));
     }
     let mut r = Reader::new(&data[off..]);
     let mut ids = Vec::new();
+    let mut column_encryption = None;
     loop {
         let id = r.u8("LOGIN7 FeatureExt")?;
         if id == FEATURE_TERMINATOR {
-            return Ok(ids);
+            return Ok((ids, column_encryption));
         }
         let len = r.u32_le("LOGIN7 FeatureExt")? as usize;
-        r.skip(len, "LOGIN7 FeatureExt")?;
+        let body = r.bytes(len, "LOGIN7 FeatureExt")?;
+        if id == FEATURE_COLUMN_ENCRYPTION {
+            column_encryption = body.first().copied();
+        }
         ids.push(id);
     }
 }

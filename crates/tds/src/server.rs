@@ -427,6 +427,8 @@ struct LoggedIn<S> {
     session: S,
     packet_size: u32,
     tds_version: u32,
+    /// Always Encrypted (COLUMNENCRYPTION) was acknowledged.
+    column_encryption: bool,
 }
 
 async fn connection<B: Backend>(
@@ -445,8 +447,8 @@ async fn connection<B: Backend>(
     *label = format!("spid{}", li.session.spid());
     let li = match (li.stream, &shared.attention) {
         (Transport::Plain(tcp), Some(watcher)) => {
-            let LoggedIn { session, packet_size, tds_version, .. } = li;
-            let conn = conn_thread::PlainConnection { tcp, session, packet_size, tds_version, peer };
+            let LoggedIn { session, packet_size, tds_version, column_encryption, .. } = li;
+            let conn = conn_thread::PlainConnection { tcp, session, packet_size, tds_version, column_encryption, peer };
             // From here on the thread logs how the connection ended.
             return conn_thread::start(shared, watcher, conn);
         }
@@ -632,8 +634,12 @@ async fn finish_login<B: Backend>(
         &shared.server_name,
     );
     token::put_loginack(&mut b, tds_version);
+    // Always Encrypted version 1 (no enclaves): no column is ever encrypted, so drivers
+    // that insist on it work, sending parameters in plaintext as
+    // sp_describe_parameter_encryption tells them.
+    let column_encryption = login.column_encryption.is_some_and(|v| v >= 1);
     if login.option_flags3 & login::FLAG3_EXTENSION != 0 {
-        token::put_feature_ext_ack(&mut b);
+        token::put_feature_ext_ack(&mut b, column_encryption.then_some(1));
     }
     let ps = packet_size.to_string();
     token::put_env_strings(&mut b, env_type::PACKET_SIZE, &ps, &ps);
@@ -641,7 +647,7 @@ async fn finish_login<B: Backend>(
     // The login response still uses the pre-login packet size.
     let resp = packet::encode_message(PacketType::TabularResult, spid, packet::DEFAULT_PACKET_SIZE, &b);
     write_packets(stream.rw(), &[resp]).await?;
-    Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version }))
+    Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version, column_encryption }))
 }
 
 async fn send_login_error<B>(shared: &Shared<B>, stream: &mut dyn AsyncRw, e: &SqlError) {
@@ -883,7 +889,7 @@ pub(crate) enum Request {
     Refused(SqlError),
 }
 
-pub(crate) fn decode_request(msg: &Message, tds_version: u32) -> Result<Request, ConnError> {
+pub(crate) fn decode_request(msg: &Message, tds_version: u32, column_encryption: bool) -> Result<Request, ConnError> {
     let headers = tds_version >= login::TDS_7_2 || tds_version == login::TDS_8_0;
     let protocol_error = |e: TdsError| {
         Request::Refused(SqlError::new(
@@ -917,7 +923,7 @@ pub(crate) fn decode_request(msg: &Message, tds_version: u32) -> Result<Request,
             Ok((_, tm)) => Request::Tm(tm),
             Err(e) => protocol_error(e),
         },
-        PacketType::BulkLoad => match crate::bulk::decode_bulk_load(&msg.data, tds_version) {
+        PacketType::BulkLoad => match crate::bulk::decode_bulk_load_with(&msg.data, tds_version, column_encryption) {
             Ok(load) => Request::BulkLoad(load),
             Err(e) => Request::Refused(e),
         },
@@ -977,7 +983,7 @@ pub(crate) fn run_request<S: BackendSession, O: PacketOut>(
 }
 
 async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Session>) -> Result<(), ConnError> {
-    let LoggedIn { stream, session, packet_size, tds_version } = li;
+    let LoggedIn { stream, session, packet_size, tds_version, column_encryption } = li;
     let stream = stream.into_box();
     let spid = session.spid().clamp(0, i32::from(u16::MAX)) as u16;
     let cancel = session.cancel_handle();
@@ -1029,7 +1035,7 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
             Some(ReaderEvent::Closed) | None => return Ok(()),
             Some(ReaderEvent::Failed(e)) => return Err(e),
         };
-        let req = decode_request(&msg, tds_version)?;
+        let req = decode_request(&msg, tds_version, column_encryption)?;
         let reset = msg.reset_connection();
 
         cancel.store(false, Ordering::Release);
@@ -1041,7 +1047,8 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
             busy.store(true, Ordering::Release);
             let (last_group, tail, failed) = tokio::task::block_in_place(|| {
                 let out = SocketOut { wr: &mut wr, handle: &handle, out: GroupedWrites::new() };
-                let mut sink = TokenSink::new(out, spid, packet_size, cancel.clone(), server_name);
+                let mut sink = TokenSink::new(out, spid, packet_size, cancel.clone(), server_name)
+                    .with_column_encryption(column_encryption);
                 let default_done = run_request(sess, req, reset, &mut sink);
                 let (tail, mut out) = sink.finish(default_done);
                 (std::mem::take(&mut out.out.group), tail, out.out.failed.take())
@@ -1085,7 +1092,8 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         // Detached: the session comes back in Outbound::Final. If the worker panics, its
         // sender is dropped without a Final and the connection ends below.
         drop(tokio::task::spawn_blocking(move || {
-            let mut sink = TokenSink::new(ChannelOut::new(tx), spid, packet_size, cancel_w, server_name);
+            let mut sink = TokenSink::new(ChannelOut::new(tx), spid, packet_size, cancel_w, server_name)
+                .with_column_encryption(column_encryption);
             let default_done = run_request(&mut sess, req, reset, &mut sink);
             let (tail, mut out) = sink.finish(default_done);
             // The worker slot is free before the connection task can start the next

@@ -113,6 +113,8 @@ pub struct TokenSink<O: PacketOut> {
     buf: Vec<u8>,
     /// The CurCmd of the next DONE ([`ResultSink::command`]).
     cmd: u16,
+    /// Always Encrypted was acknowledged at login: COLMETADATA carries a CEK table.
+    cek_table: bool,
 }
 
 impl<O: PacketOut> TokenSink<O> {
@@ -129,7 +131,14 @@ impl<O: PacketOut> TokenSink<O> {
             stopped: false,
             buf: Vec::new(),
             cmd: 0,
+            cek_table: false,
         }
+    }
+
+    /// For a connection that negotiated Always Encrypted (see `token::put_colmetadata`).
+    pub fn with_column_encryption(mut self, on: bool) -> Self {
+        self.cek_table = on;
+        self
     }
 
     /// Whether the client cancelled or went away.
@@ -221,7 +230,7 @@ impl<O: PacketOut> ResultSink for TokenSink<O> {
     fn columns(&mut self, columns: &[ColumnInfo]) -> SinkResult {
         self.check()?;
         self.buf.clear();
-        self.columns = token::put_colmetadata(&mut self.buf, columns);
+        self.columns = token::put_colmetadata(&mut self.buf, columns, self.cek_table);
         self.emit()
     }
 

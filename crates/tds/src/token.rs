@@ -4,8 +4,9 @@
 //! Byte layouts (integers little-endian unless noted):
 //!
 //! ```text
-//! COLMETADATA  81  count u16; per column: UserType u32 (0), Flags u16 (0x01 nullable,
-//!                  0x08 updatable, 0x10 identity), TYPE_INFO, ColName B_VARCHAR
+//! COLMETADATA  81  count u16; CekTable count u16 (0) only after Always Encrypted was
+//!                  acknowledged at login; per column: UserType u32 (0), Flags u16 (0x01
+//!                  nullable, 0x08 updatable, 0x10 identity), TYPE_INFO, ColName B_VARCHAR
 //! ROW          D1  each column's value as TYPE_INFO says (types.rs)
 //! NBCROW       D2  null bitmap ((count + 7) / 8 bytes, bit i set = column i NULL), then
 //!                  the non-NULL values; used when it is shorter than ROW
@@ -27,7 +28,8 @@
 //! RETURNSTATUS 79  Value i32
 //! RETURNVALUE  AC  ParamOrdinal u16, ParamName B_VARCHAR, Status u8 (0x01 output
 //!                  parameter), UserType u32, Flags u16, TYPE_INFO, Value
-//! FEATUREEXTACK AE repeated { FeatureId u8, length u32, data }, ended by 0xFF
+//! FEATUREEXTACK AE repeated { FeatureId u8, length u32, data }, ended by 0xFF;
+//!                  COLUMNENCRYPTION (04) acknowledged with version 1 when asked for
 //! ORDER        A9  Length u16, column numbers u16 (decoded only)
 //! ```
 
@@ -139,9 +141,15 @@ pub fn put_loginack(out: &mut Vec<u8>, tds_version: u32) {
     });
 }
 
-/// An empty FEATUREEXTACK: no feature extension is acknowledged.
-pub fn put_feature_ext_ack(out: &mut Vec<u8>) {
+/// FEATUREEXTACK: COLUMNENCRYPTION with `column_encryption`'s version when given (no
+/// enclave type: version 1), nothing else.
+pub fn put_feature_ext_ack(out: &mut Vec<u8>, column_encryption: Option<u8>) {
     out.push(FEATUREEXTACK);
+    if let Some(v) = column_encryption {
+        out.push(crate::login::FEATURE_COLUMN_ENCRYPTION);
+        out.extend_from_slice(&1u32.to_le_bytes());
+        out.push(v);
+    }
     out.push(0xFF);
 }
 
@@ -217,9 +225,15 @@ fn column_flags(c: &ColumnInfo) -> u16 {
 }
 
 /// COLMETADATA for a result set; returns how each column's values are to be written.
-pub fn put_colmetadata(out: &mut Vec<u8>, columns: &[ColumnInfo]) -> Vec<ColumnEncoding> {
+/// `cek_table`: the connection negotiated Always Encrypted, so the column count is
+/// followed by the CEK table ([MS-TDS] 2.2.7.4 CekTable), always empty here: no column
+/// is encrypted (nor is any column's fEncrypted flag set).
+pub fn put_colmetadata(out: &mut Vec<u8>, columns: &[ColumnInfo], cek_table: bool) -> Vec<ColumnEncoding> {
     out.push(COLMETADATA);
     out.extend_from_slice(&(columns.len().min(0xFFFE) as u16).to_le_bytes());
+    if cek_table {
+        out.extend_from_slice(&0u16.to_le_bytes());
+    }
     let mut enc = Vec::with_capacity(columns.len());
     for c in columns.iter().take(0xFFFE) {
         let ti = TypeInfo::for_column(&c.ty, c.nullable, c.collation.as_ref());

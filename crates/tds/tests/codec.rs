@@ -233,6 +233,7 @@ fn login7_feature_ext_round_trip() {
         user_name: "app".into(),
         password: "pässwörd".into(),
         features: vec![0x04, 0x0A],
+        column_encryption: Some(1),
         ..Login7::default()
     };
     let back = Login7::decode(&l.encode()).unwrap();
@@ -579,7 +580,7 @@ fn text_ntext_image_golden() {
         ColumnInfo::new("i", SqlType::Image, true),
     ];
     let mut out = Vec::new();
-    let enc = token::put_colmetadata(&mut out, &cols);
+    let enc = token::put_colmetadata(&mut out, &cols, false);
     let rows = [
         vec![Value::String("x".repeat(9000)), Value::String("ü".into()), Value::Binary(vec![9; 10])],
         vec![Value::Null, Value::Null, Value::Null],
@@ -852,7 +853,7 @@ fn nbcrow_only_when_shorter() {
     let cols =
         [ColumnInfo::new("a", SqlType::Int, true), ColumnInfo::new("b", SqlType::NVarChar { len: Length::Max }, true)];
     let mut out = Vec::new();
-    let enc = token::put_colmetadata(&mut out, &cols);
+    let enc = token::put_colmetadata(&mut out, &cols, false);
     let mut row = Vec::new();
     token::put_row(&mut row, &enc, &[Value::Int(1), Value::String("x".into())]).unwrap();
     assert_eq!(row[0], token::token_type::ROW);

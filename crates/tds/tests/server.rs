@@ -508,6 +508,58 @@ fn check_login_response(tokens: &[Token]) {
 
 // ---------------------------------------------------------------- tests
 
+/// A client asking for Always Encrypted (COLUMNENCRYPTION, version 2) gets version 1
+/// acknowledged, and from then on every COLMETADATA has an empty CEK table after its
+/// column count; a client that does not ask gets neither.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn column_encryption_is_acknowledged_and_colmetadata_carries_a_cek_table() {
+    let srv = start(|_| {}).await;
+    for asked in [true, false] {
+        let mut c = Client::prelogin(srv.addr, Mode::Plain).await;
+        let login = Login7 {
+            tds_version: login::TDS_7_4,
+            packet_size: 4096,
+            option_flags3: login::FLAG3_EXTENSION,
+            features: if asked { vec![login::FEATURE_COLUMN_ENCRYPTION, 0x0A] } else { vec![0x0A] },
+            column_encryption: asked.then_some(2),
+            user_name: "app".into(),
+            password: "secret".into(),
+            database: "appdb".into(),
+            ..Login7::default()
+        };
+        c.send(PacketType::Login7, &login.encode()).await;
+        let (_, data) = c.read().await.expect("login response");
+        let tokens = decode_tokens(&data).unwrap();
+        let want: Vec<u8> = if asked { vec![login::FEATURE_COLUMN_ENCRYPTION] } else { vec![] };
+        assert!(tokens.contains(&Token::FeatureExtAck(want)), "{tokens:?}");
+        // The acknowledged version is 1: FeatureId 04, length 1, data 01.
+        let ack = data.windows(2).position(|w| w == [0xAE, 0x04]);
+        if asked {
+            let at = ack.expect("FEATUREEXTACK with COLUMNENCRYPTION");
+            assert_eq!(&data[at + 2..at + 8], &[1, 0, 0, 0, 1, 0xFF]);
+        }
+        // "rows 1": COLMETADATA 81, count 3, then (with AE) the CEK count 0, then the
+        // first column's UserType (u32 0).
+        let mut b = rpc::encode_all_headers(0, 1);
+        b.extend("rows 1".encode_utf16().flat_map(|u| u.to_le_bytes()));
+        c.send(PacketType::SqlBatch, &b).await;
+        let (_, data) = c.read().await.expect("batch response");
+        assert_eq!(data[0], 0x81);
+        assert_eq!(&data[1..3], &[3, 0]);
+        let flags_at = if asked {
+            assert_eq!(&data[3..5], &[0, 0], "CEK table count");
+            9
+        } else {
+            7
+        };
+        assert_eq!(&data[flags_at - 4..flags_at], &[0, 0, 0, 0], "UserType");
+        if !asked {
+            let t = decode_tokens(&data).unwrap();
+            assert!(matches!(&t[0], Token::ColMetadata(cols) if cols.len() == 3), "{t:?}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_login_batch_errors_and_rpc() {
     let srv = start(|_| {}).await;

@@ -722,3 +722,77 @@ func columnTypes(t *testing.T, rows *sql.Rows) ([]*sql.ColumnType, []string) {
 	}
 	return cts, names
 }
+
+// Always Encrypted on: the server acknowledges COLUMNENCRYPTION, so every result set's
+// COLMETADATA carries an (empty) CEK table, and the driver asks
+// sp_describe_parameter_encryption before each parameterized query; no column is
+// encrypted, so parameters go in plaintext and round-trip unchanged.
+func TestColumnEncryptionNegotiated(t *testing.T) {
+	db := open(t, map[string]string{"encrypt": "disable", "columnencryption": "true"})
+	conn, err := db.Conn(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	mustExec(t, conn, "CREATE TABLE #ae (id int PRIMARY KEY, name nvarchar(50), amount decimal(10, 2))")
+	for i, name := range []string{"alpha", "gämma"} {
+		mustExec(t, conn, "INSERT INTO #ae VALUES (@id, @name, @amount)",
+			sql.Named("id", i+1), sql.Named("name", name), sql.Named("amount", 2.5*float64(i+1)))
+	}
+	var id int
+	var name, amount string
+	err = conn.QueryRowContext(ctx(t), "SELECT id, name, amount FROM #ae WHERE name = @p1", "gämma").Scan(&id, &name, &amount)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != 2 || name != "gämma" || amount != "5.00" {
+		t.Fatalf("got %d %q %q", id, name, amount)
+	}
+	// Several result sets and an error keep their framing.
+	rows, err := conn.QueryContext(ctx(t), "SELECT COUNT(*) FROM #ae; SELECT name FROM #ae ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for {
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v)
+		}
+		if !rows.NextResultSet() {
+			break
+		}
+	}
+	rows.Close()
+	if strings.Join(got, ",") != "2,alpha,gämma" {
+		t.Fatalf("got %v", got)
+	}
+	_, err = conn.ExecContext(ctx(t), "INSERT INTO #ae VALUES (@p1, N'dup', 1)", 1)
+	var me mssql.Error
+	if !errors.As(err, &me) || me.Number != 2627 {
+		t.Fatalf("want 2627, got %v", err)
+	}
+	// A bulk copy: the driver's own COLMETADATA carries the (empty) CEK table too.
+	stmt, err := conn.PrepareContext(ctx(t), mssql.CopyIn("#ae", mssql.BulkOptions{}, "id", "name", "amount"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 3; i <= 4; i++ {
+		if _, err := stmt.ExecContext(ctx(t), i, fmt.Sprintf("bulk %d", i), "1.25"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := stmt.ExecContext(ctx(t))
+	if err != nil {
+		t.Fatalf("bulk copy: %v", err)
+	}
+	stmt.Close()
+	var n int
+	if err := conn.QueryRowContext(ctx(t), "SELECT COUNT(*) FROM #ae WHERE name LIKE 'bulk%' AND amount = 1.25").Scan(&n); err != nil || n != 2 {
+		rc, _ := res.RowsAffected()
+		t.Fatalf("bulk rows: %d (%d affected), %v", n, rc, err)
+	}
+}

@@ -3,6 +3,10 @@
 //! sp_fkeys, with SQL Server's result columns (names, types, order) and ODBC type codes.
 //! Rows come from the current database's catalog (user tables and views; sp_tables also
 //! lists the system views), sorted as SQL Server sorts them.
+//!
+//! Also sp_describe_parameter_encryption, which drivers with Always Encrypted on call
+//! before each parameterized query: Mesquite has no encrypted columns, so it answers
+//! that no key is needed and every parameter goes in plaintext.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -27,6 +31,7 @@ pub fn call(cx: &mut Cx, name: &str, args: &[ArgValue]) -> Result<Option<i32>, S
         "sp_pkeys" => sp_pkeys(cx, args)?,
         "sp_fkeys" => sp_fkeys(cx, args)?,
         "sp_helptext" => sp_helptext(cx, args)?,
+        "sp_describe_parameter_encryption" => sp_describe_parameter_encryption(cx, args)?,
         _ => return Ok(None),
     }
     Ok(Some(0))
@@ -153,6 +158,62 @@ fn send(cx: &mut Cx, spec: &[(&str, SqlType, bool)], rows: Vec<Row>) -> Result<(
     let r = cx.done(Some(n));
     cx.cur_cmd = outer;
     r
+}
+
+/// sp_describe_parameter_encryption @tsql, @params: SQL Server's two result sets. The
+/// first lists the column encryption keys the parameters need: none, as no column is
+/// encrypted. The second has a row per declared parameter, all plaintext
+/// (column_encryption_type 0); its algorithm, key ordinal and normalization version are
+/// 0 for them (what SQL Server puts there for a plaintext parameter is not documented).
+/// The batch is parsed, so a syntax error in it is reported as SQL Server compiles it.
+fn sp_describe_parameter_encryption(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+    const PROC: &str = "sp_describe_parameter_encryption";
+    let a = bind(PROC, &["@tsql", "@params"], args)?;
+    let tsql = text(&a[0]).ok_or_else(|| missing(PROC, "@tsql"))?;
+    crate::parse_batch(&tsql)?;
+    let params = super::procs::declare_params(cx, &text(&a[1]).unwrap_or_default())?;
+    let tiny = SqlType::TinyInt;
+    send(
+        cx,
+        &[
+            ("column_encryption_key_ordinal", SqlType::Int, false),
+            ("database_id", SqlType::Int, false),
+            ("column_encryption_key_id", SqlType::Int, false),
+            ("column_encryption_key_version", SqlType::Int, false),
+            ("column_encryption_key_metadata_version", SqlType::Binary { len: 8 }, false),
+            ("column_encryption_key_encrypted_value", SqlType::VarBinary { len: Length::Bounded(4000) }, false),
+            ("column_master_key_store_provider_name", sysname(), false),
+            ("column_master_key_path", nv(4000), false),
+            ("column_encryption_key_encryption_algorithm_name", sysname(), false),
+        ],
+        Vec::new(),
+    )?;
+    let rows = params
+        .iter()
+        .enumerate()
+        .map(|(i, (name, _, _))| {
+            vec![
+                Value::Int(i as i32 + 1),
+                s(name),
+                Value::TinyInt(0),
+                Value::TinyInt(0),
+                Value::Int(0),
+                Value::TinyInt(0),
+            ]
+        })
+        .collect();
+    send(
+        cx,
+        &[
+            ("parameter_ordinal", SqlType::Int, false),
+            ("parameter_name", sysname(), false),
+            ("column_encryption_algorithm", tiny, false),
+            ("column_encryption_type", tiny, false),
+            ("column_encryption_key_ordinal", SqlType::Int, false),
+            ("column_encryption_normalization_rule_version", tiny, false),
+        ],
+        rows,
+    )
 }
 
 /// sp_helptext: a module's definition (sys.sql_modules.definition), one row per line

@@ -489,7 +489,7 @@ fn clone_arg(a: &ArgValue) -> ArgValue {
 
 /// Parses an sp_executesql parameter list: `@a int, @b nvarchar(10) OUTPUT`,
 /// `@t dbo.TableType READONLY`.
-fn declare_params(cx: &mut Cx, decl: &str) -> Result<Vec<(String, DeclaredType, bool)>, SqlError> {
+pub(super) fn declare_params(cx: &mut Cx, decl: &str) -> Result<Vec<(String, DeclaredType, bool)>, SqlError> {
     if decl.trim().is_empty() {
         return Ok(Vec::new());
     }

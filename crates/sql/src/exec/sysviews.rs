@@ -318,6 +318,7 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "sp_prepexec", "X"),
     (SYS_SCHEMA_ID, "sp_unprepare", "X"),
     (SYS_SCHEMA_ID, "sp_flush_log", "P"),
+    (SYS_SCHEMA_ID, "sp_describe_parameter_encryption", "X"),
     (SYS_SCHEMA_ID, "sp_readerrorlog", "P"),
     (SYS_SCHEMA_ID, "sp_who", "P"),
     (SYS_SCHEMA_ID, "sp_help", "P"),
