@@ -38,7 +38,7 @@ use types::{SqlError, SqlType, Value};
 
 use crate::error::{Result, TdsError};
 use crate::types::{decode_param_value, decode_value, encode_param_value, encode_value, EncodeError, TypeInfo};
-use crate::wire::{put_b_varbyte, put_b_varchar, put_us_varchar, Reader};
+use crate::wire::{put_b_varchar, put_us_varchar, Reader};
 
 pub mod token_type {
     pub const COLMETADATA: u8 = 0x81;
@@ -162,11 +162,18 @@ pub fn put_env_strings(out: &mut Vec<u8>, ty: u8, new: &str, old: &str) {
 }
 
 pub fn put_env_bytes(out: &mut Vec<u8>, ty: u8, new: &[u8], old: &[u8]) {
-    with_len(out, ENVCHANGE, |b| {
-        b.push(ty);
-        put_b_varbyte(b, new);
-        put_b_varbyte(b, old);
-    });
+    // Two per transaction (begin, commit): one reservation, no per-push growth checks
+    // that call out.
+    let (new, old) = (&new[..new.len().min(255)], &old[..old.len().min(255)]);
+    let len = 3 + new.len() + old.len();
+    out.reserve(3 + len);
+    out.push(ENVCHANGE);
+    out.extend_from_slice(&(len as u16).to_le_bytes());
+    out.push(ty);
+    out.push(new.len() as u8);
+    out.extend_from_slice(new);
+    out.push(old.len() as u8);
+    out.extend_from_slice(old);
 }
 
 pub fn put_env_change(out: &mut Vec<u8>, change: &EnvChange) {

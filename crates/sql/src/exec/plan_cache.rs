@@ -146,7 +146,7 @@ impl PlanCache {
 /// The template and parameters of `text` when it is one simple SELECT with at least one
 /// literal to parameterize (see the module doc), run in database `database`.
 pub fn parameterize(text: &str, database: DbId) -> Option<Parameterized> {
-    if text.len() > MAX_TEXT {
+    if text.len() > MAX_TEXT || !may_start_with_select(text) {
         return None;
     }
     let literals = crate::parser::with_lexed(text, |toks| simple_select_literals(text, toks)).ok()??;
@@ -176,6 +176,22 @@ pub fn parameterize(text: &str, database: DbId) -> Option<Parameterized> {
     }
     template.push_str(&text[at..]);
     Some(Parameterized { key: PlanKey { template, types, database }, values })
+}
+
+/// Whether `text` may begin with the SELECT keyword: false when its first word is
+/// plainly another one, so that batches of other statements (a transaction's BEGIN TRAN,
+/// INSERT, COMMIT) are not lexed twice, once here and once to run them. Text starting
+/// with a comment or anything but a letter is left to the lexer.
+fn may_start_with_select(text: &str) -> bool {
+    let t = text.trim_start().as_bytes();
+    match t.first() {
+        Some(c) if c.is_ascii_alphabetic() => {
+            t.len() >= 6
+                && t[..6].eq_ignore_ascii_case(b"select")
+                && !t.get(6).is_some_and(|&c| c.is_ascii_alphanumeric() || c == b'_' || c >= 0x80)
+        }
+        _ => true,
+    }
 }
 
 /// The name of parameter `i` (0-based): `@1`, `@2`, ...
@@ -336,6 +352,24 @@ mod tests {
 
     fn template(text: &str) -> Option<(String, Vec<SqlType>)> {
         parameterize(text, 5).map(|p| (p.key.template().to_string(), p.key.types.clone()))
+    }
+
+    #[test]
+    fn only_text_that_may_start_with_select_is_lexed() {
+        for t in ["SELECT 1", "  select\tx", "\r\nSeLeCt(1)", "-- c\nSELECT 1", "/* c */ SELECT 1", "(SELECT 1)", ""] {
+            assert!(may_start_with_select(t), "{t:?}");
+        }
+        for t in [
+            "BEGIN TRAN; SELECT 1",
+            "INSERT t VALUES (1)",
+            "selector",
+            "SELECT_1",
+            "sel",
+            "WITH a AS (SELECT 1) SELECT 1",
+        ] {
+            assert!(!may_start_with_select(t), "{t:?}");
+        }
+        assert!(template("-- why\nSELECT val FROM t WHERE id = 1").is_some());
     }
 
     #[test]
