@@ -224,10 +224,12 @@ impl BExpr {
     }
 
     /// The collation the expression's strings compare, sort and group under when it is
-    /// not the default: its explicit or implicit label's.
-    pub fn collation(&self) -> Option<Collation> {
+    /// not the default: its explicit or implicit label's, or for a coercible-default one
+    /// (literals, variables) `database`'s, the current database's collation.
+    pub fn collation(&self, database: Collation) -> Option<Collation> {
         match self.collation_label() {
             CollationLabel::Explicit(c) | CollationLabel::Implicit(c) if c != Collation::DEFAULT => Some(c),
+            CollationLabel::Default if database != Collation::DEFAULT && self.ty().is_character() => Some(database),
             _ => None,
         }
     }
