@@ -2198,7 +2198,21 @@ impl<'b, 'c> Binder<'b, 'c> {
                         }
                     }
                 }
-                let mut cols: Vec<OutCol> = types.iter().map(|t| OutCol::new("", *t, true)).collect();
+                // A column's collation combines its rows' labels (literals: the database's).
+                let db = self.database_collation();
+                let mut cols: Vec<OutCol> = types
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let label =
+                            bound.iter().fold(CollationLabel::Default, |l, r| l.combine(r[i].collation_label()));
+                        OutCol::new("", *t, true).with_collation(if t.is_character() {
+                            label.collation(db)
+                        } else {
+                            None
+                        })
+                    })
+                    .collect();
                 let alias_name = alias.as_ref().map(|a| a.name.value.clone());
                 if let Some(a) = alias {
                     rename_columns(&mut cols, &a.columns)?;
