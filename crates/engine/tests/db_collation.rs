@@ -21,7 +21,7 @@ fn ok(s: &mut engine::Session, text: &str) -> CollectSink {
     sink
 }
 
-fn rows(s: &mut engine::Session, text: &str) -> Vec<Vec<Value>> {
+fn rows(s: &mut engine::Session, text: &str) -> Rows {
     let r = ok(s, text);
     r.result_sets().last().map(|(_, rows)| rows.clone()).unwrap_or_default()
 }
@@ -34,8 +34,10 @@ fn coll(name: &str) -> Collation {
     Collation::from_name(name).unwrap()
 }
 
+type Rows = Vec<Vec<Value>>;
+
 /// What sys.databases, a comparison of literals and a new column say of App.
-fn app_state(sn: &mut engine::Session) -> (Vec<Vec<Value>>, Vec<Vec<Value>>, Vec<Vec<Value>>) {
+fn app_state(sn: &mut engine::Session) -> (Rows, Rows, Rows) {
     let db = rows(sn, "SELECT collation_name FROM sys.databases WHERE name = 'App'");
     let cmp = rows(sn, "USE App; SELECT CASE WHEN 'a' = 'A' THEN 'equal' ELSE 'different' END");
     let col = rows(

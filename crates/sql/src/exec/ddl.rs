@@ -818,7 +818,10 @@ pub(super) struct DeclaredConstraints<'a> {
 /// column with its IDENTITY (2744 when the table already has one) and DEFAULT (a new
 /// constraint id; the name from `name_base` unless given) applied, NOT NULL when it is
 /// an identity or a PRIMARY KEY, SPARSE checked (1731); the identity it declares; and
-/// the constraints it declares.
+/// the constraints it declares. `default_collation` is the collation of a character
+/// column without COLLATE (its table's database's; the current database's for a table
+/// variable, whose table lives in tempdb).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn define_column<'a>(
     cx: &mut Cx,
     db: DbId,
