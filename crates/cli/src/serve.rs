@@ -64,6 +64,9 @@ impl BackendSession for EngineSession {
     fn database_name(&self) -> String {
         self.0.database_name()
     }
+    fn database_collation(&self) -> types::Collation {
+        self.0.database_collation()
+    }
     fn spid(&self) -> i32 {
         self.0.spid()
     }

@@ -15,15 +15,19 @@
 //!
 //! # DbRecord encoding
 //!
-//! Integers little-endian, strings a u16 byte length then UTF-8: `u8` version (1), `i16`
-//! id, `str` name, `i32` create date days since 1900-01-01, `u32` create date ticks
+//! Integers little-endian, strings a u16 byte length then UTF-8: `u8` version (1 or 2),
+//! `i16` id, `str` name, `i32` create date days since 1900-01-01, `u32` create date ticks
 //! (1/300 s), `u8` recovery model (0 SIMPLE, 1 FULL, 2 BULK_LOGGED), `u8` delayed
 //! durability (0 DISABLED, 1 ALLOWED, 2 FORCED), `i32` TARGET_RECOVERY_TIME seconds,
 //! `u8` flags (bit 0 READ_ONLY), `u8` page verify (0 NONE, 1 TORN_PAGE_DETECTION,
 //! 2 CHECKSUM), `u16` file count, then per file: `u16` file id, `u8` type (0 ROWS,
 //! 1 LOG), `str` logical name, `str` path relative to the data directory, `u32` initial
 //! size in pages, `i64` max size in pages (-1 unlimited), `i64` growth, `u8` growth is a
-//! percentage (0/1).
+//! percentage (0/1). Version 2 adds, after the files, `str` the database collation's name
+//! (CREATE/ALTER DATABASE ... COLLATE; a name the server does not know is damage).
+//! Version 1 records, and records of databases with the default collation (which are
+//! written as version 1, so that older servers still read them), have
+//! SQL_Latin1_General_CP1_CI_AS.
 
 use types::Value;
 
@@ -36,7 +40,9 @@ pub const KEY_LOB_UNIT: u8 = b'A';
 pub const KEY_DATABASE: u8 = b'D';
 pub const KEY_LOGIN: u8 = b'L';
 
+/// The record version without a collation (the default one), and with one.
 const VERSION: u8 = 1;
+const VERSION_COLLATION: u8 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RecoveryModel {
@@ -103,6 +109,9 @@ pub struct DbRecord {
     pub read_only: bool,
     pub page_verify: PageVerify,
     pub files: Vec<FileRecord>,
+    /// The database collation: the default of new character columns, literals and
+    /// variables in the database.
+    pub collation: types::Collation,
 }
 
 impl DbRecord {
@@ -125,7 +134,8 @@ impl DbRecord {
     }
 
     pub fn encode(&self) -> Vec<u8> {
-        let mut o = vec![VERSION];
+        let default = self.collation == types::Collation::DEFAULT;
+        let mut o = vec![if default { VERSION } else { VERSION_COLLATION }];
         o.extend_from_slice(&self.id.to_le_bytes());
         put_str(&mut o, &self.name);
         o.extend_from_slice(&self.create_days.to_le_bytes());
@@ -158,12 +168,16 @@ impl DbRecord {
             o.extend_from_slice(&f.growth.to_le_bytes());
             o.push(u8::from(f.growth_is_percent));
         }
+        if !default {
+            put_str(&mut o, &self.collation.name());
+        }
         o
     }
 
     pub fn decode(b: &[u8]) -> Option<DbRecord> {
         let mut r = Rd { b, at: 0 };
-        if r.u8()? != VERSION {
+        let version = r.u8()?;
+        if version != VERSION && version != VERSION_COLLATION {
             return None;
         }
         let id = i16::from_le_bytes(r.arr()?);
@@ -211,6 +225,11 @@ impl DbRecord {
                 },
             });
         }
+        let collation = if version == VERSION_COLLATION {
+            types::Collation::from_name(&r.str()?)?
+        } else {
+            types::Collation::DEFAULT
+        };
         if r.at != b.len() {
             return None;
         }
@@ -225,6 +244,7 @@ impl DbRecord {
             read_only: flags & 1 != 0,
             page_verify,
             files,
+            collation,
         })
     }
 }
@@ -311,14 +331,29 @@ mod tests {
                     growth_is_percent: false,
                 },
             ],
+            collation: types::Collation::DEFAULT,
         };
         let b = r.encode();
-        assert_eq!(DbRecord::decode(&b), Some(r));
+        // The default collation writes version 1, as servers before collations did.
+        assert_eq!(b[0], 1);
+        assert_eq!(DbRecord::decode(&b), Some(r.clone()));
         for cut in 0..b.len() {
             assert!(DbRecord::decode(&b[..cut]).is_none());
         }
         let mut long = b.clone();
         long.push(0);
         assert!(DbRecord::decode(&long).is_none());
+
+        let cs = DbRecord { collation: types::Collation::from_name("Latin1_General_CS_AS").unwrap(), ..r };
+        let b = cs.encode();
+        assert_eq!(b[0], 2);
+        assert_eq!(DbRecord::decode(&b), Some(cs.clone()));
+        for cut in 0..b.len() {
+            assert!(DbRecord::decode(&b[..cut]).is_none());
+        }
+        // A collation name the server does not know is damage.
+        let mut unknown = b[..b.len() - "Latin1_General_CS_AS".len() - 2].to_vec();
+        put_str(&mut unknown, "Klingon_CI_AS");
+        assert!(DbRecord::decode(&unknown).is_none());
     }
 }

@@ -896,7 +896,8 @@ impl Host for EngineHost {
     }
 
     fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()> {
-        Ok(self.inst.alter_database(db, stmt)?)
+        let own_txn = self.txns.contains_key(&db);
+        Ok(self.inst.alter_database(db, stmt, self.spid, own_txn)?)
     }
 
     fn drop_database(&mut self, db: DbId) -> HostResult<()> {

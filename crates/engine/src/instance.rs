@@ -186,6 +186,7 @@ impl DbHandle {
             target_recovery_time_seconds: r.target_recovery_time,
             read_only: r.read_only,
             page_verify: r.page_verify.desc(),
+            collation: r.collation,
             log_reuse_wait: self.txn.log.log_reuse_wait().name(),
             create_date: r.create_date(),
             catalog_index: self.catalog_index(),
@@ -286,6 +287,8 @@ fn system_record(id: DbId) -> DbRecord {
             file_record(1, 0, data, data_file, 4 * MB, 10, true),
             file_record(2, 1, log, log_file, MB, 10, true),
         ],
+        // The instance's collation (SERVERPROPERTY('Collation')).
+        collation: types::Collation::DEFAULT,
     }
 }
 
@@ -956,10 +959,14 @@ impl Instance {
             read_only: false,
             page_verify: PageVerify::Checksum,
             files: self.file_records(&name, &stmt.files, &stmt.log_files)?,
+            // Without COLLATE, the instance's (model's) collation.
+            collation: match &stmt.collation {
+                Some(n) => sql::exec::query::collation_named(&n.value)?,
+                None => types::Collation::DEFAULT,
+            },
         };
-        // CREATE DATABASE ... COLLATE and WITH options (TRUSTWORTHY, DB_CHAINING,
-        // DEFAULT_LANGUAGE, ...) are accepted and have no effect: there is one collation
-        // and none of those settings exists yet.
+        // CREATE DATABASE ... WITH options (TRUSTWORTHY, DB_CHAINING, DEFAULT_LANGUAGE,
+        // ...) are accepted and have no effect: none of those settings exists yet.
         // Files must not exist (5170) and belong to no other database.
         for f in &record.files {
             let p = self.path_of(&f.path);
@@ -1082,7 +1089,15 @@ impl Instance {
         Ok(f)
     }
 
-    pub(crate) fn alter_database(self: &Arc<Self>, id: DbId, stmt: &AlterDatabase) -> Result<()> {
+    /// ALTER DATABASE. `own_spid` and `own_txn` describe the calling session, as for
+    /// [`Instance::drop_database`] (COLLATE needs the database to itself).
+    pub(crate) fn alter_database(
+        self: &Arc<Self>,
+        id: DbId,
+        stmt: &AlterDatabase,
+        own_spid: i32,
+        own_txn: bool,
+    ) -> Result<()> {
         let _ddl = self.ddl.lock();
         let db = self.db(id)?;
         let mut r = db.record.read().clone();
@@ -1224,7 +1239,27 @@ impl Instance {
             AlterDatabaseAction::AddFilegroup(_) | AlterDatabaseAction::RemoveFilegroup(_) => {
                 return Err(EngineError::NotSupported("Filegroups other than PRIMARY".into()))
             }
-            AlterDatabaseAction::Collate(_) => return Err(EngineError::NotSupported("ALTER DATABASE COLLATE".into())),
+            AlterDatabaseAction::Collate(name) => {
+                // The executor has refused system databases and schema-bound dependents
+                // (it owns the catalog); the exclusive use is the instance's to check.
+                r.collation = sql::exec::query::collation_named(&name.value)?;
+                let others = self
+                    .sessions
+                    .lock()
+                    .iter()
+                    .any(|(spid, s)| *spid != own_spid && s.database.load(Ordering::Acquire) == id);
+                let txns = db.active_txns.load(Ordering::Acquire).saturating_sub(usize::from(own_txn));
+                if others || txns > 0 {
+                    // SQL Server 2022's text (earlier versions omit the name); state 5 as
+                    // SQL Server reports it for COLLATE. The executor follows it with 5072.
+                    return Err(EngineError::Sql(types::SqlError::new(
+                        5030,
+                        16,
+                        5,
+                        format!("The database {} could not be exclusively locked to perform the operation.", r.name),
+                    )));
+                }
+            }
         }
         self.master_write(|s| upsert(s, &DbRecord::key(id), &r.encode()))?;
         *db.record.write() = r;
@@ -1332,6 +1367,12 @@ fn apply_options(db: &DbHandle) {
     let r = db.record.read();
     db.txn.set_delayed_durability(r.delayed);
     db.txn.set_target_recovery_time(r.target_recovery_time.max(0) as u32);
+    let mut c = db.catalog.collation.write();
+    if *c != r.collation {
+        *c = r.collation;
+        // Plans bound under the old collation are stale (plan_cache checks the version).
+        db.catalog.version.fetch_add(1, Ordering::AcqRel);
+    }
 }
 
 fn option_name(o: &DatabaseOption) -> &'static str {

@@ -160,6 +160,11 @@ impl Session {
         self.inst.databases().into_iter().find(|d| d.id == self.state.database).map(|d| d.name).unwrap_or_default()
     }
 
+    /// The current database's collation (the login's SQL collation ENVCHANGE).
+    pub fn database_collation(&self) -> types::Collation {
+        self.inst.databases().into_iter().find(|d| d.id == self.state.database).map(|d| d.collation).unwrap_or_default()
+    }
+
     /// The current database's id (DB_ID()).
     pub fn database_id(&self) -> DbId {
         self.state.database

@@ -173,6 +173,8 @@ pub struct DatabaseInfo {
     pub target_recovery_time_seconds: i32,
     pub read_only: bool,
     pub page_verify: &'static str,
+    /// The database collation (sys.databases.collation_name).
+    pub collation: types::Collation,
     /// What holds the log (sys.databases.log_reuse_wait_desc): NOTHING, CHECKPOINT,
     /// LOG_BACKUP, ACTIVE_TRANSACTION.
     pub log_reuse_wait: &'static str,

@@ -81,11 +81,19 @@ impl MemHost {
             target_recovery_time_seconds: 60,
             read_only: false,
             page_verify: "CHECKSUM",
+            collation: types::Collation::DEFAULT,
             log_reuse_wait: "NOTHING",
             create_date: Value::DateTime { days: 45_000, ticks: 0 },
             catalog_index,
         };
         self.dbs.insert(id, MemDb { info, catalog: Arc::new(SharedCatalog::new(Catalog::new())) });
+    }
+
+    fn set_collation(&mut self, db: DbId, c: types::Collation) {
+        if let Some(d) = self.dbs.get_mut(&db) {
+            d.info.collation = c;
+            *d.catalog.collation.write() = c;
+        }
     }
 
     fn tree(&mut self, index: &IndexRef) -> HostResult<&mut Tree> {
@@ -316,12 +324,21 @@ impl Host for MemHost {
                 format!("Database '{name}' already exists. Choose a different database name."),
             )));
         }
+        let collation = match &stmt.collation {
+            Some(n) => crate::exec::query::collation_named(&n.value)?,
+            None => types::Collation::DEFAULT,
+        };
         let id = self.dbs.keys().max().copied().unwrap_or(4).max(4) + 1;
         self.add_database(id, &name);
+        self.set_collation(id, collation);
         Ok(id)
     }
 
-    fn alter_database(&mut self, _db: DbId, _stmt: &AlterDatabase) -> HostResult<()> {
+    fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()> {
+        if let crate::ast::AlterDatabaseAction::Collate(n) = &stmt.action {
+            let c = crate::exec::query::collation_named(&n.value)?;
+            self.set_collation(db, c);
+        }
         Ok(())
     }
 

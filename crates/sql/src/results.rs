@@ -75,6 +75,12 @@ pub enum EnvChange {
         old: String,
         new: String,
     },
+    /// The SQL collation (TDS ENVCHANGE type 7): the current database's collation,
+    /// sent when USE changes it.
+    Collation {
+        old: types::Collation,
+        new: types::Collation,
+    },
     /// Begin of a transaction, with the transaction descriptor the client sends back in
     /// ALL_HEADERS.
     BeginTransaction {

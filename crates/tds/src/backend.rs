@@ -46,6 +46,10 @@ pub trait Backend: Send + Sync + 'static {
 pub trait BackendSession: Send + 'static {
     /// The current database (for the login ENVCHANGE).
     fn database_name(&self) -> String;
+    /// The current database's collation (for the login's SQL collation ENVCHANGE).
+    fn database_collation(&self) -> types::Collation {
+        types::Collation::DEFAULT
+    }
     /// The session id (@@SPID), also put in the SPID field of every packet header.
     fn spid(&self) -> i32;
     fn execute_batch(&mut self, sql: &str, sink: &mut dyn ResultSink);

@@ -56,7 +56,6 @@ use crate::rpc::{self, TmRequest};
 use crate::sink::{ClientGone, PacketOut, ResponseTail, TokenSink};
 use crate::tls::{self, PreloginWrapped};
 use crate::token::{self, env_type, token_type};
-use crate::types::DEFAULT_COLLATION;
 
 /// Time a client has from connecting to the end of LOGIN7.
 pub const LOGIN_TIMEOUT: Duration = Duration::from_secs(60);
@@ -625,7 +624,9 @@ async fn finish_login<B: Backend>(
         &info(5701, 2, format!("Changed database context to '{db}'.")),
         &shared.server_name,
     );
-    token::put_env_bytes(&mut b, env_type::SQL_COLLATION, &DEFAULT_COLLATION, &[]);
+    // The login database's collation, as SQL Server sends it.
+    let collation = crate::types::collation_bytes(&session.database_collation());
+    token::put_env_bytes(&mut b, env_type::SQL_COLLATION, &collation, &[]);
     token::put_env_strings(&mut b, env_type::LANGUAGE, "us_english", "");
     token::put_message(
         &mut b,

@@ -180,6 +180,12 @@ pub fn put_env_change(out: &mut Vec<u8>, change: &EnvChange) {
     match change {
         EnvChange::Database { old, new } => put_env_strings(out, env_type::DATABASE, new, old),
         EnvChange::Language { old, new } => put_env_strings(out, env_type::LANGUAGE, new, old),
+        EnvChange::Collation { old, new } => put_env_bytes(
+            out,
+            env_type::SQL_COLLATION,
+            &crate::types::collation_bytes(new),
+            &crate::types::collation_bytes(old),
+        ),
         EnvChange::BeginTransaction { descriptor } => {
             put_env_bytes(out, env_type::BEGIN_TRAN, &descriptor.to_le_bytes(), &[])
         }

@@ -102,6 +102,17 @@ use type_id::*;
 
 /// SQL_Latin1_General_CP1_CI_AS as TDS sends it.
 pub const DEFAULT_COLLATION: [u8; 5] = types::encoding::DEFAULT_COLLATION;
+
+/// The 5 bytes Mesquite sends for a collation (COLMETADATA, the SQL collation
+/// ENVCHANGE). A _UTF8 collation sends the default's: values are sent in code page
+/// 1252, and a client reading 65001 would decode them as UTF-8.
+pub fn collation_bytes(c: &types::Collation) -> [u8; 5] {
+    if c.code_page() == 1252 {
+        c.tds_bytes()
+    } else {
+        DEFAULT_COLLATION
+    }
+}
 /// The max length of a short-length type that means "(max), sent as PLP".
 pub const PLP_MARKER: u16 = 0xFFFF;
 pub const PLP_NULL: u64 = u64::MAX;
@@ -186,13 +197,12 @@ impl TypeInfo {
     /// The TYPE_INFO SQL Server sends for a column of `ty`: the nullable (N) forms, or the
     /// fixed forms for NOT NULL integer, bit, float, money and datetime columns.
     /// [`TypeInfo::for_sql_type`] with a character type's collation bytes replaced by
-    /// `collation`'s. A _UTF8 collation keeps the default bytes: values are sent in
-    /// code page 1252, and a client reading 65001 would decode them as UTF-8.
+    /// `collation`'s ([`collation_bytes`]).
     pub fn for_column(ty: &SqlType, nullable: bool, collation: Option<&types::Collation>) -> TypeInfo {
         let mut ti = TypeInfo::for_sql_type(ty, nullable);
-        if let Some(c) = collation.filter(|c| c.code_page() == 1252) {
+        if let Some(c) = collation {
             if let TypeInfo::ShortLen { collation: Some(b), .. } | TypeInfo::Long { collation: Some(b), .. } = &mut ti {
-                *b = c.tds_bytes();
+                *b = collation_bytes(c);
             }
         }
         ti

@@ -577,6 +577,58 @@ def test_column_collation(conn):
     assert (coll.lcid, coll.sort_id, coll.ignore_case) == (0x409, 0, False)
 
 
+def test_database_collation(conn):
+    """A case-sensitive database: USE (and a login into it) sends its collation in the
+    SQL collation ENVCHANGE; literals and parameters compare case-sensitively there, a
+    new column takes the database collation (also in COLMETADATA), and a #temp table
+    (tempdb's collation) joined to it is SQL Server's 468."""
+    cur = conn.cursor()
+    db = "pytds_cs"
+    cur.execute(f"IF DB_ID('{db}') IS NOT NULL DROP DATABASE {db}")
+    cur.execute(f"CREATE DATABASE {db} COLLATE Latin1_General_CS_AS")
+    try:
+        cur.execute(f"USE {db}")
+        coll = conn._tds_socket.collation
+        assert (coll.lcid, coll.sort_id, coll.ignore_case) == (0x409, 0, False)
+        cur.execute("SELECT CASE WHEN 'a' = 'A' THEN 1 ELSE 0 END, CASE WHEN %s = 'ABC' THEN 1 ELSE 0 END", ("abc",))
+        assert cur.fetchall() == [(0, 0)]
+        cur.execute("CREATE TABLE dbo.t (id int PRIMARY KEY, n varchar(20))")
+        cur.execute("INSERT dbo.t VALUES (1, 'anna'), (2, 'Anna')")
+        cur.execute("SELECT id FROM dbo.t WHERE n = %s ORDER BY id", ("Anna",))
+        assert cur.fetchall() == [(2,)]
+        cur.execute("SELECT n FROM dbo.t WHERE id = 1")
+        assert cur.fetchall() == [("anna",)]
+        c = conn._tds_socket.main_session.res_info.columns[0].serializer._collation
+        assert (c.lcid, c.sort_id, c.ignore_case) == (0x409, 0, False)
+        cur.execute("SELECT collation_name FROM sys.columns WHERE object_id = OBJECT_ID('dbo.t') AND name = 'n'")
+        assert cur.fetchall() == [("Latin1_General_CS_AS",)]
+        cur.execute("CREATE TABLE #tmp (n varchar(20))")
+        with pytest.raises(pytds.Error) as e:
+            cur.execute("SELECT t.id FROM dbo.t t JOIN #tmp ON t.n = #tmp.n")
+        assert e.value.msg_no == 468
+        cur.execute("DROP TABLE #tmp")
+        other = connect(database=db)
+        try:
+            coll = other._tds_socket.collation
+            assert (coll.lcid, coll.sort_id, coll.ignore_case) == (0x409, 0, False)
+        finally:
+            other.close()
+        cur.execute("USE master")
+        coll = conn._tds_socket.collation
+        assert (coll.lcid, coll.sort_id, coll.ignore_case) == (0x409, 52, True)
+    finally:
+        cur.execute("USE master")
+        # The other connection's session may still be closing on the server (3702).
+        for _ in range(50):
+            try:
+                cur.execute(f"DROP DATABASE {db}")
+                break
+            except pytds.Error as e:
+                if e.msg_no != 3702:
+                    raise
+                time.sleep(0.1)
+
+
 def test_explicit_collate(conn):
     """COLLATE in expressions: a parameter compared case-sensitively, sorting in code
     point order, and 468 for two different explicit collations."""

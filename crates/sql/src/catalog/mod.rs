@@ -544,6 +544,10 @@ pub struct SharedCatalog {
     pub version: std::sync::atomic::AtomicU64,
     /// ALTER DATABASE SET RECURSIVE_TRIGGERS (kept in memory only: OFF after a restart).
     pub recursive_triggers: std::sync::atomic::AtomicBool,
+    /// The database collation (the host keeps it with the database and sets it here at
+    /// open and on ALTER DATABASE ... COLLATE): the collation of new character columns
+    /// and of literals and variables in batches run in the database.
+    pub collation: parking_lot::RwLock<types::Collation>,
 }
 
 /// In-memory counters of one table.
@@ -568,6 +572,7 @@ impl SharedCatalog {
             counters: Default::default(),
             version: Default::default(),
             recursive_triggers: Default::default(),
+            collation: Default::default(),
         }
     }
 

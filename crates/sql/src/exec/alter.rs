@@ -202,8 +202,16 @@ fn add_column(cx: &mut Cx, w: &mut Work, cd: &ColumnDef) -> Result<(), SqlError>
     let column_id = w.t.next_column_id();
     w.t.max_column_id_used = column_id;
     let name_base = w.obj.name.clone();
-    let (col, identity, declared) =
-        ddl::define_column(cx, w.db, &display, &name_base, cd, column_id, w.t.identity.is_some())?;
+    let (col, identity, declared) = ddl::define_column(
+        cx,
+        w.db,
+        &display,
+        &name_base,
+        cd,
+        column_id,
+        w.t.identity.is_some(),
+        cx.collation_of(w.db),
+    )?;
     if !declared.indexes.is_empty() {
         // An inline INDEX is CREATE TABLE syntax.
         return Err(errors::not_supported("An inline INDEX in ALTER TABLE ADD"));
@@ -632,12 +640,12 @@ fn alter_column(
         ));
     }
     let ty = resolve_type(data_type)?;
-    // Without COLLATE the column takes the database's default collation, as in SQL Server.
+    // Without COLLATE the column takes its database's collation, as in SQL Server.
     let new_collation = match collation {
-        Some(n) => Some(super::query::resolve_collation(&n.value)?),
-        None => None,
-    }
-    .filter(|c| *c != types::Collation::DEFAULT && ty.is_character());
+        Some(n) => super::query::resolve_collation(&n.value, cx.db_collation())?,
+        None => cx.collation_of(w.db),
+    };
+    let new_collation = (new_collation != types::Collation::DEFAULT && ty.is_character()).then_some(new_collation);
     // A new collation changes every key and comparison of the column: an index or
     // constraint on it blocks the change as a type change does.
     let same_type = std::mem::discriminant(&ty) == std::mem::discriminant(&old.ty) && new_collation == old.collation;

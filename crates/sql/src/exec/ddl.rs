@@ -460,7 +460,10 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
         return Err(errors::object_exists(&user_name));
     }
     check_name_free(cx, db, schema, &name)?;
-    let t = create_table_in(cx, db, schema, &name, &ct.elements, &user_name)?;
+    // New character columns take the collation of the table's database (tempdb's, the
+    // instance's, for #temp tables).
+    let collation = cx.collation_of(db);
+    let t = create_table_in(cx, db, schema, &name, &ct.elements, &user_name, collation)?;
     if is_temp && !user_name.starts_with("##") {
         cx.state.temp_tables.insert(user_name.to_ascii_lowercase(), name);
     }
@@ -470,7 +473,10 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
 /// DECLARE @t TABLE (...): a table in tempdb that lives as long as the batch.
 pub fn create_table_variable(cx: &mut Cx, var: &str, elements: &[TableElement]) -> Result<Arc<TableInfo>, SqlError> {
     let name = cx.new_temp_name(&format!("#{}", var.trim_start_matches('@')));
-    let t = super::atomic(cx, |cx| create_table_in(cx, TEMPDB, catalog::SCHEMA_DBO, &name, elements, var))?;
+    // Unlike a #temp table, a table variable's columns take the current database's
+    // collation.
+    let collation = cx.db_collation();
+    let t = super::atomic(cx, |cx| create_table_in(cx, TEMPDB, catalog::SCHEMA_DBO, &name, elements, var, collation))?;
     Ok(t)
 }
 
@@ -491,6 +497,7 @@ fn create_table_in(
     name: &str,
     elements: &[TableElement],
     display: &str,
+    collation: types::Collation,
 ) -> Result<Arc<TableInfo>, SqlError> {
     let object_id = allocate_id(cx, db)?;
     let mut columns: Vec<catalog::Column> = Vec::new();
@@ -517,7 +524,7 @@ fn create_table_in(
                     declared_null.push(cname.clone());
                 }
                 let (col, col_identity, declared) =
-                    define_column(cx, db, display, display, cd, column_id, identity.is_some())?;
+                    define_column(cx, db, display, display, cd, column_id, identity.is_some(), collation)?;
                 if col_identity.is_some() {
                     identity = col_identity;
                 }
@@ -735,8 +742,14 @@ pub(super) fn check_identity_type(ty: &SqlType, column: &str) -> Result<(), SqlE
 }
 
 /// A column definition's column before its options (CREATE TABLE and ALTER TABLE ADD):
-/// its type or computed definition, nullability and sparseness; 173 with neither.
-pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog::Column, SqlError> {
+/// its type or computed definition, nullability, sparseness and collation (`default`
+/// without COLLATE); 173 with neither.
+pub(super) fn column_from_def(
+    cx: &Cx,
+    cd: &ColumnDef,
+    column_id: i32,
+    default: types::Collation,
+) -> Result<catalog::Column, SqlError> {
     let cname = &cd.name.value;
     let (ty, computed) = match (&cd.data_type, &cd.computed) {
         (Some(dt), _) => (resolve_type(dt)?, None),
@@ -761,25 +774,31 @@ pub(super) fn column_from_def(cd: &ColumnDef, column_id: i32) -> Result<catalog:
         sparse: cd.is_sparse(),
         default: None,
         computed,
-        collation: column_collation(cd, &ty)?,
+        collation: column_collation(cx, cd, &ty, default)?,
     })
 }
 
-/// A column definition's COLLATE: 448 for an unknown name; None for the default (also
-/// DATABASE_DEFAULT) and for a column that is not of a character type (SQL Server
-/// refuses COLLATE there; the error is not modelled).
-pub(super) fn column_collation(cd: &ColumnDef, ty: &SqlType) -> Result<Option<types::Collation>, SqlError> {
+/// A column definition's collation: its COLLATE (DATABASE_DEFAULT is the current
+/// database's collation, which for a #temp table differs from tempdb's), else `default`
+/// (the collation of the table's database; the current database's for a table
+/// variable). 448 for an unknown name. None for the default collation and for a column
+/// that is not of a character type (SQL Server refuses COLLATE there; the error is not
+/// modelled).
+pub(super) fn column_collation(
+    cx: &Cx,
+    cd: &ColumnDef,
+    ty: &SqlType,
+    default: types::Collation,
+) -> Result<Option<types::Collation>, SqlError> {
     let name = cd.options.iter().rev().find_map(|o| match o {
         crate::ast::ColumnOption::Collate(n) => Some(n),
         _ => None,
     });
-    match name {
-        Some(n) => {
-            let c = super::query::resolve_collation(&n.value)?;
-            Ok((c != types::Collation::DEFAULT && ty.is_character()).then_some(c))
-        }
-        None => Ok(None),
-    }
+    let c = match name {
+        Some(n) => super::query::resolve_collation(&n.value, cx.db_collation())?,
+        None => default,
+    };
+    Ok((c != types::Collation::DEFAULT && ty.is_character()).then_some(c))
 }
 
 /// The constraints a column definition declares inline, for the caller to add once the
@@ -799,7 +818,10 @@ pub(super) struct DeclaredConstraints<'a> {
 /// column with its IDENTITY (2744 when the table already has one) and DEFAULT (a new
 /// constraint id; the name from `name_base` unless given) applied, NOT NULL when it is
 /// an identity or a PRIMARY KEY, SPARSE checked (1731); the identity it declares; and
-/// the constraints it declares.
+/// the constraints it declares. `default_collation` is the collation of a character
+/// column without COLLATE (its table's database's; the current database's for a table
+/// variable, whose table lives in tempdb).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn define_column<'a>(
     cx: &mut Cx,
     db: DbId,
@@ -808,9 +830,10 @@ pub(super) fn define_column<'a>(
     cd: &'a ColumnDef,
     column_id: i32,
     table_has_identity: bool,
+    default_collation: types::Collation,
 ) -> Result<(catalog::Column, Option<catalog::Identity>, DeclaredConstraints<'a>), SqlError> {
     let cname = cd.name.value.clone();
-    let mut col = column_from_def(cd, column_id)?;
+    let mut col = column_from_def(cx, cd, column_id, default_collation)?;
     let mut identity = None;
     let mut declared = DeclaredConstraints::default();
     let name_of = |n: &Option<Ident>| n.as_ref().map(|n| n.value.clone());

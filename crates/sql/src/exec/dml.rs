@@ -2370,8 +2370,13 @@ pub fn select_into(cx: &mut Cx, q: &Query, into: &ObjectName) -> Result<(), SqlE
             computed: None,
             options: [if c.nullable { ColumnOption::Null } else { ColumnOption::NotNull }]
                 .into_iter()
-                // The new column keeps the source column's (or expression's) collation.
-                .chain(c.collation.map(|coll| ColumnOption::Collate(Ident::new(coll.name()))))
+                // The new column keeps the source column's (or expression's) collation,
+                // also the default one in a database of another collation (None is
+                // SQL_Latin1_General_CP1_CI_AS, not "the database's").
+                .chain(
+                    c.ty.is_character()
+                        .then(|| ColumnOption::Collate(Ident::new(c.collation.unwrap_or_default().name()))),
+                )
                 .collect(),
         }));
     }

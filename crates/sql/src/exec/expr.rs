@@ -224,12 +224,13 @@ impl BExpr {
     }
 
     /// The collation the expression's strings compare, sort and group under when it is
-    /// not the default: its explicit or implicit label's.
-    pub fn collation(&self) -> Option<Collation> {
-        match self.collation_label() {
-            CollationLabel::Explicit(c) | CollationLabel::Implicit(c) if c != Collation::DEFAULT => Some(c),
-            _ => None,
+    /// not the default: its explicit or implicit label's, or for a coercible-default one
+    /// (literals, variables) `database`'s, the current database's collation.
+    pub fn collation(&self, database: Collation) -> Option<Collation> {
+        if !self.ty().is_character() {
+            return None;
         }
+        self.collation_label().collation(database)
     }
 
     pub fn null() -> BExpr {
@@ -828,6 +829,18 @@ pub enum CollationLabel {
 }
 
 impl CollationLabel {
+    /// The collation strings with this label compare, sort and group under, when it is
+    /// not the default: the label's, or `database`'s (the current database's) for a
+    /// coercible-default one.
+    pub fn collation(self, database: Collation) -> Option<Collation> {
+        let c = match self {
+            CollationLabel::Explicit(c) | CollationLabel::Implicit(c) => c,
+            CollationLabel::Default => database,
+            CollationLabel::NoCollation => return None,
+        };
+        (c != Collation::DEFAULT).then_some(c)
+    }
+
     /// The label of an expression combining two strings: explicit beats implicit beats
     /// coercible-default; two different implicit ones give no collation. (Two different
     /// explicit ones are an error the comparison reports; here the first wins.)

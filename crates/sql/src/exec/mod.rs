@@ -569,6 +569,18 @@ impl<'a> Cx<'a> {
         self.host.catalog(db).map_err(host_err)
     }
 
+    /// Database `db`'s collation: the default of its new character columns, and what
+    /// DATABASE_DEFAULT names while it is the current database.
+    pub fn collation_of(&self, db: DbId) -> types::Collation {
+        self.host.catalog(db).map(|c| *c.collation.read()).unwrap_or_default()
+    }
+
+    /// The current database's collation: that of literals, variables and parameters
+    /// (the coercible-default label, docs/architecture.md "Collations").
+    pub fn db_collation(&self) -> types::Collation {
+        self.collation_of(self.state.database)
+    }
+
     pub fn db_id_by_name(&self, name: &str) -> Option<DbId> {
         self.host.databases().into_iter().find(|d| d.name.eq_ignore_ascii_case(name)).map(|d| d.id)
     }
@@ -960,6 +972,86 @@ pub fn server_property(name: &str, cx: &Cx) -> Value {
     }
 }
 
+/// ALTER DATABASE ... COLLATE: refused for a system database (3708) and an unknown name
+/// (448); then each schema-bound object that depends on the database collation (CHECK
+/// constraints, computed columns, modules WITH SCHEMABINDING) is a 5075, and other
+/// sessions in the database (the host's 5030) are refused, both followed by 5072. Existing
+/// columns keep their collations.
+fn alter_database_collation(cx: &mut Cx, db: DbId, a: &AlterDatabase, name: &str) -> Result<(), SqlError> {
+    let db_name = cx.db_name(db).unwrap_or_default();
+    if db <= 4 {
+        // The number and text follow 3708's template ("Cannot %S_MSG the %S_MSG '%.*ls'
+        // because it is a system %S_MSG."); the state is not checked against a server.
+        return Err(SqlError::new(
+            3708,
+            16,
+            5,
+            format!("Cannot alter the database '{db_name}' because it is a system database."),
+        ));
+    }
+    let collation = query::collation_named(name)?;
+    let failed = |name: &str| {
+        SqlError::new(
+            5072,
+            16,
+            1,
+            format!("ALTER DATABASE failed. The default collation of database '{db_name}' cannot be set to {name}."),
+        )
+    };
+    if collation == cx.collation_of(db) {
+        return Ok(());
+    }
+    // What depends on the collation, in object id order (a computed column under its
+    // table's id). A check constraint is "object" and a computed column "column
+    // 'table.column'", as SQL Server names them; "object" for a schema-bound module is
+    // assumed, not checked against a server.
+    let mut deps: Vec<(i32, String)> = Vec::new();
+    {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        for o in g.objects.values() {
+            match &o.body {
+                ObjectBody::Table(t) => {
+                    for c in t.columns.iter().filter(|c| c.computed.is_some()) {
+                        deps.push((o.id, format!("column '{}.{}'", o.name, c.name)));
+                    }
+                    for ck in &t.checks {
+                        deps.push((ck.object_id, format!("object '{}'", ck.name)));
+                    }
+                }
+                _ => {
+                    let bound = catalog_views::module_signature(o).is_some_and(|(_, _, opts)| {
+                        opts.iter().any(|x| matches!(x, crate::ast::ModuleOption::SchemaBinding))
+                    });
+                    if bound {
+                        deps.push((o.id, format!("object '{}'", o.name)));
+                    }
+                }
+            }
+        }
+    }
+    deps.sort_by_key(|d| d.0);
+    if !deps.is_empty() {
+        for (_, what) in deps {
+            cx.preceding.push(SqlError::new(
+                5075,
+                16,
+                1,
+                format!("The {what} is dependent on database collation. The database collation cannot be changed if a schema-bound object depends on it. Remove the dependencies on the database collation and then retry the operation."),
+            ));
+        }
+        return Err(failed(name));
+    }
+    match cx.host.alter_database(db, a) {
+        Ok(()) => Ok(()),
+        Err(crate::host::HostError::Sql(e)) if e.number == 5030 => {
+            cx.preceding.push(e);
+            Err(failed(name))
+        }
+        Err(e) => Err(host_err(e)),
+    }
+}
+
 pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
     let Some(info) = cx.host.databases().into_iter().find(|d| d.id == db) else {
         return Value::Null;
@@ -969,7 +1061,7 @@ pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
         "status" => s(info.state),
         "recovery" => s(info.recovery_model),
         "updateability" => s(if info.read_only { "READ_ONLY" } else { "READ_WRITE" }),
-        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "collation" => s(&info.collation.name()),
         "useraccess" => s("MULTI_USER"),
         "version" => Value::Int(957),
         _ => Value::Null,
@@ -1924,6 +2016,7 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             })?;
             security::check_use(cx, id)?;
             let old = cx.current_db_name();
+            let old_collation = cx.db_collation();
             cx.state.database = id;
             let new = cx.current_db_name();
             let _ = cx.sink.env_change(&EnvChange::Database { old, new: new.clone() });
@@ -1931,6 +2024,11 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                 error: SqlError::new(5701, 0, 1, format!("Changed database context to '{new}'.")),
                 info: true,
             });
+            // A database of another collation: the client learns it as at login.
+            let new_collation = cx.db_collation();
+            if new_collation != old_collation {
+                let _ = cx.sink.env_change(&EnvChange::Collation { old: old_collation, new: new_collation });
+            }
             Ok(Flow::Normal)
         }
         StatementKind::BeginTransaction { name, .. } => {
@@ -2059,6 +2157,10 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
                     cx.catalog(db)?.recursive_triggers.store(on, AtomicOrdering::Relaxed);
                     return Ok(Flow::Normal);
                 }
+            }
+            if let AlterDatabaseAction::Collate(name) = &a.action {
+                alter_database_collation(cx, db, a, &name.value)?;
+                return Ok(Flow::Normal);
             }
             cx.host.alter_database(db, a).map_err(host_err)?;
             Ok(Flow::Normal)

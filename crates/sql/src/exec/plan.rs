@@ -959,7 +959,8 @@ pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(
         keyed.push((k, r));
     }
     let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
-    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.collation()).collect();
+    let db = cx.db_collation();
+    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.collation(db)).collect();
     keyed.sort_by(|a, b| {
         for (i, key) in keys.iter().enumerate() {
             let o = order_values_in(&a.0[i], &b.0[i], &types[i], colls[i].as_ref());
@@ -1195,8 +1196,9 @@ impl Op for TopOp {
                 for key in keys {
                     k.push(key.expr.eval(&r, cx)?);
                 }
+                let db = cx.db_collation();
                 let same = k.iter().zip(last).zip(keys).all(|((a, b), key)| {
-                    order_values_in(a, b, &key.expr.ty(), key.expr.collation().as_ref()) == Ordering::Equal
+                    order_values_in(a, b, &key.expr.ty(), key.expr.collation(db).as_ref()) == Ordering::Equal
                 });
                 if same {
                     Ok(Some(r))
@@ -2702,9 +2704,10 @@ fn aggregate(
 ) -> Result<Vec<Row>, SqlError> {
     let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
     // GROUP BY x COLLATE c groups x's strings under c.
-    let key_colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.collation()).collect();
+    let db = cx.db_collation();
+    let key_colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.collation(db)).collect();
     let arg_colls: Vec<Option<types::Collation>> =
-        aggs.iter().map(|a| a.arg.as_ref().and_then(|e| e.collation())).collect();
+        aggs.iter().map(|a| a.arg.as_ref().and_then(|e| e.collation(db))).collect();
     let all_set = vec![vec![true; keys.len()]];
     let sets = sets.unwrap_or(&all_set);
     // One hash table per grouping set, by the group's encoded key; groups keep
@@ -2800,7 +2803,7 @@ fn aggregate(
             for (ai, a) in aggs.iter().enumerate() {
                 if !a.order.is_empty() {
                     let mut items = std::mem::take(&mut g.ordered[ai]);
-                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.collation()).collect();
+                    let colls: Vec<_> = a.order.iter().map(|o| o.expr.collation(db)).collect();
                     items.sort_by(|x, y| {
                         for (i, o) in a.order.iter().enumerate() {
                             let c = order_values_in(&x.0[i], &y.0[i], &o.expr.ty(), colls[i].as_ref());

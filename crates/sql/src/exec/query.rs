@@ -123,6 +123,8 @@ pub struct Binder<'b, 'c> {
     /// Inline TVF parameters: name -> (argument, outer chain length at the call).
     params: Vec<HashMap<String, (Expr, usize)>>,
     next_work_table: usize,
+    /// The current database's collation, once asked ([`Binder::database_collation`]).
+    db_collation: Option<types::Collation>,
 }
 
 fn is_aggregate_call(f: &FunctionCall) -> bool {
@@ -589,7 +591,14 @@ impl<'b, 'c> Binder<'b, 'c> {
             windows: None,
             params: Vec::new(),
             next_work_table: 1,
+            db_collation: None,
         }
+    }
+
+    /// The current database's collation (coercible-default strings compare under it),
+    /// looked up once per binder.
+    pub fn database_collation(&mut self) -> types::Collation {
+        *self.db_collation.get_or_insert_with(|| self.cx.db_collation())
     }
 
     // ---------------------------------------------------------------------------------
@@ -601,9 +610,10 @@ impl<'b, 'c> Binder<'b, 'c> {
         // After GROUP BY: grouping keys and aggregates become columns of the grouped row.
         if self.agg.is_some() {
             let text = e.to_string().to_ascii_lowercase();
+            let db = self.database_collation();
             if let Some(agg) = &self.agg {
                 if let Some(i) = agg.keys.iter().position(|k| *k == text) {
-                    return Ok(grouped_key(i, &agg.key_exprs[i]));
+                    return Ok(grouped_key(i, &agg.key_exprs[i], db));
                 }
             }
             if let ExprKind::Function(f) = &e.kind {
@@ -622,7 +632,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if b.uses_row() {
                         let key = format!("{b:?}");
                         if let Some(i) = agg.key_exprs.iter().position(|k| format!("{k:?}") == key) {
-                            return Ok(grouped_key(i, &agg.key_exprs[i]));
+                            return Ok(grouped_key(i, &agg.key_exprs[i], db));
                         }
                     }
                 }
@@ -690,7 +700,8 @@ impl<'b, 'c> Binder<'b, 'c> {
             ExprKind::Like { expr, pattern, escape, negated } => {
                 let expr = self.bind_expr(expr, scope)?;
                 let pattern = self.bind_expr(pattern, scope)?;
-                let collation = operation_collation(&expr, &pattern, "like")?;
+                let db = self.database_collation();
+                let collation = operation_collation(&expr, &pattern, "like", db)?;
                 BExpr::Like {
                     expr: Box::new(expr),
                     pattern: Box::new(pattern),
@@ -724,7 +735,10 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ty = ops::comparison_type(&ty, &b.ty())?;
                     items.push(b);
                 }
-                if items.iter().chain([&x]).any(|e| e.collation().is_some()) {
+                if ty.is_character() && {
+                    let db = self.database_collation();
+                    items.iter().chain([&x]).any(|e| e.collation(db).is_some())
+                } {
                     // Under a collation other than the default: one collated comparison
                     // per item.
                     let mut eqs = Vec::with_capacity(items.len());
@@ -840,7 +854,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         format!("Expression type {} is invalid for COLLATE clause.", ty.name()),
                     ));
                 }
-                BExpr::Collated(Box::new(x), resolve_collation(&collation.value)?)
+                BExpr::Collated(Box::new(x), resolve_collation(&collation.value, self.database_collation())?)
             }
             ExprKind::MethodCall { target, method, args } => {
                 super::xml::bind_method(self, target, method, args, scope)?
@@ -857,9 +871,13 @@ impl<'b, 'c> Binder<'b, 'c> {
             BinaryOp::Or => BExpr::Or(vec![l, r]),
             op if op.is_comparison() => {
                 let ty = ops::comparison_type_for(op, &l.ty(), &r.ty())?;
-                match operation_collation(&l, &r, comparison_name(op))? {
-                    Some(c) if ty.is_character() => BExpr::CollCmp(op, Box::new(l), Box::new(r), ty, c),
-                    _ => BExpr::Cmp(op, Box::new(l), Box::new(r), ty),
+                if !ty.is_character() {
+                    return Ok(BExpr::Cmp(op, Box::new(l), Box::new(r), ty));
+                }
+                let db = self.database_collation();
+                match operation_collation(&l, &r, comparison_name(op), db)? {
+                    Some(c) => BExpr::CollCmp(op, Box::new(l), Box::new(r), ty, c),
+                    None => BExpr::Cmp(op, Box::new(l), Box::new(r), ty),
                 }
             }
             op => {
@@ -1725,7 +1743,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     ty: key_exprs[i].ty(),
                     nullable: true,
                     exposed: None,
-                    collation: key_exprs[i].collation(),
+                    collation: key_exprs[i].collation(self.database_collation()),
                 });
             }
             cur_scope = sc;
@@ -1752,8 +1770,9 @@ impl<'b, 'c> Binder<'b, 'c> {
         if agg_built {
             let agg = self.agg.take().ok_or_else(|| SqlError::new(8120, 16, 1, "grouping"))?;
             let mut cols = Vec::new();
+            let db = self.database_collation();
             for (i, k) in agg.key_exprs.iter().enumerate() {
-                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true).with_collation(k.collation()));
+                cols.push(OutCol::new(cur_scope.cols[i].name.clone(), k.ty(), true).with_collation(k.collation(db)));
             }
             for a in &agg.aggs {
                 cols.push(OutCol::new("", a.result_type, true));
@@ -1785,8 +1804,9 @@ impl<'b, 'c> Binder<'b, 'c> {
         // Projection with hidden sort columns.
         let visible = items.len();
         let mut exprs: Vec<BExpr> = items.iter().map(|i| i.0.clone()).collect();
+        let db = self.database_collation();
         let mut cols: Vec<OutCol> =
-            items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2).with_collation(i.0.collation())).collect();
+            items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2).with_collation(i.0.collation(db))).collect();
         let mut sort_keys = Vec::new();
         for (e, desc) in order_keys {
             let pos =
@@ -1813,7 +1833,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 };
             errors::check_sortable(&cols[pos].ty)?;
             // The projected column keeps its expression's collation label.
-            let expr = relabel(BExpr::Col(pos, cols[pos].ty), &exprs[pos]);
+            let expr = relabel(BExpr::Col(pos, cols[pos].ty), &exprs[pos], db);
             sort_keys.push(SortKey { expr, desc });
         }
         if s.distinct {
@@ -2178,7 +2198,21 @@ impl<'b, 'c> Binder<'b, 'c> {
                         }
                     }
                 }
-                let mut cols: Vec<OutCol> = types.iter().map(|t| OutCol::new("", *t, true)).collect();
+                // A column's collation combines its rows' labels (literals: the database's).
+                let db = self.database_collation();
+                let mut cols: Vec<OutCol> = types
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let label =
+                            bound.iter().fold(CollationLabel::Default, |l, r| l.combine(r[i].collation_label()));
+                        OutCol::new("", *t, true).with_collation(if t.is_character() {
+                            label.collation(db)
+                        } else {
+                            None
+                        })
+                    })
+                    .collect();
                 let alias_name = alias.as_ref().map(|a| a.name.value.clone());
                 if let Some(a) = alias {
                     rename_columns(&mut cols, &a.columns)?;
@@ -3145,32 +3179,49 @@ pub fn lift(e: &BExpr, levels: usize) -> BExpr {
 
 /// The grouped row's column `i` for grouping key `key`: keeps the key's explicit
 /// collation (`GROUP BY w COLLATE c` selects, sorts and compares `w` under c).
-fn grouped_key(i: usize, key: &BExpr) -> BExpr {
-    relabel(BExpr::Col(i, key.ty()), key)
+fn grouped_key(i: usize, key: &BExpr, database: types::Collation) -> BExpr {
+    relabel(BExpr::Col(i, key.ty()), key, database)
 }
 
-/// `col`, a column computed from `from`, with `from`'s collation label.
-fn relabel(col: BExpr, from: &BExpr) -> BExpr {
+/// `col`, a column computed from `from`, with `from`'s collation label (a
+/// coercible-default one as the current database's collation, `database`, which a
+/// column reference cannot carry otherwise).
+fn relabel(col: BExpr, from: &BExpr, database: types::Collation) -> BExpr {
     match from.collation_label() {
         CollationLabel::Explicit(c) => BExpr::Collated(Box::new(col), c),
         CollationLabel::Implicit(c) if c != types::Collation::DEFAULT => BExpr::ImplicitColl(Box::new(col), c),
+        CollationLabel::Default if database != types::Collation::DEFAULT && from.ty().is_character() => {
+            BExpr::ImplicitColl(Box::new(col), database)
+        }
         _ => col,
     }
 }
 
-/// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are the
-/// default (every database has it); a name Mesquite does not know is 448.
-pub fn resolve_collation(name: &str) -> Result<types::Collation, SqlError> {
+/// The collation a COLLATE clause names: DATABASE_DEFAULT and CATALOG_DEFAULT are
+/// `database`'s, the current database's collation; a name Mesquite does not know is 448.
+pub fn resolve_collation(name: &str, database: types::Collation) -> Result<types::Collation, SqlError> {
     if name.eq_ignore_ascii_case("DATABASE_DEFAULT") || name.eq_ignore_ascii_case("CATALOG_DEFAULT") {
-        return Ok(types::Collation::DEFAULT);
+        return Ok(database);
     }
+    collation_named(name)
+}
+
+/// The collation a name stands for (CREATE/ALTER DATABASE ... COLLATE, and COLLATE
+/// clauses through [`resolve_collation`]); 448 for a name Mesquite does not know.
+pub fn collation_named(name: &str) -> Result<types::Collation, SqlError> {
     types::Collation::from_name(name).ok_or_else(|| SqlError::new(448, 16, 1, format!("Invalid collation '{name}'.")))
 }
 
 /// The collation an operation on two strings uses (collation precedence: explicit beats
-/// implicit beats coercible-default; two different explicit labels, or two different
-/// implicit ones without an explicit label, are 468). None: the default collation.
-fn operation_collation(l: &BExpr, r: &BExpr, operation: &str) -> Result<Option<types::Collation>, SqlError> {
+/// implicit beats coercible-default, which is `database`'s, the current database's; two
+/// different explicit labels, or two different implicit ones without an explicit label,
+/// are 468). None: the default collation.
+fn operation_collation(
+    l: &BExpr,
+    r: &BExpr,
+    operation: &str,
+    database: types::Collation,
+) -> Result<Option<types::Collation>, SqlError> {
     use CollationLabel::*;
     let conflict = |a: types::Collation, b: types::Collation| {
         SqlError::new(
@@ -3189,6 +3240,7 @@ fn operation_collation(l: &BExpr, r: &BExpr, operation: &str) -> Result<Option<t
         (Explicit(a), _) | (_, Explicit(a)) => a,
         (Implicit(a), Implicit(b)) if a != b => return Err(conflict(a, b)),
         (Implicit(a), _) | (_, Implicit(a)) => a,
+        (Default, Default) => database,
         // An operand without a collation (two conflicting columns concatenated): SQL
         // Server reports a conflict; not modelled, the default applies.
         _ => return Ok(None),

@@ -610,7 +610,7 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                     Value::Int(i32::from(d.id)),
                     d.create_date.clone(),
                     Value::TinyInt(160),
-                    s("SQL_Latin1_General_CP1_CI_AS"),
+                    s(&d.collation.name()),
                     b(d.read_only),
                     Value::TinyInt(0),
                     s(d.state),

@@ -20,13 +20,14 @@ use crate::scalar::convert;
 pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     let n = rows.len();
     let mut rows = rows;
+    let db = cx.db_collation();
     for f in funcs {
         // Evaluate partition and order keys and arguments per row.
         let mut part = Vec::with_capacity(n);
         let mut ord = Vec::with_capacity(n);
         let mut args = Vec::with_capacity(n);
         let ptypes: Vec<_> = f.partition.iter().map(|e| e.ty()).collect();
-        let pcolls: Vec<_> = f.partition.iter().map(|e| e.collation()).collect();
+        let pcolls: Vec<_> = f.partition.iter().map(|e| e.collation(db)).collect();
         for r in &rows {
             let mut p = Vec::with_capacity(f.partition.len());
             for e in &f.partition {
@@ -45,7 +46,7 @@ pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Ro
             args.push(a);
         }
         let mut idx: Vec<usize> = (0..n).collect();
-        let colls: Vec<_> = f.order.iter().map(|k| k.expr.collation()).collect();
+        let colls: Vec<_> = f.order.iter().map(|k| k.expr.collation(db)).collect();
         let cmp_order = |a: usize, b: usize| -> Ordering {
             for (i, k) in f.order.iter().enumerate() {
                 let o = order_values_in(&ord[a][i], &ord[b][i], &k.expr.ty(), colls[i].as_ref());
