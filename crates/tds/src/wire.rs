@@ -116,25 +116,25 @@ impl<'a> Reader<'a> {
 /// UTF-16LE bytes to a String. Unpaired surrogates become U+FFFD, as .NET's decoder does;
 /// an odd trailing byte is dropped (callers that care check the length first).
 pub fn utf16_to_string(bytes: &[u8]) -> String {
-    // Batch texts and names are mostly ASCII: copy the ASCII prefix byte by byte (the
-    // char-by-char decoder cost ~60 instructions per character of every SQL batch) and
-    // decode only from the first other unit on.
+    // Batch texts and names are mostly ASCII: a branch-free pass copies the low bytes and
+    // checks that every unit is ASCII (the char-by-char decoder cost ~60 instructions
+    // per character of every SQL batch); anything else is decoded as UTF-16.
     let mut out = Vec::with_capacity(bytes.len() / 2);
-    let mut units = bytes.chunks_exact(2);
-    for c in units.by_ref() {
-        if c[1] == 0 && c[0] < 0x80 {
-            out.push(c[0]);
-            continue;
-        }
-        let mut s = String::from_utf8(out).unwrap_or_default();
-        let first = u16::from_le_bytes([c[0], c[1]]);
-        let rest = units.map(|c| u16::from_le_bytes([c[0], c[1]]));
-        s.extend(
-            char::decode_utf16(std::iter::once(first).chain(rest)).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)),
-        );
-        return s;
+    let mut ascii = true;
+    for c in bytes.chunks_exact(2) {
+        out.push(c[0]);
+        ascii &= (c[0] < 0x80) & (c[1] == 0);
     }
-    String::from_utf8(out).unwrap_or_default()
+    if ascii {
+        // ASCII bytes are UTF-8: this cannot fail.
+        if let Ok(s) = String::from_utf8(out) {
+            return s;
+        }
+    }
+    let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
+    let mut s = String::with_capacity(bytes.len() / 2);
+    s.extend(char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
+    s
 }
 
 /// Appends `s` as UTF-16LE.
