@@ -39,16 +39,24 @@ pub struct OutCol {
     /// the default: from an explicit COLLATE in its select item (DISTINCT, UNION and an
     /// outer query read it here).
     pub collation: Option<types::Collation>,
+    /// The collation label of a select list's column (None where no select item made
+    /// it): a set operator combines its branches' labels (`query.rs`, 451).
+    pub label: Option<super::expr::CollationLabel>,
 }
 
 impl OutCol {
     pub fn new(name: impl Into<String>, ty: SqlType, nullable: bool) -> OutCol {
-        OutCol { name: name.into(), ty, nullable, collation: None }
+        OutCol { name: name.into(), ty, nullable, collation: None, label: None }
     }
 
     /// The column with `collation` (None: the default).
     pub fn with_collation(mut self, collation: Option<types::Collation>) -> OutCol {
         self.collation = collation;
+        self
+    }
+
+    pub fn with_label(mut self, label: super::expr::CollationLabel) -> OutCol {
+        self.label = Some(label);
         self
     }
 }

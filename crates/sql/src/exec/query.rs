@@ -1593,11 +1593,19 @@ impl<'b, 'c> Binder<'b, 'c> {
                     if *op != SetOperator::UnionAll {
                         errors::check_set_operand(&ty)?;
                     }
-                    // Either side's explicit collation labels the column (two different
-                    // ones: SQL Server raises a conflict error not modelled here; the
-                    // left one wins).
-                    let coll = if ty.is_character() { a.collation.or(b.collation) } else { None };
-                    cols.push(OutCol::new(a.name.clone(), ty, a.nullable || b.nullable).with_collation(coll));
+                    let col = OutCol::new(a.name.clone(), ty, a.nullable || b.nullable);
+                    let col = match (a.label, b.label) {
+                        (Some(la), Some(lb)) if ty.is_character() => {
+                            let label = set_op_label(*op, i, la, lb)?;
+                            let db = self.database_collation();
+                            col.with_collation(label.collation(db)).with_label(label)
+                        }
+                        // A branch whose columns no select list made: either side's
+                        // collation labels the column.
+                        _ if ty.is_character() => col.with_collation(a.collation.or(b.collation)),
+                        _ => col,
+                    };
+                    cols.push(col);
                 }
                 Ok(Plan::SetOp { op: *op, left: Box::new(l), right: Box::new(r), cols })
             }
@@ -1805,8 +1813,14 @@ impl<'b, 'c> Binder<'b, 'c> {
         let visible = items.len();
         let mut exprs: Vec<BExpr> = items.iter().map(|i| i.0.clone()).collect();
         let db = self.database_collation();
-        let mut cols: Vec<OutCol> =
-            items.iter().map(|i| OutCol::new(i.1.clone(), i.0.ty(), i.2).with_collation(i.0.collation(db))).collect();
+        let mut cols: Vec<OutCol> = items
+            .iter()
+            .map(|i| {
+                OutCol::new(i.1.clone(), i.0.ty(), i.2)
+                    .with_collation(i.0.collation(db))
+                    .with_label(i.0.collation_label())
+            })
+            .collect();
         let mut sort_keys = Vec::new();
         for (e, desc) in order_keys {
             let pos =
@@ -3246,6 +3260,41 @@ fn operation_collation(
         _ => return Ok(None),
     };
     Ok((c != types::Collation::DEFAULT).then_some(c))
+}
+
+/// The collation label of column `i` of a set operator's result: an explicit label
+/// beats an implicit one, which beats the coercible default; two different explicit or
+/// implicit ones (a CS database's column beside a #temp table's, the common case) are
+/// 451, whether or not the operator compares strings (UNION ALL too, as SQL Server
+/// reports it). The number and text are SQL Server 2016+'s as servers print them (the
+/// docs' error list still shows an older text for 451).
+fn set_op_label(op: SetOperator, i: usize, a: CollationLabel, b: CollationLabel) -> Result<CollationLabel, SqlError> {
+    use CollationLabel::*;
+    let conflict = |x: types::Collation, y: types::Collation| {
+        let name = match op {
+            SetOperator::Union => "UNION",
+            SetOperator::UnionAll => "UNION ALL",
+            SetOperator::Intersect => "INTERSECT",
+            SetOperator::Except => "EXCEPT",
+        };
+        SqlError::new(
+            451,
+            16,
+            1,
+            format!(
+                "Cannot resolve collation conflict between \"{}\" and \"{}\" in {name} operator occurring in SELECT statement column {}.",
+                x.name(),
+                y.name(),
+                i + 1
+            ),
+        )
+    };
+    match (a, b) {
+        (Explicit(x), Explicit(y)) | (Implicit(x), Implicit(y)) if x != y => Err(conflict(x, y)),
+        // A branch without a collation (`cs_col + ci_col`) leaves the column without
+        // one: what uses it later reports the conflict (468).
+        _ => Ok(a.combine(b)),
+    }
 }
 
 /// How SQL Server names a comparison operator in message 468.
