@@ -115,7 +115,13 @@
 //!   page whose separator is the new key's shortest prefix above the left page's last key
 //!   (ever-increasing keys then leave pages full, as in SQL Server), and for an insert
 //!   among the last quarter of a rightmost leaf, a split at the insert position (keys
-//!   arriving slightly out of order leave full pages too). Parents split the
+//!   arriving slightly out of order leave full pages too). Inside the tree, an insert in
+//!   the second half of a leaf whose next key (the entry above it, or past the last
+//!   entry the leaf's upper bound) is further above it than the leaf's first key is below
+//!   (sessions each appending to their own key range) splits at the insert position too:
+//!   the new entry alone moves to the new page, or the entries above it move and it
+//!   stays, so those leaves are left full as well (`smo::ascending_split_points`); random
+//!   keys practically never qualify and keep the most even split. Parents split the
 //!   same way, recursively (an internal split does carry its separator); a root split
 //!   makes a new root. Every page a split needs is allocated inside its system
 //!   transaction before anything changes, so running out of space leaves the tree

@@ -104,12 +104,74 @@ pub(super) fn edge_split_point(t: &Inner, n: usize, p: usize) -> Option<usize> {
     Some(p.min(n - slack).max(1))
 }
 
+/// Where a leaf may split for the insert of `rec` at slot `p` of its `n` entries, best
+/// first, when the new key continues an ascending run far below the next key (the entry
+/// at `p`, or past the last entry the leaf's upper bound). Past the last entry: the new
+/// entry alone moves to the new page. Below other entries (another run's first keys,
+/// typically): those entries move and the new one stays, if it fits there, else it
+/// moves with them. Either way the left page stays full. Sessions that each append to
+/// their own key range fill leaves inside the tree this way, as ever-increasing keys
+/// fill the rightmost leaf; a most-even split there leaves every page half empty for
+/// good, since no key ever comes back to it. Empty (the most even split) when the insert
+/// is in the first half of the page or the next key is near (see [`room_above`]).
+fn ascending_split_points(t: &Inner, path: &[Step], leaf: &Page, p: usize, rec: &[u8]) -> Result<Vec<usize>> {
+    let n = leaf.slot_count() as usize;
+    if p == 0 || p > n || 2 * p < n {
+        return Ok(Vec::new());
+    }
+    let key = split_entry(rec).map(|e| e.0).ok_or_else(|| damaged(leaf, "a new entry is malformed"))?;
+    let above = if p < n { Some(key_at(leaf, p as u16)?.to_vec()) } else { upper_of(t, path)? };
+    if !room_above(key_at(leaf, 0)?, key, above.as_deref()) {
+        return Ok(Vec::new());
+    }
+    // Indices into the entries with the new one at `p`: `k` keeps `[..k]` on the left.
+    Ok(if p < n { vec![p + 1, p] } else { vec![p] })
+}
+
+/// Is the room between `key` and the next key above it (`above`, None: no bound) larger
+/// than the span from the leaf's first key `first` to `key`? Compared as big-endian
+/// numbers over the first 8 bytes past the prefix common to `first` and `above` (which
+/// `key`, between them, shares). Random keys pass this only with a vanishing
+/// probability at the second half of a page: a gap between neighbours as wide as half
+/// the page's keys together.
+pub(super) fn room_above(first: &[u8], key: &[u8], above: Option<&[u8]>) -> bool {
+    let Some(above) = above else { return true };
+    let common = first.iter().zip(above).take_while(|(a, b)| a == b).count();
+    let num = |k: &[u8]| -> u64 {
+        let mut b = [0u8; 8];
+        let tail = k.get(common..).unwrap_or(&[]);
+        let n = tail.len().min(8);
+        b[..n].copy_from_slice(&tail[..n]);
+        u64::from_be_bytes(b)
+    };
+    let (f, k, u) = (num(first), num(key), num(above));
+    // Out of order only on damage (it is reported elsewhere): no preference then.
+    if !(f <= k && k <= u) {
+        return false;
+    }
+    u - k > k - f
+}
+
+/// The smallest separator above the leaf a descent `path` reached: the tightest bound
+/// of its key range, or None for the rightmost leaf (exclusive mode: the path is stable).
+fn upper_of(t: &Inner, path: &[Step]) -> Result<Option<Vec<u8>>> {
+    for (i, step) in path.iter().enumerate().rev() {
+        let level = (path.len() - i) as u8;
+        let p = t.read_page(step.page, level)?;
+        if step.slot + 1 < p.slot_count() {
+            return Ok(Some(key_at(&p, step.slot + 1)?.to_vec()));
+        }
+    }
+    Ok(None)
+}
+
 /// Where to split `seq` so that `seq[..k]` stays and `seq[k..]` moves to a new page:
-/// `preferred` when both halves fit there (see [`edge_split_point`]), else the most even
+/// the first of `preferred` where both halves fit (see [`edge_split_point`] and
+/// [`ascending_split_points`]), else the most even
 /// split by bytes where both halves fit. `None` when no single split makes both halves
 /// fit (possible only with very large entries: then the caller splits at the modified
 /// slot and retries).
-fn choose_split(seq: &Seq<'_>, internal: bool, preferred: Option<usize>) -> Result<Option<usize>> {
+fn choose_split(seq: &Seq<'_>, internal: bool, preferred: &[usize]) -> Result<Option<usize>> {
     let len = seq.len();
     if len < 2 {
         return Ok(None);
@@ -127,7 +189,7 @@ fn choose_split(seq: &Seq<'_>, internal: bool, preferred: Option<usize>) -> Resu
             Ok(0)
         }
     };
-    if let Some(k) = preferred.filter(|&k| k > 0 && k < len) {
+    for &k in preferred.iter().filter(|&&k| k > 0 && k < len) {
         let left: usize = sizes[..k].iter().sum();
         if left <= PAGE_CAPACITY && total - left - shrink(k)? <= PAGE_CAPACITY {
             return Ok(Some(k));
@@ -318,15 +380,20 @@ fn split(
 /// caller then descends again).
 fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<Option<PageId>> {
     let n = leaf.slot_count() as usize;
-    let preferred = match m {
-        Modify::Insert(p, _) if leaf.next().is_null() => edge_split_point(t, n, p as usize),
+    let rightmost = leaf.next().is_null();
+    let edge = match m {
+        Modify::Insert(p, _) if rightmost => edge_split_point(t, n, p as usize),
         _ => None,
+    };
+    let preferred = match m {
+        Modify::Insert(p, rec) if edge.is_none() => ascending_split_points(t, &path, &leaf, p as usize, rec)?,
+        _ => edge.into_iter().collect(),
     };
     // `j`: the first existing entry that moves to the new page; `goes_right`: whether the
     // pending change belongs to the new page (None: fallback split, it may fit neither).
     let (j, sep, goes_right) = {
         let seq = Seq::new(&leaf, m);
-        match choose_split(&seq, false, preferred)? {
+        match choose_split(&seq, false, &preferred)? {
             Some(k) => {
                 // seq[..k] stays; the pending entry at `p` is one of seq's entries.
                 let j = match m {
@@ -349,7 +416,7 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
     let mut spare = preallocate(t, &path, sep.len(), left_id)?;
     let right = spare.take(left_id)?;
     let right_id = split(t, &mut leaf, Modify::None, j, right)?;
-    if preferred.is_some() {
+    if edge.is_some() {
         t.edge_split_made();
     }
     drop(leaf);
@@ -501,8 +568,8 @@ fn insert_separator<'a>(
         let append = (pos == parent.slot_count() && parent.next().is_null()).then_some(pos as usize);
         let (k, new_sep) = {
             let seq = Seq::new(&parent, m);
-            let k =
-                choose_split(&seq, true, append)?.ok_or_else(|| damaged(&parent, "internal page cannot be split"))?;
+            let k = choose_split(&seq, true, append.as_slice())?
+                .ok_or_else(|| damaged(&parent, "internal page cannot be split"))?;
             (k, separator(&seq, k, true)?)
         };
         let r = spare.take(step.page)?;

@@ -391,6 +391,40 @@ fn near_append_inserts_split_the_last_leaf_at_the_insert_position() {
     }
 }
 
+/// Sessions that each append to their own key range (keys `(session, sequence)`) fill
+/// inner leaves at their end: a split there moves only the new entry, or the next
+/// range's first keys (the leaf's range has room above the new key), so the leaves stay
+/// full instead of half full (54% with most-even splits; the rest here is each range's
+/// last leaf and the next range's first keys). Random keys keep the most even split.
+#[test]
+fn appends_inside_the_tree_split_at_the_insert_position() {
+    const RANGES: u64 = 16;
+    let db = test_db(4096);
+    let t = BTree::create(&db, 13, 1, unique()).unwrap();
+    let n = 2_000u64;
+    for seq in 0..n {
+        for r in 0..RANGES {
+            t.insert(&((r << 40) | seq).to_be_bytes(), &[9u8; 100]).unwrap();
+        }
+    }
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, RANGES * n);
+    assert!(stats.leaf_fill() > 0.92, "leaves {:.0}% full on average", stats.leaf_fill() * 100.0);
+
+    // Random keys: the usual fill of random inserts (~70%), not full pages beside
+    // nearly empty ones.
+    let t = BTree::create(&db, 14, 1, unique()).unwrap();
+    let mut next = rng(11);
+    for _ in 0..20_000 {
+        match t.insert(&next().to_be_bytes(), &[9u8; 100]) {
+            Ok(_) | Err(StorageError::DuplicateKey) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let stats = t.check().unwrap();
+    assert!(stats.leaf_fill() > 0.6, "random keys: leaves {:.0}% full", stats.leaf_fill() * 100.0);
+}
+
 #[test]
 fn huge_entries_split_three_ways() {
     let db = test_db(512);
