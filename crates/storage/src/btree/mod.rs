@@ -87,6 +87,11 @@
 //! leaf is still latched, tells the descent to go again. DBCC's walk holds the escalation
 //! gate, which the shared-mode split only tries, so it sees one structure.
 //!
+//! Inserts, updates and deletes first try the insert hint, the leaf of the tree's last
+//! insert, and latch it only if it is free: sessions appending to key ranges of their
+//! own keep moving the hint to their own leaves, and a blocking latch there made each
+//! wait for another session's row operation only to find the leaf was not its own.
+//!
 //! A structure version, bumped by every exclusive section, lets scans move from one leaf
 //! to the next through the sibling link when nothing changed meanwhile, and re-seek from
 //! the last key seen when something did. Cursors hold no latch between calls.
@@ -1080,6 +1085,13 @@ impl Inner {
         Ok(g)
     }
 
+    /// [`Inner::write_page`] without waiting: `None` when another thread holds the latch.
+    fn try_write_page(&self, id: PageId, level: u8) -> Result<Option<PageWriteGuard<'_>>> {
+        let Some(g) = self.db.try_write(id)? else { return Ok(None) };
+        self.validate(&g, id, level)?;
+        Ok(Some(g))
+    }
+
     /// Applies a change through the database's page-change context. Before an op that
     /// may compact the page (which walks every slot entry), the whole page is checked,
     /// so a damaged page is reported instead of making the compaction index out of
@@ -1184,18 +1196,30 @@ impl Inner {
     }
 
     /// The leaf that must hold `key`, latched EX: the insert hint when it provably
-    /// covers `key`, else a descent (which then becomes the hint).
+    /// covers `key`, else a descent (which then becomes the hint). The hint is only
+    /// tried: sessions appending to ranges of their own keep moving it to their own
+    /// leaves, and waiting for another session's row operation there, only to find the
+    /// leaf is not ours, was most of the leaf latch waits at 16 sessions. When the hint
+    /// is the right leaf and busy, the descent waits for it instead.
     fn leaf_for_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
-        let h = self.hint.load(Acquire);
-        if h != 0 {
-            let g = self.write_page(unpack(h), 0)?;
-            if leaf_covers(&g, key)? {
-                return Ok(g);
-            }
+        if let Some(g) = self.hinted_leaf(key)? {
+            return Ok(g);
         }
         let g = self.descend_write(key)?;
         self.set_hint(g.page_id());
         Ok(g)
+    }
+
+    /// The insert hint latched EX, if it was free and provably covers `key`.
+    fn hinted_leaf(&self, key: &[u8]) -> Result<Option<PageWriteGuard<'_>>> {
+        let h = self.hint.load(Acquire);
+        if h == 0 {
+            return Ok(None);
+        }
+        match self.try_write_page(unpack(h), 0)? {
+            Some(g) if leaf_covers(&g, key)? => Ok(Some(g)),
+            _ => Ok(None),
+        }
     }
 
     /// [`Inner::leaf_for_write`] for a run: a descent also finds the leaf's upper bound
@@ -1203,12 +1227,8 @@ impl Inner {
     /// key can stay in it.
     fn leaf_for_run(&self, key: &[u8], upper: &mut Option<Vec<u8>>) -> Result<PageWriteGuard<'_>> {
         *upper = None;
-        let h = self.hint.load(Acquire);
-        if h != 0 {
-            let g = self.write_page(unpack(h), 0)?;
-            if leaf_covers(&g, key)? {
-                return Ok(g);
-            }
+        if let Some(g) = self.hinted_leaf(key)? {
+            return Ok(g);
         }
         let g = self.descend_write_bounded(key, Some(upper))?;
         self.set_hint(g.page_id());
