@@ -59,12 +59,12 @@
 //! Each tree has a tree latch (an `RwLock<()>`, SQL Server's
 //! ACCESS_METHODS_HOBT_VIRTUAL_ROOT latch class; waits on it are recorded under that
 //! class). Reads, and inserts/updates/deletes that fit in their leaf, take it shared:
-//! internal pages do not change while it is held shared, so a descent latches one page
-//! at a time (SH; the leaf EX for a change) without latch coupling. An operation that
-//! must change the structure (split, merge, a new or collapsed root) releases everything
-//! and retries under the exclusive tree latch. No page latch is ever held while waiting
-//! for the tree latch, and in shared mode no thread holds two page latches at once, so
-//! latch waits cannot form a cycle.
+//! internal pages change only by the splits below while it is held shared, so a descent
+//! latches one page at a time (SH; the leaf EX for a change) without latch coupling. An
+//! operation that must change the structure (split, merge, a new or collapsed root)
+//! releases everything and retries under the exclusive tree latch. No page latch is
+//! ever held while waiting for the tree latch, and in shared mode only a splitter holds
+//! two page latches at once (in the order below), so latch waits cannot form a cycle.
 //!
 //! Escalation goes through a gate (a mutex) and the structure version: a thread that
 //! found its leaf full at version `v` takes the gate, and only if the version is still
@@ -74,18 +74,26 @@
 //! exclusive latch when it fills, and each takes it in turn, blocking every reader,
 //! only to find the split already done.
 //!
-//! One structure change runs in shared mode: the split of the rightmost leaf for an
+//! Leaf splits that keep pages full under ascending keys run in shared mode when the
+//! leaf's parent has room (`smo::split_shared`): the split of the rightmost leaf for an
 //! insert past its last key or among its last few (the new entry, those above it and,
-//! while keys arrive late, a few below it move to a new right page) when its parent has
-//! room (`smo::append_split_shared`), so
-//! that sessions appending ever-increasing keys, slightly out of order as concurrent
-//! IDENTITY values arrive, do not drain the tree for each new last page. Only
-//! the rightmost path changes, and only under the rightmost leaf's EX latch, which the
-//! splitter holds while it latches the parent (leaf, then parent: no shared-mode thread
-//! holds a parent latch while it waits for a leaf). A descent that read a parent before
-//! such a split may reach the leaf it split off from; `shared_splits`, bumped while the
-//! leaf is still latched, tells the descent to go again. DBCC's walk holds the escalation
-//! gate, which the shared-mode split only tries, so it sees one structure.
+//! while keys arrive late, a few below it move to a new right page), and the split of a
+//! leaf inside the tree at the insert position for a key that continues an ascending run
+//! far below the next key (see "Structure changes"). So sessions appending
+//! ever-increasing keys, slightly out of order as concurrent IDENTITY values arrive, or
+//! each to a key range of its own, do not drain the tree for each new page. Such a split
+//! changes only the split leaf's range, under its EX latch, and its parent, which does
+//! not split in shared mode. The splitter latches the leaf, then its right neighbour
+//! (whose back link changes), then the parent: leaves left to right, then the parent,
+//! and no shared-mode thread holds a parent latch while it waits for a leaf, nor a leaf
+//! while it waits for the one on its left. A descent that read a parent before such a
+//! split may reach the leaf it split off from; `shared_splits`, bumped while the leaf is
+//! still latched, tells the descent to go again. A range walk that read the leaf or its
+//! neighbour before a split inside the tree would find their links changed;
+//! `relinks`, bumped while both are latched, tells it to re-seek instead (a split of the
+//! rightmost leaf changes no link a walk may still follow). DBCC's walk holds the SMO
+//! gate exclusive, which the shared-mode split only tries shared, so it sees one
+//! structure. Parent splits, root splits, merges and most-even splits still escalate.
 //!
 //! Inserts, updates and deletes first try the insert hint, the leaf of the tree's last
 //! insert, and latch it only if it is free: sessions appending to key ranges of their
@@ -111,7 +119,8 @@
 //! # Structure changes
 //!
 //! Each structure modification is a system transaction of its own, without row undo,
-//! under the exclusive tree latch; the user's entry is never written inside one.
+//! under the exclusive tree latch (the leaf splits of "Concurrency" under the shared
+//! one); the user's entry is never written inside one.
 //!
 //! - A leaf that cannot take an entry splits first; the insert (or growing update)
 //!   follows as an ordinary row operation on the leaf the split made room in. The split
@@ -229,13 +238,20 @@ pub(crate) struct Inner {
     first: AtomicU64,
     /// Bumped at the start of every exclusive section.
     version: AtomicU64,
-    /// Bumped by every append split made in shared mode, while the split leaf is still
+    /// Bumped by every split made in shared mode, while the split leaf is still
     /// latched: a shared-mode descent that read a parent before such a split may reach
     /// the leaf it split off from, so descents check it did not move (see
     /// "Concurrency").
     shared_splits: AtomicU64,
+    /// Bumped by every split made in shared mode inside the tree (not of the rightmost
+    /// leaf), while the split leaf and its right neighbour are still latched: it changes
+    /// sibling links a range walk may be about to follow, so walks re-seek instead.
+    relinks: AtomicU64,
     /// Serializes escalations to the exclusive tree latch (see "Concurrency").
     escalation: Mutex<()>,
+    /// Taken shared (tried) by splits in shared mode, exclusive by DBCC's walk, which
+    /// then sees one structure.
+    smo_gate: RwLock<()>,
     /// Leaf that took the last insert (packed page id, 0 = none). Always either 0 or a
     /// leaf of the current structure: shared-mode writers set it to the leaf they just
     /// reached, exclusive sections clear it on entry and set it to a valid leaf on exit.
@@ -832,7 +848,9 @@ impl Inner {
             first: AtomicU64::new(pack(first)),
             version: AtomicU64::new(0),
             shared_splits: AtomicU64::new(0),
+            relinks: AtomicU64::new(0),
             escalation: Mutex::new(()),
+            smo_gate: RwLock::new(()),
             hint: AtomicU64::new(0),
             edge_disorder: AtomicU32::new(0),
             late_splits: AtomicU32::new(0),
@@ -1146,7 +1164,7 @@ impl Inner {
     /// bound on the way: the nearest separator above the path (None: no bound, the
     /// rightmost leaf). It holds while the leaf stays latched under the shared tree
     /// latch: separators change only in exclusive mode, and a shared-mode split only
-    /// narrows the rightmost leaf, under that leaf's latch.
+    /// narrows the leaf it splits, under that leaf's latch.
     fn descend_write_bounded(&self, key: &[u8], mut upper: Option<&mut Option<Vec<u8>>>) -> Result<PageWriteGuard<'_>> {
         loop {
             let splits = self.shared_splits.load(Acquire);
@@ -1258,7 +1276,7 @@ impl Inner {
                     }
                     return self.insert_row_op(leaf, slot, key, &rec).map(drop);
                 }
-                if rightmost && smo::append_split_shared(self, leaf, key, slot)? {
+                if smo::split_shared(self, leaf, key, &rec, slot)? {
                     // The rightmost leaf split without the exclusive tree latch: the key
                     // now belongs to the new right page.
                     continue;
@@ -1328,7 +1346,7 @@ impl Inner {
                     }
                     return Ok(n);
                 }
-                if rightmost && smo::append_split_shared(self, leaf, key, slot).map_err(|e| (0, e))? {
+                if smo::split_shared(self, leaf, key, rec, slot).map_err(|e| (0, e))? {
                     continue;
                 }
                 self.version()
