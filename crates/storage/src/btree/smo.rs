@@ -516,7 +516,7 @@ pub(super) fn split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], 
         let seq = Seq::new(&leaf, Modify::Insert(slot, rec));
         let Some(k) = choose_split(&seq, false, &preferred, true)? else { return Ok(false) };
         // `j`: the first existing entry that moves.
-        let j = if (slot as usize) < k { k - 1 } else { k } as u16;
+        let j = (if (slot as usize) < k { k - 1 } else { k }) as u16;
         // Each moved entry is logged as an insert into the new page.
         let mut moved_log = 0u64;
         for s in j..n {
