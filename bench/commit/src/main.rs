@@ -23,10 +23,13 @@
 //!    Reported: redo seconds and MB/s of log replayed, and the whole open (analysis, redo,
 //!    undo and the internal checkpoint that writes the redone pages).
 //!
-//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints|delayed]
+//! Usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints|delayed|bulk]
 //!        [--threads N] [--no-sqlite]
-//! `--only delayed` runs only the delayed-durability commit cases, `--threads N` only the
-//! commit cases with N threads, and `--no-sqlite` leaves SQLite out (for profiling one case). Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
+//! `--only delayed` runs only the delayed-durability commit cases, `--only bulk` only the
+//! 1000-row ones, `--threads N` only the commit cases with N threads, and `--no-sqlite`
+//! leaves SQLite out (for profiling one case). Each commit case also reports on stderr the
+//! page splits it made per 1000 rows, and the end the table's leaf pages and fill.
+//! Defaults: 3 s per commit run, 1 GB, a fresh directory under the system temp directory
 //! (removed at the end). `--quick` is a smoke run: 0.3 s runs and 64 MB.
 
 /// The allocator the `mesquite` binary runs on (docs/architecture.md, "Memory allocator").
@@ -69,7 +72,7 @@ fn parse_args() -> Args {
     };
     let usage = || -> ! {
         eprintln!(
-            "usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints] \
+            "usage: bench-commit [--quick] [--seconds S] [--gb G] [--dir DIR] [--only commits|checkpoints|delayed|bulk] \
              [--threads N] [--no-sqlite]"
         );
         std::process::exit(2)
@@ -95,7 +98,7 @@ fn parse_args() -> Args {
             "--only" => {
                 a.only = Some(
                     it.next()
-                        .filter(|v| v == "commits" || v == "checkpoints" || v == "delayed")
+                        .filter(|v| v == "commits" || v == "checkpoints" || v == "delayed" || v == "bulk")
                         .unwrap_or_else(|| usage()),
                 )
             }
@@ -327,15 +330,26 @@ fn commits(dir: &Path, args: &Args) -> Vec<(String, RunResult, RunResult, RunRes
     ];
     for (label, threads, rows, delayed) in cases {
         run += 1;
-        if args.threads.is_some_and(|n| n != threads) || (args.only.as_deref() == Some("delayed") && !delayed) {
+        if args.threads.is_some_and(|n| n != threads)
+            || (args.only.as_deref() == Some("delayed") && !delayed)
+            || (args.only.as_deref() == Some("bulk") && rows == 1)
+        {
             continue;
         }
+        let splits = diag::counters().page_splits.get();
         let ours = run_ours(&db, &tree, run, threads, rows, delayed, secs);
+        let splits = diag::counters().page_splits.get() - splits;
         let none = RunResult { threads, txns: 0, secs, flushes: None, writelog_us: None, cpu: None };
         let sq_full = if args.sqlite { run_sqlite(&full, "FULL", run, threads, rows, secs) } else { none };
         let sq_off = if args.sqlite { run_sqlite(&off, "OFF", run, threads, rows, secs) } else { none };
-        eprintln!("  done: {label}, {threads} threads");
+        eprintln!(
+            "  done: {label}, {threads} threads ({:.1} page splits per 1000 rows)",
+            splits as f64 * 1000.0 / (ours.txns.max(1) * rows as u64) as f64
+        );
         out.push((label.to_string(), ours, sq_full, sq_off));
+    }
+    if let Ok(stats) = tree.check() {
+        eprintln!("  table: {} leaf pages, {:.0}% full", stats.leaf_pages, stats.leaf_fill() * 100.0);
     }
     drop(tree);
     db.close().expect("close the commit database");

@@ -451,6 +451,27 @@ impl BufferPool {
         self.write_inner(db, id, false)
     }
 
+    /// Latches a page EX only if no other thread holds its latch: `None` instead of a
+    /// wait, for a caller that has another way (a B-tree descent instead of its insert
+    /// hint, which other sessions may be holding for their own inserts).
+    pub fn try_write(&self, db: u16, id: PageId) -> Result<Option<PageWriteGuard<'_>>> {
+        let (fi, new) = self.pin(db, id, false)?;
+        if let Some(mut w) = new {
+            if let Err(e) = self.fill(db, id, fi, false, &mut w) {
+                drop(w);
+                self.unpin(fi);
+                return Err(e);
+            }
+            return Ok(Some(PageWriteGuard { pool: self, fi, db, id, guard: Some(w) }));
+        }
+        let Some(g) = self.frames[fi as usize].latch.try_write() else {
+            self.unpin(fi);
+            return Ok(None);
+        };
+        let g = self.still_valid(fi, db, id, g)?;
+        Ok(Some(PageWriteGuard { pool: self, fi, db, id, guard: Some(g) }))
+    }
+
     /// Latches a newly allocated page EX without reading it from disk: its old content
     /// is meaningless and the caller formats it.
     pub fn write_fresh(&self, db: u16, id: PageId) -> Result<PageWriteGuard<'_>> {

@@ -328,6 +328,11 @@ impl Database {
         self.pool.write(self.id, id)
     }
 
+    /// [`Database::write`] without waiting: `None` when the latch is held.
+    pub fn try_write(&self, id: PageId) -> Result<Option<PageWriteGuard<'_>>> {
+        self.pool.try_write(self.id, id)
+    }
+
     pub fn update(&self, id: PageId) -> Result<PageUpdateGuard<'_>> {
         self.pool.update(self.id, id)
     }

@@ -243,3 +243,28 @@ fn concurrent_latching_loses_no_update() {
     let total: u64 = (0..PAGES).map(|n| get(&pool, n).unwrap()).sum();
     assert_eq!(total, expected);
 }
+
+/// `try_write` latches a free page (resident or not), returns `None` while another
+/// guard holds the page, and leaves no pin behind either way (the page can be evicted
+/// afterwards, so every change survives a small pool).
+#[test]
+fn try_write_never_waits() {
+    let fs = MemFs::new();
+    let pool = BufferPool::new(16);
+    pool.attach(DB, files(&fs, 100), Arc::new(NoWal));
+    put(&pool, 3, 30, 1);
+    {
+        let held = pool.read(DB, PageId::new(1, 3)).unwrap();
+        assert!(pool.try_write(DB, PageId::new(1, 3)).unwrap().is_none(), "SH latch held");
+        drop(held);
+    }
+    let mut g = pool.try_write(DB, PageId::new(1, 3)).unwrap().expect("free page");
+    apply(g.page_mut(), PageId::new(1, 3), &PageOp::ReplaceSlot { slot: 0, record: &31u64.to_le_bytes() }).unwrap();
+    g.mark_dirty(2);
+    drop(g);
+    for n in 10..60 {
+        put(&pool, n, n as u64, n as u64);
+    }
+    assert!(!pool.is_resident(DB, PageId::new(1, 3)), "a pin was left behind");
+    assert_eq!(get(&pool, 3).unwrap(), 31);
+}

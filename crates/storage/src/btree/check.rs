@@ -59,9 +59,9 @@ fn bad(t: &Inner, id: PageId, detail: impl Into<String>) -> StorageError {
 }
 
 pub(super) fn check(t: &Inner) -> Result<TreeStats> {
-    // The escalation gate keeps append splits from running in shared mode meanwhile
-    // (they only try it), so the walk sees one structure.
-    let _gate = t.escalation.lock();
+    // The SMO gate keeps splits from running in shared mode meanwhile (they only try
+    // it), so the walk sees one structure.
+    let _gate = t.smo_gate.write();
     let _g = t.shared();
     let root = t.root_id();
     let root_level = t.root_level();

@@ -59,12 +59,12 @@
 //! Each tree has a tree latch (an `RwLock<()>`, SQL Server's
 //! ACCESS_METHODS_HOBT_VIRTUAL_ROOT latch class; waits on it are recorded under that
 //! class). Reads, and inserts/updates/deletes that fit in their leaf, take it shared:
-//! internal pages do not change while it is held shared, so a descent latches one page
-//! at a time (SH; the leaf EX for a change) without latch coupling. An operation that
-//! must change the structure (split, merge, a new or collapsed root) releases everything
-//! and retries under the exclusive tree latch. No page latch is ever held while waiting
-//! for the tree latch, and in shared mode no thread holds two page latches at once, so
-//! latch waits cannot form a cycle.
+//! internal pages change only by the splits below while it is held shared, so a descent
+//! latches one page at a time (SH; the leaf EX for a change) without latch coupling. An
+//! operation that must change the structure (split, merge, a new or collapsed root)
+//! releases everything and retries under the exclusive tree latch. No page latch is
+//! ever held while waiting for the tree latch, and in shared mode only a splitter holds
+//! two page latches at once (in the order below), so latch waits cannot form a cycle.
 //!
 //! Escalation goes through a gate (a mutex) and the structure version: a thread that
 //! found its leaf full at version `v` takes the gate, and only if the version is still
@@ -74,18 +74,31 @@
 //! exclusive latch when it fills, and each takes it in turn, blocking every reader,
 //! only to find the split already done.
 //!
-//! One structure change runs in shared mode: the split of the rightmost leaf for an
+//! Leaf splits that keep pages full under ascending keys run in shared mode when the
+//! leaf's parent has room (`smo::split_shared`): the split of the rightmost leaf for an
 //! insert past its last key or among its last few (the new entry, those above it and,
-//! while keys arrive late, a few below it move to a new right page) when its parent has
-//! room (`smo::append_split_shared`), so
-//! that sessions appending ever-increasing keys, slightly out of order as concurrent
-//! IDENTITY values arrive, do not drain the tree for each new last page. Only
-//! the rightmost path changes, and only under the rightmost leaf's EX latch, which the
-//! splitter holds while it latches the parent (leaf, then parent: no shared-mode thread
-//! holds a parent latch while it waits for a leaf). A descent that read a parent before
-//! such a split may reach the leaf it split off from; `shared_splits`, bumped while the
-//! leaf is still latched, tells the descent to go again. DBCC's walk holds the escalation
-//! gate, which the shared-mode split only tries, so it sees one structure.
+//! while keys arrive late, a few below it move to a new right page), and the split of a
+//! leaf inside the tree at the insert position for a key that continues an ascending run
+//! far below the next key (see "Structure changes"). So sessions appending
+//! ever-increasing keys, slightly out of order as concurrent IDENTITY values arrive, or
+//! each to a key range of its own, do not drain the tree for each new page. Such a split
+//! changes only the split leaf's range, under its EX latch, and its parent, which does
+//! not split in shared mode. The splitter latches the leaf, then its right neighbour
+//! (whose back link changes), then the parent: leaves left to right, then the parent,
+//! and no shared-mode thread holds a parent latch while it waits for a leaf, nor a leaf
+//! while it waits for the one on its left. A descent that read a parent before such a
+//! split may reach the leaf it split off from; `shared_splits`, bumped while the leaf is
+//! still latched, tells the descent to go again. A range walk that read the leaf or its
+//! neighbour before a split inside the tree would find their links changed;
+//! `relinks`, bumped while both are latched, tells it to re-seek instead (a split of the
+//! rightmost leaf changes no link a walk may still follow). DBCC's walk holds the SMO
+//! gate exclusive, which the shared-mode split only tries shared, so it sees one
+//! structure. Parent splits, root splits, merges and most-even splits still escalate.
+//!
+//! Inserts, updates and deletes first try the insert hint, the leaf of the tree's last
+//! insert, and latch it only if it is free: sessions appending to key ranges of their
+//! own keep moving the hint to their own leaves, and a blocking latch there made each
+//! wait for another session's row operation only to find the leaf was not its own.
 //!
 //! A structure version, bumped by every exclusive section, lets scans move from one leaf
 //! to the next through the sibling link when nothing changed meanwhile, and re-seek from
@@ -106,7 +119,8 @@
 //! # Structure changes
 //!
 //! Each structure modification is a system transaction of its own, without row undo,
-//! under the exclusive tree latch; the user's entry is never written inside one.
+//! under the exclusive tree latch (the leaf splits of "Concurrency" under the shared
+//! one); the user's entry is never written inside one.
 //!
 //! - A leaf that cannot take an entry splits first; the insert (or growing update)
 //!   follows as an ordinary row operation on the leaf the split made room in. The split
@@ -115,7 +129,13 @@
 //!   page whose separator is the new key's shortest prefix above the left page's last key
 //!   (ever-increasing keys then leave pages full, as in SQL Server), and for an insert
 //!   among the last quarter of a rightmost leaf, a split at the insert position (keys
-//!   arriving slightly out of order leave full pages too). Parents split the
+//!   arriving slightly out of order leave full pages too). Inside the tree, an insert in
+//!   the second half of a leaf whose next key (the entry above it, or past the last
+//!   entry the leaf's upper bound) is further above it than the leaf's first key is below
+//!   (sessions each appending to their own key range) splits at the insert position too:
+//!   the new entry alone moves to the new page, or the entries above it move and it
+//!   stays, so those leaves are left full as well (`smo::ascending_split_points`); random
+//!   keys practically never qualify and keep the most even split. Parents split the
 //!   same way, recursively (an internal split does carry its separator); a root split
 //!   makes a new root. Every page a split needs is allocated inside its system
 //!   transaction before anything changes, so running out of space leaves the tree
@@ -218,13 +238,20 @@ pub(crate) struct Inner {
     first: AtomicU64,
     /// Bumped at the start of every exclusive section.
     version: AtomicU64,
-    /// Bumped by every append split made in shared mode, while the split leaf is still
+    /// Bumped by every split made in shared mode, while the split leaf is still
     /// latched: a shared-mode descent that read a parent before such a split may reach
     /// the leaf it split off from, so descents check it did not move (see
     /// "Concurrency").
     shared_splits: AtomicU64,
+    /// Bumped by every split made in shared mode inside the tree (not of the rightmost
+    /// leaf), while the split leaf and its right neighbour are still latched: it changes
+    /// sibling links a range walk may be about to follow, so walks re-seek instead.
+    relinks: AtomicU64,
     /// Serializes escalations to the exclusive tree latch (see "Concurrency").
     escalation: Mutex<()>,
+    /// Taken shared (tried) by splits in shared mode, exclusive by DBCC's walk, which
+    /// then sees one structure.
+    smo_gate: RwLock<()>,
     /// Leaf that took the last insert (packed page id, 0 = none). Always either 0 or a
     /// leaf of the current structure: shared-mode writers set it to the leaf they just
     /// reached, exclusive sections clear it on entry and set it to a valid leaf on exit.
@@ -821,7 +848,9 @@ impl Inner {
             first: AtomicU64::new(pack(first)),
             version: AtomicU64::new(0),
             shared_splits: AtomicU64::new(0),
+            relinks: AtomicU64::new(0),
             escalation: Mutex::new(()),
+            smo_gate: RwLock::new(()),
             hint: AtomicU64::new(0),
             edge_disorder: AtomicU32::new(0),
             late_splits: AtomicU32::new(0),
@@ -1074,6 +1103,13 @@ impl Inner {
         Ok(g)
     }
 
+    /// [`Inner::write_page`] without waiting: `None` when another thread holds the latch.
+    fn try_write_page(&self, id: PageId, level: u8) -> Result<Option<PageWriteGuard<'_>>> {
+        let Some(g) = self.db.try_write(id)? else { return Ok(None) };
+        self.validate(&g, id, level)?;
+        Ok(Some(g))
+    }
+
     /// Applies a change through the database's page-change context. Before an op that
     /// may compact the page (which walks every slot entry), the whole page is checked,
     /// so a damaged page is reported instead of making the compaction index out of
@@ -1128,7 +1164,7 @@ impl Inner {
     /// bound on the way: the nearest separator above the path (None: no bound, the
     /// rightmost leaf). It holds while the leaf stays latched under the shared tree
     /// latch: separators change only in exclusive mode, and a shared-mode split only
-    /// narrows the rightmost leaf, under that leaf's latch.
+    /// narrows the leaf it splits, under that leaf's latch.
     fn descend_write_bounded(&self, key: &[u8], mut upper: Option<&mut Option<Vec<u8>>>) -> Result<PageWriteGuard<'_>> {
         loop {
             let splits = self.shared_splits.load(Acquire);
@@ -1178,18 +1214,30 @@ impl Inner {
     }
 
     /// The leaf that must hold `key`, latched EX: the insert hint when it provably
-    /// covers `key`, else a descent (which then becomes the hint).
+    /// covers `key`, else a descent (which then becomes the hint). The hint is only
+    /// tried: sessions appending to ranges of their own keep moving it to their own
+    /// leaves, and waiting for another session's row operation there, only to find the
+    /// leaf is not ours, was most of the leaf latch waits at 16 sessions. When the hint
+    /// is the right leaf and busy, the descent waits for it instead.
     fn leaf_for_write(&self, key: &[u8]) -> Result<PageWriteGuard<'_>> {
-        let h = self.hint.load(Acquire);
-        if h != 0 {
-            let g = self.write_page(unpack(h), 0)?;
-            if leaf_covers(&g, key)? {
-                return Ok(g);
-            }
+        if let Some(g) = self.hinted_leaf(key)? {
+            return Ok(g);
         }
         let g = self.descend_write(key)?;
         self.set_hint(g.page_id());
         Ok(g)
+    }
+
+    /// The insert hint latched EX, if it was free and provably covers `key`.
+    fn hinted_leaf(&self, key: &[u8]) -> Result<Option<PageWriteGuard<'_>>> {
+        let h = self.hint.load(Acquire);
+        if h == 0 {
+            return Ok(None);
+        }
+        match self.try_write_page(unpack(h), 0)? {
+            Some(g) if leaf_covers(&g, key)? => Ok(Some(g)),
+            _ => Ok(None),
+        }
     }
 
     /// [`Inner::leaf_for_write`] for a run: a descent also finds the leaf's upper bound
@@ -1197,12 +1245,8 @@ impl Inner {
     /// key can stay in it.
     fn leaf_for_run(&self, key: &[u8], upper: &mut Option<Vec<u8>>) -> Result<PageWriteGuard<'_>> {
         *upper = None;
-        let h = self.hint.load(Acquire);
-        if h != 0 {
-            let g = self.write_page(unpack(h), 0)?;
-            if leaf_covers(&g, key)? {
-                return Ok(g);
-            }
+        if let Some(g) = self.hinted_leaf(key)? {
+            return Ok(g);
         }
         let g = self.descend_write_bounded(key, Some(upper))?;
         self.set_hint(g.page_id());
@@ -1232,7 +1276,7 @@ impl Inner {
                     }
                     return self.insert_row_op(leaf, slot, key, &rec).map(drop);
                 }
-                if rightmost && smo::append_split_shared(self, leaf, key, slot)? {
+                if smo::split_shared(self, leaf, key, &rec, slot)? {
                     // The rightmost leaf split without the exclusive tree latch: the key
                     // now belongs to the new right page.
                     continue;
@@ -1302,7 +1346,7 @@ impl Inner {
                     }
                     return Ok(n);
                 }
-                if rightmost && smo::append_split_shared(self, leaf, key, slot).map_err(|e| (0, e))? {
+                if smo::split_shared(self, leaf, key, rec, slot).map_err(|e| (0, e))? {
                     continue;
                 }
                 self.version()

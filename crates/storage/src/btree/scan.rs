@@ -3,8 +3,10 @@
 //!
 //! A walk latches one leaf at a time (SH). To go on, it follows the sibling link if the
 //! tree's structure version is unchanged since it read the leaf (no split or merge can
-//! have moved or freed the next page), and otherwise re-seeks from the root with the
-//! last key of the leaf it left as an exclusive bound. Following a link checks that the
+//! have moved or freed the next page) and no split inside the tree was made in shared
+//! mode meanwhile (`relinks`, checked again once the next leaf is latched: such a split
+//! changes the links between the leaf and its right neighbour), and otherwise re-seeks
+//! from the root with the last key of the leaf it left as an exclusive bound. Following a link checks that the
 //! next leaf points back and that its keys continue in order, so damaged links yield
 //! `Corrupt` instead of a loop.
 
@@ -29,6 +31,8 @@ pub(super) struct Walk {
     cur: PageId,
     next: PageId,
     version: u64,
+    /// The tree's `relinks` before the leaf left behind was latched.
+    relinks: u64,
 }
 
 impl Walk {
@@ -42,6 +46,7 @@ impl Walk {
             cur: PageId::NULL,
             next: PageId::NULL,
             version: 0,
+            relinks: 0,
         }
     }
 }
@@ -94,9 +99,17 @@ impl Inner {
             return Ok(None);
         }
         let version = self.version.load(Acquire);
-        let follow = w.started && version == w.version && !w.next.is_null();
-        let (leaf, start, end) = if follow {
+        let relinks = self.relinks.load(Acquire);
+        let mut next = None;
+        if w.started && version == w.version && relinks == w.relinks && !w.next.is_null() {
             let leaf = self.read_page(w.next, 0)?;
+            // A split in shared mode may have changed the links of the leaf left behind
+            // or of this one since the walk read the former: re-seek then.
+            if self.relinks.load(Acquire) == relinks {
+                next = Some(leaf);
+            }
+        }
+        let (leaf, start, end) = if let Some(leaf) = next {
             let n = leaf.slot_count();
             let back = if w.reverse { leaf.next() } else { leaf.prev() };
             if back != w.cur {
@@ -105,7 +118,7 @@ impl Inner {
             if n == 0 {
                 // An empty leaf below the root is valid (an append split whose insert a
                 // crash cut off, see `smo`): nothing to return, go on past it.
-                return self.finish_step(w, version, leaf, 0, 0).map(Some);
+                return self.finish_step(w, (version, relinks), leaf, 0, 0).map(Some);
             }
             let k = key_at(&leaf, if w.reverse { n - 1 } else { 0 })?;
             if w.has_edge && (if w.reverse { k >= &w.edge[..] } else { k <= &w.edge[..] }) {
@@ -156,16 +169,17 @@ impl Inner {
             w.edge = edge;
             r?
         };
-        self.finish_step(w, version, leaf, start, end).map(Some)
+        self.finish_step(w, (version, relinks), leaf, start, end).map(Some)
     }
 
-    /// Records where a walk is after reading `leaf` (entries `start..end` of it). An
-    /// empty leaf leaves the edge of the last non-empty one, so a re-seek resumes past
-    /// everything returned so far.
+    /// Records where a walk is after reading `leaf` (entries `start..end` of it), with
+    /// the structure version and `relinks` read before it was latched. An empty leaf
+    /// leaves the edge of the last non-empty one, so a re-seek resumes past everything
+    /// returned so far.
     fn finish_step<'a>(
         &'a self,
         w: &mut Walk,
-        version: u64,
+        (version, relinks): (u64, u64),
         leaf: PageReadGuard<'a>,
         start: u16,
         end: u16,
@@ -175,6 +189,7 @@ impl Inner {
         let start = start.min(end);
         w.started = true;
         w.version = version;
+        w.relinks = relinks;
         w.cur = leaf.page_id();
         if n > 0 {
             w.edge.clear();

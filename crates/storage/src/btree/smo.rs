@@ -1,7 +1,8 @@
-//! Structure modifications: splits, merges, new and collapsed roots. Everything here runs
-//! under the exclusive tree latch, so nothing else moves in the tree: a recorded path
-//! stays valid, and page latches are taken only to satisfy the buffer pool (the lazy
-//! writer may still hold one SH latch briefly, never while waiting for another).
+//! Structure modifications: splits, merges, new and collapsed roots. Everything here
+//! except [`split_shared`] (see there) runs under the exclusive tree latch, so nothing
+//! else moves in the tree: a recorded path stays valid, and page latches are taken only
+//! to satisfy the buffer pool (the lazy writer may still hold one SH latch briefly,
+//! never while waiting for another).
 //!
 //! Each structure modification is a system transaction of its own without row undo
 //! ([`Inner::smo`]); the user's entry is never written inside one. An insert or growing
@@ -104,12 +105,80 @@ pub(super) fn edge_split_point(t: &Inner, n: usize, p: usize) -> Option<usize> {
     Some(p.min(n - slack).max(1))
 }
 
+/// Where a leaf may split for the insert of `rec` at slot `p` of its `n` entries, best
+/// first, when the new key continues an ascending run far below the next key (the entry
+/// at `p`, or past the last entry `upper()`: the leaf's upper bound, or any key of the
+/// next leaf). Past the last entry: the new
+/// entry alone moves to the new page. Below other entries (another run's first keys,
+/// typically): those entries move and the new one stays, if it fits there, else it
+/// moves with them. Either way the left page stays full. Sessions that each append to
+/// their own key range fill leaves inside the tree this way, as ever-increasing keys
+/// fill the rightmost leaf; a most-even split there leaves every page half empty for
+/// good, since no key ever comes back to it. Empty (the most even split) when the insert
+/// is in the first half of the page or the next key is near (see [`room_above`]).
+fn ascending_split_points(
+    leaf: &Page,
+    p: usize,
+    rec: &[u8],
+    upper: impl FnOnce() -> Result<Option<Vec<u8>>>,
+) -> Result<Vec<usize>> {
+    let n = leaf.slot_count() as usize;
+    if p == 0 || p > n || 2 * p < n {
+        return Ok(Vec::new());
+    }
+    let key = split_entry(rec).map(|e| e.0).ok_or_else(|| damaged(leaf, "a new entry is malformed"))?;
+    let above = if p < n { Some(key_at(leaf, p as u16)?.to_vec()) } else { upper()? };
+    if !room_above(key_at(leaf, 0)?, key, above.as_deref()) {
+        return Ok(Vec::new());
+    }
+    // Indices into the entries with the new one at `p`: `k` keeps `[..k]` on the left.
+    Ok(if p < n { vec![p + 1, p] } else { vec![p] })
+}
+
+/// Is the room between `key` and the next key above it (`above`, None: no bound) larger
+/// than the span from the leaf's first key `first` to `key`? Compared as big-endian
+/// numbers over the first 8 bytes past the prefix common to `first` and `above` (which
+/// `key`, between them, shares). Random keys pass this only with a vanishing
+/// probability at the second half of a page: a gap between neighbours as wide as half
+/// the page's keys together.
+pub(super) fn room_above(first: &[u8], key: &[u8], above: Option<&[u8]>) -> bool {
+    let Some(above) = above else { return true };
+    let common = first.iter().zip(above).take_while(|(a, b)| a == b).count();
+    let num = |k: &[u8]| -> u64 {
+        let mut b = [0u8; 8];
+        let tail = k.get(common..).unwrap_or(&[]);
+        let n = tail.len().min(8);
+        b[..n].copy_from_slice(&tail[..n]);
+        u64::from_be_bytes(b)
+    };
+    let (f, k, u) = (num(first), num(key), num(above));
+    // Out of order only on damage (it is reported elsewhere): no preference then.
+    if !(f <= k && k <= u) {
+        return false;
+    }
+    u - k > k - f
+}
+
+/// The smallest separator above the leaf a descent `path` reached: the tightest bound
+/// of its key range, or None for the rightmost leaf (exclusive mode: the path is stable).
+fn upper_of(t: &Inner, path: &[Step]) -> Result<Option<Vec<u8>>> {
+    for (i, step) in path.iter().enumerate().rev() {
+        let level = (path.len() - i) as u8;
+        let p = t.read_page(step.page, level)?;
+        if step.slot + 1 < p.slot_count() {
+            return Ok(Some(key_at(&p, step.slot + 1)?.to_vec()));
+        }
+    }
+    Ok(None)
+}
+
 /// Where to split `seq` so that `seq[..k]` stays and `seq[k..]` moves to a new page:
-/// `preferred` when both halves fit there (see [`edge_split_point`]), else the most even
-/// split by bytes where both halves fit. `None` when no single split makes both halves
-/// fit (possible only with very large entries: then the caller splits at the modified
-/// slot and retries).
-fn choose_split(seq: &Seq<'_>, internal: bool, preferred: Option<usize>) -> Result<Option<usize>> {
+/// the first of `preferred` where both halves fit (see [`edge_split_point`] and
+/// [`ascending_split_points`]), else (unless `preferred_only`) the most even split by
+/// bytes where both halves fit. `None` when no such split makes both halves fit (without
+/// `preferred_only`, possible only with very large entries: then the caller splits at
+/// the modified slot and retries).
+fn choose_split(seq: &Seq<'_>, internal: bool, preferred: &[usize], preferred_only: bool) -> Result<Option<usize>> {
     let len = seq.len();
     if len < 2 {
         return Ok(None);
@@ -127,11 +196,14 @@ fn choose_split(seq: &Seq<'_>, internal: bool, preferred: Option<usize>) -> Resu
             Ok(0)
         }
     };
-    if let Some(k) = preferred.filter(|&k| k > 0 && k < len) {
+    for &k in preferred.iter().filter(|&&k| k > 0 && k < len) {
         let left: usize = sizes[..k].iter().sum();
         if left <= PAGE_CAPACITY && total - left - shrink(k)? <= PAGE_CAPACITY {
             return Ok(Some(k));
         }
+    }
+    if preferred_only {
+        return Ok(None);
     }
     let mut best: Option<(usize, usize)> = None;
     let mut left = 0usize;
@@ -239,20 +311,28 @@ fn preallocate<'a>(t: &'a Inner, path: &[Step], sep_len: usize, leaf: PageId) ->
 /// caller inserts the separator into the parent. Leaves are split with `Modify::None`
 /// (the user's entry is a row operation of its own); `m` carries the separator an
 /// internal page takes.
-fn split(
-    t: &Inner,
+fn split<'a>(
+    t: &'a Inner,
     page: &mut PageWriteGuard<'_>,
     m: Modify<'_>,
     k: usize,
     mut right: PageWriteGuard<'_>,
+    next: Option<&mut PageWriteGuard<'a>>,
 ) -> Result<PageId> {
     let level = page.level();
     let internal = level > 0;
     let left_id = page.page_id();
     let right_id = right.page_id();
     let old_next = page.next();
-    // Latch (and validate) the old neighbour before changing anything.
-    let mut neighbour = if old_next.is_null() { None } else { Some(t.write_page(old_next, level)?) };
+    // Latch (and validate) the old neighbour before changing anything, unless the caller
+    // holds it already (a split in shared mode latches it before the parent).
+    let mut own = None;
+    let mut neighbour = match next {
+        Some(nb) if nb.page_id() == old_next => Some(nb),
+        Some(nb) => return Err(damaged(nb, format!("it is not the next page of ({left_id})"))),
+        None if old_next.is_null() => None,
+        None => Some(own.insert(t.write_page(old_next, level)?)),
+    };
     if let Some(nb) = &neighbour {
         if nb.prev() != left_id {
             return Err(damaged(nb, format!("its previous-page link does not point back to ({left_id})")));
@@ -318,15 +398,22 @@ fn split(
 /// caller then descends again).
 fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: Modify<'_>) -> Result<Option<PageId>> {
     let n = leaf.slot_count() as usize;
-    let preferred = match m {
-        Modify::Insert(p, _) if leaf.next().is_null() => edge_split_point(t, n, p as usize),
+    let rightmost = leaf.next().is_null();
+    let edge = match m {
+        Modify::Insert(p, _) if rightmost => edge_split_point(t, n, p as usize),
         _ => None,
+    };
+    let preferred = match m {
+        Modify::Insert(p, rec) if edge.is_none() => {
+            ascending_split_points(&leaf, p as usize, rec, || upper_of(t, &path))?
+        }
+        _ => edge.into_iter().collect(),
     };
     // `j`: the first existing entry that moves to the new page; `goes_right`: whether the
     // pending change belongs to the new page (None: fallback split, it may fit neither).
     let (j, sep, goes_right) = {
         let seq = Seq::new(&leaf, m);
-        match choose_split(&seq, false, preferred)? {
+        match choose_split(&seq, false, &preferred, false)? {
             Some(k) => {
                 // seq[..k] stays; the pending entry at `p` is one of seq's entries.
                 let j = match m {
@@ -348,8 +435,8 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
     let left_id = leaf.page_id();
     let mut spare = preallocate(t, &path, sep.len(), left_id)?;
     let right = spare.take(left_id)?;
-    let right_id = split(t, &mut leaf, Modify::None, j, right)?;
-    if preferred.is_some() {
+    let right_id = split(t, &mut leaf, Modify::None, j, right, None)?;
+    if edge.is_some() {
         t.edge_split_made();
     }
     drop(leaf);
@@ -358,60 +445,88 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
     Ok(goes_right.map(|r| if r { right_id } else { left_id }))
 }
 
-/// Log reserved for an append split made in shared mode: its records (allocation,
-/// the new page's format and links, the old leaf's link, the parent's separator, the end
-/// record) with a full page image for each page changed first since it was last written.
-const SHARED_SPLIT_LOG_RESERVE: u64 = 10 * (crate::page::PAGE_SIZE as u64 + 256);
+/// Log reserved for a split made in shared mode: its records (allocation, the new page's
+/// format and links, the old leaf's link, its right neighbour's link, the parent's
+/// separator, the end record) with a full page image for each page changed first since
+/// it was last written.
+const SHARED_SPLIT_LOG_RESERVE: u64 = 12 * (crate::page::PAGE_SIZE as u64 + 256);
 
-/// Splits the full rightmost leaf for an insert at `slot`, past its last key or among
-/// its last few (see [`edge_split_point`]), while the caller holds the tree latch only
-/// shared: the one structure change made in shared mode, so that sessions appending
-/// ever-increasing keys do not drain the whole tree for each new page (see
-/// "Concurrency" in the module above). The entries from the split point on (at or below
-/// `slot`, see [`edge_split_point`]; none for an append of keys arriving in order) move
-/// to the new right page, whose separator goes into the parent, which must have room
-/// for it (a parent split takes the exclusive path). The insert itself follows as a row
-/// operation on the right page.
+/// Splits a full leaf for the insert of `rec` (the entry for `key`) at `slot` while the
+/// caller holds the tree latch only shared, when the split is one that keeps pages full
+/// under ascending keys: the rightmost leaf for an insert past its last key or among its
+/// last few (see [`edge_split_point`]), or a leaf inside the tree for an insert that
+/// continues an ascending run far below the next key (see [`ascending_split_points`]).
+/// These are the structure changes made in shared mode, so that sessions appending
+/// ever-increasing keys, to the end of the tree or each to its own key range, do not
+/// drain the whole tree for each new page (see "Concurrency" in the module above). The
+/// entries from the split point on move to the new right page, whose separator goes
+/// into the parent, which must have room for it (a parent split takes the exclusive
+/// path). The insert itself follows as a row operation.
 ///
-/// Why it is safe: the path from the root to the rightmost leaf changes only under that
-/// leaf's EX latch (here, or in exclusive mode), which the caller holds, so the parent
-/// found by routing `key` is stable; the leaf and then its parent are latched EX, and no
-/// shared-mode thread holds a parent latch while it waits for a leaf. Nothing that can
+/// Why it is safe: in shared mode internal pages change only here, by the insertion of
+/// a separator into the parent of a leaf whose EX latch the splitter holds, and no
+/// internal page splits; so the parent found by routing `key` is the leaf's parent, and
+/// the path above it is stable. Latches are taken leaf, then its right neighbour (whose
+/// back link changes), then the parent: leaves left to right, then parents, and no
+/// shared-mode thread holds a parent latch while it waits for a leaf, nor a leaf while
+/// it waits for the leaf on its left, so waits cannot form a cycle. Nothing that can
 /// fail for want of log space happens after the first change (the log is reserved up
 /// front), because this split cannot be rolled back once its latches are released: the
 /// system transaction ends while they are held. Descents that read the parent before
-/// the separator appeared detect it through `shared_splits` and descend again; range
-/// walks read a whole leaf under its latch and follow the sibling link it had then, so
-/// moved entries are seen once.
+/// the separator appeared detect it through `shared_splits`, bumped while the leaf is
+/// still latched, and descend again; range walks that read the leaf or its neighbour
+/// before a split inside the tree detect it through `relinks` (bumped while both are
+/// latched) and re-seek instead of following a sibling link that changed. A split of
+/// the rightmost leaf changes no link a walk may still follow.
 ///
-/// Returns `false`, having changed nothing, when it cannot: the leaf is the root or no
-/// longer the rightmost, the parent is full, the log has no room, or another thread is
-/// escalating or checking the tree (the escalation gate is busy). The caller then takes
-/// the exclusive path. Consumes the leaf latch either way.
-pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], slot: u16) -> Result<bool> {
+/// Returns `false`, having changed nothing, when it cannot: the leaf is the root, the
+/// split would not be one of those, the parent is full, the log has no room, or DBCC is
+/// checking the tree (the SMO gate is busy). The caller then takes the exclusive path.
+/// Consumes the leaf latch either way.
+pub(super) fn split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], rec: &[u8], slot: u16) -> Result<bool> {
     let leaf_id = leaf.page_id();
     let n = leaf.slot_count();
     // Inside another system transaction this one would end only with it, maybe after
     // the latches are gone: take the exclusive path there.
-    if leaf_id == t.root_id() || !leaf.next().is_null() || crate::database::in_system_txn() {
+    if leaf_id == t.root_id() || slot == 0 || crate::database::in_system_txn() {
         return Ok(false);
     }
-    let Some(_gate) = t.escalation.try_lock() else { return Ok(false) };
-    let Some(k) = edge_split_point(t, n as usize, slot as usize) else { return Ok(false) };
-    let k = k as u16;
-    let sep = if k == slot {
-        shortest_separator(key_at(&leaf, slot - 1)?, key)
+    let Some(_gate) = t.smo_gate.try_read() else { return Ok(false) };
+    let rightmost = leaf.next().is_null();
+    // The split point, an index into the entries with the new one at `slot`. A split
+    // inside the tree latches the right neighbour first: its first key bounds the room
+    // above an insert past the leaf's last entry, and its back link changes.
+    let mut next = None;
+    let preferred = if rightmost {
+        edge_split_point(t, n as usize, slot as usize).into_iter().collect()
     } else {
-        shortest_separator(key_at(&leaf, k - 1)?, key_at(&leaf, k)?)
+        if (2 * slot as usize) < n as usize {
+            return Ok(false); // not an ascending split: no need to latch the neighbour
+        }
+        let nb = t.write_page(leaf.next(), 0)?;
+        if nb.prev() != leaf_id {
+            return Err(damaged(&nb, format!("its previous-page link does not point back to ({leaf_id})")));
+        }
+        let above = || (nb.slot_count() > 0).then(|| key_at(&nb, 0).map(<[u8]>::to_vec)).transpose();
+        let points = ascending_split_points(&leaf, slot as usize, rec, above)?;
+        next = Some(nb);
+        points
     };
-    // Each moved entry is logged as an insert into the new page.
-    let mut moved_log = 0u64;
-    for s in k..n {
-        let rec = leaf.record(s).ok_or_else(|| damaged(&leaf, format!("slot {s} is unreadable")))?;
-        moved_log += rec.len() as u64 + 256;
-    }
-    // `key` is above the leaf's first key, so routing it at each level follows the
-    // rightmost path down to the leaf's parent.
+    let (j, sep, goes_right, moved_log) = {
+        let seq = Seq::new(&leaf, Modify::Insert(slot, rec));
+        let Some(k) = choose_split(&seq, false, &preferred, true)? else { return Ok(false) };
+        // `j`: the first existing entry that moves.
+        let j = (if (slot as usize) < k { k - 1 } else { k }) as u16;
+        // Each moved entry is logged as an insert into the new page.
+        let mut moved_log = 0u64;
+        for s in j..n {
+            let r = leaf.record(s).ok_or_else(|| damaged(&leaf, format!("slot {s} is unreadable")))?;
+            moved_log += r.len() as u64 + 256;
+        }
+        (j, separator(&seq, k, false)?, slot as usize >= k, moved_log)
+    };
+    // `key` is above the leaf's first key (slot > 0) and below its upper bound, so
+    // routing it at each level follows the path down to the leaf's parent.
     let mut id = t.root_id();
     let mut level = t.root_level();
     while level > 1 {
@@ -420,11 +535,12 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
         level -= 1;
     }
     let mut parent = t.write_page(id, 1)?;
-    let pos = parent.slot_count();
+    let at = route(&parent, key)?;
+    let pos = at + 1;
     // The separator's entry, sized with the leaf's id in place of the new page's (same
     // length), for the room and damage checks made before anything changes.
     let probe = encode_child(&sep, leaf_id);
-    if pos == 0 || !parent.next().is_null() || child_at(&parent, pos - 1)? != leaf_id || !fits(&parent, probe.len()) {
+    if child_at(&parent, at)? != leaf_id || !fits(&parent, probe.len()) {
         return Ok(false);
     }
     t.precheck(&parent, &PageOp::InsertSlot { slot: pos, record: &probe })?;
@@ -433,7 +549,7 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
         return Ok(false); // nothing logged: the system transaction ends empty
     }
     let done = t.db.allocate_page(t.au, Some(leaf_id)).and_then(|right| {
-        let right_id = split(t, &mut leaf, Modify::None, k as usize, right)?;
+        let right_id = split(t, &mut leaf, Modify::None, j as usize, right, next.as_mut())?;
         t.db.change(&mut parent, &PageOp::InsertSlot { slot: pos, record: &encode_child(&sep, right_id) })?;
         Ok(right_id)
     });
@@ -444,16 +560,22 @@ pub(super) fn append_split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: 
             // failure. The rollback latches the pages itself, so they are released
             // first (as a failed row operation does).
             drop(parent);
+            drop(next);
             drop(leaf);
             drop(stx);
             return Err(e);
         }
     };
     stx.commit()?;
-    t.edge_split_made();
+    if rightmost {
+        t.edge_split_made();
+    } else {
+        t.relinks.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
     t.shared_splits.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
-    t.set_hint(right_id);
+    t.set_hint(if goes_right { right_id } else { leaf_id });
     drop(parent);
+    drop(next);
     drop(leaf);
     Ok(true)
 }
@@ -501,12 +623,12 @@ fn insert_separator<'a>(
         let append = (pos == parent.slot_count() && parent.next().is_null()).then_some(pos as usize);
         let (k, new_sep) = {
             let seq = Seq::new(&parent, m);
-            let k =
-                choose_split(&seq, true, append)?.ok_or_else(|| damaged(&parent, "internal page cannot be split"))?;
+            let k = choose_split(&seq, true, append.as_slice(), false)?
+                .ok_or_else(|| damaged(&parent, "internal page cannot be split"))?;
             (k, separator(&seq, k, true)?)
         };
         let r = spare.take(step.page)?;
-        let new_right = split(t, &mut parent, m, k, r)?;
+        let new_right = split(t, &mut parent, m, k, r, None)?;
         left = step.page;
         sep = new_sep;
         right = new_right;

@@ -277,7 +277,7 @@ fn sequential_inserts_fill_pages() {
 }
 
 /// Sessions appending ever-increasing keys split the rightmost leaf in shared mode
-/// (`smo::append_split_shared`) while readers look up keys already inserted and scan
+/// (`smo::split_shared`) while readers look up keys already inserted and scan
 /// backwards from the end: nothing inserted is ever missed, the tree stays sound, and
 /// both the shared path and (for long keys, whose parents fill quickly) the exclusive
 /// fallback are taken.
@@ -389,6 +389,157 @@ fn near_append_inserts_split_the_last_leaf_at_the_insert_position() {
         // The root's split and at most one parent split escalate.
         assert!(t.inner.version() <= 2, "{name}: {} exclusive sections", t.inner.version());
     }
+}
+
+/// Sessions that each append to their own key range (keys `(session, sequence)`) fill
+/// inner leaves at their end: a split there moves only the new entry, or the next
+/// range's first keys (the leaf's range has room above the new key), so the leaves stay
+/// full instead of half full (54% with most-even splits; the rest here is each range's
+/// last leaf and the next range's first keys). Random keys keep the most even split.
+#[test]
+fn appends_inside_the_tree_split_at_the_insert_position() {
+    const RANGES: u64 = 16;
+    let db = test_db(4096);
+    let t = BTree::create(&db, 13, 1, unique()).unwrap();
+    let n = 2_000u64;
+    for seq in 0..n {
+        for r in 0..RANGES {
+            t.insert(&((r << 40) | seq).to_be_bytes(), &[9u8; 100]).unwrap();
+        }
+    }
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, RANGES * n);
+    assert!(stats.leaf_fill() > 0.92, "leaves {:.0}% full on average", stats.leaf_fill() * 100.0);
+
+    // Random keys: the usual fill of random inserts (~70%), not full pages beside
+    // nearly empty ones.
+    let t = BTree::create(&db, 14, 1, unique()).unwrap();
+    let mut next = rng(11);
+    for _ in 0..20_000 {
+        match t.insert(&next().to_be_bytes(), &[9u8; 100]) {
+            Ok(_) | Err(StorageError::DuplicateKey) => {}
+            Err(e) => panic!("{e}"),
+        }
+    }
+    let stats = t.check().unwrap();
+    assert!(stats.leaf_fill() > 0.6, "random keys: leaves {:.0}% full", stats.leaf_fill() * 100.0);
+}
+
+/// Sessions appending each to its own key range split leaves inside the tree in shared
+/// mode (`smo::split_shared`: leaf, right neighbour, parent) while readers look up keys
+/// just inserted, walk the whole tree forwards and backwards (both directions cross
+/// the links those splits change), and DBCC checks it: every walk returns each range's
+/// keys in order, without gaps or repeats, up to at least the last key inserted before
+/// it started; lookups find every key inserted; the tree stays sound; and splits were
+/// made inside the tree in shared mode.
+#[test]
+fn concurrent_range_appends_split_inside_the_tree_in_shared_mode() {
+    use std::sync::atomic::AtomicI64;
+    SLOW_DESCENTS.store(true, Relaxed);
+    const WRITERS: usize = 6;
+    const PER_WRITER: i64 = if cfg!(debug_assertions) { 2_000 } else { 8_000 };
+    let db = test_db(4096);
+    let t = BTree::create(&db, 15, 1, unique()).unwrap();
+    let key = |w: usize, i: i64| (((w as u64) << 40) | i as u64).to_be_bytes();
+    let value = |w: usize, i: i64| vec![w as u8; 40 + (i as usize * 7 + w * 13) % 120];
+    let last: Vec<AtomicI64> = (0..WRITERS).map(|_| AtomicI64::new(-1)).collect();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let failures = Mutex::new(Vec::<String>::new());
+    // Checks one walk's keys (in ascending order) against what was inserted before it.
+    let check_walk = |keys: &[Vec<u8>], before: &[i64], what: &str| -> Option<String> {
+        let mut next = [0i64; WRITERS];
+        for k in keys {
+            let v = u64::from_be_bytes(k.as_slice().try_into().ok()?);
+            let (w, i) = ((v >> 40) as usize, (v & 0xFF_FFFF_FFFF) as i64);
+            if w >= WRITERS || next[w] != i {
+                return Some(format!("{what}: range {w} key {i} where key {} was due", next.get(w).unwrap_or(&-1)));
+            }
+            next[w] += 1;
+        }
+        (0..WRITERS)
+            .find(|&w| next[w] <= before[w])
+            .map(|w| format!("{what}: range {w} ended at {} before key {}, inserted earlier", next[w], before[w]))
+    };
+    std::thread::scope(|s| {
+        for w in 0..WRITERS {
+            let (t, last, failures) = (&t, &last, &failures);
+            s.spawn(move || {
+                for i in 0..PER_WRITER {
+                    if let Err(e) = t.insert(&key(w, i), &value(w, i)) {
+                        failures.lock().push(format!("insert ({w}, {i}): {e}"));
+                        break;
+                    }
+                    last[w].store(i, Release);
+                }
+            });
+        }
+        for r in 0..3usize {
+            let (t, last, done, failures, check_walk) = (&t, &last, &done, &failures, &check_walk);
+            s.spawn(move || {
+                let mut n = 0usize;
+                while !done.load(Acquire) {
+                    let w = (n + r) % WRITERS;
+                    // The last key, or one of the range's first few, which move along
+                    // with each split of the leaf where the range below is appended.
+                    let i = match last[w].load(Acquire) {
+                        i if n.is_multiple_of(2) => i,
+                        i => i.min((n / 2 % 8) as i64),
+                    };
+                    if i >= 0 && t.get(&key(w, i)).ok().flatten() != Some(value(w, i)) {
+                        failures.lock().push(format!("range {w} key {i} inserted but not found"));
+                    }
+                    if n.is_multiple_of(16) {
+                        let before: Vec<i64> = last.iter().map(|l| l.load(Acquire)).collect();
+                        let failure = match (n / 16 + r) % 4 {
+                            0 => match t.range(Unbounded, Unbounded).collect::<Result<Vec<_>>>() {
+                                Ok(all) => {
+                                    let keys: Vec<_> = all.into_iter().map(|(k, _)| k).collect();
+                                    check_walk(&keys, &before, "forward cursor")
+                                }
+                                Err(e) => Some(format!("forward cursor: {e}")),
+                            },
+                            1 => match t.range_rev(Unbounded, Unbounded).collect::<Result<Vec<_>>>() {
+                                Ok(all) => {
+                                    let mut keys: Vec<_> = all.into_iter().map(|(k, _)| k).collect();
+                                    keys.reverse();
+                                    check_walk(&keys, &before, "reverse cursor")
+                                }
+                                Err(e) => Some(format!("reverse cursor: {e}")),
+                            },
+                            2 => {
+                                let mut keys = Vec::new();
+                                match t.scan(Unbounded, Unbounded, |k, _| {
+                                    keys.push(k.to_vec());
+                                    true
+                                }) {
+                                    Ok(()) => check_walk(&keys, &before, "scan"),
+                                    Err(e) => Some(format!("scan: {e}")),
+                                }
+                            }
+                            _ => t.check().err().map(|e| format!("DBCC: {e}")),
+                        };
+                        failures.lock().extend(failure);
+                    }
+                    n += 1;
+                }
+            });
+        }
+        // The writers end first: wait for them, then stop the readers.
+        while last.iter().any(|l| l.load(Acquire) < PER_WRITER - 1) && failures.lock().is_empty() {
+            std::thread::yield_now();
+        }
+        done.store(true, Release);
+    });
+    SLOW_DESCENTS.store(false, Relaxed);
+    let failures = failures.into_inner();
+    assert!(failures.is_empty(), "{} failures, first: {}", failures.len(), failures[0]);
+    let stats = t.check().unwrap();
+    assert_eq!(stats.entries, (WRITERS as i64 * PER_WRITER) as u64);
+    let keys: Vec<_> = all(&t).into_iter().map(|(k, _)| k).collect();
+    assert_eq!(check_walk(&keys, &[PER_WRITER - 1; WRITERS], "final scan"), None);
+    let inner_splits = t.inner.relinks.load(Acquire);
+    assert!(inner_splits > 0, "no split inside the tree was made in shared mode");
+    assert!(stats.leaf_fill() > 0.85, "leaves {:.0}% full", stats.leaf_fill() * 100.0);
 }
 
 #[test]
