@@ -41,6 +41,8 @@
 
 pub mod calendar;
 pub mod codepage;
+#[rustfmt::skip]
+mod codepage_tables;
 pub mod collation;
 pub mod compare;
 pub mod decimal;
@@ -53,6 +55,7 @@ pub mod parse;
 pub mod sqltype;
 pub mod value;
 
+pub use codepage::CodePage;
 pub use collation::Collation;
 pub use compare::{compare, compare_strings, sort_key, sort_key_in, sort_key_vec};
 pub use encoding::{decode, decode_to, encode};
