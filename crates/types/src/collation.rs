@@ -309,11 +309,7 @@ impl Collation {
         if bytes[4] != 0 || bytes[3] & 0x04 != 0 {
             return CodePage::CP1252;
         }
-        DESIGNATORS
-            .iter()
-            .find(|d| d.1 == lcid)
-            .and_then(|d| CodePage::from_id(d.2))
-            .unwrap_or(CodePage::CP1252)
+        DESIGNATORS.iter().find(|d| d.1 == lcid).and_then(|d| CodePage::from_id(d.2)).unwrap_or(CodePage::CP1252)
     }
 
     /// COLLATIONPROPERTY's ComparisonStyle: ignore case 1, accent 2, kana 0x10000,
@@ -484,12 +480,18 @@ mod tests {
         assert_eq!(Collation::code_page_of_tds(&thai.tds_bytes()).id(), 874);
         assert_eq!(Collation::code_page_of_tds(&Collation::DEFAULT.tds_bytes()).id(), 1252);
         let cyr = c("Cyrillic_General_100_CS_AS");
-        assert_eq!((cyr.name().as_str(), cyr.lcid, cyr.code_page(), cyr.version), ("Cyrillic_General_100_CS_AS", 0x0419, 1251, 1));
+        assert_eq!(
+            (cyr.name().as_str(), cyr.lcid, cyr.code_page(), cyr.version),
+            ("Cyrillic_General_100_CS_AS", 0x0419, 1251, 1)
+        );
         assert_eq!(c("Vietnamese_BIN2").code_page(), 1258);
         assert_eq!(c("Greek_100_CI_AS_SC_UTF8").code_page(), 65001);
         assert_eq!(c("Greek_100_CI_AS_SC_UTF8").char_code_page().id(), 1252);
         assert_eq!(Collation::code_page_of_tds(&c("Greek_100_CI_AS_SC_UTF8").tds_bytes()).id(), 1252);
-        assert_eq!(c("Ukrainian_CI_AS").description(), "Ukrainian, case-insensitive, accent-sensitive, kanatype-insensitive, width-insensitive");
+        assert_eq!(
+            c("Ukrainian_CI_AS").description(),
+            "Ukrainian, case-insensitive, accent-sensitive, kanatype-insensitive, width-insensitive"
+        );
         assert!(c("Cyrillic_General_CI_AS").equal("привет", "ПРИВЕТ", true));
         assert!(!c("Cyrillic_General_CS_AS").equal("привет", "ПРИВЕТ", false));
         // BIN2 on varchar compares code page bytes: '€' is 0x88 in 1251, below 'я' (0xFF),
