@@ -22,8 +22,8 @@
 //! | datetimeoffset(n) | datetime2(n) bytes + 2 | UTC date and time as datetime2(n), then the offset in minutes (i16) |
 //! | datetime | 8 | 1/300 s ticks since midnight (u32), then days since 1900-01-01 (i32) |
 //! | smalldatetime | 4 | minutes since midnight (u16), then days since 1900-01-01 (u16) |
-//! | char(n) | n | code page 1252, blank-padded |
-//! | varchar(n / max) | length of value | code page 1252 ('?' for characters outside it) |
+//! | char(n) | n | the column collation's code page (1252 by default), blank-padded |
+//! | varchar(n / max) | length of value | the column collation's code page, 1252 by default ('?' for characters outside it) |
 //! | nchar(n) | 2n | UTF-16LE, blank-padded |
 //! | nvarchar(n / max), xml | length of value | UTF-16LE (xml is kept as text for now) |
 //! | binary(n) | n | the bytes, zero-padded |
