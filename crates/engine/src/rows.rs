@@ -158,7 +158,7 @@ impl RowCodec {
                 spans.push(None);
             } else {
                 let start = buf.len();
-                types::encode(v, &c.ty, buf)?;
+                types::encode_in(v, &c.ty, c.code_page, buf)?;
                 spans.push(Some((start, buf.len())));
             }
         }
@@ -285,11 +285,11 @@ impl RowCodec {
             };
             match value {
                 ColumnValue::Null => *slot = Value::Null,
-                ColumnValue::Inline(b) => types::decode_to(&c.ty, b, slot)?,
+                ColumnValue::Inline(b) => types::decode_to_in(&c.ty, c.code_page, b, slot)?,
                 ColumnValue::Lob(p) => {
                     let Some(db) = db else { return Ok(false) };
                     let b = storage::lob::read(db, p)?;
-                    types::decode_to(&c.ty, &b, slot)?
+                    types::decode_to_in(&c.ty, c.code_page, &b, slot)?
                 }
             }
         }
@@ -349,7 +349,10 @@ mod tests {
     use types::{Length, SqlType};
 
     fn cols(c: &[(SqlType, bool, bool)]) -> Arc<[StoredColumn]> {
-        c.iter().map(|&(ty, nullable, sparse)| StoredColumn { ty, nullable, sparse }).collect::<Vec<_>>().into()
+        c.iter()
+            .map(|&(ty, nullable, sparse)| StoredColumn { ty, nullable, sparse, code_page: types::CodePage::CP1252 })
+            .collect::<Vec<_>>()
+            .into()
     }
 
     #[test]

@@ -285,9 +285,19 @@ fn every_type_with_and_without_nulls() {
     let mut s = session(&inst);
     let h = s.host();
     let types = every_type();
-    let columns: Vec<StoredColumn> = std::iter::once(StoredColumn { ty: SqlType::Int, nullable: false, sparse: false })
-        .chain(types.iter().map(|(ty, _)| StoredColumn { ty: *ty, nullable: true, sparse: false }))
-        .collect();
+    let columns: Vec<StoredColumn> = std::iter::once(StoredColumn {
+        ty: SqlType::Int,
+        nullable: false,
+        sparse: false,
+        code_page: types::CodePage::CP1252,
+    })
+    .chain(types.iter().map(|(ty, _)| StoredColumn {
+        ty: *ty,
+        nullable: true,
+        sparse: false,
+        code_page: types::CodePage::CP1252,
+    }))
+    .collect();
     let ix = create_index(h, 1, 1_000_010, columns);
     let full: Vec<Value> = std::iter::once(Value::Int(1)).chain(types.iter().map(|(_, v)| v.clone())).collect();
     let nulls: Vec<Value> = std::iter::once(Value::Int(2)).chain(types.iter().map(|_| Value::Null)).collect();
@@ -322,12 +332,18 @@ fn sparse_columns_and_a_megabyte_value() {
     let inst = memory();
     let mut s = session(&inst);
     let h = s.host();
-    let mut columns = vec![StoredColumn { ty: SqlType::Int, nullable: false, sparse: false }];
+    let mut columns =
+        vec![StoredColumn { ty: SqlType::Int, nullable: false, sparse: false, code_page: types::CodePage::CP1252 }];
     for i in 0..40 {
         let ty = if i % 2 == 0 { SqlType::Int } else { SqlType::NVarChar { len: Length::Bounded(20) } };
-        columns.push(StoredColumn { ty, nullable: true, sparse: true });
+        columns.push(StoredColumn { ty, nullable: true, sparse: true, code_page: types::CodePage::CP1252 });
     }
-    columns.push(StoredColumn { ty: SqlType::VarBinary { len: Length::Max }, nullable: true, sparse: false });
+    columns.push(StoredColumn {
+        ty: SqlType::VarBinary { len: Length::Max },
+        nullable: true,
+        sparse: false,
+        code_page: types::CodePage::CP1252,
+    });
     let ix = create_index(h, 1, 1_000_020, columns.clone());
     let mut r = vec![Value::Null; columns.len()];
     r[0] = Value::Int(1);

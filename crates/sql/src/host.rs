@@ -43,6 +43,8 @@ pub struct StoredColumn {
     pub ty: SqlType,
     pub nullable: bool,
     pub sparse: bool,
+    /// The code page char and varchar values are stored in: their column collation's.
+    pub code_page: types::CodePage,
 }
 
 /// An index (B-tree) as the host knows it: where it lives and what its rows hold.

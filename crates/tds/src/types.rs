@@ -52,8 +52,9 @@
 //! datetime2(n)         length u8, time as above, then date (3 bytes)
 //! datetimeoffset(n)    length u8, UTC time, UTC date, offset minutes i16 LE
 //! uniqueidentifier     length u8 (16), the 16 bytes in SQL Server's (.NET) order
-//! short-length types   length u16 (0xFFFF = NULL), the bytes (code page 1252 for
-//!                      char/varchar, UTF-16LE for nchar/nvarchar)
+//! short-length types   length u16 (0xFFFF = NULL), the bytes (the code page of the
+//!                      collation for char/varchar, 1252 by default; UTF-16LE for
+//!                      nchar/nvarchar)
 //! PLP ((max), xml)     total length u64 (0xFFFFFFFFFFFFFFFF = NULL,
 //!                      0xFFFFFFFFFFFFFFFE = unknown), chunks { length u32, bytes },
 //!                      a zero-length chunk ends the value
@@ -73,7 +74,7 @@ use std::borrow::Cow;
 use types::calendar::{MAX_OFFSET_MINUTES, TICKS_PER_DAY};
 use types::decimal::{fits_precision, rescale};
 use types::sqltype::{decimal_magnitude_len, time_storage_len, Length};
-use types::{codepage, SqlType, Value};
+use types::{CodePage, SqlType, Value};
 
 use crate::error::{Result, TdsError};
 use crate::wire::{put_utf16, utf16_to_string, Reader};
@@ -104,10 +105,11 @@ use type_id::*;
 pub const DEFAULT_COLLATION: [u8; 5] = types::encoding::DEFAULT_COLLATION;
 
 /// The 5 bytes Mesquite sends for a collation (COLMETADATA, the SQL collation
-/// ENVCHANGE). A _UTF8 collation sends the default's: values are sent in code page
-/// 1252, and a client reading 65001 would decode them as UTF-8.
+/// ENVCHANGE): the collation's own, whose LCID tells the client the code page of
+/// char/varchar values. A _UTF8 collation sends the default's: values are sent in code
+/// page 1252, and a client reading 65001 would decode them as UTF-8.
 pub fn collation_bytes(c: &types::Collation) -> [u8; 5] {
-    if c.code_page() == 1252 {
+    if c.code_page() != 65001 {
         c.tds_bytes()
     } else {
         DEFAULT_COLLATION
@@ -281,6 +283,17 @@ impl TypeInfo {
     }
 
     /// Bytes a NULL takes in a ROW token; None when the type cannot be NULL there.
+    /// The code page of char, varchar and text values under this TYPE_INFO: that of its
+    /// collation bytes, 1252 for other types.
+    pub fn code_page(&self) -> CodePage {
+        match self {
+            TypeInfo::ShortLen { collation: Some(b), .. } | TypeInfo::Long { collation: Some(b), .. } => {
+                types::Collation::code_page_of_tds(b)
+            }
+            _ => CodePage::CP1252,
+        }
+    }
+
     pub fn null_len(&self) -> Option<usize> {
         match self {
             TypeInfo::Fixed(NULLTYPE) => Some(0),
@@ -509,7 +522,9 @@ fn put_uint_le(out: &mut Vec<u8>, v: u64, n: usize) {
 /// Writes the bytes of a non-NULL value for `ty` into `out`, without any length prefix.
 /// Integers and floats are converted within their family when the value's variant
 /// differs from the column's type (and in range); other mismatches are errors.
-fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
+/// The bytes of a value of `ty`; char, varchar and text in code page `cp` (the column's
+/// collation's, [`TypeInfo::code_page`]).
+fn value_bytes(ty: &SqlType, cp: CodePage, v: &Value, out: &mut Vec<u8>) -> std::result::Result<(), EncodeError> {
     let bad = || mismatch(v, ty);
     match *ty {
         SqlType::Bit => out.push(u8::from(as_i64(v).ok_or_else(bad)? != 0)),
@@ -592,7 +607,7 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
         }
         SqlType::Char { .. } | SqlType::VarChar { .. } => {
             let Value::String(s) = v else { return Err(bad()) };
-            codepage::encode_lossy(s, out);
+            cp.encode_lossy(s, out);
         }
         SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml | SqlType::NText => {
             let Value::String(s) = v else { return Err(bad()) };
@@ -600,7 +615,7 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
         }
         SqlType::Text => {
             let Value::String(s) = v else { return Err(bad()) };
-            codepage::encode_lossy(s, out);
+            cp.encode_lossy(s, out);
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image => {
             let Value::Binary(b) = v else { return Err(bad()) };
@@ -613,7 +628,7 @@ fn value_bytes(ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> std::result::Resul
         SqlType::Variant => {
             let Value::Variant(inner) = v else { return Err(bad()) };
             types::encoding::put_variant_header(&inner.ty, out);
-            value_bytes(&inner.ty, &inner.value, out)?;
+            value_bytes(&inner.ty, CodePage::CP1252, &inner.value, out)?;
         }
     }
     Ok(())
@@ -651,10 +666,10 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
     // (no buffer per value); a failed value leaves `out` as it was.
     let start = out.len();
     let r = match ti {
-        TypeInfo::Fixed(_) => value_bytes(ty, v, out),
+        TypeInfo::Fixed(_) => value_bytes(ty, ti.code_page(), v, out),
         TypeInfo::ShortLen { len, .. } if *len != PLP_MARKER => {
             out.extend_from_slice(&[0, 0]);
-            value_bytes(ty, v, out).and_then(|()| {
+            value_bytes(ty, ti.code_page(), v, out).and_then(|()| {
                 let n = out.len() - start - 2;
                 // A bounded length is below 0xFFFF (the NULL and PLP markers).
                 let n = u16::try_from(n).ok().filter(|n| n <= len).ok_or_else(|| mismatch(v, ty))?;
@@ -664,11 +679,11 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         }
         TypeInfo::ShortLen { .. } | TypeInfo::Xml => {
             let mut bytes = Vec::new();
-            value_bytes(ty, v, &mut bytes).map(|()| put_plp(out, &bytes))
+            value_bytes(ty, ti.code_page(), v, &mut bytes).map(|()| put_plp(out, &bytes))
         }
         TypeInfo::Variant(max) => {
             out.extend_from_slice(&[0; 4]);
-            value_bytes(ty, v, out).and_then(|()| {
+            value_bytes(ty, ti.code_page(), v, out).and_then(|()| {
                 let n =
                     u32::try_from(out.len() - start - 4).ok().filter(|n| n <= max).ok_or_else(|| mismatch(v, ty))?;
                 out[start..start + 4].copy_from_slice(&n.to_le_bytes());
@@ -678,7 +693,7 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
         _ => {
             // Byte-length families: a u8 length (their values are at most 17 bytes).
             out.push(0);
-            value_bytes(ty, v, out).and_then(|()| {
+            value_bytes(ty, ti.code_page(), v, out).and_then(|()| {
                 out[start] = u8::try_from(out.len() - start - 1).map_err(|_| mismatch(v, ty))?;
                 Ok(())
             })
@@ -695,7 +710,7 @@ fn put_long_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> 
     let TypeInfo::Long { len: max, .. } = ti else { return Err(mismatch(v, ty)) };
     let start = out.len();
     out.extend_from_slice(&[0; 4]);
-    let r = value_bytes(ty, v, out).and_then(|()| {
+    let r = value_bytes(ty, ti.code_page(), v, out).and_then(|()| {
         let n = u32::try_from(out.len() - start - 4).ok().filter(|n| n <= max).ok_or_else(|| mismatch(v, ty))?;
         out[start..start + 4].copy_from_slice(&n.to_le_bytes());
         Ok(())
@@ -735,7 +750,7 @@ pub fn decode_param_value(ti: &TypeInfo, r: &mut Reader) -> Result<Value> {
         return Ok(Value::Null);
     }
     let mut v = Value::Null;
-    decode_bytes(ty, Cow::Borrowed(r.bytes(n as usize, "value")?), &mut v)?;
+    decode_bytes(ty, ti.code_page(), Cow::Borrowed(r.bytes(n as usize, "value")?), &mut v)?;
     Ok(v)
 }
 
@@ -757,7 +772,7 @@ fn encode_common(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -> b
         (TypeInfo::ShortLen { len, .. }, SqlType::VarChar { .. } | SqlType::Char { .. }, Value::String(s))
             if *len != PLP_MARKER && s.len() <= usize::from(*len) && s.is_ascii() =>
         {
-            // ASCII is the same bytes in code page 1252.
+            // ASCII is the same bytes in every code page.
             out.extend_from_slice(&(s.len() as u16).to_le_bytes());
             out.extend_from_slice(s.as_bytes());
         }
@@ -884,14 +899,14 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
         *slot = Value::Null;
         return Ok(());
     };
-    decode_bytes(ty, b, slot)
+    decode_bytes(ty, ti.code_page(), b, slot)
 }
 
 /// The value of type `ty` in exactly the bytes `b` (no length prefix), checked, into
 /// `slot` (see [`decode_value_into`]).
-fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
+fn decode_bytes(ty: SqlType, cp: CodePage, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
     if ty.is_legacy_lob() {
-        return decode_bytes(ty.max_equivalent(), b, slot);
+        return decode_bytes(ty.max_equivalent(), cp, b, slot);
     }
     let want = |n: usize| -> Result<()> {
         if b.len() == n {
@@ -999,7 +1014,7 @@ fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
                 }
                 _ => String::new(),
             };
-            codepage::decode_into(&b, &mut s);
+            cp.decode_into(&b, &mut s);
             Value::String(s)
         }
         SqlType::NChar { .. } | SqlType::NVarChar { .. } => {
@@ -1033,7 +1048,7 @@ fn decode_bytes(ty: SqlType, b: Cow<'_, [u8]>, slot: &mut Value) -> Result<()> {
             let (base, n) = types::encoding::read_variant_header(&b)
                 .ok_or_else(|| invalid_value(&ty, "unknown base type or properties"))?;
             let mut inner = Value::Null;
-            decode_bytes(base, Cow::Borrowed(&b[n..]), &mut inner)?;
+            decode_bytes(base, CodePage::CP1252, Cow::Borrowed(&b[n..]), &mut inner)?;
             Value::variant(inner, &base).map_err(|e| invalid_value(&ty, e.message))?
         }
     };

@@ -1,10 +1,110 @@
-//! Code page 1252 (Windows Latin 1), the code page of SQL_Latin1_General_CP1_CI_AS: how
-//! char and varchar values are stored, one byte per character.
+//! The single-byte code pages of char and varchar values, one byte per character:
+//! [`CodePage`] for any of them, and the free functions of code page 1252 (Windows
+//! Latin 1, the code page of SQL_Latin1_General_CP1_CI_AS and the default), which keep
+//! their ASCII fast paths.
+//!
+//! Code pages: 1252, and 874 (Thai), 1250 (Central European), 1251 (Cyrillic), 1253
+//! (Greek), 1254 (Turkish), 1255 (Hebrew), 1256 (Arabic), 1257 (Baltic), 1258
+//! (Vietnamese, single-byte as SQL Server uses it: combining marks are characters of
+//! their own). The upper halves of the others are generated (`codepage_tables.rs`, by
+//! scripts/gen-codepages.py); the lower halves are ASCII.
 //!
 //! The five bytes 1252 leaves undefined (0x81, 0x8D, 0x8F, 0x90, 0x9D) map to the C1
 //! control characters of the same value, as Windows' conversion does, so every byte
-//! decodes and the mapping is a bijection between 256 bytes and 256 characters.
+//! decodes and the mapping is a bijection between 256 bytes and 256 characters; the
+//! other code pages do the same below 0xA0 and decode an undefined byte above to U+FFFD.
 //! Characters outside the code page become '?' when stored, as SQL Server does.
+
+use crate::codepage_tables::TABLES;
+
+/// A single-byte code page. Plain data: equal when the ids are.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct CodePage {
+    id: u16,
+    /// Index in [`TABLES`]; unused for 1252.
+    table: u8,
+}
+
+impl CodePage {
+    /// Code page 1252, the default.
+    pub const CP1252: CodePage = CodePage { id: 1252, table: 0 };
+
+    /// The code page of a Windows code page number, None for one Mesquite lacks.
+    pub fn from_id(id: u16) -> Option<CodePage> {
+        if id == 1252 {
+            return Some(CodePage::CP1252);
+        }
+        TABLES.iter().position(|(cp, _)| *cp == id).map(|i| CodePage { id, table: i as u8 })
+    }
+
+    /// The Windows code page number.
+    pub fn id(self) -> u16 {
+        self.id
+    }
+
+    fn high(self) -> &'static [char; 128] {
+        &TABLES[usize::from(self.table)].1
+    }
+
+    /// The character a byte stands for.
+    pub fn decode_byte(self, b: u8) -> char {
+        if self.id == 1252 {
+            decode_byte(b)
+        } else if b < 0x80 {
+            char::from(b)
+        } else {
+            self.high()[usize::from(b - 0x80)]
+        }
+    }
+
+    /// The byte of a character, or None when the code page has no such character.
+    pub fn encode_char(self, c: char) -> Option<u8> {
+        if self.id == 1252 {
+            return encode_char(c);
+        }
+        if c.is_ascii() {
+            return Some(c as u8);
+        }
+        // 128 entries: a scan is as quick as a lookup structure would be to build.
+        if c == '\u{FFFD}' {
+            return None;
+        }
+        self.high().iter().position(|&h| h == c).map(|i| 0x80 + i as u8)
+    }
+
+    /// Appends the bytes of `s`, with '?' for characters the code page lacks.
+    pub fn encode_lossy(self, s: &str, out: &mut Vec<u8>) {
+        if self.id == 1252 || s.is_ascii() {
+            return encode_lossy(s, out);
+        }
+        out.extend(s.chars().map(|c| self.encode_char(c).unwrap_or(b'?')));
+    }
+
+    /// Decodes bytes of the code page (every byte decodes).
+    pub fn decode(self, bytes: &[u8]) -> String {
+        let mut s = String::new();
+        self.decode_into(bytes, &mut s);
+        s
+    }
+
+    /// Appends the characters of the bytes to `out`.
+    pub fn decode_into(self, bytes: &[u8], out: &mut String) {
+        if self.id == 1252 || bytes.is_ascii() {
+            return decode_into(bytes, out);
+        }
+        out.reserve(bytes.len());
+        out.extend(bytes.iter().map(|&b| self.decode_byte(b)));
+    }
+
+    /// `s` as it reads back after being stored in this code page: characters outside it
+    /// replaced by '?'.
+    pub fn to_lossy(self, s: &str) -> String {
+        if s.is_ascii() {
+            return s.to_string();
+        }
+        s.chars().map(|c| if self.encode_char(c).is_some() { c } else { '?' }).collect()
+    }
+}
 
 /// Characters of bytes 0x80..=0x9F; the rest of the code page equals Latin-1.
 const HIGH: [char; 32] = [
@@ -117,5 +217,33 @@ mod tests {
         encode_lossy("ab", &mut out);
         encode_lossy("", &mut out);
         assert_eq!(out, vec![1, b'a', b'b']);
+    }
+
+    /// Every defined byte of every code page round-trips; the 1252 case is the free
+    /// functions; known characters sit where the code pages put them.
+    #[test]
+    fn other_code_pages() {
+        for id in [874, 1250, 1251, 1252, 1253, 1254, 1255, 1256, 1257, 1258] {
+            let cp = CodePage::from_id(id).unwrap();
+            assert_eq!(cp.id(), id);
+            for b in 0..=255u8 {
+                let c = cp.decode_byte(b);
+                if c != '\u{FFFD}' {
+                    assert_eq!(cp.encode_char(c), Some(b), "{id} {b:#x}");
+                }
+            }
+        }
+        assert_eq!(CodePage::from_id(932), None);
+        let thai = CodePage::from_id(874).unwrap();
+        let cyr = CodePage::from_id(1251).unwrap();
+        let mut out = Vec::new();
+        thai.encode_lossy("สวัสดี é", &mut out);
+        assert_eq!(out, vec![0xCA, 0xC7, 0xD1, 0xCA, 0xB4, 0xD5, b' ', b'?']);
+        assert_eq!(thai.decode(&out), "สวัสดี ?");
+        assert_eq!(cyr.to_lossy("Алло สวัสดี"), "Алло ??????");
+        assert_eq!(cyr.encode_char('я'), Some(0xFF));
+        assert_eq!(CodePage::CP1252.to_lossy("naïve 日本"), to_cp1252_lossy("naïve 日本"));
+        assert_eq!(thai.decode_byte(0xDB), '\u{FFFD}');
+        assert_eq!(thai.encode_char('\u{FFFD}'), None);
     }
 }

@@ -6,12 +6,20 @@
 //! Known collations (everything else is error 448 at the binder):
 //! - SQL collations of code page 1252: SQL_Latin1_General_CP1_CI_AS (sort order 52, the
 //!   default), SQL_Latin1_General_CP1_CS_AS (51), SQL_Latin1_General_CP1_CI_AI (54);
-//! - Windows collations of the Latin1_General designator (LCID 0x0409, code page 1252),
-//!   version 80 (no number, TDS version 0) and 100 (TDS version 1):
-//!   `Latin1_General[_100]_{CI|CS}_{AI|AS}[_KS][_WS]`, with `_SC` and then `_UTF8`
-//!   after them for _100, and `Latin1_General[_100]_{BIN|BIN2}` (`_100_BIN2_UTF8`).
+//! - Windows collations of the designators in [`DESIGNATORS`] (Latin1_General, LCID
+//!   0x0409, and French of code page 1252; Thai of 874; Czech, Polish, Hungarian,
+//!   Croatian, Romanian, Slovak, Slovenian of 1250; Cyrillic_General and Ukrainian of
+//!   1251; Greek 1253; Turkish 1254; Hebrew 1255; Arabic 1256; Estonian, Latvian,
+//!   Lithuanian 1257; Vietnamese 1258), version 80 (no number, TDS version 0) and 100
+//!   (TDS version 1): `D[_100]_{CI|CS}_{AI|AS}[_KS][_WS]`, with `_SC` and then `_UTF8`
+//!   after them for _100, and `D[_100]_{BIN|BIN2}` (`_100_BIN2_UTF8`). char and varchar
+//!   values of a collation are in its code page ([`Collation::code_page`]).
 //!
-//! Rules, all with trailing spaces ignored (SQL Server pads the shorter operand):
+//! Rules, all with trailing spaces ignored (SQL Server pads the shorter operand). Every
+//! designator compares by the same rules: the base-letter weights approximate each
+//! language's own order (Czech "ch" after "h", Lithuanian "y" beside "i", Thai's
+//! leading vowels... are not modelled), which keeps equality, case and accent
+//! sensitivity right for the common cases.
 //! - dictionary collations compare by primary weights (the base letter, see
 //!   [`crate::compare`]); on a tie, accent-sensitive ones by accents; then
 //!   case-sensitive ones by case, lower case first ('a' < 'A' < 'b'). CI_AS is exactly
@@ -31,6 +39,7 @@
 
 use std::cmp::Ordering;
 
+use crate::codepage::CodePage;
 use crate::compare::{push_string_key, push_weight, trim_trailing_spaces, weights};
 
 /// A collation: SQL Server's TDS fields plus whether it is a supplementary-character
@@ -58,6 +67,37 @@ pub const BINARY2: u8 = 0x20;
 pub const UTF8: u8 = 0x40;
 
 const LATIN1_GENERAL: u32 = 0x0409;
+
+/// Windows collation designators: name, LCID, code page of char/varchar, and the name
+/// sys.fn_helpcollations' descriptions start with. (LCIDs and code pages as
+/// COLLATIONPROPERTY reports them.)
+const DESIGNATORS: [(&str, u32, u16, &str); 20] = [
+    ("Latin1_General", LATIN1_GENERAL, 1252, "Latin1-General"),
+    ("French", 0x040C, 1252, "French"),
+    ("Thai", 0x041E, 874, "Thai"),
+    ("Czech", 0x0405, 1250, "Czech"),
+    ("Polish", 0x0415, 1250, "Polish"),
+    ("Hungarian", 0x040E, 1250, "Hungarian"),
+    ("Croatian", 0x041A, 1250, "Croatian"),
+    ("Romanian", 0x0418, 1250, "Romanian"),
+    ("Slovak", 0x041B, 1250, "Slovak"),
+    ("Slovenian", 0x0424, 1250, "Slovenian"),
+    ("Cyrillic_General", 0x0419, 1251, "Cyrillic-General"),
+    ("Ukrainian", 0x0422, 1251, "Ukrainian"),
+    ("Greek", 0x0408, 1253, "Greek"),
+    ("Turkish", 0x041F, 1254, "Turkish"),
+    ("Hebrew", 0x040D, 1255, "Hebrew"),
+    ("Arabic", 0x0401, 1256, "Arabic"),
+    ("Estonian", 0x0425, 1257, "Estonian"),
+    ("Latvian", 0x0426, 1257, "Latvian"),
+    ("Lithuanian", 0x0427, 1257, "Lithuanian"),
+    ("Vietnamese", 0x042A, 1258, "Vietnamese"),
+];
+
+/// The designator of an LCID (Latin1_General for one not in the table).
+fn designator(lcid: u32) -> (&'static str, u32, u16, &'static str) {
+    DESIGNATORS.iter().copied().find(|d| d.1 == lcid).unwrap_or(DESIGNATORS[0])
+}
 const DICTIONARY: u8 = IGNORE_KANA | IGNORE_WIDTH;
 
 /// The SQL collations known, by sort order id.
@@ -84,7 +124,10 @@ impl Collation {
         if let Some(&(sort_id, _, flags)) = SQL_COLLATIONS.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(name)) {
             return Some(Collation { lcid: LATIN1_GENERAL, flags, version: 0, sort_id, supplementary: false });
         }
-        let rest = upper.strip_prefix("LATIN1_GENERAL_")?;
+        let (lcid, rest) = DESIGNATORS.iter().find_map(|(d, lcid, _, _)| {
+            let d = d.to_ascii_uppercase();
+            upper.strip_prefix(d.as_str())?.strip_prefix('_').map(|r| (*lcid, r))
+        })?;
         let (version, rest) = match rest.strip_prefix("100_") {
             Some(r) => (1, r),
             None => (0, rest),
@@ -97,7 +140,7 @@ impl Collation {
             }
             parts.pop();
         }
-        let base = Collation { lcid: LATIN1_GENERAL, flags: 0, version, sort_id: 0, supplementary: false };
+        let base = Collation { lcid, flags: 0, version, sort_id: 0, supplementary: false };
         let with_utf8 = |c: Collation| Collation { flags: c.flags | if utf8 { UTF8 } else { 0 }, ..c };
         match parts.as_slice() {
             ["BIN"] if !utf8 => return Some(Collation { flags: BINARY, ..base }),
@@ -147,7 +190,7 @@ impl Collation {
                 return (*n).to_string();
             }
         }
-        let mut s = String::from("Latin1_General");
+        let mut s = String::from(designator(self.lcid).0);
         if self.version == 1 {
             s.push_str("_100");
         }
@@ -177,31 +220,33 @@ impl Collation {
     /// Every collation Mesquite knows, in name order (sys.fn_helpcollations).
     pub fn all() -> Vec<Collation> {
         let mut names: Vec<String> = SQL_COLLATIONS.iter().map(|(_, n, _)| n.to_string()).collect();
-        for v in ["", "_100"] {
-            names.push(format!("Latin1_General{v}_BIN"));
-            names.push(format!("Latin1_General{v}_BIN2"));
-            for case in ["CI", "CS"] {
-                for accent in ["AI", "AS"] {
-                    for ks in ["", "_KS"] {
-                        for ws in ["", "_WS"] {
-                            names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}"));
-                            if !v.is_empty() {
-                                names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}_SC"));
-                                names.push(format!("Latin1_General{v}_{case}_{accent}{ks}{ws}_SC_UTF8"));
+        for (d, ..) in DESIGNATORS {
+            for v in ["", "_100"] {
+                names.push(format!("{d}{v}_BIN"));
+                names.push(format!("{d}{v}_BIN2"));
+                for case in ["CI", "CS"] {
+                    for accent in ["AI", "AS"] {
+                        for ks in ["", "_KS"] {
+                            for ws in ["", "_WS"] {
+                                names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}"));
+                                if !v.is_empty() {
+                                    names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}_SC"));
+                                    names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}_SC_UTF8"));
+                                }
                             }
                         }
                     }
                 }
             }
+            names.push(format!("{d}_100_BIN2_UTF8"));
         }
-        names.push("Latin1_General_100_BIN2_UTF8".into());
         names.sort_by_key(|n| n.to_ascii_uppercase());
         names.iter().filter_map(|n| Collation::from_name(n)).collect()
     }
 
     /// The description sys.fn_helpcollations gives, in SQL Server's wording.
     pub fn description(&self) -> String {
-        let lang = "Latin1-General";
+        let lang = designator(self.lcid).3;
         if self.sort_id != 0 {
             let case = if self.ignores_case() { "case-insensitive" } else { "case-sensitive" };
             let accent = if self.ignores_accent() { "accent-insensitive" } else { "accent-sensitive" };
@@ -238,13 +283,33 @@ impl Collation {
         [b[0], b[1], b[2], b[3], self.sort_id]
     }
 
-    /// The code page of char and varchar values (65001 for UTF-8 collations).
+    /// The code page number of char and varchar values (65001 for UTF-8 collations), as
+    /// COLLATIONPROPERTY(name, 'CodePage') shows it.
     pub fn code_page(&self) -> u16 {
         if self.flags & UTF8 != 0 {
             65001
         } else {
-            1252
+            designator(self.lcid).2
         }
+    }
+
+    /// The single-byte code page char and varchar values are stored and sent in: the
+    /// collation's, or 1252 for a UTF-8 collation (whose values Mesquite keeps in 1252,
+    /// see the tds crate's `collation_bytes`).
+    pub fn char_code_page(&self) -> CodePage {
+        CodePage::from_id(self.code_page()).unwrap_or(CodePage::CP1252)
+    }
+
+    /// The code page of char and varchar values under the collation of 5 TDS bytes (a
+    /// column's or parameter's TYPE_INFO): by the LCID for a Windows collation, 1252 for
+    /// a SQL collation (Mesquite knows only those of 1252) or an unknown LCID.
+    pub fn code_page_of_tds(bytes: &[u8; 5]) -> CodePage {
+        let lcid = u32::from_le_bytes([bytes[0], bytes[1], bytes[2] & 0x0F, 0]);
+        // fUTF8 is bit 2 of the fourth byte (flags sit above the LCID's 20 bits).
+        if bytes[4] != 0 || bytes[3] & 0x04 != 0 {
+            return CodePage::CP1252;
+        }
+        DESIGNATORS.iter().find(|d| d.1 == lcid).and_then(|d| CodePage::from_id(d.2)).unwrap_or(CodePage::CP1252)
     }
 
     /// COLLATIONPROPERTY's ComparisonStyle: ignore case 1, accent 2, kana 0x10000,
@@ -333,7 +398,8 @@ impl Collation {
             if self.flags & UTF8 != 0 {
                 return Box::new(s.bytes().map(u32::from));
             }
-            return Box::new(s.chars().map(|c| u32::from(crate::codepage::encode_char(c).unwrap_or(b'?'))));
+            let cp = self.char_code_page();
+            return Box::new(s.chars().map(move |c| u32::from(cp.encode_char(c).unwrap_or(b'?'))));
         }
         if self.flags & BINARY2 != 0 {
             return Box::new(s.encode_utf16().map(u32::from));
@@ -388,7 +454,9 @@ mod tests {
         assert_eq!(c("Latin1_General_100_CI_AS_SC_UTF8").name(), "Latin1_General_100_CI_AS_SC_UTF8");
         assert_eq!(c("latin1_general_cs_as_ks_ws").name(), "Latin1_General_CS_AS_KS_WS");
         for bad in [
-            "Thai_CI_AI",
+            "Thai_CI",
+            "Thai_CI_AS_UTF8",
+            "Japanese_CI_AS",
             "Latin1_General_CI",
             "Latin1_General_CI_AS_SC",
             "Latin1_General_100_CI_AS_UTF8",
@@ -399,7 +467,37 @@ mod tests {
         ] {
             assert_eq!(Collation::from_name(bad), None, "{bad}");
         }
-        assert!(Collation::all().len() > 60);
+        assert!(Collation::all().len() > 60 * DESIGNATORS.len());
+    }
+
+    #[test]
+    fn other_designators_have_their_lcid_and_code_page() {
+        let thai = c("thai_ci_ai");
+        assert_eq!(thai.name(), "Thai_CI_AI");
+        assert_eq!((thai.lcid, thai.code_page()), (0x041E, 874));
+        // As SQL Server sends Thai_CI_AI: LCID 0x041E, IgnoreCase|IgnoreAccent|IgnoreKana|IgnoreWidth.
+        assert_eq!(thai.tds_bytes(), [0x1E, 0x04, 0xF0, 0x00, 0x00]);
+        assert_eq!(Collation::code_page_of_tds(&thai.tds_bytes()).id(), 874);
+        assert_eq!(Collation::code_page_of_tds(&Collation::DEFAULT.tds_bytes()).id(), 1252);
+        let cyr = c("Cyrillic_General_100_CS_AS");
+        assert_eq!(
+            (cyr.name().as_str(), cyr.lcid, cyr.code_page(), cyr.version),
+            ("Cyrillic_General_100_CS_AS", 0x0419, 1251, 1)
+        );
+        assert_eq!(c("Vietnamese_BIN2").code_page(), 1258);
+        assert_eq!(c("Greek_100_CI_AS_SC_UTF8").code_page(), 65001);
+        assert_eq!(c("Greek_100_CI_AS_SC_UTF8").char_code_page().id(), 1252);
+        assert_eq!(Collation::code_page_of_tds(&c("Greek_100_CI_AS_SC_UTF8").tds_bytes()).id(), 1252);
+        assert_eq!(
+            c("Ukrainian_CI_AS").description(),
+            "Ukrainian, case-insensitive, accent-sensitive, kanatype-insensitive, width-insensitive"
+        );
+        assert!(c("Cyrillic_General_CI_AS").equal("привет", "ПРИВЕТ", true));
+        assert!(!c("Cyrillic_General_CS_AS").equal("привет", "ПРИВЕТ", false));
+        // BIN2 on varchar compares code page bytes: '€' is 0x88 in 1251, below 'я' (0xFF),
+        // though its code point is above.
+        assert_eq!(c("Cyrillic_General_BIN2").compare("€", "я", false), Ordering::Less);
+        assert_eq!(c("Cyrillic_General_BIN2").compare("€", "я", true), Ordering::Greater);
     }
 
     #[test]

@@ -22,8 +22,8 @@
 //! | datetimeoffset(n) | datetime2(n) bytes + 2 | UTC date and time as datetime2(n), then the offset in minutes (i16) |
 //! | datetime | 8 | 1/300 s ticks since midnight (u32), then days since 1900-01-01 (i32) |
 //! | smalldatetime | 4 | minutes since midnight (u16), then days since 1900-01-01 (u16) |
-//! | char(n) | n | code page 1252, blank-padded |
-//! | varchar(n / max) | length of value | code page 1252 ('?' for characters outside it) |
+//! | char(n) | n | the column collation's code page (1252 by default), blank-padded |
+//! | varchar(n / max) | length of value | the column collation's code page, 1252 by default ('?' for characters outside it) |
 //! | nchar(n) | 2n | UTF-16LE, blank-padded |
 //! | nvarchar(n / max), xml | length of value | UTF-16LE (xml is kept as text for now) |
 //! | binary(n) | n | the bytes, zero-padded |
@@ -32,7 +32,7 @@
 //! | sql_variant | 2 + properties + value | the base type's TDS type id, the number of property bytes, the properties (see [`put_variant_header`]), then the value encoded as its base type |
 
 use crate::calendar::{self, TICKS_PER_DAY};
-use crate::codepage;
+use crate::codepage::CodePage;
 use crate::error::SqlError;
 use crate::sqltype::{decimal_magnitude_len, time_storage_len, Length, SqlType};
 use crate::value::{fit_str, Value};
@@ -43,6 +43,12 @@ use crate::value::{fit_str, Value};
 /// spaces beyond a character length are dropped, as SQL Server does). What is written
 /// decodes to `value.fit_to(ty)`. Nothing is written when an error is returned.
 pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlError> {
+    encode_in(value, ty, CodePage::CP1252, out)
+}
+
+/// [`encode`] for a column whose collation has code page `cp`: char and varchar text is
+/// written in it ('?' for characters it lacks).
+pub fn encode_in(value: &Value, ty: &SqlType, cp: CodePage, out: &mut Vec<u8>) -> Result<(), SqlError> {
     value.check_type(ty)?;
     // text, ntext and image are stored as the MAX types are.
     match (value, ty.max_equivalent()) {
@@ -90,7 +96,7 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
         (Value::String(s), SqlType::Char { len }) => {
             let start = out.len();
             let s = fit_str(s, usize::from(len), false).unwrap_or(s);
-            codepage::encode_lossy(s, out);
+            cp.encode_lossy(s, out);
             out.resize(start + usize::from(len), b' ');
         }
         (Value::String(s), SqlType::VarChar { len }) => {
@@ -98,7 +104,7 @@ pub fn encode(value: &Value, ty: &SqlType, out: &mut Vec<u8>) -> Result<(), SqlE
                 Length::Bounded(n) => fit_str(s, usize::from(n), false).unwrap_or(s),
                 Length::Max => s,
             };
-            codepage::encode_lossy(s, out)
+            cp.encode_lossy(s, out)
         }
         (Value::String(s), SqlType::NChar { len }) => {
             let units = push_utf16(fit_str(s, usize::from(len), true).unwrap_or(s), out);
@@ -145,6 +151,13 @@ pub fn decode(ty: &SqlType, bytes: &[u8]) -> Result<Value, SqlError> {
 /// `slot` holds NULL or a value.
 #[inline]
 pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
+    decode_to_in(ty, CodePage::CP1252, bytes, slot)
+}
+
+/// [`decode_to`] for a column whose collation has code page `cp` (char and varchar
+/// bytes are read in it).
+#[inline]
+pub fn decode_to_in(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
     // The integer keys and counts of most rows, inlined into the caller's loop; the
     // rest is `decode_other`.
     // A slot already holding an integer (a recycled row's) is overwritten in place: an
@@ -154,16 +167,16 @@ pub fn decode_to(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), Sql
         (SqlType::BigInt, 8, Value::BigInt(n)) => *n = i64::from_le_bytes(le(bytes)),
         (SqlType::Int, 4, slot) => *slot = Value::Int(i32::from_le_bytes(le(bytes))),
         (SqlType::BigInt, 8, slot) => *slot = Value::BigInt(i64::from_le_bytes(le(bytes))),
-        (_, _, slot) => return decode_other(ty, bytes, slot),
+        (_, _, slot) => return decode_other(ty, cp, bytes, slot),
     }
     Ok(())
 }
 
-fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
+fn decode_other(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> Result<(), SqlError> {
     if ty.is_legacy_lob() {
-        return decode_other(&ty.max_equivalent(), bytes, slot);
+        return decode_other(&ty.max_equivalent(), cp, bytes, slot);
     }
-    if decode_common(ty, bytes, slot) {
+    if decode_common(ty, cp, bytes, slot) {
         return Ok(());
     }
     let bad = || SqlError::invalid_stored_value(ty.name());
@@ -221,7 +234,7 @@ fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlE
             minutes: u16::from_le_bytes(le(&bytes[..2])),
             days: u16::from_le_bytes(le(&bytes[2..])),
         },
-        SqlType::Char { .. } | SqlType::VarChar { .. } => Value::String(codepage::decode(bytes)),
+        SqlType::Char { .. } | SqlType::VarChar { .. } => Value::String(cp.decode(bytes)),
         SqlType::NChar { .. } | SqlType::NVarChar { .. } | SqlType::Xml => {
             if !bytes.len().is_multiple_of(2) {
                 return Err(bad());
@@ -260,7 +273,7 @@ fn decode_other(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> Result<(), SqlE
 /// its two fields in range. Strings and binaries are decoded into the buffer of the one
 /// already in the slot. False (and `slot` untouched) for anything else, valid or not:
 /// the general path decodes it or reports the error.
-fn decode_common(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> bool {
+fn decode_common(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> bool {
     let v = match (*ty, bytes.len()) {
         (SqlType::Int, 4) => Value::Int(i32::from_le_bytes(le(bytes))),
         (SqlType::BigInt, 8) => Value::BigInt(i64::from_le_bytes(le(bytes))),
@@ -279,10 +292,10 @@ fn decode_common(ty: &SqlType, bytes: &[u8], slot: &mut Value) -> bool {
         {
             if let Value::String(s) = slot {
                 s.clear();
-                codepage::decode_into(bytes, s);
+                cp.decode_into(bytes, s);
                 return true;
             }
-            Value::String(codepage::decode(bytes))
+            Value::String(cp.decode(bytes))
         }
         (SqlType::VarBinary { len: Length::Bounded(len) }, n) | (SqlType::Binary { len }, n)
             if n <= usize::from(len) && (n == usize::from(len) || matches!(ty, SqlType::VarBinary { .. })) =>

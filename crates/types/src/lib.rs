@@ -41,6 +41,8 @@
 
 pub mod calendar;
 pub mod codepage;
+#[rustfmt::skip]
+mod codepage_tables;
 pub mod collation;
 pub mod compare;
 pub mod decimal;
@@ -53,10 +55,11 @@ pub mod parse;
 pub mod sqltype;
 pub mod value;
 
+pub use codepage::CodePage;
 pub use collation::Collation;
 pub use compare::{compare, compare_strings, sort_key, sort_key_in, sort_key_vec};
-pub use encoding::{decode, decode_to, encode};
+pub use encoding::{decode, decode_to, decode_to_in, encode, encode_in};
 pub use error::SqlError;
-pub use parse::{parse, parse_from};
+pub use parse::{fit_code_page, parse, parse_from};
 pub use sqltype::{Length, SqlType, TypeArg};
 pub use value::Value;

@@ -38,7 +38,7 @@ use crate::calendar::{
     self, DAYS_TO_1900, MAX_DATE_DAYS, MAX_OFFSET_MINUTES, SMALLDATETIME_MAX_DAYS, TICKS_PER_DAY, TICKS_PER_HOUR,
     TICKS_PER_MINUTE, TICKS_PER_SECOND,
 };
-use crate::codepage;
+use crate::codepage::{self, CodePage};
 use crate::decimal::{self, MONEY_SCALE, SMALLMONEY_MAX, SMALLMONEY_MIN};
 use crate::error::SqlError;
 use crate::format::GUID_TEXT_ORDER;
@@ -89,9 +89,7 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         SqlType::SmallDateTime => parse_smalldatetime(text, from),
         SqlType::DateTime2 { scale } => parse_datetime2(text, from, scale),
         SqlType::DateTimeOffset { scale } => parse_datetimeoffset(text, from, scale),
-        SqlType::Char { len } => Ok(Value::String(fit_cp1252(text, usize::from(len), true))),
-        SqlType::VarChar { len: Length::Bounded(len) } => Ok(Value::String(fit_cp1252(text, usize::from(len), false))),
-        SqlType::VarChar { len: Length::Max } => Ok(Value::String(codepage::to_cp1252_lossy(text))),
+        SqlType::Char { .. } | SqlType::VarChar { .. } => Ok(fit_code_page(text, target, CodePage::CP1252)),
         SqlType::NChar { len } => Ok(Value::String(fit_utf16(text, usize::from(len), true))),
         SqlType::NVarChar { len: Length::Bounded(len) } => Ok(Value::String(fit_utf16(text, usize::from(len), false))),
         SqlType::NVarChar { len: Length::Max } | SqlType::Xml => Ok(Value::String(text.to_string())),
@@ -358,13 +356,21 @@ pub fn parse_hex_binary(text: &str, with_prefix: bool) -> Result<Vec<u8>, SqlErr
         .collect()
 }
 
-fn fit_cp1252(text: &str, len: usize, pad: bool) -> String {
-    let mut s: String = codepage::to_cp1252_lossy(text).chars().take(len).collect();
+/// CAST(text AS char/varchar) under a collation of code page `cp`: characters outside
+/// it become '?', then the text is cut to the length (one character per byte) and char
+/// padded with blanks. Any other target type is returned as varchar(max) text.
+pub fn fit_code_page(text: &str, target: &SqlType, cp: CodePage) -> Value {
+    let (len, pad) = match *target {
+        SqlType::Char { len } => (usize::from(len), true),
+        SqlType::VarChar { len: Length::Bounded(len) } => (usize::from(len), false),
+        _ => return Value::String(cp.to_lossy(text)),
+    };
+    let mut s: String = cp.to_lossy(text).chars().take(len).collect();
     if pad {
         let have = s.chars().count();
         s.extend(std::iter::repeat_n(' ', len.saturating_sub(have)));
     }
-    s
+    Value::String(s)
 }
 
 fn fit_utf16(text: &str, len: usize, pad: bool) -> String {

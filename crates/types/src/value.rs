@@ -24,7 +24,7 @@ use crate::calendar::{
     self, DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DATETIME_TICKS_PER_DAY, DAYS_TO_1900, MAX_DATE_DAYS,
     MAX_OFFSET_MINUTES, MINUTES_PER_DAY, TICKS_PER_DAY, TICKS_PER_MINUTE,
 };
-use crate::codepage;
+use crate::codepage::CodePage;
 use crate::decimal::{self, MONEY_SCALE, SMALLMONEY_MAX, SMALLMONEY_MIN};
 use crate::error::SqlError;
 use crate::sqltype::{Length, SqlType, MAX_LOB_BYTES, MAX_TIME_SCALE};
@@ -372,10 +372,16 @@ impl Value {
     /// error), decimal precision taken from the column. The result is what
     /// decode(encode(v)) returns. Errors as [`Value::check_type`].
     pub fn fit_to(&self, ty: &SqlType) -> Result<Value, SqlError> {
+        self.fit_to_in(ty, CodePage::CP1252)
+    }
+
+    /// [`Value::fit_to`] for a column whose collation has code page `cp`: char and
+    /// varchar text reduced to that code page.
+    pub fn fit_to_in(&self, ty: &SqlType, cp: CodePage) -> Result<Value, SqlError> {
         let v = match (self, ty.max_equivalent()) {
             (Value::String(s), SqlType::Char { len })
             | (Value::String(s), SqlType::VarChar { len: Length::Bounded(len) }) => {
-                let s = codepage::to_cp1252_lossy(s);
+                let s = cp.to_lossy(s);
                 let mut s = fit_str(&s, usize::from(len), false).unwrap_or(&s).to_string();
                 if let SqlType::Char { len } = ty {
                     let have = s.chars().count();
@@ -383,7 +389,7 @@ impl Value {
                 }
                 Value::String(s)
             }
-            (Value::String(s), SqlType::VarChar { len: Length::Max }) => Value::String(codepage::to_cp1252_lossy(s)),
+            (Value::String(s), SqlType::VarChar { len: Length::Max }) => Value::String(cp.to_lossy(s)),
             (Value::String(s), SqlType::NChar { len })
             | (Value::String(s), SqlType::NVarChar { len: Length::Bounded(len) }) => {
                 let mut s = fit_str(s, usize::from(len), true).unwrap_or(s).to_string();

@@ -651,6 +651,21 @@ def test_explicit_collate(conn):
     assert cur.fetchone() == (1,)
 
 
+def test_code_page_collations(conn):
+    """varchar under a Thai or Cyrillic collation: the server sends the column's
+    collation (Thai: LCID 0x41E) and the bytes in its code page (874, 1251), which pytds
+    decodes back to the text; characters outside the code page arrive as '?'."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #th (id int PRIMARY KEY, t varchar(20) COLLATE Thai_CI_AS, c varchar(20) COLLATE Cyrillic_General_CS_AS)")
+    cur.execute("INSERT #th VALUES (1, N'สวัสดี', N'Привет'), (2, N'Привет', N'สวัสดี')")
+    cur.execute("SELECT t, c FROM #th ORDER BY id")
+    assert cur.fetchall() == [("สวัสดี", "Привет"), ("??????", "??????")]
+    cols = conn._tds_socket.main_session.res_info.columns
+    assert [c.serializer._collation.lcid for c in cols] == [0x41E, 0x419]
+    cur.execute("SELECT CAST(CAST(N'สวัสดี' AS nvarchar(max)) COLLATE Thai_CI_AI AS varchar(max))")
+    assert cur.fetchall() == [("สวัสดี",)]
+
+
 def test_keyset_cursor_and_fk_cascade_checks(conn):
     """Over TCP: a KEYSET cursor reports a row deleted since OPEN as -2; a second cascade
     path to a table is refused with 1785 then 1750 and the server keeps serving."""

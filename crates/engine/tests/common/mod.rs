@@ -55,7 +55,10 @@ pub fn session(inst: &Arc<Instance>) -> Session {
 }
 
 pub fn cols(types: &[(SqlType, bool)]) -> Vec<StoredColumn> {
-    types.iter().map(|&(ty, nullable)| StoredColumn { ty, nullable, sparse: false }).collect()
+    types
+        .iter()
+        .map(|&(ty, nullable)| StoredColumn { ty, nullable, sparse: false, code_page: types::CodePage::CP1252 })
+        .collect()
 }
 
 /// Creates an index in its own transaction and returns its reference.

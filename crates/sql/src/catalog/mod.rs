@@ -312,6 +312,13 @@ pub struct Column {
     pub collation: Option<types::Collation>,
 }
 
+impl Column {
+    /// The code page of the column's char and varchar values (its collation's).
+    pub fn code_page(&self) -> types::CodePage {
+        self.collation.map_or(types::CodePage::CP1252, |c| c.char_code_page())
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct DefaultConstraint {
     pub object_id: i32,
@@ -607,6 +614,7 @@ pub fn catalog_index_columns() -> Vec<crate::host::StoredColumn> {
         ty: SqlType::VarBinary { len: types::Length::Max },
         nullable: false,
         sparse: false,
+        code_page: types::CodePage::CP1252,
     }]
 }
 

@@ -651,7 +651,7 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
         // Only strings and binaries are truncated (2628, whose message shows the value).
         return v.fit_into(&c.ty);
     }
-    v.fit_to(&c.ty).map_err(|e| {
+    v.fit_to_in(&c.ty, c.code_page()).map_err(|e| {
         if e.number == 8152 || e.number == 2628 {
             // The value as far as it fits the column.
             let fits = match c.ty {

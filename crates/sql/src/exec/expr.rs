@@ -98,6 +98,9 @@ pub enum BExpr {
         to: SqlType,
         style: Option<i32>,
         try_: bool,
+        /// The code page text becomes in when `to` is char or varchar: that of the
+        /// collation of `expr` (explicit, a column's, or the database's).
+        code_page: types::CodePage,
     },
     Func {
         f: functions::Builtin,
@@ -370,8 +373,8 @@ impl BExpr {
             BExpr::Unary(op, a, t) => BExpr::Unary(*op, r(a), *t),
             BExpr::Not(a) => BExpr::Not(r(a)),
             BExpr::IsNull(a, n) => BExpr::IsNull(r(a), *n),
-            BExpr::Convert { expr, to, style, try_ } => {
-                BExpr::Convert { expr: r(expr), to: *to, style: *style, try_: *try_ }
+            BExpr::Convert { expr, to, style, try_, code_page } => {
+                BExpr::Convert { expr: r(expr), to: *to, style: *style, try_: *try_, code_page: *code_page }
             }
             BExpr::Arith(op, a, b, t) => BExpr::Arith(*op, r(a), r(b), *t),
             BExpr::Cmp(op, a, b, t) => BExpr::Cmp(*op, r(a), r(b), *t),
@@ -557,12 +560,12 @@ impl BExpr {
                     None => Value::Null,
                 }
             }
-            BExpr::Convert { expr, to, style, try_ } => {
+            BExpr::Convert { expr, to, style, try_, code_page } => {
                 let v = expr.eval(row, cx)?;
                 if *try_ {
-                    convert::try_convert(&v, &expr.ty(), to, *style)?
+                    convert::try_convert_in(&v, &expr.ty(), to, *style, *code_page)?
                 } else {
-                    convert::convert(&v, &expr.ty(), to, *style)?
+                    convert::convert_in(&v, &expr.ty(), to, *style, *code_page)?
                 }
             }
             BExpr::Func { f, args, ty } => {

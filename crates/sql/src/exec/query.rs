@@ -899,14 +899,24 @@ impl<'b, 'c> Binder<'b, 'c> {
     }
 
     fn convert(&mut self, x: BExpr, to: SqlType, style: Option<i32>, try_: bool) -> Result<BExpr, SqlError> {
+        // Text becoming char or varchar takes the code page of its collation, and so do
+        // char and varchar becoming binary.
+        let to_text = matches!(to, SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::Text);
+        let from_text = matches!(x.ty(), SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::Text);
+        let code_page = if to_text || (from_text && to.is_binary()) {
+            let db = self.database_collation();
+            x.collation(db).map_or(types::CodePage::CP1252, |c| c.char_code_page())
+        } else {
+            types::CodePage::CP1252
+        };
         if let BExpr::Const(v, from) = &x {
             if !try_ {
-                if let Ok(v) = convert::convert(v, from, &to, style) {
+                if let Ok(v) = convert::convert_in(v, from, &to, style, code_page) {
                     return Ok(BExpr::Const(v, to));
                 }
             }
         }
-        Ok(BExpr::Convert { expr: Box::new(x), to, style, try_ })
+        Ok(BExpr::Convert { expr: Box::new(x), to, style, try_, code_page })
     }
 
     fn bind_case(&mut self, c: &Case, scope: &Scope) -> Result<BExpr, SqlError> {
@@ -2208,7 +2218,13 @@ impl<'b, 'c> Binder<'b, 'c> {
                 for r in bound.iter_mut() {
                     for (i, e) in r.iter_mut().enumerate() {
                         if e.ty() != types[i] {
-                            *e = BExpr::Convert { expr: Box::new(e.clone()), to: types[i], style: None, try_: false };
+                            *e = BExpr::Convert {
+                                expr: Box::new(e.clone()),
+                                to: types[i],
+                                style: None,
+                                try_: false,
+                                code_page: types::CodePage::CP1252,
+                            };
                         }
                     }
                 }

@@ -100,7 +100,12 @@ pub fn for_each_stored_row(
 pub fn stored_columns(columns: &[catalog::Column]) -> Vec<StoredColumn> {
     columns
         .iter()
-        .map(|c| StoredColumn { ty: c.ty, nullable: c.nullable || c.computed.is_some(), sparse: c.sparse })
+        .map(|c| StoredColumn {
+            ty: c.ty,
+            nullable: c.nullable || c.computed.is_some(),
+            sparse: c.sparse,
+            code_page: c.code_page(),
+        })
         .collect()
 }
 
@@ -118,9 +123,10 @@ pub fn nc_stored_columns(columns: &[catalog::Column], key_cols: &[usize], includ
         ty: SqlType::VarBinary { len: types::Length::Bounded(900) },
         nullable: false,
         sparse: false,
+        code_page: types::CodePage::CP1252,
     }];
     for &c in key_cols.iter().chain(included) {
-        v.push(StoredColumn { ty: columns[c].ty, nullable: true, sparse: false });
+        v.push(StoredColumn { ty: columns[c].ty, nullable: true, sparse: false, code_page: columns[c].code_page() });
     }
     v
 }

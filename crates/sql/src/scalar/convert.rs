@@ -207,6 +207,55 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
     }
 }
 
+/// [`convert`] under a collation of code page `cp`: text becoming char or varchar is
+/// reduced to that code page ('?' for characters it lacks) instead of 1252, binary
+/// becoming char or varchar (style 0) is read in it, and char or varchar becoming binary
+/// gives its bytes in it.
+pub fn convert_in(
+    value: &Value,
+    from: &SqlType,
+    to: &SqlType,
+    style: Option<i32>,
+    cp: types::CodePage,
+) -> Result<Value, SqlError> {
+    if cp == types::CodePage::CP1252 {
+        return convert(value, from, to, style);
+    }
+    let target = to.max_equivalent();
+    if let (Value::String(s), SqlType::Binary { .. } | SqlType::VarBinary { .. }) = (value, target) {
+        if from.is_character() && !from.is_unicode() && style.unwrap_or(0) == 0 {
+            let mut bytes = Vec::new();
+            cp.encode_lossy(s, &mut bytes);
+            return Ok(fit_binary(bytes, &target, false));
+        }
+    }
+    if !matches!(target, SqlType::Char { .. } | SqlType::VarChar { .. }) {
+        return convert(value, from, to, style);
+    }
+    match value {
+        Value::String(s) if from.is_character() || *from == SqlType::Xml => Ok(types::fit_code_page(s, &target, cp)),
+        Value::Binary(b) if style.unwrap_or(0) == 0 => Ok(types::fit_code_page(&cp.decode(b), &target, cp)),
+        // Numbers, dates and the rest convert to ASCII text, the same in every code page.
+        _ => convert(value, from, to, style),
+    }
+}
+
+/// [`try_convert`] under a collation of code page `cp` ([`convert_in`]).
+pub fn try_convert_in(
+    value: &Value,
+    from: &SqlType,
+    to: &SqlType,
+    style: Option<i32>,
+    cp: types::CodePage,
+) -> Result<Value, SqlError> {
+    let to_text = matches!(to.max_equivalent(), SqlType::Char { .. } | SqlType::VarChar { .. });
+    if cp == types::CodePage::CP1252 || !to_text || !matches!(value, Value::String(_) | Value::Binary(_)) {
+        return try_convert(value, from, to, style);
+    }
+    // Text and binary become char or varchar without failing.
+    convert_in(value, from, to, style, cp)
+}
+
 /// The errors TRY_CAST/TRY_CONVERT turn into NULL: data-dependent conversion failures.
 fn is_conversion_failure(e: &SqlError) -> bool {
     matches!(
