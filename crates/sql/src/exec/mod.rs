@@ -359,6 +359,10 @@ pub struct Cx<'a> {
     /// Rows FOREIGN KEY cascades changed in referencing tables with AFTER triggers,
     /// collected while a statement writes (see [`trigger::Cascaded`]).
     pub cascades: Vec<trigger::Cascaded>,
+    /// The values and types vectors of the last one-row INSERT, reused by the next
+    /// (see `dml::insert_into`).
+    pub(super) spare_row: Row,
+    pub(super) spare_types: Vec<SqlType>,
 }
 
 /// What a statement tells its block to do next.
@@ -439,6 +443,8 @@ impl<'a> Cx<'a> {
             bulk_unchecked: false,
             error_sets: 0,
             cascades: Vec::new(),
+            spare_row: Vec::new(),
+            spare_types: Vec::new(),
         }
     }
 
