@@ -363,6 +363,8 @@ pub struct Cx<'a> {
     /// (see `dml::insert_into`).
     pub(super) spare_row: Row,
     pub(super) spare_types: Vec<SqlType>,
+    /// The primary key buffer of `TableInfo::insert_row`.
+    pub(super) spare_key: Vec<u8>,
 }
 
 /// What a statement tells its block to do next.
@@ -445,6 +447,7 @@ impl<'a> Cx<'a> {
             cascades: Vec::new(),
             spare_row: Vec::new(),
             spare_types: Vec::new(),
+            spare_key: Vec::new(),
         }
     }
 
