@@ -634,8 +634,9 @@ impl ViewBase {
 /// precision (2628 truncation, 8115 overflow).
 pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<Value, SqlError> {
     let c = &t.columns[col];
-    if v.is_null() {
-        return Ok(Value::Null);
+    // NULL, and an int of an int column (a literal key): nothing to convert or fit.
+    if v.is_exactly(&c.ty) && (*from == c.ty || v.is_null()) {
+        return Ok(v);
     }
     // Text stored into xml is parsed and normalized (CONVERT does it).
     let to_xml = c.ty == SqlType::Xml && *from != SqlType::Xml;
@@ -1886,7 +1887,8 @@ pub(super) fn insert_positions(
 ) -> Result<std::borrow::Cow<'static, [usize]>, SqlError> {
     if columns.is_empty() {
         let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
-        let insertable = |k: &usize| (!t.columns[*k].is_identity || identity_insert) && t.columns[*k].computed.is_none();
+        let insertable =
+            |k: &usize| (!t.columns[*k].is_identity || identity_insert) && t.columns[*k].computed.is_none();
         let n = t.columns.len();
         if n <= IN_ORDER.len() && (0..n).all(|k| insertable(&k)) {
             return Ok(std::borrow::Cow::Borrowed(&IN_ORDER[..n]));
