@@ -104,3 +104,21 @@ INSERT INTO dbo.s VALUES (57, 'five', N'x', 7, 1e1);
 GO
 SELECT id, grp, val, n, d FROM dbo.s ORDER BY id;
 GO
+-- Shape C: a table whose values are all its columns in order (taken as the row), DEFAULT among them, and a duplicate key.
+CREATE TABLE dbo.sd (id int NOT NULL CONSTRAINT PK_sd PRIMARY KEY, grp int NOT NULL CONSTRAINT DF_sd_grp DEFAULT 7, val varchar(5) NULL);
+GO
+-- shape C
+INSERT INTO dbo.sd VALUES (1, DEFAULT, 'a');
+INSERT INTO dbo.sd VALUES (2, 2, DEFAULT);
+GO
+-- shape C
+INSERT INTO dbo.sd VALUES (3, DEFAULT, 'c');
+INSERT INTO dbo.sd VALUES (3, 4, DEFAULT);
+GO
+-- shape C
+INSERT INTO dbo.sd VALUES (4, DEFAULT, NULL);
+INSERT INTO dbo.sd VALUES (5, 5, DEFAULT);
+GO
+SELECT id, grp, val FROM dbo.sd ORDER BY id;
+DROP TABLE dbo.sd;
+GO

@@ -168,23 +168,19 @@ pub(crate) fn token_at(source: &str, at: usize, scratch: &mut Vec<Token>) -> Opt
     if !source.is_char_boundary(at) || source.len() >= u32::MAX as usize {
         return None;
     }
-    // The literals of a loading script's VALUES, without the lexer: plain digits (no
-    // point, exponent or `0x` after them) and a quoted string without `''`, each what
-    // `number` and `string` would give (a shape's slots are lexed a thousand to a batch).
-    if b.is_ascii_digit() {
-        let end = at + bytes[at..].iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len() - at);
-        if !matches!(bytes.get(end), Some(b'.' | b'e' | b'E' | b'x' | b'X')) {
+    match simple_literal_at(bytes, at) {
+        Some((SimpleLiteral::Integer, end)) => {
             return Some(Token { kind: TokenKind::Integer, span: Span::new(at as u32, end as u32, 1, 1) });
         }
-    } else if b == b'\'' {
-        let q = at + 1 + bytes[at + 1..].iter().position(|&b| b == b'\'')?;
-        if bytes.get(q + 1) != Some(&b'\'') {
-            let value = source[at + 1..q].to_owned();
+        Some((SimpleLiteral::String { .. }, end)) => {
+            let value = source[at + 1..end - 1].to_owned();
             return Some(Token {
                 kind: TokenKind::String { value, unicode: false },
-                span: Span::new(at as u32, (q + 1) as u32, 1, 1),
+                span: Span::new(at as u32, end as u32, 1, 1),
             });
         }
+        None if b == b'\'' && !bytes[at + 1..].contains(&b'\'') => return None,
+        None => {}
     }
     let mut lx = Lexer { src: source, bytes, pos: at, line: 1, line_start: at, wide: 0 };
     // White space and comments start with these (or a non-ASCII space).
@@ -205,6 +201,40 @@ pub(crate) fn token_at(source: &str, at: usize, scratch: &mut Vec<Token>) -> Opt
         return None;
     }
     scratch.pop()
+}
+
+/// A literal [`simple_literal_at`] reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SimpleLiteral {
+    /// Digits: a [`TokenKind::Integer`].
+    Integer,
+    /// A quoted string without `''` in it: a [`TokenKind::String`] (not Unicode) whose
+    /// value is the text between the quotes; `line_break` when it holds a `\n`.
+    String { line_break: bool },
+}
+
+/// The literals of a loading script's VALUES, without the lexer: plain digits (no point,
+/// exponent or `0x` after them) and a quoted string without `''`, each what `number` and
+/// `string` would lex at byte `at`, and the end of its token (a shape's slots are read a
+/// thousand to a batch). None for anything else.
+pub(crate) fn simple_literal_at(bytes: &[u8], at: usize) -> Option<(SimpleLiteral, usize)> {
+    let b = *bytes.get(at)?;
+    if b.is_ascii_digit() {
+        let end = at + bytes[at..].iter().position(|b| !b.is_ascii_digit()).unwrap_or(bytes.len() - at);
+        if !matches!(bytes.get(end), Some(b'.' | b'e' | b'E' | b'x' | b'X')) {
+            return Some((SimpleLiteral::Integer, end));
+        }
+    } else if b == b'\'' {
+        let mut line_break = false;
+        for (k, &c) in bytes[at + 1..].iter().enumerate() {
+            if c == b'\'' {
+                let q = at + 1 + k;
+                return (bytes.get(q + 1) != Some(&b'\'')).then_some((SimpleLiteral::String { line_break }, q + 1));
+            }
+            line_break |= c == b'\n';
+        }
+    }
+    None
 }
 
 /// The lexer; `fast` takes the shortcuts for the commonest ASCII tokens (tests compare

@@ -253,6 +253,21 @@ impl Value {
         Ok(())
     }
 
+    /// NULL, or a value of one of the common types that is exactly of type `ty`: an int
+    /// of int, a bit of bit, ... (nothing to convert, fit or check).
+    pub fn is_exactly(&self, ty: &SqlType) -> bool {
+        matches!(
+            (self, ty),
+            (Value::Null, _)
+                | (Value::Int(_), SqlType::Int)
+                | (Value::BigInt(_), SqlType::BigInt)
+                | (Value::SmallInt(_), SqlType::SmallInt)
+                | (Value::TinyInt(_), SqlType::TinyInt)
+                | (Value::Bit(_), SqlType::Bit)
+                | (Value::Guid(_), SqlType::UniqueIdentifier)
+        )
+    }
+
     /// Checks that this value can be stored in a column of type `ty` without conversion:
     /// the variant belongs to the type's family (else Msg 206), scales of decimal and
     /// the time types match the type's, the value is in the type's range (smallmoney,
@@ -262,16 +277,7 @@ impl Value {
     /// so do [`Value::fit_to`] and [`crate::encode`]. NULL fits every type.
     pub fn check_type(&self, ty: &SqlType) -> Result<(), SqlError> {
         // The common exact pairs first: nothing for `validate` to check in them.
-        if matches!(
-            (self, ty),
-            (Value::Null, _)
-                | (Value::Int(_), SqlType::Int)
-                | (Value::BigInt(_), SqlType::BigInt)
-                | (Value::SmallInt(_), SqlType::SmallInt)
-                | (Value::TinyInt(_), SqlType::TinyInt)
-                | (Value::Bit(_), SqlType::Bit)
-                | (Value::Guid(_), SqlType::UniqueIdentifier)
-        ) {
+        if self.is_exactly(ty) {
             return Ok(());
         }
         self.validate()?;

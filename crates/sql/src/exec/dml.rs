@@ -634,8 +634,9 @@ impl ViewBase {
 /// precision (2628 truncation, 8115 overflow).
 pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<Value, SqlError> {
     let c = &t.columns[col];
-    if v.is_null() {
-        return Ok(Value::Null);
+    // NULL, and an int of an int column (a literal key): nothing to convert or fit.
+    if v.is_exactly(&c.ty) && (*from == c.ty || v.is_null()) {
+        return Ok(v);
     }
     // Text stored into xml is parsed and normalized (CONVERT does it).
     let to_xml = c.ty == SqlType::Xml && *from != SqlType::Xml;
@@ -1197,9 +1198,6 @@ fn make_row(
     identity: Option<i128>,
 ) -> Result<(Row, Option<i128>), SqlError> {
     let n = t.columns.len();
-    // (`vec![Value::Null; n]` clones through Value's Clone, per column.)
-    let mut row: Row = Vec::with_capacity(n);
-    row.resize_with(n, || Value::Null);
     // Which columns have a value: on the stack for up to 64 columns (one allocation less
     // per inserted row).
     let (mut small, mut large) = ([false; 64], Vec::new());
@@ -1211,13 +1209,31 @@ fn make_row(
     };
     let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
     let mut new_identity = None;
-    for (k, v) in values.into_iter().enumerate() {
-        let col = positions[k];
-        if is_default_marker(&v) {
-            continue;
+    let mut row: Row;
+    if values.len() == n && positions.len() == n && positions.iter().enumerate().all(|(k, &p)| p == k) {
+        // A value for each column in order: the values become the row, converted in
+        // place (no second vector).
+        row = values;
+        for (k, slot) in row.iter_mut().enumerate() {
+            let v = std::mem::replace(slot, Value::Null);
+            if is_default_marker(&v) {
+                continue;
+            }
+            *slot = to_column(t, k, v, &types_[k])?;
+            given[k] = true;
         }
-        row[col] = to_column(t, col, v, &types_[k])?;
-        given[col] = true;
+    } else {
+        // (`vec![Value::Null; n]` clones through Value's Clone, per column.)
+        row = Vec::with_capacity(n);
+        row.resize_with(n, || Value::Null);
+        for (k, v) in values.into_iter().enumerate() {
+            let col = positions[k];
+            if is_default_marker(&v) {
+                continue;
+            }
+            row[col] = to_column(t, col, v, &types_[k])?;
+            given[col] = true;
+        }
     }
     for (i, c) in t.columns.iter().enumerate() {
         if c.is_identity {
@@ -1604,8 +1620,12 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
                 if limit.is_some_and(|l| count >= l) {
                     break;
                 }
-                let mut vals = Vec::with_capacity(r.len());
-                let mut tys = Vec::with_capacity(r.len());
+                // The buffers of the batch's last row (a loading script's INSERTs are
+                // one row each).
+                let mut vals = std::mem::take(&mut cx.spare_row);
+                let mut tys = std::mem::take(&mut cx.spare_types);
+                vals.clear();
+                tys.clear();
                 for e in r {
                     if matches!(e.kind, ExprKind::Default) {
                         vals.push(default_marker());
@@ -1623,9 +1643,12 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
                     vals.push(b.eval(&[], cx)?);
                     tys.push(b.ty());
                 }
-                let row = put(cx, vals, &tys, &mut kept)?;
+                let mut row = put(cx, vals, &tys, &mut kept)?;
                 collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
                 count += 1;
+                row.clear();
+                cx.spare_row = row;
+                cx.spare_types = tys;
             }
         }
         InsertSource::DefaultValues => {
@@ -1841,14 +1864,36 @@ pub(super) fn top_limit(cx: &mut Cx, top: Option<&Top>) -> Result<Option<u64>, S
     }
 }
 
+/// `0, 1, 2, ...`: the positions of a table's columns when all of them are inserted in
+/// order (see [`insert_positions`]).
+const IN_ORDER: [usize; 64] = {
+    let mut a = [0; 64];
+    let mut i = 0;
+    while i < a.len() {
+        a[i] = i;
+        i += 1;
+    }
+    a
+};
+
 /// The columns an INSERT column list names (all insertable ones when empty), as
-/// positions in the table (271 for a computed column).
-pub(super) fn insert_positions(cx: &Cx, t: &TableInfo, columns: &[Ident]) -> Result<Vec<usize>, SqlError> {
+/// positions in the table (271 for a computed column). All the columns of a table with
+/// no identity or computed column are borrowed, not built (each INSERT of a loading
+/// script asks).
+pub(super) fn insert_positions(
+    cx: &Cx,
+    t: &TableInfo,
+    columns: &[Ident],
+) -> Result<std::borrow::Cow<'static, [usize]>, SqlError> {
     if columns.is_empty() {
-        return Ok((0..t.columns.len())
-            .filter(|&k| !t.columns[k].is_identity || cx.state.identity_insert == Some((t.db, t.object_id)))
-            .filter(|&k| t.columns[k].computed.is_none())
-            .collect());
+        let identity_insert = cx.state.identity_insert == Some((t.db, t.object_id));
+        let insertable =
+            |k: &usize| (!t.columns[*k].is_identity || identity_insert) && t.columns[*k].computed.is_none();
+        let n = t.columns.len();
+        if n <= IN_ORDER.len() && (0..n).all(|k| insertable(&k)) {
+            return Ok(std::borrow::Cow::Borrowed(&IN_ORDER[..n]));
+        }
+        return Ok((0..n).filter(insertable).collect::<Vec<_>>().into());
     }
     let mut v = Vec::new();
     for c in columns {
@@ -1863,7 +1908,7 @@ pub(super) fn insert_positions(cx: &Cx, t: &TableInfo, columns: &[Ident]) -> Res
         }
         v.push(p);
     }
-    Ok(v)
+    Ok(v.into())
 }
 
 /// The bound SET list of an UPDATE (or of MERGE's UPDATE action): target columns and

@@ -1015,6 +1015,26 @@ const COMMANDS: &[&str] = &[
     "USE",
 ];
 
+/// The position of `command` in [`COMMANDS`], found when compiling (a statement notes its
+/// command by position, without comparing strings at run time).
+const fn command_index(command: &str) -> u8 {
+    let mut i = 0;
+    while i < COMMANDS.len() {
+        let (a, b) = (COMMANDS[i].as_bytes(), command.as_bytes());
+        if a.len() == b.len() {
+            let mut k = 0;
+            while k < a.len() && a[k] == b[k] {
+                k += 1;
+            }
+            if k == a.len() {
+                return i as u8;
+            }
+        }
+        i += 1;
+    }
+    panic!("a command missing from COMMANDS")
+}
+
 /// The statement a session's request is executing and how deeply nested, shared between
 /// the executor (which sets it per statement: one relaxed store) and the host (which
 /// shows it in sys.dm_exec_requests for any session).
@@ -1026,43 +1046,40 @@ pub struct LiveRequest {
 
 impl LiveRequest {
     /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
-    /// keep the previous command.
+    /// keep the previous command (so does MERGE, which has no entry in [`COMMANDS`]).
     pub fn statement(&self, kind: &StatementKind, nest_level: usize) {
         use crate::ast::DropKind;
         let c = match kind {
-            StatementKind::Query(_) => "SELECT",
-            StatementKind::Insert(_) => "INSERT",
-            StatementKind::Update(_) => "UPDATE",
-            StatementKind::Delete(_) => "DELETE",
-            StatementKind::Merge(_) => "MERGE",
-            StatementKind::Exec(_) | StatementKind::ExecString(_) => "EXECUTE",
-            StatementKind::WaitFor { .. } => "WAITFOR",
-            StatementKind::BeginTransaction { .. } => "BEGIN TRANSACTION",
-            StatementKind::Commit { .. } => "COMMIT TRANSACTION",
-            StatementKind::Rollback { .. } => "ROLLBACK TRANSACTION",
-            StatementKind::SaveTransaction { .. } => "SAVE TRANSACTION",
-            StatementKind::Checkpoint(_) => "CHECKPOINT",
-            StatementKind::Dbcc(_) => "DBCC",
-            StatementKind::Backup(_) => "BACKUP DATABASE",
-            StatementKind::Restore(_) => "RESTORE DATABASE",
-            StatementKind::CreateDatabase(_) => "CREATE DATABASE",
-            StatementKind::AlterDatabase(_) => "ALTER DATABASE",
-            StatementKind::Drop { kind: DropKind::Database, .. } => "DROP DATABASE",
-            StatementKind::Drop { .. } => "DROP TABLE",
-            StatementKind::CreateTable(_) => "CREATE TABLE",
-            StatementKind::AlterTable(_) => "ALTER TABLE",
-            StatementKind::CreateIndex(_) => "CREATE INDEX",
-            StatementKind::DropIndex { .. } => "DROP INDEX",
-            StatementKind::Truncate { .. } => "TRUNCATE TABLE",
-            StatementKind::CreateProcedure(_) => "CREATE PROCEDURE",
-            StatementKind::CreateView(_) => "CREATE VIEW",
-            StatementKind::CreateFunction(_) => "CREATE FUNCTION",
-            StatementKind::Use(_) => "USE",
+            StatementKind::Query(_) => const { command_index("SELECT") },
+            StatementKind::Insert(_) => const { command_index("INSERT") },
+            StatementKind::Update(_) => const { command_index("UPDATE") },
+            StatementKind::Delete(_) => const { command_index("DELETE") },
+            StatementKind::Exec(_) | StatementKind::ExecString(_) => const { command_index("EXECUTE") },
+            StatementKind::WaitFor { .. } => const { command_index("WAITFOR") },
+            StatementKind::BeginTransaction { .. } => const { command_index("BEGIN TRANSACTION") },
+            StatementKind::Commit { .. } => const { command_index("COMMIT TRANSACTION") },
+            StatementKind::Rollback { .. } => const { command_index("ROLLBACK TRANSACTION") },
+            StatementKind::SaveTransaction { .. } => const { command_index("SAVE TRANSACTION") },
+            StatementKind::Checkpoint(_) => const { command_index("CHECKPOINT") },
+            StatementKind::Dbcc(_) => const { command_index("DBCC") },
+            StatementKind::Backup(_) => const { command_index("BACKUP DATABASE") },
+            StatementKind::Restore(_) => const { command_index("RESTORE DATABASE") },
+            StatementKind::CreateDatabase(_) => const { command_index("CREATE DATABASE") },
+            StatementKind::AlterDatabase(_) => const { command_index("ALTER DATABASE") },
+            StatementKind::Drop { kind: DropKind::Database, .. } => const { command_index("DROP DATABASE") },
+            StatementKind::Drop { .. } => const { command_index("DROP TABLE") },
+            StatementKind::CreateTable(_) => const { command_index("CREATE TABLE") },
+            StatementKind::AlterTable(_) => const { command_index("ALTER TABLE") },
+            StatementKind::CreateIndex(_) => const { command_index("CREATE INDEX") },
+            StatementKind::DropIndex { .. } => const { command_index("DROP INDEX") },
+            StatementKind::Truncate { .. } => const { command_index("TRUNCATE TABLE") },
+            StatementKind::CreateProcedure(_) => const { command_index("CREATE PROCEDURE") },
+            StatementKind::CreateView(_) => const { command_index("CREATE VIEW") },
+            StatementKind::CreateFunction(_) => const { command_index("CREATE FUNCTION") },
+            StatementKind::Use(_) => const { command_index("USE") },
             _ => return,
         };
-        if let Some(i) = COMMANDS.iter().position(|x| *x == c) {
-            self.command.store(i as u8, Relaxed);
-        }
+        self.command.store(c, Relaxed);
         self.nest_level.store(nest_level.min(255) as u8, Relaxed);
     }
 

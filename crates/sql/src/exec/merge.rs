@@ -184,7 +184,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
                 MergeAction::Delete => BoundAction::Delete,
                 MergeAction::Insert { columns, values } => {
                     let positions = match values {
-                        Some(_) => dml::insert_positions(b.cx, &t, columns)?,
+                        Some(_) => dml::insert_positions(b.cx, &t, columns)?.into_owned(),
                         None => Vec::new(),
                     };
                     let values = values.as_deref().unwrap_or(&[]);

@@ -359,6 +359,12 @@ pub struct Cx<'a> {
     /// Rows FOREIGN KEY cascades changed in referencing tables with AFTER triggers,
     /// collected while a statement writes (see [`trigger::Cascaded`]).
     pub cascades: Vec<trigger::Cascaded>,
+    /// The values and types vectors of the last one-row INSERT, reused by the next
+    /// (see `dml::insert_into`).
+    pub(super) spare_row: Row,
+    pub(super) spare_types: Vec<SqlType>,
+    /// The primary key buffer of `TableInfo::insert_row`.
+    pub(super) spare_key: Vec<u8>,
 }
 
 /// What a statement tells its block to do next.
@@ -439,6 +445,9 @@ impl<'a> Cx<'a> {
             bulk_unchecked: false,
             error_sets: 0,
             cascades: Vec::new(),
+            spare_row: Vec::new(),
+            spare_types: Vec::new(),
+            spare_key: Vec::new(),
         }
     }
 

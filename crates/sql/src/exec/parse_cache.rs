@@ -27,7 +27,7 @@ use std::sync::Arc;
 use types::{SqlError, SqlType, Value};
 
 use crate::ast::{Batch, DmlTarget, ExprKind, Insert, InsertSource, Literal, StatementKind};
-use crate::lexer::{token_at, Token, TokenKind};
+use crate::lexer::{simple_literal_at, token_at, SimpleLiteral, Token, TokenKind};
 
 /// Batches kept per session; past this an arbitrary one makes room.
 const MAX_ENTRIES: usize = 64;
@@ -44,9 +44,9 @@ const MAX_SHAPE_TEXT: usize = 1 << 20;
 pub struct ParseCache {
     map: HashMap<Box<str>, Arc<Batch>>,
     shapes: Vec<Shape>,
-    /// The lexer's buffer for one token, and the last [`Literals`]' token buffer, reused.
+    /// The lexer's buffer for one token, and the last [`Literals`]' buffers, reused.
     scratch: Vec<Token>,
-    spare: Vec<Token>,
+    spare: (Vec<Lit>, Vec<Token>),
 }
 
 /// A batch kept by shape (see the module doc).
@@ -67,11 +67,32 @@ struct InsertSlots {
     slots: (u32, u32),
 }
 
+/// A slot's literal in a batch matched by shape: where it is in the batch's text, and
+/// what it is. Digits and plain strings (most of a loading script's literals) are read
+/// from the text when their statement runs; other literals are lexed into `tokens`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Lit {
+    start: u32,
+    end: u32,
+    kind: LitKind,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum LitKind {
+    /// `lexer::SimpleLiteral::Integer`.
+    Integer,
+    /// `lexer::SimpleLiteral::String` (its token's span: the quotes included).
+    String,
+    /// This token of [`Literals::tokens`].
+    Token(u32),
+}
+
 /// The literals of a batch matched by shape, in place of the kept batch's: the INSERT
 /// statements of the kept batch take their VALUES from here.
 #[derive(Debug)]
 pub struct Literals {
-    /// One literal token per slot, spans in the new batch's text.
+    /// One literal per slot, spans in the new batch's text.
+    lits: Vec<Lit>,
     tokens: Vec<Token>,
     inserts: Arc<[InsertSlots]>,
     /// The next INSERT statement to run (statements run in order; one that fails before
@@ -93,17 +114,35 @@ impl Literals {
     /// written there gives them (`query::literal_type_value`); its string or bytes are
     /// taken, so each literal is read once. `text` is the batch's text.
     pub fn value(&mut self, i: usize, text: &str) -> Result<(Value, SqlType), SqlError> {
-        let Some(t) = self.tokens.get_mut(i) else {
-            return Ok((Value::Null, SqlType::Int));
+        let null = || Ok((Value::Null, SqlType::Int));
+        let Some(&Lit { start, end, kind }) = self.lits.get(i) else {
+            return null();
         };
-        let kind = std::mem::replace(&mut t.kind, TokenKind::Eof);
-        let span = t.span;
-        super::query::token_type_value(kind, span.text(text)).unwrap_or(Ok((Value::Null, SqlType::Int)))
+        let Some(lit) = text.get(start as usize..end as usize) else {
+            return null();
+        };
+        match kind {
+            LitKind::Integer => super::query::integer_literal(lit),
+            LitKind::String => Ok(super::query::string_literal(lit[1..lit.len() - 1].to_owned(), false)),
+            LitKind::Token(k) => {
+                let Some(t) = self.tokens.get_mut(k as usize) else {
+                    return null();
+                };
+                let kind = std::mem::replace(&mut t.kind, TokenKind::Eof);
+                super::query::token_type_value(kind, lit).unwrap_or_else(null)
+            }
+        }
     }
 
     /// Literal `i` as an AST literal (for the statement rewritten with its own literals).
     pub fn literal(&self, i: usize, text: &str) -> Option<Literal> {
-        crate::parser::literal_of_token(self.tokens.get(i)?, text)
+        let lit = self.lits.get(i)?;
+        match lit.kind {
+            LitKind::Token(k) => crate::parser::literal_of_token(self.tokens.get(k as usize)?, text),
+            LitKind::Integer | LitKind::String => {
+                crate::parser::literal_of_token(&token_at(text, lit.start as usize, &mut Vec::new())?, text)
+            }
+        }
     }
 }
 
@@ -138,16 +177,16 @@ impl ParseCache {
         }
         let shapeable = text.len() <= MAX_SHAPE_TEXT;
         if shapeable && !self.shapes.is_empty() {
-            let mut tokens = std::mem::take(&mut self.spare);
+            let (mut lits, mut tokens) = std::mem::take(&mut self.spare);
             for (i, shape) in self.shapes.iter().enumerate() {
-                if shape.matches(text, &mut tokens, &mut self.scratch) {
+                if shape.matches(text, &mut lits, &mut tokens, &mut self.scratch) {
                     let (batch, inserts) = (shape.batch.clone(), shape.inserts.clone());
                     // The shape in use moves first.
                     self.shapes[..=i].rotate_right(1);
-                    return Ok((batch, Some(Literals { tokens, inserts, next: 0 })));
+                    return Ok((batch, Some(Literals { lits, tokens, inserts, next: 0 })));
                 }
             }
-            self.spare = tokens;
+            self.spare = (lits, tokens);
         }
         let batch = self.parse(text)?;
         if shapeable {
@@ -161,7 +200,7 @@ impl ParseCache {
 
     /// Hands back the token buffer of [`Literals`] for the next match.
     pub fn recycle(&mut self, literals: Literals) {
-        self.spare = literals.tokens;
+        self.spare = (literals.lits, literals.tokens);
     }
 
     pub fn len(&self) -> usize {
@@ -202,9 +241,11 @@ impl Shape {
         Some(Shape { text: text.into(), batch: batch.clone(), slots, inserts: inserts.into() })
     }
 
-    /// Does `text` have this shape? Its slot tokens go to `tokens` (cleared first).
-    fn matches(&self, text: &str, tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) -> bool {
+    /// Does `text` have this shape? Its slot literals go to `lits` and `tokens` (cleared
+    /// first).
+    fn matches(&self, text: &str, lits: &mut Vec<Lit>, tokens: &mut Vec<Token>, scratch: &mut Vec<Token>) -> bool {
         let (new, old) = (text.as_bytes(), self.text.as_bytes());
+        lits.clear();
         tokens.clear();
         let (mut at, mut old_at) = (0usize, 0usize);
         for slot in &self.slots {
@@ -213,12 +254,24 @@ impl Shape {
                 return false;
             }
             at += fixed.len();
-            let Some(t) = literal_token_at(text, at, scratch) else {
-                return false;
+            // Digits and plain strings are only delimited here (what `literal_token_at`
+            // accepts of them: a string on one line).
+            let (kind, end) = match simple_literal_at(new, at) {
+                Some((SimpleLiteral::Integer, end)) => (LitKind::Integer, end),
+                Some((SimpleLiteral::String { line_break: false }, end)) => (LitKind::String, end),
+                Some((SimpleLiteral::String { line_break: true }, _)) => return false,
+                None => {
+                    let Some(t) = literal_token_at(text, at, scratch) else {
+                        return false;
+                    };
+                    let end = t.span.end as usize;
+                    tokens.push(t);
+                    (LitKind::Token(tokens.len() as u32 - 1), end)
+                }
             };
-            at = t.span.end as usize;
+            lits.push(Lit { start: at as u32, end: end as u32, kind });
+            at = end;
             old_at = slot.end as usize;
-            tokens.push(t);
         }
         new[at..] == old[old_at..]
     }
@@ -280,6 +333,24 @@ mod tests {
         let x = c.parse(&long).unwrap();
         let y = c.parse(&long).unwrap();
         assert!(!Arc::ptr_eq(&x, &y), "long texts are not kept");
+    }
+
+    #[test]
+    fn integer_literals_are_int_then_bigint_then_numeric() {
+        use crate::exec::query::integer_literal;
+        for (text, want) in [
+            ("0", (Value::Int(0), SqlType::Int)),
+            ("000000007", (Value::Int(7), SqlType::Int)),
+            ("999999999", (Value::Int(999_999_999), SqlType::Int)),
+            ("2147483647", (Value::Int(i32::MAX), SqlType::Int)),
+            ("2147483648", (Value::BigInt(2_147_483_648), SqlType::BigInt)),
+            ("0000000000012", (Value::Int(12), SqlType::Int)),
+        ] {
+            assert_eq!(integer_literal(text).unwrap(), want, "{text}");
+        }
+        let (v, ty) = integer_literal("99999999999999999999").unwrap();
+        assert_eq!(ty, SqlType::Decimal { precision: 20, scale: 0 });
+        assert_eq!(v.to_string(), "99999999999999999999");
     }
 
     /// The literals of the INSERT statements of `batch`, in order, as values.

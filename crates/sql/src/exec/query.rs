@@ -464,7 +464,22 @@ pub(crate) fn token_type_value(kind: TokenKind, text: &str) -> Option<Result<(Va
 }
 
 /// Digits: int, else bigint, else numeric of their count.
-fn integer_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
+pub(super) fn integer_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
+    // Up to nine digits always make an int: summed at once (a loading script's keys).
+    if (1..=9).contains(&s.len()) {
+        let mut n = 0i32;
+        for b in s.bytes() {
+            let d = b.wrapping_sub(b'0');
+            if d > 9 {
+                n = -1;
+                break;
+            }
+            n = n * 10 + i32::from(d);
+        }
+        if n >= 0 {
+            return Ok((Value::Int(n), SqlType::Int));
+        }
+    }
     if let Ok(n) = s.parse::<i32>() {
         Ok((Value::Int(n), SqlType::Int))
     } else if let Ok(n) = s.parse::<i64>() {
@@ -488,7 +503,7 @@ fn decimal_literal(s: &str) -> Result<(Value, SqlType), SqlError> {
 }
 
 /// A string: varchar or nvarchar of its length (max past 8000 bytes / 4000 characters).
-fn string_literal(value: String, unicode: bool) -> (Value, SqlType) {
+pub(super) fn string_literal(value: String, unicode: bool) -> (Value, SqlType) {
     let n = types::value::text_len(&value, unicode);
     let len = if n > if unicode { 4000 } else { 8000 } {
         types::Length::Max

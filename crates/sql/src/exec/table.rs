@@ -213,18 +213,24 @@ impl TableInfo {
     /// The primary index key of a row; `row_id` is used by heaps and non-unique
     /// clustered indexes.
     pub fn primary_key(&self, row: &[Value], row_id: u64) -> Result<Vec<u8>, SqlError> {
-        let ix = &self.indexes[0];
         let mut k = Vec::new();
+        self.primary_key_into(row, row_id, &mut k)?;
+        Ok(k)
+    }
+
+    /// [`TableInfo::primary_key`] appended to `k`.
+    fn primary_key_into(&self, row: &[Value], row_id: u64, k: &mut Vec<u8>) -> Result<(), SqlError> {
+        let ix = &self.indexes[0];
         match ix.meta.kind {
             IndexKind::Heap => k.extend_from_slice(&row_id.to_be_bytes()),
             _ => {
-                self.key_of(ix, row, &mut k)?;
+                self.key_of(ix, row, k)?;
                 if !ix.meta.unique {
                     k.extend_from_slice(&row_id.to_be_bytes());
                 }
             }
         }
-        Ok(k)
+        Ok(())
     }
 
     pub fn nc_entry(&self, ix: &IndexInfo, row: &[Value], locator: &[u8]) -> Result<(Vec<u8>, Row), SqlError> {
@@ -306,11 +312,20 @@ impl TableInfo {
 
     /// Inserts a complete row (defaults, identity and computed values already filled,
     /// checks already run) into every index.
-    pub fn insert_row(&self, row: &Row, cx: &mut Cx) -> Result<Vec<u8>, SqlError> {
+    pub fn insert_row(&self, row: &Row, cx: &mut Cx) -> Result<(), SqlError> {
         let row_id = if self.needs_row_id() { self.next_row_id(cx)? } else { 0 };
-        let pk = self.primary_key(row, row_id)?;
+        // The key is built in the batch's key buffer (no allocation per row).
+        let mut pk = std::mem::take(&mut cx.spare_key);
+        pk.clear();
+        let r = self.primary_key_into(row, row_id, &mut pk).and_then(|()| self.insert_keyed(row, &pk, cx));
+        cx.spare_key = pk;
+        r
+    }
+
+    /// [`TableInfo::insert_row`] under the primary key `pk`.
+    fn insert_keyed(&self, row: &Row, pk: &[u8], cx: &mut Cx) -> Result<(), SqlError> {
         let stored = self.stored_row(row);
-        match cx.host.insert(&self.indexes[0].iref, &pk, &stored) {
+        match cx.host.insert(&self.indexes[0].iref, pk, &stored) {
             Ok(()) => {}
             Err(HostError::Duplicate) => return Err(self.duplicate_error(&self.indexes[0], row)),
             Err(HostError::Sql(e)) => return Err(e),
@@ -319,14 +334,14 @@ impl TableInfo {
             if !self.in_filter(ix, row, cx)? {
                 continue;
             }
-            let (k, r) = self.nc_entry(ix, row, &pk)?;
+            let (k, r) = self.nc_entry(ix, row, pk)?;
             match cx.host.insert(&ix.iref, &k, &r) {
                 Ok(()) => {}
                 Err(HostError::Duplicate) => return Err(self.duplicate_error(ix, row)),
                 Err(HostError::Sql(e)) => return Err(e),
             }
         }
-        Ok(pk)
+        Ok(())
     }
 
     /// The row as stored: non-persisted computed columns as NULL.
