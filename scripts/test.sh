@@ -11,6 +11,8 @@ fi
 
 # The generated format reference must match the code's layout docs.
 python3 scripts/gen-formats.py --check
+# The code page tables are generated (types::codepage_tables): they must match the script.
+python3 scripts/gen-codepages.py --check
 
 # A hung test would otherwise hold the run until CI's own limit, with nothing to say
 # why: past TEST_LIMIT_SECONDS the test processes still running have their threads'

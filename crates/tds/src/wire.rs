@@ -176,13 +176,6 @@ pub fn put_us_varchar(out: &mut Vec<u8>, s: &str) {
     }
 }
 
-/// B_VARBYTE; callers pass at most 255 bytes.
-pub fn put_b_varbyte(out: &mut Vec<u8>, b: &[u8]) {
-    let n = b.len().min(255);
-    out.push(n as u8);
-    out.extend_from_slice(&b[..n]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
