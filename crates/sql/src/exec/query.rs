@@ -3297,8 +3297,10 @@ fn operation_collation(
 /// beats an implicit one, which beats the coercible default; two different explicit or
 /// implicit ones (a CS database's column beside a #temp table's, the common case) are
 /// 451, whether or not the operator compares strings (UNION ALL too, as SQL Server
-/// reports it). The number and text are SQL Server 2016+'s as servers print them (the
-/// docs' error list still shows an older text for 451).
+/// reports it). 451 is the docs' number for a set operator's column conflict; their
+/// list gives an older text ("Cannot resolve collation conflict for column %d in %ls
+/// statement."), this one is the text public reports of current servers show (not
+/// checked against a server).
 fn set_op_label(op: SetOperator, i: usize, a: CollationLabel, b: CollationLabel) -> Result<CollationLabel, SqlError> {
     use CollationLabel::*;
     let conflict = |x: types::Collation, y: types::Collation| {
