@@ -8,12 +8,6 @@ use sql::request::{BulkColumn, BulkLoad};
 use sql::results::{CollectSink, Event};
 use types::{SqlType, Value};
 
-fn run(s: &mut engine::Session, text: &str) -> CollectSink {
-    let mut sink = CollectSink::default();
-    s.execute_batch(text, &mut sink);
-    sink
-}
-
 fn ok(s: &mut engine::Session, text: &str) {
     let r = run(s, text);
     assert!(r.errors().is_empty(), "{text}: {:?}", r.errors());

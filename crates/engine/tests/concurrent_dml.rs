@@ -9,14 +9,7 @@ use std::sync::{Arc, Barrier};
 
 use common::*;
 use engine::Instance;
-use sql::results::CollectSink;
 use types::Value;
-
-fn run(s: &mut engine::Session, text: &str) -> CollectSink {
-    let mut sink = CollectSink::default();
-    s.execute_batch(text, &mut sink);
-    sink
-}
 
 fn scalar(s: &mut engine::Session, text: &str) -> i64 {
     let r = run(s, text);

@@ -5,14 +5,7 @@
 mod common;
 
 use common::*;
-use sql::results::CollectSink;
 use types::Value;
-
-fn run(s: &mut engine::Session, text: &str) -> CollectSink {
-    let mut sink = CollectSink::default();
-    s.execute_batch(text, &mut sink);
-    sink
-}
 
 /// The single row of the batch's last result set, as integers.
 fn ints(s: &mut engine::Session, text: &str) -> Vec<i64> {

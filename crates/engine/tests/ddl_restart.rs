@@ -6,20 +6,7 @@ mod common;
 
 use common::*;
 use engine::Instance;
-use sql::results::CollectSink;
 use types::Value;
-
-fn run(s: &mut engine::Session, text: &str) -> CollectSink {
-    let mut sink = CollectSink::default();
-    s.execute_batch(text, &mut sink);
-    sink
-}
-
-fn ok(s: &mut engine::Session, text: &str) -> CollectSink {
-    let sink = run(s, text);
-    assert!(sink.errors().is_empty(), "{text}: {:?}", sink.errors());
-    sink
-}
 
 fn rows(s: &mut engine::Session, text: &str) -> Vec<Vec<Value>> {
     let r = ok(s, text);

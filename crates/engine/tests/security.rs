@@ -8,18 +8,6 @@ use engine::Instance;
 use sql::results::CollectSink;
 use types::Value;
 
-fn run(s: &mut engine::Session, text: &str) -> CollectSink {
-    let mut sink = CollectSink::default();
-    s.execute_batch(text, &mut sink);
-    sink
-}
-
-fn ok(s: &mut engine::Session, text: &str) -> CollectSink {
-    let sink = run(s, text);
-    assert!(sink.errors().is_empty(), "{text}: {:?}", sink.errors());
-    sink
-}
-
 fn error_numbers(sink: &CollectSink) -> Vec<i32> {
     sink.errors().iter().map(|e| e.number).collect()
 }

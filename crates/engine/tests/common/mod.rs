@@ -8,6 +8,7 @@ use std::sync::Arc;
 use engine::{Instance, InstanceConfig, Session};
 use sql::ast::{AlterDatabase, CreateDatabase, StatementKind};
 use sql::host::{DbId, Host, IndexRef, StoredColumn};
+use sql::results::CollectSink;
 use types::SqlType;
 
 pub const PASSWORD: &str = "Test#Passw0rd";
@@ -87,4 +88,18 @@ pub fn alter_db_stmt(text: &str) -> AlterDatabase {
         Some(StatementKind::AlterDatabase(a)) => *a,
         other => panic!("not ALTER DATABASE: {other:?}"),
     }
+}
+
+/// Runs a batch on `s` and returns what it produced.
+pub fn run(s: &mut Session, text: &str) -> CollectSink {
+    let mut sink = CollectSink::default();
+    s.execute_batch(text, &mut sink);
+    sink
+}
+
+/// Runs a batch that must not fail.
+pub fn ok(s: &mut Session, text: &str) -> CollectSink {
+    let sink = run(s, text);
+    assert!(sink.errors().is_empty(), "{text}: {:?}", sink.errors());
+    sink
 }
