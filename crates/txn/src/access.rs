@@ -969,31 +969,35 @@ impl LockedIndex {
         // The X lock keeps anyone else from adding or removing the key from here on.
         // The ghost goes in before the entry leaves the tree, so a scan always meets the
         // key in one or the other; if the key turns out to be absent, the ghost table is
-        // put back (a scan that met the ghost meanwhile waits on our X lock, then finds
-        // nothing, as for any absent key).
-        let previous = self.shared.ghosts.lock().entries.insert(key.to_vec(), ctx.owner().clone());
+        // put back. All this happens with the gate held shared, so no check made under
+        // the gate (an insert's next-key check, a SERIALIZABLE scan's re-read) ever sees
+        // the ghost of a key that was not there: an insert that took it for its next key
+        // would lock RangeI-N on a key no range lock covers, and slip a phantom into a
+        // range a SERIALIZABLE scan had locked up to the key after it.
         let deleted = {
-            let _scope = ctx.txn.enter();
-            self.tree.delete(key)
-        };
-        match deleted {
-            Ok(true) => {}
-            other => {
+            let _gate = self.shared.gate.read();
+            let previous = self.shared.ghosts.lock().entries.insert(key.to_vec(), ctx.owner().clone());
+            let deleted = {
+                let _scope = ctx.txn.enter();
+                self.tree.delete(key)
+            };
+            if !matches!(deleted, Ok(true)) {
                 // Not deleted after all: put the ghost table back as it was.
                 let mut g = self.shared.ghosts.lock();
                 match previous {
                     Some(p) => g.entries.insert(key.to_vec(), p),
                     None => g.entries.remove(key),
                 };
-                drop(g);
-                return match other {
-                    Err(e) => Err(e.into()),
-                    _ => {
-                        self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
-                        Ok(false)
-                    }
-                };
             }
+            deleted
+        };
+        match deleted {
+            Ok(true) => {}
+            Ok(false) => {
+                self.absent_key(ctx, key, res, LockMode::RangeS_U)?;
+                return Ok(false);
+            }
+            Err(e) => return Err(e.into()),
         }
         let due = {
             let g = self.shared.ghosts.lock();

@@ -748,6 +748,52 @@ fn serializable_scans_repeat_under_concurrent_inserts_and_deletes() {
     assert_eq!(f.index.tree().check().unwrap().entries as usize, f.index.tree().count().unwrap() as usize);
 }
 
+/// A delete of a key that is not there must not look, even for an instant, like a ghost
+/// an insert could take for its next key: RangeI-N on it would not meet the range lock
+/// a SERIALIZABLE scan holds on the key after it, and the insert would be a phantom.
+#[test]
+fn deleting_an_absent_key_opens_no_gap_in_a_serializable_range() {
+    let f = setup(&[(0, "a"), (60, "b")]);
+    let f = &f;
+    let reader = f.db.begin("reader", 71).unwrap();
+    let rc = ctx(&reader, Serializable, LockTimeout::Infinite);
+    // [0, 50] is locked up to the first key after it: RangeS-S on 0 and on 60.
+    assert_eq!(scan_keys(f, &rc, Included(0), Included(50)).unwrap(), vec![0]);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let (inserted, refused) = thread::scope(|s| {
+        s.spawn(|| {
+            // Deletes of the absent key 50, between 45 and 60, as fast as they go.
+            while !stop.load(Ordering::Relaxed) {
+                let t = f.db.begin("deleter", 72).unwrap();
+                let c = ctx(&t, ReadCommitted, LockTimeout::Infinite);
+                for _ in 0..100 {
+                    assert!(!f.index.delete(&c, &key(50)).unwrap());
+                }
+                t.commit(false).unwrap();
+            }
+        });
+        let (mut inserted, mut refused) = (0, 0);
+        let deadline = Instant::now() + Duration::from_millis(400);
+        while Instant::now() < deadline {
+            let t = f.db.begin("inserter", 73).unwrap();
+            let c = ctx(&t, ReadCommitted, LockTimeout::NoWait);
+            match f.index.insert(&c, &key(45), b"phantom") {
+                Ok(()) => inserted += 1,
+                Err(e) if e.number() == 1222 => refused += 1,
+                Err(e) => panic!("insert: {e}"),
+            }
+            t.rollback().unwrap();
+        }
+        stop.store(true, Ordering::Relaxed);
+        (inserted, refused)
+    });
+    assert_eq!(inserted, 0, "an insert got into the locked range ({refused} refused)");
+    assert!(refused > 0);
+    assert_eq!(scan_keys(f, &rc, Included(0), Included(50)).unwrap(), vec![0]);
+    reader.commit(false).unwrap();
+    assert_no_locks(&f.db);
+}
+
 fn run(rows: &[(Vec<u8>, Vec<u8>)]) -> Vec<(&[u8], &[u8])> {
     rows.iter().map(|(k, v)| (k.as_slice(), v.as_slice())).collect()
 }
