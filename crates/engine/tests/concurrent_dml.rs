@@ -207,7 +207,7 @@ fn a_merge_rechecks_a_row_changed_while_waiting() {
     assert_eq!(scalar(&mut a, "SELECT n FROM dbo.C WHERE id = 2"), 99);
 }
 
-/// INSERT ... SELECT writes its rows in batches, each with a contiguous IDENTITY range:
+/// INSERT ... SELECT writes its rows in batches, with one contiguous IDENTITY range:
 /// sessions inserting at once, some statements rolled back, with readers scanning
 /// meanwhile, end with every committed row once, each identity value once, and no
 /// reader ever saw a rolled-back row.
@@ -280,4 +280,11 @@ fn concurrent_batched_inserts_with_readers() {
     assert_eq!(scalar(&mut s, "SELECT COUNT(*) FROM dbo.T WHERE v < 0"), 0);
     // Each committed statement's rows: one of each source value per statement.
     assert_eq!(scalar(&mut s, "SELECT COUNT(*) FROM (SELECT v FROM dbo.T GROUP BY v HAVING COUNT(*) <> 40) x"), 0);
+    // Each statement drew its IDENTITY values as one range, in the order it read dbo.S:
+    // id - v is one number per statement, shared by its 600 rows and no other's.
+    assert_eq!(scalar(&mut s, "SELECT COUNT(DISTINCT id - v) FROM dbo.T"), (writers * 10) as i64);
+    assert_eq!(
+        scalar(&mut s, "SELECT COUNT(*) FROM (SELECT id - v d FROM dbo.T GROUP BY id - v HAVING COUNT(*) <> 600) x"),
+        0
+    );
 }

@@ -566,10 +566,6 @@ pub struct TableCounters {
     pub init: parking_lot::Mutex<()>,
     /// None = not loaded; Some(None) = no value handed out yet; Some(Some(v)) = last value.
     pub identity: parking_lot::Mutex<Option<Option<i128>>>,
-    /// Held by a batched insert from its IDENTITY draw until its rows are in the index,
-    /// so that batches reach the index's right edge in the order of their values
-    /// (`exec/dml.rs`, `insert_batched`).
-    pub append: parking_lot::Mutex<()>,
 }
 
 impl SharedCatalog {

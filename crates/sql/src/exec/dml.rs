@@ -1306,20 +1306,19 @@ fn make_row(
     Ok((row, new_identity))
 }
 
-/// Rows per batch of a batched insert. Seed 002 at 16 sessions in process: 32 gave
-/// fewer leaf-latch waits and splits than 256, whose batches outlast the wait for the
-/// append order (`append_order`) and then reach the right edge out of order.
+/// Rows per batch of a batched insert.
 const INSERT_BATCH: usize = 32;
 
 /// Batched inserts: when nothing can observe an INSERT's rows one at a time, the rows
 /// are built and checked a batch at a time and written with one `Host::insert_many`
-/// (one latch per leaf instead of one per row), a batch's IDENTITY values drawn as one
-/// contiguous range. Nothing may observe the difference: no triggers, OUTPUT or foreign
-/// keys, one index (a second index's errors would come in another order), a unique
-/// clustered key (no row id), not IDENTITY_INSERT, and no default, computed column or
-/// check that reads the database or session state. The rows are materialised first
-/// (the source cannot see the batch). Errors come in the same order as row by row: a
-/// row that fails to build ends the batch, whose rows before it are written first.
+/// (one latch per leaf instead of one per row), the statement's IDENTITY values drawn
+/// as one contiguous range. Nothing may observe the difference: no triggers, OUTPUT or
+/// foreign keys, one index (a second index's errors would come in another order), a
+/// unique clustered key (no row id), not IDENTITY_INSERT, and no default, computed
+/// column or check that reads the database or session state. The rows are materialised
+/// first (the source cannot see the batch). Errors come in the same order as row by
+/// row: a row that fails to build ends the batch, whose rows before it are written
+/// first.
 fn batchable(cx: &Cx, t: &TableInfo, ins: &Insert, triggered: bool) -> bool {
     !triggered
         && ins.output.is_empty()
@@ -1334,48 +1333,61 @@ fn batchable(cx: &Cx, t: &TableInfo, ins: &Insert, triggered: bool) -> bool {
 
 /// Inserts `rows` (each with its value types) in batches; returns how many were
 /// inserted.
+///
+/// The statement's IDENTITY values are drawn at once, before its first row is built:
+/// concurrent statements then fill disjoint key ranges of the index, each appending at
+/// a position of its own (a leaf that is not the rightmost splits at the insert
+/// position when keys ascend there: storage's `smo`), where per-batch draws made every
+/// session's rows interleave in the index's last leaf and wait for its latch. SQL
+/// Server promises no contiguity either way. What the statement does not use (a row
+/// failed) is given back when no other session drew meanwhile.
 fn insert_batched(
     cx: &mut Cx,
     t: &Arc<TableInfo>,
     positions: &[usize],
     rows: Vec<(Row, std::borrow::Cow<'_, [SqlType]>)>,
 ) -> Result<u64, SqlError> {
-    // The IDENTITY range is drawn once the batch is built, just before it is written,
-    // unless a check or computed column reads the identity column: the longer a
-    // session holds a range before it writes it, the more often later ranges of other
-    // sessions take the index's right edge first and its run lands behind the edge.
-    let id_pos = t.identity_pos();
-    let late_draw = id_pos.is_some_and(|p| {
-        let mut used = Vec::new();
-        t.checks.iter().for_each(|(_, e)| e.columns(&mut used));
-        t.computed.iter().flatten().for_each(|e| e.columns(&mut used));
-        !used.contains(&p)
-    });
+    let total = rows.len();
+    // As for one row: a scheduler wait comes before the draw, not between it and the
+    // writes.
+    diag::sched::safe_point();
+    let drawn = t.next_identity_range(total, cx)?;
+    let mut used = 0usize;
+    let r = insert_batches(cx, t, positions, rows, drawn, &mut used);
+    if let Some(range) = drawn {
+        t.give_back_identity(range, total, used);
+    }
+    r
+}
+
+/// The batches of [`insert_batched`], with values of the `drawn` IDENTITY range;
+/// `used` counts the values handed to rows.
+fn insert_batches(
+    cx: &mut Cx,
+    t: &Arc<TableInfo>,
+    positions: &[usize],
+    rows: Vec<(Row, std::borrow::Cow<'_, [SqlType]>)>,
+    drawn: Option<(i128, i128)>,
+    used: &mut usize,
+) -> Result<u64, SqlError> {
     let total = rows.len();
     let mut rows = rows.into_iter();
     let mut batch: Vec<(Vec<u8>, Row)> = Vec::with_capacity(total.min(INSERT_BATCH));
     let mut identities: Vec<Option<i128>> = Vec::with_capacity(total.min(INSERT_BATCH));
+    let mut next = drawn;
     let mut count = 0u64;
     let mut left = total;
     while left > 0 {
         let n = left.min(INSERT_BATCH);
         left -= n;
-        // As for one row: a scheduler wait comes before the draw, not between it and
-        // the writes.
-        let mut next = if late_draw {
-            None
-        } else {
-            diag::sched::safe_point();
-            t.next_identity_range(n, cx)?
-        };
         batch.clear();
         identities.clear();
         let mut build_err = None;
         for (vals, tys) in rows.by_ref().take(n) {
-            // A placeholder when the value is drawn later.
-            let reserved = if late_draw { Some(0) } else { next.map(|(v, _)| v) };
+            let reserved = next.map(|(v, _)| v);
             if let Some((v, inc)) = &mut next {
                 *v += *inc;
+                *used += 1;
             }
             match make_row(cx, t, positions, vals, &tys, "INSERT", true, reserved) {
                 Ok((row, id)) => {
@@ -1389,33 +1401,6 @@ fn insert_batched(
                 Err(e) => {
                     build_err = Some(e);
                     break;
-                }
-            }
-        }
-        let _order = if late_draw && !batch.is_empty() {
-            // A scheduler wait comes before the draw (and the order), not after.
-            diag::sched::safe_point();
-            append_order(t)
-        } else {
-            None
-        };
-        if let (true, Some(p)) = (late_draw, id_pos) {
-            if !batch.is_empty() {
-                if let Some((mut v, inc)) = t.next_identity_range(batch.len(), cx)? {
-                    for (i, (_, row)) in batch.iter_mut().enumerate() {
-                        match identity_value(v, &t.columns[p].ty) {
-                            Ok(val) => row[p] = val,
-                            Err(e) => {
-                                // The rows before the one out of range are written first.
-                                build_err = Some(e);
-                                identities.truncate(i);
-                                break;
-                            }
-                        }
-                        identities[i] = Some(v);
-                        v += inc;
-                    }
-                    batch.truncate(identities.len());
                 }
             }
         }
@@ -1445,25 +1430,6 @@ fn insert_batched(
         }
     }
     Ok(count)
-}
-
-/// The table's append order (`TableCounters::append`), for a batch about to draw its
-/// IDENTITY range and write it: a batch whose range another session's later range
-/// overtakes lands behind the index's right edge, in a full leaf that splits half and
-/// half under the exclusive tree latch (a run of rows there, where single rows arrive
-/// at most a few entries late and split the last leaf in shared mode). Waits at most
-/// 2 ms, then goes on unordered: the holder may wait for a lock (a SERIALIZABLE range)
-/// held by a session waiting here, a deadlock the lock manager cannot see. The
-/// scheduler is given up before waiting, as for a latch.
-fn append_order(t: &TableInfo) -> Option<parking_lot::MutexGuard<'_, ()>> {
-    if let Some(g) = t.counters.append.try_lock() {
-        return Some(g);
-    }
-    diag::sched::release();
-    let start = std::time::Instant::now();
-    let g = t.counters.append.try_lock_for(std::time::Duration::from_millis(2));
-    diag::record_nonbuffer_latch_wait(diag::LatchClass::ACCESS_METHODS_HOBT, diag::LatchMode::EX, start.elapsed());
-    g
 }
 
 /// @@IDENTITY and SCOPE_IDENTITY() after rows were inserted: the last one's value.

@@ -470,6 +470,22 @@ impl TableInfo {
         Ok(Some((first, id.increment)))
     }
 
+    /// Gives back the end of a range from [`next_identity_range`](Self::next_identity_range)
+    /// that a statement did not use (its rows failed or ran out), when no other session
+    /// drew after it: the next value is then the one row-by-row inserts would have given.
+    /// `used` values from `first` were handed to rows, out of `n` drawn.
+    pub fn give_back_identity(&self, (first, inc): (i128, i128), n: usize, used: usize) {
+        if used >= n {
+            return;
+        }
+        let mut cur = self.counters.identity.lock();
+        if *cur == Some(Some(first + inc * (n as i128 - 1))) {
+            // With nothing used, `first - inc` is the value before the draw, or (for a
+            // table that had handed none out) one that gives the seed again.
+            *cur = Some(Some(first + inc * (used as i128 - 1)));
+        }
+    }
+
     /// SET IDENTITY_INSERT: an explicit value moves the counter past it.
     pub fn observe_identity(&self, v: i128, cx: &mut Cx) -> Result<(), SqlError> {
         let Some(id) = &self.identity else {
