@@ -292,25 +292,51 @@ fn in_reverse_order(last: &Option<Vec<u8>>, k: &[u8]) -> bool {
     }
 }
 
+/// Writer `w`'s keys (`k % 4 == w`) in its scrambled insert order.
+fn scrambled_keys(w: u64, per_thread: u64) -> Vec<u64> {
+    let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ w;
+    let mut keys: Vec<u64> = (0..per_thread).map(|i| i * 4 + w).collect();
+    for i in (1..keys.len()).rev() {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        keys.swap(i, (x % (i as u64 + 1)) as usize);
+    }
+    keys
+}
+
+/// Writers inserting in random order (leaf splits at every point, in shared mode) and
+/// deleting (merges) while scanners walk the tree three ways: every walk is in order,
+/// and returns every key that was in the tree for good before it started.
 #[test]
 fn btree_concurrent_writers_and_scanners() {
     let db = create_db(&MemFs::new(), 4096);
     let t = BTree::create(&db, 14, 2, BTreeOptions { unique: true }).expect("create");
     const PER_THREAD: u64 = 15_000;
     let done = Arc::new(AtomicBool::new(false));
+    // Steps each writer has finished: its keys at positions below that, other than
+    // those at `i % 3 == 1` (deleted one step later), are in the tree for good.
+    let progress: Arc<Vec<std::sync::atomic::AtomicUsize>> =
+        Arc::new((0..4).map(|_| std::sync::atomic::AtomicUsize::new(0)).collect());
+    let orders: Arc<Vec<Vec<u64>>> = Arc::new((0..4).map(|w| scrambled_keys(w, PER_THREAD)).collect());
     let mut scanners = Vec::new();
     for s in 0..2 {
         let t = t.clone();
         let done = done.clone();
+        let (progress, orders) = (progress.clone(), orders.clone());
         scanners.push(std::thread::spawn(move || {
             let mut scans = 0u64;
+            let mut missed = Vec::new();
             while !done.load(Ordering::Acquire) || scans < 3 {
+                let before: Vec<usize> = progress.iter().map(|p| p.load(Ordering::Acquire)).collect();
+                let mut seen = std::collections::HashSet::new();
                 let mut last: Option<Vec<u8>> = None;
                 if matches!((scans + s) % 3, 0) {
                     t.scan(Unbounded, Unbounded, |k, v| {
                         assert!(in_order(&last, k), "scan out of order");
                         assert_eq!(v.first(), k.last(), "value belongs to its key");
                         last = Some(k.to_vec());
+                        seen.insert(k.to_vec());
                         true
                     })
                     .expect("scan");
@@ -320,32 +346,35 @@ fn btree_concurrent_writers_and_scanners() {
                         assert!(in_order(&last, k), "cursor out of order");
                         assert_eq!(v.first(), k.last());
                         last = Some(k.to_vec());
+                        seen.insert(k.to_vec());
                     }
                 } else {
                     for r in t.range_rev(Unbounded, Unbounded) {
                         let (k, _) = r.expect("reverse cursor");
                         assert!(in_reverse_order(&last, &k), "reverse cursor out of order");
+                        seen.insert(k.clone());
                         last = Some(k);
+                    }
+                }
+                for (w, &d) in before.iter().enumerate() {
+                    for (i, k) in orders[w][..d].iter().enumerate() {
+                        if i % 3 != 1 && !seen.contains(&k.to_be_bytes()[..]) {
+                            missed.push((scans, *k));
+                        }
                     }
                 }
                 scans += 1;
             }
-            scans
+            (scans, missed)
         }));
     }
     let mut writers = Vec::new();
     for w in 0..4u64 {
         let t = t.clone();
+        let (progress, orders) = (progress.clone(), orders.clone());
         writers.push(std::thread::spawn(move || {
             // Disjoint keys (k % 4 == w), in a scrambled order, with varied value sizes.
-            let mut x = 0x9E37_79B9_7F4A_7C15u64 ^ w;
-            let mut keys: Vec<u64> = (0..PER_THREAD).map(|i| i * 4 + w).collect();
-            for i in (1..keys.len()).rev() {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                keys.swap(i, (x % (i as u64 + 1)) as usize);
-            }
+            let keys = &orders[w as usize];
             for (n, k) in keys.iter().enumerate() {
                 let kb = k.to_be_bytes();
                 let len = 1 + (k % 7) as usize * (k % 97) as usize;
@@ -358,6 +387,7 @@ fn btree_concurrent_writers_and_scanners() {
                 if n % 1000 == 0 {
                     assert!(t.get(&kb).expect("get").is_some());
                 }
+                progress[w as usize].store(n + 1, Ordering::Release);
             }
         }));
     }
@@ -366,7 +396,9 @@ fn btree_concurrent_writers_and_scanners() {
     }
     done.store(true, Ordering::Release);
     for s in scanners {
-        assert!(s.join().expect("scanner") >= 3);
+        let (scans, missed) = s.join().expect("scanner");
+        assert!(scans >= 3);
+        assert!(missed.is_empty(), "walks missed keys that were in the tree: {:?}", &missed[..missed.len().min(10)]);
     }
     let s = t.check().expect("check");
     assert_eq!(s.entries, 4 * (PER_THREAD - PER_THREAD / 3));

@@ -74,14 +74,15 @@
 //! exclusive latch when it fills, and each takes it in turn, blocking every reader,
 //! only to find the split already done.
 //!
-//! Leaf splits that keep pages full under ascending keys run in shared mode when the
-//! leaf's parent has room (`smo::split_shared`): the split of the rightmost leaf for an
-//! insert past its last key or among its last few (the new entry, those above it and,
-//! while keys arrive late, a few below it move to a new right page), and the split of a
-//! leaf inside the tree at the insert position for a key that continues an ascending run
-//! far below the next key (see "Structure changes"). So sessions appending
-//! ever-increasing keys, slightly out of order as concurrent IDENTITY values arrive, or
-//! each to a key range of its own, do not drain the tree for each new page. Such a split
+//! Leaf splits run in shared mode when the leaf's parent has room (`smo::split_shared`),
+//! at the point the exclusive path would choose: for the rightmost leaf and an insert
+//! past its last key or among its last few, the new entry, those above it and, while
+//! keys arrive late, a few below it move to a new right page; inside the tree, a key
+//! that continues an ascending run far below the next key splits the leaf at the insert
+//! position (see "Structure changes"); else the split is the most even. So sessions
+//! appending ever-increasing keys, slightly out of order as concurrent IDENTITY values
+//! arrive, each to a key range of its own, or anywhere, do not drain the tree for each
+//! new page. Such a split
 //! changes only the split leaf's range, under its EX latch, and its parent, which does
 //! not split in shared mode. The splitter latches the leaf, then its right neighbour
 //! (whose back link changes), then the parent: leaves left to right, then the parent,
@@ -93,7 +94,7 @@
 //! `relinks`, bumped while both are latched, tells it to re-seek instead (a split of the
 //! rightmost leaf changes no link a walk may still follow). DBCC's walk holds the SMO
 //! gate exclusive, which the shared-mode split only tries shared, so it sees one
-//! structure. Parent splits, root splits, merges and most-even splits still escalate.
+//! structure. Parent splits, root splits (the root leaf) and merges still escalate.
 //!
 //! Inserts, updates and deletes first try the insert hint, the leaf of the tree's last
 //! insert, and latch it only if it is free: sessions appending to key ranges of their

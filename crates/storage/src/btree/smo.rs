@@ -452,14 +452,15 @@ fn split_leaf(t: &Inner, mut path: Vec<Step>, mut leaf: PageWriteGuard<'_>, m: M
 const SHARED_SPLIT_LOG_RESERVE: u64 = 12 * (crate::page::PAGE_SIZE as u64 + 256);
 
 /// Splits a full leaf for the insert of `rec` (the entry for `key`) at `slot` while the
-/// caller holds the tree latch only shared, when the split is one that keeps pages full
-/// under ascending keys: the rightmost leaf for an insert past its last key or among its
-/// last few (see [`edge_split_point`]), or a leaf inside the tree for an insert that
-/// continues an ascending run far below the next key (see [`ascending_split_points`]).
-/// These are the structure changes made in shared mode, so that sessions appending
-/// ever-increasing keys, to the end of the tree or each to its own key range, do not
-/// drain the whole tree for each new page (see "Concurrency" in the module above). The
-/// entries from the split point on move to the new right page, whose separator goes
+/// caller holds the tree latch only shared. The split point is the one the exclusive
+/// path would choose: one that keeps pages full under ascending keys where it applies
+/// (the rightmost leaf for an insert past its last key or among its last few, see
+/// [`edge_split_point`]; a leaf inside the tree for an insert that continues an
+/// ascending run far below the next key, see [`ascending_split_points`]), else the most
+/// even. Leaf splits are the structure changes made in shared mode, so that sessions
+/// inserting, to the end of the tree, each to a key range of its own or anywhere, do
+/// not drain the whole tree for each new page (see "Concurrency" in the module above).
+/// The entries from the split point on move to the new right page, whose separator goes
 /// into the parent, which must have room for it (a parent split takes the exclusive
 /// path). The insert itself follows as a row operation.
 ///
@@ -480,8 +481,9 @@ const SHARED_SPLIT_LOG_RESERVE: u64 = 12 * (crate::page::PAGE_SIZE as u64 + 256)
 /// the rightmost leaf changes no link a walk may still follow.
 ///
 /// Returns `false`, having changed nothing, when it cannot: the leaf is the root, the
-/// split would not be one of those, the parent is full, the log has no room, or DBCC is
-/// checking the tree (the SMO gate is busy). The caller then takes the exclusive path.
+/// insert is at its first slot, no split makes both halves fit (huge entries), the
+/// parent is full, the log has no room, or DBCC is checking the tree (the SMO gate is
+/// busy). The caller then takes the exclusive path.
 /// Consumes the leaf latch either way.
 pub(super) fn split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], rec: &[u8], slot: u16) -> Result<bool> {
     let leaf_id = leaf.page_id();
@@ -500,9 +502,6 @@ pub(super) fn split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], 
     let preferred = if rightmost {
         edge_split_point(t, n as usize, slot as usize).into_iter().collect()
     } else {
-        if (2 * slot as usize) < n as usize {
-            return Ok(false); // not an ascending split: no need to latch the neighbour
-        }
         let nb = t.write_page(leaf.next(), 0)?;
         if nb.prev() != leaf_id {
             return Err(damaged(&nb, format!("its previous-page link does not point back to ({leaf_id})")));
@@ -514,7 +513,9 @@ pub(super) fn split_shared(t: &Inner, mut leaf: PageWriteGuard<'_>, key: &[u8], 
     };
     let (j, sep, goes_right, moved_log) = {
         let seq = Seq::new(&leaf, Modify::Insert(slot, rec));
-        let Some(k) = choose_split(&seq, false, &preferred, true)? else { return Ok(false) };
+        // Else the most even split, as under the exclusive latch: only the leaf, its
+        // right neighbour's back link and the parent change either way.
+        let Some(k) = choose_split(&seq, false, &preferred, false)? else { return Ok(false) };
         // `j`: the first existing entry that moves.
         let j = (if (slot as usize) < k { k - 1 } else { k }) as u16;
         // Each moved entry is logged as an insert into the new page.
