@@ -44,8 +44,8 @@ use std::time::Duration;
 use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
 use sql::host::{
-    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, RowDecoder, StoredBatch,
-    StoredColumn,
+    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, LockHints, RowDecoder,
+    StoredBatch, StoredColumn,
 };
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
@@ -189,7 +189,26 @@ impl EngineHost {
             Isolation::Serializable => IsolationLevel::Serializable,
             Isolation::Snapshot => IsolationLevel::Snapshot,
         };
-        LockingOptions { isolation, lock_timeout: self.lock_timeout, read_committed_snapshot: false }
+        LockingOptions { isolation, lock_timeout: self.lock_timeout, read_committed_snapshot: false, read_past: false }
+    }
+
+    /// The session's locking options with a table reference's locking hints applied.
+    fn hinted_options(&self, hints: LockHints) -> LockingOptions {
+        let mut o = self.locking_options();
+        if let Some(level) = hints.isolation {
+            o.isolation = match level {
+                Isolation::ReadUncommitted => IsolationLevel::ReadUncommitted,
+                Isolation::ReadCommitted => IsolationLevel::ReadCommitted,
+                Isolation::RepeatableRead => IsolationLevel::RepeatableRead,
+                Isolation::Serializable => IsolationLevel::Serializable,
+                Isolation::Snapshot => IsolationLevel::Snapshot,
+            };
+        }
+        o.read_past = hints.read_past;
+        if hints.no_wait {
+            o.lock_timeout = LockTimeout::NoWait;
+        }
+        o
     }
 
     /// The session's transaction in `db`, begun now if this is its first access there.
@@ -217,6 +236,16 @@ impl EngineHost {
         db: DbId,
         f: impl FnOnce(&DbHandle, &SessionContext<'_>, &mut Vec<Pending>, &mut Handles) -> Result<R>,
     ) -> HostResult<R> {
+        self.run_hinted(db, LockHints::default(), f)
+    }
+
+    /// [`run`](Self::run) under a table reference's locking hints.
+    fn run_hinted<R>(
+        &mut self,
+        db: DbId,
+        hints: LockHints,
+        f: impl FnOnce(&DbHandle, &SessionContext<'_>, &mut Vec<Pending>, &mut Handles) -> Result<R>,
+    ) -> HostResult<R> {
         let auto = !self.in_txn;
         if auto {
             // The executor always brackets index work in begin/commit; catch a slip in
@@ -231,7 +260,7 @@ impl EngineHost {
             }
             self.begin("autocommit")?;
         }
-        let options = self.locking_options();
+        let options = if hints.is_none() { self.locking_options() } else { self.hinted_options(hints) };
         let r = match self.txn_for(db) {
             Ok(t) => {
                 let ctx = SessionContext::new(&t.txn, options);
@@ -514,7 +543,7 @@ impl Host for EngineHost {
         max: usize,
         out: &mut Vec<KeyRow>,
     ) -> HostResult<bool> {
-        self.run(index.db, |db, ctx, _, hs| {
+        self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             let mut raw = StoredBatch::default();
             let more = scan_raw(li, ctx, lower, upper, reverse, max, &mut raw)?;
@@ -544,7 +573,7 @@ impl Host for EngineHost {
         max: usize,
         out: &mut StoredBatch,
     ) -> HostResult<Option<(bool, Arc<dyn RowDecoder>)>> {
-        self.run(index.db, |db, ctx, _, hs| {
+        self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             let more = scan_raw(li, ctx, lower, upper, reverse, max, out)?;
             let decoder: Arc<dyn RowDecoder> = codec.clone();
@@ -553,14 +582,14 @@ impl Host for EngineHost {
     }
 
     fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
-        self.run(index.db, |db, ctx, _, hs| {
+        self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             read_row(db, li, ctx, codec, key, false)
         })
     }
 
     fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
-        self.run(index.db, |db, ctx, _, hs| {
+        self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             read_row(db, li, ctx, codec, key, true)
         })

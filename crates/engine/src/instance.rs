@@ -168,6 +168,7 @@ impl DbHandle {
     pub fn catalog_index(&self) -> IndexRef {
         IndexRef {
             db: self.id,
+            hints: Default::default(),
             hobt: self.catalog_hobt,
             object_id: CATALOG_OBJECT_ID as i32,
             index_id: 1,

@@ -134,8 +134,14 @@ fn rollback_and_savepoints() {
     assert_eq!(h.get(&ix, &key(4)).unwrap(), None);
     assert_eq!(h.get(&ix, &key(1)).unwrap(), Some(row(1, "kept")));
     assert_eq!(h.get(&ix, &key(3)).unwrap(), Some(row(3, "before sp")));
-    let gone =
-        IndexRef { db: 1, hobt, object_id: 1_000_002, index_id: 1, columns: cols(&[(SqlType::Int, false)]).into() };
+    let gone = IndexRef {
+        db: 1,
+        hints: Default::default(),
+        hobt,
+        object_id: 1_000_002,
+        index_id: 1,
+        columns: cols(&[(SqlType::Int, false)]).into(),
+    };
     assert!(h.get(&gone, &key(1)).is_err());
     // The savepoint survives its rollback; an unknown one is 6401.
     h.insert(&ix, &key(5), &row(5, "x")).unwrap();

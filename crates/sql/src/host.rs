@@ -51,6 +51,9 @@ pub struct StoredColumn {
 #[derive(Debug, Clone, PartialEq)]
 pub struct IndexRef {
     pub db: DbId,
+    /// The locking table hints of the table reference this access serves (`WITH
+    /// (NOLOCK)`, `READPAST`, ...): none on the catalog's own references.
+    pub hints: LockHints,
     /// The allocation unit / HoBT id the host gave the index at creation.
     pub hobt: u64,
     /// The object the index belongs to (for lock resources and messages).
@@ -58,6 +61,43 @@ pub struct IndexRef {
     pub index_id: i32,
     /// The types of the stored row (not of the key: keys are opaque bytes here).
     pub columns: Arc<[StoredColumn]>,
+}
+
+/// The locking table hints of one table reference, which override the session's
+/// settings for that table's reads (docs/compatibility.md, "Table hints").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct LockHints {
+    /// NOLOCK / READUNCOMMITTED, READCOMMITTED(LOCK), REPEATABLEREAD, HOLDLOCK /
+    /// SERIALIZABLE: the isolation level of the reads of this table.
+    pub isolation: Option<Isolation>,
+    /// READPAST: rows whose lock is not free at once are skipped, not waited for.
+    pub read_past: bool,
+    /// NOWAIT: a lock not free at once is error 1222 (LOCK_TIMEOUT 0 for this table).
+    pub no_wait: bool,
+}
+
+impl LockHints {
+    /// The locking hints among a table reference's hints (the others: INDEX, FORCESEEK,
+    /// TABLOCK, ROWLOCK, PAGLOCK, UPDLOCK, XLOCK, ... are accepted and change nothing).
+    pub fn from_table_hints(hints: &[crate::ast::TableHint]) -> LockHints {
+        let mut h = LockHints::default();
+        for hint in hints {
+            match hint.name.to_ascii_uppercase().as_str() {
+                "NOLOCK" | "READUNCOMMITTED" => h.isolation = Some(Isolation::ReadUncommitted),
+                "READCOMMITTED" | "READCOMMITTEDLOCK" => h.isolation = Some(Isolation::ReadCommitted),
+                "REPEATABLEREAD" => h.isolation = Some(Isolation::RepeatableRead),
+                "HOLDLOCK" | "SERIALIZABLE" => h.isolation = Some(Isolation::Serializable),
+                "READPAST" => h.read_past = true,
+                "NOWAIT" => h.no_wait = true,
+                _ => {}
+            }
+        }
+        h
+    }
+
+    pub fn is_none(&self) -> bool {
+        *self == LockHints::default()
+    }
 }
 
 /// Errors from the host. Everything except `Duplicate` is already a client error.

@@ -70,8 +70,14 @@ impl MemHost {
         let hobt = self.next_hobt;
         self.next_hobt += 1;
         self.trees.insert((id, hobt), Tree::new());
-        let catalog_index =
-            IndexRef { db: id, hobt, object_id: 0, index_id: 1, columns: catalog_index_columns().into() };
+        let catalog_index = IndexRef {
+            db: id,
+            hints: Default::default(),
+            hobt,
+            object_id: 0,
+            index_id: 1,
+            columns: catalog_index_columns().into(),
+        };
         let info = DatabaseInfo {
             id,
             name: name.to_string(),

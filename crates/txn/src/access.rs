@@ -112,8 +112,15 @@
 //!   insert, after the point where the X lock on the stored key has to be taken.
 //! - Heaps (RID locks): same problem, the RID is chosen inside `Heap::insert`; both need
 //!   a storage hook that lets the caller take its lock while the page is latched.
-//! - Lock escalation, page locks and PAGLOCK/TABLOCK hints, READPAST, update scans with U
-//!   locks (`scan` takes S / RangeS-S), reverse scans.
+//! - Lock escalation, page locks and PAGLOCK/TABLOCK hints, update scans with U locks
+//!   (`scan` takes S / RangeS-S), reverse scans.
+//!
+//! # READPAST
+//!
+//! With [`LockingOptions::read_past`] at READ COMMITTED or REPEATABLE READ, a read whose
+//! key lock is not free at once skips the key (a scan goes on after it, a point read
+//! finds nothing) instead of waiting: the row-by-row step requests the lock NOWAIT, and
+//! the READ COMMITTED batches hand it every key they cannot vouch for, as usual.
 
 use std::cmp::Ordering as CmpOrdering;
 use std::collections::{BTreeMap, HashMap};
@@ -141,6 +148,10 @@ pub struct LockingOptions {
     /// The database option READ_COMMITTED_SNAPSHOT. Not implemented: READ COMMITTED
     /// access fails with 3952 while it is on.
     pub read_committed_snapshot: bool,
+    /// The READPAST table hint: at READ COMMITTED and REPEATABLE READ, reads skip a key
+    /// whose lock is not free at once instead of waiting for it (ignored at the other
+    /// levels).
+    pub read_past: bool,
 }
 
 /// A transaction with the session settings it runs under: what every [`LockedIndex`]
@@ -179,6 +190,12 @@ impl<'t> SessionContext<'t> {
 
     pub fn options(&self) -> LockingOptions {
         self.options
+    }
+
+    /// READPAST applies (the hint, at READ COMMITTED or REPEATABLE READ).
+    fn reads_past(&self) -> bool {
+        self.options.read_past
+            && matches!(self.options.isolation, IsolationLevel::ReadCommitted | IsolationLevel::RepeatableRead)
     }
 
     fn owner(&self) -> &LockOwner {
@@ -479,7 +496,9 @@ impl LockedIndex {
     /// Locks `key` in `mode`, reads it, and keeps or drops the lock per the level.
     fn read_key(&self, ctx: &SessionContext<'_>, key: &[u8], mode: LockMode) -> Result<Option<Vec<u8>>> {
         let res = self.key_resource(key);
-        self.lock(ctx, res, mode)?;
+        if !self.lock_or_read_past(ctx, res, mode)? {
+            return Ok(None); // READPAST: a locked key reads as absent
+        }
         let value = match self.tree.get(key) {
             Ok(v) => v,
             Err(e) => {
@@ -766,7 +785,20 @@ impl LockedIndex {
                 return Ok(ScanEnd::Done(true));
             }
             let res = self.boundary_resource(target.as_deref());
-            self.lock(ctx, res, mode)?;
+            if in_range && !self.lock_or_read_past(ctx, res, mode)? {
+                // READPAST: skip the locked key (counted as a step, as a skipped ghost).
+                let Some(key) = target.take() else { return Ok(ScanEnd::Done(true)) };
+                after = Bound::Excluded(key.clone());
+                target = self.probe(borrowed(&after), false)?.first.map(|(k, _)| k);
+                steps -= 1;
+                if steps == 0 {
+                    return Ok(ScanEnd::Paused(key));
+                }
+                continue;
+            }
+            if !in_range {
+                self.lock(ctx, res, mode)?;
+            }
             // Re-read now that the key is locked: the row's committed value, and whether a
             // key moved in before it while we waited.
             let probe = if serializable {
@@ -1124,6 +1156,18 @@ impl LockedIndex {
     /// once per transaction, later requests are answered from the owner's list.
     fn lock_kept(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<()> {
         self.locks.lock_kept(ctx.owner(), res, mode, ctx.lock_timeout()).map_err(AccessError::Lock)
+    }
+
+    /// Locks `res` for a read; with READPAST, NOWAIT, and false when it is not free.
+    fn lock_or_read_past(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<bool> {
+        if !ctx.reads_past() {
+            return self.lock(ctx, res, mode).map(|()| true);
+        }
+        match self.locks.lock(ctx.owner(), res, mode, LockTimeout::NoWait) {
+            Ok(_) => Ok(true),
+            Err(LockError::Timeout { .. }) => Ok(false),
+            Err(e) => Err(AccessError::Lock(e)),
+        }
     }
 
     fn lock(&self, ctx: &SessionContext<'_>, res: LockResource, mode: LockMode) -> Result<()> {

@@ -73,7 +73,7 @@ fn key(i: u32) -> Vec<u8> {
 }
 
 fn ctx(t: &Transaction, isolation: IsolationLevel, lock_timeout: LockTimeout) -> SessionContext<'_> {
-    SessionContext::new(t, LockingOptions { isolation, lock_timeout, read_committed_snapshot: false })
+    SessionContext::new(t, LockingOptions { isolation, lock_timeout, ..Default::default() })
 }
 
 fn get(f: &Fixture, c: &SessionContext<'_>, k: u32) -> Result<Option<String>, AccessError> {

@@ -695,3 +695,30 @@ def test_keyset_cursor_and_fk_cascade_checks(conn):
         assert cur.fetchone() == (None,)
     finally:
         cur.execute("DROP TABLE dbo.pytds_fk_p")
+
+
+def test_locking_table_hints(conn):
+    """NOLOCK and READPAST over TDS, beside a second connection's open transaction."""
+    cur = conn.cursor()
+    cur.execute("IF OBJECT_ID('dbo.hint_q') IS NOT NULL DROP TABLE dbo.hint_q")
+    cur.execute("CREATE TABLE dbo.hint_q (id int PRIMARY KEY, v int NOT NULL)")
+    cur.execute("INSERT dbo.hint_q VALUES (1, 10), (2, 20), (3, 30)")
+    writer = connect(autocommit=False)
+    try:
+        w = writer.cursor()
+        w.execute("UPDATE dbo.hint_q SET v = -20 WHERE id = 2")
+        cur.execute("SET LOCK_TIMEOUT 300")
+        with pytest.raises(pytds.Error) as e:
+            # The error may follow the result's column metadata: it surfaces on fetch.
+            cur.execute("SELECT v FROM dbo.hint_q WHERE id = 2")
+            cur.fetchall()
+        assert e.value.msg_no == 1222
+        cur.execute("SELECT v FROM dbo.hint_q WITH (NOLOCK) WHERE id = 2")
+        assert cur.fetchall() == [(-20,)]
+        cur.execute("SELECT id FROM dbo.hint_q WITH (READPAST) ORDER BY id")
+        assert cur.fetchall() == [(1,), (3,)]
+        writer.rollback()
+    finally:
+        writer.close()
+    cur.execute("SET LOCK_TIMEOUT -1")
+    cur.execute("DROP TABLE dbo.hint_q")

@@ -67,7 +67,7 @@ pub fn create_index(host: &mut dyn Host, db: DbId, object_id: i32, columns: Vec<
     host.begin("create").unwrap();
     let hobt = host.create_index(db, object_id, 1, &columns).unwrap();
     host.commit(None).unwrap();
-    IndexRef { db, hobt, object_id, index_id: 1, columns: columns.into() }
+    IndexRef { db, hints: Default::default(), hobt, object_id, index_id: 1, columns: columns.into() }
 }
 
 pub fn key(n: u32) -> Vec<u8> {

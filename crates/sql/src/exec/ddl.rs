@@ -96,7 +96,14 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         } else {
             nc_stored_columns(&t.columns, &key_cols, &included).into()
         };
-        let iref = IndexRef { db, hobt: ix.hobt, object_id: obj.id, index_id: ix.index_id, columns };
+        let iref = IndexRef {
+            db,
+            hints: Default::default(),
+            hobt: ix.hobt,
+            object_id: obj.id,
+            index_id: ix.index_id,
+            columns,
+        };
         let constraint = if ix.primary_key.is_some() {
             Some((ix.name.clone().unwrap_or_default(), "PRIMARY KEY"))
         } else if ix.unique_constraint.is_some() {

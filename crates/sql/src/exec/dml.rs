@@ -829,8 +829,15 @@ fn key_match_plan(
             t.columns[cols[i]].ty,
         ));
     }
-    let scan =
-        Plan::Scan(ScanNode { table: t.clone(), index: 0, range: None, filter: None, reverse: false, with_locator });
+    let scan = Plan::Scan(ScanNode {
+        table: t.clone(),
+        index: 0,
+        range: None,
+        filter: None,
+        reverse: false,
+        with_locator,
+        hints: Default::default(),
+    });
     super::query::push_down(scan, eq, cx)
 }
 
@@ -1726,7 +1733,16 @@ fn plan_target_rows(
                     }
                     Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }
                 }
-                None => Plan::Scan(ScanNode::all_with_locator(t)),
+                None => {
+                    let mut scan = ScanNode::all_with_locator(t);
+                    if let DmlTarget::Table { hints, .. } = target {
+                        // READPAST and NOWAIT on the target's scan; its rows are U-locked
+                        // and read again before they change whatever the hints say.
+                        let h = crate::host::LockHints::from_table_hints(hints);
+                        scan.hints = crate::host::LockHints { isolation: None, ..h };
+                    }
+                    Plan::Scan(scan)
+                }
             };
             (plan, Scope::from_cols(Some(&alias), &cols))
         } else {

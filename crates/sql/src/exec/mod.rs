@@ -2447,7 +2447,15 @@ impl crate::catalog::SharedCatalog {
 
 /// A scan of a whole table (for DML targets with the locator column).
 pub fn table_scan(t: Arc<TableInfo>) -> Plan {
-    Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator: false })
+    Plan::Scan(ScanNode {
+        table: t,
+        index: 0,
+        range: None,
+        filter: None,
+        reverse: false,
+        with_locator: false,
+        hints: Default::default(),
+    })
 }
 
 #[allow(dead_code)]

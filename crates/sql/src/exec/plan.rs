@@ -23,7 +23,7 @@ use super::expr::{is_true, BExpr, Row};
 use super::table::TableInfo;
 use super::Cx;
 use crate::ast::{JoinKind, SetOperator};
-use crate::host::{KeyRow, RowDecoder, StoredBatch};
+use crate::host::{IndexRef, KeyRow, RowDecoder, StoredBatch};
 use crate::scalar::aggregate::{Accumulator, AggKind};
 use crate::scalar::{convert, ops};
 
@@ -135,13 +135,23 @@ pub struct ScanNode {
     /// Append the row's primary-index key as a last varbinary column (%%physloc%%): the
     /// locator UPDATE and DELETE change rows by.
     pub with_locator: bool,
+    /// The table reference's locking hints (`WITH (NOLOCK)`, ...).
+    pub hints: crate::host::LockHints,
 }
 
 impl ScanNode {
     /// Every row of `table` in its primary index's order, each with its locator: the
     /// target scan of a MERGE or of a positioned change.
     pub fn all_with_locator(table: &Arc<TableInfo>) -> ScanNode {
-        ScanNode { table: table.clone(), index: 0, range: None, filter: None, reverse: false, with_locator: true }
+        ScanNode {
+            table: table.clone(),
+            index: 0,
+            range: None,
+            filter: None,
+            reverse: false,
+            with_locator: true,
+            hints: Default::default(),
+        }
     }
 }
 
@@ -1481,7 +1491,14 @@ impl ScanOp {
         self.buf.clear();
         self.stored.clear();
         self.pos = 0;
-        let index = &self.node.table.indexes[self.node.index].iref;
+        let plain = &self.node.table.indexes[self.node.index].iref;
+        let hinted;
+        let index = if self.node.hints.is_none() {
+            plain
+        } else {
+            hinted = IndexRef { hints: self.node.hints, ..plain.clone() };
+            &hinted
+        };
         if let Some(key) = self.point.take() {
             self.exhausted = true;
             if let Some(row) = cx.host.get(index, &key).map_err(super::host_err)? {

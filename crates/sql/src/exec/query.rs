@@ -2128,7 +2128,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             return r;
         }
         match f {
-            TableFactor::Table { name, alias, .. } => {
+            TableFactor::Table { name, alias, hints } => {
                 let alias_name = alias.as_ref().map(|a| a.value.clone()).unwrap_or_else(|| name.name().value.clone());
                 // CTEs
                 if name.parts.len() == 1 {
@@ -2142,7 +2142,11 @@ impl<'b, 'c> Binder<'b, 'c> {
                     let scope = Scope::from_cols(Some(&alias_name), &cols);
                     return Ok((Plan::Rows { rows, cols }, scope));
                 }
-                let (plan, cols) = self.table_source(name)?;
+                let (mut plan, cols) = self.table_source(name)?;
+                if let Plan::Scan(node) = &mut plan {
+                    // Locking hints on a table (on a view they are not passed down yet).
+                    node.hints = crate::host::LockHints::from_table_hints(hints);
+                }
                 let mut scope = Scope::from_cols(Some(&alias_name), &cols);
                 if alias.is_none() && name.parts.len() > 1 {
                     let written = name.parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".");
@@ -2173,6 +2177,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         filter: None,
                         reverse: false,
                         with_locator,
+                        hints: Default::default(),
                     }),
                     Scope::from_cols(Some(&alias_name), &cols),
                 ))

@@ -1540,7 +1540,18 @@ impl Binder<'_, '_> {
         if with_locator {
             cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
         }
-        (Plan::Scan(ScanNode { table: t, index: 0, range: None, filter: None, reverse: false, with_locator }), cols)
+        (
+            Plan::Scan(ScanNode {
+                table: t,
+                index: 0,
+                range: None,
+                filter: None,
+                reverse: false,
+                with_locator,
+                hints: Default::default(),
+            }),
+            cols,
+        )
     }
 }
 
