@@ -3160,14 +3160,22 @@ fn choose_index(s: &mut ScanNode, cs: &[BExpr]) {
             let mut found_eq = None;
             let mut lower = None;
             let mut upper = None;
+            // The index keys this column under its own collation: a comparison under
+            // that collation (the column's implicit label, or an explicit COLLATE naming
+            // it) can seek; under another one it stays a filter, as in SQL Server.
+            let col_coll = t.columns[col].collation.unwrap_or(types::Collation::DEFAULT);
             for c in cs {
-                let BExpr::Cmp(op, a, b, ty) = c else { continue };
+                let (op, a, b, ty) = match c {
+                    BExpr::Cmp(op, a, b, ty) => (op, a, b, ty),
+                    BExpr::CollCmp(op, a, b, ty, coll) if *coll == col_coll => (op, a, b, ty),
+                    _ => continue,
+                };
                 if *ty != col_ty {
                     continue;
                 }
-                let (op, other) = match (&**a, &**b) {
-                    (BExpr::Col(i, _), o) if *i == col && !o.uses_row() && !has_subquery(o) => (*op, o),
-                    (o, BExpr::Col(i, _)) if *i == col && !o.uses_row() && !has_subquery(o) => (flip(*op), o),
+                let (op, other) = match (column_of(a), column_of(b)) {
+                    (Some(i), _) if i == col && !b.uses_row() && !has_subquery(b) => (*op, &**b),
+                    (_, Some(i)) if i == col && !a.uses_row() && !has_subquery(a) => (flip(*op), &**a),
                     _ => continue,
                 };
                 match op {
@@ -3200,6 +3208,15 @@ fn choose_index(s: &mut ScanNode, cs: &[BExpr]) {
     if let Some((ix, range, _)) = best {
         s.index = ix;
         s.range = Some(range);
+    }
+}
+
+/// The table column an operand of a comparison is, through a collation label.
+fn column_of(e: &BExpr) -> Option<usize> {
+    match e {
+        BExpr::Col(i, _) => Some(*i),
+        BExpr::ImplicitColl(inner, _) | BExpr::Collated(inner, _) => column_of(inner),
+        _ => None,
     }
 }
 
