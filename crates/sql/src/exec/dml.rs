@@ -829,15 +829,7 @@ fn key_match_plan(
             t.columns[cols[i]].ty,
         ));
     }
-    let scan = Plan::Scan(ScanNode {
-        table: t.clone(),
-        index: 0,
-        range: None,
-        filter: None,
-        reverse: false,
-        with_locator,
-        hints: Default::default(),
-    });
+    let scan = Plan::Scan(ScanNode::all(t.clone(), with_locator));
     super::query::push_down(scan, eq, cx)
 }
 

@@ -2447,15 +2447,7 @@ impl crate::catalog::SharedCatalog {
 
 /// A scan of a whole table (for DML targets with the locator column).
 pub fn table_scan(t: Arc<TableInfo>) -> Plan {
-    Plan::Scan(ScanNode {
-        table: t,
-        index: 0,
-        range: None,
-        filter: None,
-        reverse: false,
-        with_locator: false,
-        hints: Default::default(),
-    })
+    Plan::Scan(ScanNode::all(t, false))
 }
 
 #[allow(dead_code)]

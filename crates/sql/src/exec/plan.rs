@@ -143,15 +143,12 @@ impl ScanNode {
     /// Every row of `table` in its primary index's order, each with its locator: the
     /// target scan of a MERGE or of a positioned change.
     pub fn all_with_locator(table: &Arc<TableInfo>) -> ScanNode {
-        ScanNode {
-            table: table.clone(),
-            index: 0,
-            range: None,
-            filter: None,
-            reverse: false,
-            with_locator: true,
-            hints: Default::default(),
-        }
+        ScanNode::all(table.clone(), true)
+    }
+
+    /// Every row of `table` in its primary index's order, with the locator if asked.
+    pub fn all(table: Arc<TableInfo>, with_locator: bool) -> ScanNode {
+        ScanNode { table, index: 0, range: None, filter: None, reverse: false, with_locator, hints: Default::default() }
     }
 }
 

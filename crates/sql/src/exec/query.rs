@@ -2169,18 +2169,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         false,
                     ));
                 }
-                Ok((
-                    Plan::Scan(ScanNode {
-                        table: t,
-                        index: 0,
-                        range: None,
-                        filter: None,
-                        reverse: false,
-                        with_locator,
-                        hints: Default::default(),
-                    }),
-                    Scope::from_cols(Some(&alias_name), &cols),
-                ))
+                Ok((Plan::Scan(ScanNode::all(t, with_locator)), Scope::from_cols(Some(&alias_name), &cols)))
             }
             TableFactor::Derived { query, alias } => {
                 let saved_agg = self.agg.take();

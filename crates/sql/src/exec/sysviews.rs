@@ -1540,18 +1540,7 @@ impl Binder<'_, '_> {
         if with_locator {
             cols.push(OutCol::new("%%physloc%%", SqlType::VarBinary { len: Length::Bounded(900) }, false));
         }
-        (
-            Plan::Scan(ScanNode {
-                table: t,
-                index: 0,
-                range: None,
-                filter: None,
-                reverse: false,
-                with_locator,
-                hints: Default::default(),
-            }),
-            cols,
-        )
+        (Plan::Scan(ScanNode::all(t, with_locator)), cols)
     }
 }
 
