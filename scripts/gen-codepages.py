@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes crates/types/src/codepage_tables.rs: the upper 128 characters of the
-single-byte Windows code pages other than 1252, from Python's standard codecs.
+single-byte Windows code pages other than 1252, from Python's standard codecs; and
+crates/types/src/codepage_dbcs.bin: the tables of the double-byte code pages 932, 936,
+949 and 950 (layout in crates/types/src/codepage.rs, "Double-byte code pages").
 
 Bytes a code page leaves undefined decode to the C1 control of the same value
 (0x80..=0x9F, as Windows does for 1252) or to U+FFFD above (no character: such a byte
@@ -12,6 +14,48 @@ import sys
 
 PAGES = [874, 1250, 1251, 1253, 1254, 1255, 1256, 1257, 1258]
 OUT = "crates/types/src/codepage_tables.rs"
+# Double-byte code pages and the Python codec of each (936 is GBK).
+DBCS = [(932, "cp932"), (936, "gbk"), (949, "cp949"), (950, "cp950")]
+DBCS_OUT = "crates/types/src/codepage_dbcs.bin"
+LEAD = range(0x81, 0xFF)
+TRAIL = range(0x40, 0xFF)
+
+
+def dbcs_table(codec):
+    """128 u16 for bytes 0x80..=0xFF (the character, 0xFFFF for a lead byte, 0 for an
+    undefined byte), then one u16 per (lead 0x81..=0xFE, trail 0x40..=0xFE), 0 where the
+    pair is undefined; little-endian. Every character of these code pages is in the BMP."""
+    out = bytearray()
+    leads = set()
+    pairs = []
+    for lead in LEAD:
+        for trail in TRAIL:
+            try:
+                c = bytes([lead, trail]).decode(codec)
+            except UnicodeDecodeError:
+                c = ""
+            if len(c) == 1 and ord(c) < 0xFFFF:
+                leads.add(lead)
+                pairs.append(ord(c))
+            else:
+                pairs.append(0)
+    for b in range(0x80, 0x100):
+        if b in leads:
+            v = 0xFFFF
+        else:
+            try:
+                c = bytes([b]).decode(codec)
+                v = ord(c) if len(c) == 1 and ord(c) < 0xFFFF else 0
+            except UnicodeDecodeError:
+                v = 0
+        out += v.to_bytes(2, "little")
+    for v in pairs:
+        out += v.to_bytes(2, "little")
+    return bytes(out)
+
+
+def dbcs_bytes():
+    return b"".join(dbcs_table(codec) for _, codec in DBCS)
 
 
 def table(cp):
@@ -44,13 +88,19 @@ def main():
         lines.append("    ]),")
     lines.append("];")
     text = "\n".join(lines) + "\n"
+    dbcs = dbcs_bytes()
     if "--check" in sys.argv:
         with open(OUT) as f:
             if f.read() != text:
                 sys.exit(f"{OUT} is out of date: run scripts/gen-codepages.py")
+        with open(DBCS_OUT, "rb") as f:
+            if f.read() != dbcs:
+                sys.exit(f"{DBCS_OUT} is out of date: run scripts/gen-codepages.py")
         return
     with open(OUT, "w") as f:
         f.write(text)
+    with open(DBCS_OUT, "wb") as f:
+        f.write(dbcs)
 
 
 if __name__ == "__main__":

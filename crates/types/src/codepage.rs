@@ -14,27 +14,117 @@
 //! decodes and the mapping is a bijection between 256 bytes and 256 characters; the
 //! other code pages do the same below 0xA0 and decode an undefined byte above to U+FFFD.
 //! Characters outside the code page become '?' when stored, as SQL Server does.
+//!
+//! # Double-byte code pages
+//!
+//! 932 (Japanese, Shift-JIS), 936 (Simplified Chinese, GBK), 949 (Korean, Unified
+//! Hangul Code) and 950 (Traditional Chinese, Big5): bytes below 0x80 are ASCII, a lead
+//! byte and the trail byte after it (0x40..=0xFE) stand for one character, and 932 also
+//! has single-byte half-width katakana. `codepage_dbcs.bin` (generated with the other
+//! tables) holds for each, in that order and little-endian: 128 u16 for the bytes
+//! 0x80..=0xFF (the character, 0xFFFF for a lead byte, 0 for an undefined byte), then
+//! one u16 per (lead 0x81..=0xFE, trail 0x40..=0xFE), 0 for an undefined pair. Encoding
+//! goes through a reverse map built at first use. A character takes one or two bytes,
+//! so lengths of char and varchar in these code pages count bytes ([`CodePage::byte_len`]).
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
 use crate::codepage_tables::TABLES;
 
-/// A single-byte code page. Plain data: equal when the ids are.
+/// A code page of char and varchar values. Plain data: equal when the ids are.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct CodePage {
     id: u16,
-    /// Index in [`TABLES`]; unused for 1252.
+    /// Index in [`TABLES`] (single-byte), or in [`DBCS_IDS`] (double-byte); unused for
+    /// 1252.
     table: u8,
+    double: bool,
+}
+
+/// The double-byte code pages, in the order of their tables in `codepage_dbcs.bin`.
+const DBCS_IDS: [u16; 4] = [932, 936, 949, 950];
+static DBCS_DATA: &[u8] = include_bytes!("codepage_dbcs.bin");
+const DBCS_PAIRS: usize = 126 * 191;
+const DBCS_TABLE_BYTES: usize = (128 + DBCS_PAIRS) * 2;
+/// A lead byte in the single-byte part of a table.
+const LEAD: u16 = 0xFFFF;
+
+fn dbcs_entry(k: usize, i: usize) -> u16 {
+    let o = k * DBCS_TABLE_BYTES + i * 2;
+    match DBCS_DATA.get(o..o + 2) {
+        Some(b) => u16::from_le_bytes([b[0], b[1]]),
+        None => 0,
+    }
+}
+
+/// The character of a lead and trail byte, if the pair is defined.
+fn dbcs_pair(k: usize, lead: u8, trail: u8) -> Option<char> {
+    if !(0x81..=0xFE).contains(&lead) || !(0x40..=0xFE).contains(&trail) {
+        return None;
+    }
+    let v = dbcs_entry(k, 128 + usize::from(lead - 0x81) * 191 + usize::from(trail - 0x40));
+    if v == 0 {
+        None
+    } else {
+        char::from_u32(u32::from(v))
+    }
+}
+
+/// Character -> bytes (one byte below 0x100, else lead << 8 | trail) of double-byte code
+/// page `k`, built at first use; the first byte sequence of a character wins.
+fn dbcs_reverse(k: usize) -> &'static HashMap<char, u16> {
+    static MAPS: [OnceLock<HashMap<char, u16>>; 4] = [const { OnceLock::new() }; 4];
+    MAPS[k].get_or_init(|| {
+        let mut m = HashMap::new();
+        for b in 0x80..=0xFFu16 {
+            let v = dbcs_entry(k, usize::from(b - 0x80));
+            if v != 0 && v != LEAD {
+                if let Some(c) = char::from_u32(u32::from(v)) {
+                    m.entry(c).or_insert(b);
+                }
+            }
+        }
+        for lead in 0x81..=0xFEu8 {
+            for trail in 0x40..=0xFEu8 {
+                if let Some(c) = dbcs_pair(k, lead, trail) {
+                    m.entry(c).or_insert(u16::from(lead) << 8 | u16::from(trail));
+                }
+            }
+        }
+        m
+    })
 }
 
 impl CodePage {
     /// Code page 1252, the default.
-    pub const CP1252: CodePage = CodePage { id: 1252, table: 0 };
+    pub const CP1252: CodePage = CodePage { id: 1252, table: 0, double: false };
 
     /// The code page of a Windows code page number, None for one Mesquite lacks.
     pub fn from_id(id: u16) -> Option<CodePage> {
         if id == 1252 {
             return Some(CodePage::CP1252);
         }
-        TABLES.iter().position(|(cp, _)| *cp == id).map(|i| CodePage { id, table: i as u8 })
+        if let Some(k) = DBCS_IDS.iter().position(|&d| d == id) {
+            return Some(CodePage { id, table: k as u8, double: true });
+        }
+        TABLES.iter().position(|(cp, _)| *cp == id).map(|i| CodePage { id, table: i as u8, double: false })
+    }
+
+    /// Whether characters may take two bytes (932, 936, 949, 950).
+    pub fn is_double_byte(self) -> bool {
+        self.double
+    }
+
+    /// The bytes `s` takes in this code page ('?' for a character it lacks: one byte).
+    pub fn byte_len(self, s: &str) -> usize {
+        if !self.double || s.is_ascii() {
+            return s.chars().count();
+        }
+        let rev = dbcs_reverse(usize::from(self.table));
+        s.chars()
+            .map(|c| if c.is_ascii() { 1 } else { rev.get(&c).map_or(1, |&v| if v < 0x100 { 1 } else { 2 }) })
+            .sum()
     }
 
     /// The Windows code page number.
@@ -46,24 +136,34 @@ impl CodePage {
         &TABLES[usize::from(self.table)].1
     }
 
-    /// The character a byte stands for.
+    /// The character a byte stands for (a lead byte of a double-byte code page alone:
+    /// '?').
     pub fn decode_byte(self, b: u8) -> char {
         if self.id == 1252 {
             decode_byte(b)
         } else if b < 0x80 {
             char::from(b)
+        } else if self.double {
+            match dbcs_entry(usize::from(self.table), usize::from(b - 0x80)) {
+                0 | LEAD => '?',
+                v => char::from_u32(u32::from(v)).unwrap_or('?'),
+            }
         } else {
             self.high()[usize::from(b - 0x80)]
         }
     }
 
-    /// The byte of a character, or None when the code page has no such character.
+    /// The byte of a character, or None when the code page has no such character (or,
+    /// in a double-byte code page, needs two bytes: see [`CodePage::encode_lossy`]).
     pub fn encode_char(self, c: char) -> Option<u8> {
         if self.id == 1252 {
             return encode_char(c);
         }
         if c.is_ascii() {
             return Some(c as u8);
+        }
+        if self.double {
+            return dbcs_reverse(usize::from(self.table)).get(&c).and_then(|&v| u8::try_from(v).ok());
         }
         // 128 entries: a scan is as quick as a lookup structure would be to build.
         if c == '\u{FFFD}' {
@@ -76,6 +176,18 @@ impl CodePage {
     pub fn encode_lossy(self, s: &str, out: &mut Vec<u8>) {
         if self.id == 1252 || s.is_ascii() {
             return encode_lossy(s, out);
+        }
+        if self.double {
+            let rev = dbcs_reverse(usize::from(self.table));
+            for c in s.chars() {
+                match (c.is_ascii(), rev.get(&c)) {
+                    (true, _) => out.push(c as u8),
+                    (false, Some(&v)) if v < 0x100 => out.push(v as u8),
+                    (false, Some(&v)) => out.extend_from_slice(&v.to_be_bytes()),
+                    (false, None) => out.push(b'?'),
+                }
+            }
+            return;
         }
         out.extend(s.chars().map(|c| self.encode_char(c).unwrap_or(b'?')));
     }
@@ -92,6 +204,29 @@ impl CodePage {
         if self.id == 1252 || bytes.is_ascii() {
             return decode_into(bytes, out);
         }
+        if self.double {
+            let k = usize::from(self.table);
+            let mut i = 0;
+            while i < bytes.len() {
+                let b = bytes[i];
+                i += 1;
+                if b < 0x80 {
+                    out.push(char::from(b));
+                } else if dbcs_entry(k, usize::from(b - 0x80)) == LEAD {
+                    // A lead byte without a valid trail (cut off, or damaged): '?'.
+                    match bytes.get(i).and_then(|&t| dbcs_pair(k, b, t)) {
+                        Some(c) => {
+                            out.push(c);
+                            i += 1;
+                        }
+                        None => out.push('?'),
+                    }
+                } else {
+                    out.push(self.decode_byte(b));
+                }
+            }
+            return;
+        }
         out.reserve(bytes.len());
         out.extend(bytes.iter().map(|&b| self.decode_byte(b)));
     }
@@ -101,6 +236,10 @@ impl CodePage {
     pub fn to_lossy(self, s: &str) -> String {
         if s.is_ascii() {
             return s.to_string();
+        }
+        if self.double {
+            let rev = dbcs_reverse(usize::from(self.table));
+            return s.chars().map(|c| if c.is_ascii() || rev.contains_key(&c) { c } else { '?' }).collect();
         }
         s.chars().map(|c| if self.encode_char(c).is_some() { c } else { '?' }).collect()
     }
@@ -197,6 +336,35 @@ mod tests {
         assert_eq!(decode(&[0x93, 0x41, 0x94]), "\u{201C}A\u{201D}");
     }
 
+    /// Every character of a double-byte code page round-trips through its bytes, the
+    /// lengths count bytes, and what the code page lacks is '?'.
+    #[test]
+    fn double_byte_code_pages() {
+        for (k, id) in DBCS_IDS.iter().enumerate() {
+            let cp = CodePage::from_id(*id).unwrap();
+            assert!(cp.is_double_byte());
+            let rev = dbcs_reverse(k);
+            assert!(rev.len() > 7_000, "{id}: {}", rev.len());
+            for (&c, _) in rev.iter() {
+                let s = c.to_string();
+                let mut bytes = Vec::new();
+                cp.encode_lossy(&s, &mut bytes);
+                assert_eq!(cp.decode(&bytes), s, "{id} {c}");
+                assert_eq!(cp.byte_len(&s), bytes.len(), "{id} {c}");
+            }
+        }
+        let gbk = CodePage::from_id(936).unwrap();
+        let mut out = Vec::new();
+        gbk.encode_lossy("a中文한", &mut out);
+        assert_eq!(out, vec![b'a', 0xD6, 0xD0, 0xCE, 0xC4, b'?']);
+        assert_eq!(gbk.byte_len("a中文한"), 6);
+        assert_eq!(gbk.to_lossy("中한"), "中?");
+        // A lead byte without its trail (a cut value) reads as '?'.
+        assert_eq!(gbk.decode(&[b'x', 0xD6]), "x?");
+        let sjis = CodePage::from_id(932).unwrap();
+        assert_eq!(sjis.byte_len("ｶﾀ日"), 4); // half-width katakana take one byte
+    }
+
     /// The ASCII fast paths and the general paths agree, and `decode_into` appends.
     #[test]
     fn ascii_and_general_paths_agree() {
@@ -233,7 +401,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(CodePage::from_id(932), None);
+        assert_eq!(CodePage::from_id(437), None);
         let thai = CodePage::from_id(874).unwrap();
         let cyr = CodePage::from_id(1251).unwrap();
         let mut out = Vec::new();

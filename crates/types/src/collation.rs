@@ -68,35 +68,67 @@ pub const UTF8: u8 = 0x40;
 
 const LATIN1_GENERAL: u32 = 0x0409;
 
-/// Windows collation designators: name, LCID, code page of char/varchar, and the name
-/// sys.fn_helpcollations' descriptions start with. (LCIDs and code pages as
-/// COLLATIONPROPERTY reports them.)
-const DESIGNATORS: [(&str, u32, u16, &str); 20] = [
-    ("Latin1_General", LATIN1_GENERAL, 1252, "Latin1-General"),
-    ("French", 0x040C, 1252, "French"),
-    ("Thai", 0x041E, 874, "Thai"),
-    ("Czech", 0x0405, 1250, "Czech"),
-    ("Polish", 0x0415, 1250, "Polish"),
-    ("Hungarian", 0x040E, 1250, "Hungarian"),
-    ("Croatian", 0x041A, 1250, "Croatian"),
-    ("Romanian", 0x0418, 1250, "Romanian"),
-    ("Slovak", 0x041B, 1250, "Slovak"),
-    ("Slovenian", 0x0424, 1250, "Slovenian"),
-    ("Cyrillic_General", 0x0419, 1251, "Cyrillic-General"),
-    ("Ukrainian", 0x0422, 1251, "Ukrainian"),
-    ("Greek", 0x0408, 1253, "Greek"),
-    ("Turkish", 0x041F, 1254, "Turkish"),
-    ("Hebrew", 0x040D, 1255, "Hebrew"),
-    ("Arabic", 0x0401, 1256, "Arabic"),
-    ("Estonian", 0x0425, 1257, "Estonian"),
-    ("Latvian", 0x0426, 1257, "Latvian"),
-    ("Lithuanian", 0x0427, 1257, "Lithuanian"),
-    ("Vietnamese", 0x042A, 1258, "Vietnamese"),
+/// The versions a designator comes in: no number (80), _90, _100.
+const V80: u8 = 1;
+const V90: u8 = 2;
+const V100: u8 = 4;
+
+/// Internal `version` of the _90 collations (0 is 80, 1 is 100, the TDS versions).
+const VERSION_90: u8 = 3;
+
+/// Windows collation designators: name, LCID, code page of char/varchar, the name
+/// sys.fn_helpcollations' descriptions start with, and the versions known. (LCIDs and
+/// code pages as COLLATIONPROPERTY reports them.)
+const DESIGNATORS: [(&str, u32, u16, &str, u8); 26] = [
+    ("Latin1_General", LATIN1_GENERAL, 1252, "Latin1-General", V80 | V100),
+    ("French", 0x040C, 1252, "French", V80 | V100),
+    ("Thai", 0x041E, 874, "Thai", V80 | V100),
+    ("Czech", 0x0405, 1250, "Czech", V80 | V100),
+    ("Polish", 0x0415, 1250, "Polish", V80 | V100),
+    ("Hungarian", 0x040E, 1250, "Hungarian", V80 | V100),
+    ("Croatian", 0x041A, 1250, "Croatian", V80 | V100),
+    ("Romanian", 0x0418, 1250, "Romanian", V80 | V100),
+    ("Slovak", 0x041B, 1250, "Slovak", V80 | V100),
+    ("Slovenian", 0x0424, 1250, "Slovenian", V80 | V100),
+    ("Cyrillic_General", 0x0419, 1251, "Cyrillic-General", V80 | V100),
+    ("Ukrainian", 0x0422, 1251, "Ukrainian", V80 | V100),
+    ("Greek", 0x0408, 1253, "Greek", V80 | V100),
+    ("Turkish", 0x041F, 1254, "Turkish", V80 | V100),
+    ("Hebrew", 0x040D, 1255, "Hebrew", V80 | V100),
+    ("Arabic", 0x0401, 1256, "Arabic", V80 | V100),
+    ("Estonian", 0x0425, 1257, "Estonian", V80 | V100),
+    ("Latvian", 0x0426, 1257, "Latvian", V80 | V100),
+    ("Lithuanian", 0x0427, 1257, "Lithuanian", V80 | V100),
+    ("Vietnamese", 0x042A, 1258, "Vietnamese", V80 | V100),
+    ("Japanese", 0x0411, 932, "Japanese", V80 | V90),
+    ("Chinese_PRC", 0x0804, 936, "Chinese-PRC", V80 | V90),
+    ("Korean_Wansung", 0x0412, 949, "Korean-Wansung", V80),
+    ("Korean", 0x0412, 949, "Korean", V90 | V100),
+    ("Chinese_Taiwan_Stroke", 0x0404, 950, "Chinese-Taiwan-Stroke", V80 | V90),
+    ("Chinese_Hong_Kong_Stroke", 0x0C04, 950, "Chinese-Hong-Kong-Stroke", V90),
 ];
 
 /// The designator of an LCID (Latin1_General for one not in the table).
-fn designator(lcid: u32) -> (&'static str, u32, u16, &'static str) {
+fn designator(lcid: u32) -> (&'static str, u32, u16, &'static str, u8) {
     DESIGNATORS.iter().copied().find(|d| d.1 == lcid).unwrap_or(DESIGNATORS[0])
+}
+
+/// The versions mask bit of an internal version.
+fn version_bit(version: u8) -> u8 {
+    match version {
+        0 => V80,
+        VERSION_90 => V90,
+        _ => V100,
+    }
+}
+
+/// The designator of an LCID in a version (Korean_Wansung and Korean share theirs).
+fn designator_of(lcid: u32, version: u8) -> (&'static str, u32, u16, &'static str, u8) {
+    DESIGNATORS
+        .iter()
+        .copied()
+        .find(|d| d.1 == lcid && d.4 & version_bit(version) != 0)
+        .unwrap_or_else(|| designator(lcid))
 }
 const DICTIONARY: u8 = IGNORE_KANA | IGNORE_WIDTH;
 
@@ -124,18 +156,24 @@ impl Collation {
         if let Some(&(sort_id, _, flags)) = SQL_COLLATIONS.iter().find(|(_, n, _)| n.eq_ignore_ascii_case(name)) {
             return Some(Collation { lcid: LATIN1_GENERAL, flags, version: 0, sort_id, supplementary: false });
         }
-        let (lcid, rest) = DESIGNATORS.iter().find_map(|(d, lcid, _, _)| {
+        // The longest designator that prefixes the name and knows its version (Korean_90
+        // is Korean's, Korean_Wansung_CI_AS Korean_Wansung's).
+        let (lcid, version, rest) = DESIGNATORS.iter().find_map(|(d, lcid, _, _, versions)| {
             let d = d.to_ascii_uppercase();
-            upper.strip_prefix(d.as_str())?.strip_prefix('_').map(|r| (*lcid, r))
+            let rest = upper.strip_prefix(d.as_str())?.strip_prefix('_')?;
+            let (version, rest) = if let Some(r) = rest.strip_prefix("100_") {
+                (1, r)
+            } else if let Some(r) = rest.strip_prefix("90_") {
+                (VERSION_90, r)
+            } else {
+                (0, rest)
+            };
+            (versions & version_bit(version) != 0).then_some((*lcid, version, rest))
         })?;
-        let (version, rest) = match rest.strip_prefix("100_") {
-            Some(r) => (1, r),
-            None => (0, rest),
-        };
         let mut parts: Vec<&str> = rest.split('_').collect();
         let utf8 = parts.last() == Some(&"UTF8");
         if utf8 {
-            if version == 0 {
+            if version != 1 {
                 return None;
             }
             parts.pop();
@@ -171,7 +209,7 @@ impl Collation {
         }
         let supplementary = next == Some("SC");
         if supplementary {
-            if version == 0 {
+            if version != 1 {
                 return None;
             }
             next = it.next();
@@ -190,9 +228,11 @@ impl Collation {
                 return (*n).to_string();
             }
         }
-        let mut s = String::from(designator(self.lcid).0);
-        if self.version == 1 {
-            s.push_str("_100");
+        let mut s = String::from(designator_of(self.lcid, self.version).0);
+        match self.version {
+            1 => s.push_str("_100"),
+            VERSION_90 => s.push_str("_90"),
+            _ => {}
         }
         if self.flags & BINARY != 0 {
             s.push_str("_BIN");
@@ -220,8 +260,11 @@ impl Collation {
     /// Every collation Mesquite knows, in name order (sys.fn_helpcollations).
     pub fn all() -> Vec<Collation> {
         let mut names: Vec<String> = SQL_COLLATIONS.iter().map(|(_, n, _)| n.to_string()).collect();
-        for (d, ..) in DESIGNATORS {
-            for v in ["", "_100"] {
+        for (d, _, _, _, versions) in DESIGNATORS {
+            for (v, bit) in [("", V80), ("_90", V90), ("_100", V100)] {
+                if versions & bit == 0 {
+                    continue;
+                }
                 names.push(format!("{d}{v}_BIN"));
                 names.push(format!("{d}{v}_BIN2"));
                 for case in ["CI", "CS"] {
@@ -229,7 +272,7 @@ impl Collation {
                         for ks in ["", "_KS"] {
                             for ws in ["", "_WS"] {
                                 names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}"));
-                                if !v.is_empty() {
+                                if bit == V100 {
                                     names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}_SC"));
                                     names.push(format!("{d}{v}_{case}_{accent}{ks}{ws}_SC_UTF8"));
                                 }
@@ -238,7 +281,9 @@ impl Collation {
                     }
                 }
             }
-            names.push(format!("{d}_100_BIN2_UTF8"));
+            if versions & V100 != 0 {
+                names.push(format!("{d}_100_BIN2_UTF8"));
+            }
         }
         names.sort_by_key(|n| n.to_ascii_uppercase());
         names.iter().filter_map(|n| Collation::from_name(n)).collect()
@@ -246,7 +291,7 @@ impl Collation {
 
     /// The description sys.fn_helpcollations gives, in SQL Server's wording.
     pub fn description(&self) -> String {
-        let lang = designator(self.lcid).3;
+        let lang = designator_of(self.lcid, self.version).3;
         if self.sort_id != 0 {
             let case = if self.ignores_case() { "case-insensitive" } else { "case-sensitive" };
             let accent = if self.ignores_accent() { "accent-insensitive" } else { "accent-sensitive" };
@@ -255,7 +300,11 @@ impl Collation {
                 self.sort_id
             );
         }
-        let version = if self.version == 1 { "-100" } else { "" };
+        let version = match self.version {
+            1 => "-100",
+            VERSION_90 => "-90",
+            _ => "",
+        };
         let mut s = format!("{lang}{version}");
         if self.flags & BINARY != 0 {
             s.push_str(", binary sort");
@@ -278,7 +327,9 @@ impl Collation {
 
     /// The 5-byte TDS collation (LCID and flags little-endian in 4 bytes, then the sort id).
     pub fn tds_bytes(&self) -> [u8; 5] {
-        let info = (self.lcid & 0xF_FFFF) | u32::from(self.flags) << 20 | u32::from(self.version & 0xF) << 28;
+        // The _90 collations go out as version 0 (Mesquite's internal 3 is not a TDS value).
+        let version = if self.version == VERSION_90 { 0 } else { self.version };
+        let info = (self.lcid & 0xF_FFFF) | u32::from(self.flags) << 20 | u32::from(version & 0xF) << 28;
         let b = info.to_le_bytes();
         [b[0], b[1], b[2], b[3], self.sort_id]
     }
@@ -293,7 +344,7 @@ impl Collation {
         }
     }
 
-    /// The single-byte code page char and varchar values are stored and sent in: the
+    /// The code page char and varchar values are stored and sent in: the
     /// collation's, or 1252 for a UTF-8 collation (whose values Mesquite keeps in 1252,
     /// see the tds crate's `collation_bytes`).
     pub fn char_code_page(&self) -> CodePage {
@@ -399,6 +450,11 @@ impl Collation {
                 return Box::new(s.bytes().map(u32::from));
             }
             let cp = self.char_code_page();
+            if cp.is_double_byte() {
+                let mut bytes = Vec::new();
+                cp.encode_lossy(s, &mut bytes);
+                return Box::new(bytes.into_iter().map(u32::from));
+            }
             return Box::new(s.chars().map(move |c| u32::from(cp.encode_char(c).unwrap_or(b'?'))));
         }
         if self.flags & BINARY2 != 0 {
@@ -456,7 +512,7 @@ mod tests {
         for bad in [
             "Thai_CI",
             "Thai_CI_AS_UTF8",
-            "Japanese_CI_AS",
+            "Klingon_CI_AS",
             "Latin1_General_CI",
             "Latin1_General_CI_AS_SC",
             "Latin1_General_100_CI_AS_UTF8",

@@ -365,6 +365,23 @@ pub fn fit_code_page(text: &str, target: &SqlType, cp: CodePage) -> Value {
         SqlType::VarChar { len: Length::Bounded(len) } => (usize::from(len), false),
         _ => return Value::String(cp.to_lossy(text)),
     };
+    if cp.is_double_byte() {
+        // Lengths count bytes; a character that would not fit whole is dropped.
+        let mut s = String::new();
+        let mut bytes = 0;
+        for c in cp.to_lossy(text).chars() {
+            let n = cp.byte_len(c.encode_utf8(&mut [0; 4]));
+            if bytes + n > len {
+                break;
+            }
+            bytes += n;
+            s.push(c);
+        }
+        if pad {
+            s.extend(std::iter::repeat_n(' ', len - bytes));
+        }
+        return Value::String(s);
+    }
     let mut s: String = cp.to_lossy(text).chars().take(len).collect();
     if pad {
         let have = s.chars().count();

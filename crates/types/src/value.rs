@@ -384,6 +384,13 @@ impl Value {
     /// [`Value::fit_to`] for a column whose collation has code page `cp`: char and
     /// varchar text reduced to that code page.
     pub fn fit_to_in(&self, ty: &SqlType, cp: CodePage) -> Result<Value, SqlError> {
+        if cp.is_double_byte() {
+            if let (Value::String(s), SqlType::Char { len } | SqlType::VarChar { len: Length::Bounded(len) }) =
+                (self, ty)
+            {
+                return fit_double_byte(s, usize::from(*len), matches!(ty, SqlType::Char { .. }), cp);
+            }
+        }
         let v = match (self, ty.max_equivalent()) {
             (Value::String(s), SqlType::Char { len })
             | (Value::String(s), SqlType::VarChar { len: Length::Bounded(len) }) => {
@@ -470,6 +477,27 @@ pub fn text_len(s: &str, unicode: bool) -> usize {
 /// for code page 1252 text, UTF-16 units for Unicode); None when it is too long even
 /// without them. A space is one byte, one character and one unit, so the excess can be
 /// cut by byte count.
+/// [`Value::fit_to_in`] of char(`len`) / varchar(`len`) text in a double-byte code page,
+/// whose lengths count bytes: only trailing blanks may be cut, char is padded to `len`
+/// bytes.
+fn fit_double_byte(s: &str, len: usize, pad: bool, cp: CodePage) -> Result<Value, SqlError> {
+    let mut s = cp.to_lossy(s);
+    let mut bytes = cp.byte_len(&s);
+    if bytes > len {
+        let kept = s.trim_end_matches(' ').len();
+        let without = cp.byte_len(&s[..kept]);
+        if without > len {
+            return Err(SqlError::string_truncated());
+        }
+        s.truncate(kept + (len - without));
+        bytes = len;
+    }
+    if pad {
+        s.extend(std::iter::repeat_n(' ', len - bytes));
+    }
+    Ok(Value::String(s))
+}
+
 pub(crate) fn fit_str(s: &str, len: usize, unicode: bool) -> Option<&str> {
     // Within the byte count no string can exceed `len` (a character is at least a byte):
     // the common case, without counting.

@@ -722,3 +722,18 @@ def test_locking_table_hints(conn):
         writer.close()
     cur.execute("SET LOCK_TIMEOUT -1")
     cur.execute("DROP TABLE dbo.hint_q")
+
+
+def test_double_byte_collations(conn):
+    """varchar under Chinese_PRC (code page 936) and Japanese (932): pytds decodes the
+    bytes by the column's collation; varchar(4) holds two ideographs (lengths are bytes)."""
+    cur = conn.cursor()
+    cur.execute("CREATE TABLE #zh (id int PRIMARY KEY, z varchar(4) COLLATE Chinese_PRC_CI_AS, j varchar(10) COLLATE Japanese_CI_AS)")
+    cur.execute("INSERT #zh VALUES (1, N'中文', N'日本ｶﾀｶﾅ')")
+    cur.execute("SELECT z, j, DATALENGTH(z), DATALENGTH(j) FROM #zh")
+    assert cur.fetchall() == [("中文", "日本ｶﾀｶﾅ", 4, 8)]
+    cols = conn._tds_socket.main_session.res_info.columns
+    assert [c.serializer._collation.lcid for c in cols[:2]] == [0x804, 0x411]
+    with pytest.raises(pytds.Error) as e:
+        cur.execute("INSERT #zh VALUES (2, N'中文字', N'x')")
+    assert e.value.msg_no == 2628

@@ -662,6 +662,16 @@ pub fn to_column(t: &TableInfo, col: usize, v: Value, from: &SqlType) -> Result<
                 _ => 40,
             };
             let shown: String = match &v {
+                Value::String(s) if c.code_page().is_double_byte() => {
+                    match types::fit_code_page(
+                        s,
+                        &SqlType::VarChar { len: types::Length::Bounded(fits as u16) },
+                        c.code_page(),
+                    ) {
+                        Value::String(t) => t,
+                        _ => s.clone(),
+                    }
+                }
                 Value::String(s) => s.chars().take(fits).collect(),
                 other => other.to_string(),
             };

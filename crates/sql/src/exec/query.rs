@@ -1044,6 +1044,28 @@ impl<'b, 'c> Binder<'b, 'c> {
         let Some(f) = functions::lookup(name) else {
             return Err(errors::unknown_function(name));
         };
+        let mut args = args;
+        if name.eq_ignore_ascii_case("DATALENGTH") {
+            // char/varchar text of a double-byte code page: the length of its bytes in
+            // that code page (the function alone counts one byte per character).
+            if let Some(a) = args.first_mut() {
+                let ty = a.ty();
+                let cp = a.collation(self.database_collation()).map(|c| c.char_code_page());
+                if ty.is_character() && !ty.is_unicode() && cp.is_some_and(|cp| cp.is_double_byte()) {
+                    let inner = std::mem::replace(a, BExpr::Const(Value::Null, SqlType::Int));
+                    *a = BExpr::Convert {
+                        expr: Box::new(inner),
+                        // Bounded unless the text is max: DATALENGTH stays int then.
+                        to: SqlType::VarBinary {
+                            len: if ty.is_max() { types::Length::Max } else { types::Length::Bounded(8000) },
+                        },
+                        style: None,
+                        try_: false,
+                        code_page: cp.unwrap_or(types::CodePage::CP1252),
+                    };
+                }
+            }
+        }
         let types: Vec<SqlType> = args.iter().map(|a| a.ty()).collect();
         let ty = functions::return_type(f, &types, literals)?;
         Ok(BExpr::Func { f, args, ty })
