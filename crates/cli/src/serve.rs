@@ -88,6 +88,9 @@ impl BackendSession for EngineSession {
     fn reset_connection(&mut self) {
         self.0.reset_connection()
     }
+    fn defer_commits(&mut self, gate: Arc<sql::host::CommitGate>) {
+        self.0.defer_commits(gate)
+    }
 }
 
 struct Settings {
@@ -302,6 +305,64 @@ mod tests {
         apply(&mut s, "connection_threads", "ON").unwrap();
         assert!(server_config(&s).unwrap().connection_threads);
         assert!(apply(&mut s, "connection-threads", "sometimes").unwrap_err().contains("invalid value"));
+    }
+
+    /// A durable commit's reply comes from the log writer once the commit is durable
+    /// (architecture.md, "Commit replies from the log writer"): over TCP, the reply, the
+    /// statements after a COMMIT in the same batch and the session's WRITELOG waits are
+    /// as without the hand-off, and a commit whose log write fails is never acknowledged.
+    #[test]
+    fn commit_replies_from_the_log_writer() {
+        use storage::io::FaultFs;
+        use tds::client::{Client, ClientConfig};
+        let fs = FaultFs::new(7);
+        let mut config = InstanceConfig::in_memory("Deferred-1x");
+        config.filesystem = Some(Arc::new(fs.clone()));
+        let instance = Instance::start(config).unwrap();
+        let backend = Arc::new(EngineBackend { instance: instance.clone() });
+        let rt = tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build().unwrap();
+        let listener = rt.block_on(tokio::net::TcpListener::bind("127.0.0.1:0")).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
+        let dir = std::env::temp_dir().join(format!("mesquite-deferred-{}", std::process::id()));
+        let server = ServerConfig::new(SocketAddr::from(([127, 0, 0, 1], port)), dir.join("certs"));
+        let serving = rt.spawn(tds::serve_on(listener, server, backend, async {
+            let _ = stop_rx.await;
+        }));
+        let mut c = Client::connect(&ClientConfig::new("127.0.0.1", port, "sa", "Deferred-1x")).unwrap();
+        let ok = |c: &mut Client, q: &str| {
+            let r = c.batch(q).unwrap();
+            assert!(r.errors.is_empty(), "{q}: {:?}", r.errors);
+            r
+        };
+        ok(&mut c, "CREATE DATABASE d; ");
+        ok(&mut c, "USE d; CREATE TABLE t (id int IDENTITY PRIMARY KEY, v varchar(10));");
+        for i in 0..50 {
+            ok(&mut c, &format!("BEGIN TRAN; INSERT t (v) VALUES ('{i}'); COMMIT;"));
+            ok(&mut c, "INSERT t (v) VALUES ('auto')");
+        }
+        // Statements after the COMMIT run once it is durable, in the same reply.
+        let r = ok(&mut c, "BEGIN TRAN; INSERT t (v) VALUES ('x'); COMMIT; SELECT COUNT(*) FROM t;");
+        assert_eq!(r.result_sets[0].rows, vec![vec![types::Value::Int(101)]]);
+        let r = ok(
+            &mut c,
+            "SELECT waiting_tasks_count FROM sys.dm_exec_session_wait_stats WHERE session_id = @@SPID AND wait_type = 'WRITELOG'",
+        );
+        let types::Value::BigInt(writelog) = r.result_sets[0].rows[0][0] else { panic!("{r:?}") };
+        assert!(writelog >= 100, "every durable commit waited for its flush: {writelog}");
+        // The log can no longer be written: the commit is not acknowledged, the client
+        // loses its connection instead.
+        fs.fail_writes_after(0, std::io::ErrorKind::Other);
+        let r = c.batch("BEGIN TRAN; INSERT t (v) VALUES ('lost'); COMMIT;");
+        match r {
+            Err(_) => {}
+            Ok(r) => assert!(!r.errors.is_empty(), "a commit that could not be logged was acknowledged: {r:?}"),
+        }
+        let _ = stop_tx.send(());
+        let _ = rt.block_on(serving);
+        drop(c);
+        let _ = instance.shutdown();
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

@@ -223,6 +223,22 @@ fn record(wt: WaitType, wait: Duration, signal: Duration, timed: bool) {
     });
 }
 
+/// The wait table of the session this thread works for, if any: for a wait that ends
+/// on another thread (a commit whose WRITELOG wait the log writer completes).
+pub fn current_session() -> Option<Arc<WaitStats>> {
+    CURRENT_SESSION.with(|s| s.borrow().clone())
+}
+
+/// Records a finished wait in the instance table and in `session`'s table (a wait that
+/// ended on a thread other than the session's, see [`current_session`]).
+pub fn record_wait_for(session: Option<&WaitStats>, wt: WaitType, wait: Duration) {
+    instance_waits().add(wt, wait, Duration::ZERO);
+    if let Some(s) = session {
+        s.add(wt, wait, Duration::ZERO);
+        s.leave_wait(wt, false);
+    }
+}
+
 /// Installs a session's wait table on this thread for the life of the scope (a worker
 /// runs one request at a time; the scope restores whatever was there before).
 pub struct SessionScope {

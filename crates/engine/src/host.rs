@@ -44,8 +44,8 @@ use std::time::Duration;
 use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
 use sql::host::{
-    DatabaseInfo, DbId, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow, LockHints, RowDecoder,
-    StoredBatch, StoredColumn,
+    CommitGate, DatabaseInfo, DbId, DeferredCommit, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow,
+    LockHints, RowDecoder, StoredBatch, StoredColumn,
 };
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
@@ -126,6 +126,22 @@ pub struct EngineHost {
     lock_timeout: LockTimeout,
     descriptor: u64,
     sysadmin: bool,
+    /// Set when the session's connection takes durable commits' replies to the log
+    /// writer (`Session::defer_commits`): a commit leaves its flush wait here.
+    commit_gate: Option<Arc<CommitGate>>,
+}
+
+/// A durable commit put off by [`EngineHost::commit`] (see `sql::host::CommitGate`).
+struct DeferredTxnCommit(txn::xact::PendingCommit);
+
+impl DeferredCommit for DeferredTxnCommit {
+    fn wait(self: Box<Self>) -> std::result::Result<(), SqlError> {
+        self.0.wait().map(|_| ()).map_err(|e| EngineError::from(e).into())
+    }
+
+    fn when_durable(self: Box<Self>, then: Box<dyn FnOnce(std::result::Result<(), SqlError>) + Send>) {
+        self.0.when_durable(move |r| then(r.map(|_| ()).map_err(|e| EngineError::from(e).into())));
+    }
 }
 
 impl EngineHost {
@@ -143,7 +159,26 @@ impl EngineHost {
             lock_timeout: LockTimeout::Infinite,
             descriptor: 0,
             sysadmin: true,
+            commit_gate: None,
         }
+    }
+
+    /// From now on a durable COMMIT that ends the session's transaction does not wait
+    /// for the log flush: it leaves the wait in `gate`, for the connection to take with
+    /// the request's reply (or for the next statement to settle).
+    pub(crate) fn defer_commits(&mut self, gate: Arc<CommitGate>) {
+        self.commit_gate = Some(gate);
+    }
+
+    /// A commit whose flush wait can be put off: the session's connection takes such
+    /// waits, and the transaction is in one database with nothing to do after its
+    /// commit but release its locks (no storage to free, no cache to forget).
+    fn deferrable(&self) -> Option<Arc<CommitGate>> {
+        let gate = self.commit_gate.as_ref()?;
+        let mut txns = self.txns.values();
+        let only = txns.next()?;
+        let plain = txns.next().is_none() && only.pending.iter().all(|p| matches!(p, Pending::Savepoint(_)));
+        plain.then(|| gate.clone())
     }
 
     /// Whether the session's login is in the sysadmin role (decided at login).
@@ -808,6 +843,17 @@ impl Host for EngineHost {
         if !self.in_txn {
             return Ok(());
         }
+        if let Some(gate) = self.deferrable() {
+            let Some(t) = self.end_all().pop() else { return Ok(()) };
+            return match t.txn.commit_deferrable(delayed.unwrap_or(false)) {
+                Ok(txn::xact::CommitOutcome::Done(_)) => Ok(()),
+                Ok(txn::xact::CommitOutcome::Pending(p)) => {
+                    gate.put(Box::new(DeferredTxnCommit(p))).map_err(HostError::Sql)
+                }
+                // A failed commit rolled the transaction back (Transaction's drop).
+                Err(e) => Err(EngineError::from(e).into()),
+            };
+        }
         let mut first_err: Option<EngineError> = None;
         for t in self.end_all() {
             let DbTxn { db, txn, pending, .. } = t;
@@ -901,6 +947,13 @@ impl Host for EngineHost {
 
     fn in_transaction(&self) -> bool {
         self.in_txn
+    }
+
+    fn settle_commit(&mut self) -> HostResult<()> {
+        match &self.commit_gate {
+            Some(gate) => gate.settle().map_err(HostError::Sql),
+            None => Ok(()),
+        }
     }
 
     fn set_isolation(&mut self, level: Isolation) -> HostResult<()> {

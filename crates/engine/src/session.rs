@@ -101,6 +101,14 @@ impl Session {
         self.slot.activity.set_connection(info);
     }
 
+    /// Durable commits stop waiting for the log flush on the session's thread: a commit
+    /// leaves its wait in `gate` for the caller to take after the request (see
+    /// `sql::host::CommitGate`). Whoever calls this must take or settle the gate after
+    /// every request and before sending anything that follows a commit.
+    pub fn defer_commits(&mut self, gate: Arc<sql::host::CommitGate>) {
+        self.host.defer_commits(gate);
+    }
+
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
         self.state.cancel.store(false, Ordering::Release);

@@ -319,6 +319,12 @@ pub trait Host {
     fn save(&mut self, name: &str) -> HostResult<()>;
     fn rollback_to(&mut self, name: &str) -> HostResult<()>;
     fn in_transaction(&self) -> bool;
+    /// Waits for a durable commit this session deferred (see [`CommitGate`]); the
+    /// executor calls it before every statement, so nothing a batch does after a COMMIT
+    /// runs before the commit is durable. Errors are the log's (9001).
+    fn settle_commit(&mut self) -> HostResult<()> {
+        Ok(())
+    }
     fn set_isolation(&mut self, level: Isolation) -> HostResult<()>;
     /// Milliseconds; -1 waits for ever (SET LOCK_TIMEOUT).
     fn set_lock_timeout(&mut self, ms: i64);
@@ -471,4 +477,52 @@ pub enum LoginChange {
     Name(String),
     CheckPolicy(bool),
     Sysadmin(bool),
+}
+
+/// A durable commit whose wait for the log flush was put off: its COMMIT record is in
+/// the log buffer and its transaction keeps its locks until the record is on disk.
+pub trait DeferredCommit: Send {
+    /// Waits for the flush on this thread (WRITELOG) and completes the commit.
+    fn wait(self: Box<Self>) -> Result<(), SqlError>;
+    /// Completes the commit once it is durable and then runs `then` with the outcome,
+    /// on the log writer's thread (or at once on this one if it is durable already).
+    fn when_durable(self: Box<Self>, then: Box<dyn FnOnce(Result<(), SqlError>) + Send>);
+}
+
+/// Where a session leaves the durable commit that ended its request, for the connection
+/// to take with the reply: a connection thread hands the reply to the log writer, which
+/// sends it once the commit is durable, instead of sleeping until the flush and waking
+/// to send it (architecture.md, "Commit replies from the log writer"). Shared by the
+/// session's host, which puts the commit here, and the connection, which takes it after
+/// the request or settles it before writing any packet.
+#[derive(Default)]
+pub struct CommitGate {
+    pending: parking_lot::Mutex<Option<Box<dyn DeferredCommit>>>,
+    /// `pending` is Some (a check without the lock, made before every statement).
+    armed: std::sync::atomic::AtomicBool,
+}
+
+impl CommitGate {
+    /// Leaves a deferred commit here. One that was here already is settled first: an
+    /// earlier commit must be durable before a later one is acknowledged.
+    pub fn put(&self, commit: Box<dyn DeferredCommit>) -> Result<(), SqlError> {
+        let r = self.settle();
+        *self.pending.lock() = Some(commit);
+        self.armed.store(true, std::sync::atomic::Ordering::Release);
+        r
+    }
+
+    /// The deferred commit, if any, for the caller to wait on or hand on.
+    pub fn take(&self) -> Option<Box<dyn DeferredCommit>> {
+        if !self.armed.load(std::sync::atomic::Ordering::Acquire) {
+            return None;
+        }
+        self.armed.store(false, std::sync::atomic::Ordering::Release);
+        self.pending.lock().take()
+    }
+
+    /// Waits for the deferred commit, if any.
+    pub fn settle(&self) -> Result<(), SqlError> {
+        self.take().map_or(Ok(()), |c| c.wait())
+    }
 }

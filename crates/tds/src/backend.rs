@@ -76,4 +76,10 @@ pub trait BackendSession: Send + 'static {
     /// reset the session state as sp_reset_connection does. The server acknowledges with
     /// ENVCHANGE type 18 before the request's results.
     fn reset_connection(&mut self) {}
+    /// The connection takes durable commits' replies to the log writer: the session
+    /// leaves a commit's flush wait in `gate` instead of waiting (see
+    /// `sql::host::CommitGate`). A backend that ignores this waits as usual.
+    fn defer_commits(&mut self, gate: Arc<sql::host::CommitGate>) {
+        let _ = gate;
+    }
 }

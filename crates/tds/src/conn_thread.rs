@@ -30,6 +30,7 @@ use crate::backend::{Backend, BackendSession};
 use crate::packet::{Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
 use crate::server::{decode_request, log_connection_end, run_request, ConnError, GroupedWrites, Live, Shared};
 use crate::sink::{attention_ack, ClientGone, PacketOut, TokenSink};
+use sql::host::{CommitGate, DeferredCommit};
 
 /// The stack of a connection thread, as `tds::REQUEST_STACK_SIZE` says.
 const STACK_SIZE: usize = crate::REQUEST_STACK_SIZE;
@@ -62,6 +63,9 @@ pub(crate) fn start<B: Backend>(
     let Some(id) = shared.register_live(Live { cancel: cancel.clone(), socket: Some(sock.clone()) }) else {
         return Ok(()); // The server is stopping.
     };
+    let mut session = session;
+    let gate = Arc::new(CommitGate::default());
+    session.defer_commits(gate.clone());
     let label = format!("spid{}", session.spid());
     let thread_shared = shared.clone();
     let conn = ThreadConn {
@@ -75,6 +79,8 @@ pub(crate) fn start<B: Backend>(
         tds_version,
         column_encryption,
         out_buf: Vec::new(),
+        gate,
+        reply: Arc::new(ReplyInFlight::default()),
     };
     let spawned = std::thread::Builder::new().name(label.clone()).stack_size(STACK_SIZE).spawn(move || {
         let shared = thread_shared;
@@ -120,6 +126,10 @@ struct ThreadConn<S> {
     column_encryption: bool,
     /// Reused for writes of several packets at once.
     out_buf: Vec<u8>,
+    /// Where the session leaves a durable commit's flush wait (`sql::host::CommitGate`).
+    gate: Arc<CommitGate>,
+    /// A reply the log writer sends once its commit is durable.
+    reply: Arc<ReplyInFlight>,
 }
 
 impl<S: BackendSession> ThreadConn<S> {
@@ -137,7 +147,11 @@ impl<S: BackendSession> ThreadConn<S> {
     fn serve<B: Backend<Session = S>>(&mut self, shared: &Shared<B>) -> Result<(), ConnError> {
         let mut reasm = Reassembler::new(shared.max_message);
         loop {
-            let Some((h, payload)) = self.input.read_packet()? else {
+            let next = self.input.read_packet();
+            // Nothing goes out before the last reply (normally written long before the
+            // client could send again; an early attention waits for it here).
+            self.reply.wait_written();
+            let Some((h, payload)) = next? else {
                 if reasm.in_progress() {
                     return Err(ConnError::Io(io::ErrorKind::UnexpectedEof.into()));
                 }
@@ -176,12 +190,21 @@ impl<S: BackendSession> ThreadConn<S> {
         } else {
             self.watch.arm()?;
         }
-        let out = ThreadOut { sock: &self.sock, out: GroupedWrites::new(), buf: std::mem::take(&mut self.out_buf) };
+        let out = ThreadOut {
+            sock: &self.sock,
+            gate: &self.gate,
+            out: GroupedWrites::new(),
+            buf: std::mem::take(&mut self.out_buf),
+        };
         let mut sink =
             TokenSink::new(out, self.spid, self.packet_size, self.cancel.clone(), shared.server_name.clone())
                 .with_column_encryption(self.column_encryption);
         let default_done = run_request(&mut self.session, req, reset, &mut sink);
         let (tail, out) = sink.finish(default_done);
+        // A durable commit that ended the request and is not on disk yet: its reply
+        // waits for it (below). Taken before anything can return early: dropping it
+        // waits for the flush.
+        let mut commit = Settle(self.gate.take());
         let fired = if early { true } else { self.watch.disarm()? };
         drop(permit);
         let ThreadOut { out: GroupedWrites { group: mut packets, failed, .. }, buf, .. } = out;
@@ -212,9 +235,123 @@ impl<S: BackendSession> ThreadConn<S> {
         }
         let fatal = tail.fatal;
         packets.extend(tail.finish(attention));
-        write_all(&self.sock, &packets, &mut self.out_buf)?;
+        match commit.0.take() {
+            // The log writer sends the reply once the commit is durable, and this
+            // thread goes back to reading: it does not sleep until the flush and wake to
+            // send (architecture.md, "Commit replies from the log writer").
+            Some(c) if !attention && !fatal => {
+                self.reply.start();
+                let (sock, reply) = (self.sock.clone(), self.reply.clone());
+                c.when_durable(Box::new(move |r| send_reply(sock, reply, packets, r.is_ok())));
+            }
+            Some(c) => {
+                if c.wait().is_err() {
+                    // The log failed (9001): the commit is not acknowledged.
+                    return Err(ConnError::Quiet);
+                }
+                write_all(&self.sock, &packets, &mut self.out_buf)?;
+            }
+            None => write_all(&self.sock, &packets, &mut self.out_buf)?,
+        }
         Ok(!fatal)
     }
+}
+
+/// Waits for a deferred commit when dropped (a request that ends in an error path).
+struct Settle(Option<Box<dyn DeferredCommit>>);
+
+impl Drop for Settle {
+    fn drop(&mut self) {
+        if let Some(c) = self.0.take() {
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Whether a reply handed to the log writer is still to be written.
+#[derive(Default)]
+struct ReplyInFlight {
+    pending: std::sync::Mutex<bool>,
+    written: std::sync::Condvar,
+    /// `pending`, readable without the lock.
+    armed: AtomicBool,
+}
+
+impl ReplyInFlight {
+    fn start(&self) {
+        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = true;
+        self.armed.store(true, Ordering::Release);
+    }
+
+    fn done(&self) {
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        *p = false;
+        self.armed.store(false, Ordering::Release);
+        self.written.notify_all();
+    }
+
+    fn wait_written(&self) {
+        if !self.armed.load(Ordering::Acquire) {
+            return;
+        }
+        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
+        while *p {
+            p = self.written.wait(p).unwrap_or_else(|e| e.into_inner());
+        }
+    }
+}
+
+/// Sends a durable commit's reply from the log writer's thread. The write must not
+/// block the log writer (a client that stopped reading would stall every commit of the
+/// database): what the socket does not take at once is written by a thread of its own.
+/// A failed commit is not acknowledged: the connection is shut down instead.
+fn send_reply(sock: Arc<TcpStream>, reply: Arc<ReplyInFlight>, packets: Vec<Vec<u8>>, durable: bool) {
+    if !durable {
+        let _ = sock.shutdown(std::net::Shutdown::Both);
+        reply.done();
+        return;
+    }
+    let bytes = if packets.len() == 1 { packets.into_iter().next().unwrap_or_default() } else { packets.concat() };
+    let mut sent = 0;
+    while sent < bytes.len() {
+        // SAFETY: a valid buffer and length; MSG_DONTWAIT makes this one call
+        // non-blocking without changing the socket's mode.
+        let n = unsafe {
+            libc::send(
+                sock.as_raw_fd(),
+                bytes[sent..].as_ptr().cast(),
+                bytes.len() - sent,
+                libc::MSG_DONTWAIT | libc::MSG_NOSIGNAL,
+            )
+        };
+        if n > 0 {
+            sent += n as usize;
+            continue;
+        }
+        let e = io::Error::last_os_error();
+        match e.kind() {
+            io::ErrorKind::Interrupted => continue,
+            io::ErrorKind::WouldBlock => {
+                let spawned = std::thread::Builder::new().name("reply-writer".into()).spawn({
+                    let (sock, reply) = (sock.clone(), reply.clone());
+                    let rest = bytes[sent..].to_vec();
+                    move || {
+                        let _ = (&*sock).write_all(&rest);
+                        reply.done();
+                    }
+                });
+                if spawned.is_ok() {
+                    return;
+                }
+                // No thread: the client gets nothing rather than a stalled log.
+                let _ = sock.shutdown(std::net::Shutdown::Both);
+                break;
+            }
+            // The client is gone; its connection thread sees that on its next read.
+            _ => break,
+        }
+    }
+    reply.done();
 }
 
 /// A worker slot (`ServerConfig::workers` requests at once over all connections, as on
@@ -268,19 +405,28 @@ fn write_all(mut sock: &TcpStream, packets: &[Vec<u8>], buf: &mut Vec<u8>) -> io
 /// [`GroupedWrites`]).
 struct ThreadOut<'a> {
     sock: &'a TcpStream,
+    /// Settled before any packet goes out: nothing after a COMMIT reaches the client
+    /// before the commit is durable.
+    gate: &'a CommitGate,
     out: GroupedWrites,
     buf: Vec<u8>,
 }
 
+/// `write_all` once the session's deferred commit, if any, is durable.
+fn write_settled(gate: &CommitGate, sock: &TcpStream, packets: &[Vec<u8>], buf: &mut Vec<u8>) -> io::Result<()> {
+    gate.settle().map_err(|e| io::Error::other(e.message))?;
+    write_all(sock, packets, buf)
+}
+
 impl PacketOut for ThreadOut<'_> {
     fn send(&mut self, packet: Vec<u8>) -> Result<(), ClientGone> {
-        let (sock, buf) = (self.sock, &mut self.buf);
-        self.out.send(packet, |g| write_all(sock, g, buf))
+        let (sock, gate, buf) = (self.sock, self.gate, &mut self.buf);
+        self.out.send(packet, |g| write_settled(gate, sock, g, buf))
     }
 
     fn flush(&mut self) -> Result<(), ClientGone> {
-        let (sock, buf) = (self.sock, &mut self.buf);
-        self.out.write_group(|g| write_all(sock, g, buf))
+        let (sock, gate, buf) = (self.sock, self.gate, &mut self.buf);
+        self.out.write_group(|g| write_settled(gate, sock, g, buf))
     }
 
     fn reclaim(&mut self) -> Option<Vec<u8>> {

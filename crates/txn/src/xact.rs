@@ -903,6 +903,85 @@ impl Drop for XactScope {
     }
 }
 
+/// How far `Transaction::append_commit` got.
+enum Appended {
+    /// Nothing was logged: the transaction is over.
+    Nothing(CommitInfo),
+    /// COMMIT_XACT is in the log buffer; `wait` if it must be flushed before the
+    /// transaction's locks go and the commit is acknowledged.
+    Commit { lsn: Lsn, delayed: bool, wait: bool },
+}
+
+/// What [`Transaction::commit_deferrable`] did.
+pub enum CommitOutcome {
+    Done(CommitInfo),
+    Pending(PendingCommit),
+}
+
+/// A durable commit whose COMMIT_XACT is in the log buffer but may not be on disk yet.
+/// Its transaction keeps its locks until the commit is durable, so no one can read what
+/// it changed before a crash could no longer undo it. Dropping it waits for the flush.
+pub struct PendingCommit {
+    txn: Transaction,
+    lsn: Lsn,
+    /// The committing session's waits table: the wait counts there as WRITELOG even
+    /// when it ends on the log writer's thread.
+    session: Option<Arc<diag::WaitStats>>,
+}
+
+impl PendingCommit {
+    pub fn lsn(&self) -> Lsn {
+        self.lsn
+    }
+
+    /// Waits for the flush (WRITELOG) on this thread and completes the commit. On a log
+    /// failure the transaction is rolled back as far as the log allows (as a failed
+    /// `commit`).
+    pub fn wait(self) -> Result<CommitInfo> {
+        let r = self.txn.db.log.flush_to(self.lsn).map_err(log_err);
+        self.finish(r)
+    }
+
+    /// Completes the commit once it is durable and then runs `then` with the outcome, on
+    /// the log writer's thread (or on this one if the commit is durable already). See
+    /// [`LogManager::when_durable`] for what `then` may do.
+    pub fn when_durable(self, then: impl FnOnce(Result<CommitInfo>) + Send + 'static) {
+        let log = self.txn.db.log.clone();
+        let (lsn, session) = (self.lsn, self.session.clone());
+        let mut me = Some(self);
+        log.when_durable(
+            lsn,
+            session,
+            Box::new(move |r| {
+                if let Some(p) = me.take() {
+                    then(p.finish(r.map_err(log_err)));
+                }
+            }),
+        );
+    }
+
+    fn finish(mut self, durable: Result<()>) -> Result<CommitInfo> {
+        self.session = None;
+        let lsn = self.lsn;
+        // Marks the commit complete for Drop (NULL: nothing left to wait for).
+        self.lsn = Lsn::NULL;
+        durable?;
+        self.txn.complete_commit(&[]);
+        Ok(CommitInfo { lsn, delayed: false })
+    }
+}
+
+impl Drop for PendingCommit {
+    fn drop(&mut self) {
+        // Never let the locks go before the commit is durable. (A failed flush leaves
+        // the transaction not done: its own Drop rolls back what it can.)
+        if !self.lsn.is_null() && self.txn.db.log.flush_to(self.lsn).is_ok() {
+            self.lsn = Lsn::NULL;
+            self.txn.complete_commit(&[]);
+        }
+    }
+}
+
 /// What a commit did, for counters and tests.
 #[derive(Debug, Clone, Copy)]
 pub struct CommitInfo {
@@ -1025,6 +1104,38 @@ impl Transaction {
     /// record carries its (xact id, index) tag, checkpoints record those still pending,
     /// and recovery does the ones the log does not show done.
     pub fn commit_freeing(mut self, delayed_requested: bool, frees: &[DeferredFree]) -> Result<CommitInfo> {
+        let (lsn, delayed, wait) = match self.append_commit(delayed_requested, frees)? {
+            Appended::Nothing(info) => return Ok(info),
+            Appended::Commit { lsn, delayed, wait } => (lsn, delayed, wait),
+        };
+        if wait {
+            self.db.log.flush_to(lsn).map_err(log_err)?;
+        }
+        self.complete_commit(frees);
+        Ok(CommitInfo { lsn, delayed })
+    }
+
+    /// COMMIT that does not wait for the log flush: a durable commit comes back as a
+    /// [`PendingCommit`], which holds the transaction's locks until the commit is durable
+    /// and then releases them, either on this thread ([`PendingCommit::wait`]) or on the
+    /// log writer's ([`PendingCommit::when_durable`]). What needs no flush (delayed
+    /// durability, nothing logged, nothing changed) commits at once.
+    pub fn commit_deferrable(mut self, delayed_requested: bool) -> Result<CommitOutcome> {
+        match self.append_commit(delayed_requested, &[])? {
+            Appended::Nothing(info) => Ok(CommitOutcome::Done(info)),
+            Appended::Commit { lsn, wait: true, .. } => {
+                Ok(CommitOutcome::Pending(PendingCommit { txn: self, lsn, session: diag::waits::current_session() }))
+            }
+            Appended::Commit { lsn, delayed, wait: false } => {
+                self.complete_commit(&[]);
+                Ok(CommitOutcome::Done(CommitInfo { lsn, delayed }))
+            }
+        }
+    }
+
+    /// The first half of a commit: COMMIT_XACT (and the DEFERRED_FREE records) appended,
+    /// and whether the commit must wait for the flush.
+    fn append_commit(&mut self, delayed_requested: bool, frees: &[DeferredFree]) -> Result<Appended> {
         let delayed = self.db.delayed_durability().effective(delayed_requested);
         if !frees.is_empty() {
             // A transaction whose only work is to drop storage (DROP INDEX of an index
@@ -1035,7 +1146,7 @@ impl Transaction {
             // Nothing logged, so nothing to commit but the locks.
             self.finish(false);
             self.db.log.counters().transactions.inc();
-            return Ok(CommitInfo { lsn: Lsn::NULL, delayed });
+            return Ok(Appended::Nothing(CommitInfo { lsn: Lsn::NULL, delayed }));
         }
         let xact_id = self.state.xact_id;
         let mut rec = Vec::with_capacity(record::HEADER_LEN + 64);
@@ -1081,9 +1192,13 @@ impl Transaction {
         // undo: `log_used` counts them all) changed nothing, so there is nothing to make
         // durable and it does not wait for the flush.
         let read_only = self.state.log_used.load(Ordering::Relaxed) == 0 && frees.is_empty();
-        if !delayed && !read_only {
-            self.db.log.flush_to(lsn).map_err(log_err)?;
-        }
+        Ok(Appended::Commit { lsn, delayed, wait: !delayed && !read_only })
+    }
+
+    /// The second half of a commit, once it is durable (or needs not be): the locks go,
+    /// then the ghosts and the deferred frees.
+    fn complete_commit(&mut self, frees: &[DeferredFree]) {
+        let xact_id = self.state.xact_id;
         self.finish(false);
         // Ghosted heap rows of a committed delete are removed for good (ghost cleanup).
         let ghosts = std::mem::take(&mut *self.state.ghosts.lock());
@@ -1096,7 +1211,6 @@ impl Transaction {
         if !frees.is_empty() {
             self.db.run_deferred_frees(frees.iter().enumerate().map(|(i, p)| ((xact_id, i as u32), *p)));
         }
-        Ok(CommitInfo { lsn, delayed })
     }
 
     /// ROLLBACK.

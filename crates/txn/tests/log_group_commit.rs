@@ -203,3 +203,67 @@ fn delayed_durability_cuts_log_writes_and_writelog_waits() {
     assert_eq!(ywait, 0, "delayed commits never wait for the log");
     assert!(yw * 2 < dw, "delayed durability should need far fewer writes ({yw} vs {dw})");
 }
+
+/// `when_durable`: at once when the LSN is durable already, else on the log writer's
+/// thread after the flush, with the wait counted as WRITELOG of the given session; with
+/// the error when the flush fails.
+#[test]
+fn when_durable_runs_after_the_flush_or_with_its_failure() {
+    use std::sync::mpsc;
+    let fs = slow_mem(20);
+    let log = create(fs, db_id(), &db_name("whendurable"), 4 * MB, FileGrowth::None, None);
+    log.set_flush_interval(Duration::from_secs(3600));
+    let waits = Arc::new(WaitStats::new());
+    let lsn = log.append(&payload(1, 1, 100)).unwrap();
+    let (tx, rx) = mpsc::channel();
+    let (log2, tx2) = (log.clone(), tx.clone());
+    log.when_durable(
+        lsn,
+        Some(waits.clone()),
+        Box::new(move |r| {
+            let _ = tx2.send((r.is_ok(), log2.flushed_lsn(), std::thread::current().id()));
+        }),
+    );
+    let (ok, flushed, thread) = rx.recv_timeout(Duration::from_secs(10)).expect("completed");
+    assert!(ok && flushed >= lsn);
+    assert_ne!(thread, std::thread::current().id());
+    let w = waits.get(WaitType::WRITELOG);
+    assert_eq!(w.waiting_tasks_count, 1);
+    assert!(w.wait_time_ms >= 15, "waited {} ms for a 20 ms sync", w.wait_time_ms);
+    assert_eq!(log.stats().flush_waits, 1);
+    // Durable already: runs before when_durable returns, on this thread.
+    let ran = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let ran2 = ran.clone();
+    log.when_durable(lsn, None, Box::new(move |r| ran2.store(r.is_ok(), std::sync::atomic::Ordering::SeqCst)));
+    assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+
+    // A failed flush: the callback hears of it (9001), and so does any later one.
+    let fs = FaultFs::new(11);
+    let log = LogManager::create_with(
+        Arc::new(fs.clone()),
+        &log_path(),
+        db_id(),
+        &db_name("whenfailed"),
+        MB,
+        FileGrowth::None,
+        None,
+        LogConfig { flush_interval: Duration::from_secs(3600), ..LogConfig::default() },
+    )
+    .unwrap();
+    fs.fail_writes_after(0, std::io::ErrorKind::Other);
+    let lsn = log.append(&payload(2, 1, 100)).unwrap();
+    let tx2 = tx.clone();
+    log.when_durable(
+        lsn,
+        None,
+        Box::new(move |r| {
+            let _ = tx2.send((r.is_ok(), Lsn::NULL, std::thread::current().id()));
+        }),
+    );
+    let (ok, _, _) = rx.recv_timeout(Duration::from_secs(10)).expect("completed with the failure");
+    assert!(!ok);
+    let failed = Arc::new(std::sync::Mutex::new(None));
+    let f2 = failed.clone();
+    log.when_durable(lsn, None, Box::new(move |r| *f2.lock().unwrap() = r.err().map(|e| e.number())));
+    assert_eq!(*failed.lock().unwrap(), Some(9001));
+}

@@ -479,3 +479,86 @@ fn a_transaction_that_logs_nothing_writes_no_record() {
     assert!(db.log.end_lsn() > end);
     assert_eq!(contents(&tree).len(), 1);
 }
+
+/// A durable commit whose flush wait is put off (the TDS connection hands its reply to
+/// the log writer) keeps its locks until the commit is durable, then lets them go on the
+/// log writer's thread, counting the wait as the session's WRITELOG.
+#[test]
+fn a_deferred_commit_keeps_its_locks_until_it_is_durable() {
+    use std::time::Duration;
+    use txn::lock::{LockMode, LockResource, LockTimeout};
+    use txn::xact::CommitOutcome;
+    let fs = Arc::new(MemFs::new());
+    let db = new_db(&fs, 12, "deferred");
+    let tree = BTree::create(&db.db, 10, 1, BTreeOptions { unique: true }).unwrap();
+    // Nothing is flushed unless asked for.
+    db.log.set_flush_interval(Duration::from_secs(3600));
+    let key = LockResource::key(12, 10, 42);
+    let waits = Arc::new(diag::WaitStats::new());
+    let session = diag::SessionScope::enter(waits.clone());
+    let t = db.begin("w", 1).unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(1), &[1u8; 20]).unwrap();
+    }
+    db.locks.lock(t.owner(), key, LockMode::X, LockTimeout::NoWait).unwrap();
+    let CommitOutcome::Pending(p) = t.commit_deferrable(false).unwrap() else {
+        panic!("a durable commit with changes waits for its flush")
+    };
+    drop(session);
+    let lsn = p.lsn();
+    assert!(db.log.flushed_lsn() < lsn, "nothing asked for the flush yet");
+    let other = db.begin("r", 2).unwrap();
+    assert!(
+        db.locks.lock(other.owner(), key, LockMode::S, LockTimeout::NoWait).is_err(),
+        "the committed change is not readable before it is durable"
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let log = db.log.clone();
+    p.when_durable(move |r| {
+        let _ = tx.send((r.is_ok(), log.flushed_lsn(), std::thread::current().id()));
+    });
+    let (ok, flushed, thread) = rx.recv_timeout(Duration::from_secs(10)).expect("the commit completed");
+    assert!(ok);
+    assert!(flushed >= lsn, "completed only once durable");
+    assert_ne!(thread, std::thread::current().id(), "completed by the log writer");
+    db.locks.lock(other.owner(), key, LockMode::S, LockTimeout::NoWait).expect("locks released");
+    let w = waits.get(diag::WaitType::WRITELOG);
+    assert_eq!(w.waiting_tasks_count, 1, "the wait is the committing session's WRITELOG");
+    other.commit(false).unwrap();
+
+    // Waiting on the session's own thread, and dropping without waiting, release the
+    // locks only after the flush too.
+    for wait in [true, false] {
+        let t = db.begin("w", 1).unwrap();
+        {
+            let _in = t.enter();
+            tree.insert(&k(if wait { 2 } else { 3 }), &[1u8; 20]).unwrap();
+        }
+        db.locks.lock(t.owner(), key, LockMode::X, LockTimeout::NoWait).unwrap();
+        let CommitOutcome::Pending(p) = t.commit_deferrable(false).unwrap() else { panic!("pending") };
+        let lsn = p.lsn();
+        if wait {
+            assert_eq!(p.wait().unwrap().lsn, lsn);
+        } else {
+            drop(p);
+        }
+        assert!(db.log.flushed_lsn() >= lsn);
+        let r = db.begin("r", 2).unwrap();
+        db.locks.lock(r.owner(), key, LockMode::S, LockTimeout::NoWait).expect("locks released");
+        r.commit(false).unwrap();
+    }
+    assert_eq!(contents(&tree).len(), 3);
+
+    // Delayed durability and read-only transactions have nothing to wait for.
+    db.set_delayed_durability(DelayedDurability::Forced);
+    let t = db.begin("d", 1).unwrap();
+    {
+        let _in = t.enter();
+        tree.insert(&k(4), &[1u8; 20]).unwrap();
+    }
+    assert!(matches!(t.commit_deferrable(false).unwrap(), CommitOutcome::Done(i) if i.delayed));
+    db.set_delayed_durability(DelayedDurability::Disabled);
+    let t = db.begin("ro", 1).unwrap();
+    assert!(matches!(t.commit_deferrable(false).unwrap(), CommitOutcome::Done(_)));
+}

@@ -1510,6 +1510,7 @@ pub fn command_of(k: &StatementKind) -> u16 {
 /// error's DONE; restored for the enclosing statement otherwise).
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     crate::stack::check()?;
+    cx.host.settle_commit().map_err(host_err)?;
     cx.preceding.clear();
     let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
     let r = exec_statement_inner(cx, stmt);

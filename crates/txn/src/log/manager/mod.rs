@@ -268,6 +268,8 @@ struct State {
     /// appender bumping shared atomics made their cache lines bounce between cores.
     records_appended: u64,
     bytes_appended: u64,
+    /// `when_durable` callers waiting for a flush (roughly in LSN order).
+    completions: Vec<Completion>,
 }
 
 impl State {
@@ -310,6 +312,7 @@ impl State {
             spare: Vec::new(),
             records_appended: 0,
             bytes_appended: 0,
+            completions: Vec::new(),
         }
     }
 
@@ -349,6 +352,18 @@ struct Inner {
     reserved: AtomicU64,
     counters: DatabaseCounters,
     stats: StatCells,
+}
+
+/// What [`LogManager::when_durable`] runs: Ok once the records are durable, Err when
+/// the log failed or shut down before they were.
+pub type Durable = Box<dyn FnOnce(LogResult<()>) + Send>;
+
+/// A `when_durable` waiting for its flush.
+struct Completion {
+    lsn: Lsn,
+    started: Instant,
+    session: Option<Arc<diag::WaitStats>>,
+    then: Durable,
 }
 
 /// The write-ahead log of one database. See the module documentation of `crate::log`.
@@ -462,6 +477,19 @@ impl LogManager {
     /// log.
     pub fn flush_to(&self, lsn: Lsn) -> LogResult<()> {
         self.inner.flush_to(lsn)
+    }
+
+    /// Runs `then` once every record up to `lsn` is on disk, without waiting: at once on
+    /// this thread if it already is, else on the log writer thread right after the flush
+    /// that makes it durable (or with the error when the log fails or shuts down first).
+    /// The time until then counts as a WRITELOG wait of `session` (the waits table of
+    /// the session that committed) and in Log Flush Wait Time, as a `flush_to` would.
+    /// This is how a connection thread hands its durable commit's reply to the log
+    /// writer instead of sleeping until the flush (architecture.md, "Commit replies
+    /// from the log writer"). `then` runs on the writer's thread: it must be short and
+    /// must never wait for the log itself.
+    pub fn when_durable(&self, lsn: Lsn, session: Option<Arc<diag::WaitStats>>, then: Durable) {
+        self.inner.when_durable(lsn, session, then)
     }
 
     /// The database's performance counters (Transactions/sec, Log Flushes/sec, ...),
@@ -614,12 +642,21 @@ impl LogManager {
         }
         if let Some(h) = self.writer.lock().take() {
             // A panicking writer has nothing left to flush; the log is as it was after
-            // its last successful flush.
-            let _ = h.join();
+            // its last successful flush. A `when_durable` callback on the writer's own
+            // thread may drop the last reference to the log: it cannot wait for itself
+            // (the loop ends, having nothing left to flush).
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
         }
         // Wake appenders waiting for buffer space so they see the shutdown.
-        let _st = self.inner.state.lock();
+        let mut st = self.inner.state.lock();
         self.inner.wake_all();
+        // Completions the writer did not run (it failed, or panicked) hear of it.
+        let mut left = std::mem::take(&mut st.completions);
+        drop(st);
+        let db = self.inner.db_name.clone();
+        self.inner.complete(&mut left, Some(&|| LogError::ShutDown(db.clone())));
     }
 }
 
@@ -827,7 +864,13 @@ impl Inner {
         }
         drop(st);
         wait.finish();
-        let us = started.elapsed().as_micros() as u64;
+        self.count_flush_wait(started.elapsed());
+        Ok(())
+    }
+
+    /// A finished wait for a flush, in the log's statistics and Log Flush Wait Time.
+    fn count_flush_wait(&self, waited: Duration) {
+        let us = waited.as_micros() as u64;
         let before = self.stats.flush_wait_us.fetch_add(us, Ordering::Relaxed);
         // Log Flush Wait Time is in milliseconds: add whole milliseconds as the
         // microsecond total crosses them, so sub-millisecond waits still add up.
@@ -837,7 +880,51 @@ impl Inner {
         }
         bump(&self.stats.flush_waits, 1);
         bump(&self.stats.commits_flushed, 1);
-        Ok(())
+    }
+
+    fn when_durable(&self, lsn: Lsn, session: Option<Arc<diag::WaitStats>>, then: Durable) {
+        if lsn.is_null() || self.flushed.load(Ordering::Acquire) >= lsn.0 {
+            bump(&self.stats.commits_flushed, 1);
+            return then(Ok(()));
+        }
+        let mut st = self.state.lock();
+        let target = lsn.min(st.end_lsn);
+        if st.flushed_lsn >= target {
+            drop(st);
+            bump(&self.stats.commits_flushed, 1);
+            return then(Ok(()));
+        }
+        if let Some(cause) = &st.failed {
+            let e = self.unavailable(cause);
+            drop(st);
+            return then(Err(e));
+        }
+        if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
+            drop(st);
+            return then(Err(LogError::ShutDown(self.db_name.clone())));
+        }
+        st.completions.push(Completion { lsn: target, started: Instant::now(), session, then });
+        st.flush_requested = true;
+        self.writer_cv.notify_one();
+    }
+
+    /// Runs completions taken from `State::completions` (outside the state lock): with
+    /// Ok after the flush that made them durable, with the log's error otherwise. A
+    /// panicking callback must not take the log writer down with it.
+    fn complete(&self, ready: &mut Vec<Completion>, error: Option<&dyn Fn() -> LogError>) {
+        for c in ready.drain(..) {
+            let r = match error {
+                None => {
+                    let waited = c.started.elapsed();
+                    diag::waits::record_wait_for(c.session.as_deref(), WaitType::WRITELOG, waited);
+                    self.count_flush_wait(waited);
+                    Ok(())
+                }
+                Some(e) => Err(e()),
+            };
+            let then = c.then;
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || then(r)));
+        }
     }
 }
 

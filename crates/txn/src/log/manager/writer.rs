@@ -12,11 +12,16 @@ impl Inner {
     /// few calls as possible, syncs, publishes the new flushed LSN and wakes waiters.
     pub(super) fn writer_loop(self: Arc<Self>) {
         let mut scratch = Vec::new();
+        let mut ready = Vec::new();
         loop {
             let mut batch = {
                 let mut st = self.state.lock();
                 loop {
-                    if st.failed.is_some() {
+                    if let Some(cause) = st.failed.clone() {
+                        // Whoever waits for a flush hears of the failure.
+                        ready.append(&mut st.completions);
+                        drop(st);
+                        self.complete(&mut ready, Some(&|| self.unavailable(&cause)));
                         return;
                     }
                     if !st.has_unflushed() {
@@ -55,17 +60,29 @@ impl Inner {
             st.in_flight_bytes = 0;
             st.in_flight_end = Lsn::NULL;
             let gen = st.flush_gen;
-            match result {
+            let failed = match result {
                 Ok(()) => {
                     if let Some(last) = batch.last() {
                         st.flushed_lsn = last.last_lsn;
                         self.flushed.store(last.last_lsn.0, Ordering::Release);
                     }
+                    // The replies this flush made durable (`when_durable`).
+                    let flushed = st.flushed_lsn;
+                    let mut i = 0;
+                    while i < st.completions.len() {
+                        if st.completions[i].lsn <= flushed {
+                            ready.push(st.completions.swap_remove(i));
+                        } else {
+                            i += 1;
+                        }
+                    }
+                    false
                 }
                 Err(cause) => {
                     self.fail(&mut st, cause);
+                    true
                 }
-            }
+            };
             let keep = st.buffer_limit / MAX_BLOCK_BYTES + 1;
             for b in batch {
                 if st.spare.len() < keep {
@@ -75,6 +92,11 @@ impl Inner {
             self.done_cv.notify_all();
             // Only the committers this flush made durable (see `State::in_flight_end`).
             self.flush_done[(gen % 2) as usize].notify_all();
+            drop(st);
+            // A failure's completions are run at the top of the loop, with the rest.
+            if !failed {
+                self.complete(&mut ready, None);
+            }
         }
     }
 
