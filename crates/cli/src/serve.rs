@@ -344,6 +344,19 @@ mod tests {
         // Statements after the COMMIT run once it is durable, in the same reply.
         let r = ok(&mut c, "BEGIN TRAN; INSERT t (v) VALUES ('x'); COMMIT; SELECT COUNT(*) FROM t;");
         assert_eq!(r.result_sets[0].rows, vec![vec![types::Value::Int(101)]]);
+        // A WHILE condition runs again after a COMMIT that ended the loop's body, without
+        // a statement of its own; under REPEATABLE READ it locks what the commit changed,
+        // so it must not run before the commit is complete (it waited forever).
+        ok(&mut c, "CREATE TABLE w (id int PRIMARY KEY, v int); INSERT w VALUES (1, 0), (2, 0), (3, 0);");
+        let r = ok(
+            &mut c,
+            "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ;
+             WHILE EXISTS (SELECT 1 FROM w WHERE v = 0)
+             BEGIN BEGIN TRAN; UPDATE TOP (1) w SET v = 1 WHERE v = 0; COMMIT; END;
+             SET TRANSACTION ISOLATION LEVEL READ COMMITTED;
+             SELECT COUNT(*) FROM w WHERE v = 1;",
+        );
+        assert_eq!(r.result_sets[0].rows, vec![vec![types::Value::Int(3)]]);
         let r = ok(
             &mut c,
             "SELECT waiting_tasks_count FROM sys.dm_exec_session_wait_stats WHERE session_id = @@SPID AND wait_type = 'WRITELOG'",

@@ -1857,6 +1857,9 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
         StatementKind::While { condition, body } => {
             loop {
                 cx.check_cancel()?;
+                // The condition runs again after the body without a statement of its own:
+                // a COMMIT at the end of the body is settled first (see `exec_statement`).
+                cx.host.settle_commit().map_err(host_err)?;
                 let (v, _) = eval_standalone(cx, condition)?;
                 cx.state.error = 0;
                 cx.done(None)?;
