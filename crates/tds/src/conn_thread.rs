@@ -268,35 +268,44 @@ impl Drop for Settle {
     }
 }
 
-/// Whether a reply handed to the log writer is still to be written.
+/// Whether a reply handed to the log writer is still to be written. The writer's
+/// `done` costs one atomic swap unless the connection thread is waiting (rare: the client
+/// sends again only once it has the reply), so it wakes no one for nothing.
 #[derive(Default)]
 struct ReplyInFlight {
-    pending: std::sync::Mutex<bool>,
+    /// IDLE, PENDING, or WAITED (pending, and the connection thread waits for it).
+    state: std::sync::atomic::AtomicU8,
+    lock: std::sync::Mutex<()>,
     written: std::sync::Condvar,
-    /// `pending`, readable without the lock.
-    armed: AtomicBool,
 }
+
+const IDLE: u8 = 0;
+const PENDING: u8 = 1;
+const WAITED: u8 = 2;
 
 impl ReplyInFlight {
     fn start(&self) {
-        *self.pending.lock().unwrap_or_else(|e| e.into_inner()) = true;
-        self.armed.store(true, Ordering::Release);
+        self.state.store(PENDING, Ordering::Release);
     }
 
     fn done(&self) {
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        *p = false;
-        self.armed.store(false, Ordering::Release);
-        self.written.notify_all();
+        if self.state.swap(IDLE, Ordering::AcqRel) == WAITED {
+            // The waiter set WAITED under the lock and sleeps only after releasing it.
+            let _g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.written.notify_all();
+        }
     }
 
     fn wait_written(&self) {
-        if !self.armed.load(Ordering::Acquire) {
+        if self.state.load(Ordering::Acquire) == IDLE {
             return;
         }
-        let mut p = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        while *p {
-            p = self.written.wait(p).unwrap_or_else(|e| e.into_inner());
+        let mut g = self.lock.lock().unwrap_or_else(|e| e.into_inner());
+        if self.state.compare_exchange(PENDING, WAITED, Ordering::AcqRel, Ordering::Acquire).is_err() {
+            return; // written meanwhile
+        }
+        while self.state.load(Ordering::Acquire) != IDLE {
+            g = self.written.wait(g).unwrap_or_else(|e| e.into_inner());
         }
     }
 }
