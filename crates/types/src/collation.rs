@@ -79,32 +79,68 @@ const VERSION_90: u8 = 3;
 /// Windows collation designators: name, LCID, code page of char/varchar, the name
 /// sys.fn_helpcollations' descriptions start with, and the versions known. (LCIDs and
 /// code pages as COLLATIONPROPERTY reports them.)
-const DESIGNATORS: [(&str, u32, u16, &str, u8); 26] = [
+const DESIGNATORS: [(&str, u32, u16, &str, u8); 62] = [
     ("Latin1_General", LATIN1_GENERAL, 1252, "Latin1-General", V80 | V100),
     ("French", 0x040C, 1252, "French", V80 | V100),
+    ("Danish_Norwegian", 0x0406, 1252, "Danish-Norwegian", V80 | V100),
+    ("Finnish_Swedish", 0x040B, 1252, "Finnish-Swedish", V80 | V100),
+    ("German_PhoneBook", 0x10407, 1252, "German-PhoneBook", V80 | V100),
+    ("Icelandic", 0x040F, 1252, "Icelandic", V80 | V100),
+    ("Modern_Spanish", 0x0C0A, 1252, "Modern-Spanish", V80 | V100),
+    ("Traditional_Spanish", 0x040A, 1252, "Traditional-Spanish", V80 | V100),
     ("Thai", 0x041E, 874, "Thai", V80 | V100),
     ("Czech", 0x0405, 1250, "Czech", V80 | V100),
     ("Polish", 0x0415, 1250, "Polish", V80 | V100),
     ("Hungarian", 0x040E, 1250, "Hungarian", V80 | V100),
+    ("Hungarian_Technical", 0x1040E, 1250, "Hungarian-Technical", V80 | V100),
     ("Croatian", 0x041A, 1250, "Croatian", V80 | V100),
     ("Romanian", 0x0418, 1250, "Romanian", V80 | V100),
     ("Slovak", 0x041B, 1250, "Slovak", V80 | V100),
     ("Slovenian", 0x0424, 1250, "Slovenian", V80 | V100),
+    ("Albanian", 0x041C, 1250, "Albanian", V80 | V100),
+    ("Turkmen", 0x0442, 1250, "Turkmen", V100),
+    ("Serbian_Latin", 0x081A, 1250, "Serbian-Latin", V100),
+    ("Bosnian_Latin", 0x141A, 1250, "Bosnian-Latin", V100),
     ("Cyrillic_General", 0x0419, 1251, "Cyrillic-General", V80 | V100),
     ("Ukrainian", 0x0422, 1251, "Ukrainian", V80 | V100),
+    ("Macedonian_FYROM", 0x042F, 1251, "Macedonian-FYROM", V90 | V100),
+    ("Serbian_Cyrillic", 0x0C1A, 1251, "Serbian-Cyrillic", V100),
+    ("Kazakh", 0x043F, 1251, "Kazakh", V90 | V100),
+    ("Tatar", 0x0444, 1251, "Tatar", V90 | V100),
+    ("Azeri_Cyrillic", 0x082C, 1251, "Azeri-Cyrillic", V90 | V100),
+    ("Bashkir", 0x046D, 1251, "Bashkir", V100),
+    ("Yakut", 0x0485, 1251, "Yakut", V100),
+    ("Bosnian_Cyrillic", 0x201A, 1251, "Bosnian-Cyrillic", V100),
     ("Greek", 0x0408, 1253, "Greek", V80 | V100),
     ("Turkish", 0x041F, 1254, "Turkish", V80 | V100),
+    ("Azeri_Latin", 0x042C, 1254, "Azeri-Latin", V90 | V100),
+    ("Uzbek_Latin", 0x0443, 1254, "Uzbek-Latin", V90 | V100),
     ("Hebrew", 0x040D, 1255, "Hebrew", V80 | V100),
     ("Arabic", 0x0401, 1256, "Arabic", V80 | V100),
+    ("Persian", 0x0429, 1256, "Persian", V100),
+    ("Urdu", 0x0420, 1256, "Urdu", V100),
+    ("Uighur", 0x0480, 1256, "Uighur", V100),
+    ("Dari", 0x048C, 1256, "Dari", V100),
     ("Estonian", 0x0425, 1257, "Estonian", V80 | V100),
     ("Latvian", 0x0426, 1257, "Latvian", V80 | V100),
     ("Lithuanian", 0x0427, 1257, "Lithuanian", V80 | V100),
     ("Vietnamese", 0x042A, 1258, "Vietnamese", V80 | V100),
     ("Japanese", 0x0411, 932, "Japanese", V80 | V90),
+    ("Japanese_XJIS", 0x0411, 932, "Japanese-XJIS", V100),
+    ("Japanese_Unicode", 0x10411, 932, "Japanese-Unicode", V80),
+    ("Japanese_Bushu_Kakusu", 0x40411, 932, "Japanese-Bushu-Kakusu", V100),
     ("Chinese_PRC", 0x0804, 936, "Chinese-PRC", V80 | V90),
+    ("Chinese_PRC_Stroke", 0x20804, 936, "Chinese-PRC-Stroke", V80 | V90),
+    ("Chinese_Simplified_Pinyin", 0x0804, 936, "Chinese-Simplified-Pinyin", V100),
+    ("Chinese_Simplified_Stroke_Order", 0x20804, 936, "Chinese-Simplified-Stroke-Order", V100),
     ("Korean_Wansung", 0x0412, 949, "Korean-Wansung", V80),
     ("Korean", 0x0412, 949, "Korean", V90 | V100),
     ("Chinese_Taiwan_Stroke", 0x0404, 950, "Chinese-Taiwan-Stroke", V80 | V90),
+    ("Chinese_Taiwan_Bopomofo", 0x30404, 950, "Chinese-Taiwan-Bopomofo", V80 | V90),
+    ("Chinese_Traditional_Stroke_Count", 0x0404, 950, "Chinese-Traditional-Stroke-Count", V100),
+    ("Chinese_Traditional_Bopomofo", 0x30404, 950, "Chinese-Traditional-Bopomofo", V100),
+    ("Chinese_Traditional_Pinyin", 0x1404, 950, "Chinese-Traditional-Pinyin", V100),
+    ("Chinese_Traditional_Stroke_Order", 0x21404, 950, "Chinese-Traditional-Stroke-Order", V100),
     ("Chinese_Hong_Kong_Stroke", 0x0C04, 950, "Chinese-Hong-Kong-Stroke", V90),
 ];
 
@@ -157,19 +193,22 @@ impl Collation {
             return Some(Collation { lcid: LATIN1_GENERAL, flags, version: 0, sort_id, supplementary: false });
         }
         // The longest designator that prefixes the name and knows its version (Korean_90
-        // is Korean's, Korean_Wansung_CI_AS Korean_Wansung's).
-        let (lcid, version, rest) = DESIGNATORS.iter().find_map(|(d, lcid, _, _, versions)| {
-            let d = d.to_ascii_uppercase();
-            let rest = upper.strip_prefix(d.as_str())?.strip_prefix('_')?;
-            let (version, rest) = if let Some(r) = rest.strip_prefix("100_") {
-                (1, r)
-            } else if let Some(r) = rest.strip_prefix("90_") {
-                (VERSION_90, r)
-            } else {
-                (0, rest)
-            };
-            (versions & version_bit(version) != 0).then_some((*lcid, version, rest))
-        })?;
+        // is Korean's, Korean_Wansung_CI_AS Korean_Wansung's, Japanese_XJIS_100_BIN2
+        // Japanese_XJIS's).
+        let (_, lcid, version, rest) = DESIGNATORS
+            .iter()
+            .filter_map(|(d, lcid, _, _, versions)| {
+                let rest = upper.strip_prefix(d.to_ascii_uppercase().as_str())?.strip_prefix('_')?;
+                let (version, rest) = if let Some(r) = rest.strip_prefix("100_") {
+                    (1, r)
+                } else if let Some(r) = rest.strip_prefix("90_") {
+                    (VERSION_90, r)
+                } else {
+                    (0, rest)
+                };
+                (versions & version_bit(version) != 0).then_some((d.len(), *lcid, version, rest))
+            })
+            .max_by_key(|m| m.0)?;
         let mut parts: Vec<&str> = rest.split('_').collect();
         let utf8 = parts.last() == Some(&"UTF8");
         if utf8 {
@@ -523,7 +562,40 @@ mod tests {
         ] {
             assert_eq!(Collation::from_name(bad), None, "{bad}");
         }
-        assert!(Collation::all().len() > 60 * DESIGNATORS.len());
+        // At least the 18 names of one version of each designator.
+        assert!(Collation::all().len() > 18 * DESIGNATORS.len());
+    }
+
+    #[test]
+    fn designators_sharing_a_prefix_or_an_lcid_keep_apart() {
+        // (name, LCID with its sort id bits, code page), as COLLATIONPROPERTY reports them.
+        for (name, lcid, cp) in [
+            ("Japanese_XJIS_100_BIN2", 0x0411, 932),
+            ("Japanese_CI_AS", 0x0411, 932),
+            ("Japanese_Unicode_BIN2", 0x10411, 932),
+            ("Japanese_Bushu_Kakusu_100_CS_AS", 0x40411, 932),
+            ("Chinese_Simplified_Pinyin_100_BIN2", 0x0804, 936),
+            ("Chinese_Simplified_Stroke_Order_100_BIN2", 0x20804, 936),
+            ("Chinese_Traditional_Bopomofo_100_BIN2", 0x30404, 950),
+            ("Chinese_Traditional_Stroke_Order_100_BIN2", 0x21404, 950),
+            ("Hungarian_Technical_CI_AS", 0x1040E, 1250),
+            ("Hungarian_CI_AS", 0x040E, 1250),
+            ("Serbian_Cyrillic_100_CI_AS", 0x0C1A, 1251),
+            ("Macedonian_FYROM_90_CI_AS", 0x042F, 1251),
+            ("Azeri_Latin_100_BIN2", 0x042C, 1254),
+            ("Persian_100_CI_AI", 0x0429, 1256),
+            ("Finnish_Swedish_CI_AS", 0x040B, 1252),
+            ("German_PhoneBook_100_CS_AS", 0x10407, 1252),
+        ] {
+            let coll = c(name);
+            assert_eq!((coll.lcid, coll.code_page()), (lcid, cp), "{name}");
+            assert_eq!(coll.name(), name);
+            assert_eq!(Collation::code_page_of_tds(&coll.tds_bytes()).id(), cp, "{name}");
+        }
+        // Versions a designator does not come in.
+        for bad in ["Japanese_XJIS_CI_AS", "Japanese_100_CI_AS", "Turkmen_CI_AS", "Kazakh_CI_AS"] {
+            assert_eq!(Collation::from_name(bad), None, "{bad}");
+        }
     }
 
     #[test]

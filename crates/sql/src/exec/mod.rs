@@ -320,6 +320,9 @@ pub struct Cx<'a> {
     pub fcx: FnContext,
     pub frames: Vec<Frame>,
     pub work_tables: HashMap<usize, Vec<Row>>,
+    /// The rows of the statement's spools so far (`Plan::Spool`), by spool id; emptied
+    /// before every statement.
+    pub spools: HashMap<usize, plan::Spooled>,
     pub max_recursion: u32,
     pub pending_sets: Option<Vec<Vec<bool>>>,
     pub pending_assigns: Vec<(String, AssignOp)>,
@@ -426,6 +429,7 @@ impl<'a> Cx<'a> {
             fcx,
             frames: vec![Frame::default()],
             work_tables: HashMap::new(),
+            spools: HashMap::new(),
             max_recursion: 100,
             pending_sets: None,
             pending_assigns: Vec::new(),
@@ -1511,6 +1515,9 @@ pub fn command_of(k: &StatementKind) -> u16 {
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     crate::stack::check()?;
     cx.host.settle_commit().map_err(host_err)?;
+    if !cx.spools.is_empty() {
+        cx.spools.clear();
+    }
     cx.preceding.clear();
     let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
     let r = exec_statement_inner(cx, stmt);

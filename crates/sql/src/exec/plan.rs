@@ -297,6 +297,14 @@ pub enum Plan {
         input: Box<Plan>,
         keep: usize,
     },
+    /// A part of a subquery that reads nothing of the enclosing query's row, computed
+    /// once per statement and kept (SQL Server's lazy table spool): a correlated
+    /// subquery over a CTE or a view no longer recomputes it for every outer row. See
+    /// [`spool_uncorrelated`].
+    Spool {
+        input: Box<Plan>,
+        id: usize,
+    },
 }
 
 impl Plan {
@@ -328,6 +336,7 @@ impl Plan {
             Plan::Filter { input, .. }
             | Plan::Sort { input, .. }
             | Plan::Top { input, .. }
+            | Plan::Spool { input, .. }
             | Plan::Distinct { input } => input.columns(),
             Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
             Plan::Pivot(p) => p.columns(),
@@ -393,6 +402,7 @@ impl Plan {
             Plan::ForClause(n) => n.describe(),
             Plan::OpenJson(_) => "Table-valued function ([OPENJSON])".to_string(),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
+            Plan::Spool { .. } => "Table Spool (Lazy Spool)".to_string(),
         };
         out.push(format!("{pad}|--{line}"));
         for c in self.children() {
@@ -409,6 +419,7 @@ impl Plan {
             | Plan::Top { input, .. }
             | Plan::Distinct { input }
             | Plan::Window { input, .. }
+            | Plan::Spool { input, .. }
             | Plan::Trim { input, .. } => vec![input],
             Plan::NestedLoop { left, right, .. }
             | Plan::HashJoin { left, right, .. }
@@ -657,6 +668,32 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 return Ok(Box::new(VecOp::new(Vec::new())));
             }
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
+        }
+        Plan::Spool { input, id } => {
+            match cx.spools.get(id) {
+                Some(Spooled::Rows(rows)) => return Ok(Box::new(VecOp::new(rows.as_ref().clone()))),
+                Some(Spooled::TooMany) => return open(input, cx),
+                // The first time the input streams as it would without a spool: a
+                // subquery run once (IF EXISTS) reads no more than it needs.
+                None => {
+                    cx.spools.insert(*id, Spooled::OpenedOnce);
+                    return open(input, cx);
+                }
+                Some(Spooled::OpenedOnce) => {}
+            }
+            let mut op = open(input, cx)?;
+            let mut rows = Vec::new();
+            while let Some(r) = op.next(cx)? {
+                rows.push(r);
+                if rows.len() > SPOOL_MAX_ROWS {
+                    // Too many to keep: this time and every time, the input streams.
+                    cx.spools.insert(*id, Spooled::TooMany);
+                    return Ok(Box::new(ChainOp { first: VecOp::new(rows), rest: op }));
+                }
+            }
+            let rows = Arc::new(rows);
+            cx.spools.insert(*id, Spooled::Rows(rows.clone()));
+            Box::new(VecOp::new(rows.as_ref().clone()))
         }
         Plan::Distinct { input } => {
             let colls = input.columns().iter().map(|c| c.collation).collect();
@@ -2909,4 +2946,147 @@ mod tests {
         b.push(third.clone().iter_mut());
         assert_eq!(row_of(&b, 2, 2), third);
     }
+}
+
+/// What a statement's spool holds so far (`Cx::spools`).
+pub enum Spooled {
+    /// Opened once, streamed: the second opening fills the spool.
+    OpenedOnce,
+    Rows(Arc<Vec<Row>>),
+    /// More than [`SPOOL_MAX_ROWS`]: streamed every time.
+    TooMany,
+}
+
+/// The most rows a spool keeps; a larger input streams through it instead.
+const SPOOL_MAX_ROWS: usize = 10_000;
+
+/// Rows already read, then the rest of the operator they came from.
+struct ChainOp {
+    first: VecOp,
+    rest: Box<dyn Op>,
+}
+
+impl Op for ChainOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        match self.first.next(cx)? {
+            Some(r) => Ok(Some(r)),
+            None => self.rest.next(cx),
+        }
+    }
+}
+
+/// Puts a spool over each largest part of a subquery's plan that reads nothing outside
+/// itself (no outer row, variable or session function), so the subquery, run once per
+/// outer row, computes that part once per statement. Parts too cheap to gain anything
+/// (constant rows, or a bare table seek) are left alone.
+pub fn spool_uncorrelated(plan: Plan) -> Plan {
+    static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    if !reads_outside(&plan, 0) {
+        if matches!(plan, Plan::Unit | Plan::Values { .. } | Plan::Rows { .. } | Plan::Spool { .. }) {
+            return plan;
+        }
+        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        return Plan::Spool { input: Box::new(plan), id };
+    }
+    let sp = |b: Box<Plan>| Box::new(spool_uncorrelated(*b));
+    match plan {
+        Plan::Filter { input, pred } => Plan::Filter { input: sp(input), pred },
+        Plan::Project { input, exprs, cols } => Plan::Project { input: sp(input), exprs, cols },
+        Plan::Aggregate { input, keys, aggs, sets, scalar, cols } => {
+            Plan::Aggregate { input: sp(input), keys, aggs, sets, scalar, cols }
+        }
+        Plan::Sort { input, keys } => Plan::Sort { input: sp(input), keys },
+        Plan::Top { input, count, percent, ties, offset } => {
+            Plan::Top { input: sp(input), count, percent, ties, offset }
+        }
+        Plan::Distinct { input } => Plan::Distinct { input: sp(input) },
+        Plan::Window { input, funcs, cols } => Plan::Window { input: sp(input), funcs, cols },
+        Plan::Trim { input, keep } => Plan::Trim { input: sp(input), keep },
+        Plan::SetOp { op, left, right, cols } => Plan::SetOp { op, left: sp(left), right: sp(right), cols },
+        Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, cols, hinted } => {
+            Plan::HashJoin {
+                left: sp(left),
+                right: sp(right),
+                kind,
+                left_keys,
+                right_keys,
+                key_types,
+                residual,
+                cols,
+                hinted,
+            }
+        }
+        // The right side of an APPLY reads the left row; a plain join's right side is
+        // read once anyway.
+        Plan::NestedLoop { left, right, kind, on, cols } => Plan::NestedLoop { left: sp(left), right, kind, on, cols },
+        other => other,
+    }
+}
+
+/// Whether `plan` reads anything from outside itself: an outer row more than `levels`
+/// deep (the levels its own APPLYs and subqueries add are its own), a variable, or a
+/// session function. Node kinds not listed count as reading outside (never spooled).
+fn reads_outside(plan: &Plan, levels: usize) -> bool {
+    let e = |x: &BExpr| expr_reads_outside(x, levels);
+    let keys = |k: &[SortKey]| k.iter().any(|k| e(&k.expr));
+    match plan {
+        Plan::Unit | Plan::Rows { .. } | Plan::Virtual { .. } => false,
+        Plan::Values { rows, .. } => rows.iter().flatten().any(e),
+        Plan::Scan(s) => {
+            s.filter.as_ref().is_some_and(e)
+                || s.range.as_ref().is_some_and(|r| {
+                    r.eq.iter().any(e) || [&r.lower, &r.upper].into_iter().flatten().any(|(b, _)| e(b))
+                })
+        }
+        Plan::Window { input, funcs, .. } => {
+            funcs.iter().any(|f| f.args.iter().chain(&f.partition).any(e) || keys(&f.order))
+                || reads_outside(input, levels)
+        }
+        Plan::Filter { input, pred } => e(pred) || reads_outside(input, levels),
+        Plan::Project { input, exprs, .. } => exprs.iter().any(e) || reads_outside(input, levels),
+        Plan::Aggregate { input, keys: k, aggs, .. } => {
+            k.iter().any(e)
+                || aggs
+                    .iter()
+                    .any(|a| a.arg.as_ref().is_some_and(e) || a.extra.as_ref().is_some_and(e) || keys(&a.order))
+                || reads_outside(input, levels)
+        }
+        Plan::Sort { input, keys: k } => keys(k) || reads_outside(input, levels),
+        Plan::Top { input, count, ties, offset, .. } => {
+            count.as_ref().is_some_and(e)
+                || offset.as_ref().is_some_and(e)
+                || ties.as_deref().is_some_and(keys)
+                || reads_outside(input, levels)
+        }
+        Plan::Distinct { input } | Plan::Trim { input, .. } | Plan::Spool { input, .. } => reads_outside(input, levels),
+        Plan::SetOp { left, right, .. } => reads_outside(left, levels) || reads_outside(right, levels),
+        Plan::HashJoin { left, right, left_keys, right_keys, residual, .. } => {
+            left_keys.iter().chain(right_keys).any(e)
+                || residual.as_ref().is_some_and(e)
+                || reads_outside(left, levels)
+                || reads_outside(right, levels)
+        }
+        Plan::MergeJoin { left, right, residual, .. } => {
+            residual.as_ref().is_some_and(e) || reads_outside(left, levels) || reads_outside(right, levels)
+        }
+        Plan::NestedLoop { left, right, kind, on, .. } => {
+            let apply = matches!(kind, JoinKind::CrossApply | JoinKind::OuterApply);
+            on.as_ref().is_some_and(e)
+                || reads_outside(left, levels)
+                || reads_outside(right, if apply { levels + 1 } else { levels })
+        }
+        _ => true,
+    }
+}
+
+fn expr_reads_outside(e: &BExpr, levels: usize) -> bool {
+    let mut outside = false;
+    e.visit(&mut |x| match x {
+        BExpr::Outer { depth, .. } if *depth > levels => outside = true,
+        BExpr::Var(..) | BExpr::Sys(..) => outside = true,
+        BExpr::Subquery(p, _) | BExpr::Exists(p, _) => outside |= reads_outside(p, levels + 1),
+        BExpr::InSubquery { plan, .. } | BExpr::Quantified { plan, .. } => outside |= reads_outside(plan, levels + 1),
+        _ => {}
+    });
+    outside
 }

@@ -1516,7 +1516,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         self.agg = saved_agg;
         self.windows = saved_win;
         self.outer.pop();
-        Ok(r?.0)
+        Ok(super::plan::spool_uncorrelated(r?.0))
     }
 
     // ---------------------------------------------------------------------------------
