@@ -214,13 +214,18 @@ pub fn record_wait(wt: WaitType, wait: Duration, signal: Duration) {
 
 #[inline]
 fn record(wt: WaitType, wait: Duration, signal: Duration, timed: bool) {
+    CURRENT_SESSION.with(|s| record_in(s.borrow().as_deref(), wt, wait, signal, timed));
+}
+
+/// A finished wait in the instance table and `session`'s (`timed`: it was the
+/// session's current wait, which it leaves).
+#[inline]
+fn record_in(session: Option<&WaitStats>, wt: WaitType, wait: Duration, signal: Duration, timed: bool) {
     instance_waits().add(wt, wait, signal);
-    CURRENT_SESSION.with(|s| {
-        if let Some(s) = &*s.borrow() {
-            s.add(wt, wait, signal);
-            s.leave_wait(wt, timed);
-        }
-    });
+    if let Some(s) = session {
+        s.add(wt, wait, signal);
+        s.leave_wait(wt, timed);
+    }
 }
 
 /// The wait table of the session this thread works for, if any: for a wait that ends
@@ -232,11 +237,7 @@ pub fn current_session() -> Option<Arc<WaitStats>> {
 /// Records a finished wait in the instance table and in `session`'s table (a wait that
 /// ended on a thread other than the session's, see [`current_session`]).
 pub fn record_wait_for(session: Option<&WaitStats>, wt: WaitType, wait: Duration) {
-    instance_waits().add(wt, wait, Duration::ZERO);
-    if let Some(s) = session {
-        s.add(wt, wait, Duration::ZERO);
-        s.leave_wait(wt, false);
-    }
+    record_in(session, wt, wait, Duration::ZERO, false);
 }
 
 /// Installs a session's wait table on this thread for the life of the scope (a worker

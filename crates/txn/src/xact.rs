@@ -948,20 +948,10 @@ impl PendingCommit {
     pub fn when_durable(self, then: impl FnOnce(Result<CommitInfo>) + Send + 'static) {
         let log = self.txn.db.log.clone();
         let (lsn, session) = (self.lsn, self.session.clone());
-        let mut me = Some(self);
-        log.when_durable(
-            lsn,
-            session,
-            Box::new(move |r| {
-                if let Some(p) = me.take() {
-                    then(p.finish(r.map_err(log_err)));
-                }
-            }),
-        );
+        log.when_durable(lsn, session, Box::new(move |r| then(self.finish(r.map_err(log_err)))));
     }
 
     fn finish(mut self, durable: Result<()>) -> Result<CommitInfo> {
-        self.session = None;
         let lsn = self.lsn;
         // Marks the commit complete for Drop (NULL: nothing left to wait for).
         self.lsn = Lsn::NULL;

@@ -837,35 +837,46 @@ impl Inner {
         }
         let mut st = self.state.lock();
         let target = lsn.min(st.end_lsn);
-        if st.flushed_lsn >= target {
+        if let Some(r) = self.settled(&st, target) {
             drop(st);
-            bump(&self.stats.commits_flushed, 1);
-            return Ok(());
-        }
-        if let Some(cause) = &st.failed {
-            return Err(self.unavailable(cause));
+            if r.is_ok() {
+                bump(&self.stats.commits_flushed, 1);
+            }
+            return r;
         }
         st.flush_requested = true;
         self.writer_cv.notify_one();
         let started = Instant::now();
         let wait = diag::begin_wait(WaitType::WRITELOG);
-        while st.flushed_lsn < target {
-            if let Some(cause) = &st.failed {
-                return Err(self.unavailable(cause));
-            }
-            // Unflushed records with no writer left cannot happen (shutdown flushes
-            // everything and later appends fail), but never wait forever on it.
-            if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
-                return Err(LogError::ShutDown(self.db_name.clone()));
-            }
+        let r = loop {
             // The flush in flight covers `target`, or the next one will.
             let gen = if st.in_flight_end >= target { st.flush_gen } else { st.flush_gen + 1 };
             self.flush_done[(gen % 2) as usize].wait(&mut st);
-        }
+            if let Some(r) = self.settled(&st, target) {
+                break r;
+            }
+        };
         drop(st);
         wait.finish();
+        r?;
         self.count_flush_wait(started.elapsed());
         Ok(())
+    }
+
+    /// What waiting for `target` comes to, when known without waiting: durable already,
+    /// or never (the log failed; or it shut down with nothing left to flush, which
+    /// cannot happen with records still unflushed, but no one must wait for ever on it).
+    fn settled(&self, st: &State, target: Lsn) -> Option<LogResult<()>> {
+        if st.flushed_lsn >= target {
+            return Some(Ok(()));
+        }
+        if let Some(cause) = &st.failed {
+            return Some(Err(self.unavailable(cause)));
+        }
+        if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
+            return Some(Err(LogError::ShutDown(self.db_name.clone())));
+        }
+        None
     }
 
     /// A finished wait for a flush, in the log's statistics and Log Flush Wait Time.
@@ -889,19 +900,12 @@ impl Inner {
         }
         let mut st = self.state.lock();
         let target = lsn.min(st.end_lsn);
-        if st.flushed_lsn >= target {
+        if let Some(r) = self.settled(&st, target) {
             drop(st);
-            bump(&self.stats.commits_flushed, 1);
-            return then(Ok(()));
-        }
-        if let Some(cause) = &st.failed {
-            let e = self.unavailable(cause);
-            drop(st);
-            return then(Err(e));
-        }
-        if st.shutdown && !st.has_unflushed() && st.in_flight_bytes == 0 {
-            drop(st);
-            return then(Err(LogError::ShutDown(self.db_name.clone())));
+            if r.is_ok() {
+                bump(&self.stats.commits_flushed, 1);
+            }
+            return then(r);
         }
         st.completions.push(Completion { lsn: target, started: Instant::now(), session, then });
         st.flush_requested = true;
