@@ -602,7 +602,10 @@ impl BExpr {
             BExpr::InSubquery { expr, plan, negated, ty } => {
                 let v = expr.eval(row, cx)?;
                 if v.is_null() {
-                    return Ok(Value::Null);
+                    // NULL is in no empty set (and NOT IN an empty one): UNKNOWN only when
+                    // there are rows.
+                    let any = !cx.run_subquery(plan, row, Some(1))?.is_empty();
+                    return Ok(if any { Value::Null } else { bit(*negated) });
                 }
                 let v = convert::convert(&v, &expr.ty(), ty, None)?;
                 let sub_ty = plan.columns().first().map(|c| c.ty).unwrap_or(*ty);

@@ -305,6 +305,9 @@ pub enum Plan {
         input: Box<Plan>,
         id: usize,
     },
+    /// A subquery's rows indexed on the columns its correlated equalities compare (SQL
+    /// Server's Index Spool): see `exec/index_spool.rs`.
+    IndexSpool(Box<super::index_spool::IndexSpoolNode>),
 }
 
 impl Plan {
@@ -340,6 +343,7 @@ impl Plan {
             | Plan::Distinct { input } => input.columns(),
             Plan::Trim { input, keep } => input.columns().into_iter().take(*keep).collect(),
             Plan::Pivot(p) => p.columns(),
+            Plan::IndexSpool(n) => n.original.columns(),
             Plan::ForClause(n) => n.cols.clone(),
             Plan::OpenJson(n) => n.cols.clone(),
         }
@@ -403,10 +407,30 @@ impl Plan {
             Plan::OpenJson(_) => "Table-valued function ([OPENJSON])".to_string(),
             Plan::Trim { .. } => return self.children().into_iter().for_each(|c| c.explain(depth, out)),
             Plan::Spool { .. } => "Table Spool (Lazy Spool)".to_string(),
+            Plan::IndexSpool(_) => "Index Spool (Eager Spool)".to_string(),
         };
         out.push(format!("{pad}|--{line}"));
         for c in self.children() {
             c.explain(depth + 1, out);
+        }
+        // The subqueries its expressions run, after its input (where SQL Server shows
+        // the inner side of the join a subquery becomes).
+        let exprs: Vec<&BExpr> = match self {
+            Plan::Filter { pred, .. } => vec![pred],
+            Plan::Project { exprs, .. } => exprs.iter().collect(),
+            Plan::Scan(s) => s.filter.iter().collect(),
+            _ => Vec::new(),
+        };
+        for e in exprs {
+            let mut plans = Vec::new();
+            e.visit(&mut |x| match x {
+                BExpr::Subquery(p, _) | BExpr::Exists(p, _) => plans.push(p.clone()),
+                BExpr::InSubquery { plan, .. } | BExpr::Quantified { plan, .. } => plans.push(plan.clone()),
+                _ => {}
+            });
+            for p in plans {
+                p.explain(depth + 1, out);
+            }
         }
     }
 
@@ -429,6 +453,7 @@ impl Plan {
             Plan::RecursiveCte { anchor, recursive, .. } => vec![anchor, recursive],
             Plan::Pivot(p) => vec![p.child()],
             Plan::ForClause(n) => vec![&n.input],
+            Plan::IndexSpool(n) => vec![&n.build],
             _ => Vec::new(),
         }
     }
@@ -669,6 +694,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             }
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
         }
+        Plan::IndexSpool(n) => super::index_spool::open_index_spool(n, cx)?,
         Plan::Spool { input, id } => {
             match cx.spools.get(id) {
                 Some(Spooled::Rows(rows)) => return Ok(Box::new(VecOp::new(rows.as_ref().clone()))),
@@ -680,6 +706,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                     return open(input, cx);
                 }
                 Some(Spooled::OpenedOnce) => {}
+                Some(Spooled::Indexed(_)) => return open(input, cx),
             }
             let mut op = open(input, cx)?;
             let mut rows = Vec::new();
@@ -2953,8 +2980,16 @@ pub enum Spooled {
     /// Opened once, streamed: the second opening fills the spool.
     OpenedOnce,
     Rows(Arc<Vec<Row>>),
-    /// More than [`SPOOL_MAX_ROWS`]: streamed every time.
+    /// An index spool's table (`exec/index_spool.rs`).
+    Indexed(Arc<super::index_spool::SpoolTable>),
+    /// More than [`SPOOL_MAX_ROWS`] (an index spool: not kept): streamed every time.
     TooMany,
+}
+
+/// A new id for a statement's spool (`Cx::spools`).
+pub fn next_spool_id() -> usize {
+    static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
+    NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 /// The most rows a spool keeps; a larger input streams through it instead.
@@ -2980,13 +3015,11 @@ impl Op for ChainOp {
 /// outer row, computes that part once per statement. Parts too cheap to gain anything
 /// (constant rows, or a bare table seek) are left alone.
 pub fn spool_uncorrelated(plan: Plan) -> Plan {
-    static NEXT_ID: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1);
     if !reads_outside(&plan, 0) {
         if matches!(plan, Plan::Unit | Plan::Values { .. } | Plan::Rows { .. } | Plan::Spool { .. }) {
             return plan;
         }
-        let id = NEXT_ID.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        return Plan::Spool { input: Box::new(plan), id };
+        return Plan::Spool { input: Box::new(plan), id: next_spool_id() };
     }
     let sp = |b: Box<Plan>| Box::new(spool_uncorrelated(*b));
     match plan {
@@ -3026,7 +3059,7 @@ pub fn spool_uncorrelated(plan: Plan) -> Plan {
 /// Whether `plan` reads anything from outside itself: an outer row more than `levels`
 /// deep (the levels its own APPLYs and subqueries add are its own), a variable, or a
 /// session function. Node kinds not listed count as reading outside (never spooled).
-fn reads_outside(plan: &Plan, levels: usize) -> bool {
+pub(super) fn reads_outside(plan: &Plan, levels: usize) -> bool {
     let e = |x: &BExpr| expr_reads_outside(x, levels);
     let keys = |k: &[SortKey]| k.iter().any(|k| e(&k.expr));
     match plan {
@@ -3079,7 +3112,7 @@ fn reads_outside(plan: &Plan, levels: usize) -> bool {
     }
 }
 
-fn expr_reads_outside(e: &BExpr, levels: usize) -> bool {
+pub(super) fn expr_reads_outside(e: &BExpr, levels: usize) -> bool {
     let mut outside = false;
     e.visit(&mut |x| match x {
         BExpr::Outer { depth, .. } if *depth > levels => outside = true,

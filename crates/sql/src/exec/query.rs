@@ -773,6 +773,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     return Err(errors::subquery_one_column());
                 }
                 let ty = ops::comparison_type(&x.ty(), &cols[0].ty)?;
+                let plan = super::index_spool::in_subquery_spool(&x, plan, ty);
                 BExpr::InSubquery { expr: Box::new(x), plan: Arc::new(plan), negated: *negated, ty }
             }
             ExprKind::Quantified { left, op, quantifier, query } => {
@@ -1516,7 +1517,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         self.agg = saved_agg;
         self.windows = saved_win;
         self.outer.pop();
-        Ok(super::plan::spool_uncorrelated(r?.0))
+        Ok(super::plan::spool_uncorrelated(super::index_spool::decorrelate(r?.0)))
     }
 
     // ---------------------------------------------------------------------------------
