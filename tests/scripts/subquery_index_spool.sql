@@ -86,4 +86,10 @@ SELECT COUNT(*) AS semi FROM dbo.big_o o WHERE EXISTS (SELECT 1 FROM dbo.big_i i
 SELECT COUNT(*) AS anti FROM dbo.big_o o WHERE NOT EXISTS (SELECT 1 FROM dbo.big_i i WHERE i.x = o.x);
 SELECT COUNT(*) AS in_ FROM dbo.big_o WHERE x IN (SELECT x FROM dbo.big_i);
 SELECT COUNT(*) AS not_in FROM dbo.big_o WHERE x NOT IN (SELECT x FROM dbo.big_i);
+-- APPLY: the right side runs once per left row; the greatest id per x, and OUTER APPLY's
+-- rows without a match.
+SELECT COUNT(*) AS applied, SUM(CAST(t.id AS bigint)) AS ids
+FROM dbo.big_o o CROSS APPLY (SELECT TOP (1) i.id FROM dbo.big_i i WHERE i.x = o.x ORDER BY i.id DESC) t;
+SELECT COUNT(*) AS rows_, COUNT(t.id) AS matched
+FROM dbo.big_o o OUTER APPLY (SELECT i.id FROM dbo.big_i i WHERE i.x = o.x AND i.id > 15000) t;
 GO

@@ -2124,8 +2124,13 @@ impl<'b, 'c> Binder<'b, 'c> {
         let (mut plan, mut scope) = self.plan_factor(&twj.relation, None)?;
         for j in &twj.joins {
             let apply = matches!(j.kind, JoinKind::CrossApply | JoinKind::OuterApply);
-            let (rp, rs) =
-                if apply { self.plan_factor(&j.relation, Some(&scope))? } else { self.plan_factor(&j.relation, None)? };
+            let (rp, rs) = if apply {
+                // The right side runs once per left row, reading it as its outer row.
+                let (rp, rs) = self.plan_factor(&j.relation, Some(&scope))?;
+                (super::index_spool::decorrelate(rp), rs)
+            } else {
+                self.plan_factor(&j.relation, None)?
+            };
             let mut combined = scope.clone();
             combined.append(rs);
             let mut cols = plan.columns();
