@@ -66,6 +66,10 @@ pub enum BExpr {
     /// `expr COLLATE name`: the value of `expr`, labelled with an explicit collation
     /// (collation precedence, docs/architecture.md "Collations").
     Collated(Box<BExpr>, Collation),
+    /// The sort key of a string under a collation other than the default, after
+    /// converting it to `ty`: equal exactly when the strings compare equal under it. The
+    /// hash keys of a join (or an index spool) on a collated equality.
+    CollationKey(Box<BExpr>, SqlType, Collation),
     /// A reference to a column whose collation is not the default: the column's value
     /// with its *implicit* label (explicit beats it; two different implicit ones in one
     /// comparison are 468).
@@ -186,6 +190,7 @@ impl BExpr {
             | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
             BExpr::Collated(e, _) | BExpr::ImplicitColl(e, _) => e.ty(),
+            BExpr::CollationKey(..) => SqlType::VarBinary { len: types::Length::Max },
             BExpr::Cmp(..)
             | BExpr::CollCmp(..)
             | BExpr::And(_)
@@ -313,6 +318,7 @@ impl BExpr {
             | BExpr::IsNull(a, _)
             | BExpr::Convert { expr: a, .. }
             | BExpr::Collated(a, _)
+            | BExpr::CollationKey(a, _, _)
             | BExpr::ImplicitColl(a, _) => a.visit(f),
             BExpr::Arith(_, a, b, _)
             | BExpr::Cmp(_, a, b, _)
@@ -380,6 +386,7 @@ impl BExpr {
             BExpr::Cmp(op, a, b, t) => BExpr::Cmp(*op, r(a), r(b), *t),
             BExpr::CollCmp(op, a, b, t, c) => BExpr::CollCmp(*op, r(a), r(b), *t, *c),
             BExpr::Collated(a, c) => BExpr::Collated(r(a), *c),
+            BExpr::CollationKey(a, t, c) => BExpr::CollationKey(r(a), *t, *c),
             BExpr::ImplicitColl(a, c) => BExpr::ImplicitColl(r(a), *c),
             BExpr::AtTimeZone(a, b, t) => BExpr::AtTimeZone(r(a), r(b), *t),
             BExpr::And(v) => BExpr::And(v.iter().map(|e| e.map_leaves(map)).collect()),
@@ -471,6 +478,16 @@ impl BExpr {
                 compare_op_in(*op, &l, &a.ty(), &r, &b.ty(), t, Some(c))?
             }
             BExpr::Collated(a, _) | BExpr::ImplicitColl(a, _) => a.eval(row, cx)?,
+            BExpr::CollationKey(a, ty, c) => {
+                let v = a.eval(row, cx)?;
+                if v.is_null() {
+                    return Ok(Value::Null);
+                }
+                let v = if a.ty() == *ty { v } else { convert::convert(&v, &a.ty(), ty, None)? };
+                let mut key = Vec::new();
+                types::sort_key_in(&v, ty, Some(c), &mut key)?;
+                Value::Binary(key)
+            }
             BExpr::And(v) => {
                 let mut unknown = false;
                 for e in v {

@@ -27,9 +27,8 @@ use types::{SqlError, SqlType};
 
 use super::expr::{BExpr, Row};
 use super::plan::{expr_reads_outside, open, reads_outside, Op, OpResult, Plan, Spooled};
-use super::query::{and_all, conjuncts};
+use super::query::{and_all, conjuncts, equality};
 use super::Cx;
-use crate::ast::BinaryOp;
 use crate::scalar::convert;
 
 /// The most rows an index spool keeps in memory; a larger build side is not spooled.
@@ -134,7 +133,7 @@ fn split(pred: BExpr) -> Option<Parts> {
             p.uncorrelated.push(c);
             continue;
         }
-        if let BExpr::Cmp(BinaryOp::Eq, l, r, ty) = &c {
+        if let Some((l, r, ty, coll)) = equality(&c) {
             let pair = if is_inner(l) && is_outer(r) {
                 Some((l, r))
             } else if is_inner(r) && is_outer(l) {
@@ -143,9 +142,20 @@ fn split(pred: BExpr) -> Option<Parts> {
                 None
             };
             if let Some((i, o)) = pair {
-                p.inner.push((**i).clone());
-                p.outer.push((**o).clone());
-                p.types.push(*ty);
+                let (i, o) = (i.clone(), o.clone());
+                match coll {
+                    // Under a collation other than the default the keys are its sort keys.
+                    Some(coll) => {
+                        p.inner.push(BExpr::CollationKey(Box::new(i), ty, coll));
+                        p.outer.push(BExpr::CollationKey(Box::new(o), ty, coll));
+                        p.types.push(SqlType::VarBinary { len: types::Length::Max });
+                    }
+                    None => {
+                        p.inner.push(i);
+                        p.outer.push(o);
+                        p.types.push(ty);
+                    }
+                }
                 continue;
             }
         }

@@ -2966,6 +2966,15 @@ fn seek_by_outer(plan: &Plan, keys: &[BExpr], outer_keys: &[BExpr], types: &[Sql
     }
 }
 
+/// The sides of an equality, its comparison type and its collation when not the default.
+pub(super) fn equality(c: &BExpr) -> Option<(&BExpr, &BExpr, SqlType, Option<types::Collation>)> {
+    match c {
+        BExpr::Cmp(BinaryOp::Eq, a, b, ty) => Some((a, b, *ty, None)),
+        BExpr::CollCmp(BinaryOp::Eq, a, b, ty, coll) => Some((a, b, *ty, Some(*coll))),
+        _ => None,
+    }
+}
+
 #[allow(clippy::type_complexity)]
 fn split_equi(cs: Vec<BExpr>, left_width: usize) -> (Vec<BExpr>, Vec<BExpr>, Vec<SqlType>, Vec<BExpr>) {
     let mut lk = Vec::new();
@@ -2973,37 +2982,43 @@ fn split_equi(cs: Vec<BExpr>, left_width: usize) -> (Vec<BExpr>, Vec<BExpr>, Vec
     let mut kt = Vec::new();
     let mut residual = Vec::new();
     for c in cs {
-        if let BExpr::Cmp(BinaryOp::Eq, a, b, ty) = &c {
-            if !has_subquery(&c) {
-                let side = |e: &BExpr| -> Option<bool> {
-                    let mut used = Vec::new();
-                    e.columns(&mut used);
-                    if used.is_empty() {
-                        None
-                    } else if used.iter().all(|&i| i < left_width) {
-                        Some(true)
-                    } else if used.iter().all(|&i| i >= left_width) {
-                        Some(false)
-                    } else {
-                        None
-                    }
-                };
-                match (side(a), side(b)) {
-                    (Some(true), Some(false)) => {
-                        lk.push((**a).clone());
-                        rk.push(shift(b, -(left_width as isize)));
-                        kt.push(*ty);
-                        continue;
-                    }
-                    (Some(false), Some(true)) => {
-                        lk.push((**b).clone());
-                        rk.push(shift(a, -(left_width as isize)));
-                        kt.push(*ty);
-                        continue;
-                    }
-                    _ => {}
+        if let Some((a, b, ty, coll)) = equality(&c).filter(|_| !has_subquery(&c)) {
+            let side = |e: &BExpr| -> Option<bool> {
+                let mut used = Vec::new();
+                e.columns(&mut used);
+                if used.is_empty() {
+                    None
+                } else if used.iter().all(|&i| i < left_width) {
+                    Some(true)
+                } else if used.iter().all(|&i| i >= left_width) {
+                    Some(false)
+                } else {
+                    None
+                }
+            };
+            let (l, r) = match (side(a), side(b)) {
+                (Some(true), Some(false)) => (a, b),
+                (Some(false), Some(true)) => (b, a),
+                _ => {
+                    residual.push(c);
+                    continue;
+                }
+            };
+            let (l, r) = (l.clone(), shift(r, -(left_width as isize)));
+            match coll {
+                // Under a collation other than the default the keys are its sort keys.
+                Some(coll) => {
+                    lk.push(BExpr::CollationKey(Box::new(l), ty, coll));
+                    rk.push(BExpr::CollationKey(Box::new(r), ty, coll));
+                    kt.push(SqlType::VarBinary { len: types::Length::Max });
+                }
+                None => {
+                    lk.push(l);
+                    rk.push(r);
+                    kt.push(ty);
                 }
             }
+            continue;
         }
         residual.push(c);
     }
