@@ -63,6 +63,17 @@ SELECT id, d FROM dbo.o ORDER BY id;
 DELETE dbo.i WHERE EXISTS (SELECT 1 FROM dbo.i AS j WHERE j.k = i.k AND j.id < i.id);
 SELECT id, k FROM dbo.i ORDER BY id;
 GO
+-- Subqueries that read variables are spooled too, and built again when a variable they
+-- read changes while the statement runs (an assignment in the select list).
+DECLARE @w int = 2;
+SELECT id FROM dbo.o WHERE k IN (SELECT k FROM dbo.i WHERE w > @w) ORDER BY id;
+SELECT id FROM dbo.o WHERE EXISTS (SELECT 1 FROM dbo.i WHERE i.k = o.k AND i.w > @w) ORDER BY id;
+DECLARE @acc int = 0, @trace varchar(100) = '';
+SELECT @acc = @acc + (SELECT COUNT(*) FROM dbo.i WHERE i.k = o.k AND i.w > @acc),
+       @trace = @trace + CAST(@acc AS varchar(10)) + ','
+FROM dbo.o ORDER BY id;
+SELECT @acc AS acc, @trace AS trace;
+GO
 -- The plans: an index spool under the subquery; a seekable correlation keeps its seek.
 SET SHOWPLAN_TEXT ON;
 GO

@@ -26,7 +26,7 @@ use types::hash::FxBuild;
 use types::{SqlError, SqlType};
 
 use super::expr::{BExpr, Row};
-use super::plan::{expr_reads_outside, open, reads_outside, Op, OpResult, Plan, Spooled};
+use super::plan::{expr_vars_read, open, vars_read, Op, OpResult, Plan, Spooled};
 use super::query::{and_all, conjuncts, equality};
 use super::Cx;
 use crate::scalar::convert;
@@ -51,6 +51,8 @@ pub struct IndexSpoolNode {
     /// whose inner value is NULL are returned by every probe.
     pub in_value: bool,
     pub id: usize,
+    /// The variables the build side reads: it is built again when one has changed.
+    pub vars: Vec<usize>,
 }
 
 /// A statement's built index spool.
@@ -85,7 +87,7 @@ pub fn decorrelate(plan: Plan) -> Plan {
         Plan::Distinct { input } => Plan::Distinct { input: d(input) },
         Plan::Trim { input, keep } => Plan::Trim { input: d(input), keep },
         Plan::Filter { input, pred } => {
-            if reads_outside(&input, 0) {
+            if vars_read(&input).is_none() {
                 return Plan::Filter { input: d(input), pred };
             }
             let original = Plan::Filter { input: input.clone(), pred: pred.clone() };
@@ -96,8 +98,8 @@ pub fn decorrelate(plan: Plan) -> Plan {
         }
         Plan::Scan(s) => {
             let seek_reads_outer = s.range.as_ref().is_some_and(|r| {
-                r.eq.iter().any(|e| expr_reads_outside(e, 0))
-                    || [&r.lower, &r.upper].into_iter().flatten().any(|(b, _)| expr_reads_outside(b, 0))
+                r.eq.iter().any(|e| expr_vars_read(e).is_none())
+                    || [&r.lower, &r.upper].into_iter().flatten().any(|(b, _)| expr_vars_read(b).is_none())
             });
             let Some(filter) = s.filter.clone().filter(|_| !seek_reads_outer) else { return Plan::Scan(s) };
             match split(filter) {
@@ -129,7 +131,7 @@ fn split(pred: BExpr) -> Option<Parts> {
     conjuncts(pred, &mut all);
     let mut p = Parts { inner: vec![], outer: vec![], types: vec![], uncorrelated: vec![], residual: vec![] };
     for c in all {
-        if !expr_reads_outside(&c, 0) {
+        if expr_vars_read(&c).is_some() {
             p.uncorrelated.push(c);
             continue;
         }
@@ -164,9 +166,9 @@ fn split(pred: BExpr) -> Option<Parts> {
     (!p.inner.is_empty()).then_some(p)
 }
 
-/// Reads only the subquery's own row (the build side), nothing outside it.
+/// Reads only the subquery's own row (the build side) and variables.
 fn is_inner(e: &BExpr) -> bool {
-    !expr_reads_outside(e, 0) && !has_subquery(e)
+    expr_vars_read(e).is_some() && !has_subquery(e)
 }
 
 /// Reads the enclosing rows and constants only: no column of the subquery's own row.
@@ -202,6 +204,7 @@ fn spool(original: Plan, input: Plan, p: Parts) -> Plan {
         Some(pred) => Plan::Filter { input: Box::new(input), pred },
         None => input,
     };
+    let vars = vars_read(&build).unwrap_or_default();
     let node = IndexSpoolNode {
         original,
         build,
@@ -210,6 +213,7 @@ fn spool(original: Plan, input: Plan, p: Parts) -> Plan {
         key_types: p.types,
         in_value: false,
         id: next_id(),
+        vars,
     };
     let spool = Plan::IndexSpool(Box::new(node));
     match and_all(p.residual) {
@@ -222,7 +226,8 @@ fn spool(original: Plan, input: Plan, p: Parts) -> Plan {
 /// column when the subquery reads nothing outside itself and `x` can be read from inside
 /// it; else the plan unchanged.
 pub fn in_subquery_spool(x: &BExpr, plan: Plan, ty: SqlType) -> Plan {
-    if reads_outside(&plan, 0) || has_subquery(x) || plan.width() != 1 {
+    let Some(vars) = vars_read(&plan) else { return plan };
+    if has_subquery(x) || plan.width() != 1 {
         return plan;
     }
     let sub_ty = plan.columns()[0].ty;
@@ -240,6 +245,7 @@ pub fn in_subquery_spool(x: &BExpr, plan: Plan, ty: SqlType) -> Plan {
         key_types: vec![ty],
         in_value: true,
         id: next_id(),
+        vars,
     };
     Plan::IndexSpool(Box::new(node))
 }
@@ -247,6 +253,7 @@ pub fn in_subquery_spool(x: &BExpr, plan: Plan, ty: SqlType) -> Plan {
 /// Opens an index spool: the original plan the first time, then the built table's rows
 /// matching the keys read from the outer row.
 pub fn open_index_spool(n: &IndexSpoolNode, cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
+    cx.check_spool_vars(n.id, &n.vars);
     let table = match cx.spools.get(&n.id) {
         None => {
             cx.spools.insert(n.id, Spooled::OpenedOnce);

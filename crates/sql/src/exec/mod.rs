@@ -324,6 +324,8 @@ pub struct Cx<'a> {
     /// The rows of the statement's spools so far (`Plan::Spool`), by spool id; emptied
     /// before every statement.
     pub spools: HashMap<usize, plan::Spooled>,
+    /// The values of the variables a spool read when it was filled, by spool id.
+    pub spool_vars: HashMap<usize, Vec<Value>>,
     pub max_recursion: u32,
     pub pending_sets: Option<Vec<Vec<bool>>>,
     pub pending_assigns: Vec<(String, AssignOp)>,
@@ -431,6 +433,7 @@ impl<'a> Cx<'a> {
             frames: vec![Frame::default()],
             work_tables: HashMap::new(),
             spools: HashMap::new(),
+            spool_vars: HashMap::new(),
             max_recursion: 100,
             pending_sets: None,
             pending_assigns: Vec::new(),
@@ -556,6 +559,19 @@ impl<'a> Cx<'a> {
     }
 
     /// Runs a subquery plan for `row` (pushed as its outer row); at most `limit` rows.
+    /// Forgets spool `id`'s rows when a variable it read has changed since they were
+    /// computed (a statement that assigns variables as it reads rows).
+    pub fn check_spool_vars(&mut self, id: usize, vars: &[usize]) {
+        if vars.is_empty() {
+            return;
+        }
+        let now: Vec<Value> = vars.iter().map(|&v| self.var(v)).collect();
+        if self.spool_vars.get(&id) != Some(&now) {
+            self.spools.remove(&id);
+            self.spool_vars.insert(id, now);
+        }
+    }
+
     pub fn run_subquery(&mut self, plan: &Plan, row: &[Value], limit: Option<usize>) -> Result<Vec<Row>, SqlError> {
         self.outer.push(row.to_vec());
         let r = (|| {
@@ -1516,6 +1532,9 @@ pub fn command_of(k: &StatementKind) -> u16 {
 fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     crate::stack::check()?;
     cx.host.settle_commit().map_err(host_err)?;
+    if !cx.spool_vars.is_empty() {
+        cx.spool_vars.clear();
+    }
     if !cx.spools.is_empty() {
         cx.spools.clear();
     }
@@ -1665,15 +1684,25 @@ pub fn exec_query(cx: &mut Cx, q: &Query) -> Result<(), SqlError> {
         return show_plan(cx, plan);
     }
     if !assigns.is_empty() {
-        // SELECT @a = x, @b = y FROM ...: assign from every row; the last row wins.
+        // SELECT @a = x, @b = y FROM ...: assign from every row, in order; the last row
+        // wins. Each value is computed just before its assignment, so it sees what the
+        // previous rows and items assigned (`SELECT @s = @s + name FROM t ORDER BY name`).
         let cols = plan.columns();
-        let mut op = open(plan, cx)?;
+        let split = assignment_source(plan);
+        let (source, exprs) = match &split {
+            Some((source, exprs)) => (source, Some(exprs)),
+            None => (plan, None),
+        };
+        let mut op = open(source, cx)?;
         let mut n = 0u64;
         while let Some(row) = op.next(cx)? {
             n += 1;
             for (i, (name, aop)) in assigns.iter().enumerate() {
                 let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
-                let v = row.get(i).cloned().unwrap_or(Value::Null);
+                let v = match exprs.and_then(|e| e.get(i)) {
+                    Some(e) => e.eval(&row, cx)?,
+                    None => row.get(i).cloned().unwrap_or(Value::Null),
+                };
                 let v = assign_value(cx, slot, ty, *aop, v, &cols[i].ty)?;
                 cx.set_var(slot, v);
             }
@@ -1689,6 +1718,48 @@ pub fn exec_query(cx: &mut Cx, q: &Query) -> Result<(), SqlError> {
     cx.state.rowcount = n as i64;
     cx.done(Some(n))?;
     Ok(())
+}
+
+/// An assignment SELECT's plan as the rows to assign from and the select items to
+/// compute for each of them: its projection moved above its sort (and TOP), whose keys
+/// then compute the projected expressions they read. None for other shapes (a DISTINCT,
+/// a GROUP BY's projection is above its aggregate already): the items are then computed
+/// by the plan.
+fn assignment_source(plan: &Plan) -> Option<(Plan, Vec<BExpr>)> {
+    match plan {
+        Plan::Project { input, exprs, .. } => Some(((**input).clone(), exprs.clone())),
+        Plan::Trim { input, .. } => assignment_source(input),
+        Plan::Sort { input, keys } => {
+            let Plan::Project { input: source, exprs, .. } = &**input else { return None };
+            let mut moved = Vec::with_capacity(keys.len());
+            for k in keys {
+                let in_range = std::cell::Cell::new(true);
+                let expr = k.expr.remap(&|i, t| {
+                    exprs.get(i).cloned().unwrap_or_else(|| {
+                        in_range.set(false);
+                        BExpr::Col(i, t)
+                    })
+                });
+                if !in_range.get() {
+                    return None;
+                }
+                moved.push(plan::SortKey { expr, desc: k.desc });
+            }
+            Some((Plan::Sort { input: source.clone(), keys: moved }, exprs.clone()))
+        }
+        Plan::Top { input, count, percent, ties: None, offset } => {
+            let (source, exprs) = assignment_source(input)?;
+            let top = Plan::Top {
+                input: Box::new(source),
+                count: count.clone(),
+                percent: *percent,
+                ties: None,
+                offset: offset.clone(),
+            };
+            Some((top, exprs))
+        }
+        _ => None,
+    }
 }
 
 fn show_plan(cx: &mut Cx, plan: &Plan) -> Result<(), SqlError> {

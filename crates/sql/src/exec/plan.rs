@@ -304,6 +304,8 @@ pub enum Plan {
     Spool {
         input: Box<Plan>,
         id: usize,
+        /// The variables it reads: its rows are computed again when one has changed.
+        vars: Vec<usize>,
     },
     /// A subquery's rows indexed on the columns its correlated equalities compare (SQL
     /// Server's Index Spool): see `exec/index_spool.rs`.
@@ -695,7 +697,8 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             Box::new(TopOp { input: open(input, cx)?, remaining: count, skip: offset, ties: ties.clone(), last: None })
         }
         Plan::IndexSpool(n) => super::index_spool::open_index_spool(n, cx)?,
-        Plan::Spool { input, id } => {
+        Plan::Spool { input, id, vars } => {
+            cx.check_spool_vars(*id, vars);
             match cx.spools.get(id) {
                 Some(Spooled::Rows(rows)) => return Ok(Box::new(VecOp::new(rows.as_ref().clone()))),
                 Some(Spooled::TooMany) => return open(input, cx),
@@ -3015,11 +3018,11 @@ impl Op for ChainOp {
 /// outer row, computes that part once per statement. Parts too cheap to gain anything
 /// (constant rows, or a bare table seek) are left alone.
 pub fn spool_uncorrelated(plan: Plan) -> Plan {
-    if !reads_outside(&plan, 0) {
+    if let Some(vars) = vars_read(&plan) {
         if matches!(plan, Plan::Unit | Plan::Values { .. } | Plan::Rows { .. } | Plan::Spool { .. }) {
             return plan;
         }
-        return Plan::Spool { input: Box::new(plan), id: next_spool_id() };
+        return Plan::Spool { input: Box::new(plan), id: next_spool_id(), vars };
     }
     let sp = |b: Box<Plan>| Box::new(spool_uncorrelated(*b));
     match plan {
@@ -3056,11 +3059,33 @@ pub fn spool_uncorrelated(plan: Plan) -> Plan {
     }
 }
 
+/// The variables `plan` reads (each once) when nothing else outside it: a spool of it
+/// stays valid while they keep their values. None when it reads an outer row or a
+/// session function.
+pub(super) fn vars_read(plan: &Plan) -> Option<Vec<usize>> {
+    let vars = std::cell::RefCell::new(Vec::new());
+    (!reads_outside_in(plan, 0, Some(&vars))).then(|| dedup(vars.into_inner()))
+}
+
+/// [`vars_read`] of an expression.
+pub(super) fn expr_vars_read(e: &BExpr) -> Option<Vec<usize>> {
+    let vars = std::cell::RefCell::new(Vec::new());
+    (!expr_reads_outside_in(e, 0, Some(&vars))).then(|| dedup(vars.into_inner()))
+}
+
+fn dedup(mut v: Vec<usize>) -> Vec<usize> {
+    v.sort_unstable();
+    v.dedup();
+    v
+}
+
 /// Whether `plan` reads anything from outside itself: an outer row more than `levels`
-/// deep (the levels its own APPLYs and subqueries add are its own), a variable, or a
-/// session function. Node kinds not listed count as reading outside (never spooled).
-pub(super) fn reads_outside(plan: &Plan, levels: usize) -> bool {
-    let e = |x: &BExpr| expr_reads_outside(x, levels);
+/// deep (the levels its own APPLYs and subqueries add are its own), a session function,
+/// or a variable (with `vars`: listed there instead). Node kinds not listed count as
+/// reading outside (never spooled).
+fn reads_outside_in(plan: &Plan, levels: usize, vars: Option<&std::cell::RefCell<Vec<usize>>>) -> bool {
+    let reads_outside = |p: &Plan, levels: usize| reads_outside_in(p, levels, vars);
+    let e = |x: &BExpr| expr_reads_outside_in(x, levels, vars);
     let keys = |k: &[SortKey]| k.iter().any(|k| e(&k.expr));
     match plan {
         Plan::Unit | Plan::Rows { .. } | Plan::Virtual { .. } => false,
@@ -3112,13 +3137,19 @@ pub(super) fn reads_outside(plan: &Plan, levels: usize) -> bool {
     }
 }
 
-pub(super) fn expr_reads_outside(e: &BExpr, levels: usize) -> bool {
+fn expr_reads_outside_in(e: &BExpr, levels: usize, vars: Option<&std::cell::RefCell<Vec<usize>>>) -> bool {
     let mut outside = false;
     e.visit(&mut |x| match x {
         BExpr::Outer { depth, .. } if *depth > levels => outside = true,
-        BExpr::Var(..) | BExpr::Sys(..) => outside = true,
-        BExpr::Subquery(p, _) | BExpr::Exists(p, _) => outside |= reads_outside(p, levels + 1),
-        BExpr::InSubquery { plan, .. } | BExpr::Quantified { plan, .. } => outside |= reads_outside(plan, levels + 1),
+        BExpr::Var(slot, _) => match vars {
+            Some(v) => v.borrow_mut().push(*slot),
+            None => outside = true,
+        },
+        BExpr::Sys(..) => outside = true,
+        BExpr::Subquery(p, _) | BExpr::Exists(p, _) => outside |= reads_outside_in(p, levels + 1, vars),
+        BExpr::InSubquery { plan, .. } | BExpr::Quantified { plan, .. } => {
+            outside |= reads_outside_in(plan, levels + 1, vars)
+        }
         _ => {}
     });
     outside
