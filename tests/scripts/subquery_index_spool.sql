@@ -97,6 +97,15 @@ SELECT COUNT(*) AS semi FROM dbo.big_o o WHERE EXISTS (SELECT 1 FROM dbo.big_i i
 SELECT COUNT(*) AS anti FROM dbo.big_o o WHERE NOT EXISTS (SELECT 1 FROM dbo.big_i i WHERE i.x = o.x);
 SELECT COUNT(*) AS in_ FROM dbo.big_o WHERE x IN (SELECT x FROM dbo.big_i);
 SELECT COUNT(*) AS not_in FROM dbo.big_o WHERE x NOT IN (SELECT x FROM dbo.big_i);
+-- Correlated subqueries over joins: the correlated conjuncts come out of the join's
+-- inputs, the join is built once.
+CREATE TABLE dbo.big_l (id int PRIMARY KEY, big_i_id int NOT NULL, tag int NOT NULL);
+INSERT dbo.big_l SELECT id, id, id % 7 FROM dbo.big_i WHERE id % 3 = 0;
+SELECT COUNT(*) AS semi_join FROM dbo.big_o o
+WHERE EXISTS (SELECT 1 FROM dbo.big_i i JOIN dbo.big_l l ON l.big_i_id = i.id WHERE i.x = o.x AND l.tag = 1);
+SELECT COUNT(*) AS anti_join FROM dbo.big_o o
+WHERE NOT EXISTS (SELECT 1 FROM dbo.big_i i JOIN dbo.big_l l ON l.big_i_id = i.id AND i.x = o.x);
+SELECT SUM(c) AS total FROM (SELECT (SELECT COUNT(*) FROM dbo.big_i i, dbo.big_l l WHERE l.big_i_id = i.id AND l.tag = o.x % 7 AND i.x = o.x) AS c FROM dbo.big_o o) t;
 -- APPLY: the right side runs once per left row; the greatest id per x, and OUTER APPLY's
 -- rows without a match.
 SELECT COUNT(*) AS applied, SUM(CAST(t.id AS bigint)) AS ids

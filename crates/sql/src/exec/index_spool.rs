@@ -29,6 +29,7 @@ use super::expr::{BExpr, Row};
 use super::plan::{expr_vars_read, open, vars_read, Op, OpResult, Plan, Spooled};
 use super::query::{and_all, conjuncts, equality};
 use super::Cx;
+use crate::ast::JoinKind;
 use crate::scalar::convert;
 
 /// The most rows an index spool keeps in memory; a larger build side is not spooled.
@@ -111,8 +112,121 @@ pub fn decorrelate(plan: Plan) -> Plan {
                 None => Plan::Scan(s),
             }
         }
+        join @ (Plan::HashJoin { .. } | Plan::MergeJoin { .. } | Plan::NestedLoop { .. } | Plan::IndexJoin { .. }) => {
+            let (pulled, correlated) = pull_correlated(join.clone());
+            let Some(pred) = and_all(correlated).filter(|_| vars_read(&pulled).is_some()) else { return join };
+            match split(pred) {
+                Some(parts) => spool(join, pulled, parts),
+                None => join,
+            }
+        }
         other => other,
     }
+}
+
+/// Takes the conjuncts that read the enclosing row out of an inner join tree's scans,
+/// filters and join conditions, in the coordinates of the tree's output row: the tree
+/// left behind is the subquery's uncorrelated part (when nothing else in it is
+/// correlated). Only where they apply to the joined rows alike: the sides of inner
+/// joins, not the inner side of an APPLY or an index join (which read their left row
+/// as an outer row).
+fn pull_correlated(plan: Plan) -> (Plan, Vec<BExpr>) {
+    let take = |e: Option<BExpr>, out: &mut Vec<BExpr>| -> Option<BExpr> {
+        let mut keep = Vec::new();
+        if let Some(e) = e {
+            let mut all = Vec::new();
+            conjuncts(e, &mut all);
+            for c in all {
+                if expr_vars_read(&c).is_some() {
+                    keep.push(c);
+                } else {
+                    out.push(c);
+                }
+            }
+        }
+        and_all(keep)
+    };
+    let shift = |v: Vec<BExpr>, by: usize| -> Vec<BExpr> {
+        v.into_iter().map(|e| e.remap(&|i, t| BExpr::Col(i + by, t))).collect()
+    };
+    let mut out = Vec::new();
+    let plan = match plan {
+        Plan::Scan(mut s) => {
+            s.filter = take(s.filter.take(), &mut out);
+            Plan::Scan(s)
+        }
+        Plan::Filter { input, pred } => {
+            let (input, mut pulled) = pull_correlated(*input);
+            out.append(&mut pulled);
+            match take(Some(pred), &mut out) {
+                Some(pred) => Plan::Filter { input: Box::new(input), pred },
+                None => input,
+            }
+        }
+        Plan::HashJoin {
+            left,
+            right,
+            kind: JoinKind::Inner,
+            left_keys,
+            right_keys,
+            key_types,
+            residual,
+            cols,
+            hinted,
+        } => {
+            let lw = left.width();
+            let (left, mut l) = pull_correlated(*left);
+            let (right, r) = pull_correlated(*right);
+            out.append(&mut l);
+            out.extend(shift(r, lw));
+            let residual = take(residual, &mut out);
+            Plan::HashJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind: JoinKind::Inner,
+                left_keys,
+                right_keys,
+                key_types,
+                residual,
+                cols,
+                hinted,
+            }
+        }
+        Plan::MergeJoin { left, right, kind: JoinKind::Inner, left_key, right_key, residual, cols } => {
+            let lw = left.width();
+            let (left, mut l) = pull_correlated(*left);
+            let (right, r) = pull_correlated(*right);
+            out.append(&mut l);
+            out.extend(shift(r, lw));
+            let residual = take(residual, &mut out);
+            Plan::MergeJoin {
+                left: Box::new(left),
+                right: Box::new(right),
+                kind: JoinKind::Inner,
+                left_key,
+                right_key,
+                residual,
+                cols,
+            }
+        }
+        Plan::NestedLoop { left, right, kind: kind @ (JoinKind::Inner | JoinKind::Cross), on, cols } => {
+            let lw = left.width();
+            let (left, mut l) = pull_correlated(*left);
+            let (right, r) = pull_correlated(*right);
+            out.append(&mut l);
+            out.extend(shift(r, lw));
+            let on = take(on, &mut out);
+            Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on, cols }
+        }
+        Plan::IndexJoin { left, right, kind: JoinKind::Inner, on, cols } => {
+            let (left, mut l) = pull_correlated(*left);
+            out.append(&mut l);
+            let on = take(on, &mut out);
+            Plan::IndexJoin { left: Box::new(left), right, kind: JoinKind::Inner, on, cols }
+        }
+        other => other,
+    };
+    (plan, out)
 }
 
 /// A filter's conjuncts, sorted for an index spool.

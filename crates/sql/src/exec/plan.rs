@@ -3127,6 +3127,10 @@ fn reads_outside_in(plan: &Plan, levels: usize, vars: Option<&std::cell::RefCell
         Plan::MergeJoin { left, right, residual, .. } => {
             residual.as_ref().is_some_and(e) || reads_outside(left, levels) || reads_outside(right, levels)
         }
+        // An index join's inner side seeks by the left row, its outer row 1.
+        Plan::IndexJoin { left, right, on, .. } => {
+            on.as_ref().is_some_and(e) || reads_outside(left, levels) || reads_outside(right, levels + 1)
+        }
         Plan::NestedLoop { left, right, kind, on, .. } => {
             let apply = matches!(kind, JoinKind::CrossApply | JoinKind::OuterApply);
             on.as_ref().is_some_and(e)
