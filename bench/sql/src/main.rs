@@ -1,5 +1,6 @@
 //! bench/sql: the same T-SQL workload on Mesquite (embedded engine, on disk, durable
-//! commits) and on SQLite (WAL, synchronous=FULL), one run, printing rows/s and ratios.
+//! commits) and on SQLite (WAL, synchronous=FULL), in alternating runs, printing the medians
+//! of rows/s, their ratios, and each run's ratios.
 //!
 //! Both sides receive SQL text: INSERT statements in 1000-row transactions (one batch
 //! per transaction), a loop of point lookups by primary key (one statement per lookup,
@@ -153,22 +154,49 @@ fn main() {
     let rows = arg("--rows", 1_000_000);
     let lookups = arg("--lookups", 100_000);
     let join_rows = arg("--join-rows", 100_000).min(rows);
+    let runs = arg("--runs", 3).max(1);
     let base = std::env::temp_dir().join(format!("mesquite-bench-sql-{}", std::process::id()));
-    std::fs::create_dir_all(base.join("m")).expect("dir");
-    std::fs::create_dir_all(base.join("s")).expect("dir");
     println!("bench/sql: {rows} rows inserted in 1000-row transactions, {lookups} point lookups, GROUP BY over {rows} rows, join of two {join_rows}-row tables");
     println!("Mesquite: embedded, on disk, durable commits. SQLite {}: WAL, synchronous=FULL.", rusqlite::version());
-    let m = mesquite(rows, lookups, join_rows, &base.join("m"));
-    let s = sqlite(rows, lookups, join_rows, &base.join("s"));
-    let _ = std::fs::remove_dir_all(&base);
+    println!("{runs} runs, each engine in turn on a fresh directory; the table shows each measure's median.");
+    // Each run in fresh directories, the engines alternating, so that a slow moment of
+    // the machine (another process, a slow fsync) weighs on one run of one engine, and
+    // the median leaves it out.
+    let (mut ms, mut ss) = (Vec::new(), Vec::new());
+    for r in 0..runs {
+        let (md, sd) = (base.join(format!("m{r}")), base.join(format!("s{r}")));
+        std::fs::create_dir_all(&md).expect("dir");
+        std::fs::create_dir_all(&sd).expect("dir");
+        ms.push(mesquite(rows, lookups, join_rows, &md));
+        ss.push(sqlite(rows, lookups, join_rows, &sd));
+        let _ = std::fs::remove_dir_all(&base);
+    }
     println!();
     println!("{:<34} {:>14} {:>14} {:>8}", "operation", "Mesquite", "SQLite", "ratio");
-    for (name, a, b) in [
-        ("INSERT statements (rows/s)", m.insert, s.insert),
-        ("point lookups (queries/s)", m.lookup, s.lookup),
-        ("GROUP BY (input rows/s)", m.group, s.group),
-        ("join (input rows/s)", m.join, s.join),
-    ] {
+    let median = |v: &[Results], f: fn(&Results) -> f64| -> (f64, Vec<f64>) {
+        let mut x: Vec<f64> = v.iter().map(f).collect();
+        let each = x.clone();
+        x.sort_by(f64::total_cmp);
+        (x[x.len() / 2], each)
+    };
+    let measures: [(&str, fn(&Results) -> f64); 4] = [
+        ("INSERT statements (rows/s)", |r| r.insert),
+        ("point lookups (queries/s)", |r| r.lookup),
+        ("GROUP BY (input rows/s)", |r| r.group),
+        ("join (input rows/s)", |r| r.join),
+    ];
+    let mut each_run = Vec::new();
+    for (name, f) in measures {
+        let (a, ea) = median(&ms, f);
+        let (b, eb) = median(&ss, f);
         println!("{name:<34} {a:>14.0} {b:>14.0} {:>7.2}x", a / b);
+        let ratios: Vec<String> = ea.iter().zip(&eb).map(|(x, y)| format!("{:.2}x", x / y)).collect();
+        each_run.push(format!("  {name}: {}", ratios.join(" ")));
+    }
+    if runs > 1 {
+        println!("\nratio of each run (Mesquite / SQLite):");
+        for l in each_run {
+            println!("{l}");
+        }
     }
 }
