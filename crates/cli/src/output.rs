@@ -148,6 +148,8 @@ pub fn display_width(ty: &SqlType) -> (usize, bool) {
         SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => (MAX_TYPE_WIDTH, false),
         // sqlcmd gives sql_variant its 8000 characters; shown like a MAX type here.
         SqlType::Variant => (MAX_TYPE_WIDTH, false),
+        // Shown as its bytes, 0x..., like sqlcmd.
+        SqlType::HierarchyId => (MAX_TYPE_WIDTH, false),
     }
 }
 
@@ -164,6 +166,7 @@ fn layout_of(c: &ColumnInfo) -> Layout {
             | SqlType::VarBinary { len: Length::Max }
             | SqlType::Xml
             | SqlType::Variant
+            | SqlType::HierarchyId
             | SqlType::Text
             | SqlType::NText
             | SqlType::Image

@@ -446,9 +446,16 @@ pub enum ExprKind {
         try_parse: bool,
     },
     Function(Box<FunctionCall>),
-    /// `target.method(args)`: the xml methods value, query, exist, nodes, modify.
+    /// `target.method(args)`: the xml methods value, query, exist, nodes, modify, and
+    /// the hierarchyid methods (GetLevel, ToString, ...).
     MethodCall {
         target: Box<Expr>,
+        method: Ident,
+        args: Vec<Expr>,
+    },
+    /// `type::method(args)`: a CLR system type's static method (`hierarchyid::GetRoot()`).
+    StaticMethodCall {
+        type_name: Ident,
         method: Ident,
         args: Vec<Expr>,
     },

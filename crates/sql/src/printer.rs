@@ -316,6 +316,9 @@ impl Display for Expr {
                 f.write_char(')')
             }
             ExprKind::Function(call) => write!(f, "{call}"),
+            ExprKind::StaticMethodCall { type_name, method, args } => {
+                write!(f, "{type_name}::{method}({})", comma(args))
+            }
             ExprKind::MethodCall { target, method, args } => {
                 // `1.value(...)` would lex as the number `1.`, and in `d AT TIME ZONE
                 // z.value(...)` the method would bind to the zone: parenthesize those.

@@ -5,6 +5,13 @@
 //! and column values arrive already encoded as bytes by the `types` crate. This module turns
 //! a set of values into one record and reads columns back out of a record without copying.
 //!
+//! A hierarchyid column is a variable-length column of at most 892 bytes: SQL Server's
+//! binary form ([MS-SSCLRT] HIERARCHYID, `types::hierarchyid`): per integer of each level
+//! a range prefix, the offset in the range (with the range's fixed separator bits) and an
+//! F bit (1 ends the level, 0 is a dot; the integer before a dot is stored plus one),
+//! padded with zero bits to a whole byte; the root is empty. Its byte order is the tree's
+//! depth-first order. Values are checked to decode when read.
+//!
 //! A sql_variant column is a variable-length column (at most 8016 bytes). Its bytes are
 //! the base type's TDS type id (u8), the number of property bytes (u8), the properties
 //! (decimal/numeric: precision, scale; time, datetime2, datetimeoffset: scale;

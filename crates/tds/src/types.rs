@@ -20,6 +20,13 @@
 //!                                                                character types
 //! xml          XML F1                                            id, schema present u8 (0)
 //! sql_variant  SSVARIANT 62                                      id, max length u32 (8009)
+//! hierarchyid  UDT F0                                            id, max byte size u16
+//!                                                                (892), database
+//!                                                                B_VARCHAR (empty), schema
+//!                                                                B_VARCHAR ("sys"), type
+//!                                                                B_VARCHAR ("hierarchyid"),
+//!                                                                assembly-qualified name
+//!                                                                US_VARCHAR; values as PLP
 //! long length  IMAGE 22, TEXT 23, NTEXT 63                       id, max length u32
 //!                                                                (0x7FFFFFFF; ntext
 //!                                                                0x7FFFFFFE), collation for
@@ -163,7 +170,16 @@ pub enum TypeInfo {
         len: u32,
         collation: Option<[u8; 5]>,
     },
+    /// UDT: a CLR system type (hierarchyid) with its max byte size; values travel as
+    /// PLP whatever the size.
+    Udt {
+        max: u16,
+    },
 }
+
+/// The assembly-qualified .NET name SQL Server sends with a hierarchyid column.
+pub const HIERARCHYID_ASSEMBLY: &str =
+    "Microsoft.SqlServer.Types.SqlHierarchyId, Microsoft.SqlServer.Types, Version=11.0.0.0, Culture=neutral, PublicKeyToken=89845dcd8080cc91";
 
 /// The max length SQL Server declares for text and image columns (ntext: one less, an
 /// even number of bytes).
@@ -260,6 +276,7 @@ impl TypeInfo {
             SqlType::Text => TypeInfo::Long { id: TEXT, len: LONG_MAX_LEN, collation: Some(DEFAULT_COLLATION) },
             SqlType::NText => TypeInfo::Long { id: NTEXT, len: LONG_MAX_LEN - 1, collation: Some(DEFAULT_COLLATION) },
             SqlType::Image => TypeInfo::Long { id: IMAGE, len: LONG_MAX_LEN, collation: None },
+            SqlType::HierarchyId => TypeInfo::Udt { max: types::hierarchyid::MAX_BYTES as u16 },
         }
     }
 
@@ -274,12 +291,13 @@ impl TypeInfo {
             TypeInfo::Date => DATEN,
             TypeInfo::Xml => XML,
             TypeInfo::Variant(_) => SSVARIANT,
+            TypeInfo::Udt { .. } => UDT,
         }
     }
 
     /// Values travel as PLP ((max) types and xml).
     pub fn is_plp(&self) -> bool {
-        matches!(self, TypeInfo::Xml | TypeInfo::ShortLen { len: PLP_MARKER, .. })
+        matches!(self, TypeInfo::Xml | TypeInfo::Udt { .. } | TypeInfo::ShortLen { len: PLP_MARKER, .. })
     }
 
     /// Bytes a NULL takes in a ROW token; None when the type cannot be NULL there.
@@ -298,7 +316,7 @@ impl TypeInfo {
         match self {
             TypeInfo::Fixed(NULLTYPE) => Some(0),
             TypeInfo::Fixed(_) => None,
-            TypeInfo::Xml | TypeInfo::ShortLen { len: PLP_MARKER, .. } => Some(8),
+            TypeInfo::Xml | TypeInfo::Udt { .. } | TypeInfo::ShortLen { len: PLP_MARKER, .. } => Some(8),
             TypeInfo::ShortLen { .. } => Some(2),
             TypeInfo::Variant(_) => Some(4),
             _ => Some(1),
@@ -320,6 +338,14 @@ impl TypeInfo {
             }
             TypeInfo::Xml => out.push(0),
             TypeInfo::Variant(len) => out.extend_from_slice(&len.to_le_bytes()),
+            // UDT_INFO: max byte size, database (none sent), schema, type name, assembly.
+            TypeInfo::Udt { max } => {
+                out.extend_from_slice(&max.to_le_bytes());
+                crate::wire::put_b_varchar(out, "");
+                crate::wire::put_b_varchar(out, "sys");
+                crate::wire::put_b_varchar(out, "hierarchyid");
+                crate::wire::put_us_varchar(out, HIERARCHYID_ASSEMBLY);
+            }
             TypeInfo::Long { len, collation, .. } => {
                 out.extend_from_slice(&len.to_le_bytes());
                 if let Some(c) = collation {
@@ -416,6 +442,17 @@ impl TypeInfo {
                 TypeInfo::Xml
             }
             SSVARIANT => TypeInfo::Variant(r.u32_le(what)?),
+            UDT => {
+                let max = r.u16_le(what)?;
+                r.b_varchar(what)?;
+                r.b_varchar(what)?;
+                let name = r.b_varchar(what)?;
+                r.us_varchar(what)?;
+                if !name.eq_ignore_ascii_case("hierarchyid") {
+                    return Err(TdsError::UnsupportedType(UDT));
+                }
+                TypeInfo::Udt { max }
+            }
             TEXT | NTEXT | IMAGE => {
                 let len = r.u32_le(what)?;
                 let collation = if id == IMAGE {
@@ -482,6 +519,7 @@ impl TypeInfo {
             TypeInfo::Long { id: TEXT, .. } => SqlType::Text,
             TypeInfo::Long { id: NTEXT, .. } => SqlType::NText,
             TypeInfo::Long { .. } => SqlType::Image,
+            TypeInfo::Udt { .. } => SqlType::HierarchyId,
             other => return Err(TdsError::UnsupportedType(other.id())),
         })
     }
@@ -617,7 +655,7 @@ fn value_bytes(ty: &SqlType, cp: CodePage, v: &Value, out: &mut Vec<u8>) -> std:
             let Value::String(s) = v else { return Err(bad()) };
             cp.encode_lossy(s, out);
         }
-        SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image => {
+        SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image | SqlType::HierarchyId => {
             let Value::Binary(b) = v else { return Err(bad()) };
             out.extend_from_slice(b);
         }
@@ -677,7 +715,7 @@ pub fn encode_value(ti: &TypeInfo, ty: &SqlType, v: &Value, out: &mut Vec<u8>) -
                 Ok(())
             })
         }
-        TypeInfo::ShortLen { .. } | TypeInfo::Xml => {
+        TypeInfo::ShortLen { .. } | TypeInfo::Xml | TypeInfo::Udt { .. } => {
             let mut bytes = Vec::new();
             value_bytes(ty, ti.code_page(), v, &mut bytes).map(|()| put_plp(out, &bytes))
         }
@@ -853,7 +891,9 @@ pub fn decode_value_into(ti: &TypeInfo, ty: &SqlType, r: &mut Reader, slot: &mut
             let n = fixed_len(*id).unwrap_or(0);
             Some(Cow::Borrowed(r.bytes(n, "value")?))
         }
-        TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml => read_plp(r)?.map(Cow::Owned),
+        TypeInfo::ShortLen { len: PLP_MARKER, .. } | TypeInfo::Xml | TypeInfo::Udt { .. } => {
+            read_plp(r)?.map(Cow::Owned)
+        }
         TypeInfo::Variant(max) => {
             let n = r.u32_le("value length")?;
             if n == 0 {
@@ -1038,6 +1078,12 @@ fn decode_bytes(ty: SqlType, cp: CodePage, b: Cow<'_, [u8]>, slot: &mut Value) -
             }
             (b, _) => Value::Binary(b.into_owned()),
         },
+        SqlType::HierarchyId => {
+            if types::hierarchyid::HierarchyId::decode(&b).is_none() {
+                return Err(invalid_value(&ty, "hierarchyid encoding"));
+            }
+            Value::Binary(b.into_owned())
+        }
         SqlType::UniqueIdentifier => {
             want(16)?;
             let mut g = [0u8; 16];

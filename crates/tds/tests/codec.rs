@@ -498,7 +498,21 @@ fn sql_types_of_client_type_infos() {
     // SSVARIANT takes a 4-byte max length.
     assert_eq!(t("62 491F0000"), SqlType::Variant);
     assert!(bad("62 00").is_err());
-    assert_eq!(bad("F0 00"), Err(TdsError::UnsupportedType(0xF0)));
+    // UDT: hierarchyid is known (its COLMETADATA form round-trips); other CLR types not.
+    assert!(bad("F0 00").is_err());
+    let mut udt = Vec::new();
+    TypeInfo::for_sql_type(&SqlType::HierarchyId, true).encode(&mut udt);
+    assert_eq!(TypeInfo::decode(&mut Reader::new(&udt)).unwrap().sql_type().unwrap(), SqlType::HierarchyId);
+    let geometry: Vec<u8> = udt
+        .iter()
+        .copied()
+        .take(4)
+        .chain([3u8, b's', 0, b'y', 0, b's', 0])
+        .chain([8u8, b'g', 0, b'e', 0, b'o', 0, b'm', 0, b'e', 0, b't', 0, b'r', 0, b'y', 0])
+        .chain([0, 0])
+        .collect();
+    assert_eq!(udt[..4], [0xF0, 0x7C, 0x03, 0x00]);
+    assert_eq!(TypeInfo::decode(&mut Reader::new(&geometry)), Err(TdsError::UnsupportedType(0xF0)));
     assert!(bad("E7 40").is_err());
 }
 

@@ -245,6 +245,10 @@ fn decode_other(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> R
             Value::String(char::decode_utf16(units).map(|r| r.unwrap_or('\u{FFFD}')).collect())
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
+        SqlType::HierarchyId => {
+            crate::hierarchyid::HierarchyId::decode(bytes).ok_or_else(bad)?;
+            Value::Binary(bytes.to_vec())
+        }
         SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
         SqlType::Variant => {
             let (base, n) = read_variant_header(bytes).ok_or_else(bad)?;

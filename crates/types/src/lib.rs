@@ -50,6 +50,7 @@ pub mod encoding;
 pub mod error;
 pub mod format;
 pub mod hash;
+pub mod hierarchyid;
 pub mod lang;
 pub mod parse;
 pub mod sqltype;

@@ -102,6 +102,7 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         // The text itself becomes the value, of the source's type.
         SqlType::Variant => Value::variant(Value::String(text.to_string()), source),
         SqlType::Text | SqlType::NText | SqlType::Image => parse_from(text, source, &target.max_equivalent()),
+        SqlType::HierarchyId => crate::hierarchyid::HierarchyId::parse(text)?.encode().map(Value::Binary),
     }
 }
 

@@ -99,6 +99,10 @@ pub enum SqlType {
     Text,
     NText,
     Image,
+    /// hierarchyid: a node's path in a tree, stored in SQL Server's binary form
+    /// ([`crate::hierarchyid`]; values are `Value::Binary` of that form, at most 892
+    /// bytes). A CLR system type: sent over TDS as a UDT.
+    HierarchyId,
 }
 
 /// Largest value of a sql_variant's base type in bytes, and the most a stored
@@ -338,6 +342,7 @@ impl SqlType {
             "text" => no_args(SqlType::Text),
             "ntext" | "national text" => no_args(SqlType::NText),
             "image" => no_args(SqlType::Image),
+            "hierarchyid" => no_args(SqlType::HierarchyId),
             _ => Err(SqlError::new(
                 2715,
                 16,
@@ -379,6 +384,7 @@ impl SqlType {
             SqlType::Text => "text",
             SqlType::NText => "ntext",
             SqlType::Image => "image",
+            SqlType::HierarchyId => "hierarchyid",
         }
     }
 
@@ -432,7 +438,8 @@ impl SqlType {
             | SqlType::Variant
             | SqlType::Text
             | SqlType::NText
-            | SqlType::Image => return None,
+            | SqlType::Image
+            | SqlType::HierarchyId => return None,
         })
     }
 
@@ -464,6 +471,7 @@ impl SqlType {
             | SqlType::NText
             | SqlType::Image => MAX_LOB_BYTES,
             SqlType::Variant => MAX_VARIANT_BYTES,
+            SqlType::HierarchyId => crate::hierarchyid::MAX_BYTES as u32,
             _ => u32::from(self.fixed_storage_len().unwrap_or(0)),
         }
     }
@@ -478,6 +486,8 @@ impl SqlType {
     /// match the documentation (ntext 20, text 21, image 22).
     pub fn precedence(&self) -> u8 {
         match self {
+            // CLR types are first in the list (user-defined data types).
+            SqlType::HierarchyId => 1,
             SqlType::Variant => 2,
             SqlType::Xml => 3,
             SqlType::DateTimeOffset { .. } => 4,
@@ -534,7 +544,7 @@ impl SqlType {
     /// sql_variant itself, nor text, ntext and image (SQL Server also excludes timestamp
     /// and CLR types, which Mesquite does not have).
     pub fn is_variant_base(&self) -> bool {
-        !self.is_lob() && *self != SqlType::Variant
+        !self.is_lob() && !matches!(self, SqlType::Variant | SqlType::HierarchyId)
     }
 
     pub fn is_fixed_length(&self) -> bool {

@@ -367,6 +367,10 @@ impl Value {
                     Ok(())
                 }
             }
+            (Value::Binary(b), SqlType::HierarchyId) => match crate::hierarchyid::HierarchyId::decode(b) {
+                Some(_) => Ok(()),
+                None => Err(SqlError::invalid_stored_value("hierarchyid")),
+            },
             _ => Err(clash()),
         }
     }

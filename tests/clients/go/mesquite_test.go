@@ -646,6 +646,54 @@ func TestTypesSqlVariant(t *testing.T) {
 	}
 }
 
+// hierarchyid columns travel as UDT (0xF0) with SQL Server's binary form: the driver
+// reports the type name and returns the bytes; a string parameter converts to the type,
+// and the methods run on the server.
+func TestTypesHierarchyId(t *testing.T) {
+	record(t, "types")
+	db := open(t, plain)
+	c := ctx(t)
+	if _, err := db.ExecContext(c, `IF OBJECT_ID('dbo.go_org') IS NOT NULL DROP TABLE dbo.go_org;
+		CREATE TABLE dbo.go_org (node hierarchyid PRIMARY KEY, name nvarchar(20) NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []struct{ node, name string }{{"/1/", "a"}, {"/", "root"}, {"/1/1/", "aa"}, {"/-2.18/", "neg"}} {
+		if _, err := db.ExecContext(c, "INSERT dbo.go_org VALUES (@p1, @p2)", n.node, n.name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rows, err := db.QueryContext(c, "SELECT node, node.ToString(), node.GetLevel(), name FROM dbo.go_org ORDER BY node")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := types[0].DatabaseTypeName(); got != "HIERARCHYID" {
+		t.Errorf("type name %q", got)
+	}
+	var got []string
+	for rows.Next() {
+		var b []byte
+		var text, name string
+		var level int64
+		if err := rows.Scan(&b, &text, &level, &name); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%x %s %d %s", b, text, level, name))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	// Depth-first order: the root, then the negative label, then /1/ and its child.
+	want := []string{" / 0 root", "3f60a8 /-2.18/ 1 neg", "58 /1/ 1 a", "5ac0 /1/1/ 2 aa"}
+	if strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
 // text, ntext and image columns (TEXTTYPE, NTEXTTYPE, IMAGETYPE with text pointers) filled
 // by mssql.CopyIn (their bulk-load form: the table name in COLMETADATA, a text pointer
 // before each value) read back exactly, with their type names.

@@ -26,7 +26,7 @@
 //! 17 datetimeoffset (`u8` scale), 18 char (`u16` n), 19 varchar (`u16` n, 0xFFFF = max),
 //! 20 nchar (`u16` n), 21 nvarchar (`u16` n or 0xFFFF), 22 binary (`u16` n), 23 varbinary
 //! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant, 27 text, 28 ntext,
-//! 29 image. Parameters are
+//! 29 image, 30 hierarchyid. Parameters are
 //! checked on decoding with the same rules as a declaration (decimal precision 1-38,
 //! scale <= precision, ...).
 //!
@@ -245,6 +245,7 @@ impl Writer {
             SqlType::Text => self.u8(27),
             SqlType::NText => self.u8(28),
             SqlType::Image => self.u8(29),
+            SqlType::HierarchyId => self.u8(30),
         }
     }
 
@@ -609,6 +610,7 @@ impl<'a> Reader<'a> {
             27 => SqlType::Text,
             28 => SqlType::NText,
             29 => SqlType::Image,
+            30 => SqlType::HierarchyId,
             _ => return None,
         })
     }

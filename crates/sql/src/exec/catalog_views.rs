@@ -1080,7 +1080,7 @@ fn parameter_row(object_id: i32, name: &str, id: i32, ty: &SqlType, output: bool
         s(name),
         Value::Int(id),
         Value::TinyInt(tid),
-        Value::Int(i32::from(tid)),
+        Value::Int(super::sysviews::user_type_id(ty)),
         Value::SmallInt(len),
         Value::TinyInt(p),
         Value::TinyInt(sc),

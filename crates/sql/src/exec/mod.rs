@@ -26,6 +26,7 @@ pub mod dmv;
 pub mod errors;
 pub mod expr;
 pub mod forclause;
+pub mod hierarchyid;
 pub mod index_spool;
 pub mod language;
 pub mod merge;

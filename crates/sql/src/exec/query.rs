@@ -368,6 +368,7 @@ pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
             walk_expr(target, f);
             args.iter().for_each(|e| walk_expr(e, f));
         }
+        ExprKind::StaticMethodCall { args, .. } => args.iter().for_each(|e| walk_expr(e, f)),
         _ => {}
     }
 }
@@ -429,6 +430,7 @@ pub fn walk_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
             walk_expr_mut(target, f);
             args.iter_mut().for_each(|e| walk_expr_mut(e, f));
         }
+        ExprKind::StaticMethodCall { args, .. } => args.iter_mut().for_each(|e| walk_expr_mut(e, f)),
         _ => {}
     }
 }
@@ -872,8 +874,14 @@ impl<'b, 'c> Binder<'b, 'c> {
                 }
                 BExpr::Collated(Box::new(x), resolve_collation(&collation.value, self.database_collation())?)
             }
+            ExprKind::MethodCall { target, method, args } if super::hierarchyid::is_method(&method.value) => {
+                super::hierarchyid::bind_method(self, target, method, args, scope)?
+            }
             ExprKind::MethodCall { target, method, args } => {
                 super::xml::bind_method(self, target, method, args, scope)?
+            }
+            ExprKind::StaticMethodCall { type_name, method, args } => {
+                super::hierarchyid::bind_static(self, type_name, method, args, scope)?
             }
             ExprKind::NextValueFor(name) => {
                 return Err(SqlError::new(208, 16, 1, format!("Invalid object name '{}'.", name.name().value)))
@@ -914,7 +922,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         })
     }
 
-    fn convert(&mut self, x: BExpr, to: SqlType, style: Option<i32>, try_: bool) -> Result<BExpr, SqlError> {
+    pub(super) fn convert(&mut self, x: BExpr, to: SqlType, style: Option<i32>, try_: bool) -> Result<BExpr, SqlError> {
         // Text becoming char or varchar takes the code page of its collation, and so do
         // char and varchar becoming binary.
         let to_text = matches!(to, SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::Text);

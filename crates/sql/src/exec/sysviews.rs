@@ -483,6 +483,7 @@ pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
     ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
     ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
     ("float", SqlType::Float),
+    ("hierarchyid", SqlType::HierarchyId),
     ("image", SqlType::Image),
     ("int", SqlType::Int),
     ("money", SqlType::Money),
@@ -565,6 +566,16 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         SqlType::Image => (34, 16, 0, 0),
         SqlType::Text => (35, 16, 0, 0),
         SqlType::NText => (99, 16, 0, 0),
+        // The CLR system types share system_type_id 240 (user_type_id tells them apart).
+        SqlType::HierarchyId => (240, 892, 0, 0),
+    }
+}
+
+/// sys.types.user_type_id of a system type: its system_type_id, but for the CLR types.
+pub fn user_type_id(ty: &SqlType) -> i32 {
+    match ty {
+        SqlType::HierarchyId => 128,
+        t => i32::from(type_info(t).0),
     }
 }
 
@@ -670,7 +681,7 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                 out.push(vec![
                     s(name),
                     Value::TinyInt(id),
-                    Value::Int(i32::from(id)),
+                    Value::Int(user_type_id(&ty)),
                     Value::Int(4),
                     Value::SmallInt(len),
                     Value::TinyInt(p),
@@ -1329,7 +1340,7 @@ fn column_values_needing(object_id: i32, c: &ColumnFacts, need: Option<&[bool]>)
         text(1, c.name),
         Value::Int(c.column_id),
         Value::TinyInt(id),
-        Value::Int(i32::from(id)),
+        Value::Int(user_type_id(&c.ty)),
         Value::SmallInt(len),
         Value::TinyInt(p),
         Value::TinyInt(sc),

@@ -37,6 +37,15 @@ pub(crate) fn is_xml_method(name: &str) -> bool {
     XML_METHODS.iter().any(|m| m.eq_ignore_ascii_case(name))
 }
 
+/// The hierarchyid methods, recognised the same way; CLR method names are
+/// case-sensitive, as in SQL Server.
+const CLR_METHODS: &[&str] =
+    &["GetLevel", "ToString", "GetAncestor", "IsDescendantOf", "GetDescendant", "GetReparentedValue"];
+
+pub(crate) fn is_clr_method(name: &str) -> bool {
+    CLR_METHODS.contains(&name)
+}
+
 /// What can follow an operand at the comparison level and above.
 enum Infix {
     Binary(BinaryOp, u8),
@@ -443,10 +452,18 @@ impl<'a> Parser<'a> {
     fn name_primary(&mut self) -> PResult<ExprKind> {
         let start = self.pos;
         let name = self.parse_object_name()?;
+        if name.parts.len() == 1 && self.is(&TokenKind::DoubleColon) {
+            // `hierarchyid::GetRoot()`: a static method of a CLR system type.
+            self.advance();
+            let method = self.parse_ident()?;
+            let args = self.parse_call_args()?;
+            let type_name = name.parts.into_iter().next().unwrap_or_else(|| Ident::plain(""));
+            return Ok(ExprKind::StaticMethodCall { type_name, method, args });
+        }
         if !self.is(&TokenKind::LParen) {
             return Ok(ExprKind::Column(name));
         }
-        if name.parts.len() >= 2 && is_xml_method(&name.name().value) {
+        if name.parts.len() >= 2 && (is_xml_method(&name.name().value) || is_clr_method(&name.name().value)) {
             // The target's span is the whole dotted name (its line is what matters).
             let span = self.span_from(start);
             let mut parts = name.parts;

@@ -91,12 +91,15 @@ enum Cat {
     Text,
     /// image
     Image,
+    /// hierarchyid
+    Hid,
 }
 
 fn cat(t: &SqlType) -> Cat {
     match t {
         SqlType::Text | SqlType::NText => Cat::Text,
         SqlType::Image => Cat::Image,
+        SqlType::HierarchyId => Cat::Hid,
         SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. } | SqlType::NVarChar { .. } => Cat::Str,
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Cat::Bin,
         SqlType::Xml => Cat::Xml,
@@ -117,6 +120,9 @@ pub fn explicit_allowed(from: &SqlType, to: &SqlType) -> bool {
     // text and ntext convert to and from the character types, image to and from the
     // binary types (and from char and varchar, by CAST only); nothing else.
     match (f, t) {
+        // hierarchyid: to and from its text and its bytes only.
+        (Hid, Hid | Str | Bin) | (Str | Bin, Hid) => return true,
+        (Hid, _) | (_, Hid) => return false,
         (Text, Text | Str) | (Str, Text) | (Image, Image | Bin) | (Bin, Image) => return true,
         (Str, Image) => return !from.is_unicode(),
         (Text | Image, _) | (_, Text | Image) => return false,
@@ -178,6 +184,10 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
         _ => {}
     }
     let from = effective_type(value, from);
+    if from == SqlType::HierarchyId || *to == SqlType::HierarchyId {
+        check_explicit(&from, to)?;
+        return hierarchyid(value, &from, to, style);
+    }
     // text, ntext and image hold what the MAX types hold once the pair is allowed.
     if from.is_legacy_lob() || to.is_legacy_lob() {
         check_explicit(&from, to)?;
@@ -204,6 +214,35 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
                 _ => to_temporal(value, &from, to),
             },
         },
+    }
+}
+
+/// Conversions to and from hierarchyid: its text (`ToString()`, `Parse`) and its bytes
+/// (checked to be a valid encoding).
+fn hierarchyid(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) -> Result<Value, SqlError> {
+    use types::hierarchyid::{clr_error, HierarchyId};
+    let bytes = |b: &[u8]| -> Result<HierarchyId, SqlError> {
+        HierarchyId::decode(b).ok_or_else(|| {
+            clr_error(
+                "Microsoft.SqlServer.Types.HierarchyIdException",
+                "24000: SqlHierarchyId operation failed because HierarchyId object was constructed from an invalid binary string. ",
+            )
+        })
+    };
+    match (value, *from == SqlType::HierarchyId, *to == SqlType::HierarchyId) {
+        (Value::Binary(b), true, true) => Ok(Value::Binary(b.clone())),
+        (Value::Binary(b), true, false) => {
+            let h = bytes(b)?;
+            if to.is_character() {
+                let text = SqlType::NVarChar { len: Length::Bounded(4000) };
+                convert(&Value::String(h.to_text()), &text, to, style)
+            } else {
+                convert(value, &SqlType::VarBinary { len: Length::Bounded(892) }, to, style)
+            }
+        }
+        (Value::String(s), false, true) => HierarchyId::parse(s)?.encode().map(Value::Binary),
+        (Value::Binary(b), false, true) => bytes(b).map(|_| Value::Binary(b.clone())),
+        _ => Err(explicit_not_allowed(from.name(), to.name())),
     }
 }
 
@@ -1057,8 +1096,8 @@ fn from_binary(b: &[u8], to: &SqlType) -> Result<Value, SqlError> {
             Value::Guid(g)
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => fit_binary(b.to_vec(), to, false),
-        // `convert` converts to their MAX equivalents instead.
-        SqlType::Text | SqlType::NText | SqlType::Image => return Err(bad()),
+        // `convert` converts to their MAX equivalents instead, hierarchyid in `hierarchyid`.
+        SqlType::Text | SqlType::NText | SqlType::Image | SqlType::HierarchyId => return Err(bad()),
         SqlType::Date => {
             if b.len() != 3 {
                 return Err(bad());

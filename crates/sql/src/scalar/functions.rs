@@ -213,6 +213,7 @@ fn text_len(t: &SqlType) -> Option<u32> {
             Length::Max => return None,
         },
         SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => return None,
+        SqlType::HierarchyId => 4000,
         // A sql_variant converts to its base type's text: at most 8000 characters.
         SqlType::Variant => 8000,
         SqlType::Bit => 1,
@@ -1044,6 +1045,9 @@ pub fn call(
     ret: &SqlType,
     cx: &FnContext,
 ) -> Result<Value, SqlError> {
+    if let Some(method) = f.0.strip_prefix("HIERARCHYID ") {
+        return crate::exec::hierarchyid::call(method, args);
+    }
     if args.is_empty() {
         // The clock functions and NEWID run once per row in INSERT defaults and loops:
         // answered before the arity check and the long chain of name comparisons below.
@@ -1682,7 +1686,7 @@ pub fn call(
             let id = int_or_null!(0);
             let name = crate::exec::sysviews::SYSTEM_TYPES
                 .iter()
-                .find(|(_, t)| i64::from(crate::exec::sysviews::type_info(t).0) == id)
+                .find(|(_, t)| i64::from(crate::exec::sysviews::user_type_id(t)) == id)
                 .map(|(n, _)| *n);
             Ok(name.map_or(Value::Null, |n| Value::String(n.to_string())))
         }
@@ -1690,7 +1694,7 @@ pub fn call(
             let name = text_or_null!(0);
             let name = name.trim().trim_start_matches('[').trim_end_matches(']');
             let t = crate::exec::sysviews::SYSTEM_TYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name));
-            Ok(t.map_or(Value::Null, |(_, t)| Value::Int(i32::from(crate::exec::sysviews::type_info(t).0))))
+            Ok(t.map_or(Value::Null, |(_, t)| Value::Int(crate::exec::sysviews::user_type_id(t))))
         }
         _ => Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     }

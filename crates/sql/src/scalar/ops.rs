@@ -73,6 +73,9 @@ enum K {
     Variant,
     /// text, ntext, image: no operator but LIKE and IS NULL takes them.
     Lob,
+    /// hierarchyid: compared (with itself, strings and binaries, which convert to it),
+    /// no arithmetic.
+    Hid,
 }
 
 fn k(t: &SqlType) -> K {
@@ -92,6 +95,7 @@ fn k(t: &SqlType) -> K {
         SqlType::DateTime2 { .. } | SqlType::DateTimeOffset { .. } => K::Modern,
         SqlType::Variant => K::Variant,
         SqlType::Text | SqlType::NText | SqlType::Image => K::Lob,
+        SqlType::HierarchyId => K::Hid,
     }
 }
 
@@ -268,9 +272,13 @@ pub fn binary_type(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<SqlType, Sq
     if kl == K::Xml || kr == K::Xml {
         return Err(pair_incompatible());
     }
-    // No arithmetic on sql_variant (Msg 8117 names it whichever side it is on).
+    // No arithmetic on sql_variant or hierarchyid (Msg 8117 names it whichever side it
+    // is on).
     if kl == K::Variant || kr == K::Variant {
         return Err(invalid_operand("sql_variant", name));
+    }
+    if kl == K::Hid || kr == K::Hid {
+        return Err(invalid_operand("hierarchyid", name));
     }
     // Strings and binaries among themselves.
     match (kl, kr) {
@@ -402,7 +410,7 @@ pub fn unary_type(op: UnaryOp, ty: &SqlType) -> Result<SqlType, SqlError> {
     let kind = k(ty);
     match op {
         UnaryOp::Plus => match kind {
-            K::Xml | K::Guid | K::Variant => Err(invalid_operand(ty.name(), "plus")),
+            K::Xml | K::Guid | K::Variant | K::Hid => Err(invalid_operand(ty.name(), "plus")),
             _ => Ok(*ty),
         },
         UnaryOp::Minus => match kind {
@@ -802,6 +810,15 @@ pub fn comparison_type_for(op: BinaryOp, l: &SqlType, r: &SqlType) -> Result<Sql
     // its own type, and the sql_variant rules order the two.
     if kl == K::Variant || kr == K::Variant {
         return Ok(SqlType::Variant);
+    }
+    // Strings and binaries convert to hierarchyid; the encodings compare byte by byte.
+    if kl == K::Hid || kr == K::Hid {
+        let other = if kl == K::Hid { kr } else { kl };
+        return if matches!(other, K::Hid | K::Str | K::Bin) {
+            Ok(SqlType::HierarchyId)
+        } else {
+            Err(clash(l.name(), r.name()))
+        };
     }
     let temporal = |k: K| matches!(k, K::Date | K::Time | K::Legacy | K::Modern);
     if (kl == K::Time) != (kr == K::Time) && temporal(kl) && temporal(kr) {
