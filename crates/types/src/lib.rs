@@ -53,6 +53,7 @@ pub mod hash;
 pub mod hierarchyid;
 pub mod lang;
 pub mod parse;
+pub mod spatial;
 pub mod sqltype;
 pub mod value;
 
