@@ -26,7 +26,7 @@ use types::hash::FxBuild;
 use types::{SqlError, SqlType};
 
 use super::expr::{BExpr, Row};
-use super::plan::{expr_vars_read, open, vars_read, Op, OpResult, Plan, Spooled};
+use super::plan::{expr_vars_read, map_row_input, open, vars_read, Op, OpResult, Plan, Spooled};
 use super::query::{and_all, conjuncts, equality};
 use super::Cx;
 use crate::ast::JoinKind;
@@ -75,18 +75,10 @@ fn next_id() -> usize {
 /// Rewrites the plan of a subquery (run once per outer row) so that filters matching its
 /// rows to the outer row by equality read an index spool instead of their whole input.
 pub fn decorrelate(plan: Plan) -> Plan {
+    // An index spool returns exactly the rows the subtree it replaces would (for the outer
+    // row at hand), so the operators above it may be anything that reads its rows.
     let d = |b: Box<Plan>| Box::new(decorrelate(*b));
     match plan {
-        Plan::Project { input, exprs, cols } => Plan::Project { input: d(input), exprs, cols },
-        Plan::Aggregate { input, keys, aggs, sets, scalar, cols } => {
-            Plan::Aggregate { input: d(input), keys, aggs, sets, scalar, cols }
-        }
-        Plan::Sort { input, keys } => Plan::Sort { input: d(input), keys },
-        Plan::Top { input, count, percent, ties, offset } => {
-            Plan::Top { input: d(input), count, percent, ties, offset }
-        }
-        Plan::Distinct { input } => Plan::Distinct { input: d(input) },
-        Plan::Trim { input, keep } => Plan::Trim { input: d(input), keep },
         Plan::Filter { input, pred } => {
             if vars_read(&input).is_none() {
                 return Plan::Filter { input: d(input), pred };
@@ -120,7 +112,7 @@ pub fn decorrelate(plan: Plan) -> Plan {
                 None => join,
             }
         }
-        other => other,
+        other => map_row_input(other, &mut |b| d(b)).unwrap_or_else(|p| p),
     }
 }
 
@@ -146,8 +138,14 @@ fn pull_correlated(plan: Plan) -> (Plan, Vec<BExpr>) {
         }
         and_all(keep)
     };
-    let shift = |v: Vec<BExpr>, by: usize| -> Vec<BExpr> {
-        v.into_iter().map(|e| e.remap(&|i, t| BExpr::Col(i + by, t))).collect()
+    // Both inputs of an inner join: their conjuncts, the right's shifted past the left.
+    let sides = |left: Box<Plan>, right: Box<Plan>, out: &mut Vec<BExpr>| -> (Box<Plan>, Box<Plan>) {
+        let lw = left.width();
+        let (left, mut l) = pull_correlated(*left);
+        let (right, r) = pull_correlated(*right);
+        out.append(&mut l);
+        out.extend(r.into_iter().map(|e| e.remap(&|i, t| BExpr::Col(i + lw, t))));
+        (Box::new(left), Box::new(right))
     };
     let mut out = Vec::new();
     let plan = match plan {
@@ -174,15 +172,11 @@ fn pull_correlated(plan: Plan) -> (Plan, Vec<BExpr>) {
             cols,
             hinted,
         } => {
-            let lw = left.width();
-            let (left, mut l) = pull_correlated(*left);
-            let (right, r) = pull_correlated(*right);
-            out.append(&mut l);
-            out.extend(shift(r, lw));
+            let (left, right) = sides(left, right, &mut out);
             let residual = take(residual, &mut out);
             Plan::HashJoin {
-                left: Box::new(left),
-                right: Box::new(right),
+                left,
+                right,
                 kind: JoinKind::Inner,
                 left_keys,
                 right_keys,
@@ -193,30 +187,14 @@ fn pull_correlated(plan: Plan) -> (Plan, Vec<BExpr>) {
             }
         }
         Plan::MergeJoin { left, right, kind: JoinKind::Inner, left_key, right_key, residual, cols } => {
-            let lw = left.width();
-            let (left, mut l) = pull_correlated(*left);
-            let (right, r) = pull_correlated(*right);
-            out.append(&mut l);
-            out.extend(shift(r, lw));
+            let (left, right) = sides(left, right, &mut out);
             let residual = take(residual, &mut out);
-            Plan::MergeJoin {
-                left: Box::new(left),
-                right: Box::new(right),
-                kind: JoinKind::Inner,
-                left_key,
-                right_key,
-                residual,
-                cols,
-            }
+            Plan::MergeJoin { left, right, kind: JoinKind::Inner, left_key, right_key, residual, cols }
         }
         Plan::NestedLoop { left, right, kind: kind @ (JoinKind::Inner | JoinKind::Cross), on, cols } => {
-            let lw = left.width();
-            let (left, mut l) = pull_correlated(*left);
-            let (right, r) = pull_correlated(*right);
-            out.append(&mut l);
-            out.extend(shift(r, lw));
+            let (left, right) = sides(left, right, &mut out);
             let on = take(on, &mut out);
-            Plan::NestedLoop { left: Box::new(left), right: Box::new(right), kind, on, cols }
+            Plan::NestedLoop { left, right, kind, on, cols }
         }
         Plan::IndexJoin { left, right, kind: JoinKind::Inner, on, cols } => {
             let (left, mut l) = pull_correlated(*left);

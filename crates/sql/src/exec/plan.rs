@@ -3013,6 +3013,26 @@ impl Op for ChainOp {
     }
 }
 
+/// A node with one input whose rows it passes on transformed (Project, Aggregate, Sort,
+/// Top, Distinct, Window, Trim), rebuilt with `f` applied to its input; any other node
+/// (Filter too, which callers treat themselves) comes back as `Err`.
+pub fn map_row_input(plan: Plan, f: &mut dyn FnMut(Box<Plan>) -> Box<Plan>) -> Result<Plan, Plan> {
+    Ok(match plan {
+        Plan::Project { input, exprs, cols } => Plan::Project { input: f(input), exprs, cols },
+        Plan::Aggregate { input, keys, aggs, sets, scalar, cols } => {
+            Plan::Aggregate { input: f(input), keys, aggs, sets, scalar, cols }
+        }
+        Plan::Sort { input, keys } => Plan::Sort { input: f(input), keys },
+        Plan::Top { input, count, percent, ties, offset } => {
+            Plan::Top { input: f(input), count, percent, ties, offset }
+        }
+        Plan::Distinct { input } => Plan::Distinct { input: f(input) },
+        Plan::Window { input, funcs, cols } => Plan::Window { input: f(input), funcs, cols },
+        Plan::Trim { input, keep } => Plan::Trim { input: f(input), keep },
+        other => return Err(other),
+    })
+}
+
 /// Puts a spool over each largest part of a subquery's plan that reads nothing outside
 /// itself (no outer row, variable or session function), so the subquery, run once per
 /// outer row, computes that part once per statement. Parts too cheap to gain anything
@@ -3025,19 +3045,14 @@ pub fn spool_uncorrelated(plan: Plan) -> Plan {
         return Plan::Spool { input: Box::new(plan), id: next_spool_id(), vars };
     }
     let sp = |b: Box<Plan>| Box::new(spool_uncorrelated(*b));
+    let plan = match plan {
+        Plan::Filter { input, pred } => return Plan::Filter { input: sp(input), pred },
+        other => match map_row_input(other, &mut |b| sp(b)) {
+            Ok(p) => return p,
+            Err(p) => p,
+        },
+    };
     match plan {
-        Plan::Filter { input, pred } => Plan::Filter { input: sp(input), pred },
-        Plan::Project { input, exprs, cols } => Plan::Project { input: sp(input), exprs, cols },
-        Plan::Aggregate { input, keys, aggs, sets, scalar, cols } => {
-            Plan::Aggregate { input: sp(input), keys, aggs, sets, scalar, cols }
-        }
-        Plan::Sort { input, keys } => Plan::Sort { input: sp(input), keys },
-        Plan::Top { input, count, percent, ties, offset } => {
-            Plan::Top { input: sp(input), count, percent, ties, offset }
-        }
-        Plan::Distinct { input } => Plan::Distinct { input: sp(input) },
-        Plan::Window { input, funcs, cols } => Plan::Window { input: sp(input), funcs, cols },
-        Plan::Trim { input, keep } => Plan::Trim { input: sp(input), keep },
         Plan::SetOp { op, left, right, cols } => Plan::SetOp { op, left: sp(left), right: sp(right), cols },
         Plan::HashJoin { left, right, kind, left_keys, right_keys, key_types, residual, cols, hinted } => {
             Plan::HashJoin {
