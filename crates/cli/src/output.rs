@@ -149,7 +149,7 @@ pub fn display_width(ty: &SqlType) -> (usize, bool) {
         // sqlcmd gives sql_variant its 8000 characters; shown like a MAX type here.
         SqlType::Variant => (MAX_TYPE_WIDTH, false),
         // Shown as its bytes, 0x..., like sqlcmd.
-        SqlType::HierarchyId => (MAX_TYPE_WIDTH, false),
+        SqlType::HierarchyId | SqlType::Geometry | SqlType::Geography => (MAX_TYPE_WIDTH, false),
     }
 }
 
@@ -167,6 +167,8 @@ fn layout_of(c: &ColumnInfo) -> Layout {
             | SqlType::Xml
             | SqlType::Variant
             | SqlType::HierarchyId
+            | SqlType::Geometry
+            | SqlType::Geography
             | SqlType::Text
             | SqlType::NText
             | SqlType::Image

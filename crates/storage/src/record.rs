@@ -10,7 +10,9 @@
 //! a range prefix, the offset in the range (with the range's fixed separator bits) and an
 //! F bit (1 ends the level, 0 is a dot; the integer before a dot is stored plus one),
 //! padded with zero bits to a whole byte; the root is empty. Its byte order is the tree's
-//! depth-first order. Values are checked to decode when read.
+//! depth-first order. Values are checked to decode when read. geometry and geography
+//! columns are varbinary(max) columns holding SQL Server's serialization
+//! (`types::spatial`).
 //!
 //! A sql_variant column is a variable-length column (at most 8016 bytes). Its bytes are
 //! the base type's TDS type id (u8), the number of property bytes (u8), the properties

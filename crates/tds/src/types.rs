@@ -20,13 +20,17 @@
 //!                                                                character types
 //! xml          XML F1                                            id, schema present u8 (0)
 //! sql_variant  SSVARIANT 62                                      id, max length u32 (8009)
-//! hierarchyid  UDT F0                                            id, max byte size u16
-//!                                                                (892), database
+//! hierarchyid, UDT F0                                           id, max byte size u16
+//! geometry,                                                      (892; 0xFFFF for the
+//! geography                                                      spatial types), database
 //!                                                                B_VARCHAR (empty), schema
 //!                                                                B_VARCHAR ("sys"), type
-//!                                                                B_VARCHAR ("hierarchyid"),
-//!                                                                assembly-qualified name
-//!                                                                US_VARCHAR; values as PLP
+//!                                                                B_VARCHAR (the type's
+//!                                                                name), assembly-qualified
+//!                                                                name US_VARCHAR
+//!                                                                (Microsoft.SqlServer.Types.
+//!                                                                SqlHierarchyId, ...);
+//!                                                                values as PLP
 //! long length  IMAGE 22, TEXT 23, NTEXT 63                       id, max length u32
 //!                                                                (0x7FFFFFFF; ntext
 //!                                                                0x7FFFFFFE), collation for
@@ -170,16 +174,26 @@ pub enum TypeInfo {
         len: u32,
         collation: Option<[u8; 5]>,
     },
-    /// UDT: a CLR system type (hierarchyid) with its max byte size; values travel as
-    /// PLP whatever the size.
+    /// UDT: a CLR system type (hierarchyid, geometry, geography); values travel as PLP
+    /// whatever the size.
     Udt {
-        max: u16,
+        ty: SqlType,
     },
 }
 
-/// The assembly-qualified .NET name SQL Server sends with a hierarchyid column.
-pub const HIERARCHYID_ASSEMBLY: &str =
-    "Microsoft.SqlServer.Types.SqlHierarchyId, Microsoft.SqlServer.Types, Version=11.0.0.0, Culture=neutral, PublicKeyToken=89845dcd8080cc91";
+/// The UDT_INFO of a CLR system type: its max byte size (0xFFFF: unlimited), type name
+/// and the assembly-qualified .NET name SQL Server sends.
+pub fn clr_udt_info(ty: &SqlType) -> (u16, &'static str, &'static str) {
+    match ty {
+        SqlType::Geometry => (0xFFFF, "geometry", "Microsoft.SqlServer.Types.SqlGeometry"),
+        SqlType::Geography => (0xFFFF, "geography", "Microsoft.SqlServer.Types.SqlGeography"),
+        _ => (types::hierarchyid::MAX_BYTES as u16, "hierarchyid", "Microsoft.SqlServer.Types.SqlHierarchyId"),
+    }
+}
+
+/// The rest of a CLR system type's assembly-qualified name.
+const CLR_ASSEMBLY_TAIL: &str =
+    ", Microsoft.SqlServer.Types, Version=11.0.0.0, Culture=neutral, PublicKeyToken=89845dcd8080cc91";
 
 /// The max length SQL Server declares for text and image columns (ntext: one less, an
 /// even number of bytes).
@@ -276,7 +290,7 @@ impl TypeInfo {
             SqlType::Text => TypeInfo::Long { id: TEXT, len: LONG_MAX_LEN, collation: Some(DEFAULT_COLLATION) },
             SqlType::NText => TypeInfo::Long { id: NTEXT, len: LONG_MAX_LEN - 1, collation: Some(DEFAULT_COLLATION) },
             SqlType::Image => TypeInfo::Long { id: IMAGE, len: LONG_MAX_LEN, collation: None },
-            SqlType::HierarchyId => TypeInfo::Udt { max: types::hierarchyid::MAX_BYTES as u16 },
+            SqlType::HierarchyId | SqlType::Geometry | SqlType::Geography => TypeInfo::Udt { ty: *ty },
         }
     }
 
@@ -339,12 +353,13 @@ impl TypeInfo {
             TypeInfo::Xml => out.push(0),
             TypeInfo::Variant(len) => out.extend_from_slice(&len.to_le_bytes()),
             // UDT_INFO: max byte size, database (none sent), schema, type name, assembly.
-            TypeInfo::Udt { max } => {
+            TypeInfo::Udt { ty } => {
+                let (max, name, class) = clr_udt_info(&ty);
                 out.extend_from_slice(&max.to_le_bytes());
                 crate::wire::put_b_varchar(out, "");
                 crate::wire::put_b_varchar(out, "sys");
-                crate::wire::put_b_varchar(out, "hierarchyid");
-                crate::wire::put_us_varchar(out, HIERARCHYID_ASSEMBLY);
+                crate::wire::put_b_varchar(out, name);
+                crate::wire::put_us_varchar(out, &format!("{class}{CLR_ASSEMBLY_TAIL}"));
             }
             TypeInfo::Long { len, collation, .. } => {
                 out.extend_from_slice(&len.to_le_bytes());
@@ -443,15 +458,18 @@ impl TypeInfo {
             }
             SSVARIANT => TypeInfo::Variant(r.u32_le(what)?),
             UDT => {
-                let max = r.u16_le(what)?;
+                r.u16_le(what)?;
                 r.b_varchar(what)?;
                 r.b_varchar(what)?;
-                let name = r.b_varchar(what)?;
+                let name = r.b_varchar(what)?.to_ascii_lowercase();
                 r.us_varchar(what)?;
-                if !name.eq_ignore_ascii_case("hierarchyid") {
-                    return Err(TdsError::UnsupportedType(UDT));
-                }
-                TypeInfo::Udt { max }
+                let ty = match name.as_str() {
+                    "hierarchyid" => SqlType::HierarchyId,
+                    "geometry" => SqlType::Geometry,
+                    "geography" => SqlType::Geography,
+                    _ => return Err(TdsError::UnsupportedType(UDT)),
+                };
+                TypeInfo::Udt { ty }
             }
             TEXT | NTEXT | IMAGE => {
                 let len = r.u32_le(what)?;
@@ -519,7 +537,7 @@ impl TypeInfo {
             TypeInfo::Long { id: TEXT, .. } => SqlType::Text,
             TypeInfo::Long { id: NTEXT, .. } => SqlType::NText,
             TypeInfo::Long { .. } => SqlType::Image,
-            TypeInfo::Udt { .. } => SqlType::HierarchyId,
+            TypeInfo::Udt { ty } => ty,
             other => return Err(TdsError::UnsupportedType(other.id())),
         })
     }
@@ -655,7 +673,12 @@ fn value_bytes(ty: &SqlType, cp: CodePage, v: &Value, out: &mut Vec<u8>) -> std:
             let Value::String(s) = v else { return Err(bad()) };
             cp.encode_lossy(s, out);
         }
-        SqlType::Binary { .. } | SqlType::VarBinary { .. } | SqlType::Image | SqlType::HierarchyId => {
+        SqlType::Binary { .. }
+        | SqlType::VarBinary { .. }
+        | SqlType::Image
+        | SqlType::HierarchyId
+        | SqlType::Geometry
+        | SqlType::Geography => {
             let Value::Binary(b) = v else { return Err(bad()) };
             out.extend_from_slice(b);
         }
@@ -1081,6 +1104,12 @@ fn decode_bytes(ty: SqlType, cp: CodePage, b: Cow<'_, [u8]>, slot: &mut Value) -
         SqlType::HierarchyId => {
             if types::hierarchyid::HierarchyId::decode(&b).is_none() {
                 return Err(invalid_value(&ty, "hierarchyid encoding"));
+            }
+            Value::Binary(b.into_owned())
+        }
+        SqlType::Geometry | SqlType::Geography => {
+            if types::spatial::Spatial::deserialize(&b, ty == SqlType::Geography).is_none() {
+                return Err(invalid_value(&ty, "spatial serialization"));
             }
             Value::Binary(b.into_owned())
         }

@@ -498,21 +498,26 @@ fn sql_types_of_client_type_infos() {
     // SSVARIANT takes a 4-byte max length.
     assert_eq!(t("62 491F0000"), SqlType::Variant);
     assert!(bad("62 00").is_err());
-    // UDT: hierarchyid is known (its COLMETADATA form round-trips); other CLR types not.
+    // UDT: the CLR system types are known (their COLMETADATA form round-trips); other
+    // user-defined types not.
     assert!(bad("F0 00").is_err());
+    for ty in [SqlType::HierarchyId, SqlType::Geometry, SqlType::Geography] {
+        let mut udt = Vec::new();
+        TypeInfo::for_sql_type(&ty, true).encode(&mut udt);
+        assert_eq!(TypeInfo::decode(&mut Reader::new(&udt)).unwrap().sql_type().unwrap(), ty);
+    }
     let mut udt = Vec::new();
     TypeInfo::for_sql_type(&SqlType::HierarchyId, true).encode(&mut udt);
-    assert_eq!(TypeInfo::decode(&mut Reader::new(&udt)).unwrap().sql_type().unwrap(), SqlType::HierarchyId);
-    let geometry: Vec<u8> = udt
+    assert_eq!(udt[..4], [0xF0, 0x7C, 0x03, 0x00]);
+    let other: Vec<u8> = udt
         .iter()
         .copied()
         .take(4)
-        .chain([3u8, b's', 0, b'y', 0, b's', 0])
-        .chain([8u8, b'g', 0, b'e', 0, b'o', 0, b'm', 0, b'e', 0, b't', 0, b'r', 0, b'y', 0])
+        .chain([3u8, b'd', 0, b'b', 0, b'o', 0])
+        .chain([5u8, b'p', 0, b'o', 0, b'i', 0, b'n', 0, b't', 0])
         .chain([0, 0])
         .collect();
-    assert_eq!(udt[..4], [0xF0, 0x7C, 0x03, 0x00]);
-    assert_eq!(TypeInfo::decode(&mut Reader::new(&geometry)), Err(TdsError::UnsupportedType(0xF0)));
+    assert_eq!(TypeInfo::decode(&mut Reader::new(&other)), Err(TdsError::UnsupportedType(0xF0)));
     assert!(bad("E7 40").is_err());
 }
 

@@ -249,6 +249,8 @@ fn decode_other(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> R
             crate::hierarchyid::HierarchyId::decode(bytes).ok_or_else(bad)?;
             Value::Binary(bytes.to_vec())
         }
+        // Checked when they came in (CAST, TDS); kept as varbinary(max).
+        SqlType::Geometry | SqlType::Geography => Value::Binary(bytes.to_vec()),
         SqlType::UniqueIdentifier => Value::Guid(le(bytes)),
         SqlType::Variant => {
             let (base, n) = read_variant_header(bytes).ok_or_else(bad)?;

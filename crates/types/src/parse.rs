@@ -103,6 +103,9 @@ pub fn parse_from(text: &str, source: &SqlType, target: &SqlType) -> Result<Valu
         SqlType::Variant => Value::variant(Value::String(text.to_string()), source),
         SqlType::Text | SqlType::NText | SqlType::Image => parse_from(text, source, &target.max_equivalent()),
         SqlType::HierarchyId => crate::hierarchyid::HierarchyId::parse(text)?.encode().map(Value::Binary),
+        // Parse: SRID 0 for geometry, 4326 for geography.
+        SqlType::Geometry => Ok(Value::Binary(crate::spatial::Spatial::from_wkt(text, 0, false)?.serialize(false))),
+        SqlType::Geography => Ok(Value::Binary(crate::spatial::Spatial::from_wkt(text, 4326, true)?.serialize(true))),
     }
 }
 

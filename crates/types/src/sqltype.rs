@@ -103,6 +103,11 @@ pub enum SqlType {
     /// ([`crate::hierarchyid`]; values are `Value::Binary` of that form, at most 892
     /// bytes). A CLR system type: sent over TDS as a UDT.
     HierarchyId,
+    /// geometry and geography: SQL Server's serialization ([`crate::spatial`]) in a
+    /// `Value::Binary`, stored as varbinary(max) ([`SqlType::max_equivalent`]). CLR system
+    /// types: sent over TDS as UDTs.
+    Geometry,
+    Geography,
 }
 
 /// Largest value of a sql_variant's base type in bytes, and the most a stored
@@ -343,6 +348,8 @@ impl SqlType {
             "ntext" | "national text" => no_args(SqlType::NText),
             "image" => no_args(SqlType::Image),
             "hierarchyid" => no_args(SqlType::HierarchyId),
+            "geometry" => no_args(SqlType::Geometry),
+            "geography" => no_args(SqlType::Geography),
             _ => Err(SqlError::new(
                 2715,
                 16,
@@ -385,7 +392,19 @@ impl SqlType {
             SqlType::NText => "ntext",
             SqlType::Image => "image",
             SqlType::HierarchyId => "hierarchyid",
+            SqlType::Geometry => "geometry",
+            SqlType::Geography => "geography",
         }
+    }
+
+    /// The CLR system types: hierarchyid, geometry, geography.
+    pub fn is_clr(&self) -> bool {
+        matches!(self, SqlType::HierarchyId | SqlType::Geometry | SqlType::Geography)
+    }
+
+    /// geometry, geography.
+    pub fn is_spatial(&self) -> bool {
+        matches!(self, SqlType::Geometry | SqlType::Geography)
     }
 
     /// text, ntext, image.
@@ -400,7 +419,7 @@ impl SqlType {
         match self {
             SqlType::Text => SqlType::VarChar { len: Length::Max },
             SqlType::NText => SqlType::NVarChar { len: Length::Max },
-            SqlType::Image => SqlType::VarBinary { len: Length::Max },
+            SqlType::Image | SqlType::Geometry | SqlType::Geography => SqlType::VarBinary { len: Length::Max },
             t => *t,
         }
     }
@@ -439,7 +458,9 @@ impl SqlType {
             | SqlType::Text
             | SqlType::NText
             | SqlType::Image
-            | SqlType::HierarchyId => return None,
+            | SqlType::HierarchyId
+            | SqlType::Geometry
+            | SqlType::Geography => return None,
         })
     }
 
@@ -472,6 +493,7 @@ impl SqlType {
             | SqlType::Image => MAX_LOB_BYTES,
             SqlType::Variant => MAX_VARIANT_BYTES,
             SqlType::HierarchyId => crate::hierarchyid::MAX_BYTES as u32,
+            SqlType::Geometry | SqlType::Geography => MAX_LOB_BYTES,
             _ => u32::from(self.fixed_storage_len().unwrap_or(0)),
         }
     }
@@ -487,7 +509,7 @@ impl SqlType {
     pub fn precedence(&self) -> u8 {
         match self {
             // CLR types are first in the list (user-defined data types).
-            SqlType::HierarchyId => 1,
+            SqlType::HierarchyId | SqlType::Geometry | SqlType::Geography => 1,
             SqlType::Variant => 2,
             SqlType::Xml => 3,
             SqlType::DateTimeOffset { .. } => 4,
@@ -544,7 +566,7 @@ impl SqlType {
     /// sql_variant itself, nor text, ntext and image (SQL Server also excludes timestamp
     /// and CLR types, which Mesquite does not have).
     pub fn is_variant_base(&self) -> bool {
-        !self.is_lob() && !matches!(self, SqlType::Variant | SqlType::HierarchyId)
+        !self.is_lob() && !self.is_clr() && *self != SqlType::Variant
     }
 
     pub fn is_fixed_length(&self) -> bool {

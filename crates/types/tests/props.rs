@@ -192,6 +192,7 @@ fn arb_value(ty: SqlType) -> BoxedStrategy<Value> {
         }
         SqlType::UniqueIdentifier => any::<[u8; 16]>().prop_map(Value::Guid).boxed(),
         SqlType::Text | SqlType::NText | SqlType::Image => arb_value(ty.max_equivalent()),
+        SqlType::Geometry | SqlType::Geography => arb_value(ty.max_equivalent()),
         // A node of up to four levels of one or two labels each, in its binary form.
         SqlType::HierarchyId => prop::collection::vec(prop::collection::vec(-5000i64..6000, 1..3), 0..4)
             .prop_map(|levels| Value::Binary(types::hierarchyid::HierarchyId { levels }.encode().unwrap()))

@@ -9,6 +9,7 @@ package clients
 import (
 	"context"
 	"database/sql"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/url"
@@ -691,6 +692,73 @@ func TestTypesHierarchyId(t *testing.T) {
 	want := []string{" / 0 root", "3f60a8 /-2.18/ 1 neg", "58 /1/ 1 a", "5ac0 /1/1/ 2 aa"}
 	if strings.Join(got, "|") != strings.Join(want, "|") {
 		t.Errorf("rows %q, want %q", got, want)
+	}
+}
+
+// geometry and geography travel as UDTs with SQL Server's serialization: a bulk copy
+// sends the bytes as varbinary, the values read back exactly, the methods run on the
+// server, and text converts on the way in.
+func TestTypesSpatial(t *testing.T) {
+	record(t, "types")
+	db := open(t, plain)
+	c := ctx(t)
+	conn, err := db.Conn(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(c, "CREATE TABLE #shapes (id int PRIMARY KEY, g geometry NULL, gg geography NULL)"); err != nil {
+		t.Fatal(err)
+	}
+	point, _ := hex.DecodeString("E6100000010C00000000000034400000000000004440") // POINT (20 40), SRID 4326
+	stmt, err := conn.PrepareContext(c, mssql.CopyIn("#shapes", mssql.BulkOptions{}, "id", "g"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stmt.ExecContext(c, 1, point); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := stmt.ExecContext(c); err != nil {
+		t.Fatal(err)
+	}
+	stmt.Close()
+	if _, err := conn.ExecContext(c, "INSERT #shapes VALUES (2, @p1, geography::Point(47.65, -122.35, 4326))", "LINESTRING (0 0, 10 10, 20 0)"); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := conn.QueryContext(c, "SELECT g, g.STAsText(), g.STSrid, gg.Lat, gg.ToString() FROM #shapes ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	types, err := rows.ColumnTypes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := types[0].DatabaseTypeName(); got != "GEOMETRY" {
+		t.Errorf("type name %q", got)
+	}
+	var got []string
+	for rows.Next() {
+		var b []byte
+		var text string
+		var srid int64
+		var lat sql.NullFloat64
+		var gtext sql.NullString
+		if err := rows.Scan(&b, &text, &srid, &lat, &gtext); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, fmt.Sprintf("%X|%s|%d|%v|%v", b, text, srid, lat, gtext))
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"E6100000010C00000000000034400000000000004440|POINT (20 40)|4326|{0 false}|{ false}",
+		"0000000001040300000000000000000000000000000000000000000000000000244000000000000024400000000000003440000000000000000001000000010000000001000000FFFFFFFF0000000002" +
+			"|LINESTRING (0 0, 10 10, 20 0)|0|{47.65 true}|{POINT (-122.35 47.65) true}",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("rows\n%s\nwant\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
 

@@ -26,7 +26,7 @@
 //! 17 datetimeoffset (`u8` scale), 18 char (`u16` n), 19 varchar (`u16` n, 0xFFFF = max),
 //! 20 nchar (`u16` n), 21 nvarchar (`u16` n or 0xFFFF), 22 binary (`u16` n), 23 varbinary
 //! (`u16` n or 0xFFFF), 24 uniqueidentifier, 25 xml, 26 sql_variant, 27 text, 28 ntext,
-//! 29 image, 30 hierarchyid. Parameters are
+//! 29 image, 30 hierarchyid, 31 geometry, 32 geography. Parameters are
 //! checked on decoding with the same rules as a declaration (decimal precision 1-38,
 //! scale <= precision, ...).
 //!
@@ -246,6 +246,8 @@ impl Writer {
             SqlType::NText => self.u8(28),
             SqlType::Image => self.u8(29),
             SqlType::HierarchyId => self.u8(30),
+            SqlType::Geometry => self.u8(31),
+            SqlType::Geography => self.u8(32),
         }
     }
 
@@ -611,6 +613,8 @@ impl<'a> Reader<'a> {
             28 => SqlType::NText,
             29 => SqlType::Image,
             30 => SqlType::HierarchyId,
+            31 => SqlType::Geometry,
+            32 => SqlType::Geography,
             _ => return None,
         })
     }

@@ -434,6 +434,9 @@ fn odbc_type(ty: &SqlType, nullable: bool, odbc3: bool) -> OdbcType {
         SqlType::Variant => OdbcType { length: 8016, octet_length: None, ..chars(-150, Some(8000), 1, 39) },
         // SQL_SS_UDT, as SQL Server's ODBC catalog reports CLR types.
         SqlType::HierarchyId => OdbcType { length: 892, octet_length: Some(892), ..chars(-151, Some(892), 1, 0) },
+        SqlType::Geometry | SqlType::Geography => {
+            OdbcType { length: i32::MAX, octet_length: Some(i32::MAX), ..chars(-151, None, 1, 0) }
+        }
         // SQL_LONGVARCHAR, SQL_WLONGVARCHAR, SQL_LONGVARBINARY with their full sizes.
         SqlType::Text | SqlType::NText | SqlType::Image => {
             let (data_type, precision, length, ss) = match ty {

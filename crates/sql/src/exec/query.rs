@@ -676,7 +676,20 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let (v, t) = literal_type_value(l)?;
                 BExpr::Const(v, t)
             }
-            ExprKind::Column(name) => self.bind_column(name, scope)?,
+            ExprKind::Column(name) => match self.bind_column(name, scope) {
+                Ok(x) => x,
+                // `g.STX`, `t.g.STSrid`: a property of a geometry or geography column.
+                Err(err) if name.parts.len() >= 2 && super::clr::is_property(&name.name().value) => {
+                    let mut parts = name.parts.clone();
+                    let prop = parts.pop().unwrap_or_else(|| Ident::plain(""));
+                    let target = Expr { kind: ExprKind::Column(ObjectName { parts }), span: e.span };
+                    match self.bind_expr(&target, scope) {
+                        Ok(t) if t.ty().is_spatial() => super::clr::bind_property(t, &prop)?,
+                        _ => return Err(err),
+                    }
+                }
+                Err(err) => return Err(err),
+            },
             ExprKind::Variable(name) => self.bind_variable(name, scope)?,
             ExprKind::SystemVariable(name) => self.bind_system_variable(name)?,
             ExprKind::Niladic(n) => match n {
@@ -874,14 +887,14 @@ impl<'b, 'c> Binder<'b, 'c> {
                 }
                 BExpr::Collated(Box::new(x), resolve_collation(&collation.value, self.database_collation())?)
             }
-            ExprKind::MethodCall { target, method, args } if super::hierarchyid::is_method(&method.value) => {
-                super::hierarchyid::bind_method(self, target, method, args, scope)?
+            ExprKind::MethodCall { target, method, args } if super::clr::is_method(&method.value) => {
+                super::clr::bind_method(self, target, method, args, scope)?
             }
             ExprKind::MethodCall { target, method, args } => {
                 super::xml::bind_method(self, target, method, args, scope)?
             }
             ExprKind::StaticMethodCall { type_name, method, args } => {
-                super::hierarchyid::bind_static(self, type_name, method, args, scope)?
+                super::clr::bind_static(self, type_name, method, args, scope)?
             }
             ExprKind::NextValueFor(name) => {
                 return Err(SqlError::new(208, 16, 1, format!("Invalid object name '{}'.", name.name().value)))

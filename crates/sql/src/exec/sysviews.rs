@@ -483,6 +483,8 @@ pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
     ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
     ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
     ("float", SqlType::Float),
+    ("geography", SqlType::Geography),
+    ("geometry", SqlType::Geometry),
     ("hierarchyid", SqlType::HierarchyId),
     ("image", SqlType::Image),
     ("int", SqlType::Int),
@@ -568,6 +570,7 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
         SqlType::NText => (99, 16, 0, 0),
         // The CLR system types share system_type_id 240 (user_type_id tells them apart).
         SqlType::HierarchyId => (240, 892, 0, 0),
+        SqlType::Geometry | SqlType::Geography => (240, -1, 0, 0),
     }
 }
 
@@ -575,6 +578,8 @@ pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
 pub fn user_type_id(ty: &SqlType) -> i32 {
     match ty {
         SqlType::HierarchyId => 128,
+        SqlType::Geometry => 129,
+        SqlType::Geography => 130,
         t => i32::from(type_info(t).0),
     }
 }

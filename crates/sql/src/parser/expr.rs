@@ -37,13 +37,28 @@ pub(crate) fn is_xml_method(name: &str) -> bool {
     XML_METHODS.iter().any(|m| m.eq_ignore_ascii_case(name))
 }
 
-/// The hierarchyid methods, recognised the same way; CLR method names are
-/// case-sensitive, as in SQL Server.
-const CLR_METHODS: &[&str] =
-    &["GetLevel", "ToString", "GetAncestor", "IsDescendantOf", "GetDescendant", "GetReparentedValue"];
+/// The instance methods of the CLR types (hierarchyid, geometry, geography), recognised
+/// the same way; CLR method names are case-sensitive, as in SQL Server.
+const CLR_METHODS: &[&str] = &[
+    "GetLevel",
+    "ToString",
+    "GetAncestor",
+    "IsDescendantOf",
+    "GetDescendant",
+    "GetReparentedValue",
+    "STAsText",
+    "STGeometryType",
+    "STNumPoints",
+    "STIsEmpty",
+];
 
 pub(crate) fn is_clr_method(name: &str) -> bool {
     CLR_METHODS.contains(&name)
+}
+
+/// geometry's and geography's properties, read without parentheses (`@g.STX`).
+pub(crate) fn is_clr_property(name: &str) -> bool {
+    ["STSrid", "STX", "STY", "Lat", "Long"].contains(&name)
 }
 
 /// What can follow an operand at the comparison level and above.
@@ -267,7 +282,7 @@ impl<'a> Parser<'a> {
             // column name the method was already taken by the name (see name_primary).
             let step = if self.is(&TokenKind::Dot)
                 && self.is_ident_at(1)
-                && self.is_at(2, &TokenKind::LParen)
+                && (self.is_at(2, &TokenKind::LParen) || self.ident_at(1).is_some_and(is_clr_property))
                 && !matches!(expr.kind, ExprKind::Column(_))
             {
                 Step::Method
@@ -289,7 +304,8 @@ impl<'a> Parser<'a> {
                 Step::Method => {
                     self.advance();
                     self.parse_ident().and_then(|method| {
-                        let args = self.parse_call_args()?;
+                        // A property (`@g.STX`) has no argument list.
+                        let args = if self.is(&TokenKind::LParen) { self.parse_call_args()? } else { Vec::new() };
                         Ok(ExprKind::MethodCall { target, method, args })
                     })
                 }

@@ -273,6 +273,12 @@ impl<'a> Parser<'a> {
         self.is_word_at(0, kw)
     }
 
+    /// The text of the undelimited word `n` ahead, if it is one.
+    pub(crate) fn ident_at(&self, n: usize) -> Option<&str> {
+        let tok = self.peek_at(n);
+        matches!(tok.kind, TokenKind::Word).then(|| self.text_of(tok))
+    }
+
     pub(crate) fn is_any_word(&self, kws: &[&str]) -> bool {
         kws.iter().any(|k| self.is_word(k))
     }

@@ -93,6 +93,8 @@ enum Cat {
     Image,
     /// hierarchyid
     Hid,
+    /// geometry, geography
+    Spatial,
 }
 
 fn cat(t: &SqlType) -> Cat {
@@ -100,6 +102,7 @@ fn cat(t: &SqlType) -> Cat {
         SqlType::Text | SqlType::NText => Cat::Text,
         SqlType::Image => Cat::Image,
         SqlType::HierarchyId => Cat::Hid,
+        SqlType::Geometry | SqlType::Geography => Cat::Spatial,
         SqlType::Char { .. } | SqlType::VarChar { .. } | SqlType::NChar { .. } | SqlType::NVarChar { .. } => Cat::Str,
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Cat::Bin,
         SqlType::Xml => Cat::Xml,
@@ -123,6 +126,10 @@ pub fn explicit_allowed(from: &SqlType, to: &SqlType) -> bool {
         // hierarchyid: to and from its text and its bytes only.
         (Hid, Hid | Str | Bin) | (Str | Bin, Hid) => return true,
         (Hid, _) | (_, Hid) => return false,
+        // geometry and geography: to and from their text and bytes, not to each other.
+        (Spatial, Spatial) => return from == to,
+        (Spatial, Str | Bin) | (Str | Bin, Spatial) => return true,
+        (Spatial, _) | (_, Spatial) => return false,
         (Text, Text | Str) | (Str, Text) | (Image, Image | Bin) | (Bin, Image) => return true,
         (Str, Image) => return !from.is_unicode(),
         (Text | Image, _) | (_, Text | Image) => return false,
@@ -188,6 +195,10 @@ pub fn convert(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
         check_explicit(&from, to)?;
         return hierarchyid(value, &from, to, style);
     }
+    if from.is_spatial() || to.is_spatial() {
+        check_explicit(&from, to)?;
+        return spatial(value, &from, to, style);
+    }
     // text, ntext and image hold what the MAX types hold once the pair is allowed.
     if from.is_legacy_lob() || to.is_legacy_lob() {
         check_explicit(&from, to)?;
@@ -242,6 +253,36 @@ fn hierarchyid(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) 
         }
         (Value::String(s), false, true) => HierarchyId::parse(s)?.encode().map(Value::Binary),
         (Value::Binary(b), false, true) => bytes(b).map(|_| Value::Binary(b.clone())),
+        _ => Err(explicit_not_allowed(from.name(), to.name())),
+    }
+}
+
+/// Conversions to and from geometry and geography: their well-known text (ToString,
+/// Parse with SRID 0 or 4326) and their serialization (checked).
+fn spatial(value: &Value, from: &SqlType, to: &SqlType, style: Option<i32>) -> Result<Value, SqlError> {
+    use types::spatial::{clr_error, Spatial};
+    let geography = |t: &SqlType| *t == SqlType::Geography;
+    let read = |b: &[u8], t: &SqlType| -> Result<Spatial, SqlError> {
+        Spatial::deserialize(b, geography(t)).ok_or_else(|| {
+            clr_error(
+                geography(t),
+                "System.FormatException",
+                "24210: Unexpected end of input. Check that the input data is complete and has not been truncated.",
+            )
+        })
+    };
+    match (value, from.is_spatial(), to.is_spatial()) {
+        (Value::Binary(b), true, true) => Ok(Value::Binary(b.clone())),
+        (Value::Binary(b), true, false) => {
+            if to.is_character() {
+                let text = SqlType::NVarChar { len: Length::Max };
+                convert(&Value::String(read(b, from)?.to_wkt()), &text, to, style)
+            } else {
+                convert(value, &SqlType::VarBinary { len: Length::Max }, to, style)
+            }
+        }
+        (Value::String(s), false, true) => types::parse_from(s, from, to),
+        (Value::Binary(b), false, true) => read(b, to).map(|_| Value::Binary(b.clone())),
         _ => Err(explicit_not_allowed(from.name(), to.name())),
     }
 }
@@ -1097,7 +1138,12 @@ fn from_binary(b: &[u8], to: &SqlType) -> Result<Value, SqlError> {
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => fit_binary(b.to_vec(), to, false),
         // `convert` converts to their MAX equivalents instead, hierarchyid in `hierarchyid`.
-        SqlType::Text | SqlType::NText | SqlType::Image | SqlType::HierarchyId => return Err(bad()),
+        SqlType::Text
+        | SqlType::NText
+        | SqlType::Image
+        | SqlType::HierarchyId
+        | SqlType::Geometry
+        | SqlType::Geography => return Err(bad()),
         SqlType::Date => {
             if b.len() != 3 {
                 return Err(bad());

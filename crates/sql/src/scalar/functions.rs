@@ -214,6 +214,7 @@ fn text_len(t: &SqlType) -> Option<u32> {
         },
         SqlType::Xml | SqlType::Text | SqlType::NText | SqlType::Image => return None,
         SqlType::HierarchyId => 4000,
+        SqlType::Geometry | SqlType::Geography => return None,
         // A sql_variant converts to its base type's text: at most 8000 characters.
         SqlType::Variant => 8000,
         SqlType::Bit => 1,
@@ -1045,8 +1046,8 @@ pub fn call(
     ret: &SqlType,
     cx: &FnContext,
 ) -> Result<Value, SqlError> {
-    if let Some(method) = f.0.strip_prefix("HIERARCHYID ") {
-        return crate::exec::hierarchyid::call(method, args);
+    if f.0.starts_with("HIERARCHYID ") || f.0.starts_with("SPATIAL ") {
+        return crate::exec::clr::call(f.0, args);
     }
     if args.is_empty() {
         // The clock functions and NEWID run once per row in INSERT defaults and loops:

@@ -96,6 +96,8 @@ fn k(t: &SqlType) -> K {
         SqlType::Variant => K::Variant,
         SqlType::Text | SqlType::NText | SqlType::Image => K::Lob,
         SqlType::HierarchyId => K::Hid,
+        // Spatial values have no operators (only methods and IS NULL), like the LOBs.
+        SqlType::Geometry | SqlType::Geography => K::Lob,
     }
 }
 

@@ -131,7 +131,7 @@ pub(crate) fn fits_family(v: &Value, ty: &SqlType) -> bool {
             | (Value::Guid(_), T::UniqueIdentifier)
             | (Value::Variant(_), T::Variant)
     ) || (matches!(v, Value::String(_)) && ty.is_character())
-        || (matches!(v, Value::Binary(_)) && (ty.is_binary() || *ty == T::HierarchyId))
+        || (matches!(v, Value::Binary(_)) && (ty.is_binary() || ty.is_clr()))
 }
 
 /// The static type when it describes the value, else the value's own type.
