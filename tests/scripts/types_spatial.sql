@@ -41,3 +41,14 @@ GO
 DECLARE @h geography = geography::Point(1, 2, 4326);
 SELECT @h.STX;
 GO
+-- Not comparable: no GROUP BY, ORDER BY, DISTINCT or UNION (UNION ALL compares nothing).
+SELECT COUNT(*) FROM dbo.places GROUP BY shape;
+GO
+SELECT id FROM dbo.places ORDER BY spot;
+GO
+SELECT DISTINCT shape FROM dbo.places;
+GO
+SELECT shape FROM dbo.places UNION SELECT shape FROM dbo.places;
+GO
+SELECT COUNT(*) AS all_rows FROM (SELECT shape FROM dbo.places UNION ALL SELECT shape FROM dbo.places) u;
+GO

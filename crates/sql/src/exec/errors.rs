@@ -191,8 +191,12 @@ pub fn invalid_key_column(column: &str, table: &str) -> SqlError {
 }
 
 /// Msg 306 for text, ntext or image as an ORDER BY, GROUP BY, PARTITION BY or WITHIN
-/// GROUP key (SQL Server's state 2); Ok for every other type.
-pub fn check_sortable(ty: &types::SqlType) -> Result<(), SqlError> {
+/// GROUP key (SQL Server's state 2), 249 naming `clause` for geometry and geography; Ok
+/// for every other type.
+pub fn check_sortable(ty: &types::SqlType, clause: &str) -> Result<(), SqlError> {
+    if ty.is_spatial() {
+        return Err(not_comparable(ty, clause));
+    }
     if ty.is_legacy_lob() {
         return Err(SqlError::new(
             306,
@@ -204,9 +208,20 @@ pub fn check_sortable(ty: &types::SqlType) -> Result<(), SqlError> {
     Ok(())
 }
 
-/// Msg 421 for a text, ntext or image column of SELECT DISTINCT.
+/// Msg 249: geometry and geography are not byte-ordered CLR types; SQL Server names the
+/// clause.
+fn not_comparable(ty: &types::SqlType, clause: &str) -> SqlError {
+    SqlError::new(
+        249,
+        16,
+        1,
+        format!("The type \"{}\" is not comparable. It cannot be used in the {clause} clause.", ty.name()),
+    )
+}
+
+/// Msg 421 for a text, ntext, image, geometry or geography column of SELECT DISTINCT.
 pub fn check_distinct(ty: &types::SqlType) -> Result<(), SqlError> {
-    if ty.is_legacy_lob() {
+    if ty.is_legacy_lob() || ty.is_spatial() {
         return Err(SqlError::new(
             421,
             16,
@@ -220,7 +235,7 @@ pub fn check_distinct(ty: &types::SqlType) -> Result<(), SqlError> {
 /// Msg 5335 for a text, ntext or image column of UNION, INTERSECT or EXCEPT (UNION ALL
 /// compares nothing and takes them).
 pub fn check_set_operand(ty: &types::SqlType) -> Result<(), SqlError> {
-    if ty.is_legacy_lob() {
+    if ty.is_legacy_lob() || ty.is_spatial() {
         return Err(SqlError::new(
             5335,
             16,

@@ -1126,7 +1126,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             let mut order = Vec::new();
             for o in &f.within_group {
                 let expr = self.bind_expr(&o.expr, &input)?;
-                errors::check_sortable(&expr.ty())?;
+                errors::check_sortable(&expr.ty(), "ORDER BY")?;
                 order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let result_type = aggregate::return_type(kind, arg.as_ref().map(|a| a.ty()).as_ref())?;
@@ -1477,13 +1477,13 @@ impl<'b, 'c> Binder<'b, 'c> {
             let mut partition = Vec::new();
             for p in &over.partition_by {
                 let e = self.bind_expr(p, scope)?;
-                errors::check_sortable(&e.ty())?;
+                errors::check_sortable(&e.ty(), "PARTITION BY")?;
                 partition.push(e);
             }
             let mut order = Vec::new();
             for o in &over.order_by {
                 let expr = self.bind_expr(&o.expr, scope)?;
-                errors::check_sortable(&expr.ty())?;
+                errors::check_sortable(&expr.ty(), "ORDER BY")?;
                 order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) });
             }
             let ty = match kind {
@@ -1612,7 +1612,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                                 )
                             })?,
                         };
-                        errors::check_sortable(&e.ty())?;
+                        errors::check_sortable(&e.ty(), "ORDER BY")?;
                         keys.push(SortKey { expr: e, desc: o.direction == Some(SortDirection::Desc) });
                     }
                     plan = Plan::Sort { input: Box::new(plan), keys };
@@ -1797,7 +1797,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             let mut key_exprs = Vec::new();
             for k in &key_asts {
                 let e = self.bind_expr(k, &scope)?;
-                errors::check_sortable(&e.ty())?;
+                errors::check_sortable(&e.ty(), "GROUP BY")?;
                 key_exprs.push(e);
             }
             self.agg = Some(AggState {
@@ -1914,7 +1914,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                         }
                     }
                 };
-            errors::check_sortable(&cols[pos].ty)?;
+            errors::check_sortable(&cols[pos].ty, "ORDER BY")?;
             // The projected column keeps its expression's collation label.
             let expr = relabel(BExpr::Col(pos, cols[pos].ty), &exprs[pos], db);
             sort_keys.push(SortKey { expr, desc });
