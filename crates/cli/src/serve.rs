@@ -21,7 +21,8 @@ use tds::{Backend, BackendSession, LoginRequest, ServerConfig};
 
 pub const USAGE: &str = "usage: mesquite serve [--data-dir DIR] [--addr IP] [--port N] [--cert PEM --key PEM]
                       [--memory-limit-mb N] [--workers N] [--require-encryption]
-                      [--connection-threads on|off] [--schedulers N] [--config FILE]";
+                      [--connection-threads on|off] [--schedulers N] [--dac-port N]
+                      [--config FILE]";
 
 /// The engine as the TDS server sees it.
 struct EngineBackend {
@@ -42,7 +43,7 @@ impl Backend for EngineBackend {
             }
             None => &req.password,
         };
-        let mut s = self.instance.open_session(&req.user, password, db)?;
+        let mut s = self.instance.open_session_with(&req.user, password, db, req.dedicated_admin)?;
         s.set_client_info(&req.host_name, &req.app_name);
         s.set_connection(sql::host::ConnectionInfo {
             client_addr: req.client_addr,
@@ -91,6 +92,12 @@ impl BackendSession for EngineSession {
     fn defer_commits(&mut self, gate: Arc<sql::host::CommitGate>) {
         self.0.defer_commits(gate)
     }
+    fn set_kill_hook(&mut self, wake: Box<dyn Fn() + Send + Sync>) {
+        self.0.set_kill_hook(wake)
+    }
+    fn is_killed(&self) -> bool {
+        self.0.is_killed()
+    }
 }
 
 struct Settings {
@@ -107,6 +114,8 @@ struct Settings {
     connection_threads: bool,
     /// Session workers that run at once (SQLOS-style schedulers); None: one per CPU.
     schedulers: Option<usize>,
+    /// The dedicated admin connection's port on the loopback address; 0 turns it off.
+    dac_port: u16,
 }
 
 impl Settings {
@@ -123,6 +132,7 @@ impl Settings {
             require_encryption: false,
             connection_threads: true,
             schedulers: None,
+            dac_port: tds::DAC_PORT,
         }
     }
 }
@@ -149,6 +159,7 @@ fn apply(s: &mut Settings, key: &str, value: &str) -> Result<(), String> {
         "require-encryption" | "require_encryption" => s.require_encryption = parse_bool(value).ok_or_else(bad)?,
         "connection-threads" | "connection_threads" => s.connection_threads = parse_bool(value).ok_or_else(bad)?,
         "schedulers" => s.schedulers = Some(value.parse().map_err(|_| bad())?),
+        "dac-port" | "dac_port" => s.dac_port = value.parse().map_err(|_| bad())?,
         _ => return Err(format!("unknown setting {key}\n{USAGE}")),
     }
     Ok(())
@@ -170,7 +181,7 @@ fn read_config(s: &mut Settings, path: &std::path::Path) -> Result<(), String> {
 
 pub fn run(args: &[String]) -> Result<(), String> {
     if args.iter().any(|a| a == "--help" || a == "-h") {
-        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS, MESQUITE_SCHEDULERS;\nthe command line wins.\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).\n--schedulers N: how many session workers run at once (default one per CPU; 0: no limit).");
+        println!("{USAGE}\n\nDefaults: --addr 127.0.0.1 --port 1433, the default data directory, 1024 MB of buffer pool.\nSettings also come from mesquite.conf in the data directory (or --config FILE: key = value\nlines) and MESQUITE_ADDR, MESQUITE_PORT, MESQUITE_CERT, MESQUITE_KEY, MESQUITE_MEMORY_LIMIT_MB,\nMESQUITE_WORKERS, MESQUITE_REQUIRE_ENCRYPTION, MESQUITE_CONNECTION_THREADS, MESQUITE_SCHEDULERS,\nMESQUITE_DAC_PORT; the command line wins.\n--workers N: requests that run at once (default SQL Server's max worker threads: 512 up to 4 CPUs).\n--dac-port N: the dedicated admin connection's port on 127.0.0.1 (default 1434; 0: off).\n--connection-threads off serves plain TCP connections from the async request loop instead of\na thread each (TLS connections always use the request loop).\n--schedulers N: how many session workers run at once (default one per CPU; 0: no limit).");
         return Ok(());
     }
     let mut s = Settings::defaults(engine::default_data_dir());
@@ -194,6 +205,7 @@ pub fn run(args: &[String]) -> Result<(), String> {
         ("MESQUITE_REQUIRE_ENCRYPTION", "require-encryption"),
         ("MESQUITE_CONNECTION_THREADS", "connection-threads"),
         ("MESQUITE_SCHEDULERS", "schedulers"),
+        ("MESQUITE_DAC_PORT", "dac-port"),
     ] {
         if let Ok(v) = std::env::var(env) {
             apply(&mut s, key, &v)?;
@@ -260,6 +272,7 @@ fn server_config(s: &Settings) -> Result<ServerConfig, String> {
     if let Some(w) = s.workers {
         server.workers = w.max(1);
     }
+    server.dac_addr = (s.dac_port != 0).then(|| SocketAddr::new(IpAddr::from([127, 0, 0, 1]), s.dac_port));
     match (&s.cert, &s.key) {
         (Some(c), Some(k)) => server.cert = Some((c.clone(), k.clone())),
         (None, None) => {}

@@ -2,78 +2,23 @@
 //! a fresh data directory): a durable insert workload from four threads, read back through
 //! `tds::client`, and a batch that fails every time.
 
-use std::path::PathBuf;
-use std::process::{Child, Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, Output};
 
 use stress::json::{self, Json};
 use tds::client::{Client, ClientConfig, ClientError};
 
-const PASSWORD: &str = "Stress-test-pw-1";
+mod common;
 
-/// The server process and its data directory; killed and removed on drop, so a failed
-/// assertion does not leave a server behind.
-struct Server {
-    child: Child,
-    port: u16,
-    dir: PathBuf,
-}
+use common::{Server, PASSWORD};
 
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
-}
-
-impl Server {
-    fn start(tag: &str) -> Server {
-        let dir = std::env::temp_dir().join(format!("mesquite-stress-test-{}-{tag}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_mesquite"))
-            .args(["serve", "--data-dir"])
-            .arg(&dir)
-            .args(["--port", &port.to_string(), "--memory-limit-mb", "64"])
-            .env("MESQUITE_SA_PASSWORD", PASSWORD)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mesquite serve");
-        let mut s = Server { child, port, dir };
-        // Ready once a login succeeds; give up (and fail) if it never does.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        loop {
-            match Client::connect(&s.config()) {
-                Ok(_) => return s,
-                Err(e) => {
-                    if let Ok(Some(status)) = s.child.try_wait() {
-                        panic!("mesquite serve exited ({status}) before accepting logins: {e}");
-                    }
-                    assert!(Instant::now() < deadline, "mesquite serve not ready: {e}");
-                    std::thread::sleep(Duration::from_millis(100));
-                }
-            }
-        }
-    }
-
-    fn config(&self) -> ClientConfig {
-        ClientConfig::new("127.0.0.1", self.port, "sa", PASSWORD)
-    }
-
-    fn stress(&self, args: &[&str]) -> Output {
-        Command::new(env!("CARGO_BIN_EXE_mesquite"))
-            .arg("stress")
-            .args(["-S", &format!("127.0.0.1,{}", self.port), "-U", "sa", "-P", PASSWORD, "--progress", "none"])
-            .args(args)
-            .output()
-            .expect("run mesquite stress")
-    }
+/// `mesquite stress` against the server.
+fn stress(server: &Server, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mesquite"))
+        .arg("stress")
+        .args(["-S", &format!("127.0.0.1,{}", server.port), "-U", "sa", "-P", PASSWORD, "--progress", "none"])
+        .args(args)
+        .output()
+        .expect("run mesquite stress")
 }
 
 fn num(j: &Json, key: &str) -> u64 {
@@ -89,7 +34,7 @@ fn inserts_from_four_threads() {
     let r = c.batch("CREATE TABLE dbo.stress_t (id int IDENTITY PRIMARY KEY, v varchar(20) NOT NULL)").unwrap();
     assert!(r.errors.is_empty(), "{:?}", r.errors);
 
-    let out = server.stress(&[
+    let out = stress(&server, &[
         "-n",
         "4",
         "-i",
@@ -129,7 +74,7 @@ fn inserts_from_four_threads() {
 #[test]
 fn failing_batch_is_reported() {
     let server = Server::start("errors");
-    let out = server.stress(&["-n", "2", "-i", "5", "-Q", "DECLARE @z int = 0;\nSELECT 1 / @z;", "--json", "-"]);
+    let out = stress(&server, &["-n", "2", "-i", "5", "-Q", "DECLARE @z int = 0;\nSELECT 1 / @z;", "--json", "-"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{stdout}", out.status);
     let j = json::parse(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));
@@ -141,7 +86,7 @@ fn failing_batch_is_reported() {
     assert!(msg.starts_with("Msg 8134, Level 16,"), "{msg}");
     assert!(msg.contains("Line 2: Divide by zero error encountered."), "{msg}");
 
-    let out = server.stress(&["-i", "3", "-Q", "SELECT 1 / 0", "--fail-on-error"]);
+    let out = stress(&server, &["-i", "3", "-Q", "SELECT 1 / 0", "--fail-on-error"]);
     assert_eq!(out.status.code(), Some(2));
     let table = String::from_utf8_lossy(&out.stdout);
     assert!(table.contains("Errors:                 3"), "{table}");

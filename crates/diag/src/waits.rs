@@ -5,7 +5,7 @@
 //! and shown in milliseconds, so many short waits still add up correctly.
 
 use std::cell::RefCell;
-use std::sync::atomic::{AtomicU16, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -204,6 +204,17 @@ pub fn instance_waits() -> &'static WaitStats {
 
 thread_local! {
     static CURRENT_SESSION: RefCell<Option<Arc<WaitStats>>> = const { RefCell::new(None) };
+    /// The cancel flag of the request this thread runs (attention, KILL, shutdown): waits
+    /// that could last indefinitely (locks) poll it, see [`cancelled`].
+    static CURRENT_CANCEL: RefCell<Option<Arc<AtomicBool>>> = const { RefCell::new(None) };
+}
+
+/// Whether the request this thread runs has been cancelled (an attention, KILL, or the
+/// server shutting down). Waits with no bound of their own poll this so that a waiting
+/// request always ends when asked to.
+#[inline]
+pub fn cancelled() -> bool {
+    CURRENT_CANCEL.with(|c| c.borrow().as_ref().is_some_and(|f| f.load(Relaxed)))
 }
 
 /// Records a finished wait in the instance table and the current session's table.
@@ -244,12 +255,22 @@ pub fn record_wait_for(session: Option<&WaitStats>, wt: WaitType, wait: Duration
 /// runs one request at a time; the scope restores whatever was there before).
 pub struct SessionScope {
     previous: Option<Arc<WaitStats>>,
+    previous_cancel: Option<Option<Arc<AtomicBool>>>,
 }
 
 impl SessionScope {
     pub fn enter(stats: Arc<WaitStats>) -> SessionScope {
         let previous = CURRENT_SESSION.with(|s| s.borrow_mut().replace(stats));
-        SessionScope { previous }
+        SessionScope { previous, previous_cancel: None }
+    }
+
+    /// Also installs the request's cancel flag (see [`cancelled`]) for the scope.
+    pub fn with_cancel(mut self, cancel: Arc<AtomicBool>) -> SessionScope {
+        let prev = CURRENT_CANCEL.with(|c| c.borrow_mut().replace(cancel));
+        if self.previous_cancel.is_none() {
+            self.previous_cancel = Some(prev);
+        }
+        self
     }
 }
 
@@ -257,6 +278,9 @@ impl Drop for SessionScope {
     fn drop(&mut self) {
         let prev = self.previous.take();
         CURRENT_SESSION.with(|s| *s.borrow_mut() = prev);
+        if let Some(c) = self.previous_cancel.take() {
+            CURRENT_CANCEL.with(|s| *s.borrow_mut() = c);
+        }
     }
 }
 
@@ -284,6 +308,25 @@ impl WaitTimer {
     #[inline]
     pub fn finish(mut self) {
         self.record();
+    }
+
+    /// Ends the wait, counting it only if it lasted `min` or longer: for a call that
+    /// usually returns at once (a socket write) but must show as the session's current
+    /// wait while it blocks.
+    #[inline]
+    pub fn finish_if_longer(mut self, min: Duration) -> Duration {
+        let took = self.start.elapsed();
+        self.done = true;
+        if took >= min {
+            record(self.wt, took, Duration::ZERO, true);
+        } else {
+            CURRENT_SESSION.with(|s| {
+                if let Some(s) = &*s.borrow() {
+                    s.current.store(0, Relaxed);
+                }
+            });
+        }
+        took
     }
 
     #[inline]

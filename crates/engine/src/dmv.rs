@@ -181,7 +181,7 @@ impl SessionActivity {
             a.last_request_start = now;
             a.running = Some(Running { start_time: now, start: Instant::now(), waits_start: self.waits.total_wait() });
         }
-        diag::SessionScope::enter(self.waits.clone())
+        diag::SessionScope::enter(self.waits.clone()).with_cancel(state.cancel.clone())
     }
 
     /// The request ended (or the session was just opened): publishes the session's

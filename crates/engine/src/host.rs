@@ -1065,6 +1065,10 @@ impl Host for EngineHost {
         self.sysadmin
     }
 
+    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
+        self.inst.kill_session(self.spid, spid, status_only)
+    }
+
     fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
         Ok(self.inst.check_database(db)?)
     }

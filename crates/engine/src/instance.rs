@@ -202,6 +202,15 @@ pub(crate) struct SessionSlot {
     pub login: String,
     /// What the DMVs show of the session (see `dmv.rs`).
     pub activity: crate::dmv::SessionActivity,
+    /// The session's cancel flag (its requests poll it; KILL sets it).
+    pub cancel: Arc<std::sync::atomic::AtomicBool>,
+    /// Set by KILL: the session runs nothing more and its connection closes.
+    pub killed: std::sync::atomic::AtomicBool,
+    /// The session came through the dedicated admin connection (at most one does).
+    pub dedicated_admin: bool,
+    /// How KILL wakes the session's connection (set by the server: it shuts the
+    /// connection's socket, which ends an idle read and a blocked write alike).
+    pub on_kill: Mutex<Option<Box<dyn Fn() + Send + Sync>>>,
 }
 
 /// A running instance. See the module doc.
@@ -690,8 +699,22 @@ impl Instance {
 
     // ---- sessions and logins -------------------------------------------------------
 
-    pub(crate) fn register_session(&self, login: &str, database: DbId) -> (i32, Arc<SessionSlot>) {
+    pub(crate) fn register_session(
+        &self,
+        login: &str,
+        database: DbId,
+        cancel: Arc<std::sync::atomic::AtomicBool>,
+        dedicated_admin: bool,
+    ) -> std::result::Result<(i32, Arc<SessionSlot>), types::SqlError> {
         let mut s = self.sessions.lock();
+        if dedicated_admin && s.values().any(|v| v.dedicated_admin) {
+            return Err(types::SqlError::new(
+                17810,
+                20,
+                1,
+                "Could not connect because the maximum number of '1' dedicated administrator connections already exists. Before a new connection can be made, the existing dedicated administrator connection must be dropped, either by logging off or ending the process.",
+            ));
+        }
         // SQL Server reuses the lowest free session id.
         let mut spid = FIRST_USER_SPID;
         for k in s.keys() {
@@ -705,10 +728,58 @@ impl Instance {
             database: AtomicI16::new(database),
             login: login.to_string(),
             activity: crate::dmv::SessionActivity::new(),
+            cancel,
+            killed: std::sync::atomic::AtomicBool::new(false),
+            dedicated_admin,
+            on_kill: Mutex::new(None),
         });
         s.insert(spid, slot.clone());
         diag::counters().user_connections.inc();
-        (spid, slot)
+        Ok((spid, slot))
+    }
+
+    /// KILL `target` from session `killer`: the target's running request is cancelled
+    /// (a lock or WAITFOR wait included), its connection is closed, and dropping the
+    /// session rolls its transaction back and frees its worker. With `status_only`, only
+    /// the report of a rollback in progress (Msg 6120 when there is none).
+    pub fn kill_session(
+        &self,
+        killer: i32,
+        target: i32,
+        status_only: bool,
+    ) -> std::result::Result<Option<String>, types::SqlError> {
+        if target == killer {
+            return Err(types::SqlError::new(6104, 16, 1, "Cannot use KILL to kill your own process."));
+        }
+        let slot = self.sessions.lock().get(&target).cloned();
+        let Some(slot) = slot else {
+            if (1..FIRST_USER_SPID).contains(&target) {
+                return Err(types::SqlError::new(6107, 14, 1, "Only user processes can be killed."));
+            }
+            return Err(types::SqlError::new(6106, 16, 2, format!("Process ID {target} is not an active process ID.")));
+        };
+        let killed = slot.killed.load(std::sync::atomic::Ordering::Acquire);
+        if status_only {
+            // A killed session still listed is ending: its rollback is under way.
+            if killed {
+                return Ok(Some(format!(
+                    "SPID {target}: transaction rollback in progress. Estimated rollback completion: 0%. Estimated time remaining: 0 seconds."
+                )));
+            }
+            return Err(types::SqlError::new(
+                6120,
+                16,
+                1,
+                format!("Status report cannot be obtained. Rollback operation for Process ID {target} is not in progress."),
+            ));
+        }
+        slot.killed.store(true, std::sync::atomic::Ordering::Release);
+        slot.cancel.store(true, std::sync::atomic::Ordering::Release);
+        if let Some(wake) = &*slot.on_kill.lock() {
+            wake();
+        }
+        diag::errorlog::log(&format!("spid{killer}"), &format!("Process ID {target} was killed by session {killer}."));
+        Ok(None)
     }
 
     pub(crate) fn unregister_session(&self, spid: i32) {

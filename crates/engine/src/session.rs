@@ -47,7 +47,27 @@ impl Instance {
         password: &str,
         database: Option<&str>,
     ) -> Result<Session, SqlError> {
+        self.open_session_with(login, password, database, false)
+    }
+
+    /// [`Instance::open_session`], through the dedicated admin connection when
+    /// `dedicated_admin`: only a sysadmin may log in there (18456 otherwise, with the
+    /// reason in the error log), and only one such session at a time (17810).
+    pub fn open_session_with(
+        self: &Arc<Self>,
+        login: &str,
+        password: &str,
+        database: Option<&str>,
+        dedicated_admin: bool,
+    ) -> Result<Session, SqlError> {
         let rec = self.authenticate(login, password)?;
+        if dedicated_admin && !rec.sysadmin {
+            diag::errorlog::log(
+                "Logon",
+                &format!("Login failed for user '{login}'. Reason: only members of the sysadmin role may use the dedicated administrator connection. [CLIENT: <local machine>]"),
+            );
+            return Err(SqlError::new(18456, 14, 1, format!("Login failed for user '{login}'.")));
+        }
         let name = rec.name.clone();
         let db = match database.filter(|d| !d.is_empty()) {
             // The login's default database (master unless ALTER LOGIN changed it).
@@ -81,10 +101,13 @@ impl Instance {
                 ));
             }
         }
-        let (spid, slot) = self.register_session(&name, db);
+        let cancel = Arc::new(AtomicBool::new(false));
+        let (spid, slot) = self.register_session(&name, db, cancel.clone(), dedicated_admin)?;
         let mut host = EngineHost::new(self.clone(), spid, &name);
         host.set_sysadmin(rec.sysadmin);
-        Ok(Session { inst: self.clone(), host, state: SessionState::new(db, spid), slot, spid })
+        let mut state = SessionState::new(db, spid);
+        state.cancel = cancel;
+        Ok(Session { inst: self.clone(), host, state, slot, spid })
     }
 }
 
@@ -111,6 +134,9 @@ impl Session {
 
     /// Runs a SQL batch; results, messages and errors go to `sink`.
     pub fn execute_batch(&mut self, text: &str, sink: &mut dyn ResultSink) {
+        if self.refuse_if_killed(sink) {
+            return;
+        }
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
         // The request runs on one of the instance's schedulers (see `diag::sched`).
@@ -121,6 +147,9 @@ impl Session {
 
     /// Runs an RPC request (sp_executesql, prepared statements, procedures by name).
     pub fn execute_rpc(&mut self, call: &RpcCall, sink: &mut dyn ResultSink) {
+        if self.refuse_if_killed(sink) {
+            return;
+        }
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
         // The request runs on one of the instance's schedulers (see `diag::sched`).
@@ -131,6 +160,9 @@ impl Session {
 
     /// Runs a bulk-load message: the rows of the session's last INSERT BULK.
     pub fn execute_bulk_load(&mut self, load: &sql::request::BulkLoad, sink: &mut dyn ResultSink) {
+        if self.refuse_if_killed(sink) {
+            return;
+        }
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
         let _scheduler = diag::sched::enter();
@@ -155,6 +187,33 @@ impl Session {
         let _ = self.host.set_isolation(self.state.isolation);
         self.host.set_lock_timeout(self.state.lock_timeout);
         self.publish();
+    }
+
+    /// Whether KILL ended this session.
+    pub fn is_killed(&self) -> bool {
+        self.slot.killed.load(Ordering::Acquire)
+    }
+
+    /// How KILL wakes this session's connection (e.g. shut its socket down). Called at
+    /// most once per KILL, from the killing session's thread.
+    pub fn set_kill_hook(&self, wake: Box<dyn Fn() + Send + Sync>) {
+        *self.slot.on_kill.lock() = Some(wake);
+    }
+
+    /// A killed session runs nothing more: Msg 596 (severity 21 ends the connection).
+    fn refuse_if_killed(&mut self, sink: &mut dyn ResultSink) -> bool {
+        if !self.is_killed() {
+            return false;
+        }
+        let error = SqlError::new(596, 21, 1, "Cannot continue the execution because the session is in the kill state.");
+        let _ = sink.message(&sql::results::Message { error, info: false });
+        let _ = sink.done(sql::results::Done {
+            kind: sql::results::DoneKind::Statement,
+            row_count: None,
+            error: true,
+            in_xact: self.in_transaction(),
+        });
+        true
     }
 
     /// Set by the connection when the client sends an attention: the running request

@@ -405,6 +405,12 @@ pub trait Host {
     fn is_sysadmin(&self) -> bool {
         true
     }
+    /// KILL `spid` (see the engine's `Instance::kill_session`): Ok(Some(text)) is the
+    /// status report of KILL ... WITH STATUSONLY.
+    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
+        let _ = (spid, status_only);
+        Err(SqlError::new(6106, 16, 2, format!("Process ID {spid} is not an active process ID.")))
+    }
 
     /// DBCC CHECKDB's structural core: allocation (GAM/SGAM/PFS/IAM) cross-checks and a
     /// check of every B-tree of the database; one line per problem, empty when clean.

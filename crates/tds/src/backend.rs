@@ -32,6 +32,9 @@ pub struct LoginRequest {
     pub local_addr: Option<SocketAddr>,
     /// Every packet is encrypted (TLS after PRELOGIN, or TDS 8.0), not only LOGIN7.
     pub encrypted: bool,
+    /// The login came through the dedicated admin connection's listener: only a
+    /// sysadmin may log in there.
+    pub dedicated_admin: bool,
 }
 
 pub trait Backend: Send + Sync + 'static {
@@ -81,5 +84,14 @@ pub trait BackendSession: Send + 'static {
     /// `sql::host::CommitGate`). A backend that ignores this waits as usual.
     fn defer_commits(&mut self, gate: Arc<sql::host::CommitGate>) {
         let _ = gate;
+    }
+    /// How KILL of this session from another one wakes the connection (the server
+    /// shuts the socket down or ends the request loop). A backend without KILL ignores it.
+    fn set_kill_hook(&mut self, wake: Box<dyn Fn() + Send + Sync>) {
+        let _ = wake;
+    }
+    /// Whether KILL ended the session: the connection closes after the request.
+    fn is_killed(&self) -> bool {
+        false
     }
 }

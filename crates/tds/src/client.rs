@@ -345,6 +345,19 @@ impl Client {
         self.rpc("sp_executesql", &all)
     }
 
+    /// Sends a SQL batch and returns without reading its response: a client that stops
+    /// reading (tests of the server's backpressure, attention and KILL). The connection
+    /// is of no further use for requests unless the response is read.
+    pub fn send_batch_unread(&mut self, sql: &str) -> Result<(), ClientError> {
+        self.send_batch(sql)
+    }
+
+    /// Bounds every later read of a response (None: wait as long as it takes).
+    pub fn set_read_timeout(&mut self, timeout: Option<Duration>) -> Result<(), ClientError> {
+        self.stream.get_ref().set_read_timeout(timeout)?;
+        Ok(())
+    }
+
     fn send_batch(&mut self, sql: &str) -> Result<(), ClientError> {
         let mut m = rpc::encode_all_headers(self.transaction, 1);
         m.reserve(sql.len() * 2);

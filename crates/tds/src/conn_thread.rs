@@ -45,6 +45,8 @@ pub(crate) struct PlainConnection<S> {
     pub tds_version: u32,
     pub column_encryption: bool,
     pub peer: SocketAddr,
+    /// The worker pool its requests take a worker from (the DAC has its own).
+    pub workers: Arc<Semaphore>,
 }
 
 /// Moves the connection onto a thread of its own. Errors leave the connection closed.
@@ -53,7 +55,7 @@ pub(crate) fn start<B: Backend>(
     watcher: &AttentionWatcher,
     conn: PlainConnection<B::Session>,
 ) -> Result<(), ConnError> {
-    let PlainConnection { tcp, session, packet_size, tds_version, column_encryption, peer } = conn;
+    let PlainConnection { tcp, session, packet_size, tds_version, column_encryption, peer, workers } = conn;
     let tcp = tcp.into_std()?;
     tcp.set_nonblocking(false)?;
     let sock = Arc::new(tcp);
@@ -64,6 +66,14 @@ pub(crate) fn start<B: Backend>(
         return Ok(()); // The server is stopping.
     };
     let mut session = session;
+    // KILL from another session: shutting the socket down ends an idle read, a write
+    // blocked on a client that does not read, and the reply of a cancelled request.
+    let kill_sock = Arc::downgrade(&sock);
+    session.set_kill_hook(Box::new(move || {
+        if let Some(s) = kill_sock.upgrade() {
+            let _ = s.shutdown(std::net::Shutdown::Both);
+        }
+    }));
     let gate = Arc::new(CommitGate::default());
     session.defer_commits(gate.clone());
     let label = format!("spid{}", session.spid());
@@ -81,6 +91,7 @@ pub(crate) fn start<B: Backend>(
         out_buf: Vec::new(),
         gate,
         reply: Arc::new(ReplyInFlight::default()),
+        workers,
     };
     let spawned = std::thread::Builder::new().name(label.clone()).stack_size(STACK_SIZE).spawn(move || {
         let shared = thread_shared;
@@ -130,6 +141,7 @@ struct ThreadConn<S> {
     gate: Arc<CommitGate>,
     /// A reply the log writer sends once its commit is durable.
     reply: Arc<ReplyInFlight>,
+    workers: Arc<Semaphore>,
 }
 
 impl<S: BackendSession> ThreadConn<S> {
@@ -164,7 +176,7 @@ impl<S: BackendSession> ThreadConn<S> {
                 continue;
             }
             let Some(msg) = reasm.push(&h, &payload)? else { continue };
-            if !self.request(shared, msg)? {
+            if !self.request(shared, msg)? || self.session.is_killed() {
                 return Err(ConnError::Quiet);
             }
         }
@@ -177,8 +189,9 @@ impl<S: BackendSession> ThreadConn<S> {
         let reset = msg.reset_connection();
         drop(msg);
         self.cancel.store(false, Ordering::Release);
-        let permit = acquire_worker(&shared.workers);
-        if shared.stopping.load(Ordering::Acquire) {
+        let permit = acquire_worker(&self.workers, &shared.stopping, &self.cancel);
+        // The server is stopping, or KILL ended the session while it waited for a worker.
+        if shared.stopping.load(Ordering::Acquire) || self.session.is_killed() {
             return Err(ConnError::Quiet);
         }
         // Bytes already read past the request (a client that sent its attention right
@@ -364,20 +377,24 @@ fn send_reply(sock: Arc<TcpStream>, reply: Arc<ReplyInFlight>, packets: Vec<Vec<
 }
 
 /// A worker slot (`ServerConfig::workers` requests at once over all connections, as on
-/// the tokio path); waiting for one is a THREADPOOL wait.
-fn acquire_worker(sem: &Arc<Semaphore>) -> Option<OwnedSemaphorePermit> {
+/// the tokio path); waiting for one is a THREADPOOL wait. None when the server began to
+/// shut down or the session was killed (`cancel`) while this request waited.
+fn acquire_worker(sem: &Arc<Semaphore>, stopping: &AtomicBool, cancel: &AtomicBool) -> Option<OwnedSemaphorePermit> {
     if let Ok(p) = sem.clone().try_acquire_owned() {
         return Some(p);
     }
     let start = Instant::now();
-    // The semaphore is never closed; should that change, run without a slot.
-    let p = block_on(sem.clone().acquire_owned()).ok();
+    let p = block_on_unless(sem.clone().acquire_owned(), || {
+        stopping.load(Ordering::Acquire) || cancel.load(Ordering::Acquire)
+    })
+    .and_then(Result::ok);
     record_wait(WaitType::THREADPOOL, start.elapsed(), Duration::ZERO);
     p
 }
 
-/// Polls a future to completion on this (non-runtime) thread, parking between polls.
-fn block_on<F: std::future::Future>(f: F) -> F::Output {
+/// Polls a future to completion on this (non-runtime) thread, parking between polls;
+/// None once `stop` says so (checked every few milliseconds while parked).
+fn block_on_unless<F: std::future::Future>(f: F, stop: impl Fn() -> bool) -> Option<F::Output> {
     struct Unpark(std::thread::Thread);
     impl Wake for Unpark {
         fn wake(self: Arc<Self>) {
@@ -389,9 +406,12 @@ fn block_on<F: std::future::Future>(f: F) -> F::Output {
     let mut f = std::pin::pin!(f);
     loop {
         if let Poll::Ready(v) = f.as_mut().poll(&mut cx) {
-            return v;
+            return Some(v);
         }
-        std::thread::park();
+        if stop() {
+            return None;
+        }
+        std::thread::park_timeout(Duration::from_millis(20));
     }
 }
 

@@ -36,7 +36,7 @@ pub mod wire;
 
 pub use backend::{Backend, BackendSession, LoginRequest};
 pub use error::TdsError;
-pub use server::{run_blocking, serve, serve_on, ServerConfig};
+pub use server::{default_max_workers, run_blocking, serve, serve_on, ServerConfig, DAC_PORT};
 
 /// The stack of a thread that runs requests (connection threads, and the runtime's
 /// threads `mesquite serve` builds): 8 MB of address space, committed only as used. A

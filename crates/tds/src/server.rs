@@ -92,11 +92,16 @@ pub struct ServerConfig {
     /// Run plain TCP connections on a thread each after login; false keeps every
     /// connection on the tokio request loop.
     pub connection_threads: bool,
+    /// The dedicated admin connection's listener (SQL Server: port 1434 on the loopback
+    /// address only); None turns it off. A DAC login must be a sysadmin, at most one is
+    /// connected, and its login and requests take a worker of their own, so a DBA can
+    /// always get in when every worker is taken.
+    pub dac_addr: Option<SocketAddr>,
 }
 
 impl ServerConfig {
     /// SQL Server's defaults: plain or encrypted at the client's choice, packets up to
-    /// 32767 bytes, a worker per core times 8 (at least 16).
+    /// 32767 bytes, SQL Server's default max worker threads for the machine's CPUs.
     pub fn new(addr: SocketAddr, cert_dir: PathBuf) -> ServerConfig {
         let cores = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(2);
         ServerConfig {
@@ -105,10 +110,27 @@ impl ServerConfig {
             cert_dir,
             require_encryption: false,
             max_packet_size: 32767,
-            workers: (cores * 8).max(16),
+            workers: default_max_workers(cores),
             max_message_size: DEFAULT_MAX_MESSAGE_SIZE,
             connection_threads: true,
+            dac_addr: Some(SocketAddr::from(([127, 0, 0, 1], DAC_PORT))),
         }
+    }
+}
+
+/// The dedicated admin connection's default port.
+pub const DAC_PORT: u16 = 1434;
+
+/// SQL Server's default `max worker threads` (64-bit, 2016 and later): 512 up to 4
+/// logical CPUs, 512 + 16 per CPU over 4 up to 64 CPUs, 512 + 32 per CPU over 4 beyond. A request holds its
+/// worker while it waits (on a lock, WAITFOR, a client that does not read), as in SQL
+/// Server, so the pool must be large enough that a pile-up of waiting requests never
+/// keeps out the one that would end it (the dedicated admin connection bypasses it).
+pub fn default_max_workers(cpus: usize) -> usize {
+    match cpus {
+        0..=4 => 512,
+        5..=64 => 512 + (cpus - 4) * 16,
+        _ => 512 + (cpus - 4) * 32,
     }
 }
 
@@ -126,6 +148,9 @@ pub(crate) struct Shared<B> {
     max_packet_size: u32,
     pub(crate) max_message: usize,
     pub(crate) workers: Arc<Semaphore>,
+    /// The dedicated admin connection's worker (and one for a second DAC login, which
+    /// the engine refuses with 17810).
+    dac_workers: Arc<Semaphore>,
     pub(crate) server_name: String,
     /// The connections in their request loop, so that shutdown can stop requests running
     /// inline on a runtime thread (which aborting the task cannot) and end connection
@@ -218,6 +243,7 @@ pub async fn serve_on<B: Backend>(
         max_packet_size: config.max_packet_size.clamp(512, 32767),
         max_message: config.max_message_size.max(4096),
         workers: Arc::new(Semaphore::new(config.workers.max(1))),
+        dac_workers: Arc::new(Semaphore::new(2)),
         live: std::sync::Mutex::new(std::collections::HashMap::new()),
         next_conn: std::sync::atomic::AtomicU64::new(1),
         stopping: AtomicBool::new(false),
@@ -234,18 +260,45 @@ pub async fn serve_on<B: Backend>(
             ),
         );
     }
+    let dac = match config.dac_addr {
+        Some(addr) => match TcpListener::bind(addr).await {
+            Ok(l) => {
+                let port = l.local_addr().map_or(addr.port(), |a| a.port());
+                errorlog::log("Server", &format!("Dedicated admin connection support was established for listening locally on port {port}."));
+                Some(l)
+            }
+            Err(e) => {
+                errorlog::log("Server", &format!("Could not start the dedicated admin connection listener on {addr}: {e}."));
+                None
+            }
+        },
+        None => None,
+    };
     let mut shutdown = std::pin::pin!(shutdown);
     let mut connections = JoinSet::new();
     loop {
+        let endpoint = |dedicated_admin: bool| Endpoint {
+            workers: if dedicated_admin { shared.dac_workers.clone() } else { shared.workers.clone() },
+            dedicated_admin,
+        };
         tokio::select! {
             _ = &mut shutdown => break,
             accepted = listener.accept() => match accepted {
                 Ok((tcp, peer)) => {
-                    connections.spawn(handle_connection(shared.clone(), tcp, peer));
+                    connections.spawn(handle_connection(shared.clone(), tcp, peer, endpoint(false)));
                 }
                 Err(e) => {
                     // Out of file descriptors and the like: log, back off, keep serving.
                     errorlog::log("Server", &format!("Error accepting a connection: {e}"));
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            },
+            accepted = async { dac.as_ref().expect("guarded").accept().await }, if dac.is_some() => match accepted {
+                Ok((tcp, peer)) => {
+                    connections.spawn(handle_connection(shared.clone(), tcp, peer, endpoint(true)));
+                }
+                Err(e) => {
+                    errorlog::log("Server", &format!("Error accepting a dedicated admin connection: {e}"));
                     tokio::time::sleep(Duration::from_millis(50)).await;
                 }
             },
@@ -320,10 +373,18 @@ impl From<TdsError> for ConnError {
     }
 }
 
-async fn handle_connection<B: Backend>(shared: Arc<Shared<B>>, tcp: TcpStream, peer: SocketAddr) {
+/// Which listener a connection came through: the workers its login and requests take.
+pub(crate) struct Endpoint {
+    /// The shared pool (`ServerConfig::workers`), or the dedicated admin connection's own
+    /// worker: a DAC login and its requests never queue behind the others.
+    workers: Arc<Semaphore>,
+    dedicated_admin: bool,
+}
+
+async fn handle_connection<B: Backend>(shared: Arc<Shared<B>>, tcp: TcpStream, peer: SocketAddr, ep: Endpoint) {
     let _ = tcp.set_nodelay(true);
     let mut spid_label = String::from("Logon");
-    let r = connection(&shared, tcp, peer, &mut spid_label).await;
+    let r = connection(&shared, tcp, peer, &mut spid_label, &ep).await;
     log_connection_end(&spid_label, peer, r);
 }
 
@@ -435,8 +496,9 @@ async fn connection<B: Backend>(
     tcp: TcpStream,
     peer: SocketAddr,
     label: &mut String,
+    ep: &Endpoint,
 ) -> Result<(), ConnError> {
-    let logged_in = match tokio::time::timeout(LOGIN_TIMEOUT, login_phase(shared, tcp, peer)).await {
+    let logged_in = match tokio::time::timeout(LOGIN_TIMEOUT, login_phase(shared, tcp, peer, ep)).await {
         Ok(r) => r?,
         Err(_) => {
             return Err(ConnError::Other("The login did not finish in time; the connection has been closed.".into()))
@@ -447,13 +509,21 @@ async fn connection<B: Backend>(
     let li = match (li.stream, &shared.attention) {
         (Transport::Plain(tcp), Some(watcher)) => {
             let LoggedIn { session, packet_size, tds_version, column_encryption, .. } = li;
-            let conn = conn_thread::PlainConnection { tcp, session, packet_size, tds_version, column_encryption, peer };
+            let conn = conn_thread::PlainConnection {
+                tcp,
+                session,
+                packet_size,
+                tds_version,
+                column_encryption,
+                peer,
+                workers: ep.workers.clone(),
+            };
             // From here on the thread logs how the connection ended.
             return conn_thread::start(shared, watcher, conn);
         }
         (stream, _) => LoggedIn { stream, ..li },
     };
-    request_loop(shared, li).await
+    request_loop(shared, li, &ep.workers).await
 }
 
 /// Steps 1-3. Ok(None) when the client went away or the login was refused (already
@@ -462,6 +532,7 @@ async fn login_phase<B: Backend>(
     shared: &Arc<Shared<B>>,
     tcp: TcpStream,
     peer: SocketAddr,
+    ep: &Endpoint,
 ) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
     let local = tcp.local_addr().ok();
     let mut reasm = Reassembler::new(shared.max_message.min(1024 * 1024));
@@ -474,7 +545,7 @@ async fn login_phase<B: Backend>(
         let mut tls = shared.tls_strict.accept(tcp).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
         if msg.ty == PacketType::Login7 {
-            return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await;
+            return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local, ep).await;
         }
         if msg.ty != PacketType::PreLogin {
             return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -483,14 +554,14 @@ async fn login_phase<B: Backend>(
         let resp = PreLogin::server_response(prelogin::ENCRYPT_ON).encode();
         write_packets(&mut tls, &[packet::encode_message(PacketType::TabularResult, 0, 4096, &resp)]).await?;
         let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-        return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await;
+        return finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local, ep).await;
     }
 
     let mut tcp = tcp;
     let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
     if msg.ty == PacketType::Login7 && !shared.require_encryption {
         // Old clients may log in without PRELOGIN: no encryption then.
-        return finish_login(shared, Transport::Plain(tcp), msg, peer, local).await;
+        return finish_login(shared, Transport::Plain(tcp), msg, peer, local, ep).await;
     }
     if msg.ty != PacketType::PreLogin {
         return Err(TdsError::UnexpectedPacket(msg.ty as u8).into());
@@ -506,13 +577,13 @@ async fn login_phase<B: Backend>(
         )),
         EncryptionMode::None => {
             let Some(msg) = read_message(&mut tcp, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Transport::Plain(tcp), msg, peer, local).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer, local, ep).await
         }
         EncryptionMode::Full => {
             let mut tls = shared.tls_7x.accept(PreloginWrapped::new(tcp)).await?;
             tls.get_mut().0.set_passthrough();
             let Some(msg) = read_message(&mut tls, &mut reasm).await? else { return Ok(None) };
-            finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local).await
+            finish_login(shared, Transport::Tls(Box::new(tls)), msg, peer, local, ep).await
         }
         EncryptionMode::LoginOnly => {
             // Only the first LOGIN7 packet is encrypted; the rest of the connection is
@@ -530,7 +601,7 @@ async fn login_phase<B: Backend>(
                     None => return Ok(None),
                 },
             };
-            finish_login(shared, Transport::Plain(tcp), msg, peer, local).await
+            finish_login(shared, Transport::Plain(tcp), msg, peer, local, ep).await
         }
     }
 }
@@ -541,6 +612,7 @@ async fn finish_login<B: Backend>(
     msg: Message,
     peer: SocketAddr,
     local: Option<SocketAddr>,
+    ep: &Endpoint,
 ) -> Result<Option<LoggedIn<B::Session>>, ConnError> {
     match msg.ty {
         PacketType::Login7 => {}
@@ -580,7 +652,8 @@ async fn finish_login<B: Backend>(
     req.local_addr = local;
     req.encrypted = matches!(stream, Transport::Tls(_));
     let backend = shared.backend.clone();
-    let permit = acquire_worker(&shared.workers).await?;
+    req.dedicated_admin = ep.dedicated_admin;
+    let permit = acquire_worker(&ep.workers).await?;
     let result = tokio::task::spawn_blocking(move || {
         let _permit = permit;
         backend.login(&req)
@@ -836,17 +909,14 @@ impl GroupedWrites {
         let group = std::mem::replace(&mut self.group, std::mem::take(&mut self.written));
         self.group.clear();
         self.group_bytes = 0;
-        // The write may block on the client: a wait, so the scheduler goes first.
-        diag::sched::release();
-        let started = Instant::now();
+        // The write may block on the client: a wait (the scheduler goes first), shown as
+        // the request's current wait while it blocks. A socket with room takes a group
+        // in microseconds; 1 ms or more means the client's receive window was full and
+        // we waited for it to read, and only that is counted.
+        let wait = begin_wait(WaitType::ASYNC_NETWORK_IO);
         let r = write(&group);
         self.written = group;
-        let took = started.elapsed();
-        // A socket with room takes a group in microseconds; longer means the client's
-        // receive window was full and we waited for it to read.
-        if took >= Duration::from_millis(1) {
-            record_wait(WaitType::ASYNC_NETWORK_IO, took, Duration::ZERO);
-        }
+        wait.finish_if_longer(Duration::from_millis(1));
         r.map_err(|e| {
             self.failed = Some(e);
             ClientGone
@@ -983,7 +1053,11 @@ pub(crate) fn run_request<S: BackendSession, O: PacketOut>(
     }
 }
 
-async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Session>) -> Result<(), ConnError> {
+async fn request_loop<B: Backend>(
+    shared: &Arc<Shared<B>>,
+    li: LoggedIn<B::Session>,
+    workers: &Arc<Semaphore>,
+) -> Result<(), ConnError> {
     let LoggedIn { stream, session, packet_size, tds_version, column_encryption } = li;
     let stream = stream.into_box();
     let spid = session.spid().clamp(0, i32::from(u16::MAX)) as u16;
@@ -1013,6 +1087,8 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
     let inline = tokio::runtime::Handle::current().runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread;
     let (rd, mut wr): (ReadHalf<BoxStream>, WriteHalf<BoxStream>) = tokio::io::split(stream);
     let (ev_tx, mut ev_rx) = mpsc::channel(4);
+    // Weak, so that the channel still closes when the reader ends.
+    let ev_tx_kill = ev_tx.downgrade();
     let busy = Arc::new(AtomicBool::new(false));
     let reader = tokio::spawn(reader_task(rd, ev_tx, cancel.clone(), busy.clone(), shared.max_message));
     struct AbortOnDrop(tokio::task::JoinHandle<()>);
@@ -1022,6 +1098,14 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         }
     }
     let _reader = AbortOnDrop(reader);
+    let mut session = session;
+    // KILL from another session ends the loop (a running request sees the cancel flag).
+    let kill_tx = ev_tx_kill;
+    session.set_kill_hook(Box::new(move || {
+        if let Some(tx) = kill_tx.upgrade() {
+            let _ = tx.try_send(ReaderEvent::Closed);
+        }
+    }));
     let mut session = Some(session);
 
     loop {
@@ -1040,7 +1124,7 @@ async fn request_loop<B: Backend>(shared: &Arc<Shared<B>>, li: LoggedIn<B::Sessi
         let reset = msg.reset_connection();
 
         cancel.store(false, Ordering::Release);
-        let permit = acquire_worker(&shared.workers).await?;
+        let permit = acquire_worker(workers).await?;
         if inline {
             let Some(sess) = session.as_mut() else { return Err(ConnError::Quiet) };
             let handle = tokio::runtime::Handle::current();

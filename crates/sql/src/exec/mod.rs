@@ -2091,6 +2091,32 @@ fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
             }
             Ok(Flow::Normal)
         }
+        StatementKind::Kill { target, status_only } => {
+            // ALTER ANY CONNECTION: sysadmin (and processadmin, which Mesquite has not).
+            if !cx.host.is_sysadmin() {
+                return Err(SqlError::new(6102, 14, 1, "User does not have permission to use the KILL statement."));
+            }
+            if cx.host.in_transaction() {
+                return Err(SqlError::new(6115, 16, 1, "KILL command cannot be used inside user transactions."));
+            }
+            let (v, ty) = eval_standalone(cx, target)?;
+            let spid = match crate::scalar::convert::convert(&v, &ty, &SqlType::Int, None) {
+                Ok(Value::Int(n)) if n >= 1 => n,
+                _ => {
+                    let shown = expr::as_text(&v, &ty).unwrap_or_default();
+                    return Err(SqlError::new(
+                        6101,
+                        16,
+                        1,
+                        format!("Process ID {shown} is not a valid process ID. Choose a number between 1 and 32767."),
+                    ));
+                }
+            };
+            if let Some(report) = cx.host.kill_session(spid, *status_only)? {
+                cx.info(report);
+            }
+            Ok(Flow::Normal)
+        }
         StatementKind::Exec(e) => procs::exec_procedure(cx, e, stmt.line()),
         StatementKind::ExecString(e) => {
             let (v, ty) = eval_standalone(cx, &e.sql)?;

@@ -38,6 +38,21 @@ pub struct Doc {
     pub context: usize,
 }
 
+/// The deepest element nesting an xml instance may have, as in SQL Server. Every pass
+/// over a parsed document (serializing, string values, the XQuery axes) recurses by
+/// element depth, so this bound is also what keeps them within the thread's stack.
+pub const MAX_DEPTH: usize = 128;
+
+/// Msg 6335 (SQL Server gives state 101 for an instance built from text).
+fn too_deep() -> SqlError {
+    SqlError::new(
+        6335,
+        16,
+        101,
+        format!("XML datatype instance has too many levels of nested nodes. Maximum allowed depth is {MAX_DEPTH} levels."),
+    )
+}
+
 fn parse_error(number: i32, line: usize, col: usize, what: &str) -> SqlError {
     SqlError::new(number, 16, 1, format!("XML parsing: line {line}, character {col}, {what}"))
 }
@@ -266,6 +281,11 @@ impl<'a> Parser<'a> {
                 }
                 stack.pop();
             } else {
+                // The stack holds the document node and the open elements: its length is
+                // the new element's level.
+                if stack.len() > MAX_DEPTH {
+                    return Err(too_deep());
+                }
                 self.pos += 1;
                 let name = self.name()?;
                 let id = self.add(top, Kind::Element(name));
@@ -1340,6 +1360,18 @@ mod tests {
         assert_eq!(parse("<a>").unwrap_err().number, 9400);
         assert_eq!(parse("<a>&foo</a>").unwrap_err().number, 9411);
         assert_eq!(parse("<1a/>").unwrap_err().number, 9455);
+    }
+
+    #[test]
+    fn nesting_is_limited_to_128_levels() {
+        let nest = |n: usize, inner: &str| format!("{}{inner}{}", "<a>".repeat(n), "</a>".repeat(n));
+        // 128 levels, the innermost one empty or holding text, are accepted.
+        assert!(parse(&nest(127, "<b/>")).is_ok());
+        assert!(parse(&nest(128, "text")).is_ok());
+        for deeper in [nest(128, "<b/>"), nest(129, ""), nest(200_000, "")] {
+            let e = parse(&deeper).unwrap_err();
+            assert_eq!((e.number, e.severity), (6335, 16), "{}", e.message);
+        }
     }
 
     #[test]

@@ -19,6 +19,10 @@ pub enum LockError {
         "Transaction (Process ID {session_id}) was deadlocked on lock resources with another process and has been chosen as the deadlock victim. Rerun the transaction."
     )]
     DeadlockVictim { session_id: i32, resource: LockResource, mode: LockMode },
+    /// The request was cancelled while it waited (an attention, KILL, or shutdown; see
+    /// `diag::cancelled`): the statement ends as a cancelled one.
+    #[error("The query was cancelled by the client (attention).")]
+    Cancelled { resource: LockResource, mode: LockMode },
 }
 
 impl LockError {
@@ -26,29 +30,36 @@ impl LockError {
     pub const LOCK_TIMEOUT: i32 = 1222;
     /// Msg 1205: deadlock victim.
     pub const DEADLOCK_VICTIM: i32 = 1205;
+    /// The executor's number for a cancelled request (it ends the batch quietly, as an
+    /// attention does).
+    pub const CANCELLED: i32 = 3617;
 
     /// The SQL Server error number.
     pub fn number(&self) -> i32 {
         match self {
             LockError::Timeout { .. } => Self::LOCK_TIMEOUT,
             LockError::DeadlockVictim { .. } => Self::DEADLOCK_VICTIM,
+            LockError::Cancelled { .. } => Self::CANCELLED,
         }
     }
 
     /// The error as a client sees it: 1222 at severity 16, 1205 at severity 13, both
     /// state 51 (the state SQL Server reports for these from the lock manager).
     pub fn to_sql_error(&self) -> SqlError {
-        let severity = match self {
-            LockError::Timeout { .. } => 16,
-            LockError::DeadlockVictim { .. } => 13,
+        let (severity, state) = match self {
+            LockError::Timeout { .. } => (16, 51),
+            LockError::DeadlockVictim { .. } => (13, 51),
+            LockError::Cancelled { .. } => (25, 1),
         };
-        SqlError::new(self.number(), severity, 51, self.to_string())
+        SqlError::new(self.number(), severity, state, self.to_string())
     }
 
     /// The resource the failed request was for.
     pub fn resource(&self) -> LockResource {
         match self {
-            LockError::Timeout { resource, .. } | LockError::DeadlockVictim { resource, .. } => *resource,
+            LockError::Timeout { resource, .. }
+            | LockError::DeadlockVictim { resource, .. }
+            | LockError::Cancelled { resource, .. } => *resource,
         }
     }
 }

@@ -51,6 +51,9 @@ use super::deadlock::{self, DeadlockReport};
 use super::owner::{Outcome, OwnerShared};
 use super::{LockError, LockMode, LockOwner, LockResource, LockTimeout};
 
+/// How often a lock waiter checks whether its request was cancelled.
+const CANCEL_POLL: Duration = Duration::from_millis(20);
+
 /// Number of lock table shards (a power of two).
 pub const SHARD_COUNT: usize = 64;
 
@@ -606,19 +609,23 @@ impl LockManager {
             deadlock::search_from(inner, o.txn_id);
         }
         let deadline = timeout.duration().map(|d| started + d);
+        let mut cancelled = false;
         let decided = {
             let mut out = o.outcomes.lock();
             loop {
                 if let Some(p) = out.iter().position(|(s, _)| *s == seq) {
                     break Some(out.swap_remove(p).1);
                 }
-                match deadline {
-                    None => o.wake.wait(&mut out),
-                    Some(d) => {
-                        if o.wake.wait_until(&mut out, d).timed_out() {
-                            break out.iter().position(|(s, _)| *s == seq).map(|p| out.swap_remove(p).1);
-                        }
-                    }
+                // The request is cancelled (attention, KILL, shutdown): withdraw. Polled,
+                // because whoever cancels does not know which condvar the waiter is on.
+                if diag::cancelled() {
+                    cancelled = true;
+                    break None;
+                }
+                let poll = Instant::now() + CANCEL_POLL;
+                let until = deadline.map_or(poll, |d| d.min(poll));
+                if o.wake.wait_until(&mut out, until).timed_out() && deadline.is_some_and(|d| Instant::now() >= d) {
+                    break out.iter().position(|(s, _)| *s == seq).map(|p| out.swap_remove(p).1);
                 }
             }
         };
@@ -626,6 +633,10 @@ impl LockManager {
             Some(x) => x,
             None => self.cancel_wait(o, resource, seq),
         };
+        if cancelled && outcome == Outcome::Cancelled {
+            timer.finish();
+            return Err(LockError::Cancelled { resource, mode: requested });
+        }
         timer.finish();
         let waited = started.elapsed();
         inner.stats.lock_wait_us.fetch_add(waited.as_micros() as u64, Relaxed);

@@ -1,0 +1,237 @@
+//! What no login may do to a real `mesquite serve` (the built binary over TCP): crash it
+//! with deep input, freeze it with waiting requests, keep a DBA out, or stop a shutdown.
+//! Every test is bounded in time: a server that hangs fails the test instead of holding it.
+
+mod common;
+
+use std::sync::mpsc;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use common::Server;
+use tds::client::{BatchResult, Client, ClientConfig, ClientError};
+use types::Value;
+
+fn ok(r: &BatchResult) {
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+}
+
+fn scalar(c: &mut Client, sql: &str) -> Value {
+    let r = c.batch(sql).unwrap();
+    ok(&r);
+    r.result_sets.iter().find(|s| !s.rows.is_empty()).expect("a row").rows[0][0].clone()
+}
+
+fn error_numbers(r: &BatchResult) -> Vec<i32> {
+    r.errors.iter().map(|e| e.number).collect()
+}
+
+/// Deeply nested XML from a login that is not a sysadmin: SQL Server's 6335 for every
+/// way in (CAST, a variable, the methods), never a stack overflow that aborts the server.
+#[test]
+fn deep_xml_is_an_error_not_a_crash() {
+    let mut server = Server::start("deepxml");
+    let mut sa = server.connect();
+    ok(&sa.batch("CREATE LOGIN plain WITH PASSWORD = 'Plain-pw-1'").unwrap());
+    let mut c = Client::connect(&ClientConfig::new("127.0.0.1", server.port, "plain", "Plain-pw-1")).unwrap();
+    let doc = |n: usize| {
+        format!("CAST(REPLICATE(CAST('<a>' AS varchar(max)),{n}) + REPLICATE(CAST('</a>' AS varchar(max)),{n}) AS xml)")
+    };
+    for sql in [
+        format!("SELECT 1 WHERE {} IS NOT NULL", doc(200_000)),
+        format!("SELECT {}.value('count(//a)','int')", doc(100_000)),
+        format!("DECLARE @x xml = {}; SELECT COUNT(*) FROM @x.nodes('//a') t(x)", doc(100_000)),
+        format!("SELECT 1 WHERE {} IS NOT NULL", doc(129)),
+    ] {
+        let r = c.batch(&sql).unwrap();
+        assert_eq!(error_numbers(&r), [6335], "{}", &sql[..60]);
+    }
+    // 128 levels are allowed, and the server is still there.
+    assert_eq!(scalar(&mut c, &format!("SELECT {}.value('count(//a)','int')", doc(128))), Value::Int(128));
+    assert!(server.alive());
+}
+
+/// A connection that waits for a reply on a thread of its own: the reply, or None when
+/// the server did not answer within `limit`.
+fn spawn_batch(server: &Server, sql: &str) -> mpsc::Receiver<Result<BatchResult, String>> {
+    let (tx, rx) = mpsc::channel();
+    let cfg = server.config();
+    let sql = sql.to_string();
+    thread::spawn(move || {
+        let r = Client::connect(&cfg).and_then(|mut c| c.batch(&sql)).map_err(|e| e.to_string());
+        let _ = tx.send(r);
+    });
+    rx
+}
+
+/// Session A holds a row lock; 40 sessions (more than the old 16 workers) wait for it.
+/// A's COMMIT still runs, and then every waiter finishes.
+#[test]
+fn a_lock_pileup_does_not_freeze_the_server() {
+    let server = Server::start("pileup");
+    let mut a = server.connect();
+    ok(&a.batch("CREATE TABLE cnt (id int PRIMARY KEY, n int); INSERT cnt VALUES (1, 0)").unwrap());
+    ok(&a.batch("BEGIN TRAN; UPDATE cnt SET n = n + 1 WHERE id = 1").unwrap());
+    let waiters: Vec<_> = (0..40).map(|_| spawn_batch(&server, "UPDATE cnt SET n = n + 1 WHERE id = 1")).collect();
+    // Every waiter is in: 40 requests wait on the lock.
+    let mut dba = server.connect();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let n = scalar(&mut dba, "SELECT COUNT(*) FROM sys.dm_exec_requests WHERE wait_type LIKE 'LCK_M_%'");
+        if n == Value::Int(40) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "only {n:?} requests waiting on the lock");
+        thread::sleep(Duration::from_millis(50));
+    }
+    // A new login and A's COMMIT both get through.
+    assert_eq!(scalar(&mut server.connect(), "SELECT 1"), Value::Int(1));
+    ok(&a.batch("COMMIT").unwrap());
+    for w in waiters {
+        let r = w.recv_timeout(Duration::from_secs(30)).expect("a waiter never finished").unwrap();
+        ok(&r);
+    }
+    assert_eq!(scalar(&mut a, "SELECT n FROM cnt"), Value::Int(41));
+}
+
+/// 20 sessions in WAITFOR DELAY do not hold up anyone else.
+#[test]
+fn waitfor_from_many_sessions_does_not_block_others() {
+    let server = Server::start("waitfor");
+    let waiters: Vec<_> = (0..20).map(|_| spawn_batch(&server, "WAITFOR DELAY '00:00:05'")).collect();
+    thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    assert_eq!(scalar(&mut server.connect(), "SELECT 1"), Value::Int(1));
+    assert!(start.elapsed() < Duration::from_secs(3), "a login and SELECT 1 took {:?}", start.elapsed());
+    for w in waiters {
+        ok(&w.recv_timeout(Duration::from_secs(30)).expect("WAITFOR never finished").unwrap());
+    }
+}
+
+/// 20 clients that send a large result's query and never read it keep nobody out.
+#[test]
+fn clients_that_never_read_do_not_block_logins() {
+    let server = Server::start("noread");
+    let mut idle = Vec::new();
+    for _ in 0..20 {
+        let mut c = server.connect();
+        c.send_batch_unread(
+            "SELECT a.object_id, REPLICATE('x', 500) FROM sys.all_columns a, sys.all_columns b",
+        )
+        .unwrap();
+        idle.push(c);
+    }
+    thread::sleep(Duration::from_millis(500));
+    let start = Instant::now();
+    let mut c = server.connect();
+    assert_eq!(scalar(&mut c, "SELECT 1"), Value::Int(1));
+    // The blocked writers show as ASYNC_NETWORK_IO.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let n = scalar(&mut c, "SELECT COUNT(*) FROM sys.dm_exec_requests WHERE wait_type = 'ASYNC_NETWORK_IO'");
+        if n == Value::Int(20) {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{n:?} requests in ASYNC_NETWORK_IO");
+        thread::sleep(Duration::from_millis(100));
+    }
+    assert!(start.elapsed() < Duration::from_secs(20));
+    drop(idle);
+}
+
+/// With every worker taken by requests waiting on a lock (4 workers here), new requests
+/// queue (THREADPOOL); the dedicated admin connection still gets in, sees the pile-up and
+/// KILLs the blocker, whose transaction rolls back, and everything queued then runs.
+#[test]
+fn the_dedicated_admin_connection_gets_in_when_every_worker_waits() {
+    let server = Server::start_with("dac", &["--workers", "4"]);
+    let mut a = server.connect();
+    ok(&a.batch("CREATE TABLE cnt (id int PRIMARY KEY, n int); INSERT cnt VALUES (1, 0)").unwrap());
+    ok(&a.batch("BEGIN TRAN; UPDATE cnt SET n = n + 100 WHERE id = 1").unwrap());
+    let blocker = a.spid();
+    // Logins take a worker too: connect all eight first, then send their updates.
+    let mut clients: Vec<Client> = (0..8).map(|_| server.connect()).collect();
+    for c in &mut clients {
+        c.send_batch_unread("UPDATE cnt SET n = n + 1 WHERE id = 1").unwrap();
+    }
+    thread::sleep(Duration::from_millis(300));
+    // An ordinary login now waits for a worker.
+    let queued = spawn_batch(&server, "SELECT 1");
+    assert!(queued.recv_timeout(Duration::from_millis(500)).is_err(), "a login got a worker");
+
+    let mut dac = Client::connect(&server.dac_config()).expect("the DAC is reachable");
+    let blocked = scalar(
+        &mut dac,
+        &format!("SELECT COUNT(*) FROM sys.dm_exec_requests WHERE blocking_session_id = {blocker}"),
+    );
+    assert_eq!(blocked, Value::Int(4), "four workers wait on the blocker's lock");
+    // One DAC at a time.
+    match Client::connect(&server.dac_config()) {
+        Err(ClientError::Login(m)) => assert_eq!(m.number, 17810),
+        other => panic!("a second DAC: {other:?}"),
+    }
+    // Only a sysadmin may use it.
+    ok(&dac.batch("CREATE LOGIN plain WITH PASSWORD = 'Plain-pw-1'").unwrap());
+    let r = dac.batch(&format!("KILL {blocker} WITH STATUSONLY")).unwrap();
+    assert_eq!(error_numbers(&r), [6120]);
+    ok(&dac.batch(&format!("KILL {blocker}")).unwrap());
+    // The blocker's +100 rolled back; the eight updates and the queued login ran.
+    for c in &mut clients {
+        c.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    }
+    ok(&queued.recv_timeout(Duration::from_secs(30)).expect("the queued login never ran").unwrap());
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while scalar(&mut dac, "SELECT n FROM cnt WITH (NOLOCK)") != Value::Int(8) {
+        assert!(Instant::now() < deadline, "the updates did not all run");
+        thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        matches!(scalar(&mut dac, "SELECT waiting_tasks_count FROM sys.dm_os_wait_stats WHERE wait_type = 'THREADPOOL'"), Value::BigInt(n) if n > 0)
+    );
+    // The killed session's connection is closed.
+    assert!(a.batch("SELECT 1").is_err(), "the killed connection still answers");
+    drop(dac);
+    match Client::connect(&ClientConfig::new("127.0.0.1", server.dac_port, "plain", "Plain-pw-1")) {
+        Err(ClientError::Login(m)) => assert_eq!(m.number, 18456),
+        other => panic!("a non-sysadmin on the DAC: {other:?}"),
+    }
+}
+
+/// KILL's errors, as SQL Server gives them.
+#[test]
+fn kill_errors() {
+    let server = Server::start("killerr");
+    let mut c = server.connect();
+    for (sql, number) in [
+        ("KILL @@SPID", 6104),
+        ("KILL 999", 6106),
+        ("KILL 5", 6107),
+        ("KILL 0", 6101),
+        ("BEGIN TRAN; KILL 999", 6115),
+    ] {
+        let r = c.batch(sql).unwrap();
+        assert_eq!(error_numbers(&r), [number], "{sql}");
+    }
+    ok(&c.batch("ROLLBACK; CREATE LOGIN plain WITH PASSWORD = 'Plain-pw-1'").unwrap());
+    let mut plain = Client::connect(&ClientConfig::new("127.0.0.1", server.port, "plain", "Plain-pw-1")).unwrap();
+    let r = plain.batch(&format!("KILL {}", c.spid())).unwrap();
+    assert_eq!(error_numbers(&r), [6102]);
+    assert_eq!(scalar(&mut c, "SELECT 1"), Value::Int(1));
+}
+
+/// SIGTERM ends the server within seconds even with requests waiting on locks and for
+/// workers.
+#[test]
+fn shutdown_completes_during_a_pileup() {
+    let mut server = Server::start_with("shutdown", &["--workers", "4"]);
+    let mut a = server.connect();
+    ok(&a.batch("CREATE TABLE cnt (id int PRIMARY KEY, n int); INSERT cnt VALUES (1, 0)").unwrap());
+    ok(&a.batch("BEGIN TRAN; UPDATE cnt SET n = n + 1 WHERE id = 1").unwrap());
+    let mut clients: Vec<Client> = (0..8).map(|_| server.connect()).collect();
+    for c in &mut clients {
+        c.send_batch_unread("UPDATE cnt SET n = n + 1 WHERE id = 1").unwrap();
+    }
+    thread::sleep(Duration::from_millis(500));
+    let took = server.terminate(Duration::from_secs(20)).expect("the server did not stop within 20 s");
+    assert!(took < Duration::from_secs(10), "shutdown took {took:?}");
+}
