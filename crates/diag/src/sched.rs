@@ -382,14 +382,44 @@ pub fn spin_try<G>(mut try_take: impl FnMut() -> Option<G>) -> Option<G> {
 /// How long [`spin_try`] keeps trying: a few times a typical hold of a hot page latch.
 pub const SPIN_LIMIT: Duration = Duration::from_micros(8);
 
+/// Work queued for the next safe point (see [`run_at_safe_point`]).
+static SAFE_POINT_PENDING: AtomicBool = AtomicBool::new(false);
+type SafePointJob = Box<dyn FnOnce() + Send>;
+static SAFE_POINT_JOBS: Mutex<Vec<SafePointJob>> = Mutex::new(Vec::new());
+
+/// Queues work that must run on a request's thread where it holds no latch and no
+/// mutex: the next worker to reach a [`safe_point`] runs it before its row operation.
+/// A log that is nearly full asks for its checkpoint this way, so the checkpoint runs
+/// before the next row is logged rather than after the log has filled.
+pub fn run_at_safe_point(job: SafePointJob) {
+    SAFE_POINT_JOBS.lock().unwrap_or_else(|e| e.into_inner()).push(job);
+    SAFE_POINT_PENDING.store(true, Release);
+}
+
+#[cold]
+#[inline(never)]
+fn run_safe_point_jobs() {
+    let jobs = {
+        let mut q = SAFE_POINT_JOBS.lock().unwrap_or_else(|e| e.into_inner());
+        SAFE_POINT_PENDING.store(false, Release);
+        std::mem::take(&mut *q)
+    };
+    for job in jobs {
+        job();
+    }
+}
+
 /// A point where this thread holds no latch and no mutex: a worker inside a request
 /// that gave its scheduler up takes one again here, and one that has used up its
-/// quantum while others wait yields.
+/// quantum while others wait yields. Work queued by [`run_at_safe_point`] runs here.
 #[inline]
 pub fn safe_point() {
     let w = WORKER.with(Cell::get);
     if w.depth == 0 {
         return;
+    }
+    if SAFE_POINT_PENDING.load(Relaxed) {
+        run_safe_point_jobs();
     }
     let Some(id) = w.holding else {
         if schedulers().count() > 0 {

@@ -269,6 +269,8 @@ pub(crate) struct CheckpointState {
     observer: RwLock<Option<SharedObserver>>,
     last: Mutex<Option<CheckpointStats>>,
     count: AtomicU64,
+    /// Where the last checkpoint's truncation stopped (the log kept from this LSN).
+    pub(crate) kept_from: AtomicU64,
     pub(crate) background: Arc<crate::writer::Background>,
 }
 
@@ -280,6 +282,7 @@ impl Default for CheckpointState {
             observer: RwLock::new(None),
             last: Mutex::new(None),
             count: AtomicU64::new(0),
+            kept_from: AtomicU64::new(0),
             background: Arc::new(crate::writer::Background::default()),
         }
     }
@@ -487,6 +490,7 @@ impl TxnDb {
             .min()
             .unwrap_or(redo_start);
         let vlfs_truncated = self.log.truncate(Lsn(keep_from)).map_err(log_err)?;
+        self.ckpt.kept_from.store(keep_from, Ordering::Release);
         // What holds the log now (log_reuse_wait_desc, and the reason 9002 gives): the
         // oldest active transaction when it is what truncation stopped at.
         let oldest_xact = active.iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();

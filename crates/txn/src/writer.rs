@@ -164,6 +164,27 @@ impl TxnDb {
         }
         bg.stop.store(false, Ordering::Release);
         let weak = Arc::downgrade(self);
+        // A log 70% full (or refusing a reservation) asks for a checkpoint at the next
+        // safe point of any request: the 100 ms poll below can be too slow for a
+        // statement that writes megabytes of log.
+        let relief = weak.clone();
+        self.log.set_pressure_relief(Some(Arc::new(move || {
+            if let Some(db) = relief.upgrade() {
+                // Only when it can free log: a transaction that began before the last
+                // truncation point still holds it (ACTIVE_TRANSACTION), and checkpointing
+                // again at every new VLF would only write pages.
+                let oldest = db.active_transactions().iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();
+                if oldest.is_some_and(|o| o <= db.ckpt.kept_from.load(Ordering::Acquire)) {
+                    return;
+                }
+                if let Err(e) = db.checkpoint(CheckpointKind::Automatic) {
+                    diag::errorlog::log(
+                        "spid15s",
+                        &format!("The checkpoint of database ID {} that its log asked for failed: {e}", db.db.id),
+                    );
+                }
+            }
+        })));
         let task = bg.clone();
         let spawned = std::thread::Builder::new()
             .name(format!("checkpoint db {}", self.db.id))

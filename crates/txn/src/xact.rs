@@ -175,7 +175,7 @@ impl XactState {
         body(&h, &mut rec);
         // Compensation and ABORT_XACT use the space reserved for them; the rest reserves.
         let lsn = if matches!(kind, RecordKind::Clr | RecordKind::AbortXact) {
-            db.hook.append(&rec)?
+            db.hook.append_undo(&rec)?
         } else {
             db.hook.append_forward(&rec, Some(self), None)?
         };
@@ -354,7 +354,16 @@ impl DbLog {
     /// Appends a record that may use the log space held back for rollbacks:
     /// compensation records, the end of a system transaction, ABORT_XACT.
     pub(crate) fn append(&self, rec: &[u8]) -> Result<u64> {
+        if CTX.with(|ctx| ctx.borrow().comp.is_some()) {
+            return self.append_undo(rec);
+        }
         Ok(self.log.append(rec).map_err(log_err)?.as_u64())
+    }
+
+    /// Appends a record of a rollback, which must not fail for want of log (see
+    /// `LogManager::append_undo`).
+    pub(crate) fn append_undo(&self, rec: &[u8]) -> Result<u64> {
+        Ok(self.log.append_undo(rec).map_err(log_err)?.as_u64())
     }
 
     /// Appends a record of forward work, reserving the log space its rollback would
@@ -1225,7 +1234,7 @@ impl Transaction {
         let a = {
             // As for COMMIT_XACT: unlisted in the same step as ABORT_XACT is appended.
             let _step = self.db.hook.active.step();
-            let a = self.db.hook.append(&rec);
+            let a = self.db.hook.append_undo(&rec);
             if a.is_ok() {
                 self.db.hook.active.remove(self.state.xact_id);
             }

@@ -352,7 +352,21 @@ struct Inner {
     reserved: AtomicU64,
     counters: DatabaseCounters,
     stats: StatCells,
+    /// Set when the log is 70% full (of MAXSIZE, or of its size when it may grow without
+    /// limit) or refused a reservation, while a checkpoint could still free space: the
+    /// checkpoint is queued for the next safe point (`diag::sched::run_at_safe_point`)
+    /// and the flag cleared once it ran. See [`LogManager::set_pressure_relief`].
+    pressure: Arc<AtomicBool>,
+    /// What relieves the pressure: the database's checkpoint (set by `TxnDb`).
+    relief: Mutex<Option<PressureRelief>>,
 }
+
+/// Runs a checkpoint of the log's database (see [`LogManager::set_pressure_relief`]).
+pub type PressureRelief = Arc<dyn Fn() + Send + Sync>;
+
+/// The share of the log in use at which a checkpoint is asked for, as SQL Server's
+/// automatic checkpoint does in SIMPLE recovery.
+const PRESSURE_PERCENT: u64 = 70;
 
 /// What [`LogManager::when_durable`] runs: Ok once the records are durable, Err when
 /// the log failed or shut down before they were.
@@ -425,7 +439,26 @@ impl LogManager {
     /// rollbacks: it is for the records that use that space (compensation records,
     /// ABORT_XACT, COMMIT_XACT, checkpoints), and for callers that do not reserve.
     pub fn append(&self, record: &[u8]) -> LogResult<Lsn> {
-        self.inner.append(record, None)
+        self.inner.append(record, None, false)
+    }
+
+    /// Appends a record of a rollback (a compensating page change, a CLR, ABORT_XACT, the
+    /// end of a system transaction run by an undo). Like [`append`](Self::append), and
+    /// when no VLF is free and the file is at its MAXSIZE, the file grows past MAXSIZE
+    /// (by its FILEGROWTH, at least 1 MB) rather than fail: a rollback cut short would
+    /// leave a statement half done or a B-tree broken. Forward work reserves the space
+    /// its rollback needs, so this happens only when a rollback needs more than was
+    /// reserved (undoing a page merge may split pages again); the error log says so.
+    /// Recovery's undo grows the log the same way, as SQL Server's does.
+    pub fn append_undo(&self, record: &[u8]) -> LogResult<Lsn> {
+        self.inner.append(record, None, true)
+    }
+
+    /// What to run when the log comes under pressure (see `Inner::pressure`): the
+    /// database's checkpoint, on the thread of the next request to reach a safe point,
+    /// so that a nearly full log is truncated before it fills rather than after.
+    pub fn set_pressure_relief(&self, relief: Option<PressureRelief>) {
+        *self.inner.relief.lock() = relief;
     }
 
     /// Appends a record of forward work and holds back `reserve` more bytes of log for
@@ -437,7 +470,7 @@ impl LogManager {
     /// the page images and structure changes of rollbacks. Give the reservation back
     /// with [`release_reservation`](Self::release_reservation) when the transaction ends.
     pub fn append_reserving(&self, record: &[u8], reserve: u64) -> LogResult<Lsn> {
-        self.inner.append(record, Some(reserve))
+        self.inner.append(record, Some(reserve), false)
     }
 
     /// Holds back `bytes` of log for records about to be appended with
@@ -711,7 +744,7 @@ impl Inner {
         self.unavailable(st.failed.as_deref().unwrap_or_default())
     }
 
-    fn append(&self, record: &[u8], reserve: Option<u64>) -> LogResult<Lsn> {
+    fn append(&self, record: &[u8], reserve: Option<u64>, past_max: bool) -> LogResult<Lsn> {
         if record.len() > MAX_RECORD {
             return Err(LogError::RecordTooLarge { len: record.len(), max: MAX_RECORD });
         }
@@ -722,16 +755,44 @@ impl Inner {
             let reserved = self.reserved.load(Ordering::Relaxed);
             let wanted = (need as u64 + BLOCK_HEADER as u64) + reserved + extra + system_reserve(&st);
             if !room_for(&st, wanted) {
+                self.raise_pressure(&st);
                 return Err(LogError::Full { db: self.db_name.clone(), reason: full_reason(&st) });
             }
             // Held from here; given back below if the append fails after all.
             self.reserved.fetch_add(extra, Ordering::Relaxed);
         }
-        let r = self.append_locked(st, record, need);
+        let r = self.append_locked(st, record, need, past_max);
         if let (Err(_), Some(extra)) = (&r, reserve) {
             self.release(extra);
         }
         r
+    }
+
+    /// Asks for a checkpoint at the next safe point when one could free log space and
+    /// none is asked for already.
+    pub(super) fn raise_pressure(&self, st: &State) {
+        // A checkpoint cannot help a log that waits for a log backup (and the like); one
+        // held by a transaction may have been freed since (the relief checks).
+        if !matches!(st.reuse_wait, LogReuseWait::Nothing | LogReuseWait::Checkpoint | LogReuseWait::ActiveTransaction) {
+            return;
+        }
+        let Some(relief) = self.relief.lock().clone() else { return };
+        if self.pressure.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let flag = self.pressure.clone();
+        diag::sched::run_at_safe_point(Box::new(move || {
+            relief();
+            flag.store(false, Ordering::Release);
+        }));
+    }
+
+    /// Whether the active part of the log has reached [`PRESSURE_PERCENT`] of what the
+    /// log may hold (MAXSIZE, or the file's size when it may grow without limit).
+    pub(super) fn under_pressure(st: &State) -> bool {
+        let active: u64 = st.vlfs.iter().filter(|v| v.state == VlfState::Active).map(|v| v.bytes()).sum();
+        let limit = st.header.max_bytes.unwrap_or(st.header.log_end).max(1);
+        active.saturating_mul(100) >= limit.saturating_mul(PRESSURE_PERCENT)
     }
 
     /// Gives back reserved log space (never below zero).
@@ -739,7 +800,13 @@ impl Inner {
         let _ = self.reserved.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |r| Some(r.saturating_sub(bytes)));
     }
 
-    fn append_locked(&self, mut st: parking_lot::MutexGuard<'_, State>, record: &[u8], need: usize) -> LogResult<Lsn> {
+    fn append_locked(
+        &self,
+        mut st: parking_lot::MutexGuard<'_, State>,
+        record: &[u8],
+        need: usize,
+        past_max: bool,
+    ) -> LogResult<Lsn> {
         // Dropped (recording LOGBUFFER) when this append returns.
         let mut buffer_wait: Option<WaitTimer> = None;
         loop {
@@ -785,7 +852,7 @@ impl Inner {
             }
             let tail = st.vlfs[st.tail];
             if next_block_in_vlf(st.next_sector, tail.size_sectors).is_none() {
-                self.switch_vlf(&mut st)?;
+                self.switch_vlf(&mut st, past_max)?;
             }
             let mut buf = st.spare.pop().unwrap_or_else(|| Vec::with_capacity(MAX_BLOCK_BYTES));
             buf.clear();

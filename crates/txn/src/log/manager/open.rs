@@ -255,6 +255,8 @@ impl LogManager {
             reserved: AtomicU64::new(0),
             counters: diag::database_counters(db_name),
             stats: StatCells::default(),
+            pressure: Arc::new(AtomicBool::new(false)),
+            relief: Mutex::new(None),
         });
         let for_writer = inner.clone();
         let handle = std::thread::Builder::new()

@@ -12,12 +12,17 @@ impl Inner {
     /// order (wrapping), or new ones from growing the file. Its header (new FSeqNo,
     /// active, linked to the current tail) is written and synced before any block goes
     /// into it, so at most one activation is ever in doubt after a crash.
-    pub(super) fn switch_vlf(&self, st: &mut MutexGuard<'_, State>) -> LogResult<()> {
+    /// `past_max`: a rollback's append, which may grow the file past MAXSIZE (see
+    /// `LogManager::append_undo`).
+    pub(super) fn switch_vlf(&self, st: &mut MutexGuard<'_, State>, past_max: bool) -> LogResult<()> {
         let n = st.vlfs.len();
         let candidate = (1..n).map(|i| (st.tail + i) % n).find(|&i| st.vlfs[i].reusable());
         let idx = match candidate {
             Some(i) => i,
-            None => self.grow(st)?,
+            None => match self.grow(st, false) {
+                Err(LogError::Full { .. }) if past_max => self.grow(st, true)?,
+                r => r?,
+            },
         };
         let seq = st.next_seq;
         let Some(next_seq) = seq.checked_add(1) else {
@@ -39,6 +44,10 @@ impl Inner {
         st.next_seq = next_seq;
         st.tail = idx;
         st.next_sector = 1;
+        // A new VLF is the moment to see whether the log is filling up.
+        if Self::under_pressure(st) {
+            self.raise_pressure(st);
+        }
         Ok(())
     }
 
@@ -49,14 +58,26 @@ impl Inner {
     /// either the old VLF set or the new one.
     ///
     /// Runs under the log's lock: logging stalls while the log grows, as in SQL Server.
-    pub(super) fn grow(&self, st: &mut MutexGuard<'_, State>) -> LogResult<usize> {
+    pub(super) fn grow(&self, st: &mut MutexGuard<'_, State>, past_max: bool) -> LogResult<usize> {
         let reason = super::full_reason(st);
         let full = || LogError::Full { db: self.db_name.clone(), reason };
         let create_lsn = st.end_lsn;
         let cur = st.header.log_end;
         let cur_pages = u32::try_from(cur / 8192).unwrap_or(u32::MAX);
         let mut add = u64::from(st.header.growth.increment(cur_pages)) * 8192;
-        if let Some(max) = st.header.max_bytes {
+        if past_max {
+            // A rollback that must finish: its growth, at least 1 MB, whatever MAXSIZE
+            // and FILEGROWTH say.
+            add = add.max(1 << 20);
+            diag::errorlog::log(
+                "spid0",
+                &format!(
+                    "The transaction log for database '{}' was grown past its MAXSIZE by {} KB so that a rollback could complete.",
+                    self.db_name,
+                    add / 1024
+                ),
+            );
+        } else if let Some(max) = st.header.max_bytes {
             add = add.min(max.saturating_sub(cur));
         }
         let Some((count, vlf_bytes)) = (add > 0).then(|| vlf_layout(add)).flatten() else {
