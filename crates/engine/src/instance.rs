@@ -1298,8 +1298,13 @@ impl Instance {
                         file.spec.write().growth = saved;
                         grown?;
                     }
-                } else if grow_to.is_some() {
-                    return Err(EngineError::NotSupported("MODIFY FILE SIZE of a log file".into()));
+                } else {
+                    // The log: FILEGROWTH and MAXSIZE apply to the running log at once (a
+                    // full log can grow again), SIZE grows it now.
+                    let max_bytes =
+                        (f.max_size_pages >= 0).then(|| (f.max_size_pages as u64).max(u64::from(MB)) * 8192);
+                    let size = grow_to.map(|p| u64::from(p) * 8192);
+                    db.txn.log.modify_file(growth_of(&f), max_bytes, size)?;
                 }
             }
             AlterDatabaseAction::AddFiles { .. } => {

@@ -454,6 +454,24 @@ impl LogManager {
         self.inner.append(record, None, true)
     }
 
+    /// ALTER DATABASE ... MODIFY FILE on the log: FILEGROWTH and MAXSIZE (None =
+    /// UNLIMITED) now, and growth to `size` bytes if given and larger than the file.
+    pub fn modify_file(
+        &self,
+        growth: storage::file::FileGrowth,
+        max_bytes: Option<u64>,
+        size: Option<u64>,
+    ) -> LogResult<()> {
+        let mut st = self.inner.state.lock();
+        self.inner.check_usable(&st)?;
+        self.inner.modify(&mut st, growth, max_bytes, size)
+    }
+
+    /// The log file's size in bytes.
+    pub fn file_size(&self) -> u64 {
+        self.inner.state.lock().header.log_end
+    }
+
     /// What to run when the log comes under pressure (see `Inner::pressure`): the
     /// database's checkpoint, on the thread of the next request to reach a safe point,
     /// so that a nearly full log is truncated before it fills rather than after.

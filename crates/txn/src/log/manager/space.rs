@@ -8,6 +8,36 @@ use crate::log::lsn::Lsn;
 use parking_lot::MutexGuard;
 
 impl Inner {
+    /// ALTER DATABASE ... MODIFY FILE on the log: the new FILEGROWTH and MAXSIZE take
+    /// effect at once (a log that was full can grow again), made durable in the file
+    /// header, and with `size` the file grows to it now. A smaller SIZE is refused
+    /// (5039, as SQL Server: shrinking is DBCC SHRINKFILE's).
+    pub(super) fn modify(
+        &self,
+        st: &mut MutexGuard<'_, State>,
+        growth: storage::file::FileGrowth,
+        max_bytes: Option<u64>,
+        size: Option<u64>,
+    ) -> LogResult<()> {
+        let Some(header_seq) = st.header.header_seq.checked_add(1) else {
+            return Err(LogError::Invalid("the log file header's sequence is exhausted".into()));
+        };
+        let header = FileHeader { header_seq, growth, max_bytes, ..st.header.clone() };
+        let slot = st.next_header_slot;
+        if let Err(e) = self.file.write_durable(FILE_HEADER_SLOTS[slot], &header.encode()) {
+            return Err(self.fail(st, format!("rewriting the log file header: {e}")));
+        }
+        st.header = header;
+        st.next_header_slot = 1 - slot;
+        if let Some(size) = size {
+            let cur = st.header.log_end;
+            if size > cur {
+                self.grow(st, false, Some(size - cur))?;
+            }
+        }
+        Ok(())
+    }
+
     /// Moves the log to the next VLF: the first reusable one after the tail in file
     /// order (wrapping), or new ones from growing the file. Its header (new FSeqNo,
     /// active, linked to the current tail) is written and synced before any block goes
@@ -19,8 +49,8 @@ impl Inner {
         let candidate = (1..n).map(|i| (st.tail + i) % n).find(|&i| st.vlfs[i].reusable());
         let idx = match candidate {
             Some(i) => i,
-            None => match self.grow(st, false) {
-                Err(LogError::Full { .. }) if past_max => self.grow(st, true)?,
+            None => match self.grow(st, false, None) {
+                Err(LogError::Full { .. }) if past_max => self.grow(st, true, None)?,
                 r => r?,
             },
         };
@@ -58,13 +88,15 @@ impl Inner {
     /// either the old VLF set or the new one.
     ///
     /// Runs under the log's lock: logging stalls while the log grows, as in SQL Server.
-    pub(super) fn grow(&self, st: &mut MutexGuard<'_, State>, past_max: bool) -> LogResult<usize> {
+    /// `by`: grow by this many bytes instead of FILEGROWTH (ALTER DATABASE ... MODIFY
+    /// FILE SIZE).
+    pub(super) fn grow(&self, st: &mut MutexGuard<'_, State>, past_max: bool, by: Option<u64>) -> LogResult<usize> {
         let reason = super::full_reason(st);
         let full = || LogError::Full { db: self.db_name.clone(), reason };
         let create_lsn = st.end_lsn;
         let cur = st.header.log_end;
         let cur_pages = u32::try_from(cur / 8192).unwrap_or(u32::MAX);
-        let mut add = u64::from(st.header.growth.increment(cur_pages)) * 8192;
+        let mut add = by.unwrap_or_else(|| u64::from(st.header.growth.increment(cur_pages)) * 8192);
         if past_max {
             // A rollback that must finish: its growth, at least 1 MB, whatever MAXSIZE
             // and FILEGROWTH say.
