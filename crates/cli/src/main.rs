@@ -28,6 +28,11 @@ else ~/.local/share/mesquite. The sa password of a new instance comes from
 $MESQUITE_SA_PASSWORD; without it one is generated and printed once.";
 
 fn main() -> ExitCode {
+    // Every file and directory the instance creates (data and log files, the error log,
+    // certificates) is its owner's only: master's data file holds every login's salt
+    // and hash.
+    // SAFETY: umask(2) only sets the process's file mode creation mask.
+    unsafe { libc::umask(0o077) };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("serve") => serve::run(&args[1..]),

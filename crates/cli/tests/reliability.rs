@@ -235,3 +235,47 @@ fn shutdown_completes_during_a_pileup() {
     let took = server.terminate(Duration::from_secs(20)).expect("the server did not stop within 20 s");
     assert!(took < Duration::from_secs(10), "shutdown took {took:?}");
 }
+
+/// A batch larger than the server accepts (64 MB) gets SQL Server's 7836 before the
+/// connection closes, not a reset with no word; other sessions are unaffected.
+#[test]
+fn an_oversized_batch_gets_an_error() {
+    let mut server = Server::start("bigbatch");
+    let mut c = server.connect();
+    // 35 million characters: 70 MB of UTF-16.
+    let sql = format!("SELECT 1 -- {}", "x".repeat(35_000_000));
+    match c.batch(&sql) {
+        Ok(r) => assert_eq!(error_numbers(&r), [7836]),
+        Err(e) => panic!("no error before the connection closed: {e}"),
+    }
+    assert!(c.batch("SELECT 1").is_err(), "the connection stays open after 7836");
+    assert_eq!(scalar(&mut server.connect(), "SELECT 2"), Value::Int(2));
+    assert!(server.alive());
+}
+
+/// The data directory and every file in it are the owner's only (master's data file holds
+/// every login's salt and hash).
+#[test]
+fn files_at_rest_are_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let server = Server::start("perms");
+    ok(&server.connect().batch("CREATE DATABASE permdb").unwrap());
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&server.dir), 0o700, "the data directory");
+    let mut seen = 0;
+    let mut stack = vec![server.dir.clone()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let m = mode(&p);
+            if p.is_dir() {
+                assert_eq!(m, 0o700, "{}", p.display());
+                stack.push(p);
+            } else {
+                assert_eq!(m & 0o077, 0, "{} is {m:o}", p.display());
+                seen += 1;
+            }
+        }
+    }
+    assert!(seen >= 8, "only {seen} files looked at");
+}

@@ -115,6 +115,15 @@ impl DataDirLock {
         std::fs::create_dir_all(dir).map_err(|e| {
             EngineError::DataDirectory(format!("cannot create the data directory {}: {e}", dir.display()))
         })?;
+        // The directory holds master (every login's salt and hash), the error log and the
+        // databases: its owner only, whoever created it (docs/architecture.md, "Files
+        // at rest"). Files created inside are owner-only through the process umask.
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| {
+                EngineError::DataDirectory(format!("cannot make the data directory {} private: {e}", dir.display()))
+            })?;
+        }
         let path = dir.join("mesquite.lock");
         let file = std::fs::OpenOptions::new()
             .create(true)

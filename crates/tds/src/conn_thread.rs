@@ -28,7 +28,10 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use crate::attention::{AttentionWatcher, Registration};
 use crate::backend::{Backend, BackendSession};
 use crate::packet::{Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
-use crate::server::{decode_request, log_connection_end, run_request, ConnError, GroupedWrites, Live, Shared};
+use crate::server::{
+    decode_request, log_connection_end, run_request, too_large_response, ConnError, GroupedWrites, Live, Shared,
+};
+use crate::TdsError;
 use crate::sink::{attention_ack, ClientGone, PacketOut, TokenSink};
 use sql::host::{CommitGate, DeferredCommit};
 
@@ -175,7 +178,28 @@ impl<S: BackendSession> ThreadConn<S> {
                 write_all(&self.sock, &[attention_ack(self.spid, self.packet_size)], &mut self.out_buf)?;
                 continue;
             }
-            let Some(msg) = reasm.push(&h, &payload)? else { continue };
+            let msg = match reasm.push(&h, &payload) {
+                Ok(Some(m)) => m,
+                Ok(None) => continue,
+                Err(e @ TdsError::TooLarge { .. }) => {
+                    // Read the rest of the message (discarded, for at most 30 s) so that
+                    // the client, still sending, gets to read the error.
+                    let until = Instant::now() + Duration::from_secs(30);
+                    let _ = self.sock.set_read_timeout(Some(Duration::from_secs(5)));
+                    let mut at_end = h.is_eom();
+                    while !at_end && Instant::now() < until {
+                        match self.input.read_packet() {
+                            Ok(Some((h, _))) => at_end = h.is_eom(),
+                            _ => break,
+                        }
+                    }
+                    let resp = too_large_response(self.spid, self.packet_size, &shared.server_name);
+                    let _ = write_all(&self.sock, &[resp], &mut self.out_buf);
+                    let _ = self.sock.shutdown(std::net::Shutdown::Write);
+                    return Err(e.into());
+                }
+                Err(e) => return Err(e.into()),
+            };
             if !self.request(shared, msg)? || self.session.is_killed() {
                 return Err(ConnError::Quiet);
             }

@@ -724,6 +724,23 @@ async fn finish_login<B: Backend>(
     Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version, column_encryption }))
 }
 
+/// The response to a request larger than the server accepts (`max_message_size`):
+/// SQL Server's 7836 at severity 20, which ends the connection, so that the client
+/// learns why instead of seeing the connection reset.
+pub(crate) fn too_large_response(spid: u16, packet_size: u32, server_name: &str) -> Vec<u8> {
+    let e = SqlError::new(
+        7836,
+        20,
+        1,
+        "A fatal error occurred while reading the input stream from the network. The maximum number of network packets in one request was exceeded. Try using bulk insert, increasing network packet size, or reducing the size of the request. The session will be terminated.",
+    );
+    let mut b = Vec::new();
+    token::put_message(&mut b, false, &e, server_name);
+    token::DoneToken { token: token_type::DONE, status: token::done_status::ERROR, cur_cmd: 0, row_count: 0 }
+        .encode(&mut b);
+    packet::encode_message(PacketType::TabularResult, spid, packet_size, &b)
+}
+
 async fn send_login_error<B>(shared: &Shared<B>, stream: &mut dyn AsyncRw, e: &SqlError) {
     let mut b = Vec::new();
     token::put_message(&mut b, false, e, &shared.server_name);
@@ -1118,7 +1135,13 @@ async fn request_loop<B: Backend>(
                 continue;
             }
             Some(ReaderEvent::Closed) | None => return Ok(()),
-            Some(ReaderEvent::Failed(e)) => return Err(e),
+            Some(ReaderEvent::Failed(e)) => {
+                if let ConnError::Protocol(TdsError::TooLarge { .. }) = &e {
+                    let resp = too_large_response(spid, packet_size, &shared.server_name);
+                    let _ = write_packets(&mut wr, &[resp]).await;
+                }
+                return Err(e);
+            }
         };
         let req = decode_request(&msg, tds_version, column_encryption)?;
         let reset = msg.reset_connection();
