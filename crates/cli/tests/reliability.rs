@@ -279,3 +279,51 @@ fn files_at_rest_are_owner_only() {
     }
     assert!(seen >= 8, "only {seen} files looked at");
 }
+
+/// A failed login takes as long for an unknown login as for a wrong password (the time
+/// does not tell which logins exist); repeated failures from one address slow down; ten
+/// wrong passwords in a row lock a CHECK_POLICY login out (18486) until ALTER LOGIN
+/// sets a new password.
+#[test]
+fn failed_logins_are_uniform_slowed_and_lock_out() {
+    let server = Server::start("logins");
+    ok(&server.connect().batch("CREATE LOGIN victim WITH PASSWORD = 'Victim-pw-1'").unwrap());
+    let attempt = |user: &str, password: &str| {
+        let start = Instant::now();
+        let r = Client::connect(&ClientConfig::new("127.0.0.1", server.port, user, password));
+        (r, start.elapsed())
+    };
+    let failed = |r: Result<Client, ClientError>| match r {
+        Err(ClientError::Login(m)) => m.number,
+        Ok(_) => 0,
+        Err(e) => panic!("{e}"),
+    };
+    // Two of each (four failures: no slowing yet).
+    let mut known = Duration::ZERO;
+    let mut unknown = Duration::ZERO;
+    for _ in 0..2 {
+        let (r, t) = attempt("victim", "wrong");
+        assert_eq!(failed(r), 18456);
+        known += t;
+        let (r, t) = attempt("nobody", "wrong");
+        assert_eq!(failed(r), 18456);
+        unknown += t;
+    }
+    let ratio = known.as_secs_f64() / unknown.as_secs_f64();
+    assert!((0.5..2.0).contains(&ratio), "wrong password {known:?} vs unknown login {unknown:?}");
+    // Failures 5 to 10 (victim's 3rd to 8th): from the sixth on each waits longer.
+    let mut last = Duration::ZERO;
+    for _ in 0..6 {
+        let (r, t) = attempt("victim", "wrong");
+        assert_eq!(failed(r), 18456);
+        last = t;
+    }
+    assert!(last >= Duration::from_millis(300), "the 10th failure took {last:?}");
+    for _ in 0..2 {
+        assert_eq!(failed(attempt("victim", "wrong").0), 18456);
+    }
+    // Ten in a row: locked out, even with the right password.
+    assert_eq!(failed(attempt("victim", "Victim-pw-1").0), 18486);
+    ok(&server.connect().batch("ALTER LOGIN victim WITH PASSWORD = 'Victim-pw-2'").unwrap());
+    assert_eq!(failed(attempt("victim", "Victim-pw-2").0), 0);
+}

@@ -74,6 +74,12 @@ pub const MSDB: DbId = 4;
 /// The first session id handed to a user session, as in SQL Server.
 pub const FIRST_USER_SPID: i32 = 51;
 
+/// Failed logins in a row that lock a CHECK_POLICY login out (the account lockout
+/// threshold of Windows' policy, which SQL Server applies; 10 as in current Windows).
+pub const LOGIN_LOCKOUT_THRESHOLD: u32 = 10;
+/// How long a locked-out login stays locked (Windows' default lockout duration).
+pub const LOGIN_LOCKOUT_DURATION: std::time::Duration = std::time::Duration::from_secs(600);
+
 const RUNNING: u8 = 0;
 const STOPPED: u8 = 1;
 
@@ -229,6 +235,9 @@ pub struct Instance {
     first_sa_password: Option<String>,
     /// Upper-cased login -> fingerprint of the last password verified (see `login.rs`).
     verified: Mutex<HashMap<String, [u8; 32]>>,
+    /// Consecutive failed logins per login (upper-cased name) and when it was locked
+    /// out (CHECK_POLICY; see [`Instance::authenticate`]). In memory: a restart unlocks.
+    lockouts: Mutex<HashMap<String, (u32, Option<std::time::Instant>)>>,
     lock: Mutex<Option<DataDirLock>>,
     error_log_installed: bool,
     state: AtomicU8,
@@ -365,6 +374,7 @@ impl Instance {
             sessions: Mutex::new(BTreeMap::new()),
             first_sa_password: None,
             verified: Mutex::new(HashMap::new()),
+            lockouts: Mutex::new(HashMap::new()),
             lock: Mutex::new(lock),
             error_log_installed,
             state: AtomicU8::new(RUNNING),
@@ -813,15 +823,48 @@ impl Instance {
             EngineError::LoginFailed(login.to_string())
         };
         let Some(rec) = self.login_record(login)? else {
+            // As slow as a wrong password for a login that exists, so that the time a
+            // failure takes does not tell which logins exist.
+            let _ = crate::login::pbkdf2_sha256(password.as_bytes(), b"no such login salt", crate::login::ITERATIONS);
             return Err(fail("Could not find a login matching the name provided."));
         };
+        // CHECK_POLICY = ON: LOGIN_LOCKOUT_THRESHOLD failures in a row lock the login out
+        // for LOGIN_LOCKOUT_DURATION (Windows' account lockout policy, which SQL Server
+        // applies; ALTER LOGIN ... WITH PASSWORD unlocks).
+        if rec.policy_checked {
+            let mut l = self.lockouts.lock();
+            if let Some((_, Some(at))) = l.get(&key) {
+                if at.elapsed() < LOGIN_LOCKOUT_DURATION {
+                    diag::errorlog::log(
+                        "Logon",
+                        &format!("Login failed for user '{login}' because the account is currently locked out. The system administrator can unlock it. [CLIENT: <local machine>]"),
+                    );
+                    return Err(EngineError::Sql(types::SqlError::new(
+                        18486,
+                        14,
+                        1,
+                        format!("Login failed for user '{}' because the account is currently locked out. The system administrator can unlock it.", rec.name),
+                    )));
+                }
+                l.remove(&key);
+            }
+        }
         let fp = rec.fingerprint(password);
         if self.verified.lock().get(&key) != Some(&fp) {
             if !rec.verify(password) {
+                if rec.policy_checked {
+                    let mut l = self.lockouts.lock();
+                    let e = l.entry(key.clone()).or_insert((0, None));
+                    e.0 += 1;
+                    if e.0 >= LOGIN_LOCKOUT_THRESHOLD {
+                        e.1 = Some(std::time::Instant::now());
+                    }
+                }
                 return Err(fail("Password did not match that for the login provided."));
             }
-            self.verified.lock().insert(key, fp);
+            self.verified.lock().insert(key.clone(), fp);
         }
+        self.lockouts.lock().remove(&key);
         if rec.disabled {
             diag::errorlog::log(
                 "Logon",
@@ -950,6 +993,7 @@ impl Instance {
             upsert(system, &new_key, &rec.encode())
         })?;
         self.verified.lock().remove(&name.to_uppercase());
+        self.lockouts.lock().remove(&name.to_uppercase());
         Ok(())
     }
 

@@ -151,6 +151,8 @@ pub(crate) struct Shared<B> {
     /// The dedicated admin connection's worker (and one for a second DAC login, which
     /// the engine refuses with 17810).
     dac_workers: Arc<Semaphore>,
+    /// Recent failed logins per client address (see [`login_delay`]).
+    login_failures: std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (u32, Instant)>>,
     pub(crate) server_name: String,
     /// The connections in their request loop, so that shutdown can stop requests running
     /// inline on a runtime thread (which aborting the task cannot) and end connection
@@ -244,6 +246,7 @@ pub async fn serve_on<B: Backend>(
         max_message: config.max_message_size.max(4096),
         workers: Arc::new(Semaphore::new(config.workers.max(1))),
         dac_workers: Arc::new(Semaphore::new(2)),
+        login_failures: std::sync::Mutex::new(std::collections::HashMap::new()),
         live: std::sync::Mutex::new(std::collections::HashMap::new()),
         next_conn: std::sync::atomic::AtomicU64::new(1),
         stopping: AtomicBool::new(false),
@@ -653,6 +656,12 @@ async fn finish_login<B: Backend>(
     req.encrypted = matches!(stream, Transport::Tls(_));
     let backend = shared.backend.clone();
     req.dedicated_admin = ep.dedicated_admin;
+    // Repeated failures from one address are answered more and more slowly (without
+    // holding a worker), so that guessing passwords is slow.
+    let delay = login_delay(&shared.login_failures, peer.ip());
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
     let permit = acquire_worker(&ep.workers).await?;
     let result = tokio::task::spawn_blocking(move || {
         let _permit = permit;
@@ -661,8 +670,12 @@ async fn finish_login<B: Backend>(
     .await
     .map_err(|e| ConnError::Other(format!("The login worker failed: {e}")))?;
     let session = match result {
-        Ok(s) => s,
+        Ok(s) => {
+            shared.login_failures.lock().unwrap_or_else(|e| e.into_inner()).remove(&peer.ip());
+            s
+        }
         Err(e) => {
+            login_failed(&shared.login_failures, peer.ip());
             errorlog::log(
                 "Logon",
                 &format!(
@@ -722,6 +735,40 @@ async fn finish_login<B: Backend>(
     let resp = packet::encode_message(PacketType::TabularResult, spid, packet::DEFAULT_PACKET_SIZE, &b);
     write_packets(stream.rw(), &[resp]).await?;
     Ok(Some(LoggedIn { stream, session, packet_size, tds_version: login.tds_version, column_encryption }))
+}
+
+/// Failed logins from one address before its logins are slowed down.
+const LOGIN_FAILURES_FREE: u32 = 5;
+/// Failures older than this are forgotten.
+const LOGIN_FAILURE_MEMORY: Duration = Duration::from_secs(60);
+
+type LoginFailures = std::sync::Mutex<std::collections::HashMap<std::net::IpAddr, (u32, Instant)>>;
+
+/// How long to hold a login from `ip` before checking it: nothing for the first
+/// [`LOGIN_FAILURES_FREE`] recent failures, then 100 ms doubling per failure, at most 5 s.
+fn login_delay(failures: &LoginFailures, ip: std::net::IpAddr) -> Duration {
+    let map = failures.lock().unwrap_or_else(|e| e.into_inner());
+    match map.get(&ip) {
+        Some(&(n, last)) if n > LOGIN_FAILURES_FREE && last.elapsed() < LOGIN_FAILURE_MEMORY => {
+            let doublings = (n - LOGIN_FAILURES_FREE - 1).min(6);
+            (Duration::from_millis(100) * (1 << doublings)).min(Duration::from_secs(5))
+        }
+        _ => Duration::ZERO,
+    }
+}
+
+fn login_failed(failures: &LoginFailures, ip: std::net::IpAddr) {
+    let mut map = failures.lock().unwrap_or_else(|e| e.into_inner());
+    // Bounded: many addresses at once only forget older failures.
+    if map.len() >= 10_000 {
+        map.retain(|_, (_, last)| last.elapsed() < LOGIN_FAILURE_MEMORY);
+    }
+    let e = map.entry(ip).or_insert((0, Instant::now()));
+    if e.1.elapsed() >= LOGIN_FAILURE_MEMORY {
+        e.0 = 0;
+    }
+    e.0 += 1;
+    e.1 = Instant::now();
 }
 
 /// The response to a request larger than the server accepts (`max_message_size`):
