@@ -2373,6 +2373,8 @@ pub(super) fn statement_triggers(
 
 /// SELECT ... INTO new_table: creates a heap with the query's columns and fills it.
 pub fn select_into(cx: &mut Cx, q: &Query, into: &ObjectName) -> Result<(), SqlError> {
+    // SELECT INTO creates a table: CREATE TABLE permission in the target's database.
+    super::security::check_create(cx, "CREATE TABLE", Some(into))?;
     let mut q2 = q.clone();
     if let SetExpr::Select(s) = &mut q2.body {
         s.into = None;

@@ -745,9 +745,6 @@ fn no_such_database(name: &str) -> SqlError {
 /// line (Msg 8989) is informational and NO_INFOMSGS hides it when the database is clean.
 /// Logical checks (catalog against rows, index against base table) are not done yet.
 fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
-    if !cx.is_sysadmin() {
-        super::security::check_database_owner(cx, cx.state.database, false)?;
-    }
     let db = match d.args.first() {
         None => cx.state.database,
         // DBCC CHECKDB (name) and ('name'): a bare name is the database's, not a column.
@@ -770,6 +767,18 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     };
     let no_info = d.options.iter().any(|o| o.is("NO_INFOMSGS"));
     let name = cx.db_name(db).unwrap_or_default();
+    // sysadmin or the checked database's db_owner; 7983 names that database (its state
+    // here is not confirmed from SQL Server).
+    if !cx.is_sysadmin() && super::security::check_database_owner(cx, db, false).is_err() {
+        let login = cx.login_name();
+        let name = cx.db_name(db).unwrap_or_default();
+        return Err(SqlError::new(
+            7983,
+            14,
+            36,
+            format!("User '{login}' does not have permission to run DBCC checkdb for database '{name}'."),
+        ));
+    }
     let problems = cx.host.check_database(db).map_err(super::host_err)?;
     for p in &problems {
         let e = SqlError::new(8939, 16, 98, format!("Table error: {p}"));

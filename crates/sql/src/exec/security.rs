@@ -136,43 +136,54 @@ fn may_alter_objects(cx: &mut Cx, db: DbId) -> Result<bool, SqlError> {
 /// The permission check of a DDL statement, before it runs: CREATE needs the database
 /// permission (Msg 262), ALTER/DROP/TRUNCATE/CREATE INDEX need db_owner or db_ddladmin
 /// (Msg 3701 for DROP, 1088 otherwise, which do not tell whether the object exists).
+/// The database a statement's object name lands in (None for #temp objects and
+/// databases that do not exist, which fail later with their own errors).
+fn target_db(cx: &mut Cx, name: &ObjectName) -> Result<Option<DbId>, SqlError> {
+    if name.name().value.starts_with('#') {
+        return Ok(None);
+    }
+    Ok(Some(match name.database() {
+        Some(d) => match cx.db_id_by_name(&d.value) {
+            Some(id) => id,
+            None => return Ok(None),
+        },
+        None => cx.state.database,
+    }))
+}
+
+/// CREATE TABLE, CREATE VIEW, ... permission in the database `name` lands in (the
+/// current one without a name): 262 naming that database. SELECT INTO checks CREATE
+/// TABLE the same way, in the database its target names.
+pub fn check_create(cx: &mut Cx, what: &str, name: Option<&ObjectName>) -> Result<(), SqlError> {
+    if cx.is_sysadmin() {
+        return Ok(());
+    }
+    let db = match name {
+        Some(n) => match target_db(cx, n)? {
+            Some(db) => db,
+            None => return Ok(()),
+        },
+        None => cx.state.database,
+    };
+    if db == TEMPDB {
+        return Ok(());
+    }
+    if let Some(p) = session_principal(cx, db)? {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        if holds(&g, p, what, None) {
+            return Ok(());
+        }
+    }
+    let db_name = cx.db_name(db).unwrap_or_default();
+    Err(SqlError::new(262, 14, 1, format!("{what} permission denied in database '{db_name}'.")))
+}
+
 pub fn check_ddl(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlError> {
     if cx.is_sysadmin() {
         return Ok(());
     }
-    let target_db = |cx: &mut Cx, name: &ObjectName| -> Result<Option<DbId>, SqlError> {
-        if name.name().value.starts_with('#') {
-            return Ok(None);
-        }
-        Ok(Some(match name.database() {
-            Some(d) => match cx.db_id_by_name(&d.value) {
-                Some(id) => id,
-                None => return Ok(None),
-            },
-            None => cx.state.database,
-        }))
-    };
-    let create = |what: &str, name: Option<&ObjectName>, cx: &mut Cx| -> Result<(), SqlError> {
-        let db = match name {
-            Some(n) => match target_db(cx, n)? {
-                Some(db) => db,
-                None => return Ok(()),
-            },
-            None => cx.state.database,
-        };
-        if db == TEMPDB {
-            return Ok(());
-        }
-        if let Some(p) = session_principal(cx, db)? {
-            let cat = cx.catalog(db)?;
-            let g = cat.inner.read();
-            if holds(&g, p, what, None) {
-                return Ok(());
-            }
-        }
-        let db_name = cx.db_name(db).unwrap_or_default();
-        Err(SqlError::new(262, 14, 1, format!("{what} permission denied in database '{db_name}'.")))
-    };
+    let create = |what: &str, name: Option<&ObjectName>, cx: &mut Cx| check_create(cx, what, name);
     let alter = |name: &ObjectName, cx: &mut Cx| -> Result<(), SqlError> {
         match target_db(cx, name)? {
             Some(db) if !may_alter_objects(cx, db)? => Err(SqlError::new(
@@ -911,7 +922,11 @@ pub fn rows(v: SecurityView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError
                 }
                 return Ok(out);
             }
-            for l in &logins {
+            // Metadata visibility: a login that is not a sysadmin (ALTER ANY LOGIN) sees
+            // itself and sa, besides the fixed server roles.
+            let me = cx.login_name();
+            let sees_all = cx.is_sysadmin();
+            for l in logins.iter().filter(|l| sees_all || l.principal_id == 1 || l.name.eq_ignore_ascii_case(&me)) {
                 let mut r = vec![
                     text(&l.name),
                     Value::Int(l.principal_id),

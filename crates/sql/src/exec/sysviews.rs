@@ -653,7 +653,13 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
         }
         ViewKind::MasterFiles | ViewKind::DatabaseFiles => {
             let dbs: Vec<DbId> = if view.kind == ViewKind::MasterFiles {
-                cx.host.databases().iter().map(|d| d.id).collect()
+                // Metadata visibility: sys.master_files needs CREATE DATABASE, ALTER ANY
+                // DATABASE or VIEW ANY DEFINITION, which only sysadmin holds here.
+                if cx.is_sysadmin() {
+                    cx.host.databases().iter().map(|d| d.id).collect()
+                } else {
+                    Vec::new()
+                }
             } else {
                 vec![db]
             };
