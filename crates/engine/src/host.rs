@@ -1065,6 +1065,10 @@ impl Host for EngineHost {
         self.sysadmin
     }
 
+    fn spill_dir(&self) -> std::path::PathBuf {
+        self.inst.spill_dir()
+    }
+
     fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
         self.inst.kill_session(self.spid, spid, status_only)
     }

@@ -347,6 +347,9 @@ impl Instance {
         let cpus = std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1);
         let schedulers = config.schedulers.unwrap_or(cpus);
         diag::sched::schedulers().configure(schedulers);
+        // Query memory (sorts, hash tables, groups) as large as the buffer pool; one
+        // request may take a quarter of it (see sql::exec::memory).
+        sql::exec::memory::set_pool_bytes(config.memory_limit_bytes.unwrap_or(DEFAULT_MEMORY_LIMIT));
         diag::errorlog::log(
             "Server",
             &format!("Mesquite detected {cpus} CPUs; {schedulers} schedulers run session workers (0: unscheduled)."),
@@ -795,6 +798,17 @@ impl Instance {
     pub(crate) fn unregister_session(&self, spid: i32) {
         if self.sessions.lock().remove(&spid).is_some() {
             diag::counters().user_connections.dec();
+        }
+    }
+
+    /// Where sorts that outgrow their memory grant write their runs: `spill` in the data
+    /// directory (tempdb's place), or the system's temporary directory for an instance
+    /// kept in memory.
+    pub fn spill_dir(&self) -> PathBuf {
+        if self.lock.lock().is_some() {
+            self.data_dir.join("spill")
+        } else {
+            std::env::temp_dir().join("mesquite-spill")
         }
     }
 

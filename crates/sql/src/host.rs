@@ -405,6 +405,10 @@ pub trait Host {
     fn is_sysadmin(&self) -> bool {
         true
     }
+    /// Where sorts larger than their memory grant write their runs (tempdb's place).
+    fn spill_dir(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join("mesquite-spill")
+    }
     /// KILL `spid` (see the engine's `Instance::kill_session`): Ok(Some(text)) is the
     /// status report of KILL ... WITH STATUSONLY.
     fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {

@@ -29,6 +29,7 @@ pub mod expr;
 pub mod forclause;
 pub mod index_spool;
 pub mod language;
+pub mod memory;
 pub mod merge;
 pub mod openjson;
 pub mod parse_cache;
@@ -38,6 +39,7 @@ pub mod plan_cache;
 pub mod procs;
 pub mod query;
 pub mod security;
+pub mod spill;
 pub mod sysviews;
 pub mod table;
 pub mod trigger;
@@ -372,6 +374,8 @@ pub struct Cx<'a> {
     pub(super) spare_types: Vec<SqlType>,
     /// The primary key buffer of `TableInfo::insert_row`.
     pub(super) spare_key: Vec<u8>,
+    /// The request's query memory grant (see [`memory`]).
+    pub memory: memory::Grant,
 }
 
 /// What a statement tells its block to do next.
@@ -419,6 +423,7 @@ impl<'a> Cx<'a> {
         // Text-to-date conversion reads month names in the session's language from the
         // thread (types::lang); a request runs on one thread.
         types::lang::set_current(types::lang::by_name(&state.language));
+        let state_spid = state.spid;
         let fcx = FnContext {
             datefirst: state.datefirst,
             now_utc: now_utc(),
@@ -457,6 +462,7 @@ impl<'a> Cx<'a> {
             spare_row: Vec::new(),
             spare_types: Vec::new(),
             spare_key: Vec::new(),
+            memory: memory::Grant::new(state_spid),
         }
     }
 

@@ -644,9 +644,9 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 keys.iter().for_each(|k| mark_needed(&k.expr, &mut n));
                 n
             });
-            let mut rows = drain(open_needing(input, cx, need)?, cx)?;
-            sort_rows(&mut rows, keys, cx)?;
-            Box::new(VecOp::new(rows))
+            let input = open_needing(input, cx, need)?;
+            let dir = cx.host.spill_dir();
+            super::spill::sort(input, keys, cx, &dir)?
         }
         Plan::Top { input, count, percent, ties, offset } => {
             let offset = match offset {
@@ -727,7 +727,8 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         }
         Plan::Distinct { input } => {
             let colls = input.columns().iter().map(|c| c.collation).collect();
-            Box::new(DistinctOp { input: open(input, cx)?, colls, seen: std::collections::HashSet::new() })
+            let charge = cx.memory.charge();
+            Box::new(DistinctOp { input: open(input, cx)?, colls, seen: std::collections::HashSet::new(), charge })
         }
         Plan::SetOp { op, left, right, cols } => {
             let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
@@ -904,6 +905,7 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         table: JoinTable::for_types(key_types),
         build_vals: BuildVals::for_types(kept_types),
         build_count: 0,
+        build_charge: None,
         next_same: Vec::new(),
         matched: Vec::new(),
         current: Row::new(),
@@ -1006,9 +1008,15 @@ fn set_op(
     Ok(out)
 }
 
+/// Every row of `op`, within the request's memory grant (Msg 701 past it) and stopping
+/// at an attention or KILL. The rows' memory is held only while they are read: the
+/// caller's structure is bounded by the same grant (see [`super::memory`]).
 pub fn drain(mut op: Box<dyn Op>, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     let mut out = Vec::new();
+    let mut charge = cx.memory.charge();
     while let Some(r) = op.next(cx)? {
+        cx.check_cancel()?;
+        charge.add(super::memory::row_bytes(&r))?;
         out.push(r);
     }
     Ok(out)
@@ -1137,6 +1145,8 @@ impl Op for FilterOp {
                 return Ok(Some(r));
             }
             self.input.recycle(r);
+            // A filter that rejects every row returns nothing to anyone who would check.
+            cx.check_cancel()?;
         }
         Ok(None)
     }
@@ -1316,13 +1326,19 @@ struct DistinctOp {
     /// The columns' collations (SELECT DISTINCT x COLLATE ...).
     colls: Vec<Option<types::Collation>>,
     seen: std::collections::HashSet<Vec<u8>>,
+    /// The keys seen, charged to the request's grant.
+    charge: super::memory::Charge,
 }
 
 impl Op for DistinctOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
         while let Some(r) = self.input.next(cx)? {
             let types: Vec<SqlType> = r.iter().map(value_type).collect();
-            if self.seen.insert(row_key(&r, &types, &self.colls)) {
+            let key = row_key(&r, &types, &self.colls);
+            if !self.seen.contains(&key) {
+                cx.check_cancel()?;
+                self.charge.add(key.len() as u64 + 48)?;
+                self.seen.insert(key);
                 return Ok(Some(r));
             }
         }
@@ -1552,6 +1568,8 @@ impl ScanOp {
     }
 
     fn refill(&mut self, cx: &mut Cx) -> Result<(), SqlError> {
+        // Every batch: a scan whose rows a residual filter rejects still stops.
+        cx.check_cancel()?;
         self.buf.clear();
         self.stored.clear();
         self.pos = 0;
@@ -1842,6 +1860,7 @@ impl Op for NestedLoopOp {
                     return Ok(None);
                 }
                 NlState::NeedLeft => {
+                    cx.check_cancel()?;
                     let Some(left) = self.left.next(cx)? else {
                         self.state = NlState::Done;
                         continue;
@@ -1963,6 +1982,8 @@ struct HashJoinOp {
     /// right input gets each of its rows back to refill).
     build_vals: BuildVals,
     build_count: usize,
+    /// The build side's share of the request's memory grant.
+    build_charge: Option<super::memory::Charge>,
     /// Per build row, the next build row with the same key ([`END`] ends the chain):
     /// each key's rows in build order without a vector per key.
     next_same: Vec<usize>,
@@ -2251,7 +2272,16 @@ impl HashJoinOp {
         let mut byte_keys: Vec<Option<(usize, usize)>> = Vec::new();
         let mut key_bytes: Vec<u8> = Vec::new();
         let mut r = Row::new();
+        // Charged to the grant (and the cancel flag read) every 1,024 rows.
+        let mut charge = cx.memory.charge();
+        let mut pending = 0u64;
         while right.next_into(cx, &mut r)? {
+            pending += super::memory::row_bytes(&r);
+            if self.build_count % 1024 == 1023 {
+                cx.check_cancel()?;
+                charge.add(pending)?;
+                pending = 0;
+            }
             let key = match self.right_key {
                 KeyReader::IntCol(i) => r.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
                 KeyReader::General => {
@@ -2285,6 +2315,8 @@ impl HashJoinOp {
             }
             self.build_count += 1;
         }
+        charge.add(pending)?;
+        self.build_charge = Some(charge);
         if let JoinTable::Bytes(m) = &mut self.table {
             self.next_same = vec![END; self.build_count];
             for (i, k) in byte_keys.iter().enumerate().rev() {
@@ -2811,7 +2843,15 @@ fn aggregate(
     let mut hk: Vec<u8> = Vec::new();
     static NULL: Value = Value::Null;
     static ONE: Value = Value::Int(1);
+    // The groups are charged to the request's grant; the cancel flag is read every
+    // 1,024 input rows.
+    let mut charge = cx.memory.charge();
+    let mut read = 0u64;
     while let Some(row) = input.next(cx)? {
+        read += 1;
+        if read % 1024 == 0 {
+            cx.check_cancel()?;
+        }
         for (k, slot) in keys.iter().zip(key_vals.iter_mut()) {
             if !matches!(k, BExpr::Col(..)) {
                 *slot = cx.eval_with_outer(k, &row)?;
@@ -2849,6 +2889,7 @@ fn aggregate(
                         .enumerate()
                         .map(|(j, on)| if *on { key_val(j).clone() } else { Value::Null })
                         .collect();
+                    charge.add(super::memory::row_bytes(&gk) + hk.len() as u64 * 2 + 64 * aggs.len() as u64)?;
                     groups.push(new_group(gk, aggs));
                     index.insert(hk.clone(), groups.len() - 1);
                     groups.len() - 1
