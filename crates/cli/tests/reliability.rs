@@ -369,3 +369,33 @@ fn runaway_sorts_stay_within_memory_and_stop_when_the_client_leaves() {
         thread::sleep(Duration::from_millis(100));
     }
 }
+
+/// Deep input of every other kind (parentheses, operator chains, CASE, subqueries,
+/// BEGIN/END, IF/ELSE chains, CTE chains, JSON) is an error (191, 8631, 13609), never a
+/// crash: the server is still there after each.
+#[test]
+fn deep_input_is_an_error_not_a_crash() {
+    let mut server = Server::start("deepinput");
+    let mut c = server.connect();
+    let n = 20_000;
+    let inputs = [
+        format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n)),
+        format!("SELECT 1 WHERE {}1=1", "NOT ".repeat(n)),
+        format!("SELECT {}", vec!["1"; n].join("+")),
+        format!("SELECT {}1{}", "CASE WHEN 1=1 THEN ".repeat(n / 4), " END".repeat(n / 4)),
+        format!("SELECT {}1{}", "(SELECT ".repeat(n / 4), ")".repeat(n / 4)),
+        format!("{}SELECT 1 {}", "BEGIN ".repeat(n), "END ".repeat(n)),
+        format!("DECLARE @i int = 1; {} SELECT 0", (0..n).map(|i| format!("IF @i = {i} SELECT {i} ELSE")).collect::<String>()),
+        format!(
+            "WITH {} SELECT * FROM c2999",
+            (0..3000).map(|i| if i == 0 { "c0 AS (SELECT 1 AS x)".to_string() } else { format!("c{i} AS (SELECT x FROM c{})", i - 1) }).collect::<Vec<_>>().join(", ")
+        ),
+        format!("SELECT JSON_QUERY(REPLICATE(CAST('[' AS varchar(max)), {n}) + REPLICATE(CAST(']' AS varchar(max)), {n}), '$')"),
+    ];
+    for sql in &inputs {
+        let r = c.batch(sql).unwrap_or_else(|e| panic!("the connection broke on {}: {e}", &sql[..40]));
+        assert!(!r.errors.is_empty(), "no error for {}", &sql[..40]);
+        assert!(server.alive(), "the server died on {}", &sql[..40]);
+    }
+    assert_eq!(scalar(&mut c, "SELECT 1"), Value::Int(1));
+}

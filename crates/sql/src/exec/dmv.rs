@@ -16,6 +16,7 @@
 //! | sys.dm_tran_session_transactions, sys.dm_tran_active_transactions | `sessions` (open transactions) |
 //! | sys.dm_os_sys_info | `sys_info` |
 //! | sys.dm_os_schedulers | none: `diag::sched`, the process's schedulers |
+//! | sys.dm_exec_query_memory_grants | none: `super::memory`, the process's query memory pool |
 //! | DBCC SQLPERF(LOGSPACE) | `log_space` |
 //! | DBCC SQLPERF('sys.dm_os_wait_stats' / 'sys.dm_os_latch_stats', CLEAR) | `clear_stats` |
 //!
@@ -54,6 +55,7 @@ pub enum DmvKind {
     ActiveTransactions,
     OsSysInfo,
     OsSchedulers,
+    QueryMemoryGrants,
 }
 
 /// The DMV a `sys.` name denotes (views only: dm_io_virtual_file_stats is a function).
@@ -72,6 +74,7 @@ pub fn view_kind(name: &str) -> Option<DmvKind> {
         "dm_tran_active_transactions" => DmvKind::ActiveTransactions,
         "dm_os_sys_info" => DmvKind::OsSysInfo,
         "dm_os_schedulers" => DmvKind::OsSchedulers,
+        "dm_exec_query_memory_grants" => DmvKind::QueryMemoryGrants,
         _ => return None,
     })
 }
@@ -328,6 +331,36 @@ pub fn columns(kind: DmvKind) -> Vec<OutCol> {
             ("is_bound", bit, false),
             ("open_transaction_count", int, false),
         ]),
+        DmvKind::QueryMemoryGrants => cols(&[
+            ("session_id", si, false),
+            ("request_id", int, false),
+            ("scheduler_id", int, true),
+            ("dop", si, false),
+            ("request_time", dt, false),
+            ("grant_time", dt, true),
+            ("requested_memory_kb", big, false),
+            ("granted_memory_kb", big, true),
+            ("required_memory_kb", big, false),
+            ("used_memory_kb", big, true),
+            ("max_used_memory_kb", big, true),
+            ("query_cost", SqlType::Float, false),
+            ("timeout_sec", int, false),
+            ("resource_semaphore_id", si, false),
+            ("queue_id", si, true),
+            ("wait_order", int, true),
+            ("is_next_candidate", bit, true),
+            ("wait_time_ms", big, true),
+            ("plan_handle", vb(64), true),
+            ("sql_handle", vb(64), true),
+            ("group_id", int, false),
+            ("pool_id", int, false),
+            ("is_small", bit, false),
+            ("ideal_memory_kb", big, false),
+            ("reserved_worker_count", int, false),
+            ("used_worker_count", int, false),
+            ("max_used_worker_count", int, false),
+            ("reserved_node_bitmap", big, false),
+        ]),
         DmvKind::OsSchedulers => cols(&[
             ("scheduler_address", vb(8), false),
             ("parent_node_id", int, false),
@@ -527,6 +560,7 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                 | DmvKind::ActiveTransactions
                 | DmvKind::OsSysInfo
                 | DmvKind::OsSchedulers
+                | DmvKind::QueryMemoryGrants
         )
     {
         return Err(view_server_state_denied());
@@ -804,6 +838,44 @@ pub fn rows(kind: DmvKind, args: [Option<i32>; 2], cx: &mut Cx) -> Result<Vec<Ro
                         Value::Null,
                     ]);
                 }
+            }
+        }
+        DmvKind::QueryMemoryGrants => {
+            // Grants grow as operators need memory (no estimate up front): requested,
+            // granted and required show what is granted now; ideal is the request's
+            // share of the pool.
+            let kb = |v: u64| Value::BigInt(v.min(i64::MAX as u64) as i64);
+            for g in super::memory::grants() {
+                out.push(vec![
+                    Value::SmallInt(g.session_id as i16),
+                    Value::Int(0),
+                    Value::Null,
+                    Value::SmallInt(1),
+                    datetime_of(g.request_time),
+                    datetime_of(g.request_time),
+                    kb(g.granted_kb),
+                    kb(g.granted_kb),
+                    kb(g.granted_kb.min(4096)),
+                    kb(g.used_kb),
+                    kb(g.max_used_kb),
+                    Value::Float(0.0),
+                    Value::Int(86400),
+                    Value::SmallInt(0),
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Null,
+                    Value::Int(2),
+                    Value::Int(2),
+                    Value::Bit(g.granted_kb <= 4096),
+                    kb(g.ideal_kb),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::BigInt(0),
+                ]);
             }
         }
         DmvKind::OsSchedulers => {

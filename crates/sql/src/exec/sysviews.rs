@@ -371,6 +371,7 @@ const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
     (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
     (SYS_SCHEMA_ID, "dm_os_schedulers", "V"),
     (SYS_SCHEMA_ID, "table_types", "V"),
+    (SYS_SCHEMA_ID, "dm_exec_query_memory_grants", "V"),
 ];
 
 /// The user-defined types of `db` as sys.types (or, for `TableTypes`, sys.table_types)

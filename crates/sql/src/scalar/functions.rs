@@ -1199,6 +1199,13 @@ pub fn call(
             // Stop once past the result's limit (8000 bytes, or 2 GB for MAX).
             let limit = if ret.is_max() { i32::MAX as usize } else { 8000 };
             let per = s.chars().count().max(1);
+            if ret.is_max() {
+                // Msg 7119 past 2 GB, before anything is built.
+                let unit = if ret.is_unicode() { s.encode_utf16().count() * 2 } else { per } as u64;
+                if unit.saturating_mul(n as u64) > super::util::MAX_LOB_BYTES {
+                    return Err(super::util::lob_too_large());
+                }
+            }
             let times = (n as usize).min(limit / per + 1);
             string_out(s.repeat(times), ret)
         }

@@ -500,6 +500,9 @@ pub fn binary(
             else {
                 return Err(incompatible(lt.name(), rt.name(), op_name(op)));
             };
+            if super::util::text_bytes_over_limit(a.len() + b.len(), &[&a, &b], result.is_unicode()) {
+                return Err(super::util::lob_too_large());
+            }
             convert::convert(&Value::String(a + &b), &text_type, result, None)
         }
         K::Bin => {
@@ -507,6 +510,9 @@ pub fn binary(
             let (Value::Binary(mut a), Value::Binary(b)) = (operand(l, &lt, &bin)?, operand(r, &rt, &bin)?) else {
                 return Err(incompatible(lt.name(), rt.name(), op_name(op)));
             };
+            if (a.len() + b.len()) as u64 > super::util::MAX_LOB_BYTES {
+                return Err(super::util::lob_too_large());
+            }
             a.extend_from_slice(&b);
             convert::convert(&Value::Binary(a), &bin, result, None)
         }

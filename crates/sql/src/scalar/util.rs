@@ -599,3 +599,26 @@ mod tests {
         assert_eq!(value_type(&Value::String("x".into())), SqlType::NVarChar { len: Length::Max });
     }
 }
+
+/// The largest value of a MAX type: 2^31 - 1 bytes.
+pub const MAX_LOB_BYTES: u64 = i32::MAX as u64;
+
+/// Msg 7119: a varchar(max), nvarchar(max) or varbinary(max) value would pass 2 GB.
+pub fn lob_too_large() -> SqlError {
+    SqlError::new(7119, 16, 1, format!("Attempting to grow LOB beyond maximum allowed size of {MAX_LOB_BYTES} bytes."))
+}
+
+/// The stored size of `s` in bytes (2 per UTF-16 code unit when `unicode`, else one
+/// per character), counted only when the UTF-8 length says it could matter.
+pub fn text_bytes_over_limit(s_len_utf8: usize, parts: &[&str], unicode: bool) -> bool {
+    // A character takes at least one UTF-8 byte, and a UTF-16 unit (2 bytes stored) at
+    // least one too: within the limit by the UTF-8 length, no count is needed.
+    if (s_len_utf8 as u64) * if unicode { 2 } else { 1 } <= MAX_LOB_BYTES {
+        return false;
+    }
+    let n: u64 = parts
+        .iter()
+        .map(|p| if unicode { p.encode_utf16().count() as u64 * 2 } else { p.chars().count() as u64 })
+        .sum();
+    n > MAX_LOB_BYTES
+}
