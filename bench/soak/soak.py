@@ -103,13 +103,19 @@ def in_window(server, a, b):
     return any(s - 0.5 <= b and (e is None or a <= e + 0.5) for s, e in server.restart_windows)
 
 
+ROUNDS = {}
+
+
 def forever(fn, stop, pause):
-    """Runs `fn` until stopped, ignoring the errors a kill -9 causes."""
+    """Runs `fn` until stopped, counting its rounds (done, failed: a kill -9 fails some)."""
+    name = fn.__qualname__.split(".")[0]
     while not stop.is_set():
+        done = ROUNDS.setdefault(name, [0, 0])
         try:
             fn()
+            done[0] += 1
         except Exception:
-            pass
+            done[1] += 1
         stop.wait(pause)
 
 
@@ -283,6 +289,7 @@ def main():
           + (f" (longest {max(s for s, _ in stalls):.2f} s)" if stalls else ""))
     print(f"  acknowledged commits missing: {len(lost_after_kill)} after kills, {len(missing_end)} at the end")
     print(f"  DBCC CHECKDB: {'clean' if not bad else bad}")
+    print("  abusers (rounds completed, failed): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(ROUNDS.items())))
     ok = ok and not stalls and not lost_after_kill and not missing_end and not bad and server.unexpected_exits == 0
     server.proc.send_signal(signal.SIGTERM)
     try:
