@@ -399,3 +399,38 @@ fn deep_input_is_an_error_not_a_crash() {
     }
     assert_eq!(scalar(&mut c, "SELECT 1"), Value::Int(1));
 }
+
+/// A database whose log is full under an open transaction comes back ONLINE after a
+/// kill -9 (recovery rolls the transaction back, growing the log if it must), and works.
+#[test]
+fn a_full_log_database_comes_back_after_a_crash() {
+    let mut server = Server::start("fullcrash");
+    let mut c = server.connect();
+    ok(&c
+        .batch(
+            "CREATE DATABASE fullcrash ON (NAME = fullcrash, FILENAME = 'C:\\fullcrash.mdf', SIZE = 8MB)
+               LOG ON (NAME = fullcrash_log, FILENAME = 'C:\\fullcrash.ldf', SIZE = 1MB, MAXSIZE = 1MB)",
+        )
+        .unwrap());
+    ok(&c.batch("USE fullcrash; CREATE TABLE dbo.t (id int PRIMARY KEY, pad char(2000) NOT NULL DEFAULT 'x')").unwrap());
+    ok(&c.batch("INSERT dbo.t (id) VALUES (-1)").unwrap());
+    let r = c
+        .batch(
+            "BEGIN TRANSACTION;
+             DECLARE @i int = 0;
+             WHILE @i < 5000 BEGIN INSERT dbo.t (id) VALUES (@i); IF @@ERROR <> 0 BREAK; SET @i += 1; END",
+        )
+        .unwrap();
+    assert_eq!(error_numbers(&r), [9002]);
+    server.crash_and_restart();
+    let mut c = server.connect();
+    assert_eq!(
+        scalar(&mut c, "SELECT state_desc FROM sys.databases WHERE name = 'fullcrash'"),
+        Value::String("ONLINE".into())
+    );
+    assert_eq!(scalar(&mut c, "SELECT COUNT(*) FROM fullcrash.dbo.t"), Value::Int(1));
+    ok(&c.batch("USE fullcrash; CHECKPOINT; INSERT dbo.t (id) VALUES (1), (2)").unwrap());
+    assert_eq!(scalar(&mut c, "SELECT COUNT(*) FROM fullcrash.dbo.t"), Value::Int(3));
+    let r = c.batch("DBCC CHECKDB (fullcrash) WITH NO_INFOMSGS").unwrap();
+    ok(&r);
+}

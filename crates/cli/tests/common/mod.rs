@@ -31,6 +31,19 @@ pub fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
 }
 
+fn spawn(dir: &std::path::Path, port: u16, dac_port: u16, extra: &[&str]) -> Child {
+    Command::new(env!("CARGO_BIN_EXE_mesquite"))
+        .args(["serve", "--data-dir"])
+        .arg(dir)
+        .args(["--port", &port.to_string(), "--dac-port", &dac_port.to_string(), "--memory-limit-mb", "64"])
+        .args(extra)
+        .env("MESQUITE_SA_PASSWORD", PASSWORD)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start mesquite serve")
+}
+
 impl Server {
     pub fn start(tag: &str) -> Server {
         Server::start_with(tag, &[])
@@ -42,24 +55,28 @@ impl Server {
         let _ = std::fs::remove_dir_all(&dir);
         let port = free_port();
         let dac_port = free_port();
-        let child = Command::new(env!("CARGO_BIN_EXE_mesquite"))
-            .args(["serve", "--data-dir"])
-            .arg(&dir)
-            .args(["--port", &port.to_string(), "--dac-port", &dac_port.to_string(), "--memory-limit-mb", "64"])
-            .args(extra)
-            .env("MESQUITE_SA_PASSWORD", PASSWORD)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start mesquite serve");
+        let child = spawn(&dir, port, dac_port, extra);
         let mut s = Server { child, port, dac_port, dir };
+        s.wait_ready();
+        s
+    }
+
+    /// kill -9, then a new server on the same data directory and ports (crash recovery).
+    pub fn crash_and_restart(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        self.child = spawn(&self.dir, self.port, self.dac_port, &[]);
+        self.wait_ready();
+    }
+
+    fn wait_ready(&mut self) {
         // Ready once a login succeeds; give up (and fail) if it never does.
         let deadline = Instant::now() + Duration::from_secs(60);
         loop {
-            match Client::connect(&s.config()) {
-                Ok(_) => return s,
+            match Client::connect(&self.config()) {
+                Ok(_) => return,
                 Err(e) => {
-                    if let Ok(Some(status)) = s.child.try_wait() {
+                    if let Ok(Some(status)) = self.child.try_wait() {
                         panic!("mesquite serve exited ({status}) before accepting logins: {e}");
                     }
                     assert!(Instant::now() < deadline, "mesquite serve not ready: {e}");
