@@ -196,11 +196,15 @@ def log_full(server, stop):
 
 
 def verify(server, acked):
-    c = connect(server.port, "soak")
+    started = time.monotonic()
+    c = connect(server.port, "soak", timeout=600)
     cur = c.cursor()
     cur.execute("SELECT id FROM dbo.oltp")
     present = {r[0] for r in cur.fetchall()}
     c.close()
+    took = time.monotonic() - started
+    if took > 10:
+        print(f"  (reading back {len(present)} rows took {took:.1f} s)")
     return [k for k in list(acked) if k not in present]
 
 
