@@ -474,7 +474,7 @@ impl TxnDb {
         };
         rec.clear();
         record::encode_ckpt_end(&Header::new(RecordKind::CkptEnd), &end, &mut rec);
-        let end_lsn = self.log.append(&rec).map_err(log_err)?;
+        let end_lsn = self.log.append_essential(&rec).map_err(log_err)?;
         self.log.flush_to(end_lsn).map_err(log_err)?;
         let files = self.db.files().all().iter().map(|f| (f.file_id(), std::path::PathBuf::from(f.path()))).collect();
         let master = MasterRecord { checkpoint_begin: begin.as_u64(), checkpoint_end: end_lsn.as_u64(), files };

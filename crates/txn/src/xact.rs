@@ -361,9 +361,9 @@ impl DbLog {
     }
 
     /// Appends a record of a rollback, which must not fail for want of log (see
-    /// `LogManager::append_undo`).
+    /// `LogManager::append_essential`).
     pub(crate) fn append_undo(&self, rec: &[u8]) -> Result<u64> {
-        Ok(self.log.append_undo(rec).map_err(log_err)?.as_u64())
+        Ok(self.log.append_essential(rec).map_err(log_err)?.as_u64())
     }
 
     /// Appends a record of forward work, reserving the log space its rollback would
@@ -812,7 +812,7 @@ impl TxnDb {
     /// same lock).
     pub(crate) fn append_checkpoint_begin(&self, rec: &[u8]) -> Result<CheckpointBegin> {
         let _alone = self.hook.active.alone();
-        let lsn = self.log.append(rec).map_err(log_err)?;
+        let lsn = self.log.append_essential(rec).map_err(log_err)?;
         let list = self.hook.active.list();
         let pending_frees = self
             .hook

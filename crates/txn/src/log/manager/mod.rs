@@ -442,15 +442,17 @@ impl LogManager {
         self.inner.append(record, None, false)
     }
 
-    /// Appends a record of a rollback (a compensating page change, a CLR, ABORT_XACT, the
-    /// end of a system transaction run by an undo). Like [`append`](Self::append), and
-    /// when no VLF is free and the file is at its MAXSIZE, the file grows past MAXSIZE
-    /// (by its FILEGROWTH, at least 1 MB) rather than fail: a rollback cut short would
-    /// leave a statement half done or a B-tree broken. Forward work reserves the space
-    /// its rollback needs, so this happens only when a rollback needs more than was
-    /// reserved (undoing a page merge may split pages again); the error log says so.
-    /// Recovery's undo grows the log the same way, as SQL Server's does.
-    pub fn append_undo(&self, record: &[u8]) -> LogResult<Lsn> {
+    /// Appends a record that must not fail for want of log: a rollback's (a compensating
+    /// page change, a CLR, ABORT_XACT, the end of a system transaction run by an undo)
+    /// and a checkpoint's (CKPT_BEGIN, CKPT_END: the checkpoint is what frees the log).
+    /// Like [`append`](Self::append), and when no VLF is free and the file is at its
+    /// MAXSIZE, the file grows past MAXSIZE (by its FILEGROWTH, at least 1 MB) rather
+    /// than fail: a rollback cut short would leave a statement half done or a B-tree
+    /// broken. Forward work reserves the space its rollback needs, so this happens only
+    /// when a rollback needs more than was reserved (undoing a page merge may split pages
+    /// again); the error log says so. Recovery's undo grows the log the same way, as SQL
+    /// Server's does.
+    pub fn append_essential(&self, record: &[u8]) -> LogResult<Lsn> {
         self.inner.append(record, None, true)
     }
 

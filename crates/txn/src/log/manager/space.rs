@@ -43,7 +43,7 @@ impl Inner {
     /// active, linked to the current tail) is written and synced before any block goes
     /// into it, so at most one activation is ever in doubt after a crash.
     /// `past_max`: a rollback's append, which may grow the file past MAXSIZE (see
-    /// `LogManager::append_undo`).
+    /// `LogManager::append_essential`).
     pub(super) fn switch_vlf(&self, st: &mut MutexGuard<'_, State>, past_max: bool) -> LogResult<()> {
         let n = st.vlfs.len();
         let candidate = (1..n).map(|i| (st.tail + i) % n).find(|&i| st.vlfs[i].reusable());
