@@ -27,6 +27,9 @@ import tempfile
 import threading
 import time
 
+import atexit
+from contextlib import closing
+
 import pytds
 
 PASSWORD = "Soak-test-" + str(random.randrange(10**9))
@@ -56,6 +59,8 @@ class Server:
         self.proc = subprocess.Popen(
             [self.binary, "serve", "--data-dir", self.data, "--port", str(self.port), "--dac-port", str(self.dac),
              "--memory-limit-mb", "256"], env=env, stdout=log, stderr=log)
+        # Never left running, however this script ends.
+        atexit.register(lambda p=self.proc: p.poll() is None and p.kill())
         deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -76,10 +81,23 @@ def connect(port, database="master", user="sa", password=PASSWORD, autocommit=Tr
                          autocommit=autocommit, timeout=timeout, login_timeout=30)
 
 
+OLTP_ERRORS = {}
+
+
+def close_quietly(conn):
+    """Closes a connection (the server rolls back its open transaction)."""
+    try:
+        if conn is not None:
+            conn.close()
+    except Exception:
+        pass
+
+
 def oltp(server, tid, acked, stalls, stop, counts):
     key = tid * 100_000_000
     conn = None
     while not stop.is_set():
+        start = time.monotonic()
         try:
             if conn is None:
                 conn = connect(server.port, "soak", autocommit=False)
@@ -93,7 +111,20 @@ def oltp(server, tid, acked, stalls, stop, counts):
             if now - start > STALL_LIMIT_S and not in_window(server, start, now):
                 stalls.append((now - start, time.strftime("%H:%M:%S")))
             key += 1
-        except Exception:
+        except pytds.IntegrityError:
+            # The key committed just before a kill -9 cut off its acknowledgement: it is
+            # there (not acknowledged, so not checked); go on with the next.
+            close_quietly(conn)
+            conn = None
+            key += 1
+        except Exception as e:
+            # A kill -9 breaks the connection; anything else is worth reporting. The
+            # connection is closed so that its open transaction cannot block the retry.
+            now = time.monotonic()
+            if not in_window(server, start, now):
+                kind = f"{type(e).__name__}: {str(e)[:120]}"
+                OLTP_ERRORS[kind] = OLTP_ERRORS.get(kind, 0) + 1
+            close_quietly(conn)
             conn = None
             time.sleep(0.05)
 
@@ -139,34 +170,34 @@ def never_readers(server, stop):
 
 def pileup(server, stop):
     def round_():
-        holder = connect(server.port, "soak", autocommit=False)
-        holder.cursor().execute("UPDATE dbo.hot SET n = n + 1 WHERE id = 1")
-        waiters = []
-        def wait():
-            try:
-                connect(server.port, "soak").cursor().execute("UPDATE dbo.hot SET n = n + 1 WHERE id = 1")
-            except Exception:
-                pass
-        for _ in range(20):
-            t = threading.Thread(target=wait, daemon=True)
-            t.start()
-            waiters.append(t)
-        time.sleep(3)
-        holder.commit()
-        for t in waiters:
-            t.join(30)
+        with closing(connect(server.port, "soak", autocommit=False)) as holder:
+            holder.cursor().execute("UPDATE dbo.hot SET n = n + 1 WHERE id = 1")
+            waiters = []
+            def wait():
+                try:
+                    with closing(connect(server.port, "soak")) as c:
+                        c.cursor().execute("UPDATE dbo.hot SET n = n + 1 WHERE id = 1")
+                except Exception:
+                    pass
+            for _ in range(20):
+                t = threading.Thread(target=wait, daemon=True)
+                t.start()
+                waiters.append(t)
+            time.sleep(3)
+            holder.commit()
+            for t in waiters:
+                t.join(30)
     forever(round_, stop, 2)
 
 
 def deep_xml(server, stop):
     def round_():
-        c = connect(server.port, user="plainsoak", password="Plain-soak-1")
-        try:
-            c.cursor().execute("SELECT 1 WHERE CAST(REPLICATE(CAST('<a>' AS varchar(max)),200000) + "
-                               "REPLICATE(CAST('</a>' AS varchar(max)),200000) AS xml) IS NOT NULL")
-        except pytds.OperationalError:
-            pass  # 6335
-        c.close()
+        with closing(connect(server.port, user="plainsoak", password="Plain-soak-1")) as c:
+            try:
+                c.cursor().execute("SELECT 1 WHERE CAST(REPLICATE(CAST('<a>' AS varchar(max)),200000) + "
+                                   "REPLICATE(CAST('</a>' AS varchar(max)),200000) AS xml) IS NOT NULL")
+            except pytds.OperationalError:
+                pass  # 6335
     forever(round_, stop, 5)
 
 
@@ -183,15 +214,14 @@ def runaway_sorts(server, stop):
 
 def log_full(server, stop):
     def round_():
-        c = connect(server.port, "logcap", autocommit=False)
-        cur = c.cursor()
-        try:
-            for i in range(20000):
-                cur.execute("INSERT dbo.t (id) VALUES (%s)", (i,))
-        except pytds.OperationalError:
-            pass  # 9002
-        c.rollback()
-        c.close()
+        with closing(connect(server.port, "logcap", autocommit=False)) as c:
+            cur = c.cursor()
+            try:
+                for i in range(20000):
+                    cur.execute("INSERT dbo.t (id) VALUES (%s)", (i,))
+            except pytds.OperationalError:
+                pass  # 9002
+            c.rollback()
     forever(round_, stop, 3)
 
 
@@ -293,8 +323,11 @@ def main():
           + (f" (longest {max(s for s, _ in stalls):.2f} s)" if stalls else ""))
     print(f"  acknowledged commits missing: {len(lost_after_kill)} after kills, {len(missing_end)} at the end")
     print(f"  DBCC CHECKDB: {'clean' if not bad else bad}")
+    print(f"  OLTP errors outside restarts: {sum(OLTP_ERRORS.values())}"
+          + "".join(f"\n    {n} x {k}" for k, n in sorted(OLTP_ERRORS.items())))
     print("  abusers (rounds completed, failed): " + ", ".join(f"{k} {v[0]}/{v[1]}" for k, v in sorted(ROUNDS.items())))
-    ok = ok and not stalls and not lost_after_kill and not missing_end and not bad and server.unexpected_exits == 0
+    ok = (ok and not stalls and not lost_after_kill and not missing_end and not bad and not OLTP_ERRORS
+          and server.unexpected_exits == 0)
     server.proc.send_signal(signal.SIGTERM)
     try:
         server.proc.wait(timeout=60)

@@ -82,6 +82,9 @@ pub(crate) struct Background {
     poll_us: AtomicU64,
     pages_written: AtomicU64,
     checkpoints: AtomicU64,
+    /// Set when the log asks for a checkpoint (it is 70% full): the task runs one as
+    /// soon as it wakes.
+    log_request: AtomicBool,
 }
 
 impl Default for Background {
@@ -94,6 +97,7 @@ impl Default for Background {
             poll_us: AtomicU64::new(DEFAULT_POLL.as_micros() as u64),
             pages_written: AtomicU64::new(0),
             checkpoints: AtomicU64::new(0),
+            log_request: AtomicBool::new(false),
         }
     }
 }
@@ -168,13 +172,17 @@ impl TxnDb {
         // safe point of any request: the 100 ms poll below can be too slow for a
         // statement that writes megabytes of log.
         let relief = weak.clone();
-        self.log.set_pressure_relief(Some(Arc::new(move || {
+        self.log.set_pressure_relief(Some(Arc::new(move |urgent: bool| {
             if let Some(db) = relief.upgrade() {
-                // Only when it can free log: a transaction that began before the last
-                // truncation point still holds it (ACTIVE_TRANSACTION), and checkpointing
-                // again at every new VLF would only write pages.
-                let oldest = db.active_transactions().iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();
-                if oldest.is_some_and(|o| o <= db.ckpt.kept_from.load(Ordering::Acquire)) {
+                if !urgent {
+                    // 70% full: this task checkpoints at once, beside the requests.
+                    db.ckpt.background.log_request.store(true, Ordering::Release);
+                    db.ckpt.background.wake();
+                    return;
+                }
+                // A reservation was refused: the request that needs the space runs the
+                // checkpoint itself, at its next safe point.
+                if !checkpoint_frees_log(&db) {
                     return;
                 }
                 if let Err(e) = db.checkpoint(CheckpointKind::Automatic) {
@@ -262,7 +270,14 @@ fn background_loop(weak: Weak<TxnDb>, bg: Arc<Background>) {
         let Some(db) = weak.upgrade() else { return };
         let target = db.target_recovery_time();
         indirect = target > 0;
-        let r = if indirect {
+        let r = if bg.log_request.swap(false, Ordering::AcqRel) {
+            // The log is filling: truncate it now, whatever the mode.
+            if checkpoint_frees_log(&db) {
+                run(&db, &bg, CheckpointKind::Automatic, effective_recovery_interval())
+            } else {
+                Ok(())
+            }
+        } else if indirect {
             recovery_writer_step(&db, &bg, Duration::from_secs(u64::from(target)))
         } else {
             automatic_step(&db, &bg)
@@ -283,6 +298,14 @@ fn background_loop(weak: Weak<TxnDb>, bg: Arc<Background>) {
             }
         }
     }
+}
+
+/// Whether a checkpoint can free log now: not when a transaction that began before the
+/// last truncation point still holds it (ACTIVE_TRANSACTION); checkpointing again at
+/// every new VLF would then only write pages.
+fn checkpoint_frees_log(db: &TxnDb) -> bool {
+    let oldest = db.active_transactions().iter().map(|a| a.first_lsn).filter(|&l| l != 0).min();
+    !oldest.is_some_and(|o| o <= db.ckpt.kept_from.load(Ordering::Acquire))
 }
 
 /// The log is 70% full and 5% of it was written since the last checkpoint began.

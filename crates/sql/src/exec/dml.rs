@@ -1652,8 +1652,24 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
                     errors::insert_count_mismatch(positions.len() > tys.len())
                 });
             }
-            // Materialise first: the source may read the target.
-            let rows = super::plan::drain(open(&plan, cx)?, cx)?;
+            // Materialise first: the source may read the target. Past the request's
+            // memory grant the rows go to a spool file (SQL Server's eager spool in
+            // tempdb) and are inserted one by one as they are read back.
+            let dir = cx.host.spill_dir();
+            let (rows, _held) = match super::spill::spool(open(&plan, cx)?, cx, &dir)? {
+                super::spill::Spooled::Memory(rows, held) => (rows, held),
+                super::spill::Spooled::Disk(mut rest) => {
+                    while let Some(r) = rest.next_row()? {
+                        if limit.is_some_and(|l| count >= l) {
+                            break;
+                        }
+                        let row = put(cx, r, &tys, &mut kept)?;
+                        collect_output(&mut outs, None, Some(&row), width, &[], cx)?;
+                        count += 1;
+                    }
+                    (Vec::new(), None)
+                }
+            };
             if batchable(cx, &t, ins, instead.is_some() || keep) && rows.len() > 1 {
                 let take = limit.map_or(rows.len(), |l| rows.len().min(usize::try_from(l).unwrap_or(usize::MAX)));
                 let built = rows.into_iter().take(take).map(|r| (r, std::borrow::Cow::Borrowed(&tys[..]))).collect();
@@ -2413,12 +2429,14 @@ pub fn select_into(cx: &mut Cx, q: &Query, into: &ObjectName) -> Result<(), SqlE
     }
     let ct = CreateTable { name: into.clone(), elements, on: None, textimage_on: None, options: Vec::new() };
     let t = super::ddl::create_table(cx, &ct)?;
-    let rows = super::plan::drain(open(&plan, cx)?, cx)?;
+    // Streamed: the query cannot read the table it creates, so nothing is held in memory.
+    let mut op = open(&plan, cx)?;
     let positions: Vec<usize> = (0..cols.len()).collect();
     let tys: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
-    let n = rows.len() as u64;
-    for r in rows {
+    let mut n = 0u64;
+    while let Some(r) = op.next(cx)? {
         insert_values(cx, &t, &positions, r, &tys)?;
+        n += 1;
     }
     cx.state.rowcount = n as i64;
     cx.done(Some(n))

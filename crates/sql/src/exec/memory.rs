@@ -218,7 +218,9 @@ impl Charge {
             return Ok(());
         }
         let g = &self.grant.0;
-        if g.used.load(Relaxed) + bytes > request_max_bytes().max(SMALL_QUERY) {
+        let used = g.used.load(Relaxed) + bytes;
+        let need = used.max(g.granted.load(Relaxed) + (used.saturating_sub(g.granted.load(Relaxed))).div_ceil(STEP) * STEP);
+        if need > request_max_bytes().max(SMALL_QUERY) {
             Err(insufficient_memory())
         } else {
             Err(SqlError::new(

@@ -116,6 +116,60 @@ pub fn sort(mut input: Box<dyn Op>, keys: &[SortKey], cx: &mut Cx, dir: &Path) -
     Ok(Box::new(Merge::new(order, sources, Some(charge))?))
 }
 
+/// The rows of an input materialized within the request's grant ([`spool`]).
+pub enum Spooled {
+    /// All in memory, with the grant they hold.
+    Memory(Vec<Row>, Option<Charge>),
+    /// Past the grant: in a spool file, read back in order.
+    Disk(SpoolReader),
+}
+
+/// Rows read back from a spool file, in the order they were written.
+pub struct SpoolReader {
+    run: Run,
+}
+
+impl SpoolReader {
+    pub fn next_row(&mut self) -> Result<Option<Row>, SqlError> {
+        Ok(self.run.next(0)?.map(|(_, r)| r))
+    }
+}
+
+/// Reads every row of `input` (an eager spool, as INSERT ... SELECT needs when its
+/// source may read its target): in memory while they fit the request's grant, else all
+/// of them, in order, in a spool file under `dir`.
+pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled, SqlError> {
+    let mut charge = cx.memory.charge();
+    let mut held: Vec<Row> = Vec::new();
+    let mut writer: Option<RunWriter> = None;
+    let mut spilled = 0u64;
+    while let Some(r) = input.next(cx)? {
+        cx.check_cancel()?;
+        if let Some(w) = &mut writer {
+            w.push(&[], &r, &mut spilled)?;
+            continue;
+        }
+        if charge.try_add(row_bytes(&r)) {
+            held.push(r);
+            continue;
+        }
+        let mut w = RunWriter::new(dir)?;
+        for h in held.drain(..) {
+            w.push(&[], &h, &mut spilled)?;
+        }
+        w.push(&[], &r, &mut spilled)?;
+        charge.clear();
+        writer = Some(w);
+    }
+    Ok(match writer {
+        None => Spooled::Memory(held, Some(charge)),
+        Some(w) => {
+            SORT_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            Spooled::Disk(SpoolReader { run: w.finish()? })
+        }
+    })
+}
+
 /// Rows sorted in memory, with the memory they hold.
 struct HeldRows {
     rows: VecOp,

@@ -352,17 +352,19 @@ struct Inner {
     reserved: AtomicU64,
     counters: DatabaseCounters,
     stats: StatCells,
-    /// Set when the log is 70% full (of MAXSIZE, or of its size when it may grow without
-    /// limit) or refused a reservation, while a checkpoint could still free space: the
-    /// checkpoint is queued for the next safe point (`diag::sched::run_at_safe_point`)
-    /// and the flag cleared once it ran. See [`LogManager::set_pressure_relief`].
+    /// Set while a checkpoint asked for by a refused reservation waits for the next safe
+    /// point (`diag::sched::run_at_safe_point`); cleared once it ran. See
+    /// [`LogManager::set_pressure_relief`].
     pressure: Arc<AtomicBool>,
     /// What relieves the pressure: the database's checkpoint (set by `TxnDb`).
     relief: Mutex<Option<PressureRelief>>,
 }
 
-/// Runs a checkpoint of the log's database (see [`LogManager::set_pressure_relief`]).
-pub type PressureRelief = Arc<dyn Fn() + Send + Sync>;
+/// Asks for a checkpoint of the log's database (see [`LogManager::set_pressure_relief`]):
+/// `urgent` when a reservation was refused (run it now, on the caller's thread), else the
+/// log is 70% full (a background checkpoint soon; called under the log's lock, so it
+/// must only signal).
+pub type PressureRelief = Arc<dyn Fn(bool) + Send + Sync>;
 
 /// The share of the log in use at which a checkpoint is asked for, as SQL Server's
 /// automatic checkpoint does in SIMPLE recovery.
@@ -775,7 +777,7 @@ impl Inner {
             let reserved = self.reserved.load(Ordering::Relaxed);
             let wanted = (need as u64 + BLOCK_HEADER as u64) + reserved + extra + system_reserve(&st);
             if !room_for(&st, wanted) {
-                self.raise_pressure(&st);
+                self.raise_pressure(&st, true);
                 return Err(LogError::Full { db: self.db_name.clone(), reason: full_reason(&st) });
             }
             // Held from here; given back below if the append fails after all.
@@ -788,21 +790,27 @@ impl Inner {
         r
     }
 
-    /// Asks for a checkpoint at the next safe point when one could free log space and
-    /// none is asked for already.
-    pub(super) fn raise_pressure(&self, st: &State) {
+    /// Asks for a checkpoint when one could free log space: at 70% the database's
+    /// background task is woken to run one beside the requests; when a reservation was
+    /// refused (`urgent`) the next request to reach a safe point runs it (once at a
+    /// time), so that the statement after the refused one finds the log truncated.
+    pub(super) fn raise_pressure(&self, st: &State, urgent: bool) {
         // A checkpoint cannot help a log that waits for a log backup (and the like); one
         // held by a transaction may have been freed since (the relief checks).
         if !matches!(st.reuse_wait, LogReuseWait::Nothing | LogReuseWait::Checkpoint | LogReuseWait::ActiveTransaction) {
             return;
         }
         let Some(relief) = self.relief.lock().clone() else { return };
+        if !urgent {
+            relief(false);
+            return;
+        }
         if self.pressure.swap(true, Ordering::AcqRel) {
             return;
         }
         let flag = self.pressure.clone();
         diag::sched::run_at_safe_point(Box::new(move || {
-            relief();
+            relief(true);
             flag.store(false, Ordering::Release);
         }));
     }

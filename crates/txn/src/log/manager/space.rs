@@ -76,7 +76,7 @@ impl Inner {
         st.next_sector = 1;
         // A new VLF is the moment to see whether the log is filling up.
         if Self::under_pressure(st) {
-            self.raise_pressure(st);
+            self.raise_pressure(st, false);
         }
         Ok(())
     }
