@@ -320,7 +320,8 @@ def main():
     print(f"soak: {elapsed:.0f} s, {total} OLTP commits ({total / elapsed:.0f}/s), {kills} kill -9 restarts, "
           f"{server.unexpected_exits} unexpected exits")
     print(f"  OLTP commits slower than {STALL_LIMIT_S:.0f} s outside restarts: {len(stalls)}"
-          + (f" (longest {max(s for s, _ in stalls):.2f} s)" if stalls else ""))
+          + (f" (longest {max(s for s, _ in stalls):.2f} s; at " + ", ".join(f"{t} {d:.2f} s" for d, t in stalls[:10]) + ")"
+             if stalls else ""))
     print(f"  acknowledged commits missing: {len(lost_after_kill)} after kills, {len(missing_end)} at the end")
     print(f"  DBCC CHECKDB: {'clean' if not bad else bad}")
     print(f"  OLTP errors outside restarts: {sum(OLTP_ERRORS.values())}"
