@@ -382,27 +382,40 @@ pub fn spin_try<G>(mut try_take: impl FnMut() -> Option<G>) -> Option<G> {
 /// How long [`spin_try`] keeps trying: a few times a typical hold of a hot page latch.
 pub const SPIN_LIMIT: Duration = Duration::from_micros(8);
 
-/// Work queued for the next safe point (see [`run_at_safe_point`]).
+/// Work queued for the next safe point of a request in its database (see
+/// [`run_at_safe_point`]).
 static SAFE_POINT_PENDING: AtomicBool = AtomicBool::new(false);
 type SafePointJob = Box<dyn FnOnce() + Send>;
-static SAFE_POINT_JOBS: Mutex<Vec<SafePointJob>> = Mutex::new(Vec::new());
+static SAFE_POINT_JOBS: Mutex<Vec<(u16, SafePointJob)>> = Mutex::new(Vec::new());
 
 /// Queues work that must run on a request's thread where it holds no latch and no
-/// mutex: the next worker to reach a [`safe_point`] runs it before its row operation.
-/// A log that is nearly full asks for its checkpoint this way, so the checkpoint runs
-/// before the next row is logged rather than after the log has filled.
-pub fn run_at_safe_point(job: SafePointJob) {
-    SAFE_POINT_JOBS.lock().unwrap_or_else(|e| e.into_inner()).push(job);
+/// mutex: the next request to reach [`safe_point_in`] database `db` (the start of a row
+/// operation there) runs it first. A log that refused a reservation asks for its
+/// checkpoint this way, so that a request writing to that database (not one of another
+/// database's) waits for it.
+pub fn run_at_safe_point(db: u16, job: SafePointJob) {
+    SAFE_POINT_JOBS.lock().unwrap_or_else(|e| e.into_inner()).push((db, job));
     SAFE_POINT_PENDING.store(true, Release);
+}
+
+/// A safe point (see [`safe_point`]) at the start of a row operation in database `db`:
+/// runs the work queued for that database, if any.
+#[inline]
+pub fn safe_point_in(db: u16) {
+    if SAFE_POINT_PENDING.load(Relaxed) && WORKER.with(Cell::get).depth > 0 {
+        run_safe_point_jobs(db);
+    }
 }
 
 #[cold]
 #[inline(never)]
-fn run_safe_point_jobs() {
-    let jobs = {
+fn run_safe_point_jobs(db: u16) {
+    let jobs: Vec<SafePointJob> = {
         let mut q = SAFE_POINT_JOBS.lock().unwrap_or_else(|e| e.into_inner());
-        SAFE_POINT_PENDING.store(false, Release);
-        std::mem::take(&mut *q)
+        let (mine, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut *q).into_iter().partition(|(d, _)| *d == db);
+        *q = rest;
+        SAFE_POINT_PENDING.store(!q.is_empty(), Release);
+        mine.into_iter().map(|(_, j)| j).collect()
     };
     for job in jobs {
         job();
@@ -411,15 +424,12 @@ fn run_safe_point_jobs() {
 
 /// A point where this thread holds no latch and no mutex: a worker inside a request
 /// that gave its scheduler up takes one again here, and one that has used up its
-/// quantum while others wait yields. Work queued by [`run_at_safe_point`] runs here.
+/// quantum while others wait yields.
 #[inline]
 pub fn safe_point() {
     let w = WORKER.with(Cell::get);
     if w.depth == 0 {
         return;
-    }
-    if SAFE_POINT_PENDING.load(Relaxed) {
-        run_safe_point_jobs();
     }
     let Some(id) = w.holding else {
         if schedulers().count() > 0 {

@@ -865,6 +865,7 @@ impl LockedIndex {
     pub fn insert(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<()> {
         // No latch is held here: a worker that waited takes a scheduler again.
         diag::sched::safe_point();
+        diag::sched::safe_point_in(self.db_id);
         self.check_level(ctx)?;
         self.lock_kept(ctx, self.object_resource(), LockMode::IX)?;
         let owner = ctx.owner();
@@ -927,6 +928,7 @@ impl LockedIndex {
     pub fn insert_run(&self, ctx: &SessionContext<'_>, rows: &[(&[u8], &[u8])]) -> (usize, Result<()>) {
         // No latch is held here: a worker that waited takes a scheduler again.
         diag::sched::safe_point();
+        diag::sched::safe_point_in(self.db_id);
         if let Err(e) = self.check_level(ctx) {
             return (0, Err(e));
         }
@@ -979,6 +981,7 @@ impl LockedIndex {
     pub fn update(&self, ctx: &SessionContext<'_>, key: &[u8], value: &[u8]) -> Result<bool> {
         // No latch is held here: a worker that waited takes a scheduler again.
         diag::sched::safe_point();
+        diag::sched::safe_point_in(self.db_id);
         self.check_level(ctx)?;
         let res = self.lock_for_write(ctx, key)?;
         let updated = {
@@ -996,6 +999,7 @@ impl LockedIndex {
     pub fn delete(&self, ctx: &SessionContext<'_>, key: &[u8]) -> Result<bool> {
         // No latch is held here: a worker that waited takes a scheduler again.
         diag::sched::safe_point();
+        diag::sched::safe_point_in(self.db_id);
         self.check_level(ctx)?;
         let res = self.lock_for_write(ctx, key)?;
         // The X lock keeps anyone else from adding or removing the key from here on.

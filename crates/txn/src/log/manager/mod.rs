@@ -809,7 +809,7 @@ impl Inner {
             return;
         }
         let flag = self.pressure.clone();
-        diag::sched::run_at_safe_point(Box::new(move || {
+        diag::sched::run_at_safe_point(self.db_id, Box::new(move || {
             relief(true);
             flag.store(false, Ordering::Release);
         }));
