@@ -115,10 +115,8 @@ fn clients_that_never_read_do_not_block_logins() {
     let mut idle = Vec::new();
     for _ in 0..20 {
         let mut c = server.connect();
-        c.send_batch_unread(
-            "SELECT a.object_id, REPLICATE('x', 500) FROM sys.all_columns a, sys.all_columns b",
-        )
-        .unwrap();
+        c.send_batch_unread("SELECT a.object_id, REPLICATE('x', 500) FROM sys.all_columns a, sys.all_columns b")
+            .unwrap();
         idle.push(c);
     }
     thread::sleep(Duration::from_millis(500));
@@ -160,10 +158,8 @@ fn the_dedicated_admin_connection_gets_in_when_every_worker_waits() {
     assert!(queued.recv_timeout(Duration::from_millis(500)).is_err(), "a login got a worker");
 
     let mut dac = Client::connect(&server.dac_config()).expect("the DAC is reachable");
-    let blocked = scalar(
-        &mut dac,
-        &format!("SELECT COUNT(*) FROM sys.dm_exec_requests WHERE blocking_session_id = {blocker}"),
-    );
+    let blocked =
+        scalar(&mut dac, &format!("SELECT COUNT(*) FROM sys.dm_exec_requests WHERE blocking_session_id = {blocker}"));
     assert_eq!(blocked, Value::Int(4), "four workers wait on the blocker's lock");
     // One DAC at a time.
     match Client::connect(&server.dac_config()) {
@@ -202,13 +198,9 @@ fn the_dedicated_admin_connection_gets_in_when_every_worker_waits() {
 fn kill_errors() {
     let server = Server::start("killerr");
     let mut c = server.connect();
-    for (sql, number) in [
-        ("KILL @@SPID", 6104),
-        ("KILL 999", 6106),
-        ("KILL 5", 6107),
-        ("KILL 0", 6101),
-        ("BEGIN TRAN; KILL 999", 6115),
-    ] {
+    for (sql, number) in
+        [("KILL @@SPID", 6104), ("KILL 999", 6106), ("KILL 5", 6107), ("KILL 0", 6101), ("BEGIN TRAN; KILL 999", 6115)]
+    {
         let r = c.batch(sql).unwrap();
         assert_eq!(error_numbers(&r), [number], "{sql}");
     }
@@ -412,7 +404,9 @@ fn a_full_log_database_comes_back_after_a_crash() {
                LOG ON (NAME = fullcrash_log, FILENAME = 'C:\\fullcrash.ldf', SIZE = 1MB, MAXSIZE = 1MB)",
         )
         .unwrap());
-    ok(&c.batch("USE fullcrash; CREATE TABLE dbo.t (id int PRIMARY KEY, pad char(2000) NOT NULL DEFAULT 'x')").unwrap());
+    ok(&c
+        .batch("USE fullcrash; CREATE TABLE dbo.t (id int PRIMARY KEY, pad char(2000) NOT NULL DEFAULT 'x')")
+        .unwrap());
     ok(&c.batch("INSERT dbo.t (id) VALUES (-1)").unwrap());
     let r = c
         .batch(
@@ -443,7 +437,8 @@ fn a_sort_past_its_grant_spills_and_returns_every_row_in_order() {
     let mut c = server.connect();
     // 150,000 rows of ~400 bytes: ~60 MB held, four times the grant. INSERT ... SELECT
     // of them spools to disk too.
-    let sql = "SELECT TOP 1000 CAST(ROW_NUMBER() OVER (ORDER BY (SELECT 1)) AS bigint) AS n INTO #n FROM sys.all_columns;
+    let sql =
+        "SELECT TOP 1000 CAST(ROW_NUMBER() OVER (ORDER BY (SELECT 1)) AS bigint) AS n INTO #n FROM sys.all_columns;
                SELECT (b.n - 1) * 1000 + a.n AS n, ((b.n - 1) * 1000 + a.n) % 1000 AS k, REPLICATE('p', 400) AS pad
                INTO #src FROM #n a CROSS JOIN (SELECT TOP 150 n FROM #n) b;
                SELECT k, n FROM #src ORDER BY k DESC, pad;

@@ -34,16 +34,10 @@ fn inserts_from_four_threads() {
     let r = c.batch("CREATE TABLE dbo.stress_t (id int IDENTITY PRIMARY KEY, v varchar(20) NOT NULL)").unwrap();
     assert!(r.errors.is_empty(), "{:?}", r.errors);
 
-    let out = stress(&server, &[
-        "-n",
-        "4",
-        "-i",
-        "25",
-        "-Q",
-        "BEGIN TRAN; INSERT INTO dbo.stress_t (v) VALUES ('x'); COMMIT;",
-        "--json",
-        "-",
-    ]);
+    let out = stress(
+        &server,
+        &["-n", "4", "-i", "25", "-Q", "BEGIN TRAN; INSERT INTO dbo.stress_t (v) VALUES ('x'); COMMIT;", "--json", "-"],
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}\n{stdout}\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     let j = json::parse(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout}"));

@@ -40,7 +40,9 @@ pub use latches::{
     begin_latch_wait, begin_page_latch_wait, instance_latches, record_latch_wait, record_nonbuffer_latch_wait,
     record_page_latch_wait, LatchClass, LatchMode, LatchSnapshot, LatchStats, LatchWaitTimer,
 };
-pub use waits::{begin_wait, cancelled, instance_waits, record_wait, SessionScope, WaitSnapshot, WaitStats, WaitTimer, WaitType};
+pub use waits::{
+    begin_wait, cancelled, instance_waits, record_wait, SessionScope, WaitSnapshot, WaitStats, WaitTimer, WaitType,
+};
 
 /// Time since the diagnostics clock started, which is the first call of this function:
 /// the instance calls it at startup so that it measures instance uptime. Used for the

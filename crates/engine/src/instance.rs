@@ -783,7 +783,9 @@ impl Instance {
                 6120,
                 16,
                 1,
-                format!("Status report cannot be obtained. Rollback operation for Process ID {target} is not in progress."),
+                format!(
+                    "Status report cannot be obtained. Rollback operation for Process ID {target} is not in progress."
+                ),
             ));
         }
         slot.killed.store(true, std::sync::atomic::Ordering::Release);

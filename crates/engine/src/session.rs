@@ -205,7 +205,8 @@ impl Session {
         if !self.is_killed() {
             return false;
         }
-        let error = SqlError::new(596, 21, 1, "Cannot continue the execution because the session is in the kill state.");
+        let error =
+            SqlError::new(596, 21, 1, "Cannot continue the execution because the session is in the kill state.");
         let _ = sink.message(&sql::results::Message { error, info: false });
         let _ = sink.done(sql::results::Done {
             kind: sql::results::DoneKind::Statement,

@@ -31,8 +31,8 @@ use crate::packet::{Message, PacketHeader, PacketType, Reassembler, HEADER_LEN};
 use crate::server::{
     decode_request, log_connection_end, run_request, too_large_response, ConnError, GroupedWrites, Live, Shared,
 };
-use crate::TdsError;
 use crate::sink::{attention_ack, ClientGone, PacketOut, TokenSink};
+use crate::TdsError;
 use sql::host::{CommitGate, DeferredCommit};
 
 /// The stack of a connection thread, as `tds::REQUEST_STACK_SIZE` says.

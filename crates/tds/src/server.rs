@@ -267,11 +267,19 @@ pub async fn serve_on<B: Backend>(
         Some(addr) => match TcpListener::bind(addr).await {
             Ok(l) => {
                 let port = l.local_addr().map_or(addr.port(), |a| a.port());
-                errorlog::log("Server", &format!("Dedicated admin connection support was established for listening locally on port {port}."));
+                errorlog::log(
+                    "Server",
+                    &format!(
+                        "Dedicated admin connection support was established for listening locally on port {port}."
+                    ),
+                );
                 Some(l)
             }
             Err(e) => {
-                errorlog::log("Server", &format!("Could not start the dedicated admin connection listener on {addr}: {e}."));
+                errorlog::log(
+                    "Server",
+                    &format!("Could not start the dedicated admin connection listener on {addr}: {e}."),
+                );
                 None
             }
         },

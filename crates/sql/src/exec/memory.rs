@@ -48,11 +48,6 @@ pub fn set_pool_bytes(bytes: u64) {
     pool().total.store(bytes.max(16 * STEP), Relaxed);
 }
 
-/// The pool's size and what is granted now.
-pub fn pool_bytes() -> (u64, u64) {
-    (pool().total.load(Relaxed), pool().granted.load(Relaxed))
-}
-
 /// The most one request may be granted.
 pub fn request_max_bytes() -> u64 {
     pool().total.load(Relaxed) / 100 * REQUEST_MAX_PERCENT
@@ -73,6 +68,14 @@ impl Drop for GrantState {
     fn drop(&mut self) {
         pool().granted.fetch_sub(self.granted.load(Relaxed), Relaxed);
     }
+}
+
+/// Why a grant could not grow.
+enum Refused {
+    /// Past the request's share of the pool (Msg 701).
+    OverShare,
+    /// The pool is spent (Msg 8645 after the wait).
+    PoolSpent,
 }
 
 /// One request's memory grant (on `Cx`): empty until an operator charges it.
@@ -126,12 +129,12 @@ impl Grant {
         }))
     }
 
-    /// Takes `bytes` for an operator; false (nothing taken) when the request would go
-    /// past its share of the pool, or the pool has no more and `wait` is false or the
-    /// wait (RESOURCE_SEMAPHORE) ran out. The first [`SMALL_QUERY`] bytes of a request
+    /// Takes `bytes` for an operator; nothing is taken when the request would go past
+    /// its share of the pool, or the pool has no more and `wait` is false or the wait
+    /// (RESOURCE_SEMAPHORE) ran out. The first [`SMALL_QUERY`] bytes of a request
     /// are always granted, as SQL Server's small-query semaphore lets a cheap query run
     /// beside the big ones.
-    fn take(&self, bytes: u64, wait: bool) -> bool {
+    fn take(&self, bytes: u64, wait: bool) -> Result<(), Refused> {
         let g = &self.0;
         let used = g.used.fetch_add(bytes, Relaxed) + bytes;
         let granted = g.granted.load(Relaxed);
@@ -140,7 +143,7 @@ impl Grant {
             let p = pool();
             if granted + want > request_max_bytes().max(SMALL_QUERY) {
                 g.used.fetch_sub(bytes, Relaxed);
-                return false;
+                return Err(Refused::OverShare);
             }
             let small = granted + want <= SMALL_QUERY;
             let mut timer = None;
@@ -155,7 +158,7 @@ impl Grant {
                 p.granted.fetch_sub(want, Relaxed);
                 if !wait || started.elapsed() >= GRANT_WAIT || diag::cancelled() {
                     g.used.fetch_sub(bytes, Relaxed);
-                    return false;
+                    return Err(Refused::PoolSpent);
                 }
                 // Sorts give memory back as they spill, requests end: wait for some.
                 timer.get_or_insert_with(|| diag::begin_wait(diag::WaitType::RESOURCE_SEMAPHORE));
@@ -168,7 +171,7 @@ impl Grant {
             }
         }
         g.max_used.fetch_max(used, Relaxed);
-        true
+        Ok(())
     }
 
     /// Gives `bytes` back, and to the pool the whole steps no longer used (a batch's
@@ -202,33 +205,28 @@ impl Charge {
     /// Holds `bytes` more; false (nothing held) when the grant cannot grow now (a sort
     /// then spills).
     pub fn try_add(&mut self, bytes: u64) -> bool {
-        if self.grant.take(bytes, false) {
+        let ok = self.grant.take(bytes, false).is_ok();
+        if ok {
             self.bytes += bytes;
-            true
-        } else {
-            false
         }
+        ok
     }
 
     /// Holds `bytes` more, waiting for the pool (RESOURCE_SEMAPHORE) if it is spent; Msg
     /// 701 past the request's share, 8645 when the wait runs out.
     pub fn add(&mut self, bytes: u64) -> Result<(), SqlError> {
-        if self.grant.take(bytes, true) {
-            self.bytes += bytes;
-            return Ok(());
-        }
-        let g = &self.grant.0;
-        let used = g.used.load(Relaxed) + bytes;
-        let need = used.max(g.granted.load(Relaxed) + (used.saturating_sub(g.granted.load(Relaxed))).div_ceil(STEP) * STEP);
-        if need > request_max_bytes().max(SMALL_QUERY) {
-            Err(insufficient_memory())
-        } else {
-            Err(SqlError::new(
+        match self.grant.take(bytes, true) {
+            Ok(()) => {
+                self.bytes += bytes;
+                Ok(())
+            }
+            Err(Refused::OverShare) => Err(insufficient_memory()),
+            Err(Refused::PoolSpent) => Err(SqlError::new(
                 8645,
                 17,
                 1,
                 "A timeout occurred while waiting for memory resources to execute the query in resource pool 'default' (2). Rerun the query.",
-            ))
+            )),
         }
     }
 

@@ -28,8 +28,9 @@ use super::{Cx, Row};
 /// The most one sort writes to its run files (tempdb's size, in effect).
 pub const MAX_SPILL_BYTES: u64 = 32 << 30;
 
-/// Sort Warnings so far (sorts that spilled), for the performance counters and DMVs.
-pub static SORT_SPILLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+/// Sorts and spools that went to disk so far (SQL Server's Sort Warnings, and eager
+/// spools written to tempdb), for the performance counters and DMVs.
+pub static SPILLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 fn io_err(e: std::io::Error) -> SqlError {
     SqlError::new(
@@ -50,6 +51,7 @@ fn tempdb_full() -> SqlError {
 }
 
 /// How the sort orders its keyed rows.
+#[derive(Clone)]
 struct Order {
     desc: Vec<bool>,
     types: Vec<SqlType>,
@@ -107,9 +109,12 @@ pub fn sort(mut input: Box<dyn Op>, keys: &[SortKey], cx: &mut Cx, dir: &Path) -
     }
     held.sort_by(|a, b| order.cmp(&a.0, &b.0));
     if runs.is_empty() {
-        return Ok(Box::new(HeldRows { rows: VecOp::new(held.into_iter().map(|(_, r)| r).collect()), _charge: charge }));
+        return Ok(Box::new(HeldRows {
+            rows: VecOp::new(held.into_iter().map(|(_, r)| r).collect()),
+            _charge: charge,
+        }));
     }
-    SORT_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     // The rows still in memory are one more run, read from memory.
     let mut sources: Vec<Source> = runs.into_iter().map(Source::File).collect();
     sources.push(Source::Memory(held.into_iter()));
@@ -164,7 +169,7 @@ pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled,
     Ok(match writer {
         None => Spooled::Memory(held, Some(charge)),
         Some(w) => {
-            SORT_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             Spooled::Disk(SpoolReader { run: w.finish()? })
         }
     })
@@ -326,8 +331,7 @@ impl Op for Merge {
 
 /// Merges `runs` into one run (when there are more than a merge takes at once).
 fn merge_runs(runs: Vec<Run>, order: &Order, dir: &Path, spilled: &mut u64) -> Result<Run, SqlError> {
-    let order2 = Order { desc: order.desc.clone(), types: order.types.clone(), colls: order.colls.clone() };
-    let mut m = Merge::new(order2, runs.into_iter().map(Source::File).collect(), None)?;
+    let mut m = Merge::new(order.clone(), runs.into_iter().map(Source::File).collect(), None)?;
     let mut w = RunWriter::new(dir)?;
     while let Some((k, r)) = m.pop()? {
         w.push(&k, &r, spilled)?;

@@ -500,7 +500,7 @@ pub fn binary(
             else {
                 return Err(incompatible(lt.name(), rt.name(), op_name(op)));
             };
-            if super::util::text_bytes_over_limit(a.len() + b.len(), &[&a, &b], result.is_unicode()) {
+            if super::util::text_over_lob_limit(&[&a, &b], result.is_unicode()) {
                 return Err(super::util::lob_too_large());
             }
             convert::convert(&Value::String(a + &b), &text_type, result, None)

@@ -608,12 +608,14 @@ pub fn lob_too_large() -> SqlError {
     SqlError::new(7119, 16, 1, format!("Attempting to grow LOB beyond maximum allowed size of {MAX_LOB_BYTES} bytes."))
 }
 
-/// The stored size of `s` in bytes (2 per UTF-16 code unit when `unicode`, else one
-/// per character), counted only when the UTF-8 length says it could matter.
-pub fn text_bytes_over_limit(s_len_utf8: usize, parts: &[&str], unicode: bool) -> bool {
+/// Whether `parts` joined would pass [`MAX_LOB_BYTES`] as stored (2 bytes per UTF-16
+/// code unit when `unicode`, else one per character), counted only when the UTF-8
+/// length says it could.
+pub fn text_over_lob_limit(parts: &[&str], unicode: bool) -> bool {
     // A character takes at least one UTF-8 byte, and a UTF-16 unit (2 bytes stored) at
     // least one too: within the limit by the UTF-8 length, no count is needed.
-    if (s_len_utf8 as u64) * if unicode { 2 } else { 1 } <= MAX_LOB_BYTES {
+    let utf8: u64 = parts.iter().map(|p| p.len() as u64).sum();
+    if utf8 * if unicode { 2 } else { 1 } <= MAX_LOB_BYTES {
         return false;
     }
     let n: u64 = parts

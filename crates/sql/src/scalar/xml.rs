@@ -49,7 +49,9 @@ fn too_deep() -> SqlError {
         6335,
         16,
         101,
-        format!("XML datatype instance has too many levels of nested nodes. Maximum allowed depth is {MAX_DEPTH} levels."),
+        format!(
+            "XML datatype instance has too many levels of nested nodes. Maximum allowed depth is {MAX_DEPTH} levels."
+        ),
     )
 }
 

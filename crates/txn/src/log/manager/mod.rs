@@ -471,11 +471,6 @@ impl LogManager {
         self.inner.modify(&mut st, growth, max_bytes, size)
     }
 
-    /// The log file's size in bytes.
-    pub fn file_size(&self) -> u64 {
-        self.inner.state.lock().header.log_end
-    }
-
     /// What to run when the log comes under pressure (see `Inner::pressure`): the
     /// database's checkpoint, on the thread of the next request to reach a safe point,
     /// so that a nearly full log is truncated before it fills rather than after.
@@ -797,7 +792,8 @@ impl Inner {
     pub(super) fn raise_pressure(&self, st: &State, urgent: bool) {
         // A checkpoint cannot help a log that waits for a log backup (and the like); one
         // held by a transaction may have been freed since (the relief checks).
-        if !matches!(st.reuse_wait, LogReuseWait::Nothing | LogReuseWait::Checkpoint | LogReuseWait::ActiveTransaction) {
+        if !matches!(st.reuse_wait, LogReuseWait::Nothing | LogReuseWait::Checkpoint | LogReuseWait::ActiveTransaction)
+        {
             return;
         }
         let Some(relief) = self.relief.lock().clone() else { return };
@@ -809,10 +805,13 @@ impl Inner {
             return;
         }
         let flag = self.pressure.clone();
-        diag::sched::run_at_safe_point(self.db_id, Box::new(move || {
-            relief(true);
-            flag.store(false, Ordering::Release);
-        }));
+        diag::sched::run_at_safe_point(
+            self.db_id,
+            Box::new(move || {
+                relief(true);
+                flag.store(false, Ordering::Release);
+            }),
+        );
     }
 
     /// Whether the active part of the log has reached [`PRESSURE_PERCENT`] of what the
