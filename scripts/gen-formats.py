@@ -20,6 +20,7 @@ SECTIONS = [
     ("Row undo and physical undo material", "crates/storage/src/undo.rs"),
     ("The catalog rows", "crates/sql/src/catalog/codec.rs"),
     ("Table rows and index keys as the executor lays them out", "crates/sql/src/exec/table.rs"),
+    ("Sort runs and spools written past a memory grant", "crates/sql/src/exec/spill.rs"),
     ("The database directory and system table", "crates/engine/src/directory.rs"),
     ("TDS packets", "crates/tds/src/packet.rs"),
     ("TDS PRELOGIN", "crates/tds/src/prelogin.rs"),

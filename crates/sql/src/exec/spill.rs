@@ -1,18 +1,26 @@
-//! Sorts larger than their memory grant: an external merge sort, as SQL Server's sort
-//! spills to tempdb (a Sort Warning).
+//! Sorts and spools larger than their memory grant: an external merge sort, as SQL
+//! Server's sort spills to tempdb (a Sort Warning), and an eager spool on disk.
 //!
 //! The sort reads its input into memory, charging each row to the request's grant
 //! ([`super::memory`]). When a row does not fit, the rows held so far are sorted and
 //! written to a run file, their memory goes back, and reading goes on. At the end the
-//! runs (and the rows still in memory, sorted) are merged through a heap of their heads.
+//! runs (and the rows still in memory, sorted) are merged, 64 at a time (more runs are
+//! first merged into one); each step takes the smallest head, the first run among equals.
 //! Keys are evaluated once per row and written with it, so a key like NEWID() is the
-//! same in the run as it was when the row was read.
+//! same in the run as it was when the row was read. A spool ([`spool`]) writes its rows
+//! to one such file, unsorted and without keys, once they pass the grant.
 //!
-//! A run file lives in the host's spill directory (tempdb's place), is unlinked as soon
-//! as it is created (it disappears with the sort, whatever ends the request), and holds
-//! records of: u32 length, then each key value and each column value in [`write_value`]'s
-//! tagged form. At most [`MAX_SPILL_BYTES`] per sort: past that the statement fails with
-//! Msg 1105, as a full tempdb does.
+//! A run file lives in the host's spill directory (`spill/` in the data directory, the
+//! system's temporary directory for an in-memory instance), is unlinked as soon as it is
+//! created (it disappears with its reader, whatever ends the request), and holds one
+//! record per row: u32 length (little-endian), then each key value and each column value
+//! as [`write_value`] writes them: a tag byte (0 NULL, 1 bit, 2 tinyint, 3 smallint,
+//! 4 int, 5 bigint, 6 decimal, 7 money, 8 float, 9 real, 10 date, 11 time, 12 datetime,
+//! 13 smalldatetime, 14 datetime2, 15 datetimeoffset, 16 string, 17 binary, 18 guid)
+//! and the value's fields little-endian, strings (UTF-8) and binaries after a u32
+//! length. sql_variant values are not written (the statement fails with Msg 701). At
+//! most [`MAX_SPILL_BYTES`] per sort or spool: past that the statement fails with Msg
+//! 1105, as a full tempdb does.
 
 use std::cmp::Ordering;
 use std::fs::File;
