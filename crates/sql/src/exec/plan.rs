@@ -636,8 +636,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                     mark_needed(e, &mut need);
                 }
             }
-            let rows = aggregate(open_needing(input, cx, Some(need))?, keys, aggs, sets.as_ref(), *scalar, cx)?;
-            Box::new(VecOp::new(rows))
+            aggregate(open_needing(input, cx, Some(need))?, keys, aggs, sets.as_ref(), *scalar, 0, cx)?
         }
         Plan::Sort { input, keys } => {
             let need = need.map(|mut n| {
@@ -727,25 +726,34 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         }
         Plan::Distinct { input } => {
             let colls = input.columns().iter().map(|c| c.collation).collect();
-            let charge = cx.memory.charge();
-            Box::new(DistinctOp { input: open(input, cx)?, colls, seen: std::collections::HashSet::new(), charge })
+            Box::new(DistinctOp::new(open(input, cx)?, colls, 0, cx))
         }
         Plan::SetOp { op, left, right, cols } => {
             let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
             let colls: Vec<Option<types::Collation>> = cols.iter().map(|c| c.collation).collect();
             let lt: Vec<SqlType> = left.columns().iter().map(|c| c.ty).collect();
             let rt: Vec<SqlType> = right.columns().iter().map(|c| c.ty).collect();
-            let l = conform(drain(open(left, cx)?, cx)?, &lt, &types)?;
+            // Each side streams: UNION ALL holds nothing, UNION and INTERSECT/EXCEPT
+            // hold keys within the grant and spill past it.
+            let l: Box<dyn Op> = Box::new(ConformOp { input: open(left, cx)?, from: lt, to: types.clone() });
             match op {
-                SetOperator::UnionAll => {
-                    let r = conform(drain(open(right, cx)?, cx)?, &rt, &types)?;
-                    let mut l = l;
-                    l.extend(r);
-                    Box::new(VecOp::new(l))
+                SetOperator::UnionAll | SetOperator::Union => {
+                    let r = Box::new(ConformOp {
+                        input: Box::new(LazyOp { plan: Some((**right).clone()), op: None }),
+                        from: rt,
+                        to: types.clone(),
+                    });
+                    let both: Box<dyn Op> = Box::new(ConcatOp { first: Some(l), rest: r });
+                    if *op == SetOperator::Union {
+                        Box::new(DistinctOp::new(both, colls, 0, cx))
+                    } else {
+                        both
+                    }
                 }
                 _ => {
-                    let r = conform(drain(open(right, cx)?, cx)?, &rt, &types)?;
-                    Box::new(VecOp::new(set_op(*op, l, r, &types, &colls)?))
+                    let r = Box::new(ConformOp { input: open(right, cx)?, from: rt, to: types.clone() });
+                    let keep = *op == SetOperator::Intersect;
+                    intersect_except(keep, l, r, false, (&types, &colls), 0, cx)?
                 }
             }
         }
@@ -915,6 +923,7 @@ fn open_join(plan: &Plan, cx: &mut Cx, need: Needed, out: Option<Vec<usize>>) ->
         unmatched_out: None,
         key_buf: Vec::new(),
         spare: None,
+        spilled: None,
     }))
 }
 
@@ -975,37 +984,178 @@ fn push_key(v: &Value, ty: &SqlType, coll: Option<&types::Collation>, out: &mut 
     }
 }
 
-fn set_op(
-    op: SetOperator,
-    l: Vec<Row>,
-    r: Vec<Row>,
-    types: &[SqlType],
-    colls: &[Option<types::Collation>],
-) -> Result<Vec<Row>, SqlError> {
-    use std::collections::HashSet;
-    let mut out = Vec::new();
-    let mut seen = HashSet::new();
-    match op {
-        SetOperator::Union => {
-            for row in l.into_iter().chain(r) {
-                if seen.insert(row_key(&row, types, colls)) {
-                    out.push(row);
-                }
-            }
+/// Rows of an input converted to a set operation's column types.
+struct ConformOp {
+    input: Box<dyn Op>,
+    from: Vec<SqlType>,
+    to: Vec<SqlType>,
+}
+
+impl Op for ConformOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        let Some(r) = self.input.next(cx)? else { return Ok(None) };
+        if self.from == self.to {
+            return Ok(Some(r));
         }
-        SetOperator::Intersect | SetOperator::Except => {
-            let right: HashSet<Vec<u8>> = r.iter().map(|row| row_key(row, types, colls)).collect();
-            for row in l {
-                let k = row_key(&row, types, colls);
-                let keep = right.contains(&k) == (op == SetOperator::Intersect);
-                if keep && seen.insert(k) {
-                    out.push(row);
-                }
-            }
-        }
-        SetOperator::UnionAll => unreachable!("UNION ALL is handled by the caller"),
+        Ok(conform(vec![r], &self.from, &self.to)?.pop())
     }
-    Ok(out)
+}
+
+/// A plan opened when its first row is wanted (the second input of a UNION: its sorts
+/// and hash tables are not built while the first input's rows are still read).
+struct LazyOp {
+    plan: Option<Plan>,
+    op: Option<Box<dyn Op>>,
+}
+
+impl Op for LazyOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        if let Some(plan) = self.plan.take() {
+            self.op = Some(open(&plan, cx)?);
+        }
+        match &mut self.op {
+            Some(op) => op.next(cx),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The rows of one input, then of the other (UNION ALL).
+struct ConcatOp {
+    first: Option<Box<dyn Op>>,
+    rest: Box<dyn Op>,
+}
+
+impl Op for ConcatOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        if let Some(op) = &mut self.first {
+            if let Some(r) = op.next(cx)? {
+                return Ok(Some(r));
+            }
+            self.first = None;
+        }
+        self.rest.next(cx)
+    }
+}
+
+/// INTERSECT (`keep` true) or EXCEPT: the distinct rows of `left` whose key is (is not)
+/// among `right`'s. The right side's keys are held within the grant; past it both sides
+/// go to partition files by the hash of their key (a Hash Warning), and each pair of
+/// partitions is compared on its own (`right_keys`: the right rows are those files' keys,
+/// one binary value each).
+fn intersect_except(
+    keep: bool,
+    mut left: Box<dyn Op>,
+    mut right: Box<dyn Op>,
+    right_keys: bool,
+    (types, colls): (&[SqlType], &[Option<types::Collation>]),
+    level: u32,
+    cx: &mut Cx,
+) -> Result<Box<dyn Op>, SqlError> {
+    let key_of = |row: &[Value], keyed: bool| match (keyed, row.first()) {
+        (true, Some(Value::Binary(k))) => k.clone(),
+        _ => row_key(row, types, colls),
+    };
+    let mut set = std::collections::HashSet::new();
+    let mut charge = cx.memory.charge();
+    while let Some(r) = right.next(cx)? {
+        cx.check_cancel()?;
+        let k = key_of(&r, right_keys);
+        if set.contains(&k) {
+            continue;
+        }
+        let bytes = k.len() as u64 + 48;
+        if charge.try_add(bytes) {
+            set.insert(k);
+            continue;
+        }
+        if level + 1 >= super::spill::MAX_SPILL_LEVEL {
+            charge.add(bytes)?;
+            set.insert(k);
+            continue;
+        }
+        let dir = cx.host.spill_dir();
+        let (mut lp, mut rp) = (super::spill::Partitions::new(&dir, level), super::spill::Partitions::new(&dir, level));
+        for k in set.drain().chain(std::iter::once(k)) {
+            rp.push(rp.of(&k), &[Value::Binary(k)])?;
+        }
+        drop(charge);
+        while let Some(r) = right.next(cx)? {
+            cx.check_cancel()?;
+            let k = key_of(&r, right_keys);
+            rp.push(rp.of(&k), &[Value::Binary(k)])?;
+        }
+        while let Some(r) = left.next(cx)? {
+            cx.check_cancel()?;
+            let k = row_key(&r, types, colls);
+            lp.push(lp.of(&k), &r)?;
+        }
+        super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut pairs: Vec<_> = lp.finish()?.into_iter().zip(rp.finish()?).filter_map(|(l, r)| Some((l?, r))).collect();
+        pairs.reverse();
+        return Ok(Box::new(SpilledSetOp {
+            keep,
+            pairs,
+            types: types.to_vec(),
+            colls: colls.to_vec(),
+            level,
+            current: None,
+        }));
+    }
+    let filtered =
+        Box::new(KeyFilterOp { input: left, set, keep, types: types.to_vec(), colls: colls.to_vec(), _charge: charge });
+    Ok(Box::new(DistinctOp::new(filtered, colls.to_vec(), 0, cx)))
+}
+
+/// The rows whose key is (`keep`) or is not in `set`.
+struct KeyFilterOp {
+    input: Box<dyn Op>,
+    set: std::collections::HashSet<Vec<u8>>,
+    keep: bool,
+    types: Vec<SqlType>,
+    colls: Vec<Option<types::Collation>>,
+    _charge: super::memory::Charge,
+}
+
+impl Op for KeyFilterOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        while let Some(r) = self.input.next(cx)? {
+            if self.set.contains(&row_key(&r, &self.types, &self.colls)) == self.keep {
+                return Ok(Some(r));
+            }
+        }
+        Ok(None)
+    }
+}
+
+/// INTERSECT or EXCEPT over partition files, one pair at a time.
+struct SpilledSetOp {
+    keep: bool,
+    /// Left partition, right partition (None: no right row hashed there), last first.
+    pairs: Vec<(super::spill::SpoolReader, Option<super::spill::SpoolReader>)>,
+    types: Vec<SqlType>,
+    colls: Vec<Option<types::Collation>>,
+    level: u32,
+    current: Option<Box<dyn Op>>,
+}
+
+impl Op for SpilledSetOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        loop {
+            if let Some(op) = &mut self.current {
+                if let Some(r) = op.next(cx)? {
+                    return Ok(Some(r));
+                }
+            }
+            let Some((l, r)) = self.pairs.pop() else { return Ok(None) };
+            let r: Box<dyn Op> = match r {
+                Some(r) => Box::new(r),
+                None => Box::new(VecOp::new(Vec::new())),
+            };
+            let types = (self.types.as_slice(), self.colls.as_slice());
+            self.current = Some(intersect_except(self.keep, Box::new(l), r, true, types, self.level + 1, cx)?);
+        }
+    }
 }
 
 /// Every row of `op`, within the request's memory grant (Msg 701 past it) and stopping
@@ -1321,6 +1471,10 @@ impl Op for TopOp {
     }
 }
 
+/// DISTINCT (and UNION): each row the first time its key is seen. The keys seen are
+/// charged to the request's grant; past it, rows of keys not seen yet go to partition
+/// files by the hash of their key (a Hash Warning), each made distinct on its own once
+/// the input is read.
 struct DistinctOp {
     input: Box<dyn Op>,
     /// The columns' collations (SELECT DISTINCT x COLLATE ...).
@@ -1328,21 +1482,76 @@ struct DistinctOp {
     seen: std::collections::HashSet<Vec<u8>>,
     /// The keys seen, charged to the request's grant.
     charge: super::memory::Charge,
+    /// How many times the rows were partitioned already.
+    level: u32,
+    spill: Option<super::spill::Partitions>,
+    /// Once the input is read: the partitions still to read, and the one being read.
+    later: Vec<super::spill::SpoolReader>,
+    current: Option<Box<DistinctOp>>,
+    input_done: bool,
+}
+
+impl DistinctOp {
+    fn new(input: Box<dyn Op>, colls: Vec<Option<types::Collation>>, level: u32, cx: &Cx) -> DistinctOp {
+        DistinctOp {
+            input,
+            colls,
+            seen: std::collections::HashSet::new(),
+            charge: cx.memory.charge(),
+            level,
+            spill: None,
+            later: Vec::new(),
+            current: None,
+            input_done: false,
+        }
+    }
 }
 
 impl Op for DistinctOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
-        while let Some(r) = self.input.next(cx)? {
-            let types: Vec<SqlType> = r.iter().map(value_type).collect();
-            let key = row_key(&r, &types, &self.colls);
-            if !self.seen.contains(&key) {
+        if !self.input_done {
+            while let Some(r) = self.input.next(cx)? {
+                let types: Vec<SqlType> = r.iter().map(value_type).collect();
+                let key = row_key(&r, &types, &self.colls);
+                if self.seen.contains(&key) {
+                    continue;
+                }
                 cx.check_cancel()?;
-                self.charge.add(key.len() as u64 + 48)?;
+                if let Some(p) = &mut self.spill {
+                    p.push(p.of(&key), &r)?;
+                    continue;
+                }
+                let bytes = key.len() as u64 + 48;
+                if !self.charge.try_add(bytes) {
+                    if self.level + 1 < super::spill::MAX_SPILL_LEVEL {
+                        let mut p = super::spill::Partitions::new(&cx.host.spill_dir(), self.level);
+                        p.push(p.of(&key), &r)?;
+                        self.spill = Some(p);
+                        continue;
+                    }
+                    self.charge.add(bytes)?;
+                }
                 self.seen.insert(key);
                 return Ok(Some(r));
             }
+            self.input_done = true;
+            if let Some(p) = self.spill.take() {
+                super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                self.seen = Default::default();
+                self.charge.clear();
+                self.later = p.finish()?.into_iter().flatten().collect();
+                self.later.reverse();
+            }
         }
-        Ok(None)
+        loop {
+            if let Some(op) = &mut self.current {
+                if let Some(r) = op.next(cx)? {
+                    return Ok(Some(r));
+                }
+            }
+            let Some(reader) = self.later.pop() else { return Ok(None) };
+            self.current = Some(Box::new(DistinctOp::new(Box::new(reader), self.colls.clone(), self.level + 1, cx)));
+        }
     }
 }
 
@@ -2001,6 +2210,8 @@ struct HashJoinOp {
     key_buf: Vec<u8>,
     /// An output row handed back by the consumer, refilled for the next one.
     spare: Option<Row>,
+    /// Past the grant: the join of both sides' partition files (`exec/hash_spill.rs`).
+    spilled: Option<Box<super::hash_spill::SpilledJoin>>,
 }
 
 /// The end of a chain of build rows.
@@ -2018,7 +2229,7 @@ enum BuildVals {
 }
 
 /// Integer values of known types (see [`BuildVals::Ints`]).
-struct IntVals {
+pub(super) struct IntVals {
     /// The type of each kept column, in slot order.
     types: Vec<SqlType>,
     vals: Vec<i64>,
@@ -2114,6 +2325,20 @@ impl BuildVals {
         }
     }
 
+    /// Build row `i`'s `w` kept values.
+    fn kept(&self, i: usize, w: usize) -> Vec<Value> {
+        match self {
+            BuildVals::Values(vals) => vals[i * w..(i + 1) * w].to_vec(),
+            BuildVals::Ints(ints) => (0..w)
+                .map(|k| {
+                    let mut v = Value::Null;
+                    ints.put(i * w + k, k, &mut v);
+                    v
+                })
+                .collect(),
+        }
+    }
+
     /// Build row `i` (of `w` kept values each) as `joined` reads it.
     #[inline]
     fn row<'a>(&'a self, i: usize, w: usize, slots: Option<&'a [usize]>) -> RightRow<'a> {
@@ -2126,7 +2351,7 @@ impl BuildVals {
 
 /// A right row as [`joined`] reads it.
 #[derive(Clone, Copy)]
-enum RightRow<'a> {
+pub(super) enum RightRow<'a> {
     /// The row's values; with slots, right column `c` is in `slots[c]` of a kept build row.
     Values(&'a [Value], Option<&'a [usize]>),
     /// A kept build row of integers starting at value `start`; slots as for `Values`.
@@ -2279,7 +2504,18 @@ impl HashJoinOp {
             pending += super::memory::row_bytes(&r);
             if self.build_count % 1024 == 1023 {
                 cx.check_cancel()?;
-                charge.add(pending)?;
+                if !charge.try_add(pending) {
+                    // Past the grant: both sides go to partition files (a Hash Warning).
+                    let built = Built {
+                        int_keys: &int_keys,
+                        null_rows: &null_rows,
+                        byte_keys: &byte_keys,
+                        key_bytes: &key_bytes,
+                    };
+                    let spilled = self.spill(built, r, right, cx)?;
+                    self.spilled = Some(Box::new(spilled));
+                    return Ok(());
+                }
                 pending = 0;
             }
             let key = match self.right_key {
@@ -2376,6 +2612,109 @@ impl HashJoinOp {
     }
 }
 
+/// The keys of the build rows read so far (see `HashJoinOp::build`).
+struct Built<'a> {
+    int_keys: &'a [i64],
+    null_rows: &'a [usize],
+    byte_keys: &'a [Option<(usize, usize)>],
+    key_bytes: &'a [u8],
+}
+
+impl HashJoinOp {
+    /// A key's bytes in a partition record: an integer key big-endian, others their
+    /// sort key; None for a NULL key.
+    fn spill_key(&mut self, side_right: bool, row: &[Value], cx: &mut Cx) -> Result<Option<Vec<u8>>, SqlError> {
+        let (reader, keys) =
+            if side_right { (self.right_key, &self.right_keys) } else { (self.left_key, &self.left_keys) };
+        let key = match reader {
+            KeyReader::IntCol(i) => row.get(i).and_then(int_key).map_or(JoinKey::None, JoinKey::Int),
+            KeyReader::General => join_key(reader, &self.table, keys, &self.key_types, row, &mut self.key_buf, cx)?,
+        };
+        Ok(match key {
+            JoinKey::None => None,
+            JoinKey::Int(k) => Some(k.to_be_bytes().to_vec()),
+            JoinKey::Bytes => Some(self.key_buf.clone()),
+        })
+    }
+
+    /// Writes the build rows read so far (`built`), the row `r` and the rest of `right`,
+    /// then every probe row, to partition files, and frees the build side's memory.
+    fn spill(
+        &mut self,
+        built: Built<'_>,
+        mut r: Row,
+        mut right: Box<dyn Op>,
+        cx: &mut Cx,
+    ) -> Result<super::hash_spill::SpilledJoin, SqlError> {
+        use super::hash_spill::{key_value, SpillWriter};
+        let mut w = SpillWriter::new(cx, 0);
+        let keep_build_nulls = matches!(self.kind, JoinKind::RightOuter | JoinKind::FullOuter);
+        let keep_probe_nulls = matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter);
+        let int_table = !matches!(self.table, JoinTable::Bytes(_));
+        let mut nulls = built.null_rows.iter().peekable();
+        for i in 0..self.build_count {
+            let key: Option<Vec<u8>> = if int_table {
+                match nulls.next_if_eq(&&i) {
+                    Some(_) => None,
+                    None => built.int_keys.get(i).map(|k| k.to_be_bytes().to_vec()),
+                }
+            } else {
+                built.byte_keys.get(i).copied().flatten().map(|(a, b)| built.key_bytes[a..b].to_vec())
+            };
+            if key.is_none() && !keep_build_nulls {
+                continue;
+            }
+            let mut rec = vec![key_value(key.as_deref())];
+            rec.extend(self.build_vals.kept(i, self.kept_width));
+            w.build.push(w.build.of(key.as_deref().unwrap_or(&[])), &rec)?;
+        }
+        self.build_vals = BuildVals::Values(Vec::new());
+        self.build_count = 0;
+        let width = self.right_width;
+        loop {
+            cx.check_cancel()?;
+            let key = self.spill_key(true, &r, cx)?;
+            if key.is_some() || keep_build_nulls {
+                if r.len() != width {
+                    r.resize(width, Value::Null);
+                }
+                let mut rec = vec![key_value(key.as_deref())];
+                match &self.right_slots {
+                    None => rec.extend(r.iter().cloned()),
+                    Some(slots) => {
+                        rec.extend(r.iter().zip(slots).filter(|(_, &s)| s != NOT_KEPT).map(|(v, _)| v.clone()))
+                    }
+                }
+                w.build.push(w.build.of(key.as_deref().unwrap_or(&[])), &rec)?;
+            }
+            if !right.next_into(cx, &mut r)? {
+                break;
+            }
+        }
+        drop(right);
+        while let Some(l) = self.left.next(cx)? {
+            cx.check_cancel()?;
+            let key = self.spill_key(false, &l, cx)?;
+            if key.is_none() && !keep_probe_nulls {
+                continue;
+            }
+            let mut rec = Vec::with_capacity(l.len() + 1);
+            rec.push(key_value(key.as_deref()));
+            rec.extend(l);
+            w.probe.push(w.probe.of(key.as_deref().unwrap_or(&[])), &rec)?;
+        }
+        super::hash_spill::SpilledJoin::new(
+            w,
+            self.kind,
+            self.residual.clone(),
+            self.out.clone(),
+            (self.left_width, self.right_width),
+            self.right_slots.clone(),
+            cx,
+        )
+    }
+}
+
 /// The first build row of `table` whose key equals the probe row's, or END; the probe
 /// side's key is read by `reader` (`keys` converted to `types`), bytes going to `buf`.
 fn first_match(
@@ -2436,7 +2775,7 @@ fn joined(
 }
 
 /// [`joined`] into `row`, over its values.
-fn fill_joined(
+pub(super) fn fill_joined(
     row: &mut Row,
     out: Option<&[usize]>,
     left: Option<&[Value]>,
@@ -2498,6 +2837,9 @@ impl Op for HashJoinOp {
     fn next_into(&mut self, cx: &mut Cx, row: &mut Row) -> Result<bool, SqlError> {
         if let Some(right) = self.right.take() {
             self.build(right, cx)?;
+        }
+        if let Some(s) = &mut self.spilled {
+            return s.next_into(cx, row);
         }
         let widths = (self.left_width, self.right_width);
         loop {
@@ -2815,14 +3157,20 @@ fn new_group(keys: Row, aggs: &[AggSpec]) -> Group {
     }
 }
 
+/// Groups `input` by `keys` (per grouping set of `sets`) and computes `aggs`. Groups are
+/// charged to the request's grant; past it, the rows of groups not yet in memory go to
+/// partition files by the hash of their group (a Hash Warning), and each partition is
+/// aggregated on its own after the groups in memory are out (`level`: how many times
+/// the rows were partitioned already, see [`super::spill::MAX_SPILL_LEVEL`]).
 fn aggregate(
     mut input: Box<dyn Op>,
     keys: &[BExpr],
     aggs: &[AggSpec],
     sets: Option<&Vec<Vec<bool>>>,
     scalar: bool,
+    level: u32,
     cx: &mut Cx,
-) -> Result<Vec<Row>, SqlError> {
+) -> Result<Box<dyn Op>, SqlError> {
     let key_types: Vec<SqlType> = keys.iter().map(|k| k.ty()).collect();
     // GROUP BY x COLLATE c groups x's strings under c.
     let db = cx.db_collation();
@@ -2847,6 +3195,9 @@ fn aggregate(
     // 1,024 input rows.
     let mut charge = cx.memory.charge();
     let mut read = 0u64;
+    // Past the grant: a partition file set per grouping set.
+    let mut spill: Option<Vec<super::spill::Partitions>> = None;
+    let mut rec: Row = Vec::new();
     while let Some(row) = input.next(cx)? {
         read += 1;
         if read % 1024 == 0 {
@@ -2889,7 +3240,35 @@ fn aggregate(
                         .enumerate()
                         .map(|(j, on)| if *on { key_val(j).clone() } else { Value::Null })
                         .collect();
-                    charge.add(super::memory::row_bytes(&gk) + hk.len() as u64 * 2 + 64 * aggs.len() as u64)?;
+                    let bytes = super::memory::row_bytes(&gk) + hk.len() as u64 * 2 + 64 * aggs.len() as u64;
+                    if spill.is_none() && !charge.try_add(bytes) {
+                        if level + 1 >= super::spill::MAX_SPILL_LEVEL {
+                            charge.add(bytes)?;
+                        } else {
+                            let dir = cx.host.spill_dir();
+                            spill = Some(sets.iter().map(|_| super::spill::Partitions::new(&dir, level)).collect());
+                        }
+                    }
+                    if let Some(parts) = &mut spill {
+                        // The group's rows go to its partition: its keys, then each
+                        // aggregate's argument, separator and WITHIN GROUP values.
+                        rec.clear();
+                        rec.extend(gk);
+                        for (a, (computed, extra, order)) in aggs.iter().zip(&arg_vals) {
+                            match &a.arg {
+                                Some(BExpr::Col(i, _)) => rec.push(row.get(*i).cloned().unwrap_or(Value::Null)),
+                                Some(_) => rec.push(computed.clone()),
+                                None => {}
+                            }
+                            if a.extra.is_some() {
+                                rec.push(extra.clone().unwrap_or(Value::Null));
+                            }
+                            rec.extend(order.iter().cloned());
+                        }
+                        let p = &mut parts[si];
+                        p.push(p.of(&hk), &rec)?;
+                        continue;
+                    }
                     groups.push(new_group(gk, aggs));
                     index.insert(hk.clone(), groups.len() - 1);
                     groups.len() - 1
@@ -2909,11 +3288,17 @@ fn aggregate(
                 }
                 if a.distinct {
                     let t = a.arg.as_ref().map(|e| e.ty()).unwrap_or(SqlType::Int);
-                    if !g.distinct[ai].insert(row_key(std::slice::from_ref(v), &[t], &arg_colls[ai..=ai])) {
+                    let k = row_key(std::slice::from_ref(v), &[t], &arg_colls[ai..=ai]);
+                    if g.distinct[ai].contains(&k) {
                         continue;
                     }
+                    // A group's distinct values and ordered inputs grow with its rows:
+                    // charged too (Msg 701 past the grant: partitioning cannot split a group).
+                    charge.add(k.len() as u64 + 48)?;
+                    g.distinct[ai].insert(k);
                 }
                 if !a.order.is_empty() {
+                    charge.add(super::memory::row_bytes(order) + super::memory::row_bytes(std::slice::from_ref(v)))?;
                     g.ordered[ai].push((order.clone(), v.clone(), extra.clone()));
                     continue;
                 }
@@ -2963,7 +3348,111 @@ fn aggregate(
     if saw_null && aggs.iter().any(|a| a.arg.is_some() && a.kind != AggKind::Grouping) {
         cx.warn_null_eliminated();
     }
-    Ok(out)
+    let mut later = Vec::new();
+    if let Some(parts) = spill {
+        super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let (rkeys, raggs) = spilled_agg_specs(keys, aggs, db);
+        for (si, p) in parts.into_iter().enumerate() {
+            for reader in p.finish()?.into_iter().flatten() {
+                later.push((reader, si));
+            }
+        }
+        later.reverse();
+        return Ok(Box::new(SpilledAggregate {
+            held: Some((VecOp::new(out), charge)),
+            later,
+            keys: rkeys,
+            aggs: raggs,
+            sets: sets.clone(),
+            level,
+            current: None,
+        }));
+    }
+    Ok(Box::new(AggregateRows { rows: VecOp::new(out), _charge: charge }))
+}
+
+/// An aggregate's output rows, with the grant their groups held.
+struct AggregateRows {
+    rows: VecOp,
+    _charge: super::memory::Charge,
+}
+
+impl Op for AggregateRows {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        self.rows.next(cx)
+    }
+}
+
+/// The keys and aggregates that aggregate a spilled partition's records (see
+/// `aggregate`): each reads its column of the record, under its original collation.
+fn spilled_agg_specs(keys: &[BExpr], aggs: &[AggSpec], db: types::Collation) -> (Vec<BExpr>, Vec<AggSpec>) {
+    let col = |at: usize, e: &BExpr| {
+        let c = BExpr::Col(at, e.ty());
+        match e.collation(db) {
+            Some(coll) => BExpr::Collated(Box::new(c), coll),
+            None => c,
+        }
+    };
+    let rkeys: Vec<BExpr> = keys.iter().enumerate().map(|(j, k)| col(j, k)).collect();
+    let mut at = keys.len();
+    let mut raggs = Vec::with_capacity(aggs.len());
+    for a in aggs {
+        let mut r = a.clone();
+        if let Some(arg) = &a.arg {
+            r.arg = Some(match (a.kind, keys.iter().position(|k| same_expr(k, arg))) {
+                // GROUPING(col) finds its key by the expression.
+                (AggKind::Grouping, Some(j)) => rkeys[j].clone(),
+                _ => col(at, arg),
+            });
+            at += 1;
+        }
+        if let Some(e) = &a.extra {
+            r.extra = Some(col(at, e));
+            at += 1;
+        }
+        for o in &mut r.order {
+            o.expr = col(at, &o.expr);
+            at += 1;
+        }
+        raggs.push(r);
+    }
+    (rkeys, raggs)
+}
+
+/// An aggregate that spilled: the groups that were in memory, then each partition's
+/// groups, aggregated when the previous ones are out.
+struct SpilledAggregate {
+    held: Option<(VecOp, super::memory::Charge)>,
+    /// Partitions still to aggregate, last first, with their grouping set.
+    later: Vec<(super::spill::SpoolReader, usize)>,
+    keys: Vec<BExpr>,
+    aggs: Vec<AggSpec>,
+    sets: Vec<Vec<bool>>,
+    level: u32,
+    current: Option<Box<dyn Op>>,
+}
+
+impl Op for SpilledAggregate {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        loop {
+            if let Some((rows, _)) = &mut self.held {
+                if let Some(r) = rows.next(cx)? {
+                    return Ok(Some(r));
+                }
+                self.held = None;
+            }
+            if let Some(op) = &mut self.current {
+                if let Some(r) = op.next(cx)? {
+                    return Ok(Some(r));
+                }
+                self.current = None;
+            }
+            let Some((reader, si)) = self.later.pop() else { return Ok(None) };
+            let set = vec![self.sets[si].clone()];
+            self.current =
+                Some(aggregate(Box::new(reader), &self.keys, &self.aggs, Some(&set), false, self.level + 1, cx)?);
+        }
+    }
 }
 
 fn same_expr(a: &BExpr, b: &BExpr) -> bool {

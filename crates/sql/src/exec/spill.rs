@@ -148,6 +148,13 @@ impl SpoolReader {
     }
 }
 
+impl Op for SpoolReader {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        cx.check_cancel()?;
+        self.next_row()
+    }
+}
+
 /// Reads every row of `input` (an eager spool, as INSERT ... SELECT needs when its
 /// source may read its target): in memory while they fit the request's grant, else all
 /// of them, in order, in a spool file under `dir`.
@@ -181,6 +188,66 @@ pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled,
             Spooled::Disk(SpoolReader { run: w.finish()? })
         }
     })
+}
+
+/// Spills by hash operators (SQL Server's Hash Warnings): a hash join, aggregate,
+/// DISTINCT or set operator that partitioned its rows to files.
+pub static HASH_SPILLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// Partitions a hash operator writes at once when its rows pass the grant.
+pub const FANOUT: usize = 16;
+
+/// How many times a partition that still does not fit is partitioned again (with
+/// another hash) before the operator gives up with Msg 701: 16^4 partitions, and rows
+/// that all share one key (which no partitioning separates) end it.
+pub const MAX_SPILL_LEVEL: u32 = 4;
+
+/// Rows spread over [`FANOUT`] spill files by the hash of a key (a hash join's or
+/// aggregate's partitions, as SQL Server writes them to tempdb). Files are created as
+/// rows reach them; each is a spool file read back in order.
+pub struct Partitions {
+    dir: std::path::PathBuf,
+    level: u32,
+    files: Vec<Option<RunWriter>>,
+    spilled: u64,
+}
+
+impl Partitions {
+    /// Partitions at recursion `level` (each level hashes differently).
+    pub fn new(dir: &Path, level: u32) -> Partitions {
+        Partitions { dir: dir.to_path_buf(), level, files: (0..FANOUT).map(|_| None).collect(), spilled: 0 }
+    }
+
+    /// The partition of a key (its encoded bytes).
+    pub fn of(&self, key: &[u8]) -> usize {
+        partition_of(key, self.level)
+    }
+
+    /// Appends `row` to partition `p`.
+    pub fn push(&mut self, p: usize, row: &[Value]) -> Result<(), SqlError> {
+        if self.files[p].is_none() {
+            self.files[p] = Some(RunWriter::new(&self.dir)?);
+        }
+        match &mut self.files[p] {
+            Some(w) => w.push(&[], row, &mut self.spilled),
+            None => Ok(()),
+        }
+    }
+
+    /// The partitions' rows, in partition order (None: no row reached it).
+    pub fn finish(self) -> Result<Vec<Option<SpoolReader>>, SqlError> {
+        self.files.into_iter().map(|f| f.map(|w| Ok(SpoolReader { run: w.finish()? })).transpose()).collect()
+    }
+}
+
+/// The partition of `key` at `level`: a hash seeded by the level, so a partition's
+/// rows spread again when it is partitioned at the next level.
+pub fn partition_of(key: &[u8], level: u32) -> usize {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    level.hash(&mut h);
+    key.hash(&mut h);
+    (h.finish() % FANOUT as u64) as usize
 }
 
 /// Rows sorted in memory, with the memory they hold.
