@@ -481,9 +481,10 @@ fn a_sort_past_its_grant_spills_and_returns_every_row_in_order() {
     assert_eq!(copied, Some(vec![Value::Int(150_000), Value::BigInt(150_000 * 150_001 / 2)]), "INSERT ... SELECT");
 }
 
-/// Hash joins (every outer kind), aggregates, DISTINCT, UNION, INTERSECT and EXCEPT over
-/// ~60 MB of rows (64 MB server: 16 MB per query) partition to spill files and give the
-/// same answers as in memory; UNION ALL streams. Each query's row of counts is checked.
+/// Hash joins (every outer kind), aggregates, DISTINCT, UNION, INTERSECT, EXCEPT and
+/// window functions over ~60 MB of rows (64 MB server: 16 MB per query) spill to files
+/// and give the same answers as in memory; UNION ALL and recursive CTEs stream. Each query's row of
+/// counts is checked.
 #[test]
 fn hash_operators_past_their_grant_spill_and_stay_correct() {
     let server = Server::start("spillhash");
@@ -523,6 +524,16 @@ fn hash_operators_past_their_grant_spill_and_stay_correct() {
         ("SELECT COUNT(*) FROM (SELECT n, pad FROM #src UNION ALL SELECT n, pad FROM #src) t", &[300_000]),
         ("SELECT COUNT(*) FROM (SELECT n, pad FROM #src INTERSECT SELECT n + 75000, pad FROM #src) t", &[75_000]),
         ("SELECT COUNT(*) FROM (SELECT n, pad FROM #src EXCEPT SELECT n + 75000, pad FROM #src) t", &[75_000]),
+        (
+            "SELECT COUNT(*), SUM(CAST(rn AS bigint)), MAX(c), MAX(LEN(pad)) FROM (SELECT ROW_NUMBER() OVER (PARTITION BY n % 100 ORDER BY n) AS rn,
+             COUNT(*) OVER (PARTITION BY n % 100) AS c, pad FROM #src) t",
+            &[150_000, 100 * 1500 * 1501 / 2, 1500, 400],
+        ),
+        (
+            "WITH r AS (SELECT n, pad FROM #src WHERE n <= 1000 UNION ALL SELECT n + 1000, pad FROM r WHERE n + 1000 <= 150000)
+             SELECT COUNT(*), SUM(CAST(n AS bigint)) FROM r OPTION (MAXRECURSION 200)",
+            &[150_000, 150_000 * 150_001 / 2],
+        ),
     ];
     let mut failures = Vec::new();
     for (sql, want) in checks {

@@ -66,6 +66,8 @@ pub struct SpoolTable {
     by_key: HashMap<Vec<u8>, (u32, u32), FxBuild>,
     /// `in_value`: the NULL rows' part of `postings`.
     nulls: (u32, u32),
+    /// The rows' share of the request's memory grant.
+    _charge: super::memory::Charge,
 }
 
 fn next_id() -> usize {
@@ -364,7 +366,7 @@ pub fn open_index_spool(n: &IndexSpoolNode, cx: &mut Cx) -> Result<Box<dyn Op>, 
                 return open(&n.original, cx);
             }
         },
-        Some(Spooled::Rows(_)) => return open(&n.original, cx),
+        Some(Spooled::Rows(..)) => return open(&n.original, cx),
     };
     let mut key = Vec::new();
     let mut null_probe = false;
@@ -405,8 +407,10 @@ fn build(n: &IndexSpoolNode, cx: &mut Cx) -> Result<Option<SpoolTable>, SqlError
     let mut groups: HashMap<Vec<u8>, Vec<u32>, FxBuild> = HashMap::with_hasher(FxBuild);
     let mut nulls = Vec::new();
     let mut key = Vec::new();
+    // Within the request's grant: a build side that does not fit is not kept.
+    let mut charge = cx.memory.charge();
     'rows: while let Some(r) = op.next(cx)? {
-        if rows.len() >= MAX_BUILD_ROWS {
+        if rows.len() >= MAX_BUILD_ROWS || !charge.try_add(super::memory::row_bytes(&r) + 16) {
             return Ok(None);
         }
         let at = rows.len() as u32;
@@ -451,7 +455,7 @@ fn build(n: &IndexSpoolNode, cx: &mut Cx) -> Result<Option<SpoolTable>, SqlError
     let a = postings.len() as u32;
     postings.extend_from_slice(&nulls);
     let nulls = (a, postings.len() as u32);
-    Ok(Some(SpoolTable { rows, postings, by_key, nulls }))
+    Ok(Some(SpoolTable { rows, postings, by_key, nulls, _charge: charge }))
 }
 
 /// What a probe reads: row numbers from `postings[a..b]`, or rows `a..b` themselves.

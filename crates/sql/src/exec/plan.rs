@@ -699,7 +699,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         Plan::Spool { input, id, vars } => {
             cx.check_spool_vars(*id, vars);
             match cx.spools.get(id) {
-                Some(Spooled::Rows(rows)) => return Ok(Box::new(VecOp::new(rows.as_ref().clone()))),
+                Some(Spooled::Rows(rows, _)) => return Ok(Box::new(VecOp::new(rows.as_ref().clone()))),
                 Some(Spooled::TooMany) => return open(input, cx),
                 // The first time the input streams as it would without a spool: a
                 // subquery run once (IF EXISTS) reads no more than it needs.
@@ -712,16 +712,18 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             }
             let mut op = open(input, cx)?;
             let mut rows = Vec::new();
+            let mut charge = cx.memory.charge();
             while let Some(r) = op.next(cx)? {
+                let fits = charge.try_add(super::memory::row_bytes(&r));
                 rows.push(r);
-                if rows.len() > SPOOL_MAX_ROWS {
+                if rows.len() > SPOOL_MAX_ROWS || !fits {
                     // Too many to keep: this time and every time, the input streams.
                     cx.spools.insert(*id, Spooled::TooMany);
                     return Ok(Box::new(ChainOp { first: VecOp::new(rows), rest: op }));
                 }
             }
             let rows = Arc::new(rows);
-            cx.spools.insert(*id, Spooled::Rows(rows.clone()));
+            cx.spools.insert(*id, Spooled::Rows(rows.clone(), Arc::new(charge)));
             Box::new(VecOp::new(rows.as_ref().clone()))
         }
         Plan::Distinct { input } => {
@@ -757,10 +759,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 }
             }
         }
-        Plan::Window { input, funcs, .. } => {
-            let rows = drain(open(input, cx)?, cx)?;
-            Box::new(VecOp::new(super::window::compute(rows, funcs, cx)?))
-        }
+        Plan::Window { input, funcs, .. } => super::window::open(open(input, cx)?, funcs, cx)?,
         Plan::WorkTable { id, .. } => {
             let rows = cx.work_tables.get(id).cloned().unwrap_or_default();
             Box::new(VecOp::new(rows))
@@ -769,29 +768,20 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             let types: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
             let at: Vec<SqlType> = anchor.columns().iter().map(|c| c.ty).collect();
             let rt: Vec<SqlType> = recursive.columns().iter().map(|c| c.ty).collect();
-            let mut all = conform(drain(open(anchor, cx)?, cx)?, &at, &types)?;
-            let mut last = all.clone();
-            let mut level = 0u32;
-            while !last.is_empty() {
-                if *max_recursion > 0 && level >= *max_recursion {
-                    return Err(SqlError::new(
-                        530,
-                        16,
-                        1,
-                        format!(
-                            "The statement terminated. The maximum recursion {max_recursion} has been exhausted before statement completion."
-                        ),
-                    ));
-                }
-                cx.work_tables.insert(*id, last);
-                let next = conform(drain(open(recursive, cx)?, cx)?, &rt, &types)?;
-                all.extend(next.iter().cloned());
-                last = next;
-                level += 1;
-                cx.check_cancel()?;
-            }
-            cx.work_tables.remove(id);
-            Box::new(VecOp::new(all))
+            let mut charge = cx.memory.charge();
+            let last = conform(drain(open(anchor, cx)?, cx)?, &at, &types)?;
+            charge.add(last.iter().map(|r| super::memory::row_bytes(r)).sum())?;
+            Box::new(RecursiveCteOp {
+                id: *id,
+                recursive: (**recursive).clone(),
+                max_recursion: *max_recursion,
+                types,
+                rt,
+                last,
+                pos: 0,
+                level: 0,
+                charge,
+            })
         }
         Plan::Trim { input, keep } => {
             let need = need.map(|mut n| {
@@ -3512,7 +3502,8 @@ mod tests {
 pub enum Spooled {
     /// Opened once, streamed: the second opening fills the spool.
     OpenedOnce,
-    Rows(Arc<Vec<Row>>),
+    /// The rows, with their share of the request's grant.
+    Rows(Arc<Vec<Row>>, Arc<super::memory::Charge>),
     /// An index spool's table (`exec/index_spool.rs`).
     Indexed(Arc<super::index_spool::SpoolTable>),
     /// More than [`SPOOL_MAX_ROWS`] (an index spool: not kept): streamed every time.
@@ -3528,10 +3519,59 @@ pub fn next_spool_id() -> usize {
 /// The most rows a spool keeps; a larger input streams through it instead.
 const SPOOL_MAX_ROWS: usize = 10_000;
 
+/// A recursive CTE's rows, one level at a time: the anchor's rows, then each level the
+/// recursive member computes from the previous one (its work table) while the previous
+/// level's rows go out. Only the last level is held, within the request's grant.
+struct RecursiveCteOp {
+    id: usize,
+    recursive: Plan,
+    max_recursion: u32,
+    types: Vec<SqlType>,
+    rt: Vec<SqlType>,
+    last: Vec<Row>,
+    pos: usize,
+    level: u32,
+    charge: super::memory::Charge,
+}
+
+impl Op for RecursiveCteOp {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        loop {
+            if let Some(r) = self.last.get(self.pos) {
+                self.pos += 1;
+                return Ok(Some(r.clone()));
+            }
+            if self.last.is_empty() {
+                return Ok(None);
+            }
+            if self.max_recursion > 0 && self.level >= self.max_recursion {
+                return Err(SqlError::new(
+                    530,
+                    16,
+                    1,
+                    format!(
+                        "The statement terminated. The maximum recursion {} has been exhausted before statement completion.",
+                        self.max_recursion
+                    ),
+                ));
+            }
+            cx.check_cancel()?;
+            cx.work_tables.insert(self.id, std::mem::take(&mut self.last));
+            self.charge.clear();
+            let next = drain(open(&self.recursive, cx)?, cx);
+            cx.work_tables.remove(&self.id);
+            self.last = conform(next?, &self.rt, &self.types)?;
+            self.charge.add(self.last.iter().map(|r| super::memory::row_bytes(r)).sum())?;
+            self.pos = 0;
+            self.level += 1;
+        }
+    }
+}
+
 /// Rows already read, then the rest of the operator they came from.
-struct ChainOp {
-    first: VecOp,
-    rest: Box<dyn Op>,
+pub(super) struct ChainOp {
+    pub(super) first: VecOp,
+    pub(super) rest: Box<dyn Op>,
 }
 
 impl Op for ChainOp {

@@ -12,10 +12,113 @@ use std::cmp::Ordering;
 use types::{SqlError, Value};
 
 use super::expr::Row;
-use super::plan::{order_values_in, row_key, FrameEdge, WindowFn, WindowKind};
+use super::memory::{row_bytes, Charge};
+use super::plan::{order_values_in, row_key, FrameEdge, Op, OpResult, SortKey, VecOp, WindowFn, WindowKind};
 use super::Cx;
 use crate::scalar::aggregate::Accumulator;
 use crate::scalar::convert;
+
+/// The window functions' rows: the input read within the request's grant and computed
+/// at once (in input order). Past the grant, when every function has the same PARTITION
+/// BY, the input is sorted by it (spilling like any sort) and computed one partition at a
+/// time, each partition within the grant (rows then come partition by partition);
+/// otherwise the statement fails with Msg 701.
+pub fn open(mut input: Box<dyn Op>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
+    let mut charge = cx.memory.charge();
+    let mut rows = Vec::new();
+    while let Some(r) = input.next(cx)? {
+        cx.check_cancel()?;
+        let bytes = row_bytes(&r);
+        if !charge.try_add(bytes) {
+            let partition = &funcs[0].partition;
+            let common = !partition.is_empty() && funcs.iter().all(|f| format!("{:?}", f.partition) == format!("{partition:?}"));
+            if !common {
+                charge.add(bytes)?;
+                rows.push(r);
+                continue;
+            }
+            rows.push(r);
+            drop(charge);
+            let keys: Vec<SortKey> = partition.iter().map(|e| SortKey { expr: e.clone(), desc: false }).collect();
+            let read = Box::new(super::plan::ChainOp { first: VecOp::new(rows), rest: input });
+            let dir = cx.host.spill_dir();
+            let sorted = super::spill::sort(read, &keys, cx, &dir)?;
+            return Ok(Box::new(ByPartition { input: sorted, funcs: funcs.to_vec(), next: None, out: None }));
+        }
+        rows.push(r);
+    }
+    Ok(Box::new(Computed { rows: VecOp::new(compute(rows, funcs, cx)?), _charge: charge }))
+}
+
+/// Computed rows, with the grant they hold.
+struct Computed {
+    rows: VecOp,
+    _charge: Charge,
+}
+
+impl Op for Computed {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        self.rows.next(cx)
+    }
+}
+
+/// Window functions over input sorted by their common PARTITION BY: one partition at a
+/// time.
+struct ByPartition {
+    input: Box<dyn Op>,
+    funcs: Vec<WindowFn>,
+    /// The first row of the next partition, read ahead, with its partition key.
+    next: Option<(Vec<u8>, Row)>,
+    out: Option<Computed>,
+}
+
+impl ByPartition {
+    fn key(&self, row: &Row, cx: &mut Cx) -> Result<Vec<u8>, SqlError> {
+        let f = &self.funcs[0];
+        let db = cx.db_collation();
+        let mut vals = Vec::with_capacity(f.partition.len());
+        for e in &f.partition {
+            vals.push(cx.eval_with_outer(e, row)?);
+        }
+        let types: Vec<_> = f.partition.iter().map(|e| e.ty()).collect();
+        let colls: Vec<_> = f.partition.iter().map(|e| e.collation(db)).collect();
+        Ok(row_key(&vals, &types, &colls))
+    }
+}
+
+impl Op for ByPartition {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        loop {
+            if let Some(out) = &mut self.out {
+                if let Some(r) = out.next(cx)? {
+                    return Ok(Some(r));
+                }
+                self.out = None;
+            }
+            let (key, first) = match self.next.take() {
+                Some(n) => n,
+                None => match self.input.next(cx)? {
+                    Some(r) => (self.key(&r, cx)?, r),
+                    None => return Ok(None),
+                },
+            };
+            let mut charge = cx.memory.charge();
+            charge.add(row_bytes(&first))?;
+            let mut rows = vec![first];
+            while let Some(r) = self.input.next(cx)? {
+                let k = self.key(&r, cx)?;
+                if k != key {
+                    self.next = Some((k, r));
+                    break;
+                }
+                // One partition larger than the grant: Msg 701.
+                charge.add(row_bytes(&r))?;
+                rows.push(r);
+            }
+            self.out = Some(Computed { rows: VecOp::new(compute(rows, &self.funcs, cx)?), _charge: charge });
+        }
+    }
+}
 
 pub fn compute(rows: Vec<Row>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     let n = rows.len();
