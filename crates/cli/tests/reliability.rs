@@ -556,6 +556,11 @@ fn hash_operators_past_their_grant_spill_and_stay_correct() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+    let workfiles = scalar(
+        &mut c,
+        "SELECT cntr_value FROM sys.dm_os_performance_counters WHERE counter_name = 'Workfiles Created/sec'",
+    );
+    assert!(matches!(workfiles, Value::BigInt(n) if n >= 16), "{workfiles:?} partition files counted");
     // Build rows that all share one key: partitioning cannot split them, so after the
     // last level the join stops with Msg 701 rather than grow, and the server goes on.
     let r = c

@@ -286,6 +286,11 @@ pub struct InstanceCounters {
     pub target_pages: Counter,
     /// Access Methods / Page Splits/sec: index page splits.
     pub page_splits: Counter,
+    /// Access Methods / Workfiles Created/sec: partition files of hash joins, hash
+    /// aggregates, DISTINCT and set operators past their memory grant.
+    pub workfiles_created: Counter,
+    /// Access Methods / Worktables Created/sec: spools written to disk past their grant.
+    pub worktables_created: Counter,
 }
 
 /// The predefined instance-wide counters.
@@ -306,6 +311,8 @@ pub fn counters() -> &'static InstanceCounters {
             database_pages: r.counter(BUFFER_MANAGER, "Database pages", "", RAW),
             target_pages: r.counter(BUFFER_MANAGER, "Target pages", "", RAW),
             page_splits: r.counter(ACCESS_METHODS, "Page Splits/sec", "", PER_SEC),
+            workfiles_created: r.counter(ACCESS_METHODS, "Workfiles Created/sec", "", PER_SEC),
+            worktables_created: r.counter(ACCESS_METHODS, "Worktables Created/sec", "", PER_SEC),
         }
     })
 }

@@ -174,6 +174,7 @@ pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled,
             continue;
         }
         let mut w = RunWriter::new(dir)?;
+        diag::counters().worktables_created.add(1);
         for h in held.drain(..) {
             w.push(&[], &h, &mut spilled)?;
         }
@@ -191,7 +192,8 @@ pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled,
 }
 
 /// Spills by hash operators (SQL Server's Hash Warnings): a hash join, aggregate,
-/// DISTINCT or set operator that partitioned its rows to files.
+/// DISTINCT or set operator that partitioned its rows to files (each file is counted
+/// in Access Methods / Workfiles Created/sec).
 pub static HASH_SPILLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// Partitions a hash operator writes at once when its rows pass the grant.
@@ -227,6 +229,7 @@ impl Partitions {
     pub fn push(&mut self, p: usize, row: &[Value]) -> Result<(), SqlError> {
         if self.files[p].is_none() {
             self.files[p] = Some(RunWriter::new(&self.dir)?);
+            diag::counters().workfiles_created.add(1);
         }
         match &mut self.files[p] {
             Some(w) => w.push(&[], row, &mut self.spilled),
