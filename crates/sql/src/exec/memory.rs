@@ -7,8 +7,9 @@
 //! [`REQUEST_MAX_PERCENT`] of the pool per request (SQL Server's
 //! REQUEST_MAX_MEMORY_GRANT_PERCENT); what an operator holds goes back when the operator
 //! is dropped ([`Charge`]), and the whole grant when the request ends. When a charge
-//! does not fit, a sort spills sorted runs to a file and merges them ([`super::spill`]);
-//! the other operators fail the statement with Msg 701 rather than grow without bound.
+//! does not fit, a sort spills sorted runs to a file and merges them, hash operators
+//! write partition files ([`super::spill`], [`super::hash_spill`]); what cannot spill
+//! fails the statement with Msg 701 rather than grow without bound.
 //! Why: a cross join sorted by NEWID() grew the process past 13 GB and kept going.
 
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};

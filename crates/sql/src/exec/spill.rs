@@ -1,5 +1,6 @@
-//! Sorts and spools larger than their memory grant: an external merge sort, as SQL
-//! Server's sort spills to tempdb (a Sort Warning), and an eager spool on disk.
+//! Sorts, spools and hash operators larger than their memory grant: an external merge
+//! sort, as SQL Server's sort spills to tempdb (a Sort Warning), an eager spool on disk,
+//! and the partition files of hash operators (a Hash Warning).
 //!
 //! The sort reads its input into memory, charging each row to the request's grant
 //! ([`super::memory`]). When a row does not fit, the rows held so far are sorted and
@@ -10,17 +11,26 @@
 //! same in the run as it was when the row was read. A spool ([`spool`]) writes its rows
 //! to one such file, unsorted and without keys, once they pass the grant.
 //!
-//! A run file lives in the host's spill directory (`spill/` in the data directory, the
-//! system's temporary directory for an in-memory instance), is unlinked as soon as it is
-//! created (it disappears with its reader, whatever ends the request), and holds one
-//! record per row: u32 length (little-endian), then each key value and each column value
-//! as [`write_value`] writes them: a tag byte (0 NULL, 1 bit, 2 tinyint, 3 smallint,
-//! 4 int, 5 bigint, 6 decimal, 7 money, 8 float, 9 real, 10 date, 11 time, 12 datetime,
-//! 13 smalldatetime, 14 datetime2, 15 datetimeoffset, 16 string, 17 binary, 18 guid)
-//! and the value's fields little-endian, strings (UTF-8) and binaries after a u32
-//! length. sql_variant values are not written (the statement fails with Msg 701). At
-//! most [`MAX_SPILL_BYTES`] per sort or spool: past that the statement fails with Msg
-//! 1105, as a full tempdb does.
+//! Hash operators (hash join, aggregate, DISTINCT, UNION, INTERSECT, EXCEPT) past the
+//! grant write rows to [`FANOUT`] (16) partition files ([`Partitions`]) chosen by a hash
+//! of the row's key seeded with the partitioning level, so a partition that still does
+//! not fit spreads when it is partitioned again; after [`MAX_SPILL_LEVEL`] levels
+//! (rows that all share one key) the statement fails with Msg 701. What a hash
+//! operator's record holds is its own (the hash join's: `hash_spill.rs`; an aggregate's:
+//! the group keys, then each aggregate's argument, separator and WITHIN GROUP values;
+//! DISTINCT's and set operators': the row, or a right side's key as one binary value).
+//!
+//! A run, spool or partition file lives in the host's spill directory (`spill/` in the
+//! data directory, the system's temporary directory for an in-memory instance), is
+//! unlinked as soon as it is created (it disappears with its reader, whatever ends the
+//! request), and holds one record per row: u32 length (little-endian), then each key
+//! value and each column value as [`write_value`] writes them: a tag byte (0 NULL, 1 bit,
+//! 2 tinyint, 3 smallint, 4 int, 5 bigint, 6 decimal, 7 money, 8 float, 9 real, 10 date,
+//! 11 time, 12 datetime, 13 smalldatetime, 14 datetime2, 15 datetimeoffset, 16 string,
+//! 17 binary, 18 guid) and the value's fields little-endian, strings (UTF-8) and
+//! binaries after a u32 length. sql_variant values are not written (the statement fails
+//! with Msg 701). At most [`MAX_SPILL_BYTES`] per sort, spool or set of partitions: past
+//! that the statement fails with Msg 1105, as a full tempdb does.
 
 use std::cmp::Ordering;
 use std::fs::File;
