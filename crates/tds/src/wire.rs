@@ -133,13 +133,14 @@ pub fn utf16_to_string(bytes: &[u8]) -> String {
     }
     let units = bytes.chunks_exact(2).map(|c| u16::from_le_bytes([c[0], c[1]]));
     let mut s = String::with_capacity(bytes.len() / 2);
-    s.extend(char::decode_utf16(units).map(|r| r.unwrap_or(char::REPLACEMENT_CHARACTER)));
+    // Unpaired surrogates are kept as sent (as stand-ins, see `types::ucs2`).
+    types::ucs2::decode_into(&mut s, units);
     s
 }
 
 /// Appends `s` as UTF-16LE.
 pub fn put_utf16(out: &mut Vec<u8>, s: &str) {
-    for u in s.encode_utf16() {
+    for u in types::ucs2::units(&s) {
         out.extend_from_slice(&u.to_le_bytes());
     }
 }
@@ -149,7 +150,13 @@ fn utf16_units(s: &str, max_units: usize) -> Vec<u16> {
     let mut units: Vec<u16> = Vec::new();
     for c in s.chars() {
         let mut buf = [0u16; 2];
-        let enc = c.encode_utf16(&mut buf);
+        let enc: &[u16] = match types::ucs2::lone_unit(c) {
+            Some(u) => {
+                buf[0] = u;
+                &buf[..1]
+            }
+            None => c.encode_utf16(&mut buf),
+        };
         if units.len() + enc.len() > max_units {
             break;
         }
@@ -192,11 +199,14 @@ mod tests {
         {
             assert_eq!(utf16_to_string(&utf16(s)), s);
         }
-        // A lone surrogate becomes U+FFFD, after an ASCII prefix or not.
+        // A lone surrogate is kept (as its stand-in), after an ASCII prefix or not, and
+        // goes back out as the unit it was.
         let mut b = utf16("ab");
         b.extend_from_slice(&0xD800u16.to_le_bytes());
         b.extend_from_slice(&utf16("c"));
-        assert_eq!(utf16_to_string(&b), "ab\u{FFFD}c");
-        assert_eq!(utf16_to_string(&b[4..]), "\u{FFFD}c");
+        let lone = types::ucs2::stand_in(0xD800);
+        assert_eq!(utf16_to_string(&b), format!("ab{lone}c"));
+        assert_eq!(utf16_to_string(&b[4..]), format!("{lone}c"));
+        assert_eq!(utf16(&utf16_to_string(&b)), b);
     }
 }

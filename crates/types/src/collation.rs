@@ -497,9 +497,9 @@ impl Collation {
             return Box::new(s.chars().map(move |c| u32::from(cp.encode_char(c).unwrap_or(b'?'))));
         }
         if self.flags & BINARY2 != 0 {
-            return Box::new(s.encode_utf16().map(u32::from));
+            return Box::new(crate::ucs2::units(&s).map(u32::from));
         }
-        let mut units = s.encode_utf16();
+        let mut units = crate::ucs2::units(&s);
         let first = units.next().map(u32::from);
         Box::new(first.into_iter().chain(units.flat_map(|u| u.to_le_bytes()).map(u32::from)))
     }

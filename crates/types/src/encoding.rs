@@ -240,9 +240,8 @@ fn decode_other(ty: &SqlType, cp: CodePage, bytes: &[u8], slot: &mut Value) -> R
                 return Err(bad());
             }
             let units = bytes.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]]));
-            // SQL Server keeps unpaired surrogates; a Rust string cannot, so they read
-            // back as U+FFFD.
-            Value::String(char::decode_utf16(units).map(|r| r.unwrap_or('\u{FFFD}')).collect())
+            // Unpaired surrogates are kept as sent (as stand-ins, see `ucs2`).
+            Value::String(crate::ucs2::decode(units))
         }
         SqlType::Binary { .. } | SqlType::VarBinary { .. } => Value::Binary(bytes.to_vec()),
         SqlType::HierarchyId => {
@@ -468,7 +467,7 @@ fn read_time(bytes: &[u8], scale: u8) -> Option<u64> {
 /// Appends UTF-16LE and returns the number of code units written.
 fn push_utf16(s: &str, out: &mut Vec<u8>) -> usize {
     let mut n = 0;
-    for u in s.encode_utf16() {
+    for u in crate::ucs2::units(&s) {
         out.extend_from_slice(&u.to_le_bytes());
         n += 1;
     }

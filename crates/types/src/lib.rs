@@ -14,6 +14,7 @@
 //! - [`lang`](mod@lang) — the languages of SET LANGUAGE, with their month and day names;
 //! - [`parse`](mod@parse) — CAST('text' AS type);
 //! - [`encoding`](mod@encoding) — the bytes of a value inside a row;
+//! - [`ucs2`](mod@ucs2) — UTF-16 code units as sent, unpaired surrogates included;
 //! - [`compare`](mod@compare) — ordering, the CI_AS collation approximation, and memcmp sort keys;
 //! - [`error`](mod@error) — [`SqlError`].
 //!
@@ -55,6 +56,7 @@ pub mod lang;
 pub mod parse;
 pub mod spatial;
 pub mod sqltype;
+pub mod ucs2;
 pub mod value;
 
 pub use codepage::CodePage;

@@ -398,12 +398,18 @@ fn fit_utf16(text: &str, len: usize, pad: bool) -> String {
     let mut s = String::new();
     let mut units = 0;
     for c in text.chars() {
-        // A supplementary character needs two units; it is dropped whole rather than
-        // leaving half a surrogate pair.
-        if units + c.len_utf16() > len {
+        let n = crate::ucs2::char_units(c);
+        if units + n > len {
+            // A pair cut in two keeps its high surrogate, unpaired, as SQL Server does.
+            if units < len {
+                if let Some(high) = crate::ucs2::units(c.encode_utf8(&mut [0; 4])).next() {
+                    s.push(crate::ucs2::stand_in(high));
+                    units += 1;
+                }
+            }
             break;
         }
-        units += c.len_utf16();
+        units += n;
         s.push(c);
     }
     if pad {
@@ -415,7 +421,7 @@ fn fit_utf16(text: &str, len: usize, pad: bool) -> String {
 fn string_bytes(text: &str, from: &str, len: Option<usize>, pad: bool) -> Vec<u8> {
     let mut out = Vec::new();
     if from == "nvarchar" {
-        for u in text.encode_utf16() {
+        for u in crate::ucs2::units(&text) {
             out.extend_from_slice(&u.to_le_bytes());
         }
     } else {

@@ -346,7 +346,7 @@ impl Value {
                 }
             }
             (Value::String(s), SqlType::NVarChar { len: Length::Max }) | (Value::String(s), SqlType::Xml) => {
-                if s.encode_utf16().count() as u64 * 2 > u64::from(MAX_LOB_BYTES) {
+                if crate::ucs2::len(&s) as u64 * 2 > u64::from(MAX_LOB_BYTES) {
                     Err(SqlError::string_truncated())
                 } else {
                     Ok(())
@@ -411,7 +411,7 @@ impl Value {
             | (Value::String(s), SqlType::NVarChar { len: Length::Bounded(len) }) => {
                 let mut s = fit_str(s, usize::from(len), true).unwrap_or(s).to_string();
                 if let SqlType::NChar { len } = ty {
-                    let have = s.encode_utf16().count();
+                    let have = crate::ucs2::len(&s);
                     s.extend(std::iter::repeat_n(' ', usize::from(*len).saturating_sub(have)));
                 }
                 Value::String(s)
@@ -471,7 +471,7 @@ pub fn text_len(s: &str, unicode: bool) -> usize {
     if s.is_ascii() {
         s.len()
     } else if unicode {
-        s.encode_utf16().count()
+        crate::ucs2::len(&s)
     } else {
         s.chars().count()
     }

@@ -383,6 +383,33 @@ featureTest('params', 'parameterized queries through sp_executesql (addParameter
   }
 });
 
+featureTest('params', "unpaired UTF-16 surrogates in a parameter and in the SQL text come back as sent", async () => {
+  const conn = await connect();
+  try {
+    await batch(conn, 'CREATE TABLE #s (id int, v nvarchar(10))');
+    // JavaScript strings are UTF-16: tedious sends these units as they are.
+    const lone = 'a\uD800b\uDFFF';
+    await execSql(conn, 'INSERT #s VALUES (1, @v)', [['v', TYPES.NVarChar, lone]]);
+    await batch(conn, "INSERT #s VALUES (2, N'x\uDC00')");
+    const r = await batch(
+      conn,
+      'SELECT v, LEN(v), DATALENGTH(v), UNICODE(SUBSTRING(v, 2, 1)), CAST(v AS varbinary(20)) FROM #s ORDER BY id',
+    );
+    assert.equal(r.rows.length, 2);
+    assert.deepEqual(r.rows[0].slice(0, 4), [lone, 4, 8, 0xd800]);
+    assert.deepEqual([...r.rows[0][4]], [0x61, 0, 0x00, 0xd8, 0x62, 0, 0xff, 0xdf]);
+    assert.deepEqual(r.rows[1].slice(0, 4), ['x\uDC00', 2, 4, 0xdc00]);
+    // NCHAR of a surrogate; halves that meet make the pair; a cut pair keeps its half.
+    const n = await batch(
+      conn,
+      "SELECT NCHAR(55296), CASE WHEN N'\uD800' = NCHAR(55296) THEN 1 ELSE 0 END, NCHAR(55357) + NCHAR(56832), CAST(N'\uD83D\uDE00' AS nvarchar(1))",
+    );
+    assert.deepEqual(n.rows, [['\uD800', 1, '\uD83D\uDE00', '\uD83D']]);
+  } finally {
+    await close(conn);
+  }
+});
+
 featureTest('proc_output', 'callProcedure with OUTPUT parameters and a return status', async () => {
   const conn = await connect();
   try {

@@ -1815,8 +1815,7 @@ fn fit_variable(v: Value, ty: &SqlType) -> Result<Value, SqlError> {
             | SqlType::NChar { len: n },
         ) => {
             let truncated: String = if ty.is_unicode() {
-                let units: Vec<u16> = s.encode_utf16().take(usize::from(*n)).collect();
-                String::from_utf16_lossy(&units)
+                types::ucs2::decode(types::ucs2::units(s).take(usize::from(*n)))
             } else {
                 s.chars().take(usize::from(*n)).collect()
             };

@@ -300,7 +300,7 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
 /// their own type.
 fn property_variant(v: Value) -> Result<Value, SqlError> {
     let ty = match &v {
-        Value::String(s) if s.encode_utf16().count() <= 128 => SqlType::NVarChar { len: types::Length::Bounded(128) },
+        Value::String(s) if types::ucs2::len(&s) <= 128 => SqlType::NVarChar { len: types::Length::Bounded(128) },
         Value::String(_) => SqlType::NVarChar { len: types::Length::Bounded(4000) },
         v => super::plan::value_type(v),
     };

@@ -31,7 +31,8 @@ pub fn open(mut input: Box<dyn Op>, funcs: &[WindowFn], cx: &mut Cx) -> Result<B
         let bytes = row_bytes(&r);
         if !charge.try_add(bytes) {
             let partition = &funcs[0].partition;
-            let common = !partition.is_empty() && funcs.iter().all(|f| format!("{:?}", f.partition) == format!("{partition:?}"));
+            let common =
+                !partition.is_empty() && funcs.iter().all(|f| format!("{:?}", f.partition) == format!("{partition:?}"));
             if !common {
                 charge.add(bytes)?;
                 rows.push(r);

@@ -270,7 +270,7 @@ impl Accumulator {
     /// Msg 9829 when a bounded STRING_AGG result passes 8000 bytes.
     fn check_string_limit(&self) -> Result<(), SqlError> {
         let bytes = match self.result_type {
-            SqlType::NVarChar { len: Length::Bounded(_) } => 2 * self.text.encode_utf16().count(),
+            SqlType::NVarChar { len: Length::Bounded(_) } => 2 * types::ucs2::len(&self.text),
             SqlType::VarChar { len: Length::Bounded(_) } => self.text.chars().count(),
             _ => 0,
         };

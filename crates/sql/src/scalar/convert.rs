@@ -424,7 +424,7 @@ fn char_len(t: &SqlType) -> Option<usize> {
 
 fn too_long(text: &str, to: &SqlType) -> bool {
     match char_len(to) {
-        Some(n) if to.is_unicode() => text.encode_utf16().count() > n,
+        Some(n) if to.is_unicode() => types::ucs2::len(&text) > n,
         Some(n) => text.chars().count() > n,
         None => false,
     }
@@ -521,8 +521,7 @@ fn binary_text(b: &[u8], unicode: bool, style: Option<i32>) -> Result<String, Sq
     Ok(match style.unwrap_or(0) {
         0 => {
             if unicode {
-                let units: Vec<u16> = b.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])).collect();
-                String::from_utf16_lossy(&units)
+                types::ucs2::decode(b.chunks_exact(2).map(|p| u16::from_le_bytes([p[0], p[1]])))
             } else {
                 codepage::decode(b)
             }
@@ -1081,7 +1080,7 @@ fn to_binary(value: &Value, from: &SqlType, to: &SqlType) -> Value {
             b.extend_from_slice(&offset.to_le_bytes());
             (b, false)
         }
-        Value::String(ref s) => (s.encode_utf16().flat_map(|u| u.to_le_bytes()).collect(), false),
+        Value::String(ref s) => (types::ucs2::units(&s).flat_map(|u| u.to_le_bytes()).collect(), false),
         Value::Binary(ref b) => (b.clone(), false),
         Value::Variant(ref v) => return to_binary(&v.value, &v.ty, to),
         Value::Null => (Vec::new(), false),

@@ -685,7 +685,7 @@ fn find_ci(hay: &[char], needle: &[char], from: usize) -> Option<usize> {
 
 fn text_units(s: &str, unicode: bool) -> usize {
     if unicode {
-        s.encode_utf16().count()
+        types::ucs2::len(&s)
     } else {
         s.chars().count()
     }
@@ -1103,7 +1103,7 @@ pub fn call(
             };
             let n: i64 = match v {
                 Value::Null => return null,
-                Value::String(s) if t0.is_unicode() => 2 * s.encode_utf16().count() as i64,
+                Value::String(s) if t0.is_unicode() => 2 * types::ucs2::len(&s) as i64,
                 Value::String(s) => s.chars().count() as i64,
                 Value::Binary(b) => b.len() as i64,
                 _ => i64::from(t0.fixed_storage_len().unwrap_or(0)),
@@ -1201,7 +1201,7 @@ pub fn call(
             let per = s.chars().count().max(1);
             if ret.is_max() {
                 // Msg 7119 past 2 GB, before anything is built.
-                let unit = if ret.is_unicode() { s.encode_utf16().count() * 2 } else { per } as u64;
+                let unit = if ret.is_unicode() { types::ucs2::len(&s) * 2 } else { per } as u64;
                 if unit.saturating_mul(n as u64) > super::util::MAX_LOB_BYTES {
                     return Err(super::util::lob_too_large());
                 }
@@ -1264,7 +1264,7 @@ pub fn call(
             let mut out = String::new();
             for i in 0..args.len() {
                 if let Some(s) = text(args, arg_types, i)? {
-                    out.push_str(&s);
+                    types::ucs2::push_str(&mut out, &s);
                 }
             }
             string_out(out, ret)
@@ -1297,7 +1297,7 @@ pub fn call(
         }
         "UNICODE" => {
             let s = text_or_null!(0);
-            Ok(match s.encode_utf16().next() {
+            Ok(match types::ucs2::units(&s).next() {
                 Some(u) => Value::Int(i32::from(u)),
                 None => Value::Null,
             })
@@ -1311,7 +1311,8 @@ pub fn call(
         }
         "NCHAR" => {
             let n = int_or_null!(0);
-            Ok(match u32::try_from(n).ok().filter(|&n| n <= 0xFFFF).and_then(char::from_u32) {
+            // NCHAR(0xD800) is an unpaired surrogate, kept as SQL Server keeps it.
+            Ok(match u16::try_from(n).ok().map(types::ucs2::unit_char) {
                 Some(c) => Value::String(c.to_string()),
                 None => Value::Null,
             })
@@ -1319,7 +1320,7 @@ pub fn call(
         "QUOTENAME" => {
             let s = text_or_null!(0);
             let q = if args.len() == 2 { text_or_null!(1) } else { "[".into() };
-            if s.encode_utf16().count() > 128 {
+            if types::ucs2::len(&s) > 128 {
                 return null;
             }
             let (open, close) = match q.chars().next() {

@@ -490,7 +490,7 @@ pub fn value(text: &str, path: &str) -> Result<Option<String>, SqlError> {
         };
     }
     let v = node.scalar_text(text);
-    if v.as_ref().is_some_and(|s| s.encode_utf16().count() > 4000) {
+    if v.as_ref().is_some_and(|s| types::ucs2::len(&s) > 4000) {
         return if path.strict {
             Err(SqlError::new(13625, 16, 1, "String value in the specified JSON path would be truncated."))
         } else {

@@ -503,7 +503,16 @@ pub fn binary(
             if super::util::text_over_lob_limit(&[&a, &b], result.is_unicode()) {
                 return Err(super::util::lob_too_large());
             }
-            convert::convert(&Value::String(a + &b), &text_type, result, None)
+            convert::convert(
+                &Value::String({
+                    let mut a = a;
+                    types::ucs2::push_str(&mut a, &b);
+                    a
+                }),
+                &text_type,
+                result,
+                None,
+            )
         }
         K::Bin => {
             let bin = SqlType::VarBinary { len: Length::Max };

@@ -618,9 +618,7 @@ pub fn text_over_lob_limit(parts: &[&str], unicode: bool) -> bool {
     if utf8 * if unicode { 2 } else { 1 } <= MAX_LOB_BYTES {
         return false;
     }
-    let n: u64 = parts
-        .iter()
-        .map(|p| if unicode { p.encode_utf16().count() as u64 * 2 } else { p.chars().count() as u64 })
-        .sum();
+    let n: u64 =
+        parts.iter().map(|p| if unicode { types::ucs2::len(&p) as u64 * 2 } else { p.chars().count() as u64 }).sum();
     n > MAX_LOB_BYTES
 }
