@@ -294,6 +294,7 @@ impl Op for ForOp {
         let mut out = String::new();
         let mut rows = 0usize;
         let mut open: Vec<OpenTag> = Vec::new();
+        let mut guard = crate::scalar::LobGuard::default();
         while let Some(row) = input.next(cx)? {
             if n.mode == Mode::XmlExplicit {
                 explicit_row(n, &row, &mut open, &mut out)?;
@@ -306,6 +307,8 @@ impl Op for ForOp {
                 xml_row(n, &row, &mut out, &mut self.last_data)?;
             }
             rows += 1;
+            // The document is one nvarchar(max) value: Msg 7119 as it passes 2 GB.
+            guard.check(&out, true)?;
             input.recycle(row);
         }
         while let Some(t) = open.pop() {

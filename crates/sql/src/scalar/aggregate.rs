@@ -170,6 +170,8 @@ pub struct Accumulator {
     best: Option<Value>,
     text: String,
     separator: String,
+    /// STRING_AGG into a MAX type: the 2 GB check (Msg 7119).
+    lob_guard: super::util::LobGuard,
     xor: i64,
 }
 
@@ -194,6 +196,7 @@ impl Accumulator {
             best: None,
             text: String::new(),
             separator: String::new(),
+            lob_guard: Default::default(),
             xor: 0,
         }
     }
@@ -268,11 +271,12 @@ impl Accumulator {
     }
 
     /// Msg 9829 when a bounded STRING_AGG result passes 8000 bytes.
-    fn check_string_limit(&self) -> Result<(), SqlError> {
+    fn check_string_limit(&mut self) -> Result<(), SqlError> {
         let bytes = match self.result_type {
             SqlType::NVarChar { len: Length::Bounded(_) } => 2 * types::ucs2::len(&self.text),
             SqlType::VarChar { len: Length::Bounded(_) } => self.text.chars().count(),
-            _ => 0,
+            // A MAX result: Msg 7119 as it passes 2 GB.
+            ty => return self.lob_guard.check(&self.text, ty.is_unicode()),
         };
         if bytes > 8000 {
             return Err(SqlError::new(

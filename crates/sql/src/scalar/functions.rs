@@ -1175,11 +1175,14 @@ pub fn call(
             let needle: Vec<char> = find.chars().collect();
             let mut out = String::with_capacity(s.len());
             let mut i = 0;
+            let mut guard = super::util::LobGuard::default();
             while i < hay.len() {
                 match find_ci(&hay, &needle, i) {
                     Some(p) => {
                         out.extend(&hay[i..p]);
                         out.push_str(&repl);
+                        // Msg 7119 as the result passes 2 GB, before it grows further.
+                        guard.check(&out, ret.is_unicode())?;
                         i = p + needle.len();
                     }
                     None => {
@@ -1236,15 +1239,22 @@ pub fn call(
             let start = int_or_null!(1);
             let len = int_or_null!(2);
             let ins = text(args, arg_types, 3)?.unwrap_or_default();
-            let chars: Vec<char> = s.chars().collect();
-            if start < 1 || start as usize > chars.len() || len < 0 {
+            // Byte offsets of the characters (no vector of every character).
+            let count = s.chars().count();
+            if start < 1 || start as usize > count || len < 0 {
                 return null;
             }
             let a = start as usize - 1;
-            let b = a.saturating_add(len as usize).min(chars.len());
-            let mut out: String = chars[..a].iter().collect();
+            let b = a.saturating_add(len as usize).min(count);
+            let offset = |n: usize| s.char_indices().nth(n).map_or(s.len(), |(i, _)| i);
+            let (head, tail) = (&s[..offset(a)], &s[offset(b)..]);
+            if super::util::text_over_lob_limit(&[head, &ins, tail], ret.is_unicode()) {
+                return Err(super::util::lob_too_large());
+            }
+            let mut out = String::with_capacity(head.len() + ins.len() + tail.len());
+            out.push_str(head);
             out.push_str(&ins);
-            out.extend(&chars[b..]);
+            out.push_str(tail);
             string_out(out, ret)
         }
         "FORMATMESSAGE" => {
@@ -1261,11 +1271,20 @@ pub fn call(
             string_out(printf_message(&fmt, &rest), ret)
         }
         "CONCAT" => {
-            let mut out = String::new();
+            let mut parts = Vec::with_capacity(args.len());
             for i in 0..args.len() {
                 if let Some(s) = text(args, arg_types, i)? {
-                    types::ucs2::push_str(&mut out, &s);
+                    parts.push(s);
                 }
+            }
+            // Msg 7119 before a result past 2 GB is built.
+            if super::util::text_over_lob_limit(&parts.iter().map(String::as_str).collect::<Vec<_>>(), ret.is_unicode())
+            {
+                return Err(super::util::lob_too_large());
+            }
+            let mut out = String::new();
+            for p in &parts {
+                types::ucs2::push_str(&mut out, p);
             }
             string_out(out, ret)
         }
@@ -1276,6 +1295,11 @@ pub fn call(
                 if let Some(s) = text(args, arg_types, i)? {
                     parts.push(s);
                 }
+            }
+            let mut all: Vec<&str> = parts.iter().map(String::as_str).collect();
+            all.extend(std::iter::repeat_n(sep.as_str(), parts.len().saturating_sub(1)));
+            if super::util::text_over_lob_limit(&all, ret.is_unicode()) {
+                return Err(super::util::lob_too_large());
             }
             string_out(parts.join(&sep), ret)
         }

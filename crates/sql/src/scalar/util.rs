@@ -608,6 +608,28 @@ pub fn lob_too_large() -> SqlError {
     SqlError::new(7119, 16, 1, format!("Attempting to grow LOB beyond maximum allowed size of {MAX_LOB_BYTES} bytes."))
 }
 
+/// Checks a value that grows piece by piece (REPLACE's output, STRING_AGG, FOR XML and
+/// FOR JSON) against [`MAX_LOB_BYTES`]: counted again only after it grew by 16 MB since
+/// the last count, so a long run of small appends costs no repeated counting and the
+/// value never passes the limit by more than that before Msg 7119.
+#[derive(Debug, Clone, Default)]
+pub struct LobGuard {
+    counted_at: usize,
+}
+
+impl LobGuard {
+    pub fn check(&mut self, s: &str, unicode: bool) -> Result<(), SqlError> {
+        if s.len() < self.counted_at + (16 << 20) {
+            return Ok(());
+        }
+        self.counted_at = s.len();
+        if text_over_lob_limit(&[s], unicode) {
+            return Err(lob_too_large());
+        }
+        Ok(())
+    }
+}
+
 /// Whether `parts` joined would pass [`MAX_LOB_BYTES`] as stored (2 bytes per UTF-16
 /// code unit when `unicode`, else one per character), counted only when the UTF-8
 /// length says it could.
