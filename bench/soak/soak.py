@@ -6,6 +6,8 @@ durable transactions and time each; beside them:
 - lock pile-ups: one session holds a row lock for 3 s while 20 sessions wait on it;
 - deeply nested XML (200,000 levels) from a login that is not a sysadmin;
 - runaway sorts (a 1.7-billion-row cross join ORDER BY NEWID()) abandoned after 3 s;
+- runaway hash joins and aggregates (over cross joins, spilling partitions) abandoned
+  after 3 s;
 - a database whose 8 MB log fills (9002) under a transaction, then rolls back;
 - every KILL_EVERY seconds, kill -9 of the server and a restart (crash recovery).
 
@@ -212,6 +214,27 @@ def runaway_sorts(server, stop):
     forever(round_, stop, 2)
 
 
+HASH_QUERIES = [
+    "SELECT COUNT(*) FROM (SELECT a.object_id AS x, REPLICATE('x', 500) AS p FROM sys.all_columns a, sys.all_columns b) l "
+    "JOIN (SELECT a.object_id AS x, REPLICATE('y', 500) AS p FROM sys.all_columns a, sys.all_columns b) r "
+    "ON l.x = r.x AND l.p <> r.p",
+    "SELECT k, COUNT(*), MAX(p) FROM (SELECT CAST(a.object_id AS bigint) * 1000000 + b.column_id * 1000 + c.column_id AS k, "
+    "REPLICATE('z', 200) AS p FROM sys.all_columns a, sys.all_columns b, sys.all_columns c) t GROUP BY k",
+]
+
+
+def runaway_hashes(server, stop):
+    turn = [0]
+
+    def round_():
+        c = connect(server.port)
+        c._tds_socket.main_session.submit_plain_query(HASH_QUERIES[turn[0] % len(HASH_QUERIES)])
+        turn[0] += 1
+        time.sleep(3)
+        c._tds_socket.close()
+    forever(round_, stop, 2)
+
+
 def log_full(server, stop):
     def round_():
         with closing(connect(server.port, "logcap", autocommit=False)) as c:
@@ -279,7 +302,7 @@ def main():
     threads = [threading.Thread(target=oltp, args=(server, t, acked, stalls, stop, counts), daemon=True)
                for t in range(OLTP_THREADS)]
     threads += [threading.Thread(target=f, args=(server, stop), daemon=True)
-                for f in (never_readers, pileup, deep_xml, runaway_sorts, log_full)]
+                for f in (never_readers, pileup, deep_xml, runaway_sorts, runaway_hashes, log_full)]
     for t in threads:
         t.start()
     began = time.monotonic()
