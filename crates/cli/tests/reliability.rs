@@ -530,6 +530,11 @@ fn hash_operators_past_their_grant_spill_and_stay_correct() {
             &[150_000, 100 * 1500 * 1501 / 2, 1500, 400],
         ),
         (
+            "SELECT COUNT(*), SUM(CAST(a AS bigint)), SUM(CAST(b AS bigint)) FROM (SELECT ROW_NUMBER() OVER (PARTITION BY n % 100 ORDER BY n) AS a,
+             ROW_NUMBER() OVER (PARTITION BY n % 7 ORDER BY n DESC) AS b, pad FROM #src) t",
+            &[150_000, 100 * 1500 * 1501 / 2, 1_607_217_858],
+        ),
+        (
             "WITH r AS (SELECT n, pad FROM #src WHERE n <= 1000 UNION ALL SELECT n + 1000, pad FROM r WHERE n + 1000 <= 150000)
              SELECT COUNT(*), SUM(CAST(n AS bigint)) FROM r OPTION (MAXRECURSION 200)",
             &[150_000, 150_000 * 150_001 / 2],

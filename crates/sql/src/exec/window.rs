@@ -19,10 +19,11 @@ use crate::scalar::aggregate::Accumulator;
 use crate::scalar::convert;
 
 /// The window functions' rows: the input read within the request's grant and computed
-/// at once (in input order). Past the grant, when every function has the same PARTITION
-/// BY, the input is sorted by it (spilling like any sort) and computed one partition at a
-/// time, each partition within the grant (rows then come partition by partition);
-/// otherwise the statement fails with Msg 701.
+/// at once (in input order). Past the grant, each function in turn sorts its input by
+/// its PARTITION BY (spilling like any sort) and computes its column one partition at a
+/// time, each partition within the grant (rows then come partition by partition of the
+/// last function); a function without PARTITION BY, or one partition larger than the
+/// grant, fails the statement with Msg 701.
 pub fn open(mut input: Box<dyn Op>, funcs: &[WindowFn], cx: &mut Cx) -> Result<Box<dyn Op>, SqlError> {
     let mut charge = cx.memory.charge();
     let mut rows = Vec::new();
@@ -30,21 +31,23 @@ pub fn open(mut input: Box<dyn Op>, funcs: &[WindowFn], cx: &mut Cx) -> Result<B
         cx.check_cancel()?;
         let bytes = row_bytes(&r);
         if !charge.try_add(bytes) {
-            let partition = &funcs[0].partition;
-            let common =
-                !partition.is_empty() && funcs.iter().all(|f| format!("{:?}", f.partition) == format!("{partition:?}"));
-            if !common {
+            if funcs.iter().any(|f| f.partition.is_empty()) {
                 charge.add(bytes)?;
                 rows.push(r);
                 continue;
             }
             rows.push(r);
             drop(charge);
-            let keys: Vec<SortKey> = partition.iter().map(|e| SortKey { expr: e.clone(), desc: false }).collect();
-            let read = Box::new(super::plan::ChainOp { first: VecOp::new(rows), rest: input });
+            // Each function's column is appended after the input's (and the earlier
+            // functions'), and its expressions read only the input's columns.
+            let mut stream: Box<dyn Op> = Box::new(super::plan::ChainOp { first: VecOp::new(rows), rest: input });
             let dir = cx.host.spill_dir();
-            let sorted = super::spill::sort(read, &keys, cx, &dir)?;
-            return Ok(Box::new(ByPartition { input: sorted, funcs: funcs.to_vec(), next: None, out: None }));
+            for f in funcs {
+                let keys: Vec<SortKey> = f.partition.iter().map(|e| SortKey { expr: e.clone(), desc: false }).collect();
+                let sorted = super::spill::sort(stream, &keys, cx, &dir)?;
+                stream = Box::new(ByPartition { input: sorted, funcs: vec![f.clone()], next: None, out: None });
+            }
+            return Ok(stream);
         }
         rows.push(r);
     }
