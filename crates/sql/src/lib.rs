@@ -61,6 +61,7 @@ pub mod results;
 pub mod scalar;
 mod span;
 pub mod stack;
+pub mod system;
 
 pub use ast::{Batch, Expr, Statement, StatementKind};
 pub use batches::{split_batches, ScriptBatch};

@@ -51,8 +51,8 @@ pub enum ViewKind {
     IsTables,
     IsColumns,
     IsViews,
-    /// A dynamic management view or function (see [`super::dmv`]).
-    Dmv(super::dmv::DmvKind),
+    /// An object of the system-object registry (`crate::system`).
+    System(crate::system::ObjectRef),
     /// A principal or permission view (see [`super::security`]).
     Security(super::security::SecurityView),
     /// A constraint, module, storage or INFORMATION_SCHEMA view (see
@@ -82,8 +82,8 @@ pub(super) fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
 }
 
 fn columns_of(kind: ViewKind) -> Vec<OutCol> {
-    if let ViewKind::Dmv(d) = kind {
-        return super::dmv::columns(d);
+    if let ViewKind::System(o) = kind {
+        return o.0.out_cols();
     }
     if let ViewKind::Security(v) = kind {
         return super::security::columns(v);
@@ -219,7 +219,7 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             cols(&v)
         }
         ViewKind::Catalog(v) => super::catalog_views::columns(v),
-        ViewKind::Dmv(_) | ViewKind::Security(_) => Vec::new(),
+        ViewKind::System(_) | ViewKind::Security(_) => Vec::new(),
     }
 }
 
@@ -258,7 +258,9 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         other => match (super::security::view_kind(other), super::catalog_views::sys_kind(other)) {
             (Some(v), _) => ViewKind::Security(v),
             (None, Some(v)) => ViewKind::Catalog(v),
-            (None, None) => ViewKind::Dmv(super::dmv::view_kind(other)?),
+            (None, None) => ViewKind::System(crate::system::ObjectRef(
+                crate::system::lookup("sys", other).filter(|o| o.kind == crate::system::ObjectKind::View)?,
+            )),
         },
     })
 }
@@ -267,8 +269,7 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
 pub struct SystemObject {
     pub name: &'static str,
     pub schema_id: i32,
-    /// Negative, as SQL Server's system object ids are; stable because new names are only
-    /// ever appended to [`SYSTEM_OBJECT_NAMES`].
+    /// Negative, as SQL Server's system object ids are, and stable.
     pub object_id: i32,
     pub type_code: &'static str,
     pub type_desc: &'static str,
@@ -279,99 +280,85 @@ pub struct SystemObject {
 const SYS_SCHEMA_ID: i32 = 4;
 const INFORMATION_SCHEMA_ID: i32 = 3;
 
-/// Every system object Mesquite implements, in id order: (schema id, name, type).
-/// V = view, IF = inline table-valued function, P = procedure, X = extended procedure.
-const SYSTEM_OBJECT_NAMES: &[(i32, &str, &str)] = &[
-    (SYS_SCHEMA_ID, "databases", "V"),
-    (SYS_SCHEMA_ID, "schemas", "V"),
-    (SYS_SCHEMA_ID, "objects", "V"),
-    (SYS_SCHEMA_ID, "all_objects", "V"),
-    (SYS_SCHEMA_ID, "system_objects", "V"),
-    (SYS_SCHEMA_ID, "tables", "V"),
-    (SYS_SCHEMA_ID, "views", "V"),
-    (SYS_SCHEMA_ID, "procedures", "V"),
-    (SYS_SCHEMA_ID, "columns", "V"),
-    (SYS_SCHEMA_ID, "all_columns", "V"),
-    (SYS_SCHEMA_ID, "system_columns", "V"),
-    (SYS_SCHEMA_ID, "indexes", "V"),
-    (SYS_SCHEMA_ID, "types", "V"),
-    (SYS_SCHEMA_ID, "master_files", "V"),
-    (SYS_SCHEMA_ID, "database_files", "V"),
-    (SYS_SCHEMA_ID, "server_principals", "V"),
-    (SYS_SCHEMA_ID, "sql_logins", "V"),
-    (SYS_SCHEMA_ID, "server_role_members", "V"),
-    (SYS_SCHEMA_ID, "database_principals", "V"),
-    (SYS_SCHEMA_ID, "database_role_members", "V"),
-    (SYS_SCHEMA_ID, "database_permissions", "V"),
-    (SYS_SCHEMA_ID, "dm_os_wait_stats", "V"),
-    (SYS_SCHEMA_ID, "dm_exec_session_wait_stats", "V"),
-    (SYS_SCHEMA_ID, "dm_exec_sessions", "V"),
-    (SYS_SCHEMA_ID, "dm_exec_requests", "V"),
-    (SYS_SCHEMA_ID, "dm_os_performance_counters", "V"),
-    (SYS_SCHEMA_ID, "dm_io_virtual_file_stats", "IF"),
-    (INFORMATION_SCHEMA_ID, "TABLES", "V"),
-    (INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
-    (INFORMATION_SCHEMA_ID, "VIEWS", "V"),
-    (SYS_SCHEMA_ID, "sp_executesql", "X"),
-    (SYS_SCHEMA_ID, "sp_prepare", "X"),
-    (SYS_SCHEMA_ID, "sp_execute", "X"),
-    (SYS_SCHEMA_ID, "sp_prepexec", "X"),
-    (SYS_SCHEMA_ID, "sp_unprepare", "X"),
-    (SYS_SCHEMA_ID, "sp_flush_log", "P"),
-    (SYS_SCHEMA_ID, "sp_describe_parameter_encryption", "X"),
-    (SYS_SCHEMA_ID, "sp_readerrorlog", "P"),
-    (SYS_SCHEMA_ID, "sp_who", "P"),
-    (SYS_SCHEMA_ID, "sp_help", "P"),
-    (SYS_SCHEMA_ID, "sp_helpdb", "P"),
-    (SYS_SCHEMA_ID, "sp_tables", "P"),
-    (SYS_SCHEMA_ID, "sp_columns", "P"),
-    (SYS_SCHEMA_ID, "index_columns", "V"),
-    (SYS_SCHEMA_ID, "key_constraints", "V"),
-    (SYS_SCHEMA_ID, "foreign_keys", "V"),
-    (SYS_SCHEMA_ID, "foreign_key_columns", "V"),
-    (SYS_SCHEMA_ID, "check_constraints", "V"),
-    (SYS_SCHEMA_ID, "default_constraints", "V"),
-    (SYS_SCHEMA_ID, "identity_columns", "V"),
-    (SYS_SCHEMA_ID, "computed_columns", "V"),
-    (SYS_SCHEMA_ID, "sql_modules", "V"),
-    (SYS_SCHEMA_ID, "all_sql_modules", "V"),
-    (SYS_SCHEMA_ID, "parameters", "V"),
-    (SYS_SCHEMA_ID, "partitions", "V"),
-    (SYS_SCHEMA_ID, "data_spaces", "V"),
-    (SYS_SCHEMA_ID, "filegroups", "V"),
-    (SYS_SCHEMA_ID, "stats", "V"),
-    (SYS_SCHEMA_ID, "stats_columns", "V"),
-    (SYS_SCHEMA_ID, "triggers", "V"),
-    (SYS_SCHEMA_ID, "synonyms", "V"),
-    (INFORMATION_SCHEMA_ID, "SCHEMATA", "V"),
-    (INFORMATION_SCHEMA_ID, "ROUTINES", "V"),
-    (INFORMATION_SCHEMA_ID, "PARAMETERS", "V"),
-    (INFORMATION_SCHEMA_ID, "TABLE_CONSTRAINTS", "V"),
-    (INFORMATION_SCHEMA_ID, "KEY_COLUMN_USAGE", "V"),
-    (INFORMATION_SCHEMA_ID, "REFERENTIAL_CONSTRAINTS", "V"),
-    (INFORMATION_SCHEMA_ID, "CHECK_CONSTRAINTS", "V"),
-    (INFORMATION_SCHEMA_ID, "CONSTRAINT_COLUMN_USAGE", "V"),
-    (INFORMATION_SCHEMA_ID, "CONSTRAINT_TABLE_USAGE", "V"),
-    (SYS_SCHEMA_ID, "dm_tran_locks", "V"),
-    (SYS_SCHEMA_ID, "dm_os_waiting_tasks", "V"),
-    (SYS_SCHEMA_ID, "dm_db_log_space_usage", "V"),
-    (SYS_SCHEMA_ID, "all_views", "V"),
-    (SYS_SCHEMA_ID, "system_views", "V"),
-    (SYS_SCHEMA_ID, "sp_columns_100", "P"),
-    (SYS_SCHEMA_ID, "sp_databases", "P"),
-    (SYS_SCHEMA_ID, "sp_pkeys", "P"),
-    (SYS_SCHEMA_ID, "sp_fkeys", "P"),
-    (SYS_SCHEMA_ID, "dm_exec_connections", "V"),
-    (SYS_SCHEMA_ID, "dm_tran_session_transactions", "V"),
-    (SYS_SCHEMA_ID, "dm_tran_active_transactions", "V"),
-    (SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
-    (SYS_SCHEMA_ID, "allocation_units", "V"),
-    (SYS_SCHEMA_ID, "sequences", "V"),
-    (SYS_SCHEMA_ID, "configurations", "V"),
-    (SYS_SCHEMA_ID, "dm_os_sys_info", "V"),
-    (SYS_SCHEMA_ID, "dm_os_schedulers", "V"),
-    (SYS_SCHEMA_ID, "table_types", "V"),
-    (SYS_SCHEMA_ID, "dm_exec_query_memory_grants", "V"),
+/// The system objects not yet in the registry (`crate::system`): (object id, schema id,
+/// name, type). V = view, IF = inline table-valued function, P = procedure, X =
+/// extended procedure. Ids are stable: a new object takes an unused one.
+const SYSTEM_OBJECT_NAMES: &[(i32, i32, &str, &str)] = &[
+    (-100, SYS_SCHEMA_ID, "databases", "V"),
+    (-101, SYS_SCHEMA_ID, "schemas", "V"),
+    (-102, SYS_SCHEMA_ID, "objects", "V"),
+    (-103, SYS_SCHEMA_ID, "all_objects", "V"),
+    (-104, SYS_SCHEMA_ID, "system_objects", "V"),
+    (-105, SYS_SCHEMA_ID, "tables", "V"),
+    (-106, SYS_SCHEMA_ID, "views", "V"),
+    (-107, SYS_SCHEMA_ID, "procedures", "V"),
+    (-108, SYS_SCHEMA_ID, "columns", "V"),
+    (-109, SYS_SCHEMA_ID, "all_columns", "V"),
+    (-110, SYS_SCHEMA_ID, "system_columns", "V"),
+    (-111, SYS_SCHEMA_ID, "indexes", "V"),
+    (-112, SYS_SCHEMA_ID, "types", "V"),
+    (-113, SYS_SCHEMA_ID, "master_files", "V"),
+    (-114, SYS_SCHEMA_ID, "database_files", "V"),
+    (-115, SYS_SCHEMA_ID, "server_principals", "V"),
+    (-116, SYS_SCHEMA_ID, "sql_logins", "V"),
+    (-117, SYS_SCHEMA_ID, "server_role_members", "V"),
+    (-118, SYS_SCHEMA_ID, "database_principals", "V"),
+    (-119, SYS_SCHEMA_ID, "database_role_members", "V"),
+    (-120, SYS_SCHEMA_ID, "database_permissions", "V"),
+    (-127, INFORMATION_SCHEMA_ID, "TABLES", "V"),
+    (-128, INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
+    (-129, INFORMATION_SCHEMA_ID, "VIEWS", "V"),
+    (-130, SYS_SCHEMA_ID, "sp_executesql", "X"),
+    (-131, SYS_SCHEMA_ID, "sp_prepare", "X"),
+    (-132, SYS_SCHEMA_ID, "sp_execute", "X"),
+    (-133, SYS_SCHEMA_ID, "sp_prepexec", "X"),
+    (-134, SYS_SCHEMA_ID, "sp_unprepare", "X"),
+    (-135, SYS_SCHEMA_ID, "sp_flush_log", "P"),
+    (-136, SYS_SCHEMA_ID, "sp_describe_parameter_encryption", "X"),
+    (-137, SYS_SCHEMA_ID, "sp_readerrorlog", "P"),
+    (-138, SYS_SCHEMA_ID, "sp_who", "P"),
+    (-139, SYS_SCHEMA_ID, "sp_help", "P"),
+    (-140, SYS_SCHEMA_ID, "sp_helpdb", "P"),
+    (-141, SYS_SCHEMA_ID, "sp_tables", "P"),
+    (-142, SYS_SCHEMA_ID, "sp_columns", "P"),
+    (-143, SYS_SCHEMA_ID, "index_columns", "V"),
+    (-144, SYS_SCHEMA_ID, "key_constraints", "V"),
+    (-145, SYS_SCHEMA_ID, "foreign_keys", "V"),
+    (-146, SYS_SCHEMA_ID, "foreign_key_columns", "V"),
+    (-147, SYS_SCHEMA_ID, "check_constraints", "V"),
+    (-148, SYS_SCHEMA_ID, "default_constraints", "V"),
+    (-149, SYS_SCHEMA_ID, "identity_columns", "V"),
+    (-150, SYS_SCHEMA_ID, "computed_columns", "V"),
+    (-151, SYS_SCHEMA_ID, "sql_modules", "V"),
+    (-152, SYS_SCHEMA_ID, "all_sql_modules", "V"),
+    (-153, SYS_SCHEMA_ID, "parameters", "V"),
+    (-154, SYS_SCHEMA_ID, "partitions", "V"),
+    (-155, SYS_SCHEMA_ID, "data_spaces", "V"),
+    (-156, SYS_SCHEMA_ID, "filegroups", "V"),
+    (-157, SYS_SCHEMA_ID, "stats", "V"),
+    (-158, SYS_SCHEMA_ID, "stats_columns", "V"),
+    (-159, SYS_SCHEMA_ID, "triggers", "V"),
+    (-160, SYS_SCHEMA_ID, "synonyms", "V"),
+    (-161, INFORMATION_SCHEMA_ID, "SCHEMATA", "V"),
+    (-162, INFORMATION_SCHEMA_ID, "ROUTINES", "V"),
+    (-163, INFORMATION_SCHEMA_ID, "PARAMETERS", "V"),
+    (-164, INFORMATION_SCHEMA_ID, "TABLE_CONSTRAINTS", "V"),
+    (-165, INFORMATION_SCHEMA_ID, "KEY_COLUMN_USAGE", "V"),
+    (-166, INFORMATION_SCHEMA_ID, "REFERENTIAL_CONSTRAINTS", "V"),
+    (-167, INFORMATION_SCHEMA_ID, "CHECK_CONSTRAINTS", "V"),
+    (-168, INFORMATION_SCHEMA_ID, "CONSTRAINT_COLUMN_USAGE", "V"),
+    (-169, INFORMATION_SCHEMA_ID, "CONSTRAINT_TABLE_USAGE", "V"),
+    (-173, SYS_SCHEMA_ID, "all_views", "V"),
+    (-174, SYS_SCHEMA_ID, "system_views", "V"),
+    (-175, SYS_SCHEMA_ID, "sp_columns_100", "P"),
+    (-176, SYS_SCHEMA_ID, "sp_databases", "P"),
+    (-177, SYS_SCHEMA_ID, "sp_pkeys", "P"),
+    (-178, SYS_SCHEMA_ID, "sp_fkeys", "P"),
+    (-182, SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
+    (-183, SYS_SCHEMA_ID, "allocation_units", "V"),
+    (-184, SYS_SCHEMA_ID, "sequences", "V"),
+    (-185, SYS_SCHEMA_ID, "configurations", "V"),
+    (-188, SYS_SCHEMA_ID, "table_types", "V"),
 ];
 
 /// The user-defined types of `db` as sys.types (or, for `TableTypes`, sys.table_types)
@@ -416,23 +403,19 @@ fn user_types(cx: &mut Cx, db: DbId, kind: ViewKind, out: &mut Vec<Row>) -> Resu
 
 /// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
 pub fn system_object_id(schema: &str, name: &str) -> Option<i32> {
-    let schema_id = if schema.eq_ignore_ascii_case("sys") {
-        SYS_SCHEMA_ID
-    } else if schema.eq_ignore_ascii_case("INFORMATION_SCHEMA") {
-        INFORMATION_SCHEMA_ID
-    } else {
-        return None;
-    };
-    SYSTEM_OBJECT_NAMES
-        .iter()
-        .position(|&(sid, n, _)| sid == schema_id && n.eq_ignore_ascii_case(name))
-        .map(|i| -100 - i as i32)
+    if let Some(o) = crate::system::lookup(schema, name) {
+        return Some(o.id);
+    }
+    let schema_id = crate::system::Schema::of(schema)?.id();
+    SYSTEM_OBJECT_NAMES.iter().find(|&&(_, sid, n, _)| sid == schema_id && n.eq_ignore_ascii_case(name)).map(|o| o.0)
 }
 
 /// The name of the system object with this (negative) id (OBJECT_NAME(-102)).
 pub fn system_object_name(id: i32) -> Option<&'static str> {
-    let i = usize::try_from(-100i64 - i64::from(id)).ok()?;
-    SYSTEM_OBJECT_NAMES.get(i).map(|&(_, n, _)| n)
+    if let Some(o) = crate::system::by_id(id) {
+        return Some(o.name);
+    }
+    SYSTEM_OBJECT_NAMES.iter().find(|o| o.0 == id).map(|o| o.2)
 }
 
 /// The system objects with their columns, built from the same column lists the views
@@ -445,15 +428,13 @@ pub fn system_objects() -> &'static [SystemObject] {
 }
 
 fn build_system_objects() -> Vec<SystemObject> {
-    SYSTEM_OBJECT_NAMES
+    let mut all: Vec<SystemObject> = SYSTEM_OBJECT_NAMES
         .iter()
-        .enumerate()
-        .map(|(i, &(schema_id, name, type_code))| {
+        .map(|&(object_id, schema_id, name, type_code)| {
             let schema = if schema_id == SYS_SCHEMA_ID { "sys" } else { "INFORMATION_SCHEMA" };
             let columns = match type_code {
                 "V" => view_kind(schema, name).map(columns_of).unwrap_or_default(),
                 "IF" if name == "fn_helpcollations" => super::catalog_views::fn_helpcollations_columns(),
-                "IF" => super::dmv::columns(super::dmv::DmvKind::VirtualFileStats),
                 _ => Vec::new(),
             };
             let mut columns = columns;
@@ -466,9 +447,20 @@ fn build_system_objects() -> Vec<SystemObject> {
                 "X" => "EXTENDED_STORED_PROCEDURE",
                 _ => "SQL_STORED_PROCEDURE",
             };
-            SystemObject { name, schema_id, object_id: -100 - i as i32, type_code, type_desc, columns }
+            SystemObject { name, schema_id, object_id, type_code, type_desc, columns }
         })
-        .collect()
+        .collect();
+    all.extend(crate::system::all().map(|o| SystemObject {
+        name: o.name,
+        schema_id: o.schema.id(),
+        object_id: o.id,
+        type_code: o.kind.type_code(),
+        type_desc: o.kind.type_desc(),
+        columns: o.out_cols(),
+    }));
+    // In id order (-100 first), as they were listed before the registry.
+    all.sort_by_key(|o| std::cmp::Reverse(o.object_id));
+    all
 }
 
 /// The system types of sys.types by name (each with its widest parameters, as
@@ -607,7 +599,7 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
     let db = view.db;
     let mut out = Vec::new();
     match view.kind {
-        ViewKind::Dmv(kind) => return super::dmv::rows(kind, view.args, cx),
+        ViewKind::System(o) => return o.0.rows(cx, &crate::system::Call { db, args: view.args }),
         ViewKind::Security(kind) => return super::security::rows(kind, db, cx),
         ViewKind::Catalog(kind) => return super::catalog_views::rows(kind, db, cx),
         ViewKind::Databases => {
