@@ -5,14 +5,15 @@
 
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
-use types::{SqlError, Value};
+use types::{SqlError, SqlType, Value};
 
+use super::opt;
 use super::plan::{OutCol, Plan};
 use super::query::{Binder, Scope};
 use super::sysviews::{View, ViewKind};
 use super::{Cx, Flow};
 use crate::ast::{Dbcc, Expr, ExprKind, Literal, StatementKind};
-use crate::host::ClearStats;
+use crate::host::{ClearStats, Isolation};
 use crate::results::{ColumnInfo, Message};
 use crate::system::{nv, s, ObjectKind, ObjectRef};
 

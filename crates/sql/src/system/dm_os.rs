@@ -159,7 +159,13 @@ pub(super) const WAIT_STATS: &[Col] = &[
 
 /// A wait-statistics row's values.
 pub(super) fn wait_values(w: &crate::host::WaitStatRow) -> [Value; 5] {
-    [s(w.wait_type), big(w.waiting_tasks_count), big(w.wait_time_ms), big(w.max_wait_time_ms), big(w.signal_wait_time_ms)]
+    [
+        s(w.wait_type),
+        big(w.waiting_tasks_count),
+        big(w.wait_time_ms),
+        big(w.max_wait_time_ms),
+        big(w.signal_wait_time_ms),
+    ]
 }
 
 fn wait_stats(cx: &mut Cx, _: &Call) -> Result<Vec<Row>, SqlError> {

@@ -199,7 +199,8 @@ impl std::fmt::Debug for ObjectRef {
 }
 
 /// Every family's objects.
-const FAMILIES: &[&[SystemObject]] = &[dm_os::OBJECTS, dm_exec::OBJECTS, dm_tran::OBJECTS, dm_io::OBJECTS, dm_db::OBJECTS];
+const FAMILIES: &[&[SystemObject]] =
+    &[dm_os::OBJECTS, dm_exec::OBJECTS, dm_tran::OBJECTS, dm_io::OBJECTS, dm_db::OBJECTS];
 
 struct Index {
     by_name: HashMap<(i32, String), &'static SystemObject>,
