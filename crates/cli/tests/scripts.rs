@@ -16,7 +16,7 @@
 //!   expected files are hand-written from SQL Server's behaviour, so blessing them would
 //!   replace the spec with whatever the engine prints today.
 //! - `MESQUITE_SCRIPTS=a,b` runs only the scripts whose names contain `a` or `b`;
-//!   `MESQUITE_SCRIPT_TIMEOUT` (seconds, default 20) bounds each script's run;
+//!   `MESQUITE_SCRIPT_TIMEOUT` (seconds, default 60) bounds each script's run;
 //!   `MESQUITE_SCRIPTS_STORAGE=memory|disk` runs one storage only (default both).
 
 use std::collections::BTreeSet;
@@ -183,7 +183,7 @@ fn scripts() {
         .filter(|s| !s.is_empty())
         .collect();
     let timeout =
-        Duration::from_secs(std::env::var("MESQUITE_SCRIPT_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(20));
+        Duration::from_secs(std::env::var("MESQUITE_SCRIPT_TIMEOUT").ok().and_then(|s| s.parse().ok()).unwrap_or(60));
     let storages: Vec<Storage> = match std::env::var("MESQUITE_SCRIPTS_STORAGE").unwrap_or_default().as_str() {
         "memory" => vec![Storage::Memory],
         "disk" => vec![Storage::Disk],

@@ -53,8 +53,6 @@ pub enum ViewKind {
     IsViews,
     /// An object of the system-object registry (`crate::system`).
     System(crate::system::ObjectRef),
-    /// A principal or permission view (see [`super::security`]).
-    Security(super::security::SecurityView),
     /// A constraint, module, storage or INFORMATION_SCHEMA view (see
     /// [`super::catalog_views`]).
     Catalog(super::catalog_views::CatalogView),
@@ -84,9 +82,6 @@ pub(super) fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
 fn columns_of(kind: ViewKind) -> Vec<OutCol> {
     if let ViewKind::System(o) = kind {
         return o.0.out_cols();
-    }
-    if let ViewKind::Security(v) = kind {
-        return super::security::columns(v);
     }
     let int = SqlType::Int;
     let bit = SqlType::Bit;
@@ -219,7 +214,7 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             cols(&v)
         }
         ViewKind::Catalog(v) => super::catalog_views::columns(v),
-        ViewKind::System(_) | ViewKind::Security(_) => Vec::new(),
+        ViewKind::System(_) => Vec::new(),
     }
 }
 
@@ -255,10 +250,9 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "table_types" => ViewKind::TableTypes,
         "master_files" => ViewKind::MasterFiles,
         "database_files" => ViewKind::DatabaseFiles,
-        other => match (super::security::view_kind(other), super::catalog_views::sys_kind(other)) {
-            (Some(v), _) => ViewKind::Security(v),
-            (None, Some(v)) => ViewKind::Catalog(v),
-            (None, None) => ViewKind::System(crate::system::ObjectRef(
+        other => match super::catalog_views::sys_kind(other) {
+            Some(v) => ViewKind::Catalog(v),
+            None => ViewKind::System(crate::system::ObjectRef(
                 crate::system::lookup("sys", other).filter(|o| o.kind == crate::system::ObjectKind::View)?,
             )),
         },
@@ -299,12 +293,6 @@ const SYSTEM_OBJECT_NAMES: &[(i32, i32, &str, &str)] = &[
     (-112, SYS_SCHEMA_ID, "types", "V"),
     (-113, SYS_SCHEMA_ID, "master_files", "V"),
     (-114, SYS_SCHEMA_ID, "database_files", "V"),
-    (-115, SYS_SCHEMA_ID, "server_principals", "V"),
-    (-116, SYS_SCHEMA_ID, "sql_logins", "V"),
-    (-117, SYS_SCHEMA_ID, "server_role_members", "V"),
-    (-118, SYS_SCHEMA_ID, "database_principals", "V"),
-    (-119, SYS_SCHEMA_ID, "database_role_members", "V"),
-    (-120, SYS_SCHEMA_ID, "database_permissions", "V"),
     (-127, INFORMATION_SCHEMA_ID, "TABLES", "V"),
     (-128, INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
     (-129, INFORMATION_SCHEMA_ID, "VIEWS", "V"),
@@ -600,7 +588,6 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
     let mut out = Vec::new();
     match view.kind {
         ViewKind::System(o) => return o.0.rows(cx, &crate::system::Call { db, args: view.args }),
-        ViewKind::Security(kind) => return super::security::rows(kind, db, cx),
         ViewKind::Catalog(kind) => return super::catalog_views::rows(kind, db, cx),
         ViewKind::Databases => {
             for d in cx.host.databases() {

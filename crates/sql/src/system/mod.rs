@@ -10,10 +10,11 @@
 //! | `dm_tran.rs` | sys.dm_tran_locks, dm_tran_session_transactions, dm_tran_active_transactions |
 //! | `dm_io.rs` | sys.dm_io_virtual_file_stats(db, file) |
 //! | `dm_db.rs` | sys.dm_db_log_space_usage |
+//! | `security.rs` | sys.server_principals, sql_logins, server_role_members, database_principals, database_role_members, database_permissions |
 //!
 //! Name resolution (`sys.x` in a FROM clause), OBJECT_ID and OBJECT_NAME of system
 //! objects, sys.system_objects, sys.all_objects, sys.all_columns and sys.system_columns
-//! read this registry. The catalog, security and INFORMATION_SCHEMA views and the system
+//! read this registry. The catalog and INFORMATION_SCHEMA views and the system
 //! procedures are still listed in `exec/sysviews.rs` until they move here.
 //!
 //! Adding a DMV: one [`SystemObject`] in its family's `OBJECTS` (a new, unused id), its
@@ -34,6 +35,7 @@ mod dm_exec;
 mod dm_io;
 mod dm_os;
 mod dm_tran;
+mod security;
 
 /// A column of a system view or table function.
 #[derive(Debug, Clone, Copy)]
@@ -200,7 +202,7 @@ impl std::fmt::Debug for ObjectRef {
 
 /// Every family's objects.
 const FAMILIES: &[&[SystemObject]] =
-    &[dm_os::OBJECTS, dm_exec::OBJECTS, dm_tran::OBJECTS, dm_io::OBJECTS, dm_db::OBJECTS];
+    &[dm_os::OBJECTS, dm_exec::OBJECTS, dm_tran::OBJECTS, dm_io::OBJECTS, dm_db::OBJECTS, security::OBJECTS];
 
 struct Index {
     by_name: HashMap<(i32, String), &'static SystemObject>,
