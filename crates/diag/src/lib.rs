@@ -10,6 +10,7 @@
 //! | `files`    | sys.dm_io_virtual_file_stats                                   |
 //! | `counters` | sys.dm_os_performance_counters                                 |
 //! | `sched`    | sys.dm_os_schedulers (and SOS_SCHEDULER_YIELD)                 |
+//! | `xe`       | Extended Events (not built yet: the module says where it goes)  |
 //!
 //! There is one instance per process, as with SQL Server: the instance-wide tables are
 //! process globals. Per-session tables are `Arc`s that the session installs on the worker
@@ -27,6 +28,7 @@ pub mod files;
 pub mod latches;
 pub mod sched;
 pub mod waits;
+pub mod xe;
 
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};

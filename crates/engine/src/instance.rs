@@ -67,6 +67,9 @@ use crate::host::EngineHost;
 use crate::login::{self, LoginRecord};
 use crate::rows::RowCodec;
 
+mod files;
+use files::*;
+
 pub const MASTER: DbId = 1;
 pub const TEMPDB: DbId = 2;
 pub const MODEL: DbId = 3;
@@ -261,27 +264,6 @@ fn now_datetime() -> (i32, u32) {
     (days, (ms_of_day * 300 / 1000) as u32)
 }
 
-fn file_record(
-    file_id: u16,
-    type_code: u8,
-    logical: &str,
-    path: &str,
-    size_pages: u32,
-    growth: i64,
-    pct: bool,
-) -> FileRecord {
-    FileRecord {
-        file_id,
-        type_code,
-        logical_name: logical.to_string(),
-        path: path.to_string(),
-        size_pages,
-        max_size_pages: -1,
-        growth,
-        growth_is_percent: pct,
-    }
-}
-
 /// The directory rows of the system databases on a new instance (SQL Server's names).
 fn system_record(id: DbId) -> DbRecord {
     let (create_days, create_ticks) = now_datetime();
@@ -308,14 +290,6 @@ fn system_record(id: DbId) -> DbRecord {
         ],
         // The instance's collation (SERVERPROPERTY('Collation')).
         collation: types::Collation::DEFAULT,
-    }
-}
-
-fn growth_of(f: &FileRecord) -> FileGrowth {
-    match (f.growth, f.growth_is_percent) {
-        (0, _) => FileGrowth::None,
-        (g, true) => FileGrowth::Percent(g.clamp(1, u32::MAX as i64) as u32),
-        (g, false) => FileGrowth::Pages(g.clamp(1, u32::MAX as i64) as u32),
     }
 }
 
@@ -502,49 +476,6 @@ impl Instance {
         self.dbs.read().get(&id).map(|d| d.txn.clone())
     }
 
-    /// DBCC CHECKDB's structural core (see [`sql::host::Host::check_database`]): the
-    /// allocation cross-check, then every B-tree the database has (system table,
-    /// catalog, and each index of each table in the catalog). Meant for a quiet
-    /// database: trees changing under the check can be reported as damaged.
-    /// Each LOB allocation unit is checked against the off-row pointers of its index's
-    /// rows: every value's tree is sound and no record on the unit's pages is an orphan
-    /// (a value nobody points at: leaked storage).
-    pub fn check_database(&self, id: DbId) -> Result<Vec<String>> {
-        let h = self.db(id)?;
-        let mut problems = h.txn.db.check_allocation()?;
-        let mut hobts = vec![("system table".to_string(), h.system_hobt(), None)];
-        hobts.push(("catalog".to_string(), h.catalog_hobt, None));
-        for o in h.catalog.inner.read().objects.values() {
-            if let Some(t) = o.table() {
-                for i in &t.indexes {
-                    let columns = if i.index_id <= 1 {
-                        sql::exec::table::stored_columns(&t.columns)
-                    } else {
-                        let keys = t.column_positions(i.key_columns.iter().map(|(c, _)| *c));
-                        let included = t.column_positions(i.included.iter().copied());
-                        match (keys, included) {
-                            (Ok(k), Ok(inc)) => sql::exec::table::nc_stored_columns(&t.columns, &k, &inc),
-                            _ => Vec::new(),
-                        }
-                    };
-                    hobts.push((format!("{} (index id {})", o.name, i.index_id), i.hobt, Some(columns)));
-                }
-            }
-        }
-        for (what, hobt, columns) in hobts {
-            let checked = BTree::open(&h.txn.db, hobt, BTreeOptions { unique: true }).and_then(|t| t.check());
-            if let Err(e) = checked {
-                problems.push(format!("{what}, HoBT {hobt}: {e}"));
-                continue;
-            }
-            let (Some(columns), Some(unit)) = (columns, h.lob_unit(hobt)?) else { continue };
-            if let Err(e) = check_lob_unit(&h, hobt, unit, columns) {
-                problems.push(format!("{what}, LOB allocation unit {unit}: {e}"));
-            }
-        }
-        Ok(problems)
-    }
-
     /// DB_ID(name).
     pub fn database_id(&self, name: &str) -> Option<DbId> {
         self.dbs.read().values().find(|d| d.name().eq_ignore_ascii_case(name)).map(|d| d.id)
@@ -569,126 +500,6 @@ impl Instance {
         self.next_descriptor.fetch_add(1, Ordering::Relaxed)
     }
 
-    // ---- files -----------------------------------------------------------------------
-
-    fn path_of(&self, rel: &str) -> PathBuf {
-        self.data_dir.join(rel)
-    }
-
-    fn remove_files(&self, r: &DbRecord) {
-        for f in &r.files {
-            let p = self.path_of(&f.path);
-            if self.fs.exists(&p) {
-                let _ = self.fs.remove(&p);
-            }
-        }
-    }
-
-    /// Creates a database's files, its system table and catalog index, and takes a
-    /// checkpoint so it stands on its own.
-    fn create_files(&self, r: &DbRecord) -> Result<Arc<DbHandle>> {
-        let id = u16::try_from(r.id).map_err(|_| EngineError::NotSupported(format!("database id {}", r.id)))?;
-        let mut specs = Vec::new();
-        for f in r.data_files() {
-            specs.push(FileSpec {
-                file_id: f.file_id,
-                name: f.logical_name.clone(),
-                path: self.path_of(&f.path),
-                size_pages: f.size_pages,
-                growth: growth_of(f),
-                max_pages: (f.max_size_pages >= 0).then(|| f.max_size_pages.min(u32::MAX as i64) as u32),
-            });
-        }
-        let log = r.log_file().ok_or_else(|| EngineError::CorruptSystemTable {
-            db: MASTER,
-            detail: format!("database '{}' has no log file", r.name),
-        })?;
-        let log_spec = LogSpec {
-            path: self.path_of(&log.path),
-            // At least 1 MB: room for a few VLFs.
-            size_bytes: u64::from(log.size_pages.max(MB)) * 8192,
-            growth: growth_of(log),
-            max_bytes: (log.max_size_pages >= 0).then(|| (log.max_size_pages as u64).max(u64::from(MB)) * 8192),
-        };
-        let t =
-            TxnDb::create(self.pool.clone(), self.fs.clone(), id, &r.name, specs, log_spec, self.log_config.clone())?;
-        let made = (|| -> Result<Arc<DbHandle>> {
-            let system = BTree::create(&t.db, SYSTEM_TABLE_OBJECT_ID, 1, BTreeOptions { unique: true })?;
-            let catalog = BTree::create(&t.db, CATALOG_OBJECT_ID, 1, BTreeOptions { unique: true })?;
-            t.checkpoint(txn::checkpoint::CheckpointKind::Internal)?;
-            let h = Arc::new(DbHandle {
-                id: r.id,
-                txn: t.clone(),
-                record: RwLock::new(r.clone()),
-                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
-                catalog_hobt: catalog.alloc_unit_id(),
-                system,
-                trees: Mutex::new(HashMap::new()),
-                lob_units: Mutex::new(HashMap::new()),
-                codecs: Mutex::new(HashMap::new()),
-                active_txns: AtomicUsize::new(0),
-            });
-            apply_options(&h);
-            Ok(h)
-        })();
-        if made.is_err() {
-            let _ = t.close();
-            self.remove_files(r);
-        }
-        made
-    }
-
-    /// Opens a database with recovery and finds its system table and catalog index.
-    fn open_files(&self, r: &DbRecord) -> Result<Arc<DbHandle>> {
-        let id = u16::try_from(r.id).map_err(|_| EngineError::NotSupported(format!("database id {}", r.id)))?;
-        let log = r.log_file().ok_or_else(|| EngineError::CorruptSystemTable {
-            db: MASTER,
-            detail: format!("database '{}' has no log file", r.name),
-        })?;
-        // Recovery writes "Starting up database" and its own progress lines.
-        let (t, _report) = TxnDb::open_named(
-            self.pool.clone(),
-            self.fs.clone(),
-            id,
-            &r.name,
-            &self.path_of(&log.path),
-            self.log_config.clone(),
-        )?;
-        let find = |object_id: u32| {
-            t.db.alloc_units()
-                .into_iter()
-                .find(|u| u.kind == storage::AllocUnitKind::InRowData && u.object_id == object_id && u.index_id == 1)
-                .map(|u| u.id)
-                .ok_or_else(|| EngineError::CorruptSystemTable {
-                    db: r.id,
-                    detail: format!("allocation unit of system object {object_id} is missing"),
-                })
-        };
-        let made = (|| -> Result<Arc<DbHandle>> {
-            let system = BTree::open(&t.db, find(SYSTEM_TABLE_OBJECT_ID)?, BTreeOptions { unique: true })?;
-            let catalog_hobt = find(CATALOG_OBJECT_ID)?;
-            let h = Arc::new(DbHandle {
-                id: r.id,
-                txn: t.clone(),
-                record: RwLock::new(r.clone()),
-                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
-                catalog_hobt,
-                system,
-                trees: Mutex::new(HashMap::new()),
-                lob_units: Mutex::new(HashMap::new()),
-                codecs: Mutex::new(HashMap::new()),
-                active_txns: AtomicUsize::new(0),
-            });
-            apply_options(&h);
-            Ok(h)
-        })();
-        if made.is_err() {
-            let _ = t.close();
-        }
-        made
-    }
-
-    /// Loads a database's catalog from its catalog index into its shared catalog.
     fn load_catalog(self: &Arc<Self>, db: &Arc<DbHandle>) -> Result<()> {
         let mut host = EngineHost::system(self.clone());
         host.begin("load catalog").map_err(host_err)?;
@@ -1121,106 +932,6 @@ impl Instance {
         Ok(id)
     }
 
-    /// The files of a new database from its ON / LOG ON specs (defaults: `<name>.mdf` and
-    /// `<name>_log.ldf`, 8 MB each, growing by 64 MB, as SQL Server's model gives).
-    fn file_records(&self, db: &str, data: &[AstFileSpec], log: &[AstFileSpec]) -> Result<Vec<FileRecord>> {
-        if log.len() > 1 {
-            return Err(EngineError::NotSupported("More than one log file".into()));
-        }
-        let mut out = Vec::new();
-        let stem = safe_file_stem(db);
-        let defaults = |id: u16, t: u8| -> FileRecord {
-            let (logical, file) = if t == 1 {
-                (format!("{db}_log"), format!("{stem}_log.ldf"))
-            } else {
-                (db.to_string(), format!("{stem}.mdf"))
-            };
-            file_record(id, t, &logical, &file, 8 * MB, i64::from(64 * MB), false)
-        };
-        let mut next_id = 3u16;
-        for (i, spec) in data.iter().enumerate() {
-            let id = if i == 0 {
-                1
-            } else {
-                next_id += 1;
-                next_id - 1
-            };
-            out.push(self.file_from_spec(spec, defaults(id, 0), if i == 0 { "mdf" } else { "ndf" })?);
-        }
-        if data.is_empty() {
-            out.push(defaults(1, 0));
-        }
-        match log.first() {
-            Some(spec) => out.push(self.file_from_spec(spec, defaults(2, 1), "ldf")?),
-            None => {
-                let mut l = defaults(2, 1);
-                // Without LOG ON, SQL Server names the log after the primary file's logical name.
-                if let Some(primary) = out.first() {
-                    if data.first().and_then(|s| s.name.as_ref()).is_some() {
-                        l.logical_name = format!("{}_log", primary.logical_name);
-                        l.path = format!("{}_log.ldf", safe_file_stem(&primary.logical_name));
-                    }
-                }
-                out.push(l);
-            }
-        }
-        let mut names: Vec<String> = Vec::new();
-        for f in &out {
-            if names.iter().any(|n| n.eq_ignore_ascii_case(&f.logical_name)) {
-                return Err(EngineError::LogicalNameInUse(f.logical_name.clone()));
-            }
-            names.push(f.logical_name.clone());
-        }
-        let mut paths: Vec<&str> = Vec::new();
-        for f in &out {
-            if paths.contains(&f.path.as_str()) {
-                return Err(EngineError::FileExists(self.path_of(&f.path).display().to_string()));
-            }
-            paths.push(&f.path);
-        }
-        Ok(out)
-    }
-
-    fn file_from_spec(&self, spec: &AstFileSpec, mut f: FileRecord, ext: &str) -> Result<FileRecord> {
-        if let Some(n) = spec.name.as_ref().and_then(|e| e.as_name()) {
-            f.logical_name = n.to_string();
-            f.path = format!("{}.{ext}", safe_file_stem(n));
-        }
-        if let Some(p) = spec.filename.as_ref().and_then(|e| e.as_name()) {
-            f.path = base_name(p).ok_or_else(|| {
-                EngineError::Sql(types::SqlError::new(
-                    5105,
-                    16,
-                    2,
-                    format!("A file activation error occurred. The physical file name '{p}' may be incorrect."),
-                ))
-            })?;
-        }
-        if let Some(s) = &spec.size {
-            f.size_pages = size_pages(s)?;
-        }
-        if let Some(m) = &spec.max_size {
-            f.max_size_pages = match m {
-                MaxSize::Unlimited => -1,
-                MaxSize::Size(s) => i64::from(size_pages(s)?),
-            };
-        }
-        if let Some(g) = &spec.file_growth {
-            let (growth, pct) = growth_value(g)?;
-            f.growth = growth;
-            f.growth_is_percent = pct;
-        }
-        if f.max_size_pages >= 0 && f.max_size_pages < i64::from(f.size_pages) {
-            return Err(EngineError::Sql(types::SqlError::new(
-                1836,
-                16,
-                1,
-                format!("The MAXSIZE of file '{}' is smaller than its SIZE.", f.logical_name),
-            )));
-        }
-        Ok(f)
-    }
-
     /// ALTER DATABASE. `own_spid` and `own_txn` describe the calling session, as for
     /// [`Instance::drop_database`] (COLLATE needs the database to itself).
     pub(crate) fn alter_database(
@@ -1522,98 +1233,6 @@ fn option_name(o: &DatabaseOption) -> &'static str {
     }
 }
 
-/// The current size of a file in pages.
-fn current_size_pages(db: &DbHandle, f: &FileRecord) -> u64 {
-    if f.type_code == 1 {
-        db.txn.log.space().size_bytes / 8192
-    } else {
-        db.txn.db.files().get(f.file_id).map(|d| u64::from(d.size_pages())).unwrap_or(0)
-    }
-}
-
-pub(crate) fn file_infos(db: &DbHandle, data_dir: &Path) -> Vec<FileInfo> {
-    let r = db.record.read();
-    r.files
-        .iter()
-        .map(|f| FileInfo {
-            db: db.id,
-            file_id: i32::from(f.file_id),
-            type_code: f.type_code,
-            logical_name: f.logical_name.clone(),
-            physical_name: data_dir.join(&f.path).display().to_string(),
-            size_pages: current_size_pages(db, f) as i64,
-            max_size_pages: f.max_size_pages,
-            growth: f.growth,
-            growth_is_percent: f.growth_is_percent,
-        })
-        .collect()
-}
-
-impl Instance {
-    pub(crate) fn database_files(&self, id: DbId) -> Vec<FileInfo> {
-        match self.dbs.read().get(&id) {
-            Some(db) => file_infos(db, &self.data_dir),
-            None => Vec::new(),
-        }
-    }
-}
-
-/// A database or logical file name made safe as a file name under the data directory:
-/// path separators and characters Windows forbids become `_`, so `[../x]` stays inside.
-fn safe_file_stem(name: &str) -> String {
-    let s: String =
-        name.chars()
-            .map(|c| {
-                if c.is_control() || matches!(c, '/' | '\\' | ':' | '*' | '?' | '"' | '<' | '>' | '|') {
-                    '_'
-                } else {
-                    c
-                }
-            })
-            .collect();
-    if s.trim_start_matches('.').is_empty() {
-        "_".repeat(s.len().max(1))
-    } else {
-        s
-    }
-}
-
-/// `x.mdf` from `C:\Program Files\...\x.mdf` or `/var/x.mdf`.
-fn base_name(path: &str) -> Option<String> {
-    let b = path.rsplit(['\\', '/']).next()?.trim();
-    (!b.is_empty() && b != "." && b != "..").then(|| b.to_string())
-}
-
-fn size_error(s: &Size) -> EngineError {
-    EngineError::Sql(types::SqlError::new(
-        5040,
-        16,
-        1,
-        format!("The size {} is not valid for a database file.", s.value),
-    ))
-}
-
-/// A SIZE / MAXSIZE in pages (no unit: MB), rounded up to whole pages.
-fn size_pages(s: &Size) -> Result<u32> {
-    let kb = match s.unit {
-        None | Some(SizeUnit::Mb) => s.value.checked_mul(1024),
-        Some(SizeUnit::Kb) => Some(s.value),
-        Some(SizeUnit::Gb) => s.value.checked_mul(1024 * 1024),
-        Some(SizeUnit::Tb) => s.value.checked_mul(1024 * 1024 * 1024),
-        Some(SizeUnit::Percent) => None,
-    }
-    .ok_or_else(|| size_error(s))?;
-    u32::try_from(kb.div_ceil(8)).map_err(|_| size_error(s))
-}
-
-/// FILEGROWTH: pages, or a percentage.
-fn growth_value(s: &Size) -> Result<(i64, bool)> {
-    match s.unit {
-        Some(SizeUnit::Percent) => Ok((s.value.min(i32::MAX as u64) as i64, true)),
-        _ => Ok((i64::from(size_pages(s)?), false)),
-    }
-}
-
 fn upsert(tree: &BTree, key: &[u8], value: &[u8]) -> storage::Result<()> {
     if !tree.update(key, value)? {
         tree.insert(key, value)?;
@@ -1664,27 +1283,4 @@ fn host_err(e: sql::host::HostError) -> EngineError {
 fn assert_send_sync() {
     fn is<T: Send + Sync>() {}
     is::<Instance>();
-}
-
-/// Checks an index's LOB unit against the pointers its rows hold (`storage::lob::check_unit`).
-fn check_lob_unit(h: &DbHandle, hobt: u64, unit: u64, columns: Vec<sql::host::StoredColumn>) -> Result<()> {
-    let codec = RowCodec::new(columns.into())?;
-    let tree = BTree::open(&h.txn.db, hobt, BTreeOptions { unique: true })?;
-    let mut ptrs = Vec::new();
-    let mut bad = None;
-    tree.scan(Bound::Unbounded, Bound::Unbounded, |_, row| match codec.lob_pointers(row) {
-        Ok(p) => {
-            ptrs.extend(p);
-            true
-        }
-        Err(e) => {
-            bad = Some(e);
-            false
-        }
-    })?;
-    if let Some(e) = bad {
-        return Err(e);
-    }
-    storage::lob::check_unit(&h.txn.db, unit, ptrs)?;
-    Ok(())
 }

@@ -1,12 +1,14 @@
 //! The instance: system and user databases, the database directory, sessions and
 //! logins. It implements the `sql` crate's `Host` over `storage` and `txn`, and maps
 //! every layer's error to a `SqlError` at the session boundary. It feeds the DMVs (the
-//! views themselves are in `sql`); DBCC, backup and restore come later.
+//! views themselves are in `sql`), and runs DBCC's checks.
 //!
 //! - [`config`]: [`InstanceConfig`], the default data directory, the data-directory lock.
 //! - [`instance`]: [`Instance`] — start (recovery of every database, tempdb recreated),
 //!   shutdown, CREATE / ALTER / DROP DATABASE, logins.
 //! - [`session`]: [`Session`] — a login's batches and RPCs.
+//! - `dbcc`: DBCC CHECKDB's checks over storage.
+//! - [`backup`]: BACKUP and RESTORE (to come).
 //! - [`host`]: [`EngineHost`] — a session's indexes and transactions.
 //! - `dmv`: what the DMVs read — each session's activity and waits, file statistics,
 //!   counters, log space.
@@ -26,7 +28,9 @@
 //! inst.shutdown().unwrap();
 //! ```
 
+pub mod backup;
 pub mod config;
+mod dbcc;
 pub mod directory;
 mod dmv;
 pub mod error;
