@@ -21,7 +21,7 @@ SECTIONS = [
     ("The catalog rows", "crates/sql/src/catalog/codec.rs"),
     ("Table rows and index keys as the executor lays them out", "crates/sql/src/exec/table.rs"),
     ("Sort runs, spools and hash partitions written past a memory grant", "crates/sql/src/exec/spill.rs"),
-    ("Hash join partitions", "crates/sql/src/exec/hash_spill.rs"),
+    ("Hash join partitions", "crates/sql/src/exec/plan/hash_spill.rs"),
     ("The database directory and system table", "crates/engine/src/directory.rs"),
     ("TDS packets", "crates/tds/src/packet.rs"),
     ("TDS PRELOGIN", "crates/tds/src/prelogin.rs"),

@@ -8,7 +8,7 @@
 //! REQUEST_MAX_MEMORY_GRANT_PERCENT); what an operator holds goes back when the operator
 //! is dropped ([`Charge`]), and the whole grant when the request ends. When a charge
 //! does not fit, a sort spills sorted runs to a file and merges them, hash operators
-//! write partition files ([`super::spill`], [`super::hash_spill`]); what cannot spill
+//! write partition files (`exec/spill.rs`, `exec/plan/hash_spill.rs`); what cannot spill
 //! fails the statement with Msg 701 rather than grow without bound.
 //! Why: a cross join sorted by NEWID() grew the process past 13 GB and kept going.
 

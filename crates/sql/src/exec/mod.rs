@@ -27,7 +27,6 @@ pub mod dmv;
 pub mod errors;
 pub mod expr;
 pub mod forclause;
-pub mod hash_spill;
 pub mod index_spool;
 pub mod language;
 pub mod memory;

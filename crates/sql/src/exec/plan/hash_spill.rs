@@ -20,11 +20,11 @@ use std::path::PathBuf;
 use types::hash::FxBuild;
 use types::{SqlError, Value};
 
-use super::expr::{is_true, BExpr, Row};
-use super::memory::{row_bytes, Charge};
-use super::plan::{fill_joined, RightRow};
-use super::spill::{partition_of, Partitions, SpoolReader, HASH_SPILLS, MAX_SPILL_LEVEL};
-use super::Cx;
+use super::super::expr::{is_true, BExpr, Row};
+use super::super::memory::{row_bytes, Charge};
+use super::super::spill::{partition_of, Partitions, SpoolReader, HASH_SPILLS, MAX_SPILL_LEVEL};
+use super::super::Cx;
+use super::{fill_joined, RightRow};
 use crate::ast::JoinKind;
 
 /// A key as a partition record holds it.
