@@ -1,0 +1,253 @@
+//! A session's state that outlives batches (SessionState: database, SET options,
+//! @@TRANCOUNT, temp tables, prepared statements, cursors), the @@OPTIONS bits, and the
+//! variables and frames of running modules.
+
+use super::*;
+
+/// A session's state that outlives batches: current database, SET options, the
+/// transaction nesting count, temp tables, prepared statements.
+#[derive(Debug)]
+pub struct SessionState {
+    /// EXECUTE AS contexts, innermost last: (login, member of sysadmin).
+    pub impersonation: Vec<(String, bool)>,
+    pub database: DbId,
+    pub spid: i32,
+    /// Set by the connection when the client sends an attention; checked between rows
+    /// and statements.
+    pub cancel: Arc<AtomicBool>,
+    pub trancount: u32,
+    pub xact_abort: bool,
+    /// SET IMPLICIT_TRANSACTIONS ON: a data statement outside a transaction begins one
+    /// (what JDBC's setAutoCommit(false) sends).
+    pub implicit_transactions: bool,
+    pub nocount: bool,
+    /// The ON/OFF options @@OPTIONS reports that have no field of their own (the
+    /// `opt::` bits); NOCOUNT, XACT_ABORT and IMPLICIT_TRANSACTIONS are the fields above.
+    pub options: u32,
+    pub lock_timeout: i64,
+    pub isolation: Isolation,
+    pub datefirst: u8,
+    /// SET LANGUAGE: the language's name as sys.syslanguages has it.
+    pub language: String,
+    pub showplan: bool,
+    /// SET FMTONLY ON: queries send their column metadata only, data changes are
+    /// skipped (what FreeTDS's BCP asks before a bulk copy).
+    pub fmtonly: bool,
+    pub host_name: String,
+    pub app_name: String,
+    /// SET IDENTITY_INSERT t ON: (database, object id).
+    pub identity_insert: Option<(DbId, i32)>,
+    /// The last INSERT BULK, waiting for its bulk-load message (any other request drops it).
+    pub bulk_target: Option<Box<InsertBulk>>,
+    pub last_identity: Option<i128>,
+    pub rowcount: i64,
+    /// @@ERROR: set by [`Cx::set_error`], cleared when a statement completes without
+    /// setting it ([`resets_error`]).
+    pub error: i32,
+    /// XACT_STATE() = -1: the transaction can only be rolled back.
+    pub doomed: bool,
+    /// The statement running, for sys.dm_exec_requests (the host shares it).
+    pub live: Arc<dmv::LiveRequest>,
+    /// #temp tables: user name (lower-case) -> internal name in tempdb.
+    pub temp_tables: HashMap<String, String>,
+    /// Batches this session sent before, parsed.
+    pub parse_cache: parse_cache::ParseCache,
+    /// Plans of simple parameterized SELECTs (see plan_cache.rs).
+    pub plan_cache: plan_cache::PlanCache,
+    pub prepared: HashMap<i32, (String, String)>,
+    pub next_handle: i32,
+    pub descriptor: u64,
+    pub(super) next_descriptor: u64,
+    /// Databases whose catalog changed in the current transaction (reloaded on rollback).
+    pub(super) catalog_dirty: HashSet<DbId>,
+    pub(super) table_cache: HashMap<(DbId, i32), (u64, Arc<TableInfo>)>,
+    /// A view's triggers (with their parsed bodies), by catalog version, as a table's
+    /// live in its cached `TableInfo`.
+    pub(super) view_triggers: HashMap<(DbId, i32), (u64, ViewTriggers)>,
+    /// Table names this session resolved lately (see [`Cx::resolve_table_cached`]).
+    pub(super) name_cache: Vec<NameEntry>,
+    pub(super) next_temp: u64,
+    /// GLOBAL cursors, @@FETCH_STATUS, @@CURSOR_ROWS.
+    pub cursors: cursor::SessionCursors,
+}
+
+/// A view's triggers, shared by the statements that fire them.
+pub(super) type ViewTriggers = Arc<[trigger::TriggerInfo]>;
+
+/// A table name as resolved: where the name pointed, at which catalog version.
+#[derive(Debug)]
+pub(super) struct NameEntry {
+    pub(super) db: DbId,
+    pub(super) schema_id: i32,
+    /// The object name as written (matched ignoring case, as the catalog matches).
+    pub(super) name: String,
+    pub(super) version: u64,
+    pub(super) table: Arc<ResolvedTable>,
+}
+
+/// A table found by [`Cx::resolve_table_cached`].
+#[derive(Debug, Clone)]
+pub struct ResolvedTable {
+    pub db: DbId,
+    pub object_id: i32,
+    pub schema_id: i32,
+    /// The name in the catalog.
+    pub name: String,
+    pub info: Arc<TableInfo>,
+}
+
+/// Names kept in a session's name cache; a statement names few tables, and a linear
+/// search of this many is cheaper than hashing a case-folded name.
+pub(super) const NAME_CACHE_ENTRIES: usize = 16;
+
+impl SessionState {
+    pub fn new(database: DbId, spid: i32) -> SessionState {
+        SessionState {
+            database,
+            spid,
+            cancel: Arc::new(AtomicBool::new(false)),
+            trancount: 0,
+            xact_abort: false,
+            implicit_transactions: false,
+            nocount: false,
+            options: opt::DEFAULT,
+            lock_timeout: -1,
+            isolation: Isolation::ReadCommitted,
+            datefirst: 7,
+            language: "us_english".into(),
+            showplan: false,
+            fmtonly: false,
+            host_name: String::new(),
+            app_name: String::new(),
+            identity_insert: None,
+            bulk_target: None,
+            last_identity: None,
+            rowcount: 0,
+            error: 0,
+            doomed: false,
+            live: Arc::new(dmv::LiveRequest::default()),
+            temp_tables: HashMap::new(),
+            parse_cache: parse_cache::ParseCache::default(),
+            plan_cache: plan_cache::PlanCache::default(),
+            prepared: HashMap::new(),
+            next_handle: 1,
+            descriptor: 0,
+            next_descriptor: 1,
+            catalog_dirty: HashSet::new(),
+            table_cache: HashMap::new(),
+            view_triggers: HashMap::new(),
+            name_cache: Vec::new(),
+            next_temp: 1,
+            impersonation: Vec::new(),
+            cursors: cursor::SessionCursors::default(),
+        }
+    }
+}
+
+/// @@OPTIONS bits (SQL Server's "user options" values).
+pub mod opt {
+    pub const DISABLE_DEF_CNST_CHK: u32 = 1;
+    pub const IMPLICIT_TRANSACTIONS: u32 = 2;
+    pub const CURSOR_CLOSE_ON_COMMIT: u32 = 4;
+    pub const ANSI_WARNINGS: u32 = 8;
+    pub const ANSI_PADDING: u32 = 16;
+    pub const ANSI_NULLS: u32 = 32;
+    pub const ARITHABORT: u32 = 64;
+    pub const ARITHIGNORE: u32 = 128;
+    pub const QUOTED_IDENTIFIER: u32 = 256;
+    pub const NOCOUNT: u32 = 512;
+    pub const ANSI_NULL_DFLT_ON: u32 = 1024;
+    pub const ANSI_NULL_DFLT_OFF: u32 = 2048;
+    pub const CONCAT_NULL_YIELDS_NULL: u32 = 4096;
+    pub const NUMERIC_ROUNDABORT: u32 = 8192;
+    pub const XACT_ABORT: u32 = 16384;
+    /// What a driver's session starts with (@@OPTIONS 5432): the ISO options drivers
+    /// turn on at login; ARITHABORT stays OFF for applications (SSMS sets it ON itself).
+    pub const DEFAULT: u32 =
+        ANSI_WARNINGS | ANSI_PADDING | ANSI_NULLS | QUOTED_IDENTIFIER | ANSI_NULL_DFLT_ON | CONCAT_NULL_YIELDS_NULL;
+
+    /// The bits one SET option name stands for (ANSI_DEFAULTS is several).
+    pub fn of(name: &str) -> u32 {
+        match name {
+            "DISABLE_DEF_CNST_CHK" => DISABLE_DEF_CNST_CHK,
+            "CURSOR_CLOSE_ON_COMMIT" => CURSOR_CLOSE_ON_COMMIT,
+            "ANSI_WARNINGS" => ANSI_WARNINGS,
+            "ANSI_PADDING" => ANSI_PADDING,
+            "ANSI_NULLS" => ANSI_NULLS,
+            "ARITHABORT" => ARITHABORT,
+            "ARITHIGNORE" => ARITHIGNORE,
+            "QUOTED_IDENTIFIER" => QUOTED_IDENTIFIER,
+            "ANSI_NULL_DFLT_ON" => ANSI_NULL_DFLT_ON,
+            "ANSI_NULL_DFLT_OFF" => ANSI_NULL_DFLT_OFF,
+            "CONCAT_NULL_YIELDS_NULL" => CONCAT_NULL_YIELDS_NULL,
+            "NUMERIC_ROUNDABORT" => NUMERIC_ROUNDABORT,
+            // IMPLICIT_TRANSACTIONS is set through its own field by the caller.
+            "ANSI_DEFAULTS" => {
+                ANSI_NULLS
+                    | ANSI_NULL_DFLT_ON
+                    | ANSI_PADDING
+                    | ANSI_WARNINGS
+                    | CURSOR_CLOSE_ON_COMMIT
+                    | QUOTED_IDENTIFIER
+            }
+            _ => 0,
+        }
+    }
+}
+
+impl SessionState {
+    /// @@OPTIONS: the session's ON/OFF SET options as bits.
+    pub fn options_bits(&self) -> u32 {
+        let mut o = self.options;
+        for (on, bit) in [
+            (self.nocount, opt::NOCOUNT),
+            (self.xact_abort, opt::XACT_ABORT),
+            (self.implicit_transactions, opt::IMPLICIT_TRANSACTIONS),
+        ] {
+            if on {
+                o |= bit;
+            }
+        }
+        o
+    }
+
+    /// True when the SET option (an `opt::` bit kept in `options`) is ON.
+    pub fn option(&self, bit: u32) -> bool {
+        self.options & bit != 0
+    }
+}
+
+/// A variable of a frame.
+#[derive(Debug, Clone)]
+pub struct Var {
+    pub name: String,
+    pub ty: SqlType,
+    pub value: Value,
+    /// Table variables: the table in tempdb.
+    pub table: Option<Arc<TableInfo>>,
+    /// A table-valued parameter: READONLY, so no DML may target it (10700).
+    pub readonly: bool,
+}
+
+/// A variable scope: the batch, or one procedure / function / dynamic SQL call.
+#[derive(Debug, Default)]
+pub struct Frame {
+    pub vars: Vec<Var>,
+    pub proc_name: Option<String>,
+    pub proc_id: i32,
+    pub scope_identity: Option<i128>,
+    /// Table variables created in this frame (dropped when it ends).
+    pub table_vars: Vec<Arc<TableInfo>>,
+    pub done_kind: Option<DoneKind>,
+    /// Inside a scalar function: its return type.
+    pub function_returns: Option<SqlType>,
+    /// A function's body (scalar or multi-statement): it may not EXEC a procedure (557).
+    pub in_function: bool,
+    /// A procedure's or function's body: objects it uses are reached through its
+    /// ownership chain (see security.rs).
+    pub in_module: bool,
+    /// LOCAL cursors and cursor variables (they end with the frame).
+    pub cursors: cursor::LocalCursors,
+    /// A trigger's body: its `inserted` and `deleted` rows and updated columns.
+    pub trigger: Option<Arc<trigger::TriggerContext>>,
+}
