@@ -299,3 +299,44 @@ mod tests {
         }
     }
 }
+
+/// docs/system-objects.md: every system object with its type and columns, generated
+/// from the registry and the objects still listed in `exec/sysviews.rs` (the test below
+/// keeps the file current; `MESQUITE_BLESS=1` rewrites it).
+pub fn system_objects_markdown() -> String {
+    let mut out = String::from(
+        "# System objects\n\nEvery system view, table-valued function and procedure sys.system_objects lists, with\nits object id and columns (SQL Server's names, in SQL Server's order); compatibility.md\nsays which procedures run (sp_help, sp_helpdb and sp_who are listed but not yet\nimplemented). Generated from the code by `MESQUITE_BLESS=1 cargo test -p sql\nsystem_objects_doc`; do not edit.\n\n| object | id | type | columns |\n|---|---|---|---|\n",
+    );
+    let mut all: Vec<_> = crate::exec::sysviews::system_objects().iter().collect();
+    all.sort_by(|a, b| (a.schema_id, a.name.to_ascii_lowercase()).cmp(&(b.schema_id, b.name.to_ascii_lowercase())));
+    for o in all {
+        let schema = if o.schema_id == Schema::Sys.id() { "sys" } else { "INFORMATION_SCHEMA" };
+        let cols: Vec<&str> = o.columns.iter().map(|c| c.name.as_str()).collect();
+        out.push_str(&format!(
+            "| {schema}.{} | {} | {} | {} |\n",
+            o.name,
+            o.object_id,
+            o.type_desc,
+            if cols.is_empty() { "-".to_string() } else { cols.join(", ") }
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod doc_tests {
+    #[test]
+    fn system_objects_doc_is_current() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/system-objects.md");
+        let want = super::system_objects_markdown();
+        if std::env::var("MESQUITE_BLESS").is_ok_and(|v| !v.is_empty()) {
+            std::fs::write(&path, &want).unwrap();
+            return;
+        }
+        let have = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            have == want,
+            "docs/system-objects.md is out of date: run MESQUITE_BLESS=1 cargo test -p sql system_objects_doc"
+        );
+    }
+}
