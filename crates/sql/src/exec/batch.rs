@@ -239,7 +239,7 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
         let sets = cx.error_sets;
         let flow = match exec_statement(cx, stmt) {
             Ok(f) => {
-                if cx.error_sets == sets && resets_error(&stmt.kind) {
+                if cx.error_sets == sets && super::statements::props(&stmt.kind).resets_error {
                     cx.state.error = 0;
                 }
                 f
@@ -314,75 +314,6 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
     Ok(Flow::Normal)
 }
 
-/// Does the statement clear @@ERROR when it completes without an error? SQL Server clears
-/// it after every statement executed, so `IF @@ERROR <> 0 PRINT @@ERROR` prints 0. Not
-/// here: IF and WHILE clear it when their condition has been evaluated (their branch
-/// runs statements of its own); blocks, TRY...CATCH (the CATCH block's first statement
-/// still sees the error) and labels are no statements of their own; a DECLARE without
-/// initial values is not executed in SQL Server (its variables exist from the batch's
-/// compilation). An EXEC whose module set @@ERROR keeps it (the caller's `EXEC p; IF
-/// @@ERROR <> 0` sees the error of the module's last statement), as any statement does
-/// whose triggers or functions set it.
-pub(super) fn resets_error(k: &StatementKind) -> bool {
-    match k {
-        StatementKind::Block(_)
-        | StatementKind::If { .. }
-        | StatementKind::While { .. }
-        | StatementKind::TryCatch { .. }
-        | StatementKind::Label(_) => false,
-        StatementKind::Declare(decls) => {
-            decls.iter().any(|d| matches!(d, Declaration::Variable { value: Some(_), .. } | Declaration::Cursor { .. }))
-        }
-        _ => true,
-    }
-}
-
-/// Is the statement one that reads or writes tables (and so runs in a transaction)?
-pub(super) fn is_data_statement(k: &StatementKind) -> bool {
-    matches!(
-        k,
-        StatementKind::Query(_)
-            | StatementKind::Insert(_)
-            | StatementKind::Update(_)
-            | StatementKind::Delete(_)
-            | StatementKind::Merge(_)
-            | StatementKind::CreateTable(_)
-            | StatementKind::AlterTable(_)
-            | StatementKind::CreateIndex(_)
-            | StatementKind::DropIndex { .. }
-            | StatementKind::CreateProcedure(_)
-            | StatementKind::CreateTrigger(_)
-            | StatementKind::EnableTrigger { .. }
-            | StatementKind::CreateView(_)
-            | StatementKind::CreateFunction(_)
-            | StatementKind::CreateSchema { .. }
-            | StatementKind::CreateType(_)
-            | StatementKind::Truncate { .. }
-    ) || matches!(k, StatementKind::Drop { kind, .. } if !matches!(kind, DropKind::Database | DropKind::Login))
-        || security::is_database_security(k)
-}
-
-/// Does the statement begin a transaction under SET IMPLICIT_TRANSACTIONS ON? SQL
-/// Server's list: DDL, DML, GRANT/REVOKE/DENY, BEGIN TRANSACTION, and SELECT from a
-/// table (not `SELECT @@TRANCOUNT`).
-pub(super) fn begins_implicit_transaction(k: &StatementKind) -> bool {
-    fn reads_table(q: &Query) -> bool {
-        fn body(b: &SetExpr) -> bool {
-            match b {
-                SetExpr::Select(s) => !s.from.is_empty() || s.into.is_some(),
-                SetExpr::Query(q) => reads_table(q),
-                SetExpr::SetOp { left, right, .. } => body(left) || body(right),
-            }
-        }
-        body(&q.body)
-    }
-    match k {
-        StatementKind::Query(q) => reads_table(q),
-        StatementKind::BeginTransaction { .. } => true,
-        _ => is_data_statement(k),
-    }
-}
-
 /// BEGIN TRANSACTION at @@TRANCOUNT 0: the host transaction, the descriptor, ENVCHANGE.
 pub(super) fn begin_user_transaction(cx: &mut Cx, name: &str) -> Result<(), SqlError> {
     cx.host.begin(name).map_err(host_err)?;
@@ -393,41 +324,6 @@ pub(super) fn begin_user_transaction(cx: &mut Cx, name: &str) -> Result<(), SqlE
     let d = cx.state.descriptor;
     let _ = cx.sink.env_change(&EnvChange::BeginTransaction { descriptor: d });
     Ok(())
-}
-
-/// The DONE token's command code for a statement (SQL Server's values).
-pub fn command_of(k: &StatementKind) -> u16 {
-    use crate::results::command_code as c;
-    match k {
-        StatementKind::Query(q) => match &q.body {
-            SetExpr::Select(s) if s.into.is_some() => c::SELECT_INTO,
-            _ => c::SELECT,
-        },
-        StatementKind::Insert(_) => c::INSERT,
-        StatementKind::Update(_) => c::UPDATE,
-        StatementKind::Delete(_) => c::DELETE,
-        StatementKind::Merge(_) => c::MERGE,
-        StatementKind::CreateTable(_) => c::CREATE_TABLE,
-        StatementKind::AlterTable(_) => c::ALTER_TABLE,
-        StatementKind::CreateIndex(_) => c::CREATE_INDEX,
-        StatementKind::DropIndex { .. } => c::DROP_INDEX,
-        StatementKind::CreateDatabase(_) => c::CREATE_DATABASE,
-        StatementKind::CreateView(_) => c::CREATE_VIEW,
-        StatementKind::CreateProcedure(_) => c::CREATE_PROCEDURE,
-        StatementKind::CreateFunction(_) => c::CREATE_FUNCTION,
-        StatementKind::CreateSchema { .. } => c::CREATE_SCHEMA,
-        StatementKind::Exec(_) | StatementKind::ExecString(_) => c::EXECUTE,
-        StatementKind::Drop { kind, .. } => match kind {
-            DropKind::Table => c::DROP_TABLE,
-            DropKind::View => c::DROP_VIEW,
-            DropKind::Procedure => c::DROP_PROCEDURE,
-            DropKind::Function => c::DROP_FUNCTION,
-            DropKind::Database => c::DROP_DATABASE,
-            DropKind::Schema => c::DROP_SCHEMA,
-            _ => 0,
-        },
-        _ => 0,
-    }
 }
 
 /// Runs one statement with its DONE command code set (kept after an error, for the
@@ -442,7 +338,7 @@ pub(super) fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlE
         cx.spools.clear();
     }
     cx.preceding.clear();
-    let outer = std::mem::replace(&mut cx.cur_cmd, command_of(&stmt.kind));
+    let outer = std::mem::replace(&mut cx.cur_cmd, super::statements::props(&stmt.kind).done_command);
     let r = exec_statement_inner(cx, stmt);
     if r.is_ok() {
         cx.cur_cmd = outer;
@@ -456,7 +352,7 @@ pub(super) fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow
     if cx.state.implicit_transactions
         && cx.state.trancount == 0
         && !cx.host.in_transaction()
-        && begins_implicit_transaction(&stmt.kind)
+        && super::statements::props(&stmt.kind).implicit_transaction
     {
         begin_user_transaction(cx, "implicit_transaction")?;
     }
@@ -468,7 +364,7 @@ pub(super) fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow
     {
         return Ok(Flow::Normal);
     }
-    if is_data_statement(&stmt.kind) {
+    if super::statements::props(&stmt.kind).data {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
             return Err(SqlError::new(
                 3930,

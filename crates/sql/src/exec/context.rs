@@ -35,7 +35,7 @@ pub struct Cx<'a> {
     pub function_result: Option<Value>,
     /// Views being expanded (their objects are reached through the ownership chain).
     pub view_depth: u32,
-    /// The running statement's DONE command code (see [`command_of`]).
+    /// The running statement's DONE command code (see [`super::statements`]).
     pub cur_cmd: u16,
     /// An RPC's OUTPUT parameters, sent after its RETURNSTATUS ([`procs::rpc`]).
     pub rpc_outputs: Vec<crate::results::ReturnValue>,
@@ -605,7 +605,7 @@ impl<'a> Cx<'a> {
 }
 
 impl Cx<'_> {
-    /// Sets @@ERROR (see [`resets_error`] for when it is cleared).
+    /// Sets @@ERROR (see [`super::statements`] for when it is cleared).
     pub fn set_error(&mut self, number: i32) {
         self.state.error = number;
         self.error_sets = self.error_sets.wrapping_add(1);

@@ -75,57 +75,6 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
 // What a running request is doing, for sys.dm_exec_requests
 // ---------------------------------------------------------------------------------------
 
-const COMMANDS: &[&str] = &[
-    "AWAITING COMMAND",
-    "SELECT",
-    "INSERT",
-    "UPDATE",
-    "DELETE",
-    "EXECUTE",
-    "WAITFOR",
-    "BEGIN TRANSACTION",
-    "COMMIT TRANSACTION",
-    "ROLLBACK TRANSACTION",
-    "SAVE TRANSACTION",
-    "CHECKPOINT",
-    "DBCC",
-    "BACKUP DATABASE",
-    "RESTORE DATABASE",
-    "CREATE DATABASE",
-    "ALTER DATABASE",
-    "DROP DATABASE",
-    "CREATE TABLE",
-    "ALTER TABLE",
-    "DROP TABLE",
-    "CREATE INDEX",
-    "DROP INDEX",
-    "TRUNCATE TABLE",
-    "CREATE PROCEDURE",
-    "CREATE VIEW",
-    "CREATE FUNCTION",
-    "USE",
-];
-
-/// The position of `command` in [`COMMANDS`], found when compiling (a statement notes its
-/// command by position, without comparing strings at run time).
-const fn command_index(command: &str) -> u8 {
-    let mut i = 0;
-    while i < COMMANDS.len() {
-        let (a, b) = (COMMANDS[i].as_bytes(), command.as_bytes());
-        if a.len() == b.len() {
-            let mut k = 0;
-            while k < a.len() && a[k] == b[k] {
-                k += 1;
-            }
-            if k == a.len() {
-                return i as u8;
-            }
-        }
-        i += 1;
-    }
-    panic!("a command missing from COMMANDS")
-}
-
 /// The statement a session's request is executing and how deeply nested, shared between
 /// the executor (which sets it per statement: one relaxed store) and the host (which
 /// shows it in sys.dm_exec_requests for any session).
@@ -137,39 +86,9 @@ pub struct LiveRequest {
 
 impl LiveRequest {
     /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
-    /// keep the previous command (so does MERGE, which has no entry in [`COMMANDS`]).
+    /// keep the previous command (so does MERGE, which has no entry in the commands).
     pub fn statement(&self, kind: &StatementKind, nest_level: usize) {
-        use crate::ast::DropKind;
-        let c = match kind {
-            StatementKind::Query(_) => const { command_index("SELECT") },
-            StatementKind::Insert(_) => const { command_index("INSERT") },
-            StatementKind::Update(_) => const { command_index("UPDATE") },
-            StatementKind::Delete(_) => const { command_index("DELETE") },
-            StatementKind::Exec(_) | StatementKind::ExecString(_) => const { command_index("EXECUTE") },
-            StatementKind::WaitFor { .. } => const { command_index("WAITFOR") },
-            StatementKind::BeginTransaction { .. } => const { command_index("BEGIN TRANSACTION") },
-            StatementKind::Commit { .. } => const { command_index("COMMIT TRANSACTION") },
-            StatementKind::Rollback { .. } => const { command_index("ROLLBACK TRANSACTION") },
-            StatementKind::SaveTransaction { .. } => const { command_index("SAVE TRANSACTION") },
-            StatementKind::Checkpoint(_) => const { command_index("CHECKPOINT") },
-            StatementKind::Dbcc(_) => const { command_index("DBCC") },
-            StatementKind::Backup(_) => const { command_index("BACKUP DATABASE") },
-            StatementKind::Restore(_) => const { command_index("RESTORE DATABASE") },
-            StatementKind::CreateDatabase(_) => const { command_index("CREATE DATABASE") },
-            StatementKind::AlterDatabase(_) => const { command_index("ALTER DATABASE") },
-            StatementKind::Drop { kind: DropKind::Database, .. } => const { command_index("DROP DATABASE") },
-            StatementKind::Drop { .. } => const { command_index("DROP TABLE") },
-            StatementKind::CreateTable(_) => const { command_index("CREATE TABLE") },
-            StatementKind::AlterTable(_) => const { command_index("ALTER TABLE") },
-            StatementKind::CreateIndex(_) => const { command_index("CREATE INDEX") },
-            StatementKind::DropIndex { .. } => const { command_index("DROP INDEX") },
-            StatementKind::Truncate { .. } => const { command_index("TRUNCATE TABLE") },
-            StatementKind::CreateProcedure(_) => const { command_index("CREATE PROCEDURE") },
-            StatementKind::CreateView(_) => const { command_index("CREATE VIEW") },
-            StatementKind::CreateFunction(_) => const { command_index("CREATE FUNCTION") },
-            StatementKind::Use(_) => const { command_index("USE") },
-            _ => return,
-        };
+        let Some(c) = super::statements::props(kind).request_command else { return };
         self.command.store(c, Relaxed);
         self.nest_level.store(nest_level.min(255) as u8, Relaxed);
     }
@@ -181,7 +100,7 @@ impl LiveRequest {
     }
 
     pub fn command(&self) -> &'static str {
-        COMMANDS.get(usize::from(self.command.load(Relaxed))).copied().unwrap_or("SELECT")
+        super::statements::COMMANDS.get(usize::from(self.command.load(Relaxed))).copied().unwrap_or("SELECT")
     }
 
     /// @@NESTLEVEL of the statement running.

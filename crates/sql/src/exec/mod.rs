@@ -73,6 +73,7 @@ mod batch;
 mod context;
 mod control;
 mod session;
+pub mod statements;
 pub use batch::*;
 pub use context::*;
 use control::*;

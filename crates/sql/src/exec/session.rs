@@ -42,7 +42,7 @@ pub struct SessionState {
     pub last_identity: Option<i128>,
     pub rowcount: i64,
     /// @@ERROR: set by [`Cx::set_error`], cleared when a statement completes without
-    /// setting it ([`resets_error`]).
+    /// setting it ([`super::statements`]).
     pub error: i32,
     /// XACT_STATE() = -1: the transaction can only be rolled back.
     pub doomed: bool,
