@@ -1,7 +1,8 @@
-//! The T-SQL layer. Built so far (issue 4, item 1): our own lexer, AST and
-//! recursive-descent parser, and a printer; the binder, planner and executor follow. It
-//! reaches storage only through traits it defines (catalog, transaction, table and index
-//! access), which `engine` implements.
+//! The T-SQL layer: our own lexer, AST and recursive-descent parser, a printer, the
+//! binder, planner and executor ([`exec`]), the catalog model ([`catalog`]) and the
+//! system-object registry ([`system`]). It reaches storage only through the [`host`]
+//! traits it defines (indexes, transactions, the instance, DMV data), which `engine`
+//! implements.
 //!
 //! - [`lexer`]: tokens with positions; SQL Server's lexical errors (105, 113, 103, 1038).
 //! - [`keywords`]: SQL Server's reserved keyword list.
@@ -10,6 +11,8 @@
 //!   156 "Incorrect syntax near ..." with lines, 191 when nested too deeply.
 //! - [`printer`]: `Display` for the AST, printing T-SQL that parses back to the same AST.
 //! - [`batches`]: [`split_batches`], the client-side `GO` rule for the CLI.
+//! - [`exec`]: the executor; [`system`]: the system views and functions;
+//!   [`catalog`]: objects, columns, indexes and principals as stored per database.
 //!
 //! Why not the `sqlparser` crate: see DESIGN.md ("T-SQL"); in short it cannot represent
 //! T-SQL's procedural and administrative statements faithfully.
