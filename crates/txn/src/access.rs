@@ -643,7 +643,7 @@ impl LockedIndex {
         /// Ghosts in one batch's stretch that make it worth a cleanup pass.
         const GRAVEYARD: usize = 16;
         let owner = ctx.owner();
-        let mut after: Bound<Vec<u8>> = owned(lower);
+        let mut after: Bound<Vec<u8>> = lower.map(<[u8]>::to_vec);
         // Sized for the largest batch the caller takes, so it does not grow row by row.
         let most = expected.min(MAX_BATCH) + 1;
         let mut rows = EntryBatch { bytes: Vec::with_capacity(most * 32), spans: Vec::with_capacity(most) };
@@ -665,7 +665,7 @@ impl LockedIndex {
             let batch = if want <= growth + growth / 8 { want } else { growth }.max(1);
             let mut locked: Option<Vec<u8>> = None;
             let mut full = false;
-            self.tree.scan(borrowed(&after), upper, |k, v| {
+            self.tree.scan(after.as_ref().map(Vec::as_slice), upper, |k, v| {
                 if rows.len() == batch {
                     full = true;
                     return false;
@@ -688,10 +688,10 @@ impl LockedIndex {
                 (None, n) if full && n > 0 => Bound::Included(rows.key(n - 1)),
                 _ => upper,
             };
-            let ghosts: Vec<Vec<u8>> = if nonempty(borrowed(&after), end) {
+            let ghosts: Vec<Vec<u8>> = if nonempty(after.as_ref().map(Vec::as_slice), end) {
                 let g = self.shared.ghosts.lock();
                 g.entries
-                    .range::<[u8], _>((borrowed(&after), end))
+                    .range::<[u8], _>((after.as_ref().map(Vec::as_slice), end))
                     .take(GHOSTS_PER_BATCH)
                     .map(|(k, _)| k.clone())
                     .collect()
@@ -753,7 +753,7 @@ impl LockedIndex {
                 Then::Done => return Ok(true),
                 Then::AfterLastRow => {}
                 Then::AfterGhost(i) => after = Bound::Excluded(ghosts[i].clone()),
-                Then::Step => match self.scan_locked_steps(ctx, borrowed(&after), upper, f, 1)? {
+                Then::Step => match self.scan_locked_steps(ctx, after.as_ref().map(Vec::as_slice), upper, f, 1)? {
                     ScanEnd::Done(all) => return Ok(all),
                     ScanEnd::Paused(k) => after = Bound::Excluded(k),
                 },
@@ -777,7 +777,7 @@ impl LockedIndex {
         let owner = ctx.owner();
         // Everything after `after` is still to be visited; `target` is the key expected
         // to come first (None = past the last key).
-        let mut after: Bound<Vec<u8>> = owned(lower);
+        let mut after: Bound<Vec<u8>> = lower.map(<[u8]>::to_vec);
         let mut target: Option<Vec<u8>> = self.probe(lower, false)?.first.map(|(k, _)| k);
         loop {
             let in_range = target.as_deref().is_some_and(|k| within_upper(k, upper));
@@ -789,7 +789,7 @@ impl LockedIndex {
                 // READPAST: skip the locked key (counted as a step, as a skipped ghost).
                 let Some(key) = target.take() else { return Ok(ScanEnd::Done(true)) };
                 after = Bound::Excluded(key.clone());
-                target = self.probe(borrowed(&after), false)?.first.map(|(k, _)| k);
+                target = self.probe(after.as_ref().map(Vec::as_slice), false)?.first.map(|(k, _)| k);
                 steps -= 1;
                 if steps == 0 {
                     return Ok(ScanEnd::Paused(key));
@@ -803,9 +803,9 @@ impl LockedIndex {
             // key moved in before it while we waited.
             let probe = if serializable {
                 let _gate = self.shared.gate.write();
-                self.probe(borrowed(&after), true)
+                self.probe(after.as_ref().map(Vec::as_slice), true)
             } else {
-                self.probe(borrowed(&after), true)
+                self.probe(after.as_ref().map(Vec::as_slice), true)
             };
             let probe = match probe {
                 Ok(p) => p,
@@ -1343,22 +1343,6 @@ fn nonempty(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
         CmpOrdering::Less => true,
         CmpOrdering::Equal => lo_in && hi_in,
         CmpOrdering::Greater => false,
-    }
-}
-
-fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
     }
 }
 

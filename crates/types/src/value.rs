@@ -102,6 +102,46 @@ fn out_of_range(type_name: &str) -> SqlError {
 }
 
 impl Value {
+    /// The type a value carries by itself, at its family's full width (strings are
+    /// nvarchar(max), binaries varbinary(max)); None for NULL, which has none.
+    pub fn own_type(&self) -> Option<SqlType> {
+        Some(match *self {
+            Value::Null => return None,
+            Value::Bit(_) => SqlType::Bit,
+            Value::TinyInt(_) => SqlType::TinyInt,
+            Value::SmallInt(_) => SqlType::SmallInt,
+            Value::Int(_) => SqlType::Int,
+            Value::BigInt(_) => SqlType::BigInt,
+            Value::Decimal { precision, scale, .. } => SqlType::Decimal { precision, scale },
+            Value::Money(_) => SqlType::Money,
+            Value::Float(_) => SqlType::Float,
+            Value::Real(_) => SqlType::Real,
+            Value::Date(_) => SqlType::Date,
+            Value::Time { scale, .. } => SqlType::Time { scale },
+            Value::DateTime { .. } => SqlType::DateTime,
+            Value::SmallDateTime { .. } => SqlType::SmallDateTime,
+            Value::DateTime2 { scale, .. } => SqlType::DateTime2 { scale },
+            Value::DateTimeOffset { scale, .. } => SqlType::DateTimeOffset { scale },
+            Value::String(_) => SqlType::NVarChar { len: Length::Max },
+            Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
+            Value::Guid(_) => SqlType::UniqueIdentifier,
+            Value::Variant(_) => SqlType::Variant,
+        })
+    }
+
+    /// The integer part of an exact numeric value (a decimal truncated toward zero);
+    /// None for other values.
+    pub fn integer_part(&self) -> Option<i128> {
+        Some(match *self {
+            Value::TinyInt(n) => i128::from(n),
+            Value::SmallInt(n) => i128::from(n),
+            Value::Int(n) => i128::from(n),
+            Value::BigInt(n) => i128::from(n),
+            Value::Decimal { value, scale, .. } => value / crate::decimal::pow10(scale),
+            _ => return None,
+        })
+    }
+
     pub fn is_null(&self) -> bool {
         matches!(self, Value::Null)
     }

@@ -252,7 +252,7 @@ impl Writer {
     }
 
     fn value(&mut self, v: &Value) {
-        let ty = value_type(v);
+        let ty = v.own_type();
         let mut bytes = Vec::new();
         match (ty, v) {
             (Some(ty), v) if types::encode(v, &ty, &mut bytes).is_ok() => {
@@ -265,32 +265,6 @@ impl Writer {
             _ => self.u8(0),
         }
     }
-}
-
-/// The type a catalog value is stored as: its own family at full width.
-fn value_type(v: &Value) -> Option<SqlType> {
-    Some(match v {
-        Value::Null => return None,
-        Value::Bit(_) => SqlType::Bit,
-        Value::TinyInt(_) => SqlType::TinyInt,
-        Value::SmallInt(_) => SqlType::SmallInt,
-        Value::Int(_) => SqlType::Int,
-        Value::BigInt(_) => SqlType::BigInt,
-        Value::Decimal { precision, scale, .. } => SqlType::Decimal { precision: *precision, scale: *scale },
-        Value::Money(_) => SqlType::Money,
-        Value::Float(_) => SqlType::Float,
-        Value::Real(_) => SqlType::Real,
-        Value::Date(_) => SqlType::Date,
-        Value::Time { scale, .. } => SqlType::Time { scale: *scale },
-        Value::DateTime { .. } => SqlType::DateTime,
-        Value::SmallDateTime { .. } => SqlType::SmallDateTime,
-        Value::DateTime2 { scale, .. } => SqlType::DateTime2 { scale: *scale },
-        Value::DateTimeOffset { scale, .. } => SqlType::DateTimeOffset { scale: *scale },
-        Value::String(_) => SqlType::NVarChar { len: Length::Max },
-        Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
-        Value::Guid(_) => SqlType::UniqueIdentifier,
-        Value::Variant(_) => SqlType::Variant,
-    })
 }
 
 fn action_code(a: ReferentialAction) -> u8 {

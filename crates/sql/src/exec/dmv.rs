@@ -48,7 +48,7 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
         let v = e.eval(&[], b.cx)?;
         vals[i] = match &v {
             Value::Null => None,
-            other => match super::table::int_of(other).and_then(|n| i32::try_from(n).ok()) {
+            other => match Value::integer_part(other).and_then(|n| i32::try_from(n).ok()) {
                 Some(n) => Some(n),
                 None => {
                     return Err(SqlError::new(

@@ -417,7 +417,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             0
         }
         "sp_execute" => {
-            let h = args.first().and_then(|a| super::table::int_of(&a.value)).unwrap_or(0) as i32;
+            let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
             let Some((decl, stmt)) = cx.state.prepared.get(&h).cloned() else {
                 return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
             };
@@ -425,7 +425,7 @@ fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Re
             0
         }
         "sp_unprepare" => {
-            let h = args.first().and_then(|a| super::table::int_of(&a.value)).unwrap_or(0) as i32;
+            let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
             cx.state.prepared.remove(&h);
             0
         }

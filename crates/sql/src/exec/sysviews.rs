@@ -1434,7 +1434,7 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
             for a in args {
                 let e = b.bind_expr(a, &super::query::Scope::default())?;
                 let v = e.eval(&[], b.cx)?;
-                vals.push(super::table::int_of(&v).unwrap_or(0) as i64);
+                vals.push(Value::integer_part(&v).unwrap_or(0) as i64);
             }
             let (start, stop, step) = (
                 vals.first().copied().unwrap_or(0),

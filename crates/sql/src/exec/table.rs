@@ -431,7 +431,7 @@ impl TableInfo {
         let col = self.identity_pos().ok_or_else(crate::catalog::corrupt_catalog)?;
         let mut best: Option<i128> = None;
         for_each_stored_row(cx, &self.indexes[0].iref, |_, _, r| {
-            if let Some(v) = r.get(col).and_then(int_of) {
+            if let Some(v) = r.get(col).and_then(Value::integer_part) {
                 best = Some(match best {
                     None => v,
                     Some(b) if id.increment >= 0 => b.max(v),
@@ -502,17 +502,6 @@ impl TableInfo {
         }
         Ok(())
     }
-}
-
-pub fn int_of(v: &Value) -> Option<i128> {
-    Some(match v {
-        Value::TinyInt(n) => i128::from(*n),
-        Value::SmallInt(n) => i128::from(*n),
-        Value::Int(n) => i128::from(*n),
-        Value::BigInt(n) => i128::from(*n),
-        Value::Decimal { value, scale, .. } => value / types::decimal::pow10(*scale),
-        _ => return None,
-    })
 }
 
 /// An identity value as a value of the column's type.

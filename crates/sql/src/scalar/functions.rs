@@ -1857,10 +1857,10 @@ pub fn printf_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
             None => "(null)".to_string(),
             Some((Value::Null, _)) => "(null)".to_string(),
             Some((v, ty)) => match kind {
-                'd' | 'i' | 'u' => int_of(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty)),
-                'x' => int_of(v).map(|n| format!("{n:x}")).unwrap_or_default(),
-                'X' => int_of(v).map(|n| format!("{n:X}")).unwrap_or_default(),
-                'o' => int_of(v).map(|n| format!("{n:o}")).unwrap_or_default(),
+                'd' | 'i' | 'u' => Value::integer_part(v).map(|n| n.to_string()).unwrap_or_else(|| as_text(v, ty)),
+                'x' => Value::integer_part(v).map(|n| format!("{n:x}")).unwrap_or_default(),
+                'X' => Value::integer_part(v).map(|n| format!("{n:X}")).unwrap_or_default(),
+                'o' => Value::integer_part(v).map(|n| format!("{n:o}")).unwrap_or_default(),
                 _ => as_text(v, ty),
             },
         };
@@ -1881,17 +1881,6 @@ pub fn printf_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
         }
     }
     out
-}
-
-fn int_of(v: &Value) -> Option<i128> {
-    Some(match v {
-        Value::TinyInt(n) => i128::from(*n),
-        Value::SmallInt(n) => i128::from(*n),
-        Value::Int(n) => i128::from(*n),
-        Value::BigInt(n) => i128::from(*n),
-        Value::Decimal { value, scale, .. } => value / types::decimal::pow10(*scale),
-        _ => return None,
-    })
 }
 
 fn as_text(v: &Value, ty: &SqlType) -> String {

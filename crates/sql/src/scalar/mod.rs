@@ -27,7 +27,7 @@ pub mod functions;
 pub mod json;
 pub mod ops;
 mod util;
-pub use util::LobGuard;
+pub use util::{value_type, LobGuard};
 pub mod xml;
 
 /// What functions may read besides their arguments.

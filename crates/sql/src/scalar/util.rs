@@ -6,7 +6,7 @@
 use std::cmp::Ordering;
 
 use types::calendar::{self, DATETIME_MAX_DAYS, DATETIME_MIN_DAYS, DAYS_TO_1900, MAX_DATE_DAYS};
-use types::{Length, SqlError, SqlType, Value};
+use types::{SqlError, SqlType, Value};
 
 // ---- errors ------------------------------------------------------------------------
 
@@ -84,28 +84,8 @@ pub(crate) fn invalid_arg(type_name: &str, n: usize, fname: &str) -> SqlError {
 /// The type a value carries by itself (strings are nvarchar(max), binaries
 /// varbinary(max)): what a value is treated as when the static type given with it
 /// does not describe it.
-pub(crate) fn value_type(v: &Value) -> SqlType {
-    match *v {
-        Value::Null | Value::Int(_) => SqlType::Int,
-        Value::Bit(_) => SqlType::Bit,
-        Value::TinyInt(_) => SqlType::TinyInt,
-        Value::SmallInt(_) => SqlType::SmallInt,
-        Value::BigInt(_) => SqlType::BigInt,
-        Value::Decimal { precision, scale, .. } => SqlType::Decimal { precision, scale },
-        Value::Money(_) => SqlType::Money,
-        Value::Float(_) => SqlType::Float,
-        Value::Real(_) => SqlType::Real,
-        Value::Date(_) => SqlType::Date,
-        Value::Time { scale, .. } => SqlType::Time { scale },
-        Value::DateTime { .. } => SqlType::DateTime,
-        Value::SmallDateTime { .. } => SqlType::SmallDateTime,
-        Value::DateTime2 { scale, .. } => SqlType::DateTime2 { scale },
-        Value::DateTimeOffset { scale, .. } => SqlType::DateTimeOffset { scale },
-        Value::String(_) => SqlType::NVarChar { len: Length::Max },
-        Value::Binary(_) => SqlType::VarBinary { len: Length::Max },
-        Value::Guid(_) => SqlType::UniqueIdentifier,
-        Value::Variant(_) => SqlType::Variant,
-    }
+pub fn value_type(v: &Value) -> SqlType {
+    v.own_type().unwrap_or(SqlType::Int)
 }
 
 /// Does the value's representation belong to the type's family?
@@ -596,7 +576,7 @@ mod tests {
         let v = build_temporal(base, 29_999 * UNITS_PER_SECOND / 1000, &SqlType::SmallDateTime, 0).unwrap();
         assert_eq!(v, Value::SmallDateTime { days: 0, minutes: 1 });
         assert!(build_temporal(base - 1, 0, &SqlType::SmallDateTime, 0).is_err());
-        assert_eq!(value_type(&Value::String("x".into())), SqlType::NVarChar { len: Length::Max });
+        assert_eq!(value_type(&Value::String("x".into())), SqlType::NVarChar { len: types::Length::Max });
     }
 }
 

@@ -315,28 +315,12 @@ pub struct Cursor {
     failed: bool,
 }
 
-fn owned(b: Bound<&[u8]>) -> Bound<Vec<u8>> {
-    match b {
-        Bound::Included(k) => Bound::Included(k.to_vec()),
-        Bound::Excluded(k) => Bound::Excluded(k.to_vec()),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
-fn borrowed(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
-    match b {
-        Bound::Included(k) => Bound::Included(k),
-        Bound::Excluded(k) => Bound::Excluded(k),
-        Bound::Unbounded => Bound::Unbounded,
-    }
-}
-
 impl Cursor {
     pub(super) fn new(tree: Arc<Inner>, lower: Bound<&[u8]>, upper: Bound<&[u8]>, reverse: bool) -> Cursor {
         Cursor {
             tree,
-            lower: owned(lower),
-            upper: owned(upper),
+            lower: lower.map(<[u8]>::to_vec),
+            upper: upper.map(<[u8]>::to_vec),
             walk: Walk::new(reverse),
             buf: Vec::new(),
             items: Vec::new(),
@@ -352,8 +336,11 @@ impl Cursor {
                 return Ok(false);
             }
             let _g = self.tree.shared();
-            let Some((leaf, start, end)) =
-                self.tree.walk_step(&mut self.walk, borrowed(&self.lower), borrowed(&self.upper))?
+            let Some((leaf, start, end)) = self.tree.walk_step(
+                &mut self.walk,
+                self.lower.as_ref().map(Vec::as_slice),
+                self.upper.as_ref().map(Vec::as_slice),
+            )?
             else {
                 return Ok(false);
             };

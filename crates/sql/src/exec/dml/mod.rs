@@ -16,7 +16,7 @@ use types::{SqlError, SqlType, Value};
 use super::expr::{is_true, BExpr, Row};
 use super::plan::{open, OutCol, Plan, ScanNode};
 use super::query::{Binder, Scope, ScopeCol};
-use super::table::{identity_value, int_of, TableInfo};
+use super::table::{identity_value, TableInfo};
 use super::{errors, trigger, Cx};
 use crate::ast::*;
 use crate::catalog::ReferentialAction;
@@ -329,7 +329,7 @@ fn make_row(
                         ),
                     ));
                 }
-                if let Some(v) = int_of(&row[i]).filter(|_| write) {
+                if let Some(v) = Value::integer_part(&row[i]).filter(|_| write) {
                     t.observe_identity(v, cx)?;
                     new_identity = Some(v);
                 }

@@ -1184,33 +1184,6 @@ impl Op for TopOp {
     }
 }
 
-/// A type that can key a value of any kind (for DISTINCT over rows whose column types
-/// the operator does not carry).
-pub fn value_type(v: &Value) -> SqlType {
-    match v {
-        Value::Null => SqlType::Int,
-        Value::Bit(_) => SqlType::Bit,
-        Value::TinyInt(_) => SqlType::TinyInt,
-        Value::SmallInt(_) => SqlType::SmallInt,
-        Value::Int(_) => SqlType::Int,
-        Value::BigInt(_) => SqlType::BigInt,
-        Value::Decimal { precision, scale, .. } => SqlType::Decimal { precision: *precision, scale: *scale },
-        Value::Money(_) => SqlType::Money,
-        Value::Float(_) => SqlType::Float,
-        Value::Real(_) => SqlType::Real,
-        Value::Date(_) => SqlType::Date,
-        Value::Time { scale, .. } => SqlType::Time { scale: *scale },
-        Value::DateTime { .. } => SqlType::DateTime,
-        Value::SmallDateTime { .. } => SqlType::SmallDateTime,
-        Value::DateTime2 { scale, .. } => SqlType::DateTime2 { scale: *scale },
-        Value::DateTimeOffset { scale, .. } => SqlType::DateTimeOffset { scale: *scale },
-        Value::String(_) => SqlType::NVarChar { len: types::Length::Max },
-        Value::Binary(_) => SqlType::VarBinary { len: types::Length::Max },
-        Value::Guid(_) => SqlType::UniqueIdentifier,
-        Value::Variant(_) => SqlType::Variant,
-    }
-}
-
 /// What a statement's spool holds so far (`Cx::spools`).
 pub enum Spooled {
     /// Opened once, streamed: the second opening fills the spool.

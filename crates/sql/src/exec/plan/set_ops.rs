@@ -218,7 +218,7 @@ impl Op for DistinctOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
         if !self.input_done {
             while let Some(r) = self.input.next(cx)? {
-                let types: Vec<SqlType> = r.iter().map(value_type).collect();
+                let types: Vec<SqlType> = r.iter().map(crate::scalar::value_type).collect();
                 let key = row_key(&r, &types, &self.colls);
                 if self.seen.contains(&key) {
                     continue;

@@ -185,7 +185,7 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             _ => None,
         }
     };
-    let int = |i: usize| -> Option<i64> { vals.get(i).and_then(super::table::int_of).map(|v| v as i64) };
+    let int = |i: usize| -> Option<i64> { vals.get(i).and_then(Value::integer_part).map(|v| v as i64) };
     let v: (Value, SqlType) = match name {
         "DB_ID" => match text(0) {
             Some(n) => (cx.db_id_by_name(&n).map(|i| Value::SmallInt(i)).unwrap_or(Value::Null), SqlType::SmallInt),
@@ -308,7 +308,7 @@ fn property_variant(v: Value) -> Result<Value, SqlError> {
     let ty = match &v {
         Value::String(s) if types::ucs2::len(&s) <= 128 => SqlType::NVarChar { len: types::Length::Bounded(128) },
         Value::String(_) => SqlType::NVarChar { len: types::Length::Bounded(4000) },
-        v => super::plan::value_type(v),
+        v => crate::scalar::value_type(v),
     };
     Value::variant(v, &ty)
 }
