@@ -22,21 +22,6 @@ use crate::ast::{Ident, ObjectName};
 use crate::catalog::{IndexKind, ObjectBody, ReferentialAction};
 use crate::results::command_code;
 
-/// Runs catalog procedure `name` (lower case); None when it is not one.
-pub fn call(cx: &mut Cx, name: &str, args: &[ArgValue]) -> Result<Option<i32>, SqlError> {
-    match name {
-        "sp_columns" | "sp_columns_100" => sp_columns(cx, name, args)?,
-        "sp_tables" => sp_tables(cx, args)?,
-        "sp_databases" => sp_databases(cx, args)?,
-        "sp_pkeys" => sp_pkeys(cx, args)?,
-        "sp_fkeys" => sp_fkeys(cx, args)?,
-        "sp_helptext" => sp_helptext(cx, args)?,
-        "sp_describe_parameter_encryption" => sp_describe_parameter_encryption(cx, args)?,
-        _ => return Ok(None),
-    }
-    Ok(Some(0))
-}
-
 /// The arguments of a system procedure bound to its parameters (positional first, then
 /// `@name = value`); a missing, DEFAULT or NULL argument is None.
 fn bind(proc: &str, params: &[&str], args: &[ArgValue]) -> Result<Vec<Option<(Value, SqlType)>>, SqlError> {
@@ -166,7 +151,7 @@ fn send(cx: &mut Cx, spec: &[(&str, SqlType, bool)], rows: Vec<Row>) -> Result<(
 /// (column_encryption_type 0); its algorithm, key ordinal and normalization version are
 /// 0 for them (what SQL Server puts there for a plaintext parameter is not documented).
 /// The batch is parsed, so a syntax error in it is reported as SQL Server compiles it.
-fn sp_describe_parameter_encryption(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_describe_parameter_encryption(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     const PROC: &str = "sp_describe_parameter_encryption";
     let a = bind(PROC, &["@tsql", "@params"], args)?;
     let tsql = text(&a[0]).ok_or_else(|| missing(PROC, "@tsql"))?;
@@ -218,7 +203,7 @@ fn sp_describe_parameter_encryption(cx: &mut Cx, args: &[ArgValue]) -> Result<()
 
 /// sp_helptext: a module's definition (sys.sql_modules.definition), one row per line
 /// (each keeping its line break, as SQL Server's does), lines over 255 characters cut.
-fn sp_helptext(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_helptext(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     let a = bind("sp_helptext", &["@objname", "@columnname"], args)?;
     let Some(name) = text(&a[0]) else { return Err(missing("sp_helptext", "@objname")) };
     let db_name = cx.current_db_name();
@@ -462,7 +447,7 @@ fn odbc_type_name(ty: &SqlType, identity: bool) -> String {
 /// sp_columns [@table_name =] name [, @table_owner] [, @table_qualifier] [, @column_name]
 /// [, @ODBCVer]; sp_columns_100 adds @NameScope before @ODBCVer and @fUsePattern after,
 /// and the SS_IS_* / SS_UDT_* / SS_XML_* columns before SS_DATA_TYPE.
-fn sp_columns(cx: &mut Cx, proc: &str, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_columns(cx: &mut Cx, proc: &str, args: &[ArgValue]) -> Result<(), SqlError> {
     let v100 = proc == "sp_columns_100";
     let params: &[&str] = if v100 {
         &["@table_name", "@table_owner", "@table_qualifier", "@column_name", "@NameScope", "@ODBCVer", "@fUsePattern"]
@@ -576,7 +561,7 @@ const TABLES_SPEC: [(&str, SqlType, bool); 5] = [
 /// system views are VIEWs owned by sys and INFORMATION_SCHEMA, as in SQL Server. The
 /// enumerations ODBC defines: qualifier '%' with empty owner and name lists the
 /// databases, owner '%' with the others empty the schemas, type '%' the table types.
-fn sp_tables(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_tables(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     let a =
         bind("sp_tables", &["@table_name", "@table_owner", "@table_qualifier", "@table_type", "@fUsePattern"], args)?;
     let (name, owner, qualifier, types) = (text(&a[0]), text(&a[1]), text(&a[2]), text(&a[3]));
@@ -637,7 +622,7 @@ fn sp_tables(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
 }
 
 /// sp_databases: every database with its size in KB (data and log files).
-fn sp_databases(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_databases(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     bind("sp_databases", &[], args)?;
     let mut rows = Vec::new();
     for d in cx.host.databases() {
@@ -680,7 +665,7 @@ fn column_name(t: &crate::catalog::Table, id: i32) -> Value {
 
 /// sp_pkeys [@table_name =] name [, @table_owner] [, @table_qualifier]: the primary key's
 /// columns in key order.
-fn sp_pkeys(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_pkeys(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     let a = bind("sp_pkeys", &["@table_name", "@table_owner", "@table_qualifier"], args)?;
     let Some(name) = text(&a[0]) else { return Err(missing("sp_pkeys", "@table_name")) };
     check_qualifier(cx, &text(&a[2]))?;
@@ -729,7 +714,7 @@ fn rule(r: ReferentialAction) -> i16 {
 /// [, @fktable_owner] [, @fktable_qualifier]: the foreign keys referencing the primary
 /// key table, or those of the foreign key table, or between the two (Msg 15252 without
 /// either name).
-fn sp_fkeys(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
+pub(crate) fn sp_fkeys(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> {
     let a = bind(
         "sp_fkeys",
         &[

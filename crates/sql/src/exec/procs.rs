@@ -124,8 +124,8 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     // System procedures answer to sp_who, ..sp_who, sys.sp_who, master.dbo.sp_who.
     let system_schema = name.schema().is_none_or(|s| s.eq_ignore_case("sys") || s.eq_ignore_case("dbo"));
     if system_schema && name.qualifier(3).is_none() && !cx.names_missing_database(name) {
-        if let Some(status) = system_procedure(cx, &pname, &args, line)? {
-            return Ok(status);
+        if let Some(run) = crate::system::lookup("sys", &pname).and_then(|o| o.procedure()) {
+            return run(cx, &args, line);
         }
     }
     let (db, obj) = cx.resolve_object(name)?.ok_or_else(|| errors::proc_not_found(&errors::written(name)))?;
@@ -305,136 +305,137 @@ fn arg_text(args: &[ArgValue], i: usize) -> Option<String> {
     args.get(i).and_then(|a| as_text(&a.value, &a.ty))
 }
 
-/// System procedures; None when `name` is not one.
-fn system_procedure(cx: &mut Cx, name: &str, args: &[ArgValue], line: u32) -> Result<Option<i32>, SqlError> {
-    let _ = line;
-    Ok(Some(match name {
-        "sp_executesql" => {
-            let stmt = arg_text(args, 0).unwrap_or_default();
-            let decl = arg_text(args, 1).unwrap_or_default();
-            let params = declare_params(cx, &decl)?;
-            let mut vars = Vec::new();
-            let mut tables = Vec::new();
-            let mut outputs = Vec::new();
-            let mut positional = 0usize;
-            for (pname, declared, is_output) in &params {
-                // Arguments after the first two: positional or named.
-                let arg = args.iter().skip(2).find(|a| a.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(pname)));
-                let arg = match arg {
-                    Some(a) => Some(a),
-                    None => {
-                        let a = args.iter().skip(2).filter(|a| a.name.is_none()).nth(positional);
-                        positional += 1;
-                        a
-                    }
-                };
-                let ty = match declared {
-                    DeclaredType::Scalar(ty) => ty,
-                    DeclaredType::Table(tt) => {
-                        let (var, owned) =
-                            user_types::table_param(cx, pname, tt, arg.and_then(|a| a.table.as_ref()), true)?;
-                        tables.extend(owned);
-                        vars.push(var);
-                        continue;
-                    }
-                };
-                let v = match arg {
-                    Some(a) if !a.value.is_null() => crate::scalar::convert::convert(&a.value, &a.ty, ty, None)?,
-                    Some(_) => Value::Null,
-                    None => {
-                        return Err(SqlError::new(
-                            8178,
-                            16,
-                            1,
-                            format!("The parameterized query '({decl})' expects the parameter '{pname}', which was not supplied."),
-                        ))
-                    }
-                };
-                if *is_output {
-                    if let Some(a) = arg {
-                        if let Some(t) = &a.output {
-                            outputs.push((
-                                pname.clone(),
-                                match t {
-                                    OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
-                                    OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
-                                },
-                            ));
-                        }
-                    }
-                }
-                vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None, readonly: false });
+/// sp_executesql @stmt, @params, @p1, ...: the statement run as a module with its declared parameters; OUTPUT parameters written back.
+pub(crate) fn sp_executesql(cx: &mut Cx, args: &[ArgValue], _line: u32) -> Result<i32, SqlError> {
+    let stmt = arg_text(args, 0).unwrap_or_default();
+    let decl = arg_text(args, 1).unwrap_or_default();
+    let params = declare_params(cx, &decl)?;
+    let mut vars = Vec::new();
+    let mut tables = Vec::new();
+    let mut outputs = Vec::new();
+    let mut positional = 0usize;
+    for (pname, declared, is_output) in &params {
+        // Arguments after the first two: positional or named.
+        let arg = args.iter().skip(2).find(|a| a.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(pname)));
+        let arg = match arg {
+            Some(a) => Some(a),
+            None => {
+                let a = args.iter().skip(2).filter(|a| a.name.is_none()).nth(positional);
+                positional += 1;
+                a
             }
-            let r = exec_dynamic(cx, &stmt, vars);
-            for t in tables {
-                let _ = super::ddl::drop_storage(cx, &t);
+        };
+        let ty = match declared {
+            DeclaredType::Scalar(ty) => ty,
+            DeclaredType::Table(tt) => {
+                let (var, owned) = user_types::table_param(cx, pname, tt, arg.and_then(|a| a.table.as_ref()), true)?;
+                tables.extend(owned);
+                vars.push(var);
+                continue;
             }
-            let frame_vars = r?;
-            for (pname, target) in outputs {
-                let Some(var) = frame_vars.iter().find(|v| v.name.eq_ignore_ascii_case(&pname)) else { continue };
-                match target {
-                    OutputTarget::Variable(n) => {
-                        let (slot, ty) = cx.lookup_var(&n).ok_or_else(|| errors::must_declare(&n))?;
-                        let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
-                        cx.set_var(slot, v);
-                    }
-                    OutputTarget::Rpc(ordinal) => {
-                        cx.rpc_outputs.push(ReturnValue {
-                            name: pname.clone(),
-                            ordinal,
-                            ty: var.ty,
-                            value: var.value.clone(),
-                        });
-                    }
+        };
+        let v = match arg {
+            Some(a) if !a.value.is_null() => crate::scalar::convert::convert(&a.value, &a.ty, ty, None)?,
+            Some(_) => Value::Null,
+            None => {
+                return Err(SqlError::new(
+                    8178,
+                    16,
+                    1,
+                    format!(
+                        "The parameterized query '({decl})' expects the parameter '{pname}', which was not supplied."
+                    ),
+                ))
+            }
+        };
+        if *is_output {
+            if let Some(a) = arg {
+                if let Some(t) = &a.output {
+                    outputs.push((
+                        pname.clone(),
+                        match t {
+                            OutputTarget::Variable(v) => OutputTarget::Variable(v.clone()),
+                            OutputTarget::Rpc(o) => OutputTarget::Rpc(*o),
+                        },
+                    ));
                 }
             }
-            0
         }
-        "sp_flush_log" => {
-            let db = cx.state.database;
-            cx.host.flush_log(db).map_err(host_err)?;
-            0
+        vars.push(Var { name: pname.clone(), ty: *ty, value: v, table: None, readonly: false });
+    }
+    let r = exec_dynamic(cx, &stmt, vars);
+    for t in tables {
+        let _ = super::ddl::drop_storage(cx, &t);
+    }
+    let frame_vars = r?;
+    for (pname, target) in outputs {
+        let Some(var) = frame_vars.iter().find(|v| v.name.eq_ignore_ascii_case(&pname)) else { continue };
+        match target {
+            OutputTarget::Variable(n) => {
+                let (slot, ty) = cx.lookup_var(&n).ok_or_else(|| errors::must_declare(&n))?;
+                let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
+                cx.set_var(slot, v);
+            }
+            OutputTarget::Rpc(ordinal) => {
+                cx.rpc_outputs.push(ReturnValue { name: pname.clone(), ordinal, ty: var.ty, value: var.value.clone() });
+            }
         }
-        "sp_prepare" => {
-            // @handle OUTPUT, @params, @stmt
-            let decl = arg_text(args, 1).unwrap_or_default();
-            let stmt = arg_text(args, 2).unwrap_or_default();
-            crate::parse_batch(&stmt)?;
-            let h = cx.state.next_handle;
-            cx.state.next_handle += 1;
-            cx.state.prepared.insert(h, (decl, stmt));
-            return_handle(cx, args, h);
-            0
-        }
-        "sp_prepexec" => {
-            let decl = arg_text(args, 1).unwrap_or_default();
-            let stmt = arg_text(args, 2).unwrap_or_default();
-            let h = cx.state.next_handle;
-            cx.state.next_handle += 1;
-            cx.state.prepared.insert(h, (decl.clone(), stmt.clone()));
-            return_handle(cx, args, h);
-            execute_prepared(cx, stmt, decl, &args[3.min(args.len())..], line)?;
-            0
-        }
-        "sp_execute" => {
-            let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
-            let Some((decl, stmt)) = cx.state.prepared.get(&h).cloned() else {
-                return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
-            };
-            execute_prepared(cx, stmt, decl, &args[1.min(args.len())..], line)?;
-            0
-        }
-        "sp_unprepare" => {
-            let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
-            cx.state.prepared.remove(&h);
-            0
-        }
-        "sp_reset_connection" => 0,
-        "sp_help" | "sp_helpdb" | "sp_who" | "sp_who2" | "sp_server_info" | "sp_datatype_info" => {
-            return Err(errors::not_supported(name))
-        }
-        _ => return super::catalog_procs::call(cx, name, args),
-    }))
+    }
+    Ok(0)
+}
+
+/// sp_flush_log: hardens the current database's delayed-durable commits.
+pub(crate) fn sp_flush_log(cx: &mut Cx, _args: &[ArgValue], _line: u32) -> Result<i32, SqlError> {
+    let db = cx.state.database;
+    cx.host.flush_log(db).map_err(host_err)?;
+    Ok(0)
+}
+
+/// sp_prepare @handle OUTPUT, @params, @stmt: a handle for sp_execute.
+pub(crate) fn sp_prepare(cx: &mut Cx, args: &[ArgValue], _line: u32) -> Result<i32, SqlError> {
+    // @handle OUTPUT, @params, @stmt
+    let decl = arg_text(args, 1).unwrap_or_default();
+    let stmt = arg_text(args, 2).unwrap_or_default();
+    crate::parse_batch(&stmt)?;
+    let h = cx.state.next_handle;
+    cx.state.next_handle += 1;
+    cx.state.prepared.insert(h, (decl, stmt));
+    return_handle(cx, args, h);
+    Ok(0)
+}
+
+/// sp_prepexec @handle OUTPUT, @params, @stmt, @p1, ...: prepares and runs.
+pub(crate) fn sp_prepexec(cx: &mut Cx, args: &[ArgValue], line: u32) -> Result<i32, SqlError> {
+    let decl = arg_text(args, 1).unwrap_or_default();
+    let stmt = arg_text(args, 2).unwrap_or_default();
+    let h = cx.state.next_handle;
+    cx.state.next_handle += 1;
+    cx.state.prepared.insert(h, (decl.clone(), stmt.clone()));
+    return_handle(cx, args, h);
+    execute_prepared(cx, stmt, decl, &args[3.min(args.len())..], line)?;
+    Ok(0)
+}
+
+/// sp_execute @handle, @p1, ...: runs a prepared statement (8179 for an unknown handle).
+pub(crate) fn sp_execute(cx: &mut Cx, args: &[ArgValue], line: u32) -> Result<i32, SqlError> {
+    let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
+    let Some((decl, stmt)) = cx.state.prepared.get(&h).cloned() else {
+        return Err(SqlError::new(8179, 16, 2, format!("Could not find prepared statement with handle {h}.")));
+    };
+    execute_prepared(cx, stmt, decl, &args[1.min(args.len())..], line)?;
+    Ok(0)
+}
+
+/// sp_unprepare @handle.
+pub(crate) fn sp_unprepare(cx: &mut Cx, args: &[ArgValue], _line: u32) -> Result<i32, SqlError> {
+    let h = args.first().and_then(|a| Value::integer_part(&a.value)).unwrap_or(0) as i32;
+    cx.state.prepared.remove(&h);
+    Ok(0)
+}
+
+/// A system procedure Mesquite lists but does not run yet (sp_help, sp_who, ...).
+pub(crate) fn not_yet(name: &str) -> SqlError {
+    errors::not_supported(name)
 }
 
 /// The @handle OUTPUT parameter of sp_prepare/sp_prepexec: a RETURNVALUE for an RPC,
@@ -470,7 +471,7 @@ fn execute_prepared(cx: &mut Cx, stmt: String, decl: String, params: &[ArgValue]
     };
     let mut args = vec![text(stmt), text(decl)];
     args.extend(params.iter().map(clone_arg));
-    system_procedure(cx, "sp_executesql", &args, line).map(|_| ())
+    sp_executesql(cx, &args, line).map(|_| ())
 }
 
 fn clone_arg(a: &ArgValue) -> ArgValue {

@@ -2,7 +2,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, Access, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
+use super::{big, col, Access, Body, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
 
@@ -20,7 +20,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
         col("log_space_in_bytes_since_last_backup", BIG, true),
     ]],
     params: &[],
-    rows: log_space_usage,
+    body: Body::Rows(log_space_usage),
 }];
 
 fn log_space_usage(cx: &mut Cx, _: &Call) -> Result<Vec<Row>, SqlError> {

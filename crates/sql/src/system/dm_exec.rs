@@ -5,7 +5,9 @@ use std::time::SystemTime;
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, big_u, col, datetime_of, int_ms, nv, s, vb, vc, visible, Access, Call, Col, ObjectKind, Schema};
+use super::{
+    big, big_u, col, datetime_of, int_ms, nv, s, vb, vc, visible, Access, Body, Call, Col, ObjectKind, Schema,
+};
 use super::{SystemObject, BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::{opt, Cx};
@@ -20,7 +22,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         access: Access::Public,
         columns: &[&[col("session_id", SI, false)], super::dm_os::WAIT_STATS],
         params: &[],
-        rows: session_wait_stats,
+        body: Body::Rows(session_wait_stats),
     },
     SystemObject {
         id: -123,
@@ -69,7 +71,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             ],
         ],
         params: &[],
-        rows: sessions_view,
+        body: Body::Rows(sessions_view),
     },
     SystemObject {
         id: -124,
@@ -127,7 +129,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             ],
         ],
         params: &[],
-        rows: requests,
+        body: Body::Rows(requests),
     },
     SystemObject {
         id: -179,
@@ -160,7 +162,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("most_recent_sql_handle", vb(64), true),
         ]],
         params: &[],
-        rows: connections,
+        body: Body::Rows(connections),
     },
     SystemObject {
         id: -189,
@@ -199,7 +201,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("reserved_node_bitmap", BIG, false),
         ]],
         params: &[],
-        rows: query_memory_grants,
+        body: Body::Rows(query_memory_grants),
     },
 ];
 

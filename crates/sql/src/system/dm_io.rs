@@ -2,7 +2,7 @@
 
 use types::{SqlError, Value};
 
-use super::{big, col, Access, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI};
+use super::{big, col, Access, Body, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
 
@@ -29,7 +29,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
         col("io_stall_queued_write_ms", BIG, false),
     ]],
     params: &["database_id", "file_id"],
-    rows: virtual_file_stats,
+    body: Body::Rows(virtual_file_stats),
 }];
 
 /// sys.dm_io_virtual_file_stats(database_id, file_id): NULL for every database or file.

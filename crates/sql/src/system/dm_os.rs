@@ -3,7 +3,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, datetime_of, nv, s, vb, vc, Access, Call, Col, ObjectKind, Schema, SystemObject};
+use super::{big, col, datetime_of, nv, s, vb, vc, Access, Body, Call, Col, ObjectKind, Schema, SystemObject};
 use super::{BIGINT as BIG, BIT, DATETIME as DT, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
@@ -17,7 +17,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         access: Access::ServerState,
         columns: &[WAIT_STATS],
         params: &[],
-        rows: wait_stats,
+        body: Body::Rows(wait_stats),
     },
     SystemObject {
         id: -125,
@@ -33,7 +33,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("cntr_type", INT, false),
         ]],
         params: &[],
-        rows: performance_counters,
+        body: Body::Rows(performance_counters),
     },
     SystemObject {
         id: -171,
@@ -54,7 +54,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("resource_description", nv(3072), true),
         ]],
         params: &[],
-        rows: waiting_tasks,
+        body: Body::Rows(waiting_tasks),
     },
     SystemObject {
         id: -186,
@@ -102,7 +102,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("container_type_desc", nv(60), false),
         ]],
         params: &[],
-        rows: sys_info,
+        body: Body::Rows(sys_info),
     },
     SystemObject {
         id: -187,
@@ -141,7 +141,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("ideal_workers_limit", INT, false),
         ]],
         params: &[],
-        rows: schedulers,
+        body: Body::Rows(schedulers),
     },
 ];
 

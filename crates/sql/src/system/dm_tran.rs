@@ -3,7 +3,7 @@
 use types::{SqlError, Value};
 
 use super::dm_exec::sessions;
-use super::{big, big_u, col, datetime_of, nv, s, vb, Access, Call, ObjectKind, Schema, SystemObject};
+use super::{big, big_u, col, datetime_of, nv, s, vb, Access, Body, Call, ObjectKind, Schema, SystemObject};
 use super::{BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
@@ -37,7 +37,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("lock_owner_address", vb(8), false),
         ]],
         params: &[],
-        rows: locks,
+        body: Body::Rows(locks),
     },
     SystemObject {
         id: -180,
@@ -57,7 +57,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("open_transaction_count", INT, false),
         ]],
         params: &[],
-        rows: session_transactions,
+        body: Body::Rows(session_transactions),
     },
     SystemObject {
         id: -181,
@@ -80,7 +80,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("filestream_transaction_id", vb(128), true),
         ]],
         params: &[],
-        rows: active_transactions,
+        body: Body::Rows(active_transactions),
     },
 ];
 

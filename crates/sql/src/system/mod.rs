@@ -10,15 +10,17 @@
 //! | `dm_tran.rs` | sys.dm_tran_locks, dm_tran_session_transactions, dm_tran_active_transactions |
 //! | `dm_io.rs` | sys.dm_io_virtual_file_stats(db, file) |
 //! | `dm_db.rs` | sys.dm_db_log_space_usage |
+//! | `procs.rs` | the system procedures (sp_executesql, sp_prepare, ..., the ODBC catalog procedures) |
 //! | `security.rs` | sys.server_principals, sql_logins, server_role_members, database_principals, database_role_members, database_permissions |
 //!
 //! Name resolution (`sys.x` in a FROM clause), OBJECT_ID and OBJECT_NAME of system
 //! objects, sys.system_objects, sys.all_objects, sys.all_columns and sys.system_columns
-//! read this registry. The catalog and INFORMATION_SCHEMA views and the system
-//! procedures are still listed in `exec/sysviews.rs` until they move here.
+//! read this registry, and EXECUTE finds system procedures in it. The catalog and
+//! INFORMATION_SCHEMA views are still listed in `exec/sysviews.rs` until they move here.
 //!
 //! Adding a DMV: one [`SystemObject`] in its family's `OBJECTS` (a new, unused id), its
-//! columns and its rows function; engine state comes through one `Host` method.
+//! columns and its rows function; engine state comes through one `Host` method. Adding
+//! a system procedure: one entry in `procs.rs` whose [`Body::Proc`] runs it.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -35,6 +37,7 @@ mod dm_exec;
 mod dm_io;
 mod dm_os;
 mod dm_tran;
+mod procs;
 mod security;
 
 /// A column of a system view or table function.
@@ -145,6 +148,19 @@ pub struct Call {
 /// Produces an object's rows (each of its columns' width) when a query opens it.
 pub type RowsFn = fn(&mut Cx, &Call) -> Result<Vec<Row>, SqlError>;
 
+/// Runs a system procedure with its arguments (and the line of the EXEC, for messages);
+/// returns its status.
+pub type ProcFn = fn(&mut Cx, &[crate::exec::procs::ArgValue], u32) -> Result<i32, SqlError>;
+
+/// What an object does.
+#[derive(Clone, Copy)]
+pub enum Body {
+    /// A view's or table function's rows.
+    Rows(RowsFn),
+    /// A procedure.
+    Proc(ProcFn),
+}
+
 /// A system view or table function.
 pub struct SystemObject {
     /// Negative and stable: existing ids never change, a new object takes an unused one.
@@ -158,7 +174,7 @@ pub struct SystemObject {
     /// A table function's parameters (integer arguments, evaluated when the statement is
     /// bound).
     pub params: &'static [&'static str],
-    pub rows: RowsFn,
+    pub body: Body,
 }
 
 impl SystemObject {
@@ -167,12 +183,23 @@ impl SystemObject {
         self.columns.iter().flat_map(|run| run.iter()).map(|c| OutCol::new(c.name, c.ty, c.nullable)).collect()
     }
 
-    /// The object's rows, after its access check.
+    /// The object's rows, after its access check (none for a procedure).
     pub fn rows(&self, cx: &mut Cx, call: &Call) -> Result<Vec<Row>, SqlError> {
         if self.access == Access::ServerState && !cx.is_sysadmin() {
             return Err(view_server_state_denied());
         }
-        (self.rows)(cx, call)
+        match self.body {
+            Body::Rows(rows) => rows(cx, call),
+            Body::Proc(_) => Ok(Vec::new()),
+        }
+    }
+
+    /// The procedure this object is, if it is one.
+    pub fn procedure(&self) -> Option<ProcFn> {
+        match self.body {
+            Body::Proc(f) => Some(f),
+            Body::Rows(_) => None,
+        }
     }
 }
 
@@ -201,8 +228,15 @@ impl std::fmt::Debug for ObjectRef {
 }
 
 /// Every family's objects.
-const FAMILIES: &[&[SystemObject]] =
-    &[dm_os::OBJECTS, dm_exec::OBJECTS, dm_tran::OBJECTS, dm_io::OBJECTS, dm_db::OBJECTS, security::OBJECTS];
+const FAMILIES: &[&[SystemObject]] = &[
+    dm_os::OBJECTS,
+    dm_exec::OBJECTS,
+    dm_tran::OBJECTS,
+    dm_io::OBJECTS,
+    dm_db::OBJECTS,
+    security::OBJECTS,
+    procs::OBJECTS,
+];
 
 struct Index {
     by_name: HashMap<(i32, String), &'static SystemObject>,
@@ -291,7 +325,9 @@ mod tests {
             assert!(o.id < 0, "{o:?}: system object ids are negative");
             assert!(ids.insert(o.id), "{o:?}: id used twice");
             assert!(names.insert((o.schema, o.name.to_ascii_lowercase())), "{o:?}: name used twice");
-            assert!(!o.out_cols().is_empty(), "{o:?}: no columns");
+            let procedure = matches!(o.kind, ObjectKind::Procedure | ObjectKind::ExtendedProcedure);
+            assert_eq!(procedure, o.procedure().is_some(), "{o:?}: procedures run, views have rows");
+            assert!(procedure || !o.out_cols().is_empty(), "{o:?}: no columns");
             assert_eq!(o.params.is_empty(), o.kind != ObjectKind::TableFunction, "{o:?}: parameters");
             assert!(lookup(if o.schema == Schema::Sys { "SYS" } else { "information_schema" }, &o.name.to_uppercase())
                 .is_some_and(|f| f.id == o.id));
@@ -305,7 +341,7 @@ mod tests {
 /// keeps the file current; `MESQUITE_BLESS=1` rewrites it).
 pub fn system_objects_markdown() -> String {
     let mut out = String::from(
-        "# System objects\n\nEvery system view, table-valued function and procedure sys.system_objects lists, with\nits object id and columns (SQL Server's names, in SQL Server's order); compatibility.md\nsays which procedures run (sp_help, sp_helpdb and sp_who are listed but not yet\nimplemented). Generated from the code by `MESQUITE_BLESS=1 cargo test -p sql\nsystem_objects_doc`; do not edit.\n\n| object | id | type | columns |\n|---|---|---|---|\n",
+        "# System objects\n\nEvery system view, table-valued function and procedure sys.system_objects lists, with\nits object id and columns (SQL Server's names, in SQL Server's order); compatibility.md\nsays which procedures run (sp_help, sp_helpdb, sp_who, sp_who2, sp_readerrorlog,\nsp_server_info and sp_datatype_info are listed but not yet implemented). Generated from the code by `MESQUITE_BLESS=1 cargo test -p sql\nsystem_objects_doc`; do not edit.\n\n| object | id | type | columns |\n|---|---|---|---|\n",
     );
     let mut all: Vec<_> = crate::exec::sysviews::system_objects().iter().collect();
     all.sort_by(|a, b| (a.schema_id, a.name.to_ascii_lowercase()).cmp(&(b.schema_id, b.name.to_ascii_lowercase())));

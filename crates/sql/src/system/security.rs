@@ -5,7 +5,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{col, nv, s, Access, Call, Col, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT};
+use super::{col, nv, s, Access, Body, Call, Col, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT};
 use crate::catalog::{self, PrincipalKind, PRINCIPAL_DBO};
 use crate::exec::expr::Row;
 use crate::exec::{host_err, Cx};
@@ -69,7 +69,7 @@ const fn view(id: i32, name: &'static str, columns: &'static [&'static [Col]], r
         access: Access::Public,
         columns,
         params: &[],
-        rows,
+        body: Body::Rows(rows),
     }
 }
 
