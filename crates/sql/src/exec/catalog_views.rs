@@ -58,53 +58,6 @@ pub enum CatalogView {
     IsConstraintTableUsage,
 }
 
-/// The view a `sys.` name (lower-cased) denotes.
-pub fn sys_kind(name: &str) -> Option<CatalogView> {
-    use CatalogView::*;
-    Some(match name {
-        "index_columns" => IndexColumns,
-        "key_constraints" => KeyConstraints,
-        "foreign_keys" => ForeignKeys,
-        "foreign_key_columns" => ForeignKeyColumns,
-        "check_constraints" => CheckConstraints,
-        "default_constraints" => DefaultConstraints,
-        "identity_columns" => IdentityColumns,
-        "computed_columns" => ComputedColumns,
-        "sql_modules" => SqlModules,
-        "all_sql_modules" => AllSqlModules,
-        "parameters" => Parameters,
-        "partitions" => Partitions,
-        "data_spaces" => DataSpaces,
-        "filegroups" => Filegroups,
-        "stats" => Stats,
-        "stats_columns" => StatsColumns,
-        "triggers" => Triggers,
-        "trigger_events" => TriggerEvents,
-        "synonyms" => Synonyms,
-        "allocation_units" => AllocationUnits,
-        "sequences" => Sequences,
-        "configurations" => Configurations,
-        _ => return None,
-    })
-}
-
-/// The view an `INFORMATION_SCHEMA.` name (lower-cased) denotes.
-pub fn information_schema_kind(name: &str) -> Option<CatalogView> {
-    use CatalogView::*;
-    Some(match name {
-        "schemata" => IsSchemata,
-        "routines" => IsRoutines,
-        "parameters" => IsParameters,
-        "table_constraints" => IsTableConstraints,
-        "key_column_usage" => IsKeyColumnUsage,
-        "referential_constraints" => IsReferentialConstraints,
-        "check_constraints" => IsCheckConstraints,
-        "constraint_column_usage" => IsConstraintColumnUsage,
-        "constraint_table_usage" => IsConstraintTableUsage,
-        _ => return None,
-    })
-}
-
 fn vc(n: u16) -> SqlType {
     SqlType::VarChar { len: Length::Bounded(n) }
 }

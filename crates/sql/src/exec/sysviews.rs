@@ -53,9 +53,6 @@ pub enum ViewKind {
     IsViews,
     /// An object of the system-object registry (`crate::system`).
     System(crate::system::ObjectRef),
-    /// A constraint, module, storage or INFORMATION_SCHEMA view (see
-    /// [`super::catalog_views`]).
-    Catalog(super::catalog_views::CatalogView),
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -213,7 +210,6 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ]);
             cols(&v)
         }
-        ViewKind::Catalog(v) => super::catalog_views::columns(v),
         ViewKind::System(_) => Vec::new(),
     }
 }
@@ -225,7 +221,7 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
             "tables" => Some(ViewKind::IsTables),
             "columns" => Some(ViewKind::IsColumns),
             "views" => Some(ViewKind::IsViews),
-            _ => super::catalog_views::information_schema_kind(&n).map(ViewKind::Catalog),
+            _ => registered_view(schema, name),
         };
     }
     if !schema.eq_ignore_ascii_case("sys") {
@@ -250,13 +246,14 @@ fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
         "table_types" => ViewKind::TableTypes,
         "master_files" => ViewKind::MasterFiles,
         "database_files" => ViewKind::DatabaseFiles,
-        other => match super::catalog_views::sys_kind(other) {
-            Some(v) => ViewKind::Catalog(v),
-            None => ViewKind::System(crate::system::ObjectRef(
-                crate::system::lookup("sys", other).filter(|o| o.kind == crate::system::ObjectKind::View)?,
-            )),
-        },
+        _ => return registered_view(schema, name),
     })
+}
+
+/// A view of the system-object registry (`crate::system`).
+fn registered_view(schema: &str, name: &str) -> Option<ViewKind> {
+    let o = crate::system::lookup(schema, name)?;
+    (o.kind == crate::system::ObjectKind::View).then_some(ViewKind::System(crate::system::ObjectRef(o)))
 }
 
 /// A system object as sys.all_objects and sys.system_objects list it.
@@ -296,39 +293,9 @@ const SYSTEM_OBJECT_NAMES: &[(i32, i32, &str, &str)] = &[
     (-127, INFORMATION_SCHEMA_ID, "TABLES", "V"),
     (-128, INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
     (-129, INFORMATION_SCHEMA_ID, "VIEWS", "V"),
-    (-143, SYS_SCHEMA_ID, "index_columns", "V"),
-    (-144, SYS_SCHEMA_ID, "key_constraints", "V"),
-    (-145, SYS_SCHEMA_ID, "foreign_keys", "V"),
-    (-146, SYS_SCHEMA_ID, "foreign_key_columns", "V"),
-    (-147, SYS_SCHEMA_ID, "check_constraints", "V"),
-    (-148, SYS_SCHEMA_ID, "default_constraints", "V"),
-    (-149, SYS_SCHEMA_ID, "identity_columns", "V"),
-    (-150, SYS_SCHEMA_ID, "computed_columns", "V"),
-    (-151, SYS_SCHEMA_ID, "sql_modules", "V"),
-    (-152, SYS_SCHEMA_ID, "all_sql_modules", "V"),
-    (-153, SYS_SCHEMA_ID, "parameters", "V"),
-    (-154, SYS_SCHEMA_ID, "partitions", "V"),
-    (-155, SYS_SCHEMA_ID, "data_spaces", "V"),
-    (-156, SYS_SCHEMA_ID, "filegroups", "V"),
-    (-157, SYS_SCHEMA_ID, "stats", "V"),
-    (-158, SYS_SCHEMA_ID, "stats_columns", "V"),
-    (-159, SYS_SCHEMA_ID, "triggers", "V"),
-    (-160, SYS_SCHEMA_ID, "synonyms", "V"),
-    (-161, INFORMATION_SCHEMA_ID, "SCHEMATA", "V"),
-    (-162, INFORMATION_SCHEMA_ID, "ROUTINES", "V"),
-    (-163, INFORMATION_SCHEMA_ID, "PARAMETERS", "V"),
-    (-164, INFORMATION_SCHEMA_ID, "TABLE_CONSTRAINTS", "V"),
-    (-165, INFORMATION_SCHEMA_ID, "KEY_COLUMN_USAGE", "V"),
-    (-166, INFORMATION_SCHEMA_ID, "REFERENTIAL_CONSTRAINTS", "V"),
-    (-167, INFORMATION_SCHEMA_ID, "CHECK_CONSTRAINTS", "V"),
-    (-168, INFORMATION_SCHEMA_ID, "CONSTRAINT_COLUMN_USAGE", "V"),
-    (-169, INFORMATION_SCHEMA_ID, "CONSTRAINT_TABLE_USAGE", "V"),
     (-173, SYS_SCHEMA_ID, "all_views", "V"),
     (-174, SYS_SCHEMA_ID, "system_views", "V"),
     (-182, SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
-    (-183, SYS_SCHEMA_ID, "allocation_units", "V"),
-    (-184, SYS_SCHEMA_ID, "sequences", "V"),
-    (-185, SYS_SCHEMA_ID, "configurations", "V"),
     (-188, SYS_SCHEMA_ID, "table_types", "V"),
 ];
 
@@ -571,7 +538,6 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
     let mut out = Vec::new();
     match view.kind {
         ViewKind::System(o) => return o.0.rows(cx, &crate::system::Call { db, args: view.args }),
-        ViewKind::Catalog(kind) => return super::catalog_views::rows(kind, db, cx),
         ViewKind::Databases => {
             for d in cx.host.databases() {
                 let rm = match d.recovery_model {

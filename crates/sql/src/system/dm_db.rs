@@ -2,7 +2,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, Access, Body, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
+use super::{big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
 
@@ -12,13 +12,13 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
     name: "dm_db_log_space_usage",
     kind: ObjectKind::View,
     access: Access::Public,
-    columns: &[&[
+    columns: Columns::Runs(&[&[
         col("database_id", INT, true),
         col("total_log_size_in_bytes", BIG, true),
         col("used_log_space_in_bytes", BIG, true),
         col("used_log_space_in_percent", SqlType::Real, true),
         col("log_space_in_bytes_since_last_backup", BIG, true),
-    ]],
+    ]]),
     params: &[],
     body: Body::Rows(log_space_usage),
 }];

@@ -6,7 +6,7 @@ use std::time::SystemTime;
 use types::{SqlError, SqlType, Value};
 
 use super::{
-    big, big_u, col, datetime_of, int_ms, nv, s, vb, vc, visible, Access, Body, Call, Col, ObjectKind, Schema,
+    big, big_u, col, datetime_of, int_ms, nv, s, vb, vc, visible, Access, Body, Call, Col, Columns, ObjectKind, Schema,
 };
 use super::{SystemObject, BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
@@ -20,7 +20,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_exec_session_wait_stats",
         kind: ObjectKind::View,
         access: Access::Public,
-        columns: &[&[col("session_id", SI, false)], super::dm_os::WAIT_STATS],
+        columns: Columns::Runs(&[&[col("session_id", SI, false)], super::dm_os::WAIT_STATS]),
         params: &[],
         body: Body::Rows(session_wait_stats),
     },
@@ -30,7 +30,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_exec_sessions",
         kind: ObjectKind::View,
         access: Access::Public,
-        columns: &[
+        columns: Columns::Runs(&[
             &[
                 col("session_id", SI, false),
                 col("login_time", DT, false),
@@ -69,7 +69,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
                 col("authenticating_database_id", INT, true),
                 col("open_transaction_count", INT, false),
             ],
-        ],
+        ]),
         params: &[],
         body: Body::Rows(sessions_view),
     },
@@ -79,7 +79,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_exec_requests",
         kind: ObjectKind::View,
         access: Access::Public,
-        columns: &[
+        columns: Columns::Runs(&[
             &[
                 col("session_id", SI, false),
                 col("request_id", INT, false),
@@ -127,7 +127,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
                 col("external_script_request_id", GUID, true),
                 col("is_resumable", BIT, false),
             ],
-        ],
+        ]),
         params: &[],
         body: Body::Rows(requests),
     },
@@ -137,7 +137,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_exec_connections",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("session_id", INT, true),
             col("most_recent_session_id", INT, true),
             col("connect_time", DT, false),
@@ -160,7 +160,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("connection_id", GUID, false),
             col("parent_connection_id", GUID, true),
             col("most_recent_sql_handle", vb(64), true),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(connections),
     },
@@ -170,7 +170,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_exec_query_memory_grants",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("session_id", SI, false),
             col("request_id", INT, false),
             col("scheduler_id", INT, true),
@@ -199,7 +199,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("used_worker_count", INT, false),
             col("max_used_worker_count", INT, false),
             col("reserved_node_bitmap", BIG, false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(query_memory_grants),
     },

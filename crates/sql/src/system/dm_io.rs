@@ -2,7 +2,7 @@
 
 use types::{SqlError, Value};
 
-use super::{big, col, Access, Body, Call, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI};
+use super::{big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
 
@@ -12,7 +12,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
     name: "dm_io_virtual_file_stats",
     kind: ObjectKind::TableFunction,
     access: Access::ServerState,
-    columns: &[&[
+    columns: Columns::Runs(&[&[
         col("database_id", SI, false),
         col("file_id", SI, false),
         col("sample_ms", BIG, false),
@@ -27,7 +27,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
         col("file_handle", super::vb(8), true),
         col("io_stall_queued_read_ms", BIG, false),
         col("io_stall_queued_write_ms", BIG, false),
-    ]],
+    ]]),
     params: &["database_id", "file_id"],
     body: Body::Rows(virtual_file_stats),
 }];

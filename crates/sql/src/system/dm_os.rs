@@ -3,7 +3,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, datetime_of, nv, s, vb, vc, Access, Body, Call, Col, ObjectKind, Schema, SystemObject};
+use super::{big, col, datetime_of, nv, s, vb, vc, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject};
 use super::{BIGINT as BIG, BIT, DATETIME as DT, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
@@ -15,7 +15,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_os_wait_stats",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[WAIT_STATS],
+        columns: Columns::Runs(&[WAIT_STATS]),
         params: &[],
         body: Body::Rows(wait_stats),
     },
@@ -25,13 +25,13 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_os_performance_counters",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("object_name", NC128, false),
             col("counter_name", NC128, false),
             col("instance_name", NC128, true),
             col("cntr_value", BIG, false),
             col("cntr_type", INT, false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(performance_counters),
     },
@@ -41,7 +41,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_os_waiting_tasks",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("waiting_task_address", vb(8), false),
             col("session_id", SI, true),
             col("exec_context_id", INT, true),
@@ -52,7 +52,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("blocking_session_id", SI, true),
             col("blocking_exec_context_id", INT, true),
             col("resource_description", nv(3072), true),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(waiting_tasks),
     },
@@ -62,7 +62,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_os_sys_info",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("cpu_ticks", BIG, false),
             col("ms_ticks", BIG, false),
             col("cpu_count", INT, false),
@@ -100,7 +100,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("numa_node_count", INT, false),
             col("container_type", INT, false),
             col("container_type_desc", nv(60), false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(sys_info),
     },
@@ -110,7 +110,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_os_schedulers",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("scheduler_address", vb(8), false),
             col("parent_node_id", INT, false),
             col("scheduler_id", INT, false),
@@ -139,7 +139,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("total_cpu_idle_capped_ms", BIG, true),
             col("total_scheduler_delay_ms", BIG, false),
             col("ideal_workers_limit", INT, false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(schedulers),
     },

@@ -3,7 +3,7 @@
 use types::{SqlError, Value};
 
 use super::dm_exec::sessions;
-use super::{big, big_u, col, datetime_of, nv, s, vb, Access, Body, Call, ObjectKind, Schema, SystemObject};
+use super::{big, big_u, col, datetime_of, nv, s, vb, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject};
 use super::{BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
 use crate::exec::expr::Row;
 use crate::exec::Cx;
@@ -15,7 +15,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_tran_locks",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("resource_type", nv(60), false),
             col("resource_subtype", nv(60), false),
             col("resource_database_id", INT, false),
@@ -35,7 +35,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("request_owner_guid", GUID, true),
             col("request_owner_lockspace_id", nv(32), false),
             col("lock_owner_address", vb(8), false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(locks),
     },
@@ -45,7 +45,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_tran_session_transactions",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("session_id", INT, false),
             col("transaction_id", BIG, false),
             col("transaction_descriptor", types::SqlType::Binary { len: 8 }, false),
@@ -55,7 +55,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("is_enlisted", BIT, false),
             col("is_bound", BIT, false),
             col("open_transaction_count", INT, false),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(session_transactions),
     },
@@ -65,7 +65,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
         name: "dm_tran_active_transactions",
         kind: ObjectKind::View,
         access: Access::ServerState,
-        columns: &[&[
+        columns: Columns::Runs(&[&[
             col("transaction_id", BIG, false),
             col("name", nv(32), false),
             col("transaction_begin_time", DT, false),
@@ -78,7 +78,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[
             col("dtc_status", INT, false),
             col("dtc_isolation_level", INT, false),
             col("filestream_transaction_id", vb(128), true),
-        ]],
+        ]]),
         params: &[],
         body: Body::Rows(active_transactions),
     },

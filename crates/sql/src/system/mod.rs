@@ -5,6 +5,7 @@
 //!
 //! | file | objects |
 //! |---|---|
+//! | `catalog.rs` | the catalog views over constraints, modules, parameters, triggers and storage, and the INFORMATION_SCHEMA views beyond TABLES, COLUMNS and VIEWS |
 //! | `dm_os.rs` | sys.dm_os_wait_stats, dm_os_performance_counters, dm_os_waiting_tasks, dm_os_sys_info, dm_os_schedulers |
 //! | `dm_exec.rs` | sys.dm_exec_sessions, dm_exec_requests, dm_exec_session_wait_stats, dm_exec_connections, dm_exec_query_memory_grants |
 //! | `dm_tran.rs` | sys.dm_tran_locks, dm_tran_session_transactions, dm_tran_active_transactions |
@@ -15,8 +16,9 @@
 //!
 //! Name resolution (`sys.x` in a FROM clause), OBJECT_ID and OBJECT_NAME of system
 //! objects, sys.system_objects, sys.all_objects, sys.all_columns and sys.system_columns
-//! read this registry, and EXECUTE finds system procedures in it. The catalog and
-//! INFORMATION_SCHEMA views are still listed in `exec/sysviews.rs` until they move here.
+//! read this registry, and EXECUTE finds system procedures in it. The views of
+//! `exec/sysviews.rs` (sys.objects, sys.columns and their kin, sys.databases, sys.types,
+//! the files, INFORMATION_SCHEMA.TABLES/COLUMNS/VIEWS) are still listed there.
 //!
 //! Adding a DMV: one [`SystemObject`] in its family's `OBJECTS` (a new, unused id), its
 //! columns and its rows function; engine state comes through one `Host` method. Adding
@@ -32,6 +34,7 @@ use crate::exec::plan::OutCol;
 use crate::exec::Cx;
 use crate::host::DbId;
 
+mod catalog;
 mod dm_db;
 mod dm_exec;
 mod dm_io;
@@ -152,6 +155,16 @@ pub type RowsFn = fn(&mut Cx, &Call) -> Result<Vec<Row>, SqlError>;
 /// returns its status.
 pub type ProcFn = fn(&mut Cx, &[crate::exec::procs::ArgValue], u32) -> Result<i32, SqlError>;
 
+/// An object's columns.
+#[derive(Clone, Copy)]
+pub enum Columns {
+    /// As consecutive runs (views that share runs of columns list them once).
+    Runs(&'static [&'static [Col]]),
+    /// Built by a function (views whose column lists are assembled from shared parts in
+    /// `exec/catalog_views.rs`).
+    Built(fn() -> Vec<OutCol>),
+}
+
 /// What an object does.
 #[derive(Clone, Copy)]
 pub enum Body {
@@ -169,8 +182,7 @@ pub struct SystemObject {
     pub name: &'static str,
     pub kind: ObjectKind,
     pub access: Access,
-    /// The columns, as consecutive runs (views that share runs of columns list them once).
-    pub columns: &'static [&'static [Col]],
+    pub columns: Columns,
     /// A table function's parameters (integer arguments, evaluated when the statement is
     /// bound).
     pub params: &'static [&'static str],
@@ -180,7 +192,12 @@ pub struct SystemObject {
 impl SystemObject {
     /// The columns as the executor's output columns.
     pub fn out_cols(&self) -> Vec<OutCol> {
-        self.columns.iter().flat_map(|run| run.iter()).map(|c| OutCol::new(c.name, c.ty, c.nullable)).collect()
+        match self.columns {
+            Columns::Runs(runs) => {
+                runs.iter().flat_map(|run| run.iter()).map(|c| OutCol::new(c.name, c.ty, c.nullable)).collect()
+            }
+            Columns::Built(build) => build(),
+        }
     }
 
     /// The object's rows, after its access check (none for a procedure).
@@ -236,6 +253,7 @@ const FAMILIES: &[&[SystemObject]] = &[
     dm_db::OBJECTS,
     security::OBJECTS,
     procs::OBJECTS,
+    catalog::OBJECTS,
 ];
 
 struct Index {

@@ -4,7 +4,7 @@
 //! not run yet (sp_help, sp_helpdb, sp_who, sp_readerrorlog: Msg 40000-style "not
 //! supported"). Their code is in `exec/procs.rs` and `exec/catalog_procs.rs`.
 
-use super::{Access, Body, ObjectKind, Schema, SystemObject};
+use super::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
 use crate::exec::catalog_procs as catalog;
 use crate::exec::procs;
 
@@ -16,7 +16,7 @@ const fn proc(id: i32, name: &'static str, kind: ObjectKind, run: super::ProcFn)
         name,
         kind,
         access: Access::Public,
-        columns: &[],
+        columns: Columns::Runs(&[]),
         params: &[],
         body: Body::Proc(run),
     }

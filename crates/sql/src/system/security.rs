@@ -5,7 +5,7 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{col, nv, s, Access, Body, Call, Col, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT};
+use super::{col, nv, s, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT};
 use crate::catalog::{self, PrincipalKind, PRINCIPAL_DBO};
 use crate::exec::expr::Row;
 use crate::exec::{host_err, Cx};
@@ -67,7 +67,7 @@ const fn view(id: i32, name: &'static str, columns: &'static [&'static [Col]], r
         name,
         kind: ObjectKind::View,
         access: Access::Public,
-        columns,
+        columns: Columns::Runs(columns),
         params: &[],
         body: Body::Rows(rows),
     }

@@ -1,0 +1,248 @@
+//! The catalog views over constraints, modules, parameters, triggers and storage
+//! (sys.index_columns, sys.key_constraints, sys.foreign_keys, sys.sql_modules,
+//! sys.parameters, sys.partitions, sys.allocation_units, sys.configurations, ...) and
+//! the INFORMATION_SCHEMA views beyond TABLES, COLUMNS and VIEWS. Their columns and rows
+//! are computed in `exec/catalog_views.rs` from the database's catalog.
+
+use super::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
+use crate::exec::catalog_views::{self, CatalogView};
+
+/// A public catalog view.
+const fn catalog(
+    id: i32,
+    schema: Schema,
+    name: &'static str,
+    columns: fn() -> Vec<crate::exec::plan::OutCol>,
+    rows: super::RowsFn,
+) -> SystemObject {
+    SystemObject {
+        id,
+        schema,
+        name,
+        kind: ObjectKind::View,
+        access: Access::Public,
+        columns: Columns::Built(columns),
+        params: &[],
+        body: Body::Rows(rows),
+    }
+}
+
+pub(super) const OBJECTS: &[SystemObject] = &[
+    catalog(
+        -143,
+        Schema::Sys,
+        "index_columns",
+        || catalog_views::columns(CatalogView::IndexColumns),
+        |cx, call| catalog_views::rows(CatalogView::IndexColumns, call.db, cx),
+    ),
+    catalog(
+        -144,
+        Schema::Sys,
+        "key_constraints",
+        || catalog_views::columns(CatalogView::KeyConstraints),
+        |cx, call| catalog_views::rows(CatalogView::KeyConstraints, call.db, cx),
+    ),
+    catalog(
+        -145,
+        Schema::Sys,
+        "foreign_keys",
+        || catalog_views::columns(CatalogView::ForeignKeys),
+        |cx, call| catalog_views::rows(CatalogView::ForeignKeys, call.db, cx),
+    ),
+    catalog(
+        -146,
+        Schema::Sys,
+        "foreign_key_columns",
+        || catalog_views::columns(CatalogView::ForeignKeyColumns),
+        |cx, call| catalog_views::rows(CatalogView::ForeignKeyColumns, call.db, cx),
+    ),
+    catalog(
+        -147,
+        Schema::Sys,
+        "check_constraints",
+        || catalog_views::columns(CatalogView::CheckConstraints),
+        |cx, call| catalog_views::rows(CatalogView::CheckConstraints, call.db, cx),
+    ),
+    catalog(
+        -148,
+        Schema::Sys,
+        "default_constraints",
+        || catalog_views::columns(CatalogView::DefaultConstraints),
+        |cx, call| catalog_views::rows(CatalogView::DefaultConstraints, call.db, cx),
+    ),
+    catalog(
+        -149,
+        Schema::Sys,
+        "identity_columns",
+        || catalog_views::columns(CatalogView::IdentityColumns),
+        |cx, call| catalog_views::rows(CatalogView::IdentityColumns, call.db, cx),
+    ),
+    catalog(
+        -150,
+        Schema::Sys,
+        "computed_columns",
+        || catalog_views::columns(CatalogView::ComputedColumns),
+        |cx, call| catalog_views::rows(CatalogView::ComputedColumns, call.db, cx),
+    ),
+    catalog(
+        -151,
+        Schema::Sys,
+        "sql_modules",
+        || catalog_views::columns(CatalogView::SqlModules),
+        |cx, call| catalog_views::rows(CatalogView::SqlModules, call.db, cx),
+    ),
+    catalog(
+        -152,
+        Schema::Sys,
+        "all_sql_modules",
+        || catalog_views::columns(CatalogView::AllSqlModules),
+        |cx, call| catalog_views::rows(CatalogView::AllSqlModules, call.db, cx),
+    ),
+    catalog(
+        -153,
+        Schema::Sys,
+        "parameters",
+        || catalog_views::columns(CatalogView::Parameters),
+        |cx, call| catalog_views::rows(CatalogView::Parameters, call.db, cx),
+    ),
+    catalog(
+        -154,
+        Schema::Sys,
+        "partitions",
+        || catalog_views::columns(CatalogView::Partitions),
+        |cx, call| catalog_views::rows(CatalogView::Partitions, call.db, cx),
+    ),
+    catalog(
+        -155,
+        Schema::Sys,
+        "data_spaces",
+        || catalog_views::columns(CatalogView::DataSpaces),
+        |cx, call| catalog_views::rows(CatalogView::DataSpaces, call.db, cx),
+    ),
+    catalog(
+        -156,
+        Schema::Sys,
+        "filegroups",
+        || catalog_views::columns(CatalogView::Filegroups),
+        |cx, call| catalog_views::rows(CatalogView::Filegroups, call.db, cx),
+    ),
+    catalog(
+        -157,
+        Schema::Sys,
+        "stats",
+        || catalog_views::columns(CatalogView::Stats),
+        |cx, call| catalog_views::rows(CatalogView::Stats, call.db, cx),
+    ),
+    catalog(
+        -158,
+        Schema::Sys,
+        "stats_columns",
+        || catalog_views::columns(CatalogView::StatsColumns),
+        |cx, call| catalog_views::rows(CatalogView::StatsColumns, call.db, cx),
+    ),
+    catalog(
+        -159,
+        Schema::Sys,
+        "triggers",
+        || catalog_views::columns(CatalogView::Triggers),
+        |cx, call| catalog_views::rows(CatalogView::Triggers, call.db, cx),
+    ),
+    catalog(
+        -195,
+        Schema::Sys,
+        "trigger_events",
+        || catalog_views::columns(CatalogView::TriggerEvents),
+        |cx, call| catalog_views::rows(CatalogView::TriggerEvents, call.db, cx),
+    ),
+    catalog(
+        -160,
+        Schema::Sys,
+        "synonyms",
+        || catalog_views::columns(CatalogView::Synonyms),
+        |cx, call| catalog_views::rows(CatalogView::Synonyms, call.db, cx),
+    ),
+    catalog(
+        -183,
+        Schema::Sys,
+        "allocation_units",
+        || catalog_views::columns(CatalogView::AllocationUnits),
+        |cx, call| catalog_views::rows(CatalogView::AllocationUnits, call.db, cx),
+    ),
+    catalog(
+        -184,
+        Schema::Sys,
+        "sequences",
+        || catalog_views::columns(CatalogView::Sequences),
+        |cx, call| catalog_views::rows(CatalogView::Sequences, call.db, cx),
+    ),
+    catalog(
+        -185,
+        Schema::Sys,
+        "configurations",
+        || catalog_views::columns(CatalogView::Configurations),
+        |cx, call| catalog_views::rows(CatalogView::Configurations, call.db, cx),
+    ),
+    catalog(
+        -161,
+        Schema::InformationSchema,
+        "SCHEMATA",
+        || catalog_views::columns(CatalogView::IsSchemata),
+        |cx, call| catalog_views::rows(CatalogView::IsSchemata, call.db, cx),
+    ),
+    catalog(
+        -162,
+        Schema::InformationSchema,
+        "ROUTINES",
+        || catalog_views::columns(CatalogView::IsRoutines),
+        |cx, call| catalog_views::rows(CatalogView::IsRoutines, call.db, cx),
+    ),
+    catalog(
+        -163,
+        Schema::InformationSchema,
+        "PARAMETERS",
+        || catalog_views::columns(CatalogView::IsParameters),
+        |cx, call| catalog_views::rows(CatalogView::IsParameters, call.db, cx),
+    ),
+    catalog(
+        -164,
+        Schema::InformationSchema,
+        "TABLE_CONSTRAINTS",
+        || catalog_views::columns(CatalogView::IsTableConstraints),
+        |cx, call| catalog_views::rows(CatalogView::IsTableConstraints, call.db, cx),
+    ),
+    catalog(
+        -165,
+        Schema::InformationSchema,
+        "KEY_COLUMN_USAGE",
+        || catalog_views::columns(CatalogView::IsKeyColumnUsage),
+        |cx, call| catalog_views::rows(CatalogView::IsKeyColumnUsage, call.db, cx),
+    ),
+    catalog(
+        -166,
+        Schema::InformationSchema,
+        "REFERENTIAL_CONSTRAINTS",
+        || catalog_views::columns(CatalogView::IsReferentialConstraints),
+        |cx, call| catalog_views::rows(CatalogView::IsReferentialConstraints, call.db, cx),
+    ),
+    catalog(
+        -167,
+        Schema::InformationSchema,
+        "CHECK_CONSTRAINTS",
+        || catalog_views::columns(CatalogView::IsCheckConstraints),
+        |cx, call| catalog_views::rows(CatalogView::IsCheckConstraints, call.db, cx),
+    ),
+    catalog(
+        -168,
+        Schema::InformationSchema,
+        "CONSTRAINT_COLUMN_USAGE",
+        || catalog_views::columns(CatalogView::IsConstraintColumnUsage),
+        |cx, call| catalog_views::rows(CatalogView::IsConstraintColumnUsage, call.db, cx),
+    ),
+    catalog(
+        -169,
+        Schema::InformationSchema,
+        "CONSTRAINT_TABLE_USAGE",
+        || catalog_views::columns(CatalogView::IsConstraintTableUsage),
+        |cx, call| catalog_views::rows(CatalogView::IsConstraintTableUsage, call.db, cx),
+    ),
+];
