@@ -79,12 +79,18 @@ fn arb_days() -> impl Strategy<Value = u32> {
     prop_oneof![Just(0), Just(MAX_DATE_DAYS), 0..=MAX_DATE_DAYS]
 }
 
+/// Any character a client can send: every code point but the last 2,048 of plane 16,
+/// which stand in for unpaired surrogates inside the engine (`types::ucs2`).
+fn any_text_char() -> impl Strategy<Value = char> {
+    any::<char>().prop_map(|c| if u32::from(c) >= types::ucs2::FIRST_STAND_IN { 'x' } else { c })
+}
+
 /// Characters that exercise the collation: case pairs, accents, spaces, punctuation,
 /// digits, and now and then anything at all.
 fn arb_text_char() -> impl Strategy<Value = char> {
     prop_oneof![
         4 => prop::sample::select(vec!['a', 'A', 'b', 'B', 'e', 'E', 'é', 'É', 'è', 'z', ' ', '_', '-', '0', '9', 'ß', 'Œ', 'œ', 'ÿ', 'Ÿ', '\0']),
-        1 => any::<char>(),
+        1 => any_text_char(),
     ]
 }
 
@@ -274,7 +280,7 @@ proptest! {
     #[test]
     fn strings_store_as_sql_server_would(
         ty in arb_string_type(),
-        s in prop::collection::vec(any::<char>(), 0..50)) {
+        s in prop::collection::vec(any_text_char(), 0..50)) {
         let s: String = s.into_iter().collect();
         let v = Value::String(s);
         match v.fit_to(&ty) {
