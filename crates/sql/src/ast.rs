@@ -2003,3 +2003,131 @@ pub struct Securable {
     pub class: Option<String>,
     pub name: ObjectName,
 }
+
+/// Visits an expression tree, not descending into subqueries.
+pub fn walk_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => {
+            walk_expr(expr, f)
+        }
+        ExprKind::Cast { expr, .. } | ExprKind::Parse { expr, .. } => walk_expr(expr, f),
+        ExprKind::Convert { expr, style, .. } => {
+            walk_expr(expr, f);
+            if let Some(s) = style {
+                walk_expr(s, f);
+            }
+        }
+        ExprKind::Binary { left, right, .. } => {
+            walk_expr(left, f);
+            walk_expr(right, f);
+        }
+        ExprKind::AtTimeZone { expr, zone } => {
+            walk_expr(expr, f);
+            walk_expr(zone, f);
+        }
+        ExprKind::Like { expr, pattern, escape, .. } => {
+            walk_expr(expr, f);
+            walk_expr(pattern, f);
+            if let Some(e) = escape {
+                walk_expr(e, f);
+            }
+        }
+        ExprKind::Between { expr, low, high, .. } => {
+            walk_expr(expr, f);
+            walk_expr(low, f);
+            walk_expr(high, f);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            walk_expr(expr, f);
+            list.iter().for_each(|e| walk_expr(e, f));
+        }
+        ExprKind::InSubquery { expr, .. } => walk_expr(expr, f),
+        ExprKind::Quantified { left, .. } => walk_expr(left, f),
+        ExprKind::Case(c) => {
+            if let Some(o) = &c.operand {
+                walk_expr(o, f);
+            }
+            for (w, t) in &c.branches {
+                walk_expr(w, f);
+                walk_expr(t, f);
+            }
+            if let Some(e) = &c.else_result {
+                walk_expr(e, f);
+            }
+        }
+        ExprKind::Function(call) => {
+            // Arguments of aggregates are visited too (nested aggregates are an error
+            // the binder reports).
+            call.args.iter().for_each(|e| walk_expr(e, f));
+        }
+        ExprKind::MethodCall { target, args, .. } => {
+            walk_expr(target, f);
+            args.iter().for_each(|e| walk_expr(e, f));
+        }
+        ExprKind::StaticMethodCall { args, .. } => args.iter().for_each(|e| walk_expr(e, f)),
+        _ => {}
+    }
+}
+
+/// Like [`walk_expr`], with mutable access (used to rewrite column references).
+pub fn walk_expr_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+    f(e);
+    match &mut e.kind {
+        ExprKind::Unary { expr, .. } | ExprKind::IsNull { expr, .. } | ExprKind::Collate { expr, .. } => {
+            walk_expr_mut(expr, f)
+        }
+        ExprKind::Cast { expr, .. } | ExprKind::Parse { expr, .. } => walk_expr_mut(expr, f),
+        ExprKind::Convert { expr, style, .. } => {
+            walk_expr_mut(expr, f);
+            if let Some(s) = style {
+                walk_expr_mut(s, f);
+            }
+        }
+        ExprKind::Binary { left, right, .. } => {
+            walk_expr_mut(left, f);
+            walk_expr_mut(right, f);
+        }
+        ExprKind::AtTimeZone { expr, zone } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(zone, f);
+        }
+        ExprKind::Like { expr, pattern, escape, .. } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(pattern, f);
+            if let Some(e) = escape {
+                walk_expr_mut(e, f);
+            }
+        }
+        ExprKind::Between { expr, low, high, .. } => {
+            walk_expr_mut(expr, f);
+            walk_expr_mut(low, f);
+            walk_expr_mut(high, f);
+        }
+        ExprKind::InList { expr, list, .. } => {
+            walk_expr_mut(expr, f);
+            list.iter_mut().for_each(|e| walk_expr_mut(e, f));
+        }
+        ExprKind::InSubquery { expr, .. } => walk_expr_mut(expr, f),
+        ExprKind::Quantified { left, .. } => walk_expr_mut(left, f),
+        ExprKind::Case(c) => {
+            if let Some(o) = &mut c.operand {
+                walk_expr_mut(o, f);
+            }
+            for (w, t) in &mut c.branches {
+                walk_expr_mut(w, f);
+                walk_expr_mut(t, f);
+            }
+            if let Some(e) = &mut c.else_result {
+                walk_expr_mut(e, f);
+            }
+        }
+        ExprKind::Function(call) => call.args.iter_mut().for_each(|e| walk_expr_mut(e, f)),
+        ExprKind::MethodCall { target, args, .. } => {
+            walk_expr_mut(target, f);
+            args.iter_mut().for_each(|e| walk_expr_mut(e, f));
+        }
+        ExprKind::StaticMethodCall { args, .. } => args.iter_mut().for_each(|e| walk_expr_mut(e, f)),
+        _ => {}
+    }
+}
