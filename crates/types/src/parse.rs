@@ -402,10 +402,8 @@ fn fit_utf16(text: &str, len: usize, pad: bool) -> String {
         if units + n > len {
             // A pair cut in two keeps its high surrogate, unpaired, as SQL Server does.
             if units < len {
-                if let Some(high) = crate::ucs2::units(c.encode_utf8(&mut [0; 4])).next() {
-                    s.push(crate::ucs2::stand_in(high));
-                    units += 1;
-                }
+                s.push(crate::ucs2::stand_in(c.encode_utf16(&mut [0; 2])[0]));
+                units += 1;
             }
             break;
         }

@@ -338,21 +338,26 @@ pub(super) fn exec_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlE
         cx.spools.clear();
     }
     cx.preceding.clear();
-    let outer = std::mem::replace(&mut cx.cur_cmd, super::statements::props(&stmt.kind).done_command);
-    let r = exec_statement_inner(cx, stmt);
+    let props = super::statements::props(&stmt.kind);
+    let outer = std::mem::replace(&mut cx.cur_cmd, props.done_command);
+    let r = exec_statement_inner(cx, stmt, props);
     if r.is_ok() {
         cx.cur_cmd = outer;
     }
     r
 }
 
-pub(super) fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
+pub(super) fn exec_statement_inner(
+    cx: &mut Cx,
+    stmt: &Statement,
+    props: super::statements::StatementProps,
+) -> Result<Flow, SqlError> {
     cx.fcx.now_utc = now_utc();
-    cx.state.live.statement(&stmt.kind, cx.nest_level());
+    cx.state.live.statement(props.request_command, cx.nest_level());
     if cx.state.implicit_transactions
         && cx.state.trancount == 0
         && !cx.host.in_transaction()
-        && super::statements::props(&stmt.kind).implicit_transaction
+        && props.implicit_transaction
     {
         begin_user_transaction(cx, "implicit_transaction")?;
     }
@@ -364,7 +369,7 @@ pub(super) fn exec_statement_inner(cx: &mut Cx, stmt: &Statement) -> Result<Flow
     {
         return Ok(Flow::Normal);
     }
-    if super::statements::props(&stmt.kind).data {
+    if props.data {
         if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
             return Err(SqlError::new(
                 3930,

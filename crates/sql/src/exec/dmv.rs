@@ -12,7 +12,7 @@ use super::plan::{OutCol, Plan};
 use super::query::{Binder, Scope};
 use super::sysviews::{View, ViewKind};
 use super::{Cx, Flow};
-use crate::ast::{Dbcc, Expr, ExprKind, Literal, StatementKind};
+use crate::ast::{Dbcc, Expr, ExprKind, Literal};
 use crate::host::{ClearStats, Isolation};
 use crate::results::{ColumnInfo, Message};
 use crate::system::{nv, s, ObjectKind, ObjectRef};
@@ -87,8 +87,9 @@ pub struct LiveRequest {
 impl LiveRequest {
     /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
     /// keep the previous command (so does MERGE, which has no entry in the commands).
-    pub fn statement(&self, kind: &StatementKind, nest_level: usize) {
-        let Some(c) = super::statements::props(kind).request_command else { return };
+    /// `command`: the statement's position in the commands (`StatementProps`).
+    pub fn statement(&self, command: Option<u8>, nest_level: usize) {
+        let Some(c) = command else { return };
         self.command.store(c, Relaxed);
         self.nest_level.store(nest_level.min(255) as u8, Relaxed);
     }

@@ -40,7 +40,7 @@ use std::path::Path;
 use types::{SqlError, SqlType, Value};
 
 use super::memory::{row_bytes, Charge};
-use super::plan::{order_values_in, Op, OpResult, SortKey, VecOp};
+use super::plan::{order_values_in, HeldRows, Op, OpResult, SortKey};
 use super::{Cx, Row};
 
 /// The most one sort writes to its run files (tempdb's size, in effect).
@@ -127,10 +127,7 @@ pub fn sort(mut input: Box<dyn Op>, keys: &[SortKey], cx: &mut Cx, dir: &Path) -
     }
     held.sort_by(|a, b| order.cmp(&a.0, &b.0));
     if runs.is_empty() {
-        return Ok(Box::new(HeldRows {
-            rows: VecOp::new(held.into_iter().map(|(_, r)| r).collect()),
-            _charge: charge,
-        }));
+        return Ok(Box::new(HeldRows::new(held.into_iter().map(|(_, r)| r).collect(), charge)));
     }
     SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     // The rows still in memory are one more run, read from memory.
@@ -201,11 +198,6 @@ pub fn spool(mut input: Box<dyn Op>, cx: &mut Cx, dir: &Path) -> Result<Spooled,
     })
 }
 
-/// Spills by hash operators (SQL Server's Hash Warnings): a hash join, aggregate,
-/// DISTINCT or set operator that partitioned its rows to files (each file is counted
-/// in Access Methods / Workfiles Created/sec).
-pub static HASH_SPILLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-
 /// Partitions a hash operator writes at once when its rows pass the grant.
 pub const FANOUT: usize = 16;
 
@@ -261,18 +253,6 @@ pub fn partition_of(key: &[u8], level: u32) -> usize {
     level.hash(&mut h);
     key.hash(&mut h);
     (h.finish() % FANOUT as u64) as usize
-}
-
-/// Rows sorted in memory, with the memory they hold.
-struct HeldRows {
-    rows: VecOp,
-    _charge: Charge,
-}
-
-impl Op for HeldRows {
-    fn next(&mut self, cx: &mut Cx) -> OpResult {
-        self.rows.next(cx)
-    }
 }
 
 /// A sorted run on disk.

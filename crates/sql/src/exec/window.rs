@@ -12,8 +12,8 @@ use std::cmp::Ordering;
 use types::{SqlError, Value};
 
 use super::expr::Row;
-use super::memory::{row_bytes, Charge};
-use super::plan::{order_values_in, row_key, FrameEdge, Op, OpResult, SortKey, VecOp, WindowFn, WindowKind};
+use super::memory::row_bytes;
+use super::plan::{order_values_in, row_key, FrameEdge, HeldRows, Op, OpResult, SortKey, VecOp, WindowFn, WindowKind};
 use super::Cx;
 use crate::scalar::aggregate::Accumulator;
 use crate::scalar::convert;
@@ -45,48 +45,42 @@ pub fn open(mut input: Box<dyn Op>, funcs: &[WindowFn], cx: &mut Cx) -> Result<B
             for f in funcs {
                 let keys: Vec<SortKey> = f.partition.iter().map(|e| SortKey { expr: e.clone(), desc: false }).collect();
                 let sorted = super::spill::sort(stream, &keys, cx, &dir)?;
-                stream = Box::new(ByPartition { input: sorted, funcs: vec![f.clone()], next: None, out: None });
+                let db = cx.db_collation();
+                stream = Box::new(ByPartition {
+                    input: sorted,
+                    types: f.partition.iter().map(|e| e.ty()).collect(),
+                    colls: f.partition.iter().map(|e| e.collation(db)).collect(),
+                    func: [f.clone()],
+                    next: None,
+                    out: None,
+                });
             }
             return Ok(stream);
         }
         rows.push(r);
     }
-    Ok(Box::new(Computed { rows: VecOp::new(compute(rows, funcs, cx)?), _charge: charge }))
+    Ok(Box::new(HeldRows::new(compute(rows, funcs, cx)?, charge)))
 }
 
-/// Computed rows, with the grant they hold.
-struct Computed {
-    rows: VecOp,
-    _charge: Charge,
-}
-
-impl Op for Computed {
-    fn next(&mut self, cx: &mut Cx) -> OpResult {
-        self.rows.next(cx)
-    }
-}
-
-/// Window functions over input sorted by their common PARTITION BY: one partition at a
-/// time.
+/// One window function over input sorted by its PARTITION BY: one partition at a time.
 struct ByPartition {
     input: Box<dyn Op>,
-    funcs: Vec<WindowFn>,
+    func: [WindowFn; 1],
+    /// The partition keys' types and collations.
+    types: Vec<types::SqlType>,
+    colls: Vec<Option<types::Collation>>,
     /// The first row of the next partition, read ahead, with its partition key.
     next: Option<(Vec<u8>, Row)>,
-    out: Option<Computed>,
+    out: Option<HeldRows>,
 }
 
 impl ByPartition {
     fn key(&self, row: &Row, cx: &mut Cx) -> Result<Vec<u8>, SqlError> {
-        let f = &self.funcs[0];
-        let db = cx.db_collation();
-        let mut vals = Vec::with_capacity(f.partition.len());
-        for e in &f.partition {
+        let mut vals = Vec::with_capacity(self.types.len());
+        for e in &self.func[0].partition {
             vals.push(cx.eval_with_outer(e, row)?);
         }
-        let types: Vec<_> = f.partition.iter().map(|e| e.ty()).collect();
-        let colls: Vec<_> = f.partition.iter().map(|e| e.collation(db)).collect();
-        Ok(row_key(&vals, &types, &colls))
+        Ok(row_key(&vals, &self.types, &self.colls))
     }
 }
 
@@ -119,7 +113,7 @@ impl Op for ByPartition {
                 charge.add(row_bytes(&r))?;
                 rows.push(r);
             }
-            self.out = Some(Computed { rows: VecOp::new(compute(rows, &self.funcs, cx)?), _charge: charge });
+            self.out = Some(HeldRows::new(compute(rows, &self.func, cx)?, charge));
         }
     }
 }

@@ -220,7 +220,6 @@ pub(super) fn aggregate(
     }
     let mut later = Vec::new();
     if let Some(parts) = spill {
-        super::super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let (rkeys, raggs) = spilled_agg_specs(keys, aggs, db);
         for (si, p) in parts.into_iter().enumerate() {
             for reader in p.finish()?.into_iter().flatten() {
@@ -229,28 +228,15 @@ pub(super) fn aggregate(
         }
         later.reverse();
         return Ok(Box::new(SpilledAggregate {
-            held: Some((VecOp::new(out), charge)),
             later,
             keys: rkeys,
             aggs: raggs,
             sets: sets.clone(),
             level,
-            current: None,
+            current: Some(Box::new(HeldRows::new(out, charge))),
         }));
     }
-    Ok(Box::new(AggregateRows { rows: VecOp::new(out), _charge: charge }))
-}
-
-/// An aggregate's output rows, with the grant their groups held.
-pub(super) struct AggregateRows {
-    pub(super) rows: VecOp,
-    pub(super) _charge: super::super::memory::Charge,
-}
-
-impl Op for AggregateRows {
-    fn next(&mut self, cx: &mut Cx) -> OpResult {
-        self.rows.next(cx)
-    }
+    Ok(Box::new(HeldRows::new(out, charge)))
 }
 
 /// The keys and aggregates that aggregate a spilled partition's records (see
@@ -289,10 +275,9 @@ pub(super) fn spilled_agg_specs(keys: &[BExpr], aggs: &[AggSpec], db: types::Col
     (rkeys, raggs)
 }
 
-/// An aggregate that spilled: the groups that were in memory, then each partition's
-/// groups, aggregated when the previous ones are out.
+/// An aggregate that spilled: the groups that were in memory (the first `current`),
+/// then each partition's groups, aggregated when the previous ones are out.
 pub(super) struct SpilledAggregate {
-    pub(super) held: Option<(VecOp, super::super::memory::Charge)>,
     /// Partitions still to aggregate, last first, with their grouping set.
     pub(super) later: Vec<(super::super::spill::SpoolReader, usize)>,
     pub(super) keys: Vec<BExpr>,
@@ -305,12 +290,6 @@ pub(super) struct SpilledAggregate {
 impl Op for SpilledAggregate {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
         loop {
-            if let Some((rows, _)) = &mut self.held {
-                if let Some(r) = rows.next(cx)? {
-                    return Ok(Some(r));
-                }
-                self.held = None;
-            }
             if let Some(op) = &mut self.current {
                 if let Some(r) = op.next(cx)? {
                     return Ok(Some(r));

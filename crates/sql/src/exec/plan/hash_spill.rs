@@ -22,7 +22,7 @@ use types::{SqlError, Value};
 
 use super::super::expr::{is_true, BExpr, Row};
 use super::super::memory::{row_bytes, Charge};
-use super::super::spill::{partition_of, Partitions, SpoolReader, HASH_SPILLS, MAX_SPILL_LEVEL};
+use super::super::spill::{partition_of, Partitions, SpoolReader, MAX_SPILL_LEVEL};
 use super::super::Cx;
 use super::{fill_joined, RightRow};
 use crate::ast::JoinKind;
@@ -69,13 +69,14 @@ pub struct SpilledJoin {
     right_slots: Option<Vec<usize>>,
     dir: PathBuf,
     pending: Vec<Pending>,
-    /// The partition being joined: its build rows (kept values), by key.
+    /// The partition being joined: its build records (key, then kept values), by key.
     build: Vec<Row>,
     table: HashMap<Vec<u8>, Vec<usize>, FxBuild>,
     matched: Vec<bool>,
     charge: Option<Charge>,
     probe: Option<SpoolReader>,
-    /// The probe row being joined, its candidates and the next one to try.
+    /// The probe record being joined (key, then the row), its candidates and the next
+    /// one to try.
     current: Row,
     candidates: Vec<usize>,
     next: usize,
@@ -97,7 +98,6 @@ impl SpilledJoin {
         right_slots: Option<Vec<usize>>,
         cx: &mut Cx,
     ) -> Result<SpilledJoin, SqlError> {
-        HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut j = SpilledJoin {
             kind,
             residual,
@@ -154,50 +154,37 @@ impl SpilledJoin {
         'pairs: loop {
             let Some(p) = self.pending.pop() else { return Ok(false) };
             let mut charge = cx.memory.charge();
-            let mut keys: Vec<Value> = Vec::new();
             if let Some(mut build) = p.build {
-                while let Some(mut rec) = build.next_row()? {
+                while let Some(rec) = build.next_row()? {
                     cx.check_cancel()?;
                     let bytes = row_bytes(&rec);
                     if !charge.try_add(bytes) {
                         if p.level + 1 < MAX_SPILL_LEVEL {
                             // Still too big: this pair is partitioned again, by another hash.
+                            let level = p.level + 1;
                             let mut w = SpillWriter {
-                                build: Partitions::new(&self.dir, p.level + 1),
-                                probe: Partitions::new(&self.dir, p.level + 1),
+                                build: Partitions::new(&self.dir, level),
+                                probe: Partitions::new(&self.dir, level),
                             };
-                            for (key, vals) in keys.drain(..).zip(self.build.drain(..)) {
-                                let at = part_of(&key, p.level + 1);
-                                let mut r = vec![key];
-                                r.extend(vals);
-                                w.build.push(at, &r)?;
+                            for r in self.build.drain(..).chain(std::iter::once(rec)) {
+                                w.build.push(part_of(&r[0], level), &r)?;
                             }
-                            w.build.push(part_of(&rec[0], p.level + 1), &rec)?;
-                            while let Some(rec) = build.next_row()? {
-                                cx.check_cancel()?;
-                                w.build.push(part_of(&rec[0], p.level + 1), &rec)?;
-                            }
-                            if let Some(mut probe) = p.probe {
-                                while let Some(rec) = probe.next_row()? {
-                                    cx.check_cancel()?;
-                                    w.probe.push(part_of(&rec[0], p.level + 1), &rec)?;
-                                }
+                            repartition(build, &mut w.build, level, cx)?;
+                            if let Some(probe) = p.probe {
+                                repartition(probe, &mut w.probe, level, cx)?;
                             }
                             self.table.clear();
                             drop(charge);
-                            self.queue(w, p.level + 1)?;
+                            self.queue(w, level)?;
                             continue 'pairs;
                         }
                         // Rows that no partitioning separates: Msg 701 past the grant.
                         charge.add(bytes)?;
                     }
-                    let key = std::mem::replace(&mut rec[0], Value::Null);
-                    let vals = rec.split_off(1);
-                    if let Value::Binary(k) = &key {
+                    if let Value::Binary(k) = &rec[0] {
                         self.table.entry(k.clone()).or_default().push(self.build.len());
                     }
-                    keys.push(key);
-                    self.build.push(vals);
+                    self.build.push(rec);
                 }
             }
             self.matched = vec![false; self.build.len()];
@@ -213,8 +200,8 @@ impl SpilledJoin {
                 while self.next < self.candidates.len() {
                     let i = self.candidates[self.next];
                     self.next += 1;
-                    let right = Some(RightRow::Values(&self.build[i], self.right_slots.as_deref()));
-                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), self.widths, right);
+                    let right = Some(RightRow::Values(&self.build[i][1..], self.right_slots.as_deref()));
+                    fill_joined(row, self.out.as_deref(), Some(&self.current[1..]), self.widths, right);
                     let ok = match &self.residual {
                         Some(p) => is_true(&cx.eval_with_outer(p, &row[..])?),
                         None => true,
@@ -227,17 +214,17 @@ impl SpilledJoin {
                 }
                 self.probing = false;
                 if !self.probe_matched && matches!(self.kind, JoinKind::LeftOuter | JoinKind::FullOuter) {
-                    fill_joined(row, self.out.as_deref(), Some(self.current.as_slice()), self.widths, None);
+                    fill_joined(row, self.out.as_deref(), Some(&self.current[1..]), self.widths, None);
                     return Ok(true);
                 }
             }
             if self.unmatched_out.is_none() {
                 if let Some(probe) = &mut self.probe {
-                    if let Some(mut rec) = probe.next_row()? {
+                    if let Some(rec) = probe.next_row()? {
                         cx.check_cancel()?;
-                        self.current = rec.split_off(1);
+                        self.current = rec;
                         self.candidates.clear();
-                        if let Value::Binary(k) = &rec[0] {
+                        if let Value::Binary(k) = &self.current[0] {
                             if let Some(list) = self.table.get(k.as_slice()) {
                                 self.candidates.extend_from_slice(list);
                             }
@@ -257,7 +244,7 @@ impl SpilledJoin {
                     let j = *i;
                     *i += 1;
                     if !self.matched[j] {
-                        let right = Some(RightRow::Values(&self.build[j], self.right_slots.as_deref()));
+                        let right = Some(RightRow::Values(&self.build[j][1..], self.right_slots.as_deref()));
                         fill_joined(row, self.out.as_deref(), None, self.widths, right);
                         return Ok(true);
                     }
@@ -268,4 +255,13 @@ impl SpilledJoin {
             }
         }
     }
+}
+
+/// The rest of `reader`'s records into `parts` by their key at `level`.
+fn repartition(mut reader: SpoolReader, parts: &mut Partitions, level: u32, cx: &mut Cx) -> Result<(), SqlError> {
+    while let Some(rec) = reader.next_row()? {
+        cx.check_cancel()?;
+        parts.push(part_of(&rec[0], level), &rec)?;
+    }
+    Ok(())
 }

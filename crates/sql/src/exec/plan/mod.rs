@@ -750,22 +750,13 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
             // Each side streams: UNION ALL holds nothing, UNION and INTERSECT/EXCEPT
             // hold keys within the grant and spill past it.
             let l: Box<dyn Op> = Box::new(ConformOp { input: open(left, cx)?, from: lt, to: types.clone() });
+            let r: Box<dyn Op> = Box::new(ConformOp { input: open(right, cx)?, from: rt, to: types.clone() });
             match op {
-                SetOperator::UnionAll | SetOperator::Union => {
-                    let r = Box::new(ConformOp {
-                        input: Box::new(LazyOp { plan: Some((**right).clone()), op: None }),
-                        from: rt,
-                        to: types.clone(),
-                    });
-                    let both: Box<dyn Op> = Box::new(ConcatOp { first: Some(l), rest: r });
-                    if *op == SetOperator::Union {
-                        Box::new(DistinctOp::new(both, colls, 0, cx))
-                    } else {
-                        both
-                    }
+                SetOperator::UnionAll => Box::new(ConcatOp { first: Some(l), rest: r }),
+                SetOperator::Union => {
+                    Box::new(DistinctOp::new(Box::new(ConcatOp { first: Some(l), rest: r }), colls, 0, cx))
                 }
                 _ => {
-                    let r = Box::new(ConformOp { input: open(right, cx)?, from: rt, to: types.clone() });
                     let keep = *op == SetOperator::Intersect;
                     intersect_except(keep, l, r, false, (&types, &colls), 0, cx)?
                 }
@@ -789,8 +780,8 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
                 max_recursion: *max_recursion,
                 types,
                 rt,
-                last,
-                pos: 0,
+                out: Vec::new().into_iter(),
+                pending: Some(last),
                 level: 0,
                 charge,
             })
@@ -840,16 +831,17 @@ fn conform(rows: Vec<Row>, from: &[SqlType], to: &[SqlType]) -> Result<Vec<Row>,
     if from == to {
         return Ok(rows);
     }
-    let mut out = Vec::with_capacity(rows.len());
-    for r in rows {
-        let mut row = Vec::with_capacity(r.len());
-        for (i, v) in r.into_iter().enumerate() {
-            let (f, t) = (from.get(i).copied().unwrap_or(SqlType::Int), to.get(i).copied().unwrap_or(SqlType::Int));
-            row.push(if f == t { v } else { convert::convert(&v, &f, &t, None)? });
-        }
-        out.push(row);
+    rows.into_iter().map(|r| conform_row(r, from, to)).collect()
+}
+
+/// Converts each column of one row to the set operation's column type.
+fn conform_row(r: Row, from: &[SqlType], to: &[SqlType]) -> Result<Row, SqlError> {
+    let mut row = Vec::with_capacity(r.len());
+    for (i, v) in r.into_iter().enumerate() {
+        let (f, t) = (from.get(i).copied().unwrap_or(SqlType::Int), to.get(i).copied().unwrap_or(SqlType::Int));
+        row.push(if f == t { v } else { convert::convert(&v, &f, &t, None)? });
     }
-    Ok(out)
+    Ok(row)
 }
 
 /// A row's identity: the concatenated sort keys, strings under each column's collation
@@ -941,6 +933,25 @@ impl VecOp {
 impl Op for VecOp {
     fn next(&mut self, _cx: &mut Cx) -> OpResult {
         Ok(self.rows.next())
+    }
+}
+
+/// Rows an operator built in memory (sorted, aggregated, computed), with the share of
+/// the request's grant they hold until they are read.
+pub struct HeldRows {
+    rows: VecOp,
+    _charge: super::memory::Charge,
+}
+
+impl HeldRows {
+    pub fn new(rows: Vec<Row>, charge: super::memory::Charge) -> HeldRows {
+        HeldRows { rows: VecOp::new(rows), _charge: charge }
+    }
+}
+
+impl Op for HeldRows {
+    fn next(&mut self, cx: &mut Cx) -> OpResult {
+        self.rows.next(cx)
     }
 }
 
@@ -1206,51 +1217,51 @@ pub fn next_spool_id() -> usize {
 const SPOOL_MAX_ROWS: usize = 10_000;
 
 /// A recursive CTE's rows, one level at a time: the anchor's rows, then each level the
-/// recursive member computes from the previous one (its work table) while the previous
-/// level's rows go out. Only the last level is held, within the request's grant.
+/// recursive member computes from the previous one (its work table). A level is computed
+/// before the previous level's rows go out, which then move out of the work table; only
+/// those two levels are held, within the request's grant.
 struct RecursiveCteOp {
     id: usize,
     recursive: Plan,
     max_recursion: u32,
     types: Vec<SqlType>,
     rt: Vec<SqlType>,
-    last: Vec<Row>,
-    pos: usize,
+    /// The level going out.
+    out: std::vec::IntoIter<Row>,
+    /// The next level, whose own successor is not computed yet (None: done).
+    pending: Option<Vec<Row>>,
     level: u32,
     charge: super::memory::Charge,
 }
 
 impl Op for RecursiveCteOp {
     fn next(&mut self, cx: &mut Cx) -> OpResult {
-        loop {
-            if let Some(r) = self.last.get(self.pos) {
-                self.pos += 1;
-                return Ok(Some(r.clone()));
-            }
-            if self.last.is_empty() {
-                return Ok(None);
-            }
-            if self.max_recursion > 0 && self.level >= self.max_recursion {
-                return Err(SqlError::new(
-                    530,
-                    16,
-                    1,
-                    format!(
-                        "The statement terminated. The maximum recursion {} has been exhausted before statement completion.",
-                        self.max_recursion
-                    ),
-                ));
-            }
-            cx.check_cancel()?;
-            cx.work_tables.insert(self.id, std::mem::take(&mut self.last));
-            self.charge.clear();
-            let next = drain(open(&self.recursive, cx)?, cx);
-            cx.work_tables.remove(&self.id);
-            self.last = conform(next?, &self.rt, &self.types)?;
-            self.charge.add(self.last.iter().map(|r| super::memory::row_bytes(r)).sum())?;
-            self.pos = 0;
-            self.level += 1;
+        if let Some(r) = self.out.next() {
+            return Ok(Some(r));
         }
+        let Some(rows) = self.pending.take().filter(|rows| !rows.is_empty()) else { return Ok(None) };
+        if self.max_recursion > 0 && self.level >= self.max_recursion {
+            return Err(SqlError::new(
+                530,
+                16,
+                1,
+                format!(
+                    "The statement terminated. The maximum recursion {} has been exhausted before statement completion.",
+                    self.max_recursion
+                ),
+            ));
+        }
+        cx.check_cancel()?;
+        cx.work_tables.insert(self.id, rows);
+        let next = drain(open(&self.recursive, cx)?, cx);
+        let rows = cx.work_tables.remove(&self.id).unwrap_or_default();
+        let next = conform(next?, &self.rt, &self.types)?;
+        self.charge.clear();
+        self.charge.add(rows.iter().chain(&next).map(|r| super::memory::row_bytes(r)).sum())?;
+        self.level += 1;
+        self.out = rows.into_iter();
+        self.pending = Some(next);
+        Ok(self.out.next())
     }
 }
 

@@ -16,26 +16,7 @@ impl Op for ConformOp {
         if self.from == self.to {
             return Ok(Some(r));
         }
-        Ok(conform(vec![r], &self.from, &self.to)?.pop())
-    }
-}
-
-/// A plan opened when its first row is wanted (the second input of a UNION: its sorts
-/// and hash tables are not built while the first input's rows are still read).
-pub(super) struct LazyOp {
-    pub(super) plan: Option<Plan>,
-    pub(super) op: Option<Box<dyn Op>>,
-}
-
-impl Op for LazyOp {
-    fn next(&mut self, cx: &mut Cx) -> OpResult {
-        if let Some(plan) = self.plan.take() {
-            self.op = Some(open(&plan, cx)?);
-        }
-        match &mut self.op {
-            Some(op) => op.next(cx),
-            None => Ok(None),
-        }
+        conform_row(r, &self.from, &self.to).map(Some)
     }
 }
 
@@ -110,7 +91,6 @@ pub(super) fn intersect_except(
             let k = row_key(&r, types, colls);
             lp.push(lp.of(&k), &r)?;
         }
-        super::super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut pairs: Vec<_> = lp.finish()?.into_iter().zip(rp.finish()?).filter_map(|(l, r)| Some((l?, r))).collect();
         pairs.reverse();
         return Ok(Box::new(SpilledSetOp {
@@ -243,7 +223,6 @@ impl Op for DistinctOp {
             }
             self.input_done = true;
             if let Some(p) = self.spill.take() {
-                super::super::spill::HASH_SPILLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 self.seen = Default::default();
                 self.charge.clear();
                 self.later = p.finish()?.into_iter().flatten().collect();
