@@ -43,3 +43,15 @@ SELECT OBJECT_NAME(OBJECT_ID('sys.dm_exec_session_wait_stats')) AS by_id,
 SELECT TOP (3) OBJECT_NAME(c.object_id) AS view_name, c.name
   FROM sys.system_columns AS c WHERE c.object_id = OBJECT_ID('sys.schemas') ORDER BY c.column_id;
 GO
+-- sys.all_parameters: the system table functions' parameters beside the user modules'.
+CREATE PROCEDURE dbo.GadgetByName @Name nvarchar(40), @Found int OUTPUT AS SELECT @Found = COUNT(*) FROM dbo.Gadget WHERE Name = @Name;
+GO
+SELECT OBJECT_NAME(p.object_id) AS module, p.parameter_id, p.name, TYPE_NAME(p.user_type_id) AS type_name, p.is_output
+  FROM sys.all_parameters AS p
+ WHERE p.object_id IN (OBJECT_ID('sys.dm_io_virtual_file_stats'), OBJECT_ID('dbo.GadgetByName'))
+ ORDER BY module, p.parameter_id;
+SELECT COUNT(*) AS system_in_parameters FROM sys.parameters WHERE object_id < 0;
+SELECT COUNT(*) AS fn_helpcollations_params FROM sys.all_parameters WHERE object_id = OBJECT_ID('sys.fn_helpcollations');
+SELECT TOP (1) name FROM sys.fn_helpcollations() WHERE name = 'Latin1_General_CI_AS';
+SELECT * FROM sys.fn_helpcollations(1);
+GO

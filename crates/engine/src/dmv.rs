@@ -2,7 +2,7 @@
 //! `SessionSlot`, published at the start and end of every request), its wait table, and
 //! the instance's file statistics, counters and logs. `EngineHost`'s DMV methods (the
 //! `sql` crate's `Host`) call the functions here; the views themselves are in
-//! `sql::exec::dmv`.
+//! `sql::exec::LiveRequest`.
 //!
 //! # Where the numbers come from
 //!
@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
 
 use parking_lot::Mutex;
-use sql::exec::dmv::LiveRequest;
+use sql::exec::LiveRequest;
 use sql::exec::SessionState;
 use sql::host::{
     AllocationUnitRow, ClearStats, ConnectionInfo, CounterRow, DbId, FileStatRow, Isolation, LockRow, LogSpaceRow,

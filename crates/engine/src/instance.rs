@@ -322,8 +322,8 @@ impl Instance {
         let schedulers = config.schedulers.unwrap_or(cpus);
         diag::sched::schedulers().configure(schedulers);
         // Query memory (sorts, hash tables, groups) as large as the buffer pool; one
-        // request may take a quarter of it (see sql::exec::memory).
-        sql::exec::memory::set_pool_bytes(config.memory_limit_bytes.unwrap_or(DEFAULT_MEMORY_LIMIT));
+        // request may take a quarter of it (see sql::exec::set_pool_bytes).
+        sql::exec::set_pool_bytes(config.memory_limit_bytes.unwrap_or(DEFAULT_MEMORY_LIMIT));
         diag::errorlog::log(
             "Server",
             &format!("Mesquite detected {cpus} CPUs; {schedulers} schedulers run session workers (0: unscheduled)."),
@@ -904,7 +904,7 @@ impl Instance {
             files: self.file_records(&name, &stmt.files, &stmt.log_files)?,
             // Without COLLATE, the instance's (model's) collation.
             collation: match &stmt.collation {
-                Some(n) => sql::exec::query::collation_named(&n.value)?,
+                Some(n) => sql::exec::collation_named(&n.value)?,
                 None => types::Collation::DEFAULT,
             },
         };
@@ -1090,7 +1090,7 @@ impl Instance {
             AlterDatabaseAction::Collate(name) => {
                 // The executor has refused system databases and schema-bound dependents
                 // (it owns the catalog); the exclusive use is the instance's to check.
-                r.collation = sql::exec::query::collation_named(&name.value)?;
+                r.collation = sql::exec::collation_named(&name.value)?;
                 let others = self
                     .sessions
                     .lock()

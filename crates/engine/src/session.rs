@@ -88,7 +88,7 @@ impl Instance {
         if !rec.sysadmin {
             let catalog = self.db(db)?.catalog.clone();
             let db_name = self.db(db)?.name().to_string();
-            if !sql::exec::security::can_access_database(&catalog.inner.read(), &name, db) {
+            if !sql::exec::can_access_database(&catalog.inner.read(), &name, db) {
                 diag::errorlog::log(
                     "Logon",
                     &format!("Login failed for user '{login}'. Reason: Failed to open the explicitly specified database '{db_name}'. [CLIENT: <local machine>]"),
@@ -166,7 +166,7 @@ impl Session {
         self.state.cancel.store(false, Ordering::Release);
         let _waits = self.slot.activity.begin_request(&self.state);
         let _scheduler = diag::sched::enter();
-        sql::exec::bulk::execute_bulk_load(&mut self.state, &mut self.host, load, sink);
+        sql::exec::execute_bulk_load(&mut self.state, &mut self.host, load, sink);
         self.publish();
     }
 

@@ -177,7 +177,7 @@ fn indexes_views_functions_and_output() {
 
 #[test]
 fn simple_selects_reuse_their_plan_until_the_table_changes() {
-    use sql::exec::plan_cache::parameterize;
+    use sql::exec::parameterize;
     let mut db = Db::new();
     db.rows("CREATE TABLE t (id int PRIMARY KEY, v int NULL)");
     db.rows("INSERT INTO t VALUES (1, 10), (2, 20), (3, 30)");
@@ -214,7 +214,7 @@ fn simple_selects_reuse_their_plan_until_the_table_changes() {
 
 #[test]
 fn a_key_seek_with_a_string_that_does_not_convert_is_245_also_from_a_kept_plan() {
-    use sql::exec::plan_cache::parameterize;
+    use sql::exec::parameterize;
     let mut db = Db::new();
     db.rows("CREATE TABLE t (id int PRIMARY KEY, v int NULL)");
     db.rows("INSERT INTO t VALUES (1, 10), (2, 20)");

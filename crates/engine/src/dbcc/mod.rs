@@ -30,12 +30,12 @@ impl Instance {
             if let Some(t) = o.table() {
                 for i in &t.indexes {
                     let columns = if i.index_id <= 1 {
-                        sql::exec::table::stored_columns(&t.columns)
+                        sql::exec::stored_columns(&t.columns)
                     } else {
                         let keys = t.column_positions(i.key_columns.iter().map(|(c, _)| *c));
                         let included = t.column_positions(i.included.iter().copied());
                         match (keys, included) {
-                            (Ok(k), Ok(inc)) => sql::exec::table::nc_stored_columns(&t.columns, &k, &inc),
+                            (Ok(k), Ok(inc)) => sql::exec::nc_stored_columns(&t.columns, &k, &inc),
                             _ => Vec::new(),
                         }
                     };

@@ -610,8 +610,8 @@ pub(crate) fn sp_tables(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError> 
         }
     }
     if keep("VIEW") {
-        for o in super::sysviews::system_objects().into_iter().filter(|o| o.type_code == "V") {
-            let schema = if o.schema_id == 4 { "sys" } else { "INFORMATION_SCHEMA" };
+        for o in crate::system::all().filter(|o| o.kind == crate::system::ObjectKind::View) {
+            let schema = o.schema.name();
             if owner.matches(schema) && table.matches(o.name) {
                 rows.push(vec![s(&db_name), s(schema), s(o.name), s("VIEW"), Value::Null]);
             }

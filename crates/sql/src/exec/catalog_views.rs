@@ -35,6 +35,8 @@ pub enum CatalogView {
     /// sys.all_sql_modules: the same rows (Mesquite's system objects have no SQL text).
     AllSqlModules,
     Parameters,
+    /// sys.all_parameters: sys.parameters and the system table functions' parameters.
+    AllParameters,
     Partitions,
     DataSpaces,
     Filegroups,
@@ -175,7 +177,7 @@ pub fn columns(v: CatalogView) -> Vec<OutCol> {
             ("is_inlineable", bit, true),
             ("inline_type", bit, true),
         ]),
-        Parameters => cols(&[
+        Parameters | AllParameters => cols(&[
             ("object_id", int, false),
             ("name", sysname(), true),
             ("parameter_id", int, false),
@@ -727,7 +729,15 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
                 ]);
             }
         }
-        Parameters => {
+        Parameters | AllParameters => {
+            if v == AllParameters {
+                // The registry's table functions take integer arguments.
+                for o in crate::system::all() {
+                    for (i, p) in o.params.iter().enumerate() {
+                        out.push(parameter_row(o.id, &format!("@{p}"), i as i32 + 1, &SqlType::Int, false, false));
+                    }
+                }
+            }
             for o in g.objects.values() {
                 let Some((params, ret, _)) = module_signature(o) else { continue };
                 if let Some(ty) = ret {
@@ -1262,18 +1272,8 @@ fn count_rows(cx: &mut Cx, index: &IndexRef) -> Result<i64, SqlError> {
 // ---------------------------------------------------------------------------------------
 
 /// sys.fn_helpcollations(): the collations Mesquite supports.
-pub fn fn_helpcollations(args: usize) -> Result<(super::plan::Plan, Vec<OutCol>), SqlError> {
-    if args > 0 {
-        return Err(SqlError::new(
-            8144,
-            16,
-            2,
-            "Procedure or function fn_helpcollations has too many arguments specified.",
-        ));
-    }
-    let cols = fn_helpcollations_columns();
-    let rows: Vec<Row> = types::Collation::all().iter().map(|c| vec![s(&c.name()), s(&c.description())]).collect();
-    Ok((super::plan::Plan::Rows { rows: std::sync::Arc::new(rows), cols: cols.clone() }, cols))
+pub fn fn_helpcollations() -> Vec<Row> {
+    types::Collation::all().iter().map(|c| vec![s(&c.name()), s(&c.description())]).collect()
 }
 
 pub fn fn_helpcollations_columns() -> Vec<OutCol> {

@@ -281,7 +281,7 @@ impl<'a> Cx<'a> {
 
     pub fn object_name(&self, db: DbId, id: i32) -> Option<String> {
         if id < 0 {
-            return sysviews::system_object_name(id).map(str::to_string);
+            return crate::system::by_id(id).map(|o| o.name.to_string());
         }
         let c = self.catalog(db).ok()?;
         let g = c.inner.read();
@@ -306,8 +306,8 @@ impl<'a> Cx<'a> {
             return Ok(None);
         };
         if let Some(schema) = name.schema() {
-            if let Some(id) = sysviews::system_object_id(&schema.value, &name.name().value) {
-                return Ok(Some(id));
+            if let Some(o) = crate::system::lookup(&schema.value, &name.name().value) {
+                return Ok(Some(o.id));
             }
         }
         Ok(self.resolve_object(&name)?.map(|(_, o)| o.id).or_else(|| {

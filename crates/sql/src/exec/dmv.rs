@@ -10,7 +10,6 @@ use types::{SqlError, SqlType, Value};
 use super::opt;
 use super::plan::{OutCol, Plan};
 use super::query::{Binder, Scope};
-use super::sysviews::{View, ViewKind};
 use super::{Cx, Flow};
 use crate::ast::{Dbcc, Expr, ExprKind, Literal};
 use crate::host::{ClearStats, Isolation};
@@ -19,9 +18,6 @@ use crate::system::{nv, s, ObjectKind, ObjectRef};
 
 /// Built-in DMV table functions; None when `name` is not one.
 pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
-    if name == "fn_helpcollations" {
-        return super::catalog_views::fn_helpcollations(args.len()).map(Some);
-    }
     let Some(object) = crate::system::lookup("sys", name).filter(|o| o.kind == ObjectKind::TableFunction) else {
         return Ok(None);
     };
@@ -67,7 +63,7 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
         };
     }
     let cols = object.out_cols();
-    let view = View { kind: ViewKind::System(ObjectRef(object)), db: b.cx.state.database, args: vals };
+    let view = crate::system::View { object: ObjectRef(object), db: b.cx.state.database, args: vals };
     Ok(Some((Plan::Virtual { view, cols: cols.clone() }, cols)))
 }
 

@@ -19,38 +19,38 @@
 //! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
 //! an explicit transaction a savepoint before the statement undoes its partial work.
 
-pub mod alter;
-pub mod bulk;
-pub mod catalog_procs;
-pub mod catalog_views;
-pub mod clr;
-pub mod cursor;
-pub mod ddl;
-pub mod dml;
-pub mod dmv;
-pub mod errors;
-pub mod expr;
-pub mod forclause;
-pub mod index_spool;
-pub mod language;
-pub mod memory;
-pub mod merge;
-pub mod openjson;
-pub mod parse_cache;
-pub mod pivot;
-pub mod plan;
-pub mod plan_cache;
-pub mod procs;
-pub mod query;
-pub mod security;
-pub mod spill;
-pub mod sysviews;
-pub mod table;
-pub mod trigger;
-pub mod tvf;
-pub mod user_types;
-pub mod window;
-pub mod xml;
+pub(crate) mod alter;
+pub(crate) mod bulk;
+pub(crate) mod catalog_procs;
+pub(crate) mod catalog_views;
+pub(crate) mod clr;
+pub(crate) mod cursor;
+pub(crate) mod ddl;
+pub(crate) mod dml;
+pub(crate) mod dmv;
+pub(crate) mod errors;
+pub(crate) mod expr;
+pub(crate) mod forclause;
+pub(crate) mod index_spool;
+pub(crate) mod language;
+pub(crate) mod memory;
+pub(crate) mod merge;
+pub(crate) mod openjson;
+pub(crate) mod parse_cache;
+pub(crate) mod pivot;
+pub(crate) mod plan;
+pub(crate) mod plan_cache;
+pub(crate) mod procs;
+pub(crate) mod query;
+pub(crate) mod security;
+pub(crate) mod spill;
+pub(crate) mod sysviews;
+pub(crate) mod table;
+pub(crate) mod trigger;
+pub(crate) mod tvf;
+pub(crate) mod user_types;
+pub(crate) mod window;
+pub(crate) mod xml;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering as AtomicOrdering};
@@ -73,11 +73,20 @@ mod batch;
 mod context;
 mod control;
 mod session;
-pub mod statements;
+pub(crate) mod statements;
 pub use batch::*;
 pub use context::*;
 use control::*;
 pub use session::*;
+
+// What engine, tds, cli and the tests use; the rest of the executor is crate-private.
+pub use bulk::execute_bulk_load;
+pub use dmv::LiveRequest;
+pub use memory::set_pool_bytes;
+pub use plan_cache::parameterize;
+pub use query::collation_named;
+pub use security::can_access_database;
+pub use table::{nc_stored_columns, stored_columns};
 
 pub const TEMPDB: DbId = 2;
 

@@ -21,12 +21,14 @@ use crate::ast::*;
 use crate::catalog::{IndexKind, ObjectBody};
 use crate::host::DbId;
 
+/// The views computed here, each registered in `crate::system` (`catalog.rs`,
+/// `information_schema.rs`), whose entries call [`columns_of`] and [`rows_needing`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ViewKind {
     Databases,
     Schemas,
     Objects,
-    /// sys.all_objects: user objects and the system objects of [`system_objects`].
+    /// sys.all_objects: user objects and the system objects of the registry.
     AllObjects,
     /// sys.system_objects: the system objects only.
     SystemObjects,
@@ -51,17 +53,6 @@ pub enum ViewKind {
     IsTables,
     IsColumns,
     IsViews,
-    /// An object of the system-object registry (`crate::system`).
-    System(crate::system::ObjectRef),
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct View {
-    pub kind: ViewKind,
-    /// The database whose catalog the view reads.
-    pub db: DbId,
-    /// A table function's arguments (NULL = None); unused by views.
-    pub args: [Option<i32>; 2],
 }
 
 pub(super) fn sysname() -> SqlType {
@@ -76,16 +67,14 @@ pub(super) fn cols(spec: &[(&str, SqlType, bool)]) -> Vec<OutCol> {
     spec.iter().map(|(n, t, null)| OutCol::new(*n, *t, *null)).collect()
 }
 
-fn columns_of(kind: ViewKind) -> Vec<OutCol> {
-    if let ViewKind::System(o) = kind {
-        return o.0.out_cols();
-    }
+/// A view's columns.
+pub fn columns_of(kind: ViewKind) -> Vec<OutCol> {
     let int = SqlType::Int;
     let bit = SqlType::Bit;
     let dt = SqlType::DateTime;
     let ti = SqlType::TinyInt;
     let si = SqlType::SmallInt;
-    match kind {
+    let mut out = match kind {
         ViewKind::Databases => cols(&[
             ("name", sysname(), false),
             ("database_id", int, false),
@@ -166,6 +155,7 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
         }
         ViewKind::MasterFiles | ViewKind::DatabaseFiles => cols(&[
             ("database_id", int, false),
+            // (sys.database_files has no database_id: removed below)
             ("file_id", int, false),
             ("type", ti, false),
             ("type_desc", nv(60), true),
@@ -210,94 +200,17 @@ fn columns_of(kind: ViewKind) -> Vec<OutCol> {
             ]);
             cols(&v)
         }
-        ViewKind::System(_) => Vec::new(),
+    };
+    if kind == ViewKind::DatabaseFiles {
+        out.remove(0);
     }
+    out
 }
 
-fn view_kind(schema: &str, name: &str) -> Option<ViewKind> {
-    let n = name.to_ascii_lowercase();
-    if schema.eq_ignore_ascii_case("INFORMATION_SCHEMA") {
-        return match n.as_str() {
-            "tables" => Some(ViewKind::IsTables),
-            "columns" => Some(ViewKind::IsColumns),
-            "views" => Some(ViewKind::IsViews),
-            _ => registered_view(schema, name),
-        };
-    }
-    if !schema.eq_ignore_ascii_case("sys") {
-        return None;
-    }
-    Some(match n.as_str() {
-        "databases" => ViewKind::Databases,
-        "schemas" => ViewKind::Schemas,
-        "objects" => ViewKind::Objects,
-        "all_objects" => ViewKind::AllObjects,
-        "system_objects" => ViewKind::SystemObjects,
-        "tables" => ViewKind::Tables,
-        "views" => ViewKind::Views,
-        "all_views" => ViewKind::AllViews,
-        "system_views" => ViewKind::SystemViews,
-        "procedures" => ViewKind::Procedures,
-        "columns" => ViewKind::Columns,
-        "all_columns" => ViewKind::AllColumns,
-        "system_columns" => ViewKind::SystemColumns,
-        "indexes" => ViewKind::Indexes,
-        "types" => ViewKind::Types,
-        "table_types" => ViewKind::TableTypes,
-        "master_files" => ViewKind::MasterFiles,
-        "database_files" => ViewKind::DatabaseFiles,
-        _ => return registered_view(schema, name),
-    })
+/// The view being computed.
+struct View {
+    kind: ViewKind,
 }
-
-/// A view of the system-object registry (`crate::system`).
-fn registered_view(schema: &str, name: &str) -> Option<ViewKind> {
-    let o = crate::system::lookup(schema, name)?;
-    (o.kind == crate::system::ObjectKind::View).then_some(ViewKind::System(crate::system::ObjectRef(o)))
-}
-
-/// A system object as sys.all_objects and sys.system_objects list it.
-pub struct SystemObject {
-    pub name: &'static str,
-    pub schema_id: i32,
-    /// Negative, as SQL Server's system object ids are, and stable.
-    pub object_id: i32,
-    pub type_code: &'static str,
-    pub type_desc: &'static str,
-    /// The view's or table function's columns; empty for procedures.
-    pub columns: Vec<OutCol>,
-}
-
-const SYS_SCHEMA_ID: i32 = 4;
-const INFORMATION_SCHEMA_ID: i32 = 3;
-
-/// The system objects not yet in the registry (`crate::system`): (object id, schema id,
-/// name, type). V = view, IF = inline table-valued function, P = procedure, X =
-/// extended procedure. Ids are stable: a new object takes an unused one.
-const SYSTEM_OBJECT_NAMES: &[(i32, i32, &str, &str)] = &[
-    (-100, SYS_SCHEMA_ID, "databases", "V"),
-    (-101, SYS_SCHEMA_ID, "schemas", "V"),
-    (-102, SYS_SCHEMA_ID, "objects", "V"),
-    (-103, SYS_SCHEMA_ID, "all_objects", "V"),
-    (-104, SYS_SCHEMA_ID, "system_objects", "V"),
-    (-105, SYS_SCHEMA_ID, "tables", "V"),
-    (-106, SYS_SCHEMA_ID, "views", "V"),
-    (-107, SYS_SCHEMA_ID, "procedures", "V"),
-    (-108, SYS_SCHEMA_ID, "columns", "V"),
-    (-109, SYS_SCHEMA_ID, "all_columns", "V"),
-    (-110, SYS_SCHEMA_ID, "system_columns", "V"),
-    (-111, SYS_SCHEMA_ID, "indexes", "V"),
-    (-112, SYS_SCHEMA_ID, "types", "V"),
-    (-113, SYS_SCHEMA_ID, "master_files", "V"),
-    (-114, SYS_SCHEMA_ID, "database_files", "V"),
-    (-127, INFORMATION_SCHEMA_ID, "TABLES", "V"),
-    (-128, INFORMATION_SCHEMA_ID, "COLUMNS", "V"),
-    (-129, INFORMATION_SCHEMA_ID, "VIEWS", "V"),
-    (-173, SYS_SCHEMA_ID, "all_views", "V"),
-    (-174, SYS_SCHEMA_ID, "system_views", "V"),
-    (-182, SYS_SCHEMA_ID, "fn_helpcollations", "IF"),
-    (-188, SYS_SCHEMA_ID, "table_types", "V"),
-];
 
 /// The user-defined types of `db` as sys.types (or, for `TableTypes`, sys.table_types)
 /// rows: an alias type has its base type's id and sizes, a table type is type 243.
@@ -337,68 +250,6 @@ fn user_types(cx: &mut Cx, db: DbId, kind: ViewKind, out: &mut Vec<Row>) -> Resu
         out.push(row);
     }
     Ok(())
-}
-
-/// The id of system object `schema.name` (OBJECT_ID('sys.objects')).
-pub fn system_object_id(schema: &str, name: &str) -> Option<i32> {
-    if let Some(o) = crate::system::lookup(schema, name) {
-        return Some(o.id);
-    }
-    let schema_id = crate::system::Schema::of(schema)?.id();
-    SYSTEM_OBJECT_NAMES.iter().find(|&&(_, sid, n, _)| sid == schema_id && n.eq_ignore_ascii_case(name)).map(|o| o.0)
-}
-
-/// The name of the system object with this (negative) id (OBJECT_NAME(-102)).
-pub fn system_object_name(id: i32) -> Option<&'static str> {
-    if let Some(o) = crate::system::by_id(id) {
-        return Some(o.name);
-    }
-    SYSTEM_OBJECT_NAMES.iter().find(|o| o.0 == id).map(|o| o.2)
-}
-
-/// The system objects with their columns, built from the same column lists the views
-/// themselves return, so sys.all_columns can never disagree with a `SELECT *`.
-pub fn system_objects() -> &'static [SystemObject] {
-    // Built once: they depend only on the build, and seed 002's `INSERT ... SELECT TOP
-    // (1000) ... FROM sys.all_columns` lists them per transaction.
-    static OBJECTS: std::sync::OnceLock<Vec<SystemObject>> = std::sync::OnceLock::new();
-    OBJECTS.get_or_init(build_system_objects)
-}
-
-fn build_system_objects() -> Vec<SystemObject> {
-    let mut all: Vec<SystemObject> = SYSTEM_OBJECT_NAMES
-        .iter()
-        .map(|&(object_id, schema_id, name, type_code)| {
-            let schema = if schema_id == SYS_SCHEMA_ID { "sys" } else { "INFORMATION_SCHEMA" };
-            let columns = match type_code {
-                "V" => view_kind(schema, name).map(columns_of).unwrap_or_default(),
-                "IF" if name == "fn_helpcollations" => super::catalog_views::fn_helpcollations_columns(),
-                _ => Vec::new(),
-            };
-            let mut columns = columns;
-            if name == "database_files" {
-                columns.remove(0);
-            }
-            let type_desc = match type_code {
-                "V" => "VIEW",
-                "IF" => "SQL_INLINE_TABLE_VALUED_FUNCTION",
-                "X" => "EXTENDED_STORED_PROCEDURE",
-                _ => "SQL_STORED_PROCEDURE",
-            };
-            SystemObject { name, schema_id, object_id, type_code, type_desc, columns }
-        })
-        .collect();
-    all.extend(crate::system::all().map(|o| SystemObject {
-        name: o.name,
-        schema_id: o.schema.id(),
-        object_id: o.id,
-        type_code: o.kind.type_code(),
-        type_desc: o.kind.type_desc(),
-        columns: o.out_cols(),
-    }));
-    // In id order (-100 first), as they were listed before the registry.
-    all.sort_by_key(|o| std::cmp::Reverse(o.object_id));
-    all
 }
 
 /// The system types of sys.types by name (each with its widest parameters, as
@@ -523,21 +374,15 @@ pub(super) fn b(v: bool) -> Value {
     Value::Bit(v)
 }
 
-/// The rows of a catalog view.
-pub fn rows(view: &View, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
-    rows_needing(view, cx, None)
-}
-
-/// [`rows`] for a consumer that reads only the `need` columns (the others may be NULL;
-/// only the column views use it). When it reads none, a column view's rows are empty
-/// (the caller pads them): seed 002 inserts `TOP (1000) sysdatetime() FROM
-/// sys.all_columns`, a thousand rows of which nothing is read.
-pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<Vec<Row>, SqlError> {
+/// A view's rows for a consumer that reads only the `call.need` columns (the others may
+/// be NULL; only the column views use it; see [`crate::system::Call::need`]).
+pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let need = call.need;
     let nothing = need.is_some_and(|n| n.iter().all(|&b| !b));
-    let db = view.db;
+    let db = call.db;
     let mut out = Vec::new();
+    let view = View { kind };
     match view.kind {
-        ViewKind::System(o) => return o.0.rows(cx, &crate::system::Call { db, args: view.args }),
         ViewKind::Databases => {
             for d in cx.host.databases() {
                 let rm = match d.recovery_model {
@@ -784,14 +629,14 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
             ) {
                 let created = cx.host.databases().first().map(|d| d.create_date.clone()).unwrap_or(Value::Null);
                 let views_only = matches!(view.kind, ViewKind::AllViews | ViewKind::SystemViews);
-                for o in system_objects().iter().filter(|o| !views_only || o.type_code == "V") {
+                for o in crate::system::all().filter(|o| !views_only || o.kind == crate::system::ObjectKind::View) {
                     let mut row = object_values(
                         o.name,
-                        o.object_id,
-                        o.schema_id,
+                        o.id,
+                        o.schema.id(),
                         0,
-                        o.type_code,
-                        o.type_desc,
+                        o.kind.type_code(),
+                        o.kind.type_desc(),
                         &created,
                         &created,
                         true,
@@ -801,8 +646,8 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                 }
             }
             if matches!(view.kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
-                for o in system_objects() {
-                    for (i, c) in o.columns.iter().enumerate() {
+                for o in crate::system::all() {
+                    for (i, c) in o.columns().iter().enumerate() {
                         let facts = ColumnFacts {
                             name: &c.name,
                             column_id: i as i32 + 1,
@@ -814,7 +659,7 @@ pub fn rows_needing(view: &View, cx: &mut Cx, need: Option<&[bool]>) -> Result<V
                             default_object_id: 0,
                             collation: None,
                         };
-                        out.push(if nothing { Vec::new() } else { column_values_needing(o.object_id, &facts, need) });
+                        out.push(if nothing { Vec::new() } else { column_values_needing(o.id, &facts, need) });
                     }
                 }
             }
@@ -1417,19 +1262,18 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
 impl Binder<'_, '_> {
     /// A named table source: a table, a view, or a catalog view.
     pub fn table_source(&mut self, name: &ObjectName) -> Result<(Plan, Vec<OutCol>), SqlError> {
-        // Catalog views.
+        // System views.
         if let Some(schema) = name.schema() {
-            if let Some(kind) = view_kind(&schema.value, &name.name().value) {
+            let object = crate::system::lookup(&schema.value, &name.name().value)
+                .filter(|o| o.kind == crate::system::ObjectKind::View);
+            if let Some(object) = object {
                 let db = match name.database() {
                     Some(d) => self.cx.db_id_by_name(&d.value).ok_or_else(|| errors::invalid_object(&d.value))?,
                     None => self.cx.state.database,
                 };
-                let cols = columns_of(kind);
-                let mut cols = cols;
-                if kind == ViewKind::DatabaseFiles {
-                    cols.remove(0);
-                }
-                return Ok((Plan::Virtual { view: View { kind, db, args: [None, None] }, cols: cols.clone() }, cols));
+                let cols = object.out_cols();
+                let view = crate::system::View { object: crate::system::ObjectRef(object), db, args: [None, None] };
+                return Ok((Plan::Virtual { view, cols: cols.clone() }, cols));
             }
         }
         if let Some(t) = self.cx.resolve_table_cached(name)? {

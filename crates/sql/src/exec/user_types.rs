@@ -27,7 +27,6 @@ pub enum DeclaredType {
 
 /// A table type's definition.
 pub struct TableType {
-    pub name: String,
     pub elements: Vec<TableElement>,
 }
 
@@ -82,15 +81,7 @@ pub fn resolve(cx: &mut Cx, dt: &DataType) -> Result<DeclaredType, SqlError> {
     };
     match definition(&t)? {
         TypeDefinition::Alias { base, .. } => Ok(DeclaredType::Scalar(resolve_type(&base)?)),
-        TypeDefinition::Table(elements) => Ok(DeclaredType::Table(TableType { name: t.name, elements })),
-    }
-}
-
-/// [`resolve`] where only a scalar type fits (a column, a function's parameter).
-pub fn resolve_scalar(cx: &mut Cx, dt: &DataType) -> Result<SqlType, SqlError> {
-    match resolve(cx, dt)? {
-        DeclaredType::Scalar(ty) => Ok(ty),
-        DeclaredType::Table(_) => resolve_type(dt),
+        TypeDefinition::Table(elements) => Ok(DeclaredType::Table(TableType { elements })),
     }
 }
 

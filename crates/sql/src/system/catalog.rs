@@ -1,14 +1,15 @@
-//! The catalog views over constraints, modules, parameters, triggers and storage
-//! (sys.index_columns, sys.key_constraints, sys.foreign_keys, sys.sql_modules,
-//! sys.parameters, sys.partitions, sys.allocation_units, sys.configurations, ...) and
-//! the INFORMATION_SCHEMA views beyond TABLES, COLUMNS and VIEWS. Their columns and rows
-//! are computed in `exec/catalog_views.rs` from the database's catalog.
+//! The catalog views: sys.objects, sys.columns and their kin (all_, system_), sys.tables,
+//! sys.views, sys.procedures, sys.indexes, sys.types, sys.databases, sys.schemas and the
+//! file views, computed in `exec/sysviews.rs`; the views over constraints, modules,
+//! parameters, triggers, storage and configuration (sys.index_columns, sys.key_constraints,
+//! sys.sql_modules, sys.parameters, sys.partitions, sys.configurations, ...), computed in
+//! `exec/catalog_views.rs`; and sys.fn_helpcollations().
 
 use super::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
-use crate::exec::catalog_views::{self, CatalogView};
+use crate::exec::catalog_views;
 
 /// A public catalog view.
-const fn catalog(
+pub(super) const fn catalog(
     id: i32,
     schema: Schema,
     name: &'static str,
@@ -27,222 +28,84 @@ const fn catalog(
     }
 }
 
+/// A view of `exec/sysviews.rs`.
+macro_rules! sys_view {
+    ($id:expr, $schema:ident, $name:expr, $kind:ident) => {
+        $crate::system::catalog::catalog(
+            $id,
+            $crate::system::Schema::$schema,
+            $name,
+            || $crate::exec::sysviews::columns_of($crate::exec::sysviews::ViewKind::$kind),
+            |cx, call| $crate::exec::sysviews::rows_needing($crate::exec::sysviews::ViewKind::$kind, call, cx),
+        )
+    };
+}
+pub(super) use sys_view;
+
+/// A view of `exec/catalog_views.rs`.
+macro_rules! catalog_view {
+    ($id:expr, $schema:ident, $name:expr, $view:ident) => {
+        $crate::system::catalog::catalog(
+            $id,
+            $crate::system::Schema::$schema,
+            $name,
+            || $crate::exec::catalog_views::columns($crate::exec::catalog_views::CatalogView::$view),
+            |cx, call| $crate::exec::catalog_views::rows($crate::exec::catalog_views::CatalogView::$view, call.db, cx),
+        )
+    };
+}
+pub(super) use catalog_view;
+
 pub(super) const OBJECTS: &[SystemObject] = &[
-    catalog(
-        -143,
-        Schema::Sys,
-        "index_columns",
-        || catalog_views::columns(CatalogView::IndexColumns),
-        |cx, call| catalog_views::rows(CatalogView::IndexColumns, call.db, cx),
-    ),
-    catalog(
-        -144,
-        Schema::Sys,
-        "key_constraints",
-        || catalog_views::columns(CatalogView::KeyConstraints),
-        |cx, call| catalog_views::rows(CatalogView::KeyConstraints, call.db, cx),
-    ),
-    catalog(
-        -145,
-        Schema::Sys,
-        "foreign_keys",
-        || catalog_views::columns(CatalogView::ForeignKeys),
-        |cx, call| catalog_views::rows(CatalogView::ForeignKeys, call.db, cx),
-    ),
-    catalog(
-        -146,
-        Schema::Sys,
-        "foreign_key_columns",
-        || catalog_views::columns(CatalogView::ForeignKeyColumns),
-        |cx, call| catalog_views::rows(CatalogView::ForeignKeyColumns, call.db, cx),
-    ),
-    catalog(
-        -147,
-        Schema::Sys,
-        "check_constraints",
-        || catalog_views::columns(CatalogView::CheckConstraints),
-        |cx, call| catalog_views::rows(CatalogView::CheckConstraints, call.db, cx),
-    ),
-    catalog(
-        -148,
-        Schema::Sys,
-        "default_constraints",
-        || catalog_views::columns(CatalogView::DefaultConstraints),
-        |cx, call| catalog_views::rows(CatalogView::DefaultConstraints, call.db, cx),
-    ),
-    catalog(
-        -149,
-        Schema::Sys,
-        "identity_columns",
-        || catalog_views::columns(CatalogView::IdentityColumns),
-        |cx, call| catalog_views::rows(CatalogView::IdentityColumns, call.db, cx),
-    ),
-    catalog(
-        -150,
-        Schema::Sys,
-        "computed_columns",
-        || catalog_views::columns(CatalogView::ComputedColumns),
-        |cx, call| catalog_views::rows(CatalogView::ComputedColumns, call.db, cx),
-    ),
-    catalog(
-        -151,
-        Schema::Sys,
-        "sql_modules",
-        || catalog_views::columns(CatalogView::SqlModules),
-        |cx, call| catalog_views::rows(CatalogView::SqlModules, call.db, cx),
-    ),
-    catalog(
-        -152,
-        Schema::Sys,
-        "all_sql_modules",
-        || catalog_views::columns(CatalogView::AllSqlModules),
-        |cx, call| catalog_views::rows(CatalogView::AllSqlModules, call.db, cx),
-    ),
-    catalog(
-        -153,
-        Schema::Sys,
-        "parameters",
-        || catalog_views::columns(CatalogView::Parameters),
-        |cx, call| catalog_views::rows(CatalogView::Parameters, call.db, cx),
-    ),
-    catalog(
-        -154,
-        Schema::Sys,
-        "partitions",
-        || catalog_views::columns(CatalogView::Partitions),
-        |cx, call| catalog_views::rows(CatalogView::Partitions, call.db, cx),
-    ),
-    catalog(
-        -155,
-        Schema::Sys,
-        "data_spaces",
-        || catalog_views::columns(CatalogView::DataSpaces),
-        |cx, call| catalog_views::rows(CatalogView::DataSpaces, call.db, cx),
-    ),
-    catalog(
-        -156,
-        Schema::Sys,
-        "filegroups",
-        || catalog_views::columns(CatalogView::Filegroups),
-        |cx, call| catalog_views::rows(CatalogView::Filegroups, call.db, cx),
-    ),
-    catalog(
-        -157,
-        Schema::Sys,
-        "stats",
-        || catalog_views::columns(CatalogView::Stats),
-        |cx, call| catalog_views::rows(CatalogView::Stats, call.db, cx),
-    ),
-    catalog(
-        -158,
-        Schema::Sys,
-        "stats_columns",
-        || catalog_views::columns(CatalogView::StatsColumns),
-        |cx, call| catalog_views::rows(CatalogView::StatsColumns, call.db, cx),
-    ),
-    catalog(
-        -159,
-        Schema::Sys,
-        "triggers",
-        || catalog_views::columns(CatalogView::Triggers),
-        |cx, call| catalog_views::rows(CatalogView::Triggers, call.db, cx),
-    ),
-    catalog(
-        -195,
-        Schema::Sys,
-        "trigger_events",
-        || catalog_views::columns(CatalogView::TriggerEvents),
-        |cx, call| catalog_views::rows(CatalogView::TriggerEvents, call.db, cx),
-    ),
-    catalog(
-        -160,
-        Schema::Sys,
-        "synonyms",
-        || catalog_views::columns(CatalogView::Synonyms),
-        |cx, call| catalog_views::rows(CatalogView::Synonyms, call.db, cx),
-    ),
-    catalog(
-        -183,
-        Schema::Sys,
-        "allocation_units",
-        || catalog_views::columns(CatalogView::AllocationUnits),
-        |cx, call| catalog_views::rows(CatalogView::AllocationUnits, call.db, cx),
-    ),
-    catalog(
-        -184,
-        Schema::Sys,
-        "sequences",
-        || catalog_views::columns(CatalogView::Sequences),
-        |cx, call| catalog_views::rows(CatalogView::Sequences, call.db, cx),
-    ),
-    catalog(
-        -185,
-        Schema::Sys,
-        "configurations",
-        || catalog_views::columns(CatalogView::Configurations),
-        |cx, call| catalog_views::rows(CatalogView::Configurations, call.db, cx),
-    ),
-    catalog(
-        -161,
-        Schema::InformationSchema,
-        "SCHEMATA",
-        || catalog_views::columns(CatalogView::IsSchemata),
-        |cx, call| catalog_views::rows(CatalogView::IsSchemata, call.db, cx),
-    ),
-    catalog(
-        -162,
-        Schema::InformationSchema,
-        "ROUTINES",
-        || catalog_views::columns(CatalogView::IsRoutines),
-        |cx, call| catalog_views::rows(CatalogView::IsRoutines, call.db, cx),
-    ),
-    catalog(
-        -163,
-        Schema::InformationSchema,
-        "PARAMETERS",
-        || catalog_views::columns(CatalogView::IsParameters),
-        |cx, call| catalog_views::rows(CatalogView::IsParameters, call.db, cx),
-    ),
-    catalog(
-        -164,
-        Schema::InformationSchema,
-        "TABLE_CONSTRAINTS",
-        || catalog_views::columns(CatalogView::IsTableConstraints),
-        |cx, call| catalog_views::rows(CatalogView::IsTableConstraints, call.db, cx),
-    ),
-    catalog(
-        -165,
-        Schema::InformationSchema,
-        "KEY_COLUMN_USAGE",
-        || catalog_views::columns(CatalogView::IsKeyColumnUsage),
-        |cx, call| catalog_views::rows(CatalogView::IsKeyColumnUsage, call.db, cx),
-    ),
-    catalog(
-        -166,
-        Schema::InformationSchema,
-        "REFERENTIAL_CONSTRAINTS",
-        || catalog_views::columns(CatalogView::IsReferentialConstraints),
-        |cx, call| catalog_views::rows(CatalogView::IsReferentialConstraints, call.db, cx),
-    ),
-    catalog(
-        -167,
-        Schema::InformationSchema,
-        "CHECK_CONSTRAINTS",
-        || catalog_views::columns(CatalogView::IsCheckConstraints),
-        |cx, call| catalog_views::rows(CatalogView::IsCheckConstraints, call.db, cx),
-    ),
-    catalog(
-        -168,
-        Schema::InformationSchema,
-        "CONSTRAINT_COLUMN_USAGE",
-        || catalog_views::columns(CatalogView::IsConstraintColumnUsage),
-        |cx, call| catalog_views::rows(CatalogView::IsConstraintColumnUsage, call.db, cx),
-    ),
-    catalog(
-        -169,
-        Schema::InformationSchema,
-        "CONSTRAINT_TABLE_USAGE",
-        || catalog_views::columns(CatalogView::IsConstraintTableUsage),
-        |cx, call| catalog_views::rows(CatalogView::IsConstraintTableUsage, call.db, cx),
-    ),
+    sys_view!(-100, Sys, "databases", Databases),
+    sys_view!(-101, Sys, "schemas", Schemas),
+    sys_view!(-102, Sys, "objects", Objects),
+    sys_view!(-103, Sys, "all_objects", AllObjects),
+    sys_view!(-104, Sys, "system_objects", SystemObjects),
+    sys_view!(-105, Sys, "tables", Tables),
+    sys_view!(-106, Sys, "views", Views),
+    sys_view!(-107, Sys, "procedures", Procedures),
+    sys_view!(-108, Sys, "columns", Columns),
+    sys_view!(-109, Sys, "all_columns", AllColumns),
+    sys_view!(-110, Sys, "system_columns", SystemColumns),
+    sys_view!(-111, Sys, "indexes", Indexes),
+    sys_view!(-112, Sys, "types", Types),
+    sys_view!(-113, Sys, "master_files", MasterFiles),
+    sys_view!(-114, Sys, "database_files", DatabaseFiles),
+    sys_view!(-173, Sys, "all_views", AllViews),
+    sys_view!(-174, Sys, "system_views", SystemViews),
+    sys_view!(-188, Sys, "table_types", TableTypes),
+    catalog_view!(-143, Sys, "index_columns", IndexColumns),
+    catalog_view!(-144, Sys, "key_constraints", KeyConstraints),
+    catalog_view!(-145, Sys, "foreign_keys", ForeignKeys),
+    catalog_view!(-146, Sys, "foreign_key_columns", ForeignKeyColumns),
+    catalog_view!(-147, Sys, "check_constraints", CheckConstraints),
+    catalog_view!(-148, Sys, "default_constraints", DefaultConstraints),
+    catalog_view!(-149, Sys, "identity_columns", IdentityColumns),
+    catalog_view!(-150, Sys, "computed_columns", ComputedColumns),
+    catalog_view!(-151, Sys, "sql_modules", SqlModules),
+    catalog_view!(-152, Sys, "all_sql_modules", AllSqlModules),
+    catalog_view!(-153, Sys, "parameters", Parameters),
+    catalog_view!(-196, Sys, "all_parameters", AllParameters),
+    catalog_view!(-154, Sys, "partitions", Partitions),
+    catalog_view!(-155, Sys, "data_spaces", DataSpaces),
+    catalog_view!(-156, Sys, "filegroups", Filegroups),
+    catalog_view!(-157, Sys, "stats", Stats),
+    catalog_view!(-158, Sys, "stats_columns", StatsColumns),
+    catalog_view!(-159, Sys, "triggers", Triggers),
+    catalog_view!(-195, Sys, "trigger_events", TriggerEvents),
+    catalog_view!(-160, Sys, "synonyms", Synonyms),
+    catalog_view!(-183, Sys, "allocation_units", AllocationUnits),
+    catalog_view!(-184, Sys, "sequences", Sequences),
+    catalog_view!(-185, Sys, "configurations", Configurations),
+    SystemObject {
+        id: -182,
+        schema: Schema::Sys,
+        name: "fn_helpcollations",
+        kind: ObjectKind::TableFunction,
+        access: Access::Public,
+        columns: Columns::Built(catalog_views::fn_helpcollations_columns),
+        params: &[],
+        body: Body::Rows(|_, _| Ok(catalog_views::fn_helpcollations())),
+    },
 ];

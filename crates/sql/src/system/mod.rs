@@ -15,10 +15,9 @@
 //! | `security.rs` | sys.server_principals, sql_logins, server_role_members, database_principals, database_role_members, database_permissions |
 //!
 //! Name resolution (`sys.x` in a FROM clause), OBJECT_ID and OBJECT_NAME of system
-//! objects, sys.system_objects, sys.all_objects, sys.all_columns and sys.system_columns
-//! read this registry, and EXECUTE finds system procedures in it. The views of
-//! `exec/sysviews.rs` (sys.objects, sys.columns and their kin, sys.databases, sys.types,
-//! the files, INFORMATION_SCHEMA.TABLES/COLUMNS/VIEWS) are still listed there.
+//! objects, sys.system_objects, sys.all_objects, sys.all_columns, sys.system_columns,
+//! sys.all_parameters and docs/system-objects.md read this registry, and EXECUTE finds
+//! system procedures in it.
 //!
 //! Adding a DMV: one [`SystemObject`] in its family's `OBJECTS` (a new, unused id), its
 //! columns and its rows function; engine state comes through one `Host` method. Adding
@@ -40,6 +39,7 @@ mod dm_exec;
 mod dm_io;
 mod dm_os;
 mod dm_tran;
+mod information_schema;
 mod procs;
 mod security;
 
@@ -88,6 +88,14 @@ impl Schema {
         match self {
             Schema::Sys => 4,
             Schema::InformationSchema => 3,
+        }
+    }
+
+    /// The schema's name as SQL Server spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Schema::Sys => "sys",
+            Schema::InformationSchema => "INFORMATION_SCHEMA",
         }
     }
 
@@ -140,16 +148,38 @@ pub enum Access {
     ServerState,
 }
 
-/// What a rows function is called with: the database the statement runs in and a table
-/// function's arguments (NULL = None).
+/// What a rows function is called with: the database the statement runs in, a table
+/// function's arguments (NULL = None) and the columns its consumer reads.
 #[derive(Debug, Clone, Copy)]
-pub struct Call {
+pub struct Call<'a> {
+    pub db: DbId,
+    pub args: [Option<i32>; 2],
+    /// The columns read (None: all). A rows function may leave the others NULL, and when
+    /// none is read may return empty rows (the caller pads them): seed 002 inserts
+    /// `TOP (1000) sysdatetime() FROM sys.all_columns`, a thousand rows of which nothing
+    /// is read.
+    pub need: Option<&'a [bool]>,
+}
+
+/// Produces an object's rows (each of its columns' width, or empty, see [`Call::need`])
+/// when a query opens it.
+pub type RowsFn = fn(&mut Cx, &Call<'_>) -> Result<Vec<Row>, SqlError>;
+
+/// A system view or table function as a plan reads it: the object, the database whose
+/// catalog it reads, and a table function's arguments.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct View {
+    pub object: ObjectRef,
     pub db: DbId,
     pub args: [Option<i32>; 2],
 }
 
-/// Produces an object's rows (each of its columns' width) when a query opens it.
-pub type RowsFn = fn(&mut Cx, &Call) -> Result<Vec<Row>, SqlError>;
+impl View {
+    /// The view's rows for a consumer reading the `need` columns.
+    pub fn rows(&self, cx: &mut Cx, need: Option<&[bool]>) -> Result<Vec<Row>, SqlError> {
+        self.object.0.rows(cx, &Call { db: self.db, args: self.args, need })
+    }
+}
 
 /// Runs a system procedure with its arguments (and the line of the EXEC, for messages);
 /// returns its status.
@@ -192,6 +222,16 @@ pub struct SystemObject {
 impl SystemObject {
     /// The columns as the executor's output columns.
     pub fn out_cols(&self) -> Vec<OutCol> {
+        self.columns().to_vec()
+    }
+
+    /// The columns, built once per object (sys.all_columns lists them per query, and
+    /// seed 002 reads it once per transaction).
+    pub fn columns(&self) -> &'static [OutCol] {
+        index().columns.get(&self.id).map_or(&[], Vec::as_slice)
+    }
+
+    fn build_columns(&self) -> Vec<OutCol> {
         match self.columns {
             Columns::Runs(runs) => {
                 runs.iter().flat_map(|run| run.iter()).map(|c| OutCol::new(c.name, c.ty, c.nullable)).collect()
@@ -201,7 +241,7 @@ impl SystemObject {
     }
 
     /// The object's rows, after its access check (none for a procedure).
-    pub fn rows(&self, cx: &mut Cx, call: &Call) -> Result<Vec<Row>, SqlError> {
+    pub fn rows(&self, cx: &mut Cx, call: &Call<'_>) -> Result<Vec<Row>, SqlError> {
         if self.access == Access::ServerState && !cx.is_sysadmin() {
             return Err(view_server_state_denied());
         }
@@ -254,11 +294,15 @@ const FAMILIES: &[&[SystemObject]] = &[
     security::OBJECTS,
     procs::OBJECTS,
     catalog::OBJECTS,
+    information_schema::OBJECTS,
 ];
 
 struct Index {
     by_name: HashMap<(i32, String), &'static SystemObject>,
     by_id: HashMap<i32, &'static SystemObject>,
+    /// Every object, in id order (-100 first): sys.system_objects' order.
+    in_id_order: Vec<&'static SystemObject>,
+    columns: HashMap<i32, Vec<OutCol>>,
 }
 
 fn index() -> &'static Index {
@@ -266,11 +310,15 @@ fn index() -> &'static Index {
     INDEX.get_or_init(|| {
         let mut by_name = HashMap::new();
         let mut by_id = HashMap::new();
+        let mut columns = HashMap::new();
         for o in FAMILIES.iter().flat_map(|f| f.iter()) {
             by_name.insert((o.schema.id(), o.name.to_ascii_lowercase()), o);
             by_id.insert(o.id, o);
+            columns.insert(o.id, o.build_columns());
         }
-        Index { by_name, by_id }
+        let mut in_id_order: Vec<&'static SystemObject> = FAMILIES.iter().flat_map(|f| f.iter()).collect();
+        in_id_order.sort_by_key(|o| std::cmp::Reverse(o.id));
+        Index { by_name, by_id, in_id_order, columns }
     })
 }
 
@@ -285,9 +333,9 @@ pub fn by_id(id: i32) -> Option<&'static SystemObject> {
     index().by_id.get(&id).copied()
 }
 
-/// Every registered object.
+/// Every registered object, in id order (-100 first).
 pub fn all() -> impl Iterator<Item = &'static SystemObject> {
-    FAMILIES.iter().flat_map(|f| f.iter())
+    index().in_id_order.iter().copied()
 }
 
 /// Msg 300: a server-level object without VIEW SERVER STATE.
@@ -346,7 +394,7 @@ mod tests {
             let procedure = matches!(o.kind, ObjectKind::Procedure | ObjectKind::ExtendedProcedure);
             assert_eq!(procedure, o.procedure().is_some(), "{o:?}: procedures run, views have rows");
             assert!(procedure || !o.out_cols().is_empty(), "{o:?}: no columns");
-            assert_eq!(o.params.is_empty(), o.kind != ObjectKind::TableFunction, "{o:?}: parameters");
+            assert!(o.params.is_empty() || o.kind == ObjectKind::TableFunction, "{o:?}: parameters");
             assert!(lookup(if o.schema == Schema::Sys { "SYS" } else { "information_schema" }, &o.name.to_uppercase())
                 .is_some_and(|f| f.id == o.id));
             assert_eq!(by_id(o.id).map(|f| f.name), Some(o.name));
@@ -355,22 +403,22 @@ mod tests {
 }
 
 /// docs/system-objects.md: every system object with its type and columns, generated
-/// from the registry and the objects still listed in `exec/sysviews.rs` (the test below
+/// from the registry (the test below
 /// keeps the file current; `MESQUITE_BLESS=1` rewrites it).
 pub fn system_objects_markdown() -> String {
     let mut out = String::from(
         "# System objects\n\nEvery system view, table-valued function and procedure sys.system_objects lists, with\nits object id and columns (SQL Server's names, in SQL Server's order); compatibility.md\nsays which procedures run (sp_help, sp_helpdb, sp_who, sp_who2, sp_readerrorlog,\nsp_server_info and sp_datatype_info are listed but not yet implemented). Generated from the code by `MESQUITE_BLESS=1 cargo test -p sql\nsystem_objects_doc`; do not edit.\n\n| object | id | type | columns |\n|---|---|---|---|\n",
     );
-    let mut all: Vec<_> = crate::exec::sysviews::system_objects().iter().collect();
-    all.sort_by(|a, b| (a.schema_id, a.name.to_ascii_lowercase()).cmp(&(b.schema_id, b.name.to_ascii_lowercase())));
+    let mut all: Vec<_> = all().collect();
+    all.sort_by(|a, b| (a.schema.id(), a.name.to_ascii_lowercase()).cmp(&(b.schema.id(), b.name.to_ascii_lowercase())));
     for o in all {
-        let schema = if o.schema_id == Schema::Sys.id() { "sys" } else { "INFORMATION_SCHEMA" };
-        let cols: Vec<&str> = o.columns.iter().map(|c| c.name.as_str()).collect();
+        let schema = o.schema.name();
+        let cols: Vec<&str> = o.columns().iter().map(|c| c.name.as_str()).collect();
         out.push_str(&format!(
             "| {schema}.{} | {} | {} | {} |\n",
             o.name,
-            o.object_id,
-            o.type_desc,
+            o.id,
+            o.kind.type_desc(),
             if cols.is_empty() { "-".to_string() } else { cols.join(", ") }
         ));
     }

@@ -35,7 +35,6 @@ mod set_ops;
 
 use aggregate::*;
 use join::*;
-pub use scan::prefix_successor;
 use scan::*;
 use set_ops::*;
 
@@ -179,7 +178,7 @@ pub enum Plan {
     },
     /// A catalog view or DMV, computed when opened.
     Virtual {
-        view: super::sysviews::View,
+        view: crate::system::View,
         cols: Vec<OutCol>,
     },
     Scan(ScanNode),
@@ -572,7 +571,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         }
         Plan::Rows { rows, .. } => Box::new(VecOp::new(rows.as_ref().clone())),
         Plan::Virtual { view, cols } => {
-            let rows = super::sysviews::rows_needing(view, cx, need.as_deref())?;
+            let rows = view.rows(cx, need.as_deref())?;
             // Rows of which nothing is read may come short (see `rows_needing`).
             Box::new(PadOp { input: VecOp::new(rows), width: cols.len(), spare: None })
         }
@@ -877,13 +876,8 @@ pub fn drain(mut op: Box<dyn Op>, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     Ok(out)
 }
 
-/// Compares two values of one type for ORDER BY: NULL first, strings by collation.
-pub fn order_values(a: &Value, b: &Value, ty: &SqlType) -> Ordering {
-    order_values_in(a, b, ty, None)
-}
-
-/// [`order_values`] with strings under `collation` (None: the default; an ORDER BY
-/// item's [`BExpr::collation`]).
+/// Compares two values of one type for ORDER BY: NULL first, strings under `collation`
+/// (None: the default; an ORDER BY item's [`BExpr::collation`]).
 pub fn order_values_in(a: &Value, b: &Value, ty: &SqlType, collation: Option<&types::Collation>) -> Ordering {
     match (a.is_null(), b.is_null()) {
         (true, true) => Ordering::Equal,
@@ -891,33 +885,6 @@ pub fn order_values_in(a: &Value, b: &Value, ty: &SqlType, collation: Option<&ty
         (false, true) => Ordering::Greater,
         _ => ops::compare_in(a, b, ty, collation).unwrap_or(Ordering::Equal),
     }
-}
-
-pub fn sort_rows(rows: &mut Vec<Row>, keys: &[SortKey], cx: &mut Cx) -> Result<(), SqlError> {
-    // Evaluate the keys once per row, then sort indexes.
-    let mut keyed: Vec<(Vec<Value>, Row)> = Vec::with_capacity(rows.len());
-    for r in rows.drain(..) {
-        let mut k = Vec::with_capacity(keys.len());
-        for key in keys {
-            k.push(key.expr.eval(&r, cx)?);
-        }
-        keyed.push((k, r));
-    }
-    let types: Vec<SqlType> = keys.iter().map(|k| k.expr.ty()).collect();
-    let db = cx.db_collation();
-    let colls: Vec<Option<types::Collation>> = keys.iter().map(|k| k.expr.collation(db)).collect();
-    keyed.sort_by(|a, b| {
-        for (i, key) in keys.iter().enumerate() {
-            let o = order_values_in(&a.0[i], &b.0[i], &types[i], colls[i].as_ref());
-            let o = if key.desc { o.reverse() } else { o };
-            if o != Ordering::Equal {
-                return o;
-            }
-        }
-        Ordering::Equal
-    });
-    rows.extend(keyed.into_iter().map(|(_, r)| r));
-    Ok(())
 }
 
 pub struct VecOp {
