@@ -44,8 +44,8 @@ use std::time::Duration;
 use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
 use sql::host::{
-    CommitGate, DatabaseInfo, DbId, DeferredCommit, FileInfo, Host, HostError, HostResult, IndexRef, Isolation, KeyRow,
-    LockHints, RowDecoder, StoredBatch, StoredColumn,
+    CommitGate, DataAccess, DatabaseInfo, DbId, DeferredCommit, Diagnostics, FileInfo, HostError, HostResult, IndexRef,
+    InstanceAdmin, Isolation, KeyRow, LockHints, Logins, RowDecoder, StoredBatch, StoredColumn, Transactions,
 };
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
@@ -568,7 +568,7 @@ fn scan_raw(
     Ok(more)
 }
 
-impl Host for EngineHost {
+impl DataAccess for EngineHost {
     fn scan(
         &mut self,
         index: &IndexRef,
@@ -598,7 +598,6 @@ impl Host for EngineHost {
             Ok(more)
         })
     }
-
     fn scan_stored(
         &mut self,
         index: &IndexRef,
@@ -615,21 +614,18 @@ impl Host for EngineHost {
             Ok(Some((more, decoder)))
         })
     }
-
     fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
         self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             read_row(db, li, ctx, codec, key, false)
         })
     }
-
     fn get_for_update(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
         self.run_hinted(index.db, index.hints, |db, ctx, _, hs| {
             let (_, li, codec) = handle(hs, db, index)?;
             read_row(db, li, ctx, codec, key, true)
         })
     }
-
     fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()> {
         self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
@@ -665,7 +661,6 @@ impl Host for EngineHost {
             r
         })
     }
-
     fn insert_many(&mut self, index: &IndexRef, rows: &[(Vec<u8>, Vec<Value>)]) -> Result<(), (usize, HostError)> {
         // Where the first failure is (rows before it are in); the run's closure reports
         // the error itself, so that a deadlock still rolls back at once.
@@ -724,7 +719,6 @@ impl Host for EngineHost {
             Err(e) => Err((failed_at, e)),
         }
     }
-
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool> {
         self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
@@ -766,7 +760,6 @@ impl Host for EngineHost {
             }
         })
     }
-
     fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool> {
         self.run(index.db, |db, ctx, pending, hs| {
             check_writable(db)?;
@@ -783,7 +776,6 @@ impl Host for EngineHost {
             Ok(deleted)
         })
     }
-
     fn create_index(&mut self, db: DbId, object_id: i32, index_id: i32, _columns: &[StoredColumn]) -> HostResult<u64> {
         self.run(db, |h, ctx, pending, hs| {
             hs.clear();
@@ -808,7 +800,6 @@ impl Host for EngineHost {
             Ok(hobt)
         })
     }
-
     fn drop_index(&mut self, index: &IndexRef) -> HostResult<()> {
         self.run(index.db, |db, ctx, pending, hs| {
             hs.clear();
@@ -824,7 +815,9 @@ impl Host for EngineHost {
             Ok(())
         })
     }
+}
 
+impl Transactions for EngineHost {
     fn begin(&mut self, name: &str) -> HostResult<()> {
         if self.in_txn {
             return Ok(());
@@ -838,7 +831,6 @@ impl Host for EngineHost {
         self.descriptor = self.inst.next_descriptor();
         Ok(())
     }
-
     fn commit(&mut self, delayed: Option<bool>) -> HostResult<()> {
         if !self.in_txn {
             return Ok(());
@@ -868,7 +860,6 @@ impl Host for EngineHost {
         }
         first_err.map_or(Ok(()), |e| Err(e.into()))
     }
-
     fn rollback(&mut self) -> HostResult<()> {
         let mut first_err: Option<EngineError> = None;
         for t in self.end_all() {
@@ -880,7 +871,6 @@ impl Host for EngineHost {
         }
         first_err.map_or(Ok(()), |e| Err(e.into()))
     }
-
     fn save(&mut self, name: &str) -> HostResult<()> {
         if !self.in_txn {
             return Err(HostError::Sql(SqlError::new(
@@ -910,7 +900,6 @@ impl Host for EngineHost {
         }
         Ok(())
     }
-
     fn rollback_to(&mut self, name: &str) -> HostResult<()> {
         let Some(pos) = self.savepoints.iter().rposition(|s| s.eq_ignore_ascii_case(name)).filter(|_| self.in_txn)
         else {
@@ -944,44 +933,38 @@ impl Host for EngineHost {
         self.savepoints.truncate(pos + 1);
         first_err.map_or(Ok(()), |e| Err(e.into()))
     }
-
     fn in_transaction(&self) -> bool {
         self.in_txn
     }
-
     fn settle_commit(&mut self) -> HostResult<()> {
         match &self.commit_gate {
             Some(gate) => gate.settle().map_err(HostError::Sql),
             None => Ok(()),
         }
     }
-
     fn set_isolation(&mut self, level: Isolation) -> HostResult<()> {
         self.isolation = level;
         Ok(())
     }
-
     fn set_lock_timeout(&mut self, ms: i64) {
         self.lock_timeout = LockTimeout::from_setting(ms);
     }
+}
 
+impl InstanceAdmin for EngineHost {
     fn databases(&self) -> Vec<DatabaseInfo> {
         self.inst.databases()
     }
-
     fn database_files(&self, db: DbId) -> Vec<FileInfo> {
         self.inst.database_files(db)
     }
-
     fn create_database(&mut self, stmt: &CreateDatabase) -> HostResult<DbId> {
         Ok(self.inst.create_database(stmt)?)
     }
-
     fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()> {
         let own_txn = self.txns.contains_key(&db);
         Ok(self.inst.alter_database(db, stmt, self.spid, own_txn)?)
     }
-
     fn drop_database(&mut self, db: DbId) -> HostResult<()> {
         let own_txn = self.txns.contains_key(&db);
         self.inst.drop_database(db, self.spid, own_txn)?;
@@ -992,32 +975,41 @@ impl Host for EngineHost {
         }
         Ok(())
     }
-
     fn checkpoint(&mut self, db: DbId, duration_seconds: Option<i32>) -> HostResult<()> {
         let h = self.inst.db(db)?;
         let duration = duration_seconds.filter(|s| *s > 0).map(|s| Duration::from_secs(s as u64));
         h.txn.checkpoint_manual(duration).map_err(EngineError::from)?;
         Ok(())
     }
-
     fn flush_log(&mut self, db: DbId) -> HostResult<()> {
         let h = self.inst.db(db)?;
         h.txn.log.flush_to(h.txn.log.end_lsn()).map_err(EngineError::from)?;
         Ok(())
     }
+    fn catalog(&self, db: DbId) -> HostResult<Arc<SharedCatalog>> {
+        Ok(self.inst.db(db)?.catalog.clone())
+    }
+    fn spill_dir(&self) -> std::path::PathBuf {
+        self.inst.spill_dir()
+    }
+    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
+        self.inst.kill_session(self.spid, spid, status_only)
+    }
+    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
+        Ok(self.inst.check_database(db)?)
+    }
+}
 
+impl Diagnostics for EngineHost {
     fn os_wait_stats(&self) -> Vec<sql::host::WaitStatRow> {
         crate::dmv::os_wait_stats()
     }
-
     fn session_wait_stats(&self) -> Vec<sql::host::WaitStatRow> {
         self.inst.dmv_session_waits()
     }
-
     fn virtual_file_stats(&self, db: Option<DbId>, file_id: Option<i32>) -> Vec<sql::host::FileStatRow> {
         self.inst.dmv_file_stats(db, file_id)
     }
-
     fn sessions(&self) -> Vec<sql::host::SessionRow> {
         let mut rows = self.inst.dmv_sessions();
         // The caller's own transaction as it is now (the published one is from the end
@@ -1027,56 +1019,37 @@ impl Host for EngineHost {
         }
         rows
     }
-
     fn allocation_units(&self, db: DbId) -> Vec<sql::host::AllocationUnitRow> {
         self.inst.dmv_allocation_units(db)
     }
-
     fn sys_info(&self) -> Option<sql::host::SysInfo> {
         Some(self.inst.dmv_sys_info())
     }
-
     fn performance_counters(&self) -> Vec<sql::host::CounterRow> {
         crate::dmv::performance_counters()
     }
-
     fn log_space(&self) -> Vec<sql::host::LogSpaceRow> {
         self.inst.dmv_log_space()
     }
-
     fn clear_stats(&mut self, what: sql::host::ClearStats) -> HostResult<()> {
         crate::dmv::clear_stats(what);
         Ok(())
     }
-
-    fn catalog(&self, db: DbId) -> HostResult<Arc<SharedCatalog>> {
-        Ok(self.inst.db(db)?.catalog.clone())
+    fn locks(&self) -> Vec<sql::host::LockRow> {
+        self.inst.dmv_locks()
     }
+}
 
+impl Logins for EngineHost {
     fn session_id(&self) -> i32 {
         self.spid
     }
-
     fn login_name(&self) -> String {
         self.login.clone()
     }
-
     fn is_sysadmin(&self) -> bool {
         self.sysadmin
     }
-
-    fn spill_dir(&self) -> std::path::PathBuf {
-        self.inst.spill_dir()
-    }
-
-    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
-        self.inst.kill_session(self.spid, spid, status_only)
-    }
-
-    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
-        Ok(self.inst.check_database(db)?)
-    }
-
     fn create_login(
         &mut self,
         name: &str,
@@ -1086,15 +1059,12 @@ impl Host for EngineHost {
     ) -> HostResult<()> {
         Ok(self.inst.create_login(name, password, default_database, check_policy)?)
     }
-
     fn alter_login(&mut self, name: &str, change: sql::host::LoginChange) -> HostResult<()> {
         Ok(self.inst.alter_login(name, change)?)
     }
-
     fn drop_login(&mut self, name: &str) -> HostResult<()> {
         Ok(self.inst.drop_login(name)?)
     }
-
     fn logins(&mut self) -> HostResult<Vec<sql::host::LoginInfo>> {
         let recs = self.inst.logins()?;
         Ok(recs
@@ -1110,10 +1080,6 @@ impl Host for EngineHost {
                 modify_date: datetime_from_ms(r.modify_ms),
             })
             .collect())
-    }
-
-    fn locks(&self) -> Vec<sql::host::LockRow> {
-        self.inst.dmv_locks()
     }
 }
 

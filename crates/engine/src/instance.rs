@@ -48,7 +48,7 @@ use sql::ast::{
     SizeUnit,
 };
 use sql::catalog::{catalog_index_columns, Catalog, SharedCatalog};
-use sql::host::{DatabaseInfo, DbId, FileInfo, Host, IndexRef};
+use sql::host::{DatabaseInfo, DbId, FileInfo, IndexRef, Transactions};
 use storage::btree::{BTree, BTreeOptions};
 use storage::file::{FileGrowth, FileSpec};
 use storage::io::{FileSystem, MemFs, OsFs};

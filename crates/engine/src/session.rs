@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use sql::exec::SessionState;
-use sql::host::{DbId, Host};
+use sql::host::{DbId, Transactions};
 use sql::request::RpcCall;
 use sql::results::ResultSink;
 use types::SqlError;

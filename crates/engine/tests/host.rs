@@ -6,7 +6,7 @@ mod common;
 use std::ops::Bound;
 
 use common::*;
-use sql::host::{Host, HostError, IndexRef, Isolation, StoredColumn};
+use sql::host::{DataAccess, Host, HostError, IndexRef, Isolation, StoredColumn, Transactions};
 use types::{Length, SqlType, Value};
 
 fn int_table(host: &mut dyn Host) -> IndexRef {

@@ -8,7 +8,7 @@ use std::ops::Bound;
 use common::*;
 use engine::{Instance, InstanceConfig};
 use sql::catalog::{self, codec, Object, ObjectBody};
-use sql::host::{Host, HostError, IndexRef};
+use sql::host::{DataAccess, HostError, IndexRef, InstanceAdmin, Transactions};
 use types::{Length, SqlType, Value};
 
 fn sql_err<T: std::fmt::Debug>(r: Result<T, HostError>) -> types::SqlError {

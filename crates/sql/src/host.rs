@@ -247,10 +247,12 @@ pub struct FileInfo {
 /// passed as is (the engine owns file placement and options).
 pub use crate::ast::{AlterDatabase, CreateDatabase};
 
-/// The executor's view of storage, transactions and the instance for one session.
-pub trait Host {
-    // --- data -------------------------------------------------------------------------
-
+/// The executor's view of storage, transactions and the instance for one session: one
+/// focused trait per area (a subsystem that needs engine state adds its own), all of them
+/// together [`Host`].
+///
+/// Rows and indexes: reads and writes of a database's B-trees, in the session's transaction.
+pub trait DataAccess {
     /// Up to `max` rows with keys in the range, in key order (descending if `reverse`),
     /// appended to `out`. Returns false when the range is exhausted. The executor resumes
     /// a scan by calling again with the last key returned as an excluded bound, so a host
@@ -264,7 +266,7 @@ pub trait Host {
         max: usize,
         out: &mut Vec<KeyRow>,
     ) -> HostResult<bool>;
-    /// [`Host::scan`] leaving the rows in the host's stored form, appended to `out`,
+    /// [`DataAccess::scan`] leaving the rows in the host's stored form, appended to `out`,
     /// with the decoder that turns them into values. The executor decodes each row just
     /// before it uses it, so a batch holds bytes only (in one buffer) and a streaming
     /// scan reuses the same few allocations for every row. None when the host has no
@@ -301,14 +303,15 @@ pub trait Host {
     /// Replaces the row under an existing key; false if the key is absent.
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool>;
     fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool>;
-
     /// Creates an empty index; returns its HoBT id.
     fn create_index(&mut self, db: DbId, object_id: i32, index_id: i32, columns: &[StoredColumn]) -> HostResult<u64>;
     /// Drops an index and frees its pages (at commit: the drop is transactional).
     fn drop_index(&mut self, index: &IndexRef) -> HostResult<()>;
+}
 
-    // --- transactions -----------------------------------------------------------------
-
+/// The session's transaction: begin, commit (durable or delayed), rollback, savepoints,
+/// isolation and lock timeout.
+pub trait Transactions {
     /// Starts the session's transaction (the executor tracks @@TRANCOUNT nesting itself
     /// and calls this only for the outermost BEGIN or an autocommit statement).
     fn begin(&mut self, name: &str) -> HostResult<()>;
@@ -328,9 +331,11 @@ pub trait Host {
     fn set_isolation(&mut self, level: Isolation) -> HostResult<()>;
     /// Milliseconds; -1 waits for ever (SET LOCK_TIMEOUT).
     fn set_lock_timeout(&mut self, ms: i64);
+}
 
-    // --- instance ---------------------------------------------------------------------
-
+/// The instance: databases and their files, checkpoints, the log, catalogs, sessions
+/// (KILL), CHECKDB's storage checks.
+pub trait InstanceAdmin {
     fn databases(&self) -> Vec<DatabaseInfo>;
     fn database_files(&self, db: DbId) -> Vec<FileInfo>;
     fn create_database(&mut self, stmt: &CreateDatabase) -> HostResult<DbId>;
@@ -343,10 +348,27 @@ pub trait Host {
     /// The shared, cached catalog of a database (loaded by the host at open, see
     /// [`crate::catalog::Catalog::load`]).
     fn catalog(&self, db: DbId) -> HostResult<Arc<crate::catalog::SharedCatalog>>;
+    /// Where sorts larger than their memory grant write their runs (tempdb's place).
+    fn spill_dir(&self) -> std::path::PathBuf {
+        std::env::temp_dir().join("mesquite-spill")
+    }
+    /// KILL `spid` (see the engine's `Instance::kill_session`): Ok(Some(text)) is the
+    /// status report of KILL ... WITH STATUSONLY.
+    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
+        let _ = (spid, status_only);
+        Err(SqlError::new(6106, 16, 2, format!("Process ID {spid} is not an active process ID.")))
+    }
+    /// DBCC CHECKDB's structural core: allocation (GAM/SGAM/PFS/IAM) cross-checks and a
+    /// check of every B-tree of the database; one line per problem, empty when clean.
+    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
+        let _ = db;
+        Err(HostError::Sql(SqlError::new(40000, 16, 1, "DBCC CHECKDB is not supported by this host.")))
+    }
+}
 
-    // --- dynamic management views (live engine state, see `host/dmv.rs`) ---------------
-    // A host without an instance behind it shows empty views.
-
+/// Live engine state for the dynamic management views (see `host/dmv.rs`); a host without
+/// an instance behind it shows empty views.
+pub trait Diagnostics {
     /// sys.dm_os_wait_stats: the instance's wait table, every wait type Mesquite records.
     fn os_wait_stats(&self) -> Vec<WaitStatRow> {
         Vec::new()
@@ -390,7 +412,11 @@ pub trait Host {
         let _ = what;
         Ok(())
     }
+}
 
+/// Who the session is (login, sysadmin, @@SPID, @@SERVERNAME) and the server's logins
+/// (they live in master, outside any user transaction).
+pub trait Logins {
     /// @@SERVERNAME.
     fn server_name(&self) -> String {
         "MESQUITE".to_string()
@@ -405,26 +431,6 @@ pub trait Host {
     fn is_sysadmin(&self) -> bool {
         true
     }
-    /// Where sorts larger than their memory grant write their runs (tempdb's place).
-    fn spill_dir(&self) -> std::path::PathBuf {
-        std::env::temp_dir().join("mesquite-spill")
-    }
-    /// KILL `spid` (see the engine's `Instance::kill_session`): Ok(Some(text)) is the
-    /// status report of KILL ... WITH STATUSONLY.
-    fn kill_session(&mut self, spid: i32, status_only: bool) -> Result<Option<String>, SqlError> {
-        let _ = (spid, status_only);
-        Err(SqlError::new(6106, 16, 2, format!("Process ID {spid} is not an active process ID.")))
-    }
-
-    /// DBCC CHECKDB's structural core: allocation (GAM/SGAM/PFS/IAM) cross-checks and a
-    /// check of every B-tree of the database; one line per problem, empty when clean.
-    fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
-        let _ = db;
-        Err(HostError::Sql(SqlError::new(40000, 16, 1, "DBCC CHECKDB is not supported by this host.")))
-    }
-
-    // --- server security (logins live in master, outside any user transaction) --------
-
     /// CREATE LOGIN name WITH PASSWORD: 15025 if it exists, 15118 if `check_policy` and
     /// the password is not complex enough.
     fn create_login(
@@ -461,6 +467,11 @@ pub trait Host {
         }])
     }
 }
+
+/// Everything the executor asks of its host for one session.
+pub trait Host: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins {}
+
+impl<T: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins + ?Sized> Host for T {}
 
 /// A server login as the catalog views see it.
 #[derive(Debug, Clone, PartialEq)]

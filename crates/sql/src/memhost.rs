@@ -147,7 +147,7 @@ impl MemHost {
     }
 }
 
-impl Host for MemHost {
+impl DataAccess for MemHost {
     fn scan(
         &mut self,
         index: &IndexRef,
@@ -184,11 +184,9 @@ impl Host for MemHost {
         }
         Ok(false)
     }
-
     fn get(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<Option<Vec<Value>>> {
         Ok(self.tree(index)?.get(key).cloned())
     }
-
     fn insert(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<()> {
         let t = self.tree(index)?;
         if t.contains_key(key) {
@@ -198,7 +196,6 @@ impl Host for MemHost {
         self.log(Undo::Row { index: (index.db, index.hobt), key: key.to_vec(), row: None });
         Ok(())
     }
-
     fn update(&mut self, index: &IndexRef, key: &[u8], row: &[Value]) -> HostResult<bool> {
         let t = self.tree(index)?;
         let Some(slot) = t.get_mut(key) else {
@@ -208,7 +205,6 @@ impl Host for MemHost {
         self.log(Undo::Row { index: (index.db, index.hobt), key: key.to_vec(), row: Some(old) });
         Ok(true)
     }
-
     fn delete(&mut self, index: &IndexRef, key: &[u8]) -> HostResult<bool> {
         let t = self.tree(index)?;
         let Some(old) = t.remove(key) else {
@@ -217,7 +213,6 @@ impl Host for MemHost {
         self.log(Undo::Row { index: (index.db, index.hobt), key: key.to_vec(), row: Some(old) });
         Ok(true)
     }
-
     fn create_index(
         &mut self,
         db: DbId,
@@ -231,37 +226,34 @@ impl Host for MemHost {
         self.log(Undo::CreatedIndex((db, hobt)));
         Ok(hobt)
     }
-
     fn drop_index(&mut self, index: &IndexRef) -> HostResult<()> {
         if let Some(t) = self.trees.remove(&(index.db, index.hobt)) {
             self.log(Undo::DroppedIndex((index.db, index.hobt), t));
         }
         Ok(())
     }
+}
 
+impl Transactions for MemHost {
     fn begin(&mut self, _name: &str) -> HostResult<()> {
         self.in_txn = true;
         self.undo.clear();
         Ok(())
     }
-
     fn commit(&mut self, _delayed: Option<bool>) -> HostResult<()> {
         self.in_txn = false;
         self.undo.clear();
         Ok(())
     }
-
     fn rollback(&mut self) -> HostResult<()> {
         self.undo_to(None);
         self.in_txn = false;
         Ok(())
     }
-
     fn save(&mut self, name: &str) -> HostResult<()> {
         self.log(Undo::Savepoint(name.to_string()));
         Ok(())
     }
-
     fn rollback_to(&mut self, name: &str) -> HostResult<()> {
         if !self.undo.iter().any(|u| matches!(u, Undo::Savepoint(s) if s.eq_ignore_ascii_case(name))) {
             return Err(HostError::Sql(SqlError::new(
@@ -274,21 +266,19 @@ impl Host for MemHost {
         self.undo_to(Some(name));
         Ok(())
     }
-
     fn in_transaction(&self) -> bool {
         self.in_txn
     }
-
     fn set_isolation(&mut self, _level: Isolation) -> HostResult<()> {
         Ok(())
     }
-
     fn set_lock_timeout(&mut self, _ms: i64) {}
+}
 
+impl InstanceAdmin for MemHost {
     fn databases(&self) -> Vec<DatabaseInfo> {
         self.dbs.values().map(|d| d.info.clone()).collect()
     }
-
     fn database_files(&self, db: DbId) -> Vec<FileInfo> {
         let Some(d) = self.dbs.get(&db) else {
             return Vec::new();
@@ -319,7 +309,6 @@ impl Host for MemHost {
             },
         ]
     }
-
     fn create_database(&mut self, stmt: &CreateDatabase) -> HostResult<DbId> {
         let name = stmt.name.value.clone();
         if self.dbs.values().any(|d| d.info.name.eq_ignore_ascii_case(&name)) {
@@ -339,7 +328,6 @@ impl Host for MemHost {
         self.set_collation(id, collation);
         Ok(id)
     }
-
     fn alter_database(&mut self, db: DbId, stmt: &AlterDatabase) -> HostResult<()> {
         if let crate::ast::AlterDatabaseAction::Collate(n) = &stmt.action {
             let c = crate::exec::query::collation_named(&n.value)?;
@@ -347,21 +335,17 @@ impl Host for MemHost {
         }
         Ok(())
     }
-
     fn drop_database(&mut self, db: DbId) -> HostResult<()> {
         self.dbs.remove(&db);
         self.trees.retain(|k, _| k.0 != db);
         Ok(())
     }
-
     fn checkpoint(&mut self, _db: DbId, _duration_seconds: Option<i32>) -> HostResult<()> {
         Ok(())
     }
-
     fn flush_log(&mut self, _db: DbId) -> HostResult<()> {
         Ok(())
     }
-
     fn catalog(&self, db: DbId) -> HostResult<Arc<SharedCatalog>> {
         self.dbs.get(&db).map(|d| d.catalog.clone()).ok_or_else(|| {
             HostError::Sql(SqlError::new(
@@ -372,7 +356,11 @@ impl Host for MemHost {
             ))
         })
     }
+}
 
+impl Diagnostics for MemHost {}
+
+impl Logins for MemHost {
     fn session_id(&self) -> i32 {
         self.spid
     }

@@ -675,6 +675,120 @@ impl fmt::Display for SqlType {
     }
 }
 
+// ---------------------------------------------------------------------------------------
+// Catalog facts: how sys.types, sys.columns and TYPE_NAME/TYPE_ID describe a type
+// ---------------------------------------------------------------------------------------
+
+/// The system types of sys.types by name (each with its widest parameters, as
+/// sys.types shows them); TYPE_NAME and TYPE_ID read the same list.
+pub const SYSTEM_TYPES: &[(&str, SqlType)] = &[
+    ("bigint", SqlType::BigInt),
+    ("binary", SqlType::Binary { len: 8000 }),
+    ("bit", SqlType::Bit),
+    ("char", SqlType::Char { len: 8000 }),
+    ("date", SqlType::Date),
+    ("datetime", SqlType::DateTime),
+    ("datetime2", SqlType::DateTime2 { scale: 7 }),
+    ("datetimeoffset", SqlType::DateTimeOffset { scale: 7 }),
+    ("decimal", SqlType::Decimal { precision: 38, scale: 38 }),
+    ("float", SqlType::Float),
+    ("geography", SqlType::Geography),
+    ("geometry", SqlType::Geometry),
+    ("hierarchyid", SqlType::HierarchyId),
+    ("image", SqlType::Image),
+    ("int", SqlType::Int),
+    ("money", SqlType::Money),
+    ("nchar", SqlType::NChar { len: 4000 }),
+    ("ntext", SqlType::NText),
+    ("numeric", SqlType::Numeric { precision: 38, scale: 38 }),
+    ("nvarchar", SqlType::NVarChar { len: Length::Bounded(4000) }),
+    ("real", SqlType::Real),
+    ("smalldatetime", SqlType::SmallDateTime),
+    ("smallint", SqlType::SmallInt),
+    ("smallmoney", SqlType::SmallMoney),
+    ("sql_variant", SqlType::Variant),
+    ("text", SqlType::Text),
+    ("time", SqlType::Time { scale: 7 }),
+    ("tinyint", SqlType::TinyInt),
+    ("uniqueidentifier", SqlType::UniqueIdentifier),
+    ("varbinary", SqlType::VarBinary { len: Length::Bounded(8000) }),
+    ("varchar", SqlType::VarChar { len: Length::Bounded(8000) }),
+    ("xml", SqlType::Xml),
+];
+
+/// (system_type_id, max_length, precision, scale) as sys.columns reports a type.
+pub fn type_info(ty: &SqlType) -> (u8, i16, u8, u8) {
+    match *ty {
+        SqlType::Bit => (104, 1, 1, 0),
+        SqlType::TinyInt => (48, 1, 3, 0),
+        SqlType::SmallInt => (52, 2, 5, 0),
+        SqlType::Int => (56, 4, 10, 0),
+        SqlType::BigInt => (127, 8, 19, 0),
+        SqlType::Decimal { precision, scale } => (106, decimal_magnitude_len(precision) as i16 + 1, precision, scale),
+        SqlType::Numeric { precision, scale } => (108, decimal_magnitude_len(precision) as i16 + 1, precision, scale),
+        SqlType::Money => (60, 8, 19, 4),
+        SqlType::SmallMoney => (122, 4, 10, 4),
+        SqlType::Real => (59, 4, 24, 0),
+        SqlType::Float => (62, 8, 53, 0),
+        SqlType::Date => (40, 3, 10, 0),
+        SqlType::Time { scale } => (41, 5, 16, scale),
+        SqlType::DateTime => (61, 8, 23, 3),
+        SqlType::SmallDateTime => (58, 4, 16, 0),
+        SqlType::DateTime2 { scale } => (42, 8, 27, scale),
+        SqlType::DateTimeOffset { scale } => (43, 10, 34, scale),
+        SqlType::Char { len } => (175, len as i16, 0, 0),
+        SqlType::VarChar { len } => (
+            167,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => n as i16,
+            },
+            0,
+            0,
+        ),
+        SqlType::NChar { len } => (239, (len as i16).saturating_mul(2), 0, 0),
+        SqlType::NVarChar { len } => (
+            231,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => (n as i16).saturating_mul(2),
+            },
+            0,
+            0,
+        ),
+        SqlType::Binary { len } => (173, len as i16, 0, 0),
+        SqlType::VarBinary { len } => (
+            165,
+            match len {
+                Length::Max => -1,
+                Length::Bounded(n) => n as i16,
+            },
+            0,
+            0,
+        ),
+        SqlType::UniqueIdentifier => (36, 16, 0, 0),
+        SqlType::Xml => (241, -1, 0, 0),
+        SqlType::Variant => (98, 8016, 0, 0),
+        // The 16 bytes of the text pointer a row holds in SQL Server.
+        SqlType::Image => (34, 16, 0, 0),
+        SqlType::Text => (35, 16, 0, 0),
+        SqlType::NText => (99, 16, 0, 0),
+        // The CLR system types share system_type_id 240 (user_type_id tells them apart).
+        SqlType::HierarchyId => (240, 892, 0, 0),
+        SqlType::Geometry | SqlType::Geography => (240, -1, 0, 0),
+    }
+}
+
+/// sys.types.user_type_id of a system type: its system_type_id, but for the CLR types.
+pub fn user_type_id(ty: &SqlType) -> i32 {
+    match ty {
+        SqlType::HierarchyId => 128,
+        SqlType::Geometry => 129,
+        SqlType::Geography => 130,
+        t => i32::from(type_info(t).0),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

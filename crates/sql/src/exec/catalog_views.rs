@@ -14,12 +14,13 @@ use super::expr::Row;
 use super::plan::OutCol;
 use super::sysviews::{
     b, cols, column_spec, column_values, constraint_object_values, is_facets, nv, object_spec, opt, s, sysname,
-    type_info, ColumnFacts, PRIMARY_DATA_SPACE_ID,
+    ColumnFacts, PRIMARY_DATA_SPACE_ID,
 };
 use super::Cx;
 use crate::ast::{FunctionBody, ModuleOption, Parameter, StatementKind};
 use crate::catalog::{Catalog, IndexKind, Object, ObjectBody, ReferentialAction, Table};
 use crate::host::{DbId, IndexRef, Isolation};
+use types::sqltype::type_info;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CatalogView {
@@ -1043,7 +1044,7 @@ fn parameter_row(object_id: i32, name: &str, id: i32, ty: &SqlType, output: bool
         s(name),
         Value::Int(id),
         Value::TinyInt(tid),
-        Value::Int(super::sysviews::user_type_id(ty)),
+        Value::Int(types::sqltype::user_type_id(ty)),
         Value::SmallInt(len),
         Value::TinyInt(p),
         Value::TinyInt(sc),

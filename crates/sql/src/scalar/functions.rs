@@ -240,7 +240,7 @@ fn text_len(t: &SqlType) -> Option<u32> {
 /// TotalBytes (the stored value with its base type header) as int, each wrapped in a
 /// sql_variant; NULL for another property name or a Collation of a non-character type.
 fn variant_property(v: &types::value::Variant, prop: &str) -> Result<Value, SqlError> {
-    let (_, max_len, precision, scale) = crate::exec::sysviews::type_info(&v.ty);
+    let (_, max_len, precision, scale) = types::sqltype::type_info(&v.ty);
     let sysname = SqlType::NVarChar { len: Length::Bounded(128) };
     let int = |n: i32| Value::variant(Value::Int(n), &SqlType::Int);
     match prop.trim().to_ascii_lowercase().as_str() {
@@ -1047,7 +1047,7 @@ pub fn call(
     cx: &FnContext,
 ) -> Result<Value, SqlError> {
     if f.0.starts_with("HIERARCHYID ") || f.0.starts_with("SPATIAL ") {
-        return crate::exec::clr::call(f.0, args);
+        return super::clr::call(f.0, args);
     }
     if args.is_empty() {
         // The clock functions and NEWID run once per row in INSERT defaults and loops:
@@ -1717,17 +1717,17 @@ pub fn call(
         }
         "TYPE_NAME" => {
             let id = int_or_null!(0);
-            let name = crate::exec::sysviews::SYSTEM_TYPES
+            let name = types::sqltype::SYSTEM_TYPES
                 .iter()
-                .find(|(_, t)| i64::from(crate::exec::sysviews::user_type_id(t)) == id)
+                .find(|(_, t)| i64::from(types::sqltype::user_type_id(t)) == id)
                 .map(|(n, _)| *n);
             Ok(name.map_or(Value::Null, |n| Value::String(n.to_string())))
         }
         "TYPE_ID" => {
             let name = text_or_null!(0);
             let name = name.trim().trim_start_matches('[').trim_end_matches(']');
-            let t = crate::exec::sysviews::SYSTEM_TYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name));
-            Ok(t.map_or(Value::Null, |(_, t)| Value::Int(crate::exec::sysviews::user_type_id(t))))
+            let t = types::sqltype::SYSTEM_TYPES.iter().find(|(n, _)| n.eq_ignore_ascii_case(name));
+            Ok(t.map_or(Value::Null, |(_, t)| Value::Int(types::sqltype::user_type_id(t))))
         }
         _ => Err(SqlError::new(195, 15, 10, format!("'{}' is not a recognized built-in function name.", f.0))),
     }

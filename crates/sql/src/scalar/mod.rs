@@ -20,6 +20,7 @@
 //!   STRING_AGG, CHECKSUM_AGG, with SQL Server's result types.
 
 pub mod aggregate;
+pub(crate) mod clr;
 pub mod convert;
 pub mod dates;
 mod format;

@@ -270,7 +270,7 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
                             -1
                         } else if ty.is_legacy_lob() {
                             // The text pointer's 16 bytes, as sys.columns.max_length.
-                            super::sysviews::type_info(&ty).1
+                            types::sqltype::type_info(&ty).1
                         } else {
                             ty.max_len() as i16
                         }))
