@@ -59,7 +59,7 @@ use crate::instance::{DbHandle, Instance};
 use crate::rows::RowCodec;
 
 thread_local! {
-    /// The record buffer of [`Host::insert`], reused row after row.
+    /// The record buffer of [`DataAccess::insert`], reused row after row.
     static RECORD: std::cell::Cell<Vec<u8>> = const { std::cell::Cell::new(Vec::new()) };
 }
 
@@ -505,7 +505,7 @@ impl txn::access::ScanSink for BatchSink<'_> {
 }
 
 /// Up to `max` entries of the range as stored (key, record), in key order or reversed,
-/// appended to `raw`; returns whether the range goes on after them. See `Host::scan`.
+/// appended to `raw`; returns whether the range goes on after them. See `DataAccess::scan`.
 fn scan_raw(
     li: &LockedIndex,
     ctx: &SessionContext<'_>,

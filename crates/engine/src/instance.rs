@@ -736,7 +736,7 @@ impl Instance {
         Ok(out)
     }
 
-    /// CREATE LOGIN (see [`sql::host::Host::create_login`]).
+    /// CREATE LOGIN (see [`sql::host::Logins::create_login`]).
     pub fn create_login(
         &self,
         name: &str,
@@ -767,7 +767,7 @@ impl Instance {
         self.alter_login(&rec.name, change)
     }
 
-    /// ALTER LOGIN / ALTER SERVER ROLE sysadmin (see [`sql::host::Host::alter_login`]).
+    /// ALTER LOGIN / ALTER SERVER ROLE sysadmin (see [`sql::host::Logins::alter_login`]).
     pub fn alter_login(&self, name: &str, change: sql::host::LoginChange) -> std::result::Result<(), types::SqlError> {
         use sql::host::LoginChange;
         let _ddl = self.ddl.lock();
@@ -824,7 +824,7 @@ impl Instance {
         Ok(())
     }
 
-    /// DROP LOGIN (see [`sql::host::Host::drop_login`]).
+    /// DROP LOGIN (see [`sql::host::Logins::drop_login`]).
     pub fn drop_login(&self, name: &str) -> std::result::Result<(), types::SqlError> {
         let _ddl = self.ddl.lock();
         let rec = self.login_record(name)?.ok_or_else(|| {

@@ -312,7 +312,7 @@ impl RowCodec {
     }
 }
 
-/// A scan hands rows to the executor undecoded (`Host::scan_stored`): a row decodes
+/// A scan hands rows to the executor undecoded (`DataAccess::scan_stored`): a row decodes
 /// from its bytes alone unless it holds an off-row value, which is read through the
 /// transaction (`Host::get`).
 impl RowDecoder for RowCodec {

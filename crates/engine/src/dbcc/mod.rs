@@ -14,7 +14,7 @@ use crate::instance::{DbHandle, Instance};
 use crate::rows::RowCodec;
 
 impl Instance {
-    /// DBCC CHECKDB's structural core (see [`sql::host::Host::check_database`]): the
+    /// DBCC CHECKDB's structural core (see [`sql::host::InstanceAdmin::check_database`]): the
     /// allocation cross-check, then every B-tree the database has (system table,
     /// catalog, and each index of each table in the catalog). Meant for a quiet
     /// database: trees changing under the check can be reported as damaged.

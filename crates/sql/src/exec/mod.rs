@@ -7,8 +7,8 @@
 //! - [`query`]: binder and planner for queries; [`plan`]: plans and operators;
 //!   [`expr`]: bound expressions; [`window`]: window functions; [`table`]: row and index
 //!   layout of tables; [`dml`] and [`ddl`]: statements that change data and schema;
-//!   [`sysviews`]: catalog views (the DMVs and the security views are in
-//!   `crate::system`); [`procs`]: procedures, dynamic SQL and RPC.
+//!   [`sysviews`] and [`catalog_views`]: the rows of the catalog views (every system
+//!   object is registered in `crate::system`); [`procs`]: procedures, dynamic SQL and RPC.
 //!
 //! # Error handling (SQL Server's rules, simplified)
 //!

@@ -3,7 +3,10 @@
 //! sys.all_columns, sys.system_columns, sys.indexes, sys.types,
 //! sys.master_files, sys.database_files, INFORMATION_SCHEMA.TABLES, COLUMNS and VIEWS) and
 //! built-in table functions (STRING_SPLIT, GENERATE_SERIES), computed from the catalog
-//! when a query opens them; the other catalog views are in [`super::catalog_views`].
+//! when a query opens them (each view is an entry of the registry, `crate::system`, whose
+//! functions call [`columns_of`] and [`rows_needing`]); the other catalog views are in
+//! [`super::catalog_views`]. Name resolution of a FROM source (`Binder::table_source`) is
+//! here too.
 //! Column names and types are SQL Server's: the full lists for sys.objects, sys.columns,
 //! sys.indexes and the INFORMATION_SCHEMA views, a subset of the columns of the other wide
 //! views.

@@ -5,7 +5,8 @@
 //!
 //! | file | objects |
 //! |---|---|
-//! | `catalog.rs` | the catalog views over constraints, modules, parameters, triggers and storage, and the INFORMATION_SCHEMA views beyond TABLES, COLUMNS and VIEWS |
+//! | `catalog.rs` | sys.objects, sys.columns and their kin, sys.tables, views, procedures, indexes, types, databases, schemas, the file views, the views over constraints, modules, parameters, triggers, storage and configuration, fn_helpcollations |
+//! | `information_schema.rs` | the INFORMATION_SCHEMA views |
 //! | `dm_os.rs` | sys.dm_os_wait_stats, dm_os_performance_counters, dm_os_waiting_tasks, dm_os_sys_info, dm_os_schedulers |
 //! | `dm_exec.rs` | sys.dm_exec_sessions, dm_exec_requests, dm_exec_session_wait_stats, dm_exec_connections, dm_exec_query_memory_grants |
 //! | `dm_tran.rs` | sys.dm_tran_locks, dm_tran_session_transactions, dm_tran_active_transactions |
