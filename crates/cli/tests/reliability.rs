@@ -576,3 +576,81 @@ fn hash_operators_past_their_grant_spill_and_stay_correct() {
     assert_eq!(r.errors.iter().map(|e| e.number).collect::<Vec<_>>(), [701]);
     assert_eq!(scalar(&mut c, "SELECT COUNT(*) FROM #src"), Value::Int(150_000));
 }
+
+/// Every response ends with a final DONE (DONEPROC after an RPC), whatever error ended
+/// the batch and however deep in procedures, triggers or dynamic SQL it was raised: a
+/// DONEINPROC must be followed by another DONE-family token (MS-TDS 2.2.7.7). The
+/// client refuses a response that ends otherwise, so each batch below must read back
+/// whole, and the connection must serve the next one.
+#[test]
+fn every_response_ends_with_a_final_done() {
+    use tds::client::RpcParam;
+    use tds::token::token_type::{DONE, DONEPROC};
+    let mut server = Server::start("finaldone");
+    let mut c = server.connect();
+    ok(&c
+        .batch(
+            "CREATE TABLE t10610 (c1 int, c2 int);
+             CREATE TABLE audited (id int);",
+        )
+        .unwrap());
+    for ddl in [
+        "CREATE VIEW v10610 AS SELECT c1, c2 FROM t10610",
+        "CREATE PROCEDURE ErrorHandling1 AS BEGIN CREATE INDEX i10610 ON v10610 (c1) WHERE c2 = 1; \
+         IF @@ERROR > 0 SELECT 'statement'; SELECT @@TRANCOUNT; END",
+        "CREATE PROCEDURE ErrorHandling2 AS BEGIN EXEC ErrorHandling1; IF @@ERROR > 0 SELECT 'batch'; END",
+        "CREATE PROCEDURE Convert1 AS BEGIN DECLARE @a int = 'x'; SELECT 'after'; END",
+        "CREATE PROCEDURE Convert2 AS BEGIN EXEC Convert1; SELECT 'caller after'; END",
+        "CREATE PROCEDURE Divide1 AS BEGIN SELECT 1 / 0; SELECT 'after'; END",
+        "CREATE PROCEDURE Divide2 AS BEGIN EXEC Divide1; END",
+        "CREATE PROCEDURE Throw1 AS BEGIN BEGIN TRY SELECT 1 / 0; END TRY BEGIN CATCH THROW; END CATCH END",
+        "CREATE PROCEDURE Throw2 AS BEGIN EXEC Throw1; END",
+        "CREATE PROCEDURE Dynamic1 AS BEGIN EXEC sp_executesql N'EXEC Convert2'; END",
+        "CREATE TRIGGER audited_ins ON audited AFTER INSERT AS BEGIN SELECT 1 / 0; END",
+        "CREATE PROCEDURE Trigger1 AS BEGIN INSERT audited VALUES (1); SELECT 'after'; END",
+    ] {
+        ok(&c.batch(ddl).unwrap());
+    }
+    let calls = [
+        "EXEC ErrorHandling2",
+        "EXEC Convert2",
+        "EXEC Divide2",
+        "EXEC Throw2",
+        "EXEC Dynamic1",
+        "EXEC Trigger1",
+        "EXEC sp_executesql N'EXEC Divide2'",
+        "SET XACT_ABORT ON; EXEC Divide2",
+    ];
+    for in_tran in [false, true] {
+        for call in calls {
+            if in_tran {
+                ok(&c.batch("SET XACT_ABORT OFF; BEGIN TRANSACTION").unwrap());
+            }
+            let r = c.batch(call).unwrap_or_else(|e| panic!("{call} (in a transaction: {in_tran}): {e}"));
+            assert!(!r.errors.is_empty(), "{call}: an error was expected");
+            // A batch whose last statement is an EXEC that completed ends with its DONEPROC.
+            assert!(matches!(r.final_done.map(|d| d.token), Some(DONE | DONEPROC)), "{call}");
+            let r = c.batch("IF @@TRANCOUNT > 0 ROLLBACK; SET XACT_ABORT OFF; SELECT 1").unwrap();
+            ok(&r);
+        }
+    }
+    // Over RPC the response ends with DONEPROC.
+    for proc in ["ErrorHandling2", "Convert2", "Divide2", "Throw2", "Dynamic1", "Trigger1"] {
+        let r = c.rpc(proc, &[]).unwrap_or_else(|e| panic!("RPC {proc}: {e}"));
+        assert!(!r.errors.is_empty(), "RPC {proc}: an error was expected");
+        assert_eq!(r.final_done.map(|d| d.token), Some(DONEPROC), "RPC {proc}");
+    }
+    let r = c
+        .rpc(
+            "sp_executesql",
+            &[RpcParam::new(
+                "@stmt",
+                types::SqlType::NVarChar { len: types::Length::Max },
+                Value::String("EXEC Convert2".into()),
+            )],
+        )
+        .unwrap();
+    assert_eq!(r.final_done.map(|d| d.token), Some(DONEPROC));
+    assert_eq!(scalar(&mut c, "SELECT 42"), Value::Int(42));
+    assert!(server.alive());
+}

@@ -140,6 +140,9 @@ pub struct BatchResult {
     pub return_values: Vec<(String, Value)>,
     /// The server acknowledged an attention (DONE with ATTN).
     pub cancelled: bool,
+    /// The response's last DONE-family token: a DONE or DONEPROC without the MORE bit
+    /// (MS-TDS 2.2.2.7; the client refuses a response that ends otherwise).
+    pub final_done: Option<DoneToken>,
 }
 
 impl BatchResult {
@@ -453,7 +456,17 @@ impl Client {
         self.buf.clear();
         match failure {
             Some(e) => Err(e),
-            None => Ok(out),
+            None => {
+                // A stricter reader than most drivers: every response ends with a DONE
+                // (or DONEPROC) whose MORE bit is clear; a DONEINPROC must be followed by
+                // another DONE-family token (MS-TDS 2.2.7.7).
+                match out.final_done {
+                    Some(d) if d.status & done_status::MORE == 0 && d.token != token_type::DONEINPROC => Ok(out),
+                    other => Err(ClientError::Protocol(format!(
+                        "the response did not end with a final DONE (last DONE-family token: {other:?})"
+                    ))),
+                }
+            }
         }
     }
 
@@ -482,6 +495,7 @@ impl Client {
                 Collect::Each(f) => f(row),
             },
             Item::Done(d) => {
+                out.final_done = Some(d);
                 if d.status & done_status::COUNT != 0 {
                     out.row_counts.push(d.row_count);
                 }

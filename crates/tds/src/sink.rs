@@ -73,6 +73,17 @@ impl ResponseTail {
         // as SQL Server's does: drivers then report a server error, not a statement's.
         let fatal = if self.fatal { done_status::SRVERROR } else { 0 };
         match self.pending_done {
+            // A DONEINPROC must be followed by another DONE-family token (MS-TDS
+            // 2.2.7.7): a batch that an error ended inside a procedure, trigger or
+            // dynamic SQL still ends with a final DONE (or DONEPROC), carrying the error.
+            Some(mut d) if d.token == token::token_type::DONEINPROC => {
+                d.status |= done_status::MORE;
+                d.encode(&mut b);
+                let error =
+                    if d.status & done_status::ERROR != 0 || self.error_since_done { done_status::ERROR } else { 0 };
+                let status = error | (d.status & done_status::INXACT) | fatal;
+                DoneToken { token: self.default_done, status, cur_cmd: 0, row_count: 0 }.encode(&mut b);
+            }
             Some(mut d) => {
                 d.status |= fatal;
                 d.encode(&mut b)
