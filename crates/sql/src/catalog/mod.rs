@@ -714,3 +714,14 @@ pub(crate) fn host_error(e: crate::host::HostError) -> SqlError {
         crate::host::HostError::Duplicate => SqlError::new(2601, 14, 1, "Duplicate key in the catalog."),
     }
 }
+
+// Cache invalidation: SharedCatalog carries a version bumped on every change.
+impl SharedCatalog {
+    pub fn version(&self) -> u64 {
+        self.version.load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    pub fn bump(&self) {
+        self.version.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    }
+}

@@ -20,10 +20,12 @@ use std::sync::Arc;
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::base::host_err;
+use super::context::Cx;
 use super::ddl::{self, allocate_id, default_constraint_name, now_datetime, write_object};
+use super::errors;
 use super::query::resolve_type;
 use super::table::{identity_value, nc_index_columns, stored_columns, TableInfo};
-use super::{errors, host_err, Cx};
 use crate::ast::*;
 use crate::catalog::{self, IndexKind, Object, ObjectBody};
 use crate::host::{DbId, IndexRef};

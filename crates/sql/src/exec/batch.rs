@@ -3,7 +3,24 @@
 //! implicit transaction, @@ERROR reset, DONE command), atomic statements, queries and
 //! their results.
 
-use super::*;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use crate::ast::*;
+use crate::host::Host;
+use crate::results::{ColumnInfo, Done, DoneKind, EnvChange, Message, ResultSink};
+
+use super::base::*;
+use super::context::*;
+use super::control::*;
+use super::expr::BExpr;
+use super::plan::{column_info, open, Plan};
+use super::query::Binder;
+use super::run::*;
+use super::session::*;
+use super::{ddl, dml, errors, merge, plan, plan_cache, procs, query, security};
 
 /// Parses and runs one batch. Errors go to the sink as messages (the batch goes on or
 /// stops as SQL Server's abort rules say); this never fails itself.
@@ -203,30 +220,6 @@ pub fn drop_frame_tables(cx: &mut Cx) {
     }
 }
 
-pub fn report(cx: &mut Cx, e: &SqlError) {
-    cx.set_error(e.number);
-    let mut e = e.clone();
-    if e.procedure.is_none() {
-        if let Some(p) = cx.frames.last().and_then(|f| f.proc_name.clone()) {
-            e.procedure = Some(p);
-        }
-    }
-    for mut p in std::mem::take(&mut cx.preceding) {
-        if p.line == 0 {
-            p.line = e.line;
-        }
-        p.procedure = p.procedure.or_else(|| e.procedure.clone());
-        let _ = cx.sink.message(&Message { info: p.severity <= 10, error: p });
-    }
-    let sent = cx.sink.message(&Message { info: e.severity <= 10, error: e });
-    let kind = cx.done_kind();
-    cx.sink.command(cx.cur_cmd);
-    let done = cx.sink.done(Done { kind, row_count: None, error: true, in_xact: cx.state.trancount > 0 });
-    if sent.is_err() || done.is_err() {
-        cx.state.cancel.store(true, AtomicOrdering::Relaxed);
-    }
-}
-
 /// Runs a list of statements (a batch, a block, a procedure body), handling GOTO.
 pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
     let mut i = 0;
@@ -383,53 +376,6 @@ pub(super) fn exec_statement_inner(
     exec_control(cx, stmt)
 }
 
-/// Runs `f` as one atomic statement: its own transaction in autocommit mode, else
-/// under a savepoint.
-pub fn atomic<T>(cx: &mut Cx, f: impl FnOnce(&mut Cx) -> Result<T, SqlError>) -> Result<T, SqlError> {
-    if cx.state.trancount == 0 && !cx.host.in_transaction() {
-        cx.host.begin("autocommit").map_err(host_err)?;
-        match f(cx) {
-            Ok(v) => {
-                if let Err(e) = cx.host.commit(None) {
-                    let _ = cx.host.rollback();
-                    cx.reload_dirty_catalogs();
-                    return Err(host_err(e));
-                }
-                cx.state.catalog_dirty.clear();
-                Ok(v)
-            }
-            Err(e) => {
-                let _ = cx.host.rollback();
-                cx.reload_dirty_catalogs();
-                Err(e)
-            }
-        }
-    } else {
-        let sp = "__mesquite_stmt";
-        let saved = cx.host.save(sp).is_ok();
-        match f(cx) {
-            Ok(v) => Ok(v),
-            Err(e) => {
-                if e.number == 1205 {
-                    return Err(e);
-                }
-                if saved && cx.host.in_transaction() {
-                    let _ = cx.host.rollback_to(sp);
-                    if !cx.state.catalog_dirty.is_empty() {
-                        let dirty: Vec<DbId> = cx.state.catalog_dirty.iter().copied().collect();
-                        cx.reload_dirty_catalogs();
-                        cx.state.catalog_dirty.extend(dirty);
-                    }
-                }
-                if cx.state.xact_abort {
-                    cx.state.doomed = true;
-                }
-                Err(e)
-            }
-        }
-    }
-}
-
 pub(super) fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     match &stmt.kind {
         StatementKind::Query(q) => {
@@ -439,7 +385,7 @@ pub(super) fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow,
         StatementKind::Update(u) => dml::update(cx, u)?,
         StatementKind::Delete(d) => dml::delete(cx, d)?,
         StatementKind::Merge(m) => merge::merge(cx, m)?,
-        k if security::is_database_security(k) => security::execute_database(cx, k)?,
+        k if super::statements::is_database_security(k) => security::execute_database(cx, k)?,
         other => {
             security::check_ddl(cx, other)?;
             ddl::execute(cx, other, stmt)?
@@ -578,59 +524,16 @@ pub(super) fn show_plan(cx: &mut Cx, plan: &Plan) -> Result<(), SqlError> {
     Ok(())
 }
 
-/// The value a variable gets from `SET @v op= value` (converted to its type).
-pub fn assign_value(
-    cx: &mut Cx,
-    slot: usize,
-    ty: SqlType,
-    op: AssignOp,
-    v: Value,
-    vty: &SqlType,
-) -> Result<Value, SqlError> {
-    let v = match op.binary_op() {
-        None => v,
-        Some(bop) => {
-            let cur = cx.var(slot);
-            let rty = crate::scalar::ops::binary_type(bop, &ty, vty)?;
-            let r = crate::scalar::ops::binary(bop, &cur, &ty, &v, vty, &rty)?;
-            return convert::convert(&r, &rty, &ty, None).and_then(|x| fit_variable(x, &ty));
-        }
-    };
-    let v = if vty == &ty { v } else { convert::convert(&v, vty, &ty, None)? };
-    fit_variable(v, &ty)
-}
-
-/// Variables truncate strings silently (unlike columns).
-pub(super) fn fit_variable(v: Value, ty: &SqlType) -> Result<Value, SqlError> {
-    match (&v, ty) {
-        (
-            Value::String(s),
-            SqlType::VarChar { len: types::Length::Bounded(n) }
-            | SqlType::NVarChar { len: types::Length::Bounded(n) }
-            | SqlType::Char { len: n }
-            | SqlType::NChar { len: n },
-        ) => {
-            let truncated: String = if ty.is_unicode() {
-                types::ucs2::decode(types::ucs2::units(s).take(usize::from(*n)))
-            } else {
-                s.chars().take(usize::from(*n)).collect()
-            };
-            Value::String(truncated).fit_to(ty)
-        }
-        _ => Ok(v),
+/// The statement runner as the statements that run others reach it (procedure, trigger
+/// and function bodies), so that they need not import the batch driver.
+impl Cx<'_> {
+    /// Runs a list of statements (see [`exec_block`]).
+    pub fn run_block(&mut self, statements: &[Statement]) -> ExecResult {
+        exec_block(self, statements)
     }
-}
 
-pub(super) fn bind_standalone(cx: &mut Cx, e: &Expr) -> Result<BExpr, SqlError> {
-    let mut b = Binder::new(cx);
-    b.bind_expr(e, &Scope::default())
-}
-
-/// Evaluates an expression outside any query (SET, IF, PRINT, ...).
-pub fn eval_standalone(cx: &mut Cx, e: &Expr) -> Result<(Value, SqlType), SqlError> {
-    let b = bind_standalone(cx, e)?;
-    let ty = b.ty();
-    let needs_txn = !b.is_constant() && !cx.host.in_transaction();
-    let v = if needs_txn { atomic(cx, |cx| b.eval(&[], cx))? } else { b.eval(&[], cx)? };
-    Ok((v, ty))
+    /// Drops the current frame's table variables (see [`drop_frame_tables`]).
+    pub fn drop_frame_tables(&mut self) {
+        drop_frame_tables(self)
+    }
 }

@@ -7,7 +7,11 @@ use std::sync::atomic::Ordering as AtomicOrdering;
 
 use types::{SqlError, SqlType, Value};
 
-use super::{atomic, dml, errors, report, rollback_all, trigger, Cx, SessionState};
+use super::context::Cx;
+use super::run::rollback_all;
+use super::run::{atomic, report};
+use super::session::SessionState;
+use super::{dml, errors, trigger};
 use crate::ast::{BulkOption, DmlTarget, Ident, InsertBulk};
 use crate::host::Host;
 use crate::request::BulkLoad;

@@ -13,11 +13,11 @@ use std::sync::Arc;
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{as_text, Row};
 use super::plan::{OutCol, Plan};
-use super::procs::ArgValue;
+use super::run::ArgValue;
 use super::sysviews::{nv, sysname};
-use super::Cx;
 use crate::ast::{Ident, ObjectName};
 use crate::catalog::{IndexKind, ObjectBody, ReferentialAction};
 use crate::results::command_code;
@@ -54,7 +54,7 @@ fn text(v: &Option<(Value, SqlType)>) -> Option<String> {
 }
 
 fn int(v: &Option<(Value, SqlType)>, default: i64) -> Result<i64, SqlError> {
-    v.as_ref().map_or(Ok(default), |(v, t)| super::int_value(v, t))
+    v.as_ref().map_or(Ok(default), |(v, t)| super::run::int_value(v, t))
 }
 
 fn missing(proc: &str, param: &str) -> SqlError {
@@ -215,7 +215,7 @@ pub(crate) fn sp_helptext(cx: &mut Cx, args: &[ArgValue]) -> Result<(), SqlError
             format!("The object '{name}' does not exist in database '{db_name}' or is invalid for this operation."),
         )
     };
-    let obj = match super::parse_object_name(&name) {
+    let obj = match super::base::parse_object_name(&name) {
         Ok(n) if n.database().is_none_or(|d| d.value.eq_ignore_ascii_case(&db_name)) => cx.resolve_object(&n)?,
         Ok(_) => {
             return Err(SqlError::new(

@@ -10,13 +10,13 @@ use std::ops::Bound;
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::Row;
 use super::plan::OutCol;
 use super::sysviews::{
     b, cols, column_spec, column_values, constraint_object_values, is_facets, nv, object_spec, opt, s, sysname,
     ColumnFacts, PRIMARY_DATA_SPACE_ID,
 };
-use super::Cx;
 use crate::ast::{FunctionBody, ModuleOption, Parameter, StatementKind};
 use crate::catalog::{Catalog, IndexKind, Object, ObjectBody, ReferentialAction, Table};
 use crate::host::{DbId, IndexRef, Isolation};
@@ -514,7 +514,7 @@ fn column_name(t: &Table, id: i32) -> String {
 /// A module's parsed CREATE statement, or None if its text no longer parses (it is then
 /// left out of the views that need its parameters or options).
 fn parsed(def: &str) -> Option<StatementKind> {
-    super::parse_module(def).ok().map(|st| st.kind)
+    super::base::parse_module(def).ok().map(|st| st.kind)
 }
 
 /// The parameters of a procedure or function module and, for a scalar function, its
@@ -544,7 +544,7 @@ fn schema_name(g: &Catalog, id: i32) -> String {
 
 /// Tables a view lists: temp tables (#t) of other sessions are not visible by name.
 fn visible(db: DbId, o: &Object) -> bool {
-    !(db == super::TEMPDB && o.name.starts_with('#'))
+    !(db == super::base::TEMPDB && o.name.starts_with('#'))
 }
 
 /// The rows of a catalog view.
@@ -1075,7 +1075,7 @@ fn partitions(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
     };
     let mut out = Vec::new();
     let restore = cx.state.isolation;
-    cx.host.set_isolation(Isolation::ReadUncommitted).map_err(super::host_err)?;
+    cx.host.set_isolation(Isolation::ReadUncommitted).map_err(super::base::host_err)?;
     let mut result = Ok(());
     'tables: for o in &objects {
         let info = match cx.table_info(db, o) {
@@ -1109,7 +1109,7 @@ fn partitions(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
             ]);
         }
     }
-    let reset = cx.host.set_isolation(restore).map_err(super::host_err);
+    let reset = cx.host.set_isolation(restore).map_err(super::base::host_err);
     result?;
     reset?;
     Ok(out)
@@ -1259,7 +1259,7 @@ fn count_rows(cx: &mut Cx, index: &IndexRef) -> Result<i64, SqlError> {
             Some(k) => Bound::Excluded(k.as_slice()),
             None => Bound::Unbounded,
         };
-        let more = cx.host.scan(index, lower, Bound::Unbounded, false, 512, &mut buf).map_err(super::host_err)?;
+        let more = cx.host.scan(index, lower, Bound::Unbounded, false, 512, &mut buf).map_err(super::base::host_err)?;
         n += buf.len() as i64;
         match buf.pop() {
             Some((k, _)) if more => last = Some(k),
@@ -1279,19 +1279,4 @@ pub fn fn_helpcollations() -> Vec<Row> {
 
 pub fn fn_helpcollations_columns() -> Vec<OutCol> {
     cols(&[("name", sysname(), false), ("description", nv(1000), true)])
-}
-
-/// COLLATIONPROPERTY(name, property) for CodePage, LCID, ComparisonStyle, Version and
-/// SortId (an int; SQL Server's result is a sql_variant). TDSCollation, other properties
-/// and unknown collations give NULL.
-pub fn collation_property(name: &str, property: &str) -> Value {
-    let Some(c) = types::Collation::from_name(name) else { return Value::Null };
-    match property.to_ascii_lowercase().as_str() {
-        "codepage" => Value::Int(i32::from(c.code_page())),
-        "lcid" => Value::Int(c.lcid as i32),
-        "comparisonstyle" => Value::Int(c.comparison_style() as i32),
-        "sortid" => Value::Int(i32::from(c.sort_id)),
-        "version" => Value::Int(i32::from(c.version)),
-        _ => Value::Null,
-    }
 }

@@ -2,7 +2,24 @@
 //! the frames of variables, and the helpers every statement uses (name resolution,
 //! catalogs, permissions, messages).
 
-use super::*;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use types::{SqlError, SqlType, Value};
+
+use crate::ast::*;
+use crate::catalog::{Catalog, Object, ObjectBody};
+use crate::host::{DbId, Host, IndexRef};
+use crate::results::{ColumnInfo, Done, DoneKind, Message, ResultSink};
+use crate::scalar::FnContext;
+
+use super::base::*;
+use super::expr::{BExpr, Row, SysFn};
+use super::plan::{column_info, open, Plan};
+use super::session::*;
+use super::table::TableInfo;
+use super::{errors, memory, parse_cache, plan, plan_cache};
 
 /// The execution context of one request.
 pub struct Cx<'a> {
@@ -55,8 +72,8 @@ pub struct Cx<'a> {
     /// started with clears @@ERROR.
     pub error_sets: u32,
     /// Rows FOREIGN KEY cascades changed in referencing tables with AFTER triggers,
-    /// collected while a statement writes (see [`trigger::Cascaded`]).
-    pub cascades: Vec<trigger::Cascaded>,
+    /// collected while a statement writes (see [`super::firing::Cascaded`]).
+    pub cascades: Vec<super::firing::Cascaded>,
     /// The values and types vectors of the last one-row INSERT, reused by the next
     /// (see `dml::insert_into`).
     pub(crate) spare_row: Row,
@@ -245,10 +262,6 @@ impl<'a> Cx<'a> {
         r
     }
 
-    pub fn call_udf(&mut self, db: DbId, object_id: i32, args: Vec<(Value, SqlType)>) -> Result<Value, SqlError> {
-        procs::call_scalar_function(self, db, object_id, args)
-    }
-
     // --- catalog access ----------------------------------------------------------------
 
     pub fn catalog(&self, db: DbId) -> Result<Arc<crate::catalog::SharedCatalog>, SqlError> {
@@ -279,15 +292,6 @@ impl<'a> Cx<'a> {
         self.db_name(self.state.database).unwrap_or_else(|| "master".into())
     }
 
-    pub fn object_name(&self, db: DbId, id: i32) -> Option<String> {
-        if id < 0 {
-            return crate::system::by_id(id).map(|o| o.name.to_string());
-        }
-        let c = self.catalog(db).ok()?;
-        let g = c.inner.read();
-        g.objects.get(&id).map(|o| o.name.clone())
-    }
-
     pub fn schema_name(&self, db: DbId, id: i32) -> Option<String> {
         let c = self.catalog(db).ok()?;
         let g = c.inner.read();
@@ -298,37 +302,6 @@ impl<'a> Cx<'a> {
         let c = self.catalog(db).ok()?;
         let g = c.inner.read();
         g.schema_by_name(name).map(|s| s.id)
-    }
-
-    /// OBJECT_ID('name'): tables, views, procedures, functions, constraints.
-    pub fn object_id_by_name(&mut self, text: &str) -> Result<Option<i32>, SqlError> {
-        let Ok(name) = parse_object_name(text) else {
-            return Ok(None);
-        };
-        if let Some(schema) = name.schema() {
-            if let Some(o) = crate::system::lookup(&schema.value, &name.name().value) {
-                return Ok(Some(o.id));
-            }
-        }
-        Ok(self.resolve_object(&name)?.map(|(_, o)| o.id).or_else(|| {
-            // Constraints are objects too.
-            let (db, schema, n) = self.resolve_name(&name).ok()?;
-            let c = self.catalog(db).ok()?;
-            let g = c.inner.read();
-            for o in g.objects.values() {
-                if o.schema_id != schema {
-                    continue;
-                }
-                if let ObjectBody::Table(t) = &o.body {
-                    for (id, cname) in ddl::constraint_names(t) {
-                        if cname.eq_ignore_ascii_case(&n) {
-                            return Some(id);
-                        }
-                    }
-                }
-            }
-            None
-        }))
     }
 
     /// (database, schema id, object name) of a name; `#temp` names resolve in tempdb.
@@ -441,20 +414,6 @@ impl<'a> Cx<'a> {
         }
     }
 
-    /// The executor's view of a table (cached per catalog version).
-    pub fn table_info(&mut self, db: DbId, obj: &Object) -> Result<Arc<TableInfo>, SqlError> {
-        let cat = self.catalog(db)?;
-        let version = cat.version();
-        if let Some((v, t)) = self.state.table_cache.get(&(db, obj.id)) {
-            if *v == version {
-                return Ok(t.clone());
-            }
-        }
-        let t = Arc::new(ddl::build_table_info(self, db, obj, &cat)?);
-        self.state.table_cache.insert((db, obj.id), (version, t.clone()));
-        Ok(t)
-    }
-
     /// A table variable that a DML statement changes: not a table-valued parameter,
     /// which is READONLY (10700).
     pub fn table_variable_for_dml(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
@@ -479,21 +438,6 @@ impl<'a> Cx<'a> {
             Some(o) => self.table_info(db, &o).map(Some),
             None => Ok(None),
         }
-    }
-
-    /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
-    /// is parsed at its first firing only, until the catalog changes).
-    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<ViewTriggers, SqlError> {
-        let cat = self.catalog(db)?;
-        let version = cat.version();
-        if let Some((v, t)) = self.state.view_triggers.get(&(db, view_id)) {
-            if *v == version {
-                return Ok(t.clone());
-            }
-        }
-        let list: ViewTriggers = trigger::triggers_of(&cat.inner.read(), db, view_id).into();
-        self.state.view_triggers.insert((db, view_id), (version, list.clone()));
-        Ok(list)
     }
 
     pub fn table_variable(&mut self, name: &str) -> Result<Arc<TableInfo>, SqlError> {
@@ -633,5 +577,39 @@ impl Cx<'_> {
         let dirty: Vec<DbId> = self.state.catalog_dirty.iter().copied().collect();
         self.reload_dirty_catalogs();
         self.state.catalog_dirty.extend(dirty);
+    }
+}
+
+pub fn server_property(name: &str, cx: &Cx) -> Value {
+    let s = |v: &str| Value::String(v.to_string());
+    match name.to_ascii_lowercase().as_str() {
+        "productversion" => s("16.0.1000.6"),
+        "productlevel" => s("RTM"),
+        "edition" => s("Developer Edition (64-bit)"),
+        "engineedition" => Value::Int(3),
+        "servername" | "machinename" => s(&cx.host.server_name()),
+        "instancename" => Value::Null,
+        "collation" => s("SQL_Latin1_General_CP1_CI_AS"),
+        "isclustered" | "ishadrenabled" | "isintegratedsecurityonly" | "issingleuser" => Value::Int(0),
+        "productmajorversion" => s("16"),
+        "productminorversion" => s("0"),
+        "processid" => Value::Int(std::process::id() as i32),
+        _ => Value::Null,
+    }
+}
+
+pub fn database_property(db: DbId, prop: &str, cx: &Cx) -> Value {
+    let Some(info) = cx.host.databases().into_iter().find(|d| d.id == db) else {
+        return Value::Null;
+    };
+    let s = |v: &str| Value::String(v.to_string());
+    match prop.to_ascii_lowercase().as_str() {
+        "status" => s(info.state),
+        "recovery" => s(info.recovery_model),
+        "updateability" => s(if info.read_only { "READ_ONLY" } else { "READ_WRITE" }),
+        "collation" => s(&info.collation.name()),
+        "useraccess" => s("MULTI_USER"),
+        "version" => Value::Int(957),
+        _ => Value::Null,
     }
 }

@@ -2,7 +2,22 @@
 //! RETURN, transactions, USE, SET, DECLARE and assignment, PRINT/RAISERROR/THROW,
 //! CREATE/ALTER/DROP DATABASE, DBCC and cursor statements (`exec_control`).
 
-use super::*;
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use types::{SqlError, SqlType, Value};
+
+use crate::ast::*;
+use crate::catalog::ObjectBody;
+use crate::host::{DbId, Isolation};
+use crate::results::{EnvChange, Message};
+use crate::scalar::convert;
+
+use super::base::*;
+use super::batch::*;
+use super::context::*;
+use super::run::*;
+use super::session::*;
+use super::{bulk, catalog_views, cursor, ddl, errors, expr, language, procs, query, security, user_types};
 
 pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     match &stmt.kind {
@@ -531,17 +546,6 @@ pub(super) fn reraise(_cx: &mut Cx, a: Abort) -> SqlError {
     }
 }
 
-pub fn rollback_all(cx: &mut Cx) -> Result<(), SqlError> {
-    let r = cx.host.rollback();
-    cx.state.trancount = 0;
-    cx.state.doomed = false;
-    cx.reload_dirty_catalogs();
-    let d = cx.state.descriptor;
-    cx.state.descriptor = 0;
-    let _ = cx.sink.env_change(&EnvChange::RollbackTransaction { descriptor: d });
-    r.map_err(host_err)
-}
-
 pub(super) fn name_of(cx: &mut Cx, n: Option<&NameRef>) -> Result<Option<String>, SqlError> {
     Ok(match n {
         None => None,
@@ -554,13 +558,6 @@ pub(super) fn name_of(cx: &mut Cx, n: Option<&NameRef>) -> Result<Option<String>
             }
         }
     })
-}
-
-pub fn int_value(v: &Value, ty: &SqlType) -> Result<i64, SqlError> {
-    match convert::convert(v, ty, &SqlType::BigInt, None)? {
-        Value::BigInt(n) => Ok(n),
-        _ => Ok(0),
-    }
 }
 
 pub(super) fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
@@ -671,4 +668,84 @@ pub(super) fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
         }
     }
     Ok(())
+}
+
+/// ALTER DATABASE ... COLLATE: refused for a system database (3708) and an unknown name
+/// (448); then each schema-bound object that depends on the database collation (CHECK
+/// constraints, computed columns, modules WITH SCHEMABINDING) is a 5075, and other
+/// sessions in the database (the host's 5030) are refused, both followed by 5072. Existing
+/// columns keep their collations.
+fn alter_database_collation(cx: &mut Cx, db: DbId, a: &AlterDatabase, name: &str) -> Result<(), SqlError> {
+    let db_name = cx.db_name(db).unwrap_or_default();
+    if db <= 4 {
+        // The number and text follow 3708's template ("Cannot %S_MSG the %S_MSG '%.*ls'
+        // because it is a system %S_MSG."); the state is not checked against a server.
+        return Err(SqlError::new(
+            3708,
+            16,
+            5,
+            format!("Cannot alter the database '{db_name}' because it is a system database."),
+        ));
+    }
+    let collation = query::collation_named(name)?;
+    let failed = |name: &str| {
+        SqlError::new(
+            5072,
+            16,
+            1,
+            format!("ALTER DATABASE failed. The default collation of database '{db_name}' cannot be set to {name}."),
+        )
+    };
+    if collation == cx.collation_of(db) {
+        return Ok(());
+    }
+    // What depends on the collation, in object id order (a computed column under its
+    // table's id). A check constraint is "object" and a computed column "column
+    // 'table.column'", as SQL Server names them; "object" for a schema-bound module is
+    // assumed, not checked against a server.
+    let mut deps: Vec<(i32, String)> = Vec::new();
+    {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        for o in g.objects.values() {
+            match &o.body {
+                ObjectBody::Table(t) => {
+                    for c in t.columns.iter().filter(|c| c.computed.is_some()) {
+                        deps.push((o.id, format!("column '{}.{}'", o.name, c.name)));
+                    }
+                    for ck in &t.checks {
+                        deps.push((ck.object_id, format!("object '{}'", ck.name)));
+                    }
+                }
+                _ => {
+                    let bound = catalog_views::module_signature(o).is_some_and(|(_, _, opts)| {
+                        opts.iter().any(|x| matches!(x, crate::ast::ModuleOption::SchemaBinding))
+                    });
+                    if bound {
+                        deps.push((o.id, format!("object '{}'", o.name)));
+                    }
+                }
+            }
+        }
+    }
+    deps.sort_by_key(|d| d.0);
+    if !deps.is_empty() {
+        for (_, what) in deps {
+            cx.preceding.push(SqlError::new(
+                5075,
+                16,
+                1,
+                format!("The {what} is dependent on database collation. The database collation cannot be changed if a schema-bound object depends on it. Remove the dependencies on the database collation and then retry the operation."),
+            ));
+        }
+        return Err(failed(name));
+    }
+    match cx.host.alter_database(db, a) {
+        Ok(()) => Ok(()),
+        Err(crate::host::HostError::Sql(e)) if e.number == 5030 => {
+            cx.preceding.push(e);
+            Err(failed(name))
+        }
+        Err(e) => Err(host_err(e)),
+    }
 }

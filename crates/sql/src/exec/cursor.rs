@@ -32,105 +32,19 @@
 use std::ops::Bound;
 use std::sync::Arc;
 
+use super::base::Flow;
+use super::context::Cx;
 use super::expr::{is_true, BExpr, Row};
+use super::plan::column_info;
 use super::plan::{OutCol, Plan};
 use super::query::Binder;
+use super::run::{assign_value, atomic, eval_standalone};
 use super::table::TableInfo;
-use super::{assign_value, atomic, column_info, errors, eval_standalone, plan, Cx, Flow};
+use super::{errors, plan};
 use crate::ast::*;
-use crate::host::DbId;
-use crate::results::ColumnInfo;
 use types::{SqlError, SqlType, Value};
 
-/// A cursor type, as declared or as OPEN made it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Static,
-    Keyset,
-    Dynamic,
-    FastForward,
-}
-
-/// One declared cursor.
-#[derive(Debug)]
-pub struct Cursor {
-    name: String,
-    /// Distinguishes cursors for @@CURSOR_ROWS (which names the last one opened).
-    id: u64,
-    definition: Arc<CursorDefinition>,
-    scroll: bool,
-    /// The type asked for (no type: DYNAMIC forward-only, KEYSET with SCROLL).
-    kind: Kind,
-    /// KEYSET or DYNAMIC written out with TYPE_WARNING: a conversion sends 16956.
-    warn: bool,
-    /// STATIC, INSENSITIVE, FAST_FORWARD, READ_ONLY or FOR READ ONLY: no positioned
-    /// UPDATE/DELETE (16929).
-    read_only: bool,
-    open: Option<OpenSet>,
-}
-
-/// An open cursor: its columns, the type OPEN gave it, its rows and position.
-#[derive(Debug)]
-struct OpenSet {
-    columns: Vec<ColumnInfo>,
-    kind: Kind,
-    rows: Rows,
-    /// The one base table of an updatable cursor (WHERE CURRENT OF changes its rows).
-    base: Option<(DbId, i32)>,
-}
-
-#[derive(Debug)]
-enum Rows {
-    /// STATIC: the rows, and the position (-1 before the first, `len` after the last).
-    Static { rows: Vec<Row>, pos: i64 },
-    /// KEYSET: the locators of the rows OPEN found, in order, and the position.
-    Keyset { keys: Vec<Vec<u8>>, pos: i64, path: Arc<RowPath> },
-    /// DYNAMIC: where the cursor stands, in the order of `path`.
-    Dynamic { at: DynPos, path: Arc<RowPath> },
-}
-
-/// A dynamic cursor's position.
-#[derive(Debug, Clone)]
-enum DynPos {
-    Before,
-    At(Vec<u8>),
-    After,
-}
-
-/// The session's cursor state: GLOBAL cursors and the connection-wide @@ values.
-#[derive(Debug)]
-pub struct SessionCursors {
-    global: Vec<Cursor>,
-    fetch_status: i32,
-    cursor_rows: i32,
-    last_opened: u64,
-    next_id: u64,
-}
-
-impl Default for SessionCursors {
-    fn default() -> Self {
-        // @@FETCH_STATUS is -1 before any FETCH.
-        SessionCursors { global: Vec::new(), fetch_status: -1, cursor_rows: 0, last_opened: 0, next_id: 1 }
-    }
-}
-
-/// A frame's LOCAL cursors and cursor variables (a variable holds at most one cursor).
-#[derive(Debug, Default)]
-pub struct LocalCursors {
-    local: Vec<Cursor>,
-    variables: Vec<(String, Option<Cursor>)>,
-}
-
-impl LocalCursors {
-    pub fn has_variable(&self, name: &str) -> bool {
-        self.variables.iter().any(|(n, _)| n.eq_ignore_ascii_case(name))
-    }
-
-    /// DECLARE @c CURSOR: the variable, with no cursor yet.
-    pub fn declare_variable(&mut self, name: &str) {
-        self.variables.push((name.to_string(), None));
-    }
-}
+pub(crate) use super::cursor_state::*;
 
 fn find<'a>(v: &'a mut [Cursor], name: &str) -> Option<&'a mut Cursor> {
     v.iter_mut().find(|c| c.name.eq_ignore_ascii_case(name))
@@ -424,7 +338,7 @@ fn direction_name(d: &FetchDirection) -> &'static str {
 fn offset(cx: &mut Cx, e: &Expr) -> Result<i64, SqlError> {
     let (v, ty) = eval_standalone(cx, e)?;
     // A NULL row number fetches no row, as ABSOLUTE 0 does.
-    match super::convert::convert(&v, &ty, &SqlType::BigInt, None)? {
+    match crate::scalar::convert::convert(&v, &ty, &SqlType::BigInt, None)? {
         Value::BigInt(n) => Ok(n),
         _ => Ok(0),
     }
@@ -524,9 +438,9 @@ pub fn fetch(cx: &mut Cx, f: &Fetch) -> Result<Flow, SqlError> {
     if f.into.is_empty() {
         // No INTO: the row is a result set of its own (empty past either end or for a
         // missing row).
-        cx.sink.columns(&columns).map_err(|_| super::cancelled())?;
+        cx.sink.columns(&columns).map_err(|_| super::base::cancelled())?;
         if let Some(row) = &row {
-            cx.sink.row(row).map_err(|_| super::cancelled())?;
+            cx.sink.row(row).map_err(|_| super::base::cancelled())?;
         }
         cx.done(Some(count))?;
         return Ok(Flow::Normal);
@@ -653,26 +567,6 @@ fn with_locator(q: &Query) -> Query {
     q
 }
 
-/// How a KEYSET or DYNAMIC cursor makes its row from a row of its base table: the
-/// projection nodes of its plan (Project and Trim, top down), applied to the table row
-/// with its locator in place of the scan; for a dynamic cursor also the WHERE clause
-/// and the order. Variables read by the query are constants of OPEN time.
-#[derive(Debug)]
-struct RowPath {
-    table: Arc<TableInfo>,
-    /// Project and Trim nodes from the top of the plan down.
-    steps: Vec<Plan>,
-    /// The scan's columns: the table's and the locator.
-    scan_cols: Vec<OutCol>,
-    /// The WHERE clause's conjuncts over the table row.
-    filter: Vec<BExpr>,
-    /// A DYNAMIC cursor can follow this query: clustered index order, no TOP, the
-    /// WHERE clause over the table row.
-    dynamic: bool,
-    /// The cursor's order is the clustered index's, descending.
-    reverse: bool,
-}
-
 /// Rows a dynamic fetch reads from the host at a time (the next qualifying row is
 /// usually among the first few).
 const SEEK_BATCH: usize = 16;
@@ -762,7 +656,7 @@ impl RowPath {
     /// gone (or, `check`ing, no longer passes the WHERE clause).
     fn read(&self, cx: &mut Cx, key: &[u8], check: bool) -> Result<Option<Row>, SqlError> {
         let index = &self.table.indexes[0].iref;
-        let Some(mut row) = cx.host.get(index, key).map_err(super::host_err)? else {
+        let Some(mut row) = cx.host.get(index, key).map_err(super::base::host_err)? else {
             return Ok(None);
         };
         self.table.fill_computed(&mut row, cx)?;
@@ -814,7 +708,7 @@ impl RowPath {
             };
             let (lower, upper) = if descending { (Bound::Unbounded, after) } else { (after, Bound::Unbounded) };
             let more =
-                cx.host.scan(index, lower, upper, descending, SEEK_BATCH, &mut batch).map_err(super::host_err)?;
+                cx.host.scan(index, lower, upper, descending, SEEK_BATCH, &mut batch).map_err(super::base::host_err)?;
             for (key, mut row) in batch.drain(..) {
                 self.table.fill_computed(&mut row, cx)?;
                 if self.passes(cx, &row)? {
@@ -899,7 +793,7 @@ pub fn current_row(cx: &mut Cx, r: &CursorRef, target: &TableInfo) -> Result<Vec
     let Some(pk) = pk else {
         return Err(SqlError::new(16930, 16, 1, "The requested row is not in the fetch buffer."));
     };
-    if cx.host.get(&target.indexes[0].iref, &pk).map_err(super::host_err)?.is_none() {
+    if cx.host.get(&target.indexes[0].iref, &pk).map_err(super::base::host_err)?.is_none() {
         let _ = cx.sink.message(&crate::results::Message {
             error: SqlError::new(
                 16934,

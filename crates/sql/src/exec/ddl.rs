@@ -8,12 +8,14 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::base::{host_err, TEMPDB};
+use super::context::Cx;
+use super::errors;
 use super::expr::BExpr;
 use super::query::{resolve_type, Binder, Scope};
 use super::table::{
     for_each_stored_row, nc_index_columns, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo,
 };
-use super::{errors, host_err, Cx, TEMPDB};
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
 use crate::host::{DbId, IndexRef};
@@ -42,7 +44,7 @@ pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
 }
 
 pub(super) fn now_datetime() -> Value {
-    let (days, ticks) = super::now_utc();
+    let (days, ticks) = super::base::now_utc();
     // days since 0001-01-01 -> since 1900-01-01; ticks (100 ns) -> 1/300 s.
     let d1900 = days as i64 - 693_595;
     let t300 = (ticks as u128 * 300 / 10_000_000) as u32;
@@ -483,7 +485,8 @@ pub fn create_table_variable(cx: &mut Cx, var: &str, elements: &[TableElement]) 
     // Unlike a #temp table, a table variable's columns take the current database's
     // collation.
     let collation = cx.db_collation();
-    let t = super::atomic(cx, |cx| create_table_in(cx, TEMPDB, catalog::SCHEMA_DBO, &name, elements, var, collation))?;
+    let t =
+        super::run::atomic(cx, |cx| create_table_in(cx, TEMPDB, catalog::SCHEMA_DBO, &name, elements, var, collation))?;
     Ok(t)
 }
 
@@ -1135,8 +1138,8 @@ fn check_actions(
 }
 
 pub(super) fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
-    let (v, ty) = super::eval_standalone(cx, e)?;
-    Ok(i128::from(super::int_value(&v, &ty)?))
+    let (v, ty) = super::run::eval_standalone(cx, e)?;
+    Ok(i128::from(super::run::int_value(&v, &ty)?))
 }
 
 fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
@@ -1340,7 +1343,7 @@ fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), 
 
 /// Frees a table's storage (the catalog row is the caller's business).
 pub fn drop_storage(cx: &mut Cx, t: &TableInfo) -> Result<(), SqlError> {
-    super::atomic(cx, |cx| {
+    super::run::atomic(cx, |cx| {
         for ix in &t.indexes {
             cx.host.drop_index(&ix.iref).map_err(host_err)?;
         }
@@ -1439,3 +1442,20 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
 
 #[allow(dead_code)]
 fn _unused(_: &BExpr) {}
+
+// A table's layout, built from its catalog entry and cached by catalog version.
+impl Cx<'_> {
+    /// The executor's view of a table (cached per catalog version).
+    pub fn table_info(&mut self, db: DbId, obj: &Object) -> Result<Arc<TableInfo>, SqlError> {
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        if let Some((v, t)) = self.state.table_cache.get(&(db, obj.id)) {
+            if *v == version {
+                return Ok(t.clone());
+            }
+        }
+        let t = Arc::new(build_table_info(self, db, obj, &cat)?);
+        self.state.table_cache.insert((db, obj.id), (version, t.clone()));
+        Ok(t)
+    }
+}

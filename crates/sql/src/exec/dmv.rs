@@ -3,18 +3,17 @@
 //! kept live per session), and DBCC SQLPERF and USEROPTIONS. The DMVs themselves are in
 //! the system-object registry (`crate::system`).
 
-use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
-
 use types::{SqlError, SqlType, Value};
 
-use super::opt;
+use super::base::Flow;
+use super::context::Cx;
 use super::plan::{OutCol, Plan};
 use super::query::{Binder, Scope};
-use super::{Cx, Flow};
+use super::session::opt;
 use crate::ast::{Dbcc, Expr, ExprKind, Literal};
 use crate::host::{ClearStats, Isolation};
 use crate::results::{ColumnInfo, Message};
-use crate::system::{nv, s, ObjectKind, ObjectRef};
+use crate::system::{nv, s, ObjectKind};
 
 /// Built-in DMV table functions; None when `name` is not one.
 pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
@@ -63,47 +62,8 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
         };
     }
     let cols = object.out_cols();
-    let view = crate::system::View { object: ObjectRef(object), db: b.cx.state.database, args: vals };
+    let Some(view) = object.view(b.cx.state.database, vals) else { return Ok(None) };
     Ok(Some((Plan::Virtual { view, cols: cols.clone() }, cols)))
-}
-
-// ---------------------------------------------------------------------------------------
-// What a running request is doing, for sys.dm_exec_requests
-// ---------------------------------------------------------------------------------------
-
-/// The statement a session's request is executing and how deeply nested, shared between
-/// the executor (which sets it per statement: one relaxed store) and the host (which
-/// shows it in sys.dm_exec_requests for any session).
-#[derive(Debug, Default)]
-pub struct LiveRequest {
-    command: AtomicU8,
-    nest_level: AtomicU8,
-}
-
-impl LiveRequest {
-    /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
-    /// keep the previous command (so does MERGE, which has no entry in the commands).
-    /// `command`: the statement's position in the commands (`StatementProps`).
-    pub fn statement(&self, command: Option<u8>, nest_level: usize) {
-        let Some(c) = command else { return };
-        self.command.store(c, Relaxed);
-        self.nest_level.store(nest_level.min(255) as u8, Relaxed);
-    }
-
-    /// A new request starts (before its first statement).
-    pub fn start(&self) {
-        self.command.store(0, Relaxed);
-        self.nest_level.store(0, Relaxed);
-    }
-
-    pub fn command(&self) -> &'static str {
-        super::statements::COMMANDS.get(usize::from(self.command.load(Relaxed))).copied().unwrap_or("SELECT")
-    }
-
-    /// @@NESTLEVEL of the statement running.
-    pub fn nest_level(&self) -> i32 {
-        i32::from(self.nest_level.load(Relaxed))
-    }
 }
 
 // ---------------------------------------------------------------------------------------
@@ -162,7 +122,7 @@ pub fn dbcc_sqlperf(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
                 ColumnInfo::new("Log Space Used (%)", SqlType::Real, true),
                 ColumnInfo::new("Status", SqlType::Int, true),
             ];
-            cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+            cx.sink.columns(&info).map_err(|_| super::base::cancelled())?;
             for r in &rows {
                 let row = [
                     s(&r.database_name),
@@ -170,7 +130,7 @@ pub fn dbcc_sqlperf(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
                     Value::Real(r.log_space_used_percent as f32),
                     Value::Int(0),
                 ];
-                cx.sink.row(&row).map_err(|_| super::cancelled())?;
+                cx.sink.row(&row).map_err(|_| super::base::cancelled())?;
             }
             cx.state.rowcount = rows.len() as i64;
             dbcc_done(cx, no_infomsgs, Some(rows.len() as u64))?;
@@ -181,7 +141,7 @@ pub fn dbcc_sqlperf(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
                 "sys.dm_os_latch_stats" => ClearStats::LatchStats,
                 _ => return Err(incorrect_dbcc()),
             };
-            cx.host.clear_stats(what).map_err(super::host_err)?;
+            cx.host.clear_stats(what).map_err(super::base::host_err)?;
             dbcc_done(cx, no_infomsgs, None)?;
         }
         _ => return Err(incorrect_dbcc()),
@@ -244,9 +204,9 @@ pub fn dbcc_useroptions(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
     }
     rows.push(("isolation level", isolation.into()));
     let info = [ColumnInfo::new("Set Option", nv(128), false), ColumnInfo::new("Value", nv(128), true)];
-    cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+    cx.sink.columns(&info).map_err(|_| super::base::cancelled())?;
     for (k, v) in &rows {
-        cx.sink.row(&[s(k), s(v)]).map_err(|_| super::cancelled())?;
+        cx.sink.row(&[s(k), s(v)]).map_err(|_| super::base::cancelled())?;
     }
     cx.state.rowcount = rows.len() as i64;
     dbcc_done(cx, no_infomsgs, Some(rows.len() as u64))?;
@@ -262,7 +222,7 @@ fn dbcc_done(cx: &mut Cx, no_infomsgs: bool, count: Option<u64>) -> Result<(), S
             1,
             "DBCC execution completed. If DBCC printed error messages, contact your system administrator.",
         );
-        cx.sink.message(&Message { error: m, info: true }).map_err(|_| super::cancelled())?;
+        cx.sink.message(&Message { error: m, info: true }).map_err(|_| super::base::cancelled())?;
     }
     cx.done(count)
 }

@@ -9,8 +9,8 @@ use std::sync::Arc;
 
 use types::{Collation, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::plan::Plan;
-use super::Cx;
 use crate::ast::{BinaryOp, UnaryOp};
 use crate::scalar::{convert, functions, ops, xml};
 

@@ -30,10 +30,10 @@
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{BExpr, Row};
 use super::plan::{open as open_plan, Op, OpResult, OutCol, Plan};
 use super::query::{Binder, Scope};
-use super::Cx;
 use crate::ast::{ForClause, ForKind, Select, SelectItem, TableFactor};
 use crate::scalar::json;
 

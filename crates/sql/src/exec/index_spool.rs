@@ -25,10 +25,10 @@ use std::sync::Arc;
 use types::hash::FxBuild;
 use types::{SqlError, SqlType};
 
+use super::context::Cx;
 use super::expr::{BExpr, Row};
 use super::plan::{expr_vars_read, map_row_input, open, vars_read, Op, OpResult, Plan, Spooled};
 use super::query::{and_all, conjuncts, equality};
-use super::Cx;
 use crate::ast::JoinKind;
 use crate::scalar::convert;
 

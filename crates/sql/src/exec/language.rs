@@ -10,7 +10,7 @@
 
 use types::SqlError;
 
-use super::Cx;
+use super::context::Cx;
 use crate::results::{EnvChange, Message};
 
 /// The language named `name` (its name or alias, any case): (name, datefirst).

@@ -15,12 +15,13 @@ use std::sync::Arc;
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::dml::{self, Sets};
 use super::expr::{is_true, BExpr, Row};
 use super::plan::{open, OutCol, Plan, ScanNode};
 use super::query::{Binder, Scope, ScopeCol};
 use super::table::TableInfo;
-use super::{errors, trigger, Cx};
+use super::{errors, trigger};
 use crate::ast::*;
 use crate::scalar::convert;
 
@@ -224,7 +225,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
     let mut outs = dml::bind_output(cx, &t, &m.output, &extra)?;
     let top = match &m.top {
         Some(top) => {
-            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
+            let (v, ty) = super::run::eval_standalone(cx, &top.quantity)?;
             if top.percent {
                 let p = match convert::convert(&v, &ty, &SqlType::Float, None)? {
                     Value::Float(f) => f,
@@ -235,7 +236,7 @@ pub fn merge(cx: &mut Cx, m: &Merge) -> Result<(), SqlError> {
                 }
                 Some((p, true))
             } else {
-                Some((super::int_value(&v, &ty)?.max(0) as f64, false))
+                Some((super::run::int_value(&v, &ty)?.max(0) as f64, false))
             }
         }
         None => None,

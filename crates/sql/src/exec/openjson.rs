@@ -10,10 +10,10 @@
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{BExpr, Row};
 use super::plan::{Op, OutCol, Plan, VecOp};
 use super::query::{resolve_type, Binder, Scope};
-use super::Cx;
 use crate::ast::{Expr, OpenJsonColumn};
 use crate::scalar::{convert, json};
 

@@ -17,11 +17,11 @@
 
 use types::{Length, SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::errors;
 use super::expr::{BExpr, Row};
 use super::plan::{open as open_plan, AggSpec, Op, OpResult, OutCol, Plan, SortKey};
 use super::query::{Binder, Scope};
-use super::Cx;
 use crate::ast::*;
 use crate::scalar::aggregate::{self, AggKind};
 

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use types::{SqlType, Value};
 
 use super::plan::Plan;
-use super::ResolvedTable;
+use super::session::ResolvedTable;
 use crate::ast::{Batch, Literal};
 use crate::host::DbId;
 use crate::lexer::{Token, TokenKind};
@@ -335,7 +335,7 @@ impl Cursor<'_> {
     }
 }
 
-/// Kept plans reused or bound for the batch's one query (see [`super::exec_query`]).
+/// Kept plans reused or bound for the batch's one query (see `batch::exec_query`).
 #[derive(Debug)]
 pub struct PlanSlot {
     /// The query, by address in the template batch.

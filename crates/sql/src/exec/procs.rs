@@ -7,31 +7,19 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::base::{host_err, Flow};
+use super::context::Cx;
+use super::errors;
 use super::expr::as_text;
 use super::query::resolve_type;
-use super::user_types::{self, DeclaredType, TableSource};
-use super::{errors, eval_standalone, exec_block, host_err, report, Cx, Flow, Frame, Var};
+use super::run::{eval_standalone, report};
+use super::run::{ArgValue, OutputTarget, TableSource};
+use super::session::{Frame, Var};
+use super::user_types::{self, DeclaredType};
 use crate::ast::*;
 use crate::catalog::ObjectBody;
 use crate::request::{RpcCall, RpcParam};
 use crate::results::{ColumnInfo, Done, DoneKind, Event, Message, ResultSink, ReturnValue, SinkResult};
-
-/// A parameter value on its way into a procedure.
-pub struct ArgValue {
-    pub name: Option<String>,
-    pub value: Value,
-    pub ty: SqlType,
-    /// OUTPUT: the caller's variable to write back (batch EXEC) or the RPC ordinal.
-    pub output: Option<OutputTarget>,
-    pub is_default: bool,
-    /// A table-valued argument (then `value` is NULL).
-    pub table: Option<TableSource>,
-}
-
-pub enum OutputTarget {
-    Variable(String),
-    Rpc(u16),
-}
 
 pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow, SqlError> {
     let name = match &e.procedure {
@@ -39,7 +27,7 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
         ProcedureRef::Variable(v) => {
             let (slot, _) = cx.lookup_var(v).ok_or_else(|| errors::must_declare(v))?;
             match cx.var(slot) {
-                Value::String(s) => super::parse_object_name(&s)?,
+                Value::String(s) => super::base::parse_object_name(&s)?,
                 _ => return Err(errors::proc_not_found(v)),
             }
         }
@@ -101,7 +89,7 @@ pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow,
     let status = call_procedure(cx, &name, args, line)?;
     if let Some(var) = &e.return_status {
         let (slot, ty) = cx.lookup_var(var).ok_or_else(|| errors::must_declare(var))?;
-        let v = super::assign_value(cx, slot, ty, AssignOp::Assign, Value::Int(status), &SqlType::Int)?;
+        let v = super::run::assign_value(cx, slot, ty, AssignOp::Assign, Value::Int(status), &SqlType::Int)?;
         cx.set_var(slot, v);
     }
     if cx.frames.len() == 1 {
@@ -133,7 +121,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         return Err(errors::proc_not_found(&errors::written(name)));
     };
     super::security::check_object(cx, db, &obj, "EXECUTE")?;
-    let def = super::parse_module(&m.definition)?;
+    let def = super::base::parse_module(&m.definition)?;
     let StatementKind::CreateProcedure(p) = def.kind else {
         return Err(errors::proc_not_found(&errors::written(name)));
     };
@@ -253,10 +241,10 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(m.definition.as_str()));
     let trancount_before = cx.state.trancount;
     let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
-    let r = exec_block(cx, &p.body);
+    let r = cx.run_block(&p.body);
     drop_scope_temp_tables(cx, &temps_before);
     cx.source = saved_source;
-    super::drop_frame_tables(cx);
+    cx.drop_frame_tables();
     let frame = cx.frames.pop().unwrap_or_default();
     cx.state.database = saved_db;
     let status = match r {
@@ -290,7 +278,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         match target {
             OutputTarget::Variable(name) => {
                 let (slot, ty) = cx.lookup_var(&name).ok_or_else(|| errors::must_declare(&name))?;
-                let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
+                let v = super::run::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
                 cx.set_var(slot, v);
             }
             OutputTarget::Rpc(ordinal) => {
@@ -373,7 +361,7 @@ pub(crate) fn sp_executesql(cx: &mut Cx, args: &[ArgValue], _line: u32) -> Resul
         match target {
             OutputTarget::Variable(n) => {
                 let (slot, ty) = cx.lookup_var(&n).ok_or_else(|| errors::must_declare(&n))?;
-                let v = super::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
+                let v = super::run::assign_value(cx, slot, ty, AssignOp::Assign, var.value.clone(), &var.ty)?;
                 cx.set_var(slot, v);
             }
             OutputTarget::Rpc(ordinal) => {
@@ -518,12 +506,12 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
     let saved_db = cx.state.database;
     let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
-    let r = exec_block(cx, &batch.statements);
+    let r = cx.run_block(&batch.statements);
     drop_scope_temp_tables(cx, &temps_before);
     cx.source = saved_source;
     // USE inside dynamic SQL does not outlive it.
     cx.state.database = saved_db;
-    super::drop_frame_tables(cx);
+    cx.drop_frame_tables();
     let frame = cx.frames.pop().unwrap_or_default();
     match r {
         Ok(_) => Ok(frame.vars),
@@ -636,7 +624,7 @@ pub fn call_scalar_function(
     let ObjectBody::ScalarFunction(m) = &obj.body else {
         return Err(errors::unknown_function(&obj.name));
     };
-    let def = super::parse_module(&m.definition)?;
+    let def = super::base::parse_module(&m.definition)?;
     let StatementKind::CreateFunction(f) = def.kind else {
         return Err(errors::unknown_function(&obj.name));
     };
@@ -669,8 +657,8 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
     let (m, mt) = eval_standalone(cx, &r.message)?;
     let (s, st) = eval_standalone(cx, &r.severity)?;
     let (state, stt) = eval_standalone(cx, &r.state)?;
-    let severity = super::int_value(&s, &st)?.clamp(0, 25) as u8;
-    let state = super::int_value(&state, &stt)?.clamp(0, 255) as u8;
+    let severity = super::run::int_value(&s, &st)?.clamp(0, 25) as u8;
+    let state = super::run::int_value(&state, &stt)?.clamp(0, 255) as u8;
     let mut vals = Vec::new();
     for a in &r.args {
         vals.push(eval_standalone(cx, a)?);
@@ -754,7 +742,7 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
             cx.db_id_by_name(name).ok_or_else(|| no_such_database(name))?
         }
         Some(e) => {
-            let (v, ty) = super::eval_standalone(cx, e)?;
+            let (v, ty) = super::run::eval_standalone(cx, e)?;
             match v {
                 Value::Int(0) | Value::SmallInt(0) | Value::TinyInt(0) | Value::BigInt(0) => cx.state.database,
                 Value::Int(n) => n as crate::host::DbId,
@@ -780,7 +768,7 @@ fn dbcc_checkdb(cx: &mut Cx, d: &Dbcc) -> Result<Flow, SqlError> {
             format!("User '{login}' does not have permission to run DBCC checkdb for database '{name}'."),
         ));
     }
-    let problems = cx.host.check_database(db).map_err(super::host_err)?;
+    let problems = cx.host.check_database(db).map_err(super::base::host_err)?;
     for p in &problems {
         let e = SqlError::new(8939, 16, 98, format!("Table error: {p}"));
         let _ = cx.sink.message(&Message { error: e, info: false });
@@ -825,7 +813,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             table: p.table.as_ref().map(|t| TableSource::Rows((**t).clone())),
         })
         .collect();
-    let oname = match super::parse_object_name(&name) {
+    let oname = match super::base::parse_object_name(&name) {
         Ok(n) => n,
         Err(e) => {
             report(cx, &e);
@@ -872,3 +860,30 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
 
 #[allow(dead_code)]
 fn _events(_: &Event) {}
+
+/// Runs an RPC request (sp_executesql, sp_prepare/sp_execute/sp_prepexec/sp_unprepare,
+/// or a procedure by name) with typed parameters; OUTPUT parameters come back as
+/// RETURNVALUE events, the return code as RETURNSTATUS, then DONEPROC.
+pub fn execute_rpc(
+    state: &mut super::session::SessionState,
+    host: &mut dyn crate::host::Host,
+    call: &RpcCall,
+    sink: &mut dyn ResultSink,
+) {
+    state.cancel.store(false, std::sync::atomic::Ordering::Relaxed);
+    state.bulk_target = None;
+    let mut cx = Cx::new(host, state, sink);
+    rpc(&mut cx, call);
+}
+
+// Scalar user-defined functions, as expressions call them.
+impl Cx<'_> {
+    pub fn call_udf(
+        &mut self,
+        db: crate::host::DbId,
+        object_id: i32,
+        args: Vec<(Value, SqlType)>,
+    ) -> Result<Value, SqlError> {
+        call_scalar_function(self, db, object_id, args)
+    }
+}

@@ -15,7 +15,8 @@
 
 use types::{SqlError, Value};
 
-use super::{host_err, Cx, TEMPDB};
+use super::base::{host_err, TEMPDB};
+use super::context::Cx;
 use crate::ast::*;
 use crate::catalog::{
     self, codec, Catalog, Object, PermissionEntry, Principal, PrincipalKind, PRINCIPAL_DBO, PRINCIPAL_GUEST,
@@ -319,7 +320,7 @@ fn require_sysadmin(cx: &Cx) -> Result<(), SqlError> {
 }
 
 fn text_value(cx: &mut Cx, e: &Expr) -> Result<String, SqlError> {
-    let (v, ty) = super::eval_standalone(cx, e)?;
+    let (v, ty) = super::run::eval_standalone(cx, e)?;
     Ok(match v {
         Value::Null => String::new(),
         v => super::expr::as_text(&v, &ty).unwrap_or_default(),
@@ -538,15 +539,6 @@ fn principal(cx: &mut Cx, db: DbId, name: &str) -> Result<Option<Principal>, Sql
 }
 
 /// Statements on database principals and permissions (they write the catalog).
-pub fn is_database_security(kind: &StatementKind) -> bool {
-    matches!(
-        kind,
-        StatementKind::CreateUser(_)
-            | StatementKind::CreateRole { .. }
-            | StatementKind::AlterRole { server: false, .. }
-            | StatementKind::Permission(_)
-    ) || matches!(kind, StatementKind::Drop { kind: DropKind::User | DropKind::Role, .. })
-}
 
 /// CREATE USER / ROLE, DROP USER / ROLE, ALTER ROLE, GRANT / DENY / REVOKE.
 pub fn execute_database(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlError> {

@@ -2,7 +2,20 @@
 //! @@TRANCOUNT, temp tables, prepared statements, cursors), the @@OPTIONS bits, and the
 //! variables and frames of running modules.
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+use std::sync::Arc;
+
+use types::{SqlType, Value};
+
+use crate::ast::*;
+use crate::host::{DbId, Isolation};
+use crate::results::DoneKind;
+
+use super::cursor_state::{LocalCursors, SessionCursors};
+use super::table::TableInfo;
+use super::{parse_cache, plan_cache};
 
 /// A session's state that outlives batches: current database, SET options, the
 /// transaction nesting count, temp tables, prepared statements.
@@ -47,7 +60,7 @@ pub struct SessionState {
     /// XACT_STATE() = -1: the transaction can only be rolled back.
     pub doomed: bool,
     /// The statement running, for sys.dm_exec_requests (the host shares it).
-    pub live: Arc<dmv::LiveRequest>,
+    pub live: Arc<LiveRequest>,
     /// #temp tables: user name (lower-case) -> internal name in tempdb.
     pub temp_tables: HashMap<String, String>,
     /// Batches this session sent before, parsed.
@@ -68,11 +81,11 @@ pub struct SessionState {
     pub(super) name_cache: Vec<NameEntry>,
     pub(super) next_temp: u64,
     /// GLOBAL cursors, @@FETCH_STATUS, @@CURSOR_ROWS.
-    pub cursors: cursor::SessionCursors,
+    pub cursors: SessionCursors,
 }
 
 /// A view's triggers, shared by the statements that fire them.
-pub(super) type ViewTriggers = Arc<[trigger::TriggerInfo]>;
+pub(super) type ViewTriggers = Arc<[super::table::TriggerInfo]>;
 
 /// A table name as resolved: where the name pointed, at which catalog version.
 #[derive(Debug)]
@@ -125,7 +138,7 @@ impl SessionState {
             rowcount: 0,
             error: 0,
             doomed: false,
-            live: Arc::new(dmv::LiveRequest::default()),
+            live: Arc::new(LiveRequest::default()),
             temp_tables: HashMap::new(),
             parse_cache: parse_cache::ParseCache::default(),
             plan_cache: plan_cache::PlanCache::default(),
@@ -139,7 +152,7 @@ impl SessionState {
             name_cache: Vec::new(),
             next_temp: 1,
             impersonation: Vec::new(),
-            cursors: cursor::SessionCursors::default(),
+            cursors: SessionCursors::default(),
         }
     }
 }
@@ -247,7 +260,46 @@ pub struct Frame {
     /// ownership chain (see security.rs).
     pub in_module: bool,
     /// LOCAL cursors and cursor variables (they end with the frame).
-    pub cursors: cursor::LocalCursors,
+    pub cursors: LocalCursors,
     /// A trigger's body: its `inserted` and `deleted` rows and updated columns.
-    pub trigger: Option<Arc<trigger::TriggerContext>>,
+    pub trigger: Option<Arc<super::firing::TriggerContext>>,
+}
+
+// ---------------------------------------------------------------------------------------
+// What a running request is doing, for sys.dm_exec_requests
+// ---------------------------------------------------------------------------------------
+
+/// The statement a session's request is executing and how deeply nested, shared between
+/// the executor (which sets it per statement: one relaxed store) and the host (which
+/// shows it in sys.dm_exec_requests for any session).
+#[derive(Debug, Default)]
+pub struct LiveRequest {
+    command: AtomicU8,
+    nest_level: AtomicU8,
+}
+
+impl LiveRequest {
+    /// Notes the statement about to run. Control-flow statements (IF, WHILE, SET, ...)
+    /// keep the previous command (so does MERGE, which has no entry in the commands).
+    /// `command`: the statement's position in the commands (`StatementProps`).
+    pub fn statement(&self, command: Option<u8>, nest_level: usize) {
+        let Some(c) = command else { return };
+        self.command.store(c, Relaxed);
+        self.nest_level.store(nest_level.min(255) as u8, Relaxed);
+    }
+
+    /// A new request starts (before its first statement).
+    pub fn start(&self) {
+        self.command.store(0, Relaxed);
+        self.nest_level.store(0, Relaxed);
+    }
+
+    pub fn command(&self) -> &'static str {
+        super::statements::COMMANDS.get(usize::from(self.command.load(Relaxed))).copied().unwrap_or("SELECT")
+    }
+
+    /// @@NESTLEVEL of the statement running.
+    pub fn nest_level(&self) -> i32 {
+        i32::from(self.nest_level.load(Relaxed))
+    }
 }

@@ -39,9 +39,10 @@ use std::path::Path;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
+use super::expr::Row;
 use super::memory::{row_bytes, Charge};
 use super::plan::{order_values_in, HeldRows, Op, OpResult, SortKey};
-use super::{Cx, Row};
 
 /// The most one sort writes to its run files (tempdb's size, in effect).
 pub const MAX_SPILL_BYTES: u64 = 32 << 30;

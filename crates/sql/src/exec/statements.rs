@@ -4,7 +4,6 @@
 //! IMPLICIT_TRANSACTIONS ON, whether it sets @@ERROR to 0 when it succeeds, the command
 //! code of its DONE token, and the command sys.dm_exec_requests shows while it runs.
 
-use super::security;
 use crate::ast::*;
 use crate::results::command_code as c;
 
@@ -158,7 +157,7 @@ pub fn props(k: &StatementKind) -> StatementProps {
                 .any(|d| matches!(d, Declaration::Variable { value: Some(_), .. } | Declaration::Cursor { .. })),
             ..PLAIN
         },
-        _ if security::is_database_security(k) => data(0, None),
+        _ if is_database_security(k) => data(0, None),
         _ => PLAIN,
     }
 }
@@ -173,6 +172,18 @@ fn reads_table(q: &Query) -> bool {
         }
     }
     body(&q.body)
+}
+
+/// CREATE USER / ROLE, DROP USER / ROLE, ALTER ROLE, GRANT / DENY / REVOKE: the database
+/// security statements.
+pub fn is_database_security(kind: &StatementKind) -> bool {
+    matches!(
+        kind,
+        StatementKind::CreateUser(_)
+            | StatementKind::CreateRole { .. }
+            | StatementKind::AlterRole { server: false, .. }
+            | StatementKind::Permission(_)
+    ) || matches!(kind, StatementKind::Drop { kind: DropKind::User | DropKind::Role, .. })
 }
 
 #[cfg(test)]

@@ -17,10 +17,11 @@ use types::sqltype::{type_info, user_type_id, SYSTEM_TYPES};
 use types::SqlError;
 use types::{Length, SqlType, Value};
 
+use super::context::Cx;
+use super::errors;
 use super::expr::Row;
 use super::plan::{OutCol, Plan, ScanNode};
 use super::query::Binder;
-use super::{errors, Cx};
 use crate::ast::*;
 use crate::catalog::{IndexKind, ObjectBody};
 use crate::host::DbId;
@@ -225,7 +226,7 @@ fn user_types(cx: &mut Cx, db: DbId, kind: ViewKind, out: &mut Vec<Row>) -> Resu
         if kind == ViewKind::TableTypes && !table {
             continue;
         }
-        let (id, len, p, sc, nullable) = match super::parse_module(&t.definition).map(|s| s.kind) {
+        let (id, len, p, sc, nullable) = match super::base::parse_module(&t.definition).map(|s| s.kind) {
             Ok(StatementKind::CreateType(ct)) => match &ct.definition {
                 TypeDefinition::Alias { base, nullable } => {
                     let (id, len, p, sc) =
@@ -390,7 +391,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                     let system_only = matches!(view.kind, ViewKind::SystemObjects | ViewKind::SystemViews);
                     let user = if system_only { None } else { Some(&g.objects) };
                     for o in user.into_iter().flat_map(|m| m.values()) {
-                        if db == super::TEMPDB
+                        if db == super::base::TEMPDB
                             && o.name.starts_with('#')
                             && !o.name.starts_with("##")
                             && view.kind != ViewKind::Objects
@@ -846,7 +847,7 @@ fn object_extra_values(kind: ViewKind, o: Option<&crate::catalog::Object>) -> Ve
         }
         ViewKind::Views | ViewKind::AllViews | ViewKind::SystemViews => {
             let (metadata, check) = match o.map(|o| &o.body) {
-                Some(ObjectBody::View(m)) => match super::parse_module(&m.definition).map(|st| st.kind) {
+                Some(ObjectBody::View(m)) => match super::base::parse_module(&m.definition).map(|st| st.kind) {
                     Ok(StatementKind::CreateView(v)) => {
                         (v.options.iter().any(|x| matches!(x, ModuleOption::ViewMetadata)), v.check_option)
                     }
@@ -1150,6 +1151,16 @@ pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Optio
 }
 
 impl Binder<'_, '_> {
+    /// A built-in table-valued function (STRING_SPLIT, GENERATE_SERIES, the registry's);
+    /// None when `name` is not one.
+    pub(crate) fn builtin_table_function(
+        &mut self,
+        name: &str,
+        args: &[Expr],
+    ) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
+        table_function(name, args, self)
+    }
+
     /// A named table source: a table, a view, or a catalog view.
     pub fn table_source(&mut self, name: &ObjectName) -> Result<(Plan, Vec<OutCol>), SqlError> {
         // System views.
@@ -1162,7 +1173,9 @@ impl Binder<'_, '_> {
                     None => self.cx.state.database,
                 };
                 let cols = object.out_cols();
-                let view = crate::system::View { object: crate::system::ObjectRef(object), db, args: [None, None] };
+                let Some(view) = object.view(db, [None, None]) else {
+                    return Err(errors::invalid_object(&display(name)));
+                };
                 return Ok((Plan::Virtual { view, cols: cols.clone() }, cols));
             }
         }
@@ -1182,7 +1195,7 @@ impl Binder<'_, '_> {
                 Ok(self.table_scan_source(db, obj.id, t))
             }
             ObjectBody::View(m) => {
-                let def = super::parse_module(&m.definition)?;
+                let def = super::base::parse_module(&m.definition)?;
                 let StatementKind::CreateView(v) = def.kind else {
                     return Err(errors::invalid_object(&obj.name));
                 };
@@ -1231,4 +1244,47 @@ impl Binder<'_, '_> {
 
 fn display(name: &ObjectName) -> String {
     name.parts.iter().map(|p| p.value.as_str()).collect::<Vec<_>>().join(".")
+}
+
+// Object names and ids, system objects included (OBJECT_ID, OBJECT_NAME).
+impl Cx<'_> {
+    pub fn object_name(&self, db: DbId, id: i32) -> Option<String> {
+        if id < 0 {
+            return crate::system::by_id(id).map(|o| o.name.to_string());
+        }
+        let c = self.catalog(db).ok()?;
+        let g = c.inner.read();
+        g.objects.get(&id).map(|o| o.name.clone())
+    }
+
+    /// OBJECT_ID('name'): tables, views, procedures, functions, constraints.
+    pub fn object_id_by_name(&mut self, text: &str) -> Result<Option<i32>, SqlError> {
+        let Ok(name) = super::base::parse_object_name(text) else {
+            return Ok(None);
+        };
+        if let Some(schema) = name.schema() {
+            if let Some(o) = crate::system::lookup(&schema.value, &name.name().value) {
+                return Ok(Some(o.id));
+            }
+        }
+        Ok(self.resolve_object(&name)?.map(|(_, o)| o.id).or_else(|| {
+            // Constraints are objects too.
+            let (db, schema, n) = self.resolve_name(&name).ok()?;
+            let c = self.catalog(db).ok()?;
+            let g = c.inner.read();
+            for o in g.objects.values() {
+                if o.schema_id != schema {
+                    continue;
+                }
+                if let ObjectBody::Table(t) = &o.body {
+                    for (id, cname) in super::ddl::constraint_names(t) {
+                        if cname.eq_ignore_ascii_case(&n) {
+                            return Some(id);
+                        }
+                    }
+                }
+            }
+            None
+        }))
+    }
 }

@@ -18,9 +18,9 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{is_true, BExpr, Row};
 use super::plan::OutCol;
-use super::Cx;
 use crate::catalog::{self, IndexKind, TableCounters};
 use crate::host::{DbId, HostError, IndexRef, StoredColumn};
 
@@ -68,7 +68,7 @@ pub struct TableInfo {
     /// A temp table (#t) or table variable: the name users wrote.
     pub display_name: String,
     /// Its DML triggers (see trigger.rs).
-    pub triggers: Arc<[super::trigger::TriggerInfo]>,
+    pub triggers: Arc<[TriggerInfo]>,
 }
 
 /// Visits every row of an index in key order, reading the host in batches and resuming
@@ -85,8 +85,10 @@ pub fn for_each_stored_row(
             Some(k) => std::ops::Bound::Excluded(k.as_slice()),
             None => std::ops::Bound::Unbounded,
         };
-        let more =
-            cx.host.scan(index, lower, std::ops::Bound::Unbounded, false, 1024, &mut out).map_err(super::host_err)?;
+        let more = cx
+            .host
+            .scan(index, lower, std::ops::Bound::Unbounded, false, 1024, &mut out)
+            .map_err(super::base::host_err)?;
         last = out.last().map(|(k, _)| k.clone());
         for (k, r) in out {
             f(cx, k, r)?;
@@ -161,7 +163,7 @@ impl TableInfo {
             let Some(Value::Binary(locator)) = stored.first() else {
                 return Ok(None);
             };
-            match cx.host.get(&self.indexes[0].iref, locator).map_err(super::host_err)? {
+            match cx.host.get(&self.indexes[0].iref, locator).map_err(super::base::host_err)? {
                 Some(r) => r,
                 None => return Ok(None),
             }
@@ -367,9 +369,9 @@ impl TableInfo {
                 continue;
             }
             let (k, _) = self.nc_entry(ix, row, pk)?;
-            cx.host.delete(&ix.iref, &k).map_err(super::host_err)?;
+            cx.host.delete(&ix.iref, &k).map_err(super::base::host_err)?;
         }
-        cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)
+        cx.host.delete(&self.indexes[0].iref, pk).map_err(super::base::host_err)
     }
 
     /// Replaces `old` (stored under `pk`) by `new`; returns the new primary key.
@@ -384,9 +386,9 @@ impl TableInfo {
         let new_pk = self.primary_key(new, row_id)?;
         let stored = self.stored_row(new);
         if new_pk == pk {
-            cx.host.update(&self.indexes[0].iref, pk, &stored).map_err(super::host_err)?;
+            cx.host.update(&self.indexes[0].iref, pk, &stored).map_err(super::base::host_err)?;
         } else {
-            cx.host.delete(&self.indexes[0].iref, pk).map_err(super::host_err)?;
+            cx.host.delete(&self.indexes[0].iref, pk).map_err(super::base::host_err)?;
             match cx.host.insert(&self.indexes[0].iref, &new_pk, &stored) {
                 Ok(()) => {}
                 Err(HostError::Duplicate) => return Err(self.duplicate_error(&self.indexes[0], new)),
@@ -402,7 +404,7 @@ impl TableInfo {
                 continue;
             }
             if let Some((k, _)) = &old_entry {
-                cx.host.delete(&ix.iref, k).map_err(super::host_err)?;
+                cx.host.delete(&ix.iref, k).map_err(super::base::host_err)?;
             }
             if let Some((k, r)) = &new_entry {
                 match cx.host.insert(&ix.iref, k, r) {
@@ -519,4 +521,36 @@ pub fn identity_value(v: i128, ty: &SqlType) -> Result<Value, SqlError> {
         }
         _ => return Err(overflow()),
     })
+}
+
+/// What a DML statement does (the trigger events).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Event {
+    Insert,
+    Update,
+    Delete,
+}
+
+/// A table's trigger as DML statements see it.
+#[derive(Debug, Clone)]
+pub struct TriggerInfo {
+    pub db: DbId,
+    pub object_id: i32,
+    pub name: String,
+    pub def: crate::catalog::Trigger,
+    /// The parsed CREATE TRIGGER, parsed at its first firing and kept as long as this
+    /// `TriggerInfo`: the table's `TableInfo` is rebuilt on any catalog change (ALTER or
+    /// DROP TRIGGER, ALTER TABLE), so a changed trigger is parsed again.
+    pub body: Arc<std::sync::OnceLock<Arc<crate::ast::CreateTrigger>>>,
+}
+
+impl TriggerInfo {
+    pub(crate) fn fires_on(&self, e: Event) -> bool {
+        !self.def.disabled
+            && match e {
+                Event::Insert => self.def.insert,
+                Event::Update => self.def.update,
+                Event::Delete => self.def.delete,
+            }
+    }
 }

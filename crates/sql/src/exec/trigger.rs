@@ -21,65 +21,21 @@
 //! table or view does not fire it again.
 
 use std::sync::atomic::Ordering as AtomicOrdering;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::ddl::{now_datetime, write_object};
+use super::errors;
 use super::expr::Row;
+pub(crate) use super::firing::{Cascaded, Fired, TriggerContext};
 use super::plan::OutCol;
-use super::table::TableInfo;
-use super::{errors, exec_block, Cx, Frame};
+use super::session::Frame;
+pub(crate) use super::table::{Event, TableInfo, TriggerInfo};
 use crate::ast::*;
 use crate::catalog::{self, Object, ObjectBody};
 use crate::host::DbId;
-
-/// What a DML statement does (the trigger events).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Event {
-    Insert,
-    Update,
-    Delete,
-}
-
-/// A table's trigger as DML statements see it.
-#[derive(Debug, Clone)]
-pub struct TriggerInfo {
-    pub db: DbId,
-    pub object_id: i32,
-    pub name: String,
-    pub def: catalog::Trigger,
-    /// The parsed CREATE TRIGGER, parsed at its first firing and kept as long as this
-    /// `TriggerInfo`: the table's `TableInfo` is rebuilt on any catalog change (ALTER or
-    /// DROP TRIGGER, ALTER TABLE), so a changed trigger is parsed again.
-    pub body: Arc<OnceLock<Arc<CreateTrigger>>>,
-}
-
-impl TriggerInfo {
-    fn fires_on(&self, e: Event) -> bool {
-        !self.def.disabled
-            && match e {
-                Event::Insert => self.def.insert,
-                Event::Update => self.def.update,
-                Event::Delete => self.def.delete,
-            }
-    }
-}
-
-/// What a running trigger's body sees (in its frame).
-#[derive(Debug)]
-pub struct TriggerContext {
-    pub trigger_id: i32,
-    pub parent_id: i32,
-    pub inserted: Arc<Vec<Row>>,
-    pub deleted: Arc<Vec<Row>>,
-    /// The parent's columns (the pseudo-tables' columns).
-    pub cols: Vec<OutCol>,
-    /// Per column: changed by the statement (UPDATE(col), COLUMNS_UPDATED()).
-    pub updated: Vec<bool>,
-    /// Per column: its column_id (COLUMNS_UPDATED()'s bit positions).
-    pub column_ids: Vec<i32>,
-}
 
 /// The triggers of the table or view `parent_id` (TableInfo::triggers).
 pub fn triggers_of(g: &catalog::Catalog, db: DbId, parent_id: i32) -> Vec<TriggerInfo> {
@@ -116,15 +72,6 @@ pub fn instead_of<'a>(cx: &Cx, triggers: &'a [TriggerInfo], e: Event) -> Option<
     let tr = triggers.iter().find(|tr| tr.def.instead_of && tr.fires_on(e))?;
     let running = cx.frames.iter().any(|f| f.trigger.as_ref().is_some_and(|c| c.trigger_id == tr.object_id));
     (!running).then_some(tr)
-}
-
-/// The rows a statement hands its triggers.
-pub struct Fired {
-    pub inserted: Vec<Row>,
-    pub deleted: Vec<Row>,
-    /// Columns the statement sets (None: every column, as for INSERT).
-    pub updated: Option<Vec<bool>>,
-    pub row_count: u64,
 }
 
 fn context(trigger_id: i32, parent_id: i32, cols: Vec<OutCol>, column_ids: Vec<i32>, f: Fired) -> TriggerContext {
@@ -175,14 +122,6 @@ pub fn fire_after(cx: &mut Cx, t: &TableInfo, e: Event, f: Fired) -> Result<(), 
         run(cx, tr, ctx, row_count)?;
     }
     Ok(())
-}
-
-/// Rows a FOREIGN KEY cascade (CASCADE, SET NULL, SET DEFAULT) changed in one
-/// referencing table, for that table's AFTER triggers.
-pub struct Cascaded {
-    table: Arc<TableInfo>,
-    event: Event,
-    fired: Fired,
 }
 
 /// The slot in `cx.cascades` for rows a cascade changes in `t` (`e`: DELETE for ON
@@ -270,7 +209,7 @@ fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) 
     let ct = match tr.body.get() {
         Some(ct) => ct.clone(),
         None => {
-            let def = super::parse_module(&tr.def.module.definition)?;
+            let def = super::base::parse_module(&tr.def.module.definition)?;
             let StatementKind::CreateTrigger(ct) = def.kind else {
                 return Err(errors::invalid_object(&tr.name));
             };
@@ -305,10 +244,10 @@ fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) 
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(tr.def.module.definition.as_str()));
     let saved_cmd = cx.cur_cmd;
-    let r = exec_block(cx, &ct.body);
+    let r = cx.run_block(&ct.body);
     cx.cur_cmd = saved_cmd;
     cx.source = saved_source;
-    super::drop_frame_tables(cx);
+    cx.drop_frame_tables();
     cx.frames.pop();
     cx.state.database = saved_db;
     cx.state.xact_abort = saved_xact_abort;
@@ -343,62 +282,6 @@ fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) 
 
 // ---------------------------------------------------------------------------------------
 // What a trigger body reads
-
-/// `inserted` / `deleted` in a trigger body's FROM: the rows and columns, when the
-/// current frame is a trigger's.
-pub fn pseudo_table(cx: &Cx, name: &ObjectName) -> Option<(Arc<Vec<Row>>, Vec<OutCol>)> {
-    if name.parts.len() != 1 {
-        return None;
-    }
-    let ctx = cx.frames.last()?.trigger.as_ref()?;
-    let n = &name.name().value;
-    if n.eq_ignore_ascii_case("inserted") {
-        Some((ctx.inserted.clone(), ctx.cols.clone()))
-    } else if n.eq_ignore_ascii_case("deleted") {
-        Some((ctx.deleted.clone(), ctx.cols.clone()))
-    } else {
-        None
-    }
-}
-
-/// UPDATE(column) in a trigger body.
-pub fn column_updated(cx: &Cx, column: &str) -> Result<bool, SqlError> {
-    let Some(ctx) = cx.frames.last().and_then(|f| f.trigger.as_ref()) else {
-        return Err(SqlError::new(
-            102,
-            15,
-            1,
-            "Incorrect syntax near 'UPDATE'. UPDATE() can only be used inside a trigger.",
-        ));
-    };
-    let i = ctx
-        .cols
-        .iter()
-        .position(|c| c.name.eq_ignore_ascii_case(column))
-        .ok_or_else(|| errors::invalid_column(column))?;
-    Ok(ctx.updated[i])
-}
-
-/// COLUMNS_UPDATED(): bit (column_id - 1) of the varbinary, low bit of byte 0 first.
-pub fn columns_updated(cx: &Cx) -> Value {
-    let Some(ctx) = cx.frames.last().and_then(|f| f.trigger.as_ref()) else {
-        return Value::Null;
-    };
-    let max = ctx.column_ids.iter().copied().max().unwrap_or(0).max(1);
-    let mut bytes = vec![0u8; (max as usize).div_ceil(8)];
-    for (i, id) in ctx.column_ids.iter().enumerate() {
-        if ctx.updated[i] && *id > 0 {
-            let b = (*id - 1) as usize;
-            bytes[b / 8] |= 1 << (b % 8);
-        }
-    }
-    Value::Binary(bytes)
-}
-
-/// TRIGGER_NESTLEVEL(): how many triggers are running.
-pub fn nest_level(cx: &Cx) -> i32 {
-    cx.frames.iter().filter(|f| f.trigger.is_some()).count() as i32
-}
 
 // ---------------------------------------------------------------------------------------
 // DDL
@@ -650,7 +533,7 @@ pub fn insert_view(
                 let mut vals = Vec::with_capacity(r.len());
                 tys.clear();
                 for e in r {
-                    let (v, ty) = super::eval_standalone(cx, e)?;
+                    let (v, ty) = super::run::eval_standalone(cx, e)?;
                     vals.push(v);
                     tys.push(ty);
                 }
@@ -753,4 +636,22 @@ pub fn delete_view(
     fire_instead_view(cx, view.id, cols, tr, f)?;
     cx.state.rowcount = n as i64;
     cx.done(Some(n))
+}
+
+// The INSTEAD OF triggers of a view, cached per session.
+impl Cx<'_> {
+    /// The triggers of view `view_id` (cached per catalog version, so a trigger's body
+    /// is parsed at its first firing only, until the catalog changes).
+    pub fn view_triggers(&mut self, db: DbId, view_id: i32) -> Result<super::session::ViewTriggers, SqlError> {
+        let cat = self.catalog(db)?;
+        let version = cat.version();
+        if let Some((v, t)) = self.state.view_triggers.get(&(db, view_id)) {
+            if *v == version {
+                return Ok(t.clone());
+            }
+        }
+        let list: super::session::ViewTriggers = triggers_of(&cat.inner.read(), db, view_id).into();
+        self.state.view_triggers.insert((db, view_id), (version, list.clone()));
+        Ok(list)
+    }
 }

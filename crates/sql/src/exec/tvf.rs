@@ -12,10 +12,13 @@ use std::collections::HashSet;
 
 use types::{SqlError, SqlType, Value};
 
+use super::base::Flow;
+use super::context::Cx;
+use super::errors;
 use super::expr::BExpr;
 use super::plan::{OutCol, Plan};
 use super::query::{resolve_type, Binder, Scope};
-use super::{errors, exec_block, Cx, Flow, Frame, Var};
+use super::session::{Frame, Var};
 use crate::ast::*;
 use crate::catalog::Object;
 use crate::host::DbId;
@@ -26,7 +29,7 @@ const MAX_NESTING: usize = 32;
 /// The CREATE FUNCTION statement a function object was created with.
 pub(super) fn definition(obj: &Object) -> Result<Box<CreateFunction>, SqlError> {
     let m = obj.body.module().ok_or_else(|| errors::invalid_object(&obj.name))?;
-    match super::parse_module(&m.definition)?.kind {
+    match super::base::parse_module(&m.definition)?.kind {
         StatementKind::CreateFunction(f) => Ok(f),
         _ => Err(errors::invalid_object(&obj.name)),
     }
@@ -115,7 +118,20 @@ pub(super) fn bind_args(
 
 /// Runs a multi-statement function with bound arguments; returns the rows of its return
 /// table (what [`Plan::TableFunction`] produces when opened).
-pub fn open(cx: &mut Cx, db: DbId, object_id: i32, args: &[BExpr]) -> Result<Vec<Vec<Value>>, SqlError> {
+impl Cx<'_> {
+    /// Runs a multi-statement function with bound arguments; returns the rows of its
+    /// return table (what `Plan::TableFunction` produces when opened).
+    pub fn table_function_rows(
+        &mut self,
+        db: DbId,
+        object_id: i32,
+        args: &[BExpr],
+    ) -> Result<Vec<Vec<Value>>, SqlError> {
+        open(self, db, object_id, args)
+    }
+}
+
+fn open(cx: &mut Cx, db: DbId, object_id: i32, args: &[BExpr]) -> Result<Vec<Vec<Value>>, SqlError> {
     let mut values = Vec::with_capacity(args.len());
     for a in args {
         values.push((a.eval(&[], cx)?, a.ty()));
@@ -192,7 +208,7 @@ pub(super) fn in_function_frame<T>(
     cx.dml_target = saved_target;
     cx.outer = saved_outer;
     cx.state.database = saved_db;
-    super::drop_frame_tables(cx);
+    cx.drop_frame_tables();
     cx.frames.pop();
     r
 }
@@ -202,7 +218,7 @@ pub(super) fn in_function_frame<T>(
 /// inside TRY: errors come back unreported and the caller reports them.
 pub(super) fn run_body(cx: &mut Cx, body: &[Statement]) -> Result<Flow, SqlError> {
     cx.try_depth += 1;
-    let r = exec_block(cx, body);
+    let r = cx.run_block(body);
     cx.try_depth -= 1;
     r.map_err(|a| a.error)
 }
@@ -501,5 +517,18 @@ mod tests {
         assert_eq!(e.number, 455);
         let e = check("CREATE FUNCTION f(@x int) RETURNS int AS BEGIN IF @x = 1 RETURN; RETURN 1; END").unwrap_err();
         assert_eq!(e.number, 1075);
+    }
+}
+
+impl Binder<'_, '_> {
+    /// A call of the multi-statement function `obj` in FROM (see [`plan_call`]).
+    pub(crate) fn plan_function_call(
+        &mut self,
+        db: DbId,
+        obj: &Object,
+        name: &ObjectName,
+        args: &[Expr],
+    ) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        plan_call(self, db, obj, name, args)
     }
 }

@@ -12,9 +12,13 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::base::host_err;
+use super::context::Cx;
 use super::query::resolve_type;
+use super::run::TableSource;
+use super::session::Var;
 use super::table::TableInfo;
-use super::{ddl, dml, errors, host_err, Cx, Var};
+use super::{ddl, dml, errors};
 use crate::ast::*;
 use crate::catalog::{self, codec, UserType, FIRST_USER_TYPE_ID};
 use crate::request::TableArg;
@@ -28,13 +32,6 @@ pub enum DeclaredType {
 /// A table type's definition.
 pub struct TableType {
     pub elements: Vec<TableElement>,
-}
-
-/// A table-valued argument: the rows of an RPC parameter, or the caller's table variable.
-#[derive(Clone)]
-pub enum TableSource {
-    Rows(TableArg),
-    Variable(Arc<TableInfo>),
 }
 
 fn not_found_type(name: &str) -> SqlError {
@@ -62,7 +59,7 @@ fn find(cx: &mut Cx, name: &ObjectName) -> Result<Option<UserType>, SqlError> {
 }
 
 fn definition(t: &UserType) -> Result<TypeDefinition, SqlError> {
-    let stmt = super::parse_module(&t.definition)?;
+    let stmt = super::base::parse_module(&t.definition)?;
     match stmt.kind {
         StatementKind::CreateType(ct) => Ok(ct.definition),
         _ => Err(catalog::corrupt_catalog()),
@@ -253,7 +250,7 @@ pub fn table_param(
     let t = ddl::create_table_variable(cx, name, &tt.elements)?;
     if let Some(TableSource::Rows(arg)) = source {
         // Its own statement: outside a transaction the rows go in autocommit.
-        super::atomic(cx, |cx| fill(cx, &t, name, arg))?;
+        super::run::atomic(cx, |cx| fill(cx, &t, name, arg))?;
     }
     let var = Var { name: name.to_string(), ty: SqlType::Int, value: Value::Null, table: Some(t.clone()), readonly };
     Ok((var, Some(t)))

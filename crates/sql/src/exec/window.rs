@@ -11,10 +11,10 @@ use std::cmp::Ordering;
 
 use types::{SqlError, Value};
 
+use super::context::Cx;
 use super::expr::Row;
 use super::memory::row_bytes;
 use super::plan::{order_values_in, row_key, FrameEdge, HeldRows, Op, OpResult, SortKey, VecOp, WindowFn, WindowKind};
-use super::Cx;
 use crate::scalar::aggregate::Accumulator;
 use crate::scalar::convert;
 

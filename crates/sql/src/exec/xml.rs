@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{BExpr, Row, XmlMethod};
 use super::plan::{OutCol, Plan};
 use super::query::{resolve_type, Binder, Scope};
-use super::Cx;
 use crate::ast::{Expr, ExprKind, Ident, Literal, ObjectName, TableAlias};
 use crate::scalar::xml;
 

@@ -1893,6 +1893,21 @@ fn as_text(v: &Value, ty: &SqlType) -> String {
     }
 }
 
+/// COLLATIONPROPERTY(name, property) for CodePage, LCID, ComparisonStyle, Version and
+/// SortId (an int; SQL Server's result is a sql_variant). TDSCollation, other properties
+/// and unknown collations give NULL.
+pub fn collation_property(name: &str, property: &str) -> Value {
+    let Some(c) = types::Collation::from_name(name) else { return Value::Null };
+    match property.to_ascii_lowercase().as_str() {
+        "codepage" => Value::Int(i32::from(c.code_page())),
+        "lcid" => Value::Int(c.lcid as i32),
+        "comparisonstyle" => Value::Int(c.comparison_style() as i32),
+        "sortid" => Value::Int(i32::from(c.sort_id)),
+        "version" => Value::Int(i32::from(c.version)),
+        _ => Value::Null,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@
 //! sys.sql_modules, sys.parameters, sys.partitions, sys.configurations, ...), computed in
 //! `exec/catalog_views.rs`; and sys.fn_helpcollations().
 
-use super::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
+use super::object::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
 use crate::exec::catalog_views;
 
 /// A public catalog view.
@@ -14,7 +14,7 @@ pub(super) const fn catalog(
     schema: Schema,
     name: &'static str,
     columns: fn() -> Vec<crate::exec::plan::OutCol>,
-    rows: super::RowsFn,
+    rows: super::object::RowsFn,
 ) -> SystemObject {
     SystemObject {
         id,
@@ -33,7 +33,7 @@ macro_rules! sys_view {
     ($id:expr, $schema:ident, $name:expr, $kind:ident) => {
         $crate::system::catalog::catalog(
             $id,
-            $crate::system::Schema::$schema,
+            $crate::system::object::Schema::$schema,
             $name,
             || $crate::exec::sysviews::columns_of($crate::exec::sysviews::ViewKind::$kind),
             |cx, call| $crate::exec::sysviews::rows_needing($crate::exec::sysviews::ViewKind::$kind, call, cx),
@@ -47,7 +47,7 @@ macro_rules! catalog_view {
     ($id:expr, $schema:ident, $name:expr, $view:ident) => {
         $crate::system::catalog::catalog(
             $id,
-            $crate::system::Schema::$schema,
+            $crate::system::object::Schema::$schema,
             $name,
             || $crate::exec::catalog_views::columns($crate::exec::catalog_views::CatalogView::$view),
             |cx, call| $crate::exec::catalog_views::rows($crate::exec::catalog_views::CatalogView::$view, call.db, cx),

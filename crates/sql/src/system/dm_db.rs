@@ -2,9 +2,9 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
+use super::object::{big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, INT};
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::Cx;
 
 pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
     id: -172,

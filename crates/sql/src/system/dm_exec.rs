@@ -5,12 +5,13 @@ use std::time::SystemTime;
 
 use types::{SqlError, SqlType, Value};
 
-use super::{
+use super::object::{
     big, big_u, col, datetime_of, int_ms, nv, s, vb, vc, visible, Access, Body, Call, Col, Columns, ObjectKind, Schema,
 };
-use super::{SystemObject, BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
+use super::object::{SystemObject, BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::{opt, Cx};
+use crate::exec::session::opt;
 use crate::host::{Isolation, SessionRow};
 
 pub(super) const OBJECTS: &[SystemObject] = &[

@@ -2,9 +2,11 @@
 
 use types::{SqlError, Value};
 
-use super::{big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI};
+use super::object::{
+    big, col, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject, BIGINT as BIG, SMALLINT as SI,
+};
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::Cx;
 
 pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
     id: -126,
@@ -24,7 +26,7 @@ pub(super) const OBJECTS: &[SystemObject] = &[SystemObject {
         col("io_stall_write_ms", BIG, false),
         col("io_stall", BIG, false),
         col("size_on_disk_bytes", BIG, false),
-        col("file_handle", super::vb(8), true),
+        col("file_handle", super::object::vb(8), true),
         col("io_stall_queued_read_ms", BIG, false),
         col("io_stall_queued_write_ms", BIG, false),
     ]]),

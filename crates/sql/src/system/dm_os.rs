@@ -3,10 +3,12 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{big, col, datetime_of, nv, s, vb, vc, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject};
-use super::{BIGINT as BIG, BIT, DATETIME as DT, INT, SMALLINT as SI};
+use super::object::{
+    big, col, datetime_of, nv, s, vb, vc, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject,
+};
+use super::object::{BIGINT as BIG, BIT, DATETIME as DT, INT, SMALLINT as SI};
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::Cx;
 
 pub(super) const OBJECTS: &[SystemObject] = &[
     SystemObject {

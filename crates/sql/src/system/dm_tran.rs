@@ -3,10 +3,12 @@
 use types::{SqlError, Value};
 
 use super::dm_exec::sessions;
-use super::{big, big_u, col, datetime_of, nv, s, vb, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject};
-use super::{BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
+use super::object::{
+    big, big_u, col, datetime_of, nv, s, vb, Access, Body, Call, Columns, ObjectKind, Schema, SystemObject,
+};
+use super::object::{BIGINT as BIG, BIT, DATETIME as DT, GUID, INT, SMALLINT as SI};
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::Cx;
 
 pub(super) const OBJECTS: &[SystemObject] = &[
     SystemObject {

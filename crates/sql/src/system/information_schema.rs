@@ -3,7 +3,7 @@
 //! in `exec/catalog_views.rs`).
 
 use super::catalog::{catalog_view, sys_view};
-use super::SystemObject;
+use super::object::SystemObject;
 
 pub(super) const OBJECTS: &[SystemObject] = &[
     sys_view!(-127, InformationSchema, "TABLES", IsTables),

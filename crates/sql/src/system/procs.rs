@@ -4,12 +4,12 @@
 //! not run yet (sp_help, sp_helpdb, sp_who, sp_readerrorlog: Msg 40000-style "not
 //! supported"). Their code is in `exec/procs.rs` and `exec/catalog_procs.rs`.
 
-use super::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
+use super::object::{Access, Body, Columns, ObjectKind, Schema, SystemObject};
 use crate::exec::catalog_procs as catalog;
 use crate::exec::procs;
 
 /// A procedure of sys.
-const fn proc(id: i32, name: &'static str, kind: ObjectKind, run: super::ProcFn) -> SystemObject {
+const fn proc(id: i32, name: &'static str, kind: ObjectKind, run: super::object::ProcFn) -> SystemObject {
     SystemObject {
         id,
         schema: Schema::Sys,

@@ -5,10 +5,13 @@
 
 use types::{SqlError, SqlType, Value};
 
-use super::{col, nv, s, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT};
+use super::object::{
+    col, nv, s, Access, Body, Call, Col, Columns, ObjectKind, Schema, SystemObject, BIT, DATETIME as DT, INT,
+};
 use crate::catalog::{self, PrincipalKind, PRINCIPAL_DBO};
+use crate::exec::base::host_err;
+use crate::exec::context::Cx;
 use crate::exec::expr::Row;
-use crate::exec::{host_err, Cx};
 
 const SYSNAME: SqlType = nv(128);
 const CHAR1: SqlType = SqlType::Char { len: 1 };
@@ -60,7 +63,12 @@ pub(super) const OBJECTS: &[SystemObject] = &[
 ];
 
 /// A public view of sys.
-const fn view(id: i32, name: &'static str, columns: &'static [&'static [Col]], rows: super::RowsFn) -> SystemObject {
+const fn view(
+    id: i32,
+    name: &'static str,
+    columns: &'static [&'static [Col]],
+    rows: super::object::RowsFn,
+) -> SystemObject {
     SystemObject {
         id,
         schema: Schema::Sys,

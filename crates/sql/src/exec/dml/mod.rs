@@ -13,11 +13,12 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{is_true, BExpr, Row};
 use super::plan::{open, OutCol, Plan, ScanNode};
 use super::query::{Binder, Scope, ScopeCol};
 use super::table::{identity_value, TableInfo};
-use super::{errors, trigger, Cx};
+use super::{errors, trigger};
 use crate::ast::*;
 use crate::catalog::ReferentialAction;
 use crate::host::HostError;
@@ -187,9 +188,9 @@ pub(super) fn flush_output(outs: Vec<Output>, cx: &mut Cx) -> Result<(), SqlErro
             None => {
                 let info: Vec<ColumnInfo> =
                     o.cols.iter().map(|c| ColumnInfo::new(c.name.clone(), c.ty, true)).collect();
-                cx.sink.columns(&info).map_err(|_| super::cancelled())?;
+                cx.sink.columns(&info).map_err(|_| super::base::cancelled())?;
                 for r in &o.rows {
-                    cx.sink.row(r).map_err(|_| super::cancelled())?;
+                    cx.sink.row(r).map_err(|_| super::base::cancelled())?;
                 }
             }
         }
@@ -500,7 +501,7 @@ fn insert_batches(
             note_identity(cx, &identities[..i]);
             return Err(match (e, batch.get(i)) {
                 (HostError::Duplicate, Some((_, row))) => t.duplicate_error(&t.indexes[0], row),
-                (e, _) => super::host_err(e),
+                (e, _) => super::base::host_err(e),
             });
         }
         note_identity(cx, &identities);
@@ -814,7 +815,7 @@ fn plan_target_rows(
                 // WHERE CURRENT OF: the one row the cursor stands on (none if it is gone).
                 Some(pk) => {
                     let mut rows = Vec::new();
-                    if let Some(stored) = b.cx.host.get(&t.indexes[0].iref, pk).map_err(super::host_err)? {
+                    if let Some(stored) = b.cx.host.get(&t.indexes[0].iref, pk).map_err(super::base::host_err)? {
                         if let Some(mut row) = t.row_from_index(0, stored, b.cx)? {
                             row.push(Value::Binary(pk.to_vec()));
                             rows.push(row);
@@ -880,7 +881,7 @@ pub(super) fn lock_current(
     recheck: Option<&BExpr>,
 ) -> Result<bool, SqlError> {
     let width = t.columns.len();
-    let Some(stored) = cx.host.get_for_update(&t.indexes[0].iref, pk).map_err(super::host_err)? else {
+    let Some(stored) = cx.host.get_for_update(&t.indexes[0].iref, pk).map_err(super::base::host_err)? else {
         return Ok(false);
     };
     let Some(current) = t.row_from_index(0, stored, cx)? else {
@@ -928,8 +929,8 @@ fn target_with_from(
 pub(super) fn top_limit(cx: &mut Cx, top: Option<&Top>) -> Result<Option<u64>, SqlError> {
     match top {
         Some(top) => {
-            let (v, ty) = super::eval_standalone(cx, &top.quantity)?;
-            Ok(Some(super::int_value(&v, &ty)?.max(0) as u64))
+            let (v, ty) = super::run::eval_standalone(cx, &top.quantity)?;
+            Ok(Some(super::run::int_value(&v, &ty)?.max(0) as u64))
         }
         None => Ok(None),
     }
@@ -1052,7 +1053,7 @@ impl Sets {
         for (name, aop, e) in &self.variables {
             let (slot, ty) = cx.lookup_var(name).ok_or_else(|| errors::must_declare(name))?;
             let v = e.eval(r, cx)?;
-            let v = super::assign_value(cx, slot, ty, *aop, v, &e.ty())?;
+            let v = super::run::assign_value(cx, slot, ty, *aop, v, &e.ty())?;
             cx.set_var(slot, v);
         }
         Ok(new)

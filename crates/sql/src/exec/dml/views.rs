@@ -49,7 +49,7 @@ pub(super) fn updatable_view(
         return Ok(None);
     };
     super::super::security::check_object(cx, db, &o, perm)?;
-    let def = super::super::parse_module(&m.definition)?;
+    let def = super::super::base::parse_module(&m.definition)?;
     let StatementKind::CreateView(v) = def.kind else {
         return Ok(None);
     };

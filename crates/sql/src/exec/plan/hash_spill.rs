@@ -20,10 +20,10 @@ use std::path::PathBuf;
 use types::hash::FxBuild;
 use types::{SqlError, Value};
 
+use super::super::context::Cx;
 use super::super::expr::{is_true, BExpr, Row};
 use super::super::memory::{row_bytes, Charge};
 use super::super::spill::{partition_of, Partitions, SpoolReader, MAX_SPILL_LEVEL};
-use super::super::Cx;
 use super::{fill_joined, RightRow};
 use crate::ast::JoinKind;
 

@@ -19,9 +19,9 @@ use std::sync::Arc;
 use types::hash::FxBuild;
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::expr::{is_true, BExpr, Row};
 use super::table::TableInfo;
-use super::Cx;
 use crate::ast::{JoinKind, SetOperator};
 use crate::host::{IndexRef, KeyRow, RowDecoder, StoredBatch};
 use crate::scalar::aggregate::{Accumulator, AggKind};
@@ -178,7 +178,7 @@ pub enum Plan {
     },
     /// A catalog view or DMV, computed when opened.
     Virtual {
-        view: crate::system::View,
+        view: crate::system::view::View,
         cols: Vec<OutCol>,
     },
     Scan(ScanNode),
@@ -796,7 +796,7 @@ fn open_needing(plan: &Plan, cx: &mut Cx, need: Needed) -> Result<Box<dyn Op>, S
         Plan::ForClause(n) => super::forclause::open(n, cx)?,
         Plan::OpenJson(n) => super::openjson::open(n, cx)?,
         Plan::TableFunction { db, object_id, args, .. } => {
-            Box::new(VecOp::new(super::tvf::open(cx, *db, *object_id, args)?))
+            Box::new(VecOp::new(cx.table_function_rows(*db, *object_id, args)?))
         }
         Plan::XmlNodes { target, query, outside, .. } => {
             Box::new(VecOp::new(super::xml::open_nodes(cx, target, query, outside)?))
@@ -1406,4 +1406,13 @@ fn expr_reads_outside_in(e: &BExpr, levels: usize, vars: Option<&std::cell::RefC
         _ => {}
     });
     outside
+}
+
+/// The column descriptions of a plan's result set.
+pub fn column_info(plan: &Plan) -> Vec<crate::results::ColumnInfo> {
+    use crate::results::ColumnInfo;
+    plan.columns()
+        .iter()
+        .map(|c| ColumnInfo { collation: c.collation, ..ColumnInfo::new(c.name.clone(), c.ty, c.nullable) })
+        .collect()
 }

@@ -211,7 +211,7 @@ impl ScanOp {
         };
         if let Some(key) = self.point.take() {
             self.exhausted = true;
-            if let Some(row) = cx.host.get(index, &key).map_err(super::super::host_err)? {
+            if let Some(row) = cx.host.get(index, &key).map_err(super::super::base::host_err)? {
                 self.buf.push((key, row));
             }
             return cx.check_cancel();
@@ -235,7 +235,7 @@ impl ScanOp {
         } else {
             cx.host
                 .scan_stored(index, lower, upper, reverse, SCAN_BATCH, &mut self.stored)
-                .map_err(super::super::host_err)?
+                .map_err(super::super::base::host_err)?
         };
         let more = match stored {
             Some((more, decoder)) => {
@@ -244,7 +244,9 @@ impl ScanOp {
             }
             None => {
                 self.decoded_only = true;
-                cx.host.scan(index, lower, upper, reverse, SCAN_BATCH, &mut self.buf).map_err(super::super::host_err)?
+                cx.host
+                    .scan(index, lower, upper, reverse, SCAN_BATCH, &mut self.buf)
+                    .map_err(super::super::base::host_err)?
             }
         };
         if !more {
@@ -283,13 +285,13 @@ impl ScanOp {
                 Some(need) => decoder.decode_columns(record, need, &mut row),
                 None => decoder.decode_row(record, &mut row),
             };
-            if whole.map_err(super::super::host_err)? {
+            if whole.map_err(super::super::base::host_err)? {
                 return Ok(Some((want_key.then(|| key.to_vec()), row)));
             }
             self.spare = Some(row);
             // A value stored off-row: read through the transaction; a row deleted
             // meanwhile is skipped, as `Host::scan` does.
-            if let Some(row) = cx.host.get(iref, key).map_err(super::super::host_err)? {
+            if let Some(row) = cx.host.get(iref, key).map_err(super::super::base::host_err)? {
                 return Ok(Some((want_key.then(|| key.to_vec()), row)));
             }
         }
@@ -341,7 +343,7 @@ impl Op for ScanOp {
                         Some(need) => decoder.decode_columns(record, need, &mut row),
                         None => decoder.decode_row(record, &mut row),
                     };
-                    if !whole.map_err(super::super::host_err)? {
+                    if !whole.map_err(super::super::base::host_err)? {
                         // A value stored off-row: the general path reads the row by key.
                         self.spare = Some(row);
                         break;
@@ -412,7 +414,7 @@ impl Op for ScanOp {
                         Some(need) => decoder.decode_columns(record, need, row),
                         None => decoder.decode_row(record, row),
                     };
-                    if !whole.map_err(super::super::host_err)? {
+                    if !whole.map_err(super::super::base::host_err)? {
                         break; // a value stored off-row: `next` reads the row by key
                     }
                     self.pos += 1;

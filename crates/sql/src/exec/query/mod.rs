@@ -17,10 +17,10 @@ use std::sync::Arc;
 
 use types::{SqlError, SqlType, Value};
 
+use super::context::Cx;
 use super::errors;
 use super::expr::{BExpr, CollationLabel, SysFn};
 use super::plan::*;
-use super::Cx;
 
 mod joins;
 mod select;
@@ -220,12 +220,12 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
             (id.map(Value::Int).unwrap_or(Value::Null), SqlType::Int)
         }
         "SERVERPROPERTY" => {
-            (property_variant(super::server_property(&text(0).unwrap_or_default(), cx))?, SqlType::Variant)
+            (property_variant(super::context::server_property(&text(0).unwrap_or_default(), cx))?, SqlType::Variant)
         }
         "DATABASEPROPERTYEX" => {
             let db = text(0).and_then(|n| cx.db_id_by_name(&n));
             let v = match db {
-                Some(db) => super::database_property(db, &text(1).unwrap_or_default(), cx),
+                Some(db) => super::context::database_property(db, &text(1).unwrap_or_default(), cx),
                 None => Value::Null,
             };
             (property_variant(v)?, SqlType::Variant)
@@ -292,7 +292,7 @@ pub fn catalog_function(cx: &mut Cx, name: &str, vals: &[Value]) -> Result<(Valu
         }
         "COLLATIONPROPERTY" => match (text(0), text(1)) {
             (Some(c), Some(p)) => {
-                (property_variant(super::catalog_views::collation_property(&c, &p))?, SqlType::Variant)
+                (property_variant(crate::scalar::functions::collation_property(&c, &p))?, SqlType::Variant)
             }
             _ => (Value::Null, SqlType::Variant),
         },
@@ -921,7 +921,7 @@ impl<'b, 'c> Binder<'b, 'c> {
             "@@SPID" => BExpr::Sys(SysFn::Spid, SqlType::SmallInt),
             "@@FETCH_STATUS" => BExpr::Sys(SysFn::FetchStatus, int),
             "@@CURSOR_ROWS" => BExpr::Sys(SysFn::CursorRows, int),
-            "@@VERSION" => BExpr::Const(Value::String(super::version_string()), nv(300)),
+            "@@VERSION" => BExpr::Const(Value::String(super::base::version_string()), nv(300)),
             "@@SERVERNAME" => BExpr::Const(Value::String(self.cx.host.server_name()), nv(128)),
             "@@SERVICENAME" => BExpr::Const(Value::String("MSSQLSERVER".into()), nv(128)),
             "@@LANGUAGE" => BExpr::Const(Value::String(self.cx.state.language.clone()), nv(128)),
@@ -1100,15 +1100,26 @@ impl<'b, 'c> Binder<'b, 'c> {
                     _ => None,
                 }
                 .ok_or_else(|| errors::arg_count("update", f.args.len()))?;
-                let on = super::trigger::column_updated(self.cx, &col)?;
+                let Some(firing) = self.cx.frames.last().and_then(|f| f.trigger.as_ref()) else {
+                    return Err(SqlError::new(
+                        102,
+                        15,
+                        1,
+                        "Incorrect syntax near 'UPDATE'. UPDATE() can only be used inside a trigger.",
+                    ));
+                };
+                let on = firing.column_updated(&col)?;
                 return Ok(BExpr::Const(Value::Bit(on), SqlType::Bit));
             }
             "COLUMNS_UPDATED" => {
-                let v = super::trigger::columns_updated(self.cx);
+                let firing = self.cx.frames.last().and_then(|f| f.trigger.as_ref());
+                let v = firing.map_or(Value::Null, |t| t.columns_updated());
                 return Ok(BExpr::Const(v, SqlType::VarBinary { len: types::Length::Bounded(8000) }));
             }
             "TRIGGER_NESTLEVEL" => {
-                return Ok(BExpr::Const(Value::Int(super::trigger::nest_level(self.cx)), SqlType::Int));
+                // How many triggers are running.
+                let n = self.cx.frames.iter().filter(|f| f.trigger.is_some()).count() as i32;
+                return Ok(BExpr::Const(Value::Int(n), SqlType::Int));
             }
             "SCOPE_IDENTITY" => {
                 return Ok(BExpr::Sys(SysFn::ScopeIdentity, SqlType::Numeric { precision: 38, scale: 0 }))
@@ -1276,7 +1287,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         let crate::catalog::ObjectBody::ScalarFunction(m) = &obj.body else {
             return Err(errors::unknown_udf(&f.name));
         };
-        let def = super::parse_module(&m.definition)?;
+        let def = super::base::parse_module(&m.definition)?;
         let StatementKind::CreateFunction(cf) = &def.kind else {
             return Err(errors::unknown_function(&f.name.name().value));
         };

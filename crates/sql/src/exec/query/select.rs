@@ -651,7 +651,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                     }
                 }
                 // A trigger body's `inserted` / `deleted`.
-                if let Some((rows, cols)) = super::super::trigger::pseudo_table(self.cx, name) {
+                let firing = self.cx.frames.last().and_then(|f| f.trigger.as_ref());
+                if let Some((rows, cols)) = firing.and_then(|t| t.pseudo_table(name)) {
                     let scope = Scope::from_cols(Some(&alias_name), &cols);
                     return Ok((Plan::Rows { rows, cols }, scope));
                 }
@@ -884,13 +885,13 @@ impl<'b, 'c> Binder<'b, 'c> {
         let fname = name.name().value.to_ascii_lowercase();
         // Built-in table functions.
         if name.parts.len() == 1 || name.schema().is_some_and(|s| s.eq_ignore_case("sys")) {
-            if let Some(r) = super::super::sysviews::table_function(&fname, args, self)? {
+            if let Some(r) = self.builtin_table_function(&fname, args)? {
                 return Ok(r);
             }
         }
         let (db, obj) = self.cx.resolve_object(name)?.ok_or_else(|| errors::invalid_object(&errors::written(name)))?;
         if let crate::catalog::ObjectBody::TableFunction(_) = &obj.body {
-            return super::super::tvf::plan_call(self, db, &obj, name, args);
+            return self.plan_function_call(db, &obj, name, args);
         }
         let crate::catalog::ObjectBody::InlineFunction(m) = &obj.body else {
             return Err(SqlError::new(
@@ -900,7 +901,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 format!("Parameters supplied for object '{}' which is not a function.", name.name().value),
             ));
         };
-        let def = super::super::parse_module(&m.definition)?;
+        let def = super::super::base::parse_module(&m.definition)?;
         let StatementKind::CreateFunction(cf) = &def.kind else {
             return Err(errors::invalid_object(&errors::written(name)));
         };

@@ -1,0 +1,79 @@
+//! What every part of the executor shares: the outcome of a statement ([`Flow`],
+//! [`Abort`]), the errors that end a batch, host errors as SQL errors, names and module
+//! definitions parsed back, the clock.
+
+use types::SqlError;
+
+use super::errors;
+use crate::ast::{ExprKind, ObjectName, Statement};
+use crate::host::{DbId, HostError};
+
+pub const TEMPDB: DbId = 2;
+
+/// What a statement tells its block to do next.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Flow {
+    Normal,
+    Break,
+    Continue,
+    Return(Option<i32>),
+    Goto(String),
+}
+
+/// An error on its way up: `reported` once it has been sent to the client; `batch`
+/// when it ends the batch.
+#[derive(Debug)]
+pub struct Abort {
+    pub error: SqlError,
+    pub reported: bool,
+}
+
+pub type ExecResult = Result<Flow, Abort>;
+
+pub fn host_err(e: HostError) -> SqlError {
+    match e {
+        HostError::Sql(e) => e,
+        HostError::Duplicate => SqlError::new(2601, 14, 1, "Cannot insert duplicate key row."),
+    }
+}
+
+pub fn version_string() -> String {
+    format!(
+        "Microsoft SQL Server 2022 (RTM) - 16.0.1000.6 (X64) \n\tMesquite {} \n\tDeveloper Edition (64-bit) on Linux",
+        env!("CARGO_PKG_VERSION")
+    )
+}
+
+/// Is this error one that ends the batch (not just the statement)?
+pub(crate) fn aborts_batch(e: &SqlError) -> bool {
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631 | 3609)
+        || e.severity >= 20
+}
+
+pub(crate) fn cancelled() -> SqlError {
+    SqlError::new(3617, 25, 1, "The query was cancelled by the client (attention).")
+}
+
+pub fn now_utc() -> (u32, u64) {
+    let d = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
+    // Days from 0001-01-01 to 1970-01-01.
+    const UNIX_EPOCH_DAYS: u64 = 719_162;
+    let secs = d.as_secs();
+    let days = UNIX_EPOCH_DAYS + secs / 86_400;
+    let ticks = (secs % 86_400) * 10_000_000 + u64::from(d.subsec_nanos()) / 100;
+    (days as u32, ticks)
+}
+
+pub fn parse_object_name(text: &str) -> Result<ObjectName, SqlError> {
+    match crate::parse_expression(text).map(|e| e.kind) {
+        Ok(ExprKind::Column(n)) => Ok(n),
+        // Not an expression: a name with omitted leading parts (`..t`, `.dbo.t`).
+        _ => crate::parser::parse_object_name_text(text).map_err(|_| errors::invalid_object(text)),
+    }
+}
+
+/// Parses a module's stored definition (CREATE PROCEDURE/VIEW/FUNCTION ...).
+pub fn parse_module(definition: &str) -> Result<Statement, SqlError> {
+    let b = crate::parse_batch(definition)?;
+    b.statements.into_iter().next().ok_or_else(|| errors::invalid_object("module"))
+}
