@@ -126,17 +126,6 @@ fn table_name(w: &Work) -> String {
     w.info.display_name.clone()
 }
 
-/// 1750 after the error that made a constraint fail (reported first).
-pub(super) fn constraint_failed(cx: &mut Cx, e: SqlError) -> SqlError {
-    cx.preceding.push(e);
-    SqlError::new(1750, 16, 0, "Could not create constraint or index. See previous errors.")
-}
-
-/// 8111: a PRIMARY KEY on a column that is (or is declared) NULL.
-pub(super) fn pk_on_nullable(display: &str) -> SqlError {
-    SqlError::new(8111, 16, 1, format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."))
-}
-
 fn has_rows(cx: &mut Cx, w: &Work) -> Result<bool, SqlError> {
     let mut out = Vec::new();
     cx.host
@@ -167,7 +156,7 @@ fn add_element(cx: &mut Cx, w: &mut Work, el: &TableElement) -> Result<(), SqlEr
                     let pos = column_pos(&w.t, &column.value).ok_or_else(|| errors::invalid_column(&column.value))?;
                     if w.t.columns[pos].default.is_some() {
                         let e = SqlError::new(1781, 16, 1, "Column already has a DEFAULT bound to it.");
-                        return Err(constraint_failed(cx, e));
+                        return Err(ddl::constraint_failed(cx, e));
                     }
                     let id = allocate_id(cx, w.db)?;
                     let name = name.unwrap_or_else(|| default_constraint_name(&w.obj.name, &column.value, id, "DF"));
@@ -299,7 +288,7 @@ fn add_foreign_key(
                 table_name(w)
             ),
         );
-        return Err(constraint_failed(cx, e));
+        return Err(ddl::constraint_failed(cx, e));
     }
     w.t.foreign_keys.push(fk);
     Ok(())
@@ -318,7 +307,7 @@ fn add_key(
     let display = table_name(w);
     if primary && w.t.indexes.iter().any(|i| i.primary_key.is_some()) {
         let e = SqlError::new(1779, 16, 0, format!("Table '{display}' already has a primary key defined on it."));
-        return Err(constraint_failed(cx, e));
+        return Err(ddl::constraint_failed(cx, e));
     }
     let mut key_columns = Vec::new();
     for (c, desc) in cols {
@@ -327,10 +316,10 @@ fn add_key(
         })?;
         let col = &w.t.columns[pos];
         if primary && col.nullable {
-            return Err(constraint_failed(cx, pk_on_nullable(&display)));
+            return Err(ddl::constraint_failed(cx, ddl::pk_on_nullable(&display)));
         }
         if col.ty.is_lob() {
-            return Err(constraint_failed(cx, errors::invalid_key_column(c, &display)));
+            return Err(ddl::constraint_failed(cx, errors::invalid_key_column(c, &display)));
         }
         key_columns.push((col.column_id, *desc));
     }
@@ -346,13 +335,13 @@ fn add_key(
                 w.t.indexes[0].name.clone().unwrap_or_default()
             ),
         );
-        return Err(constraint_failed(cx, e));
+        return Err(ddl::constraint_failed(cx, e));
     }
     let constraint_id = allocate_id(cx, w.db)?;
     let name = name
         .unwrap_or_else(|| default_constraint_name(&w.obj.name, "", constraint_id, if primary { "PK" } else { "UQ" }));
     if ddl::constraint_names(&w.t).iter().any(|(_, n)| n.eq_ignore_ascii_case(&name)) {
-        return Err(constraint_failed(cx, errors::object_exists(&name)));
+        return Err(ddl::constraint_failed(cx, errors::object_exists(&name)));
     }
     let index_id =
         if make_clustered { 1 } else { w.t.indexes.iter().map(|i| i.index_id).max().unwrap_or(1).max(1) + 1 };
@@ -834,7 +823,7 @@ fn check_new_keys(cx: &mut Cx, w: &Work, info: &TableInfo, rows: &[Vec<Value>]) 
                         vals.join(", ")
                     ),
                 );
-                return Err(constraint_failed(cx, e));
+                return Err(ddl::constraint_failed(cx, e));
             }
         }
     }

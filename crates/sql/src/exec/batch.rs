@@ -20,7 +20,7 @@ use super::plan::{column_info, open, Plan};
 use super::query::Binder;
 use super::run::*;
 use super::session::*;
-use super::{ddl, dml, errors, merge, plan, plan_cache, procs, query, security};
+use super::{ddl, ddl_dispatch, dml, errors, merge, plan, plan_cache, procs, query, security};
 
 /// Parses and runs one batch. Errors go to the sink as messages (the batch goes on or
 /// stops as SQL Server's abort rules say); this never fails itself.
@@ -388,7 +388,7 @@ pub(super) fn exec_data_statement(cx: &mut Cx, stmt: &Statement) -> Result<Flow,
         k if super::statements::is_database_security(k) => security::execute_database(cx, k)?,
         other => {
             security::check_ddl(cx, other)?;
-            ddl::execute(cx, other, stmt)?
+            ddl_dispatch::execute(cx, other, stmt)?
         }
     }
     Ok(Flow::Normal)

@@ -65,7 +65,7 @@ pub fn write_object(cx: &mut Cx, db: DbId, o: &Object) -> Result<(), SqlError> {
     Ok(())
 }
 
-fn delete_object(cx: &mut Cx, db: DbId, id: i32) -> Result<(), SqlError> {
+pub(super) fn delete_object(cx: &mut Cx, db: DbId, id: i32) -> Result<(), SqlError> {
     let index = cx.catalog_index(db)?;
     cx.host.delete(&index, &catalog::object_key(id)).map_err(host_err)?;
     let cat = cx.catalog(db)?;
@@ -136,7 +136,7 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         identity: t.identity.clone(),
         counters: cat.counters(obj.id),
         display_name,
-        triggers: super::trigger::triggers_of(&cat.inner.read(), db, obj.id).into(),
+        triggers: super::table::triggers_of(&cat.inner.read(), db, obj.id).into(),
     };
     // Bind computed columns, defaults, checks and filters over the table's row.
     let scope = Scope::from_cols(Some(&obj.name), &info.out_cols());
@@ -246,111 +246,7 @@ fn build_table_info_no_refs(
     Ok(info)
 }
 
-pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<(), SqlError> {
-    match kind {
-        StatementKind::CreateTable(ct) => create_table(cx, ct).map(|_| ()),
-        StatementKind::AlterTable(at) => super::alter::alter_table(cx, at),
-        StatementKind::CreateIndex(ci) => create_index(cx, ci),
-        StatementKind::DropIndex { if_exists, indexes } => {
-            for item in indexes {
-                drop_index(cx, item, *if_exists)?;
-            }
-            Ok(())
-        }
-        StatementKind::CreateProcedure(p) => {
-            super::user_types::check_params(cx, &p.params)?;
-            super::user_types::check_readonly_params(&p.name.name().value, &p.params, &p.body)?;
-            create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
-        }
-        StatementKind::CreateType(ct) => super::user_types::create_type(cx, ct, stmt),
-        StatementKind::CreateTrigger(t) => super::trigger::create_trigger(cx, t, stmt),
-        StatementKind::EnableTrigger { enable, names, table } => {
-            let names: Option<Vec<String>> =
-                names.as_ref().map(|ns| ns.iter().map(|n| n.name().value.clone()).collect());
-            super::trigger::enable_triggers(cx, *enable, names.as_deref(), table)
-        }
-        StatementKind::CreateView(v) => {
-            // Check the view binds now, as SQL Server does.
-            {
-                let mut b = Binder::new(cx);
-                b.plan_query(&v.query)?;
-            }
-            create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
-        }
-        StatementKind::CreateFunction(f) => {
-            super::tvf::check_body(f)?;
-            let body: fn(catalog::Module) -> ObjectBody = match f.returns {
-                FunctionBody::Scalar { .. } => ObjectBody::ScalarFunction,
-                FunctionBody::InlineTable { .. } => ObjectBody::InlineFunction,
-                FunctionBody::MultiStatement { .. } => ObjectBody::TableFunction,
-            };
-            create_module(cx, &f.name, f.mode, stmt, body)
-        }
-        StatementKind::CreateSchema { name, .. } => {
-            let db = cx.state.database;
-            if cx.schema_id(db, &name.value).is_some() {
-                return Err(SqlError::new(
-                    2714,
-                    16,
-                    6,
-                    format!("There is already an object named '{}' in the database.", name.value),
-                ));
-            }
-            let cat = cx.catalog(db)?;
-            let id = {
-                let g = cat.inner.read();
-                g.schemas.keys().max().copied().unwrap_or(4).max(4) + 1
-            };
-            let s = catalog::Schema { id, name: name.value.clone(), principal_id: 1 };
-            let index = cx.catalog_index(db)?;
-            cx.host
-                .insert(&index, &catalog::schema_key(id), &[Value::Binary(codec::encode_schema(&s))])
-                .map_err(host_err)?;
-            cat.inner.write().schemas.insert(id, s);
-            cx.catalog_changed(db);
-            Ok(())
-        }
-        StatementKind::Drop { kind, if_exists, names } => {
-            for n in names {
-                drop_object(cx, *kind, n, *if_exists)?;
-            }
-            Ok(())
-        }
-        StatementKind::Truncate { table } => {
-            let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&errors::written(table)))?;
-            let t = cx.table_info(db, &o)?;
-            if !t.referenced_by.is_empty() {
-                return Err(SqlError::new(
-                    4712,
-                    16,
-                    1,
-                    format!(
-                        "Cannot truncate table '{}' because it is being referenced by a FOREIGN KEY constraint.",
-                        t.qualified_name()
-                    ),
-                ));
-            }
-            // New empty indexes replace the old ones (as SQL Server deallocates pages).
-            let mut obj = o.clone();
-            if let ObjectBody::Table(tt) = &mut obj.body {
-                for (k, ix) in tt.indexes.iter_mut().enumerate() {
-                    cx.host.drop_index(&t.indexes[k].iref).map_err(host_err)?;
-                    ix.hobt =
-                        cx.host.create_index(db, o.id, ix.index_id, &t.indexes[k].iref.columns).map_err(host_err)?;
-                }
-                if let Some(id) = &mut tt.identity {
-                    id.last = None;
-                }
-            }
-            *t.counters.identity.lock() = Some(None);
-            write_object(cx, db, &obj)?;
-            Ok(())
-        }
-        _ => Err(errors::not_supported("This statement")),
-    }
-}
-
-fn check_name_free(cx: &mut Cx, db: DbId, schema: i32, name: &str) -> Result<(), SqlError> {
+pub(super) fn check_name_free(cx: &mut Cx, db: DbId, schema: i32, name: &str) -> Result<(), SqlError> {
     let cat = cx.catalog(db)?;
     let g = cat.inner.read();
     if g.object_by_name(schema, name).is_some() {
@@ -366,7 +262,7 @@ fn check_name_free(cx: &mut Cx, db: DbId, schema: i32, name: &str) -> Result<(),
     Ok(())
 }
 
-fn create_module(
+pub(super) fn create_module(
     cx: &mut Cx,
     name: &ObjectName,
     mode: CreateMode,
@@ -625,7 +521,7 @@ fn create_table_in(
         for (c, _) in &p.columns {
             if let Some(col) = columns.iter_mut().find(|x| x.name.eq_ignore_ascii_case(c)) {
                 if declared_null.iter().any(|n| n.eq_ignore_ascii_case(c)) {
-                    return Err(super::alter::constraint_failed(cx, super::alter::pk_on_nullable(display)));
+                    return Err(constraint_failed(cx, pk_on_nullable(display)));
                 }
                 if col.nullable && col.computed.is_none() {
                     col.nullable = false;
@@ -875,7 +771,7 @@ pub(super) fn define_column<'a>(
             ColumnOption::PrimaryKey { name, clustered, .. } => {
                 // A column declared NULL stays nullable, and cannot be a key (8111, 1750).
                 if cd.nullable() == Some(true) {
-                    return Err(super::alter::constraint_failed(cx, super::alter::pk_on_nullable(display)));
+                    return Err(constraint_failed(cx, pk_on_nullable(display)));
                 }
                 col.nullable = false;
                 declared.keys.push((name_of(name), true, *clustered));
@@ -1041,7 +937,7 @@ pub(super) fn resolve_fk(
         on_update: act(r.on_update),
     };
     if let Err(e) = check_actions(cx, db, owner.object_id, owner.display, table, &fk) {
-        return Err(super::alter::constraint_failed(cx, e));
+        return Err(constraint_failed(cx, e));
     }
     Ok(fk)
 }
@@ -1142,7 +1038,7 @@ pub(super) fn const_int(cx: &mut Cx, e: &Expr) -> Result<i128, SqlError> {
     Ok(i128::from(super::run::int_value(&v, &ty)?))
 }
 
-fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
+pub(super) fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError> {
     if ci.columnstore {
         return Err(errors::not_supported("COLUMNSTORE indexes"));
     }
@@ -1287,7 +1183,7 @@ pub fn scan_all_rows(cx: &mut Cx, info: &TableInfo) -> Result<Vec<Vec<Value>>, S
     Ok(rows)
 }
 
-fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), SqlError> {
+pub(super) fn drop_index(cx: &mut Cx, item: &DropIndexItem, if_exists: bool) -> Result<(), SqlError> {
     let (table_name, index_name) = match &item.table {
         Some(t) => (t.clone(), item.index.name().value.clone()),
         None => {
@@ -1351,95 +1247,6 @@ pub fn drop_storage(cx: &mut Cx, t: &TableInfo) -> Result<(), SqlError> {
     })
 }
 
-fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) -> Result<(), SqlError> {
-    if kind == DropKind::Type {
-        return super::user_types::drop_type(cx, name, if_exists);
-    }
-    let kind_name = match kind {
-        DropKind::Table => "table",
-        DropKind::View => "view",
-        DropKind::Procedure => "procedure",
-        DropKind::Function => "function",
-        DropKind::Schema => "schema",
-        DropKind::Trigger => "trigger",
-        _ => return Err(errors::not_supported("This DROP")),
-    };
-    if kind == DropKind::Schema {
-        let db = cx.state.database;
-        let n = &name.name().value;
-        let Some(id) = cx.schema_id(db, n) else {
-            if if_exists {
-                return Ok(());
-            }
-            return Err(errors::cannot_drop(kind_name, n));
-        };
-        let index = cx.catalog_index(db)?;
-        cx.host.delete(&index, &catalog::schema_key(id)).map_err(host_err)?;
-        cx.catalog(db)?.inner.write().schemas.remove(&id);
-        cx.catalog_changed(db);
-        return Ok(());
-    }
-    let found = cx.resolve_object(name)?;
-    let display = errors::written(name);
-    let Some((db, o)) = found else {
-        if if_exists {
-            return Ok(());
-        }
-        return Err(errors::cannot_drop(kind_name, &display));
-    };
-    let matches_kind = matches!(
-        (kind, &o.body),
-        (DropKind::Table, ObjectBody::Table(_))
-            | (DropKind::View, ObjectBody::View(_))
-            | (DropKind::Procedure, ObjectBody::Procedure(_))
-            | (DropKind::Trigger, ObjectBody::Trigger(_))
-    ) || (kind == DropKind::Function && o.body.is_function());
-    if !matches_kind {
-        return Err(SqlError::new(
-            3705,
-            16,
-            1,
-            format!(
-                "Cannot use DROP {} with '{}' because '{}' is a {}. Use DROP {}.",
-                kind_name.to_ascii_uppercase(),
-                display,
-                display,
-                o.body.type_desc().to_ascii_lowercase().replace('_', " "),
-                o.body.type_desc()
-            ),
-        ));
-    }
-    if let ObjectBody::Table(_) = &o.body {
-        let t = cx.table_info(db, &o)?;
-        if let Some((fk, child, _, _)) = t.referenced_by.iter().find(|(_, c, _, _)| c.object_id != t.object_id) {
-            return Err(SqlError::new(
-                3726,
-                16,
-                1,
-                format!(
-                    "Could not drop object '{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{}'.",
-                    t.qualified_name(),
-                    child.name
-                ),
-            ));
-        }
-        for ix in &t.indexes {
-            cx.host.drop_index(&ix.iref).map_err(host_err)?;
-        }
-        let user_name = name.name().value.clone();
-        if user_name.starts_with('#') {
-            cx.state.temp_tables.remove(&user_name.to_ascii_lowercase());
-        }
-    }
-    // A table's or view's triggers go with it.
-    if matches!(o.body, ObjectBody::Table(_) | ObjectBody::View(_)) {
-        for id in super::trigger::triggers_to_drop(cx, db, o.id)? {
-            delete_object(cx, db, id)?;
-        }
-    }
-    delete_object(cx, db, o.id)
-}
-
 #[allow(dead_code)]
 fn _unused(_: &BExpr) {}
 
@@ -1458,4 +1265,15 @@ impl Cx<'_> {
         self.state.table_cache.insert((db, obj.id), (version, t.clone()));
         Ok(t)
     }
+}
+
+/// 1750 after the error that made a constraint fail (reported first).
+pub(super) fn constraint_failed(cx: &mut Cx, e: SqlError) -> SqlError {
+    cx.preceding.push(e);
+    SqlError::new(1750, 16, 0, "Could not create constraint or index. See previous errors.")
+}
+
+/// 8111: a PRIMARY KEY on a column that is (or is declared) NULL.
+pub(super) fn pk_on_nullable(display: &str) -> SqlError {
+    SqlError::new(8111, 16, 1, format!("Cannot define PRIMARY KEY constraint on nullable column in table '{display}'."))
 }

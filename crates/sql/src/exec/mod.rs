@@ -27,6 +27,7 @@ pub(crate) mod clr;
 pub(crate) mod cursor;
 pub(crate) mod cursor_state;
 pub(crate) mod ddl;
+pub(crate) mod ddl_dispatch;
 pub(crate) mod dml;
 pub(crate) mod dmv;
 pub(crate) mod errors;

@@ -887,3 +887,15 @@ impl Cx<'_> {
         call_scalar_function(self, db, object_id, args)
     }
 }
+
+/// INSERT ... EXEC as the DML statements reach it (so that they need not import this
+/// module): the result sets of the procedure or dynamic batch.
+impl Cx<'_> {
+    #[allow(clippy::type_complexity)]
+    pub fn capture_results(
+        &mut self,
+        source: &InsertSource,
+    ) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
+        capture_results(self, source)
+    }
+}

@@ -554,3 +554,10 @@ impl TriggerInfo {
             }
     }
 }
+
+/// The triggers of the table or view `parent_id` (TableInfo::triggers).
+pub fn triggers_of(g: &crate::catalog::Catalog, db: DbId, parent_id: i32) -> Vec<TriggerInfo> {
+    g.triggers_of(parent_id)
+        .map(|(o, t)| TriggerInfo { db, object_id: o.id, name: o.name.clone(), def: t.clone(), body: Arc::default() })
+        .collect()
+}

@@ -32,17 +32,10 @@ use super::expr::Row;
 pub(crate) use super::firing::{Cascaded, Fired, TriggerContext};
 use super::plan::OutCol;
 use super::session::Frame;
-pub(crate) use super::table::{Event, TableInfo, TriggerInfo};
+pub(crate) use super::table::{triggers_of, Event, TableInfo, TriggerInfo};
 use crate::ast::*;
 use crate::catalog::{self, Object, ObjectBody};
 use crate::host::DbId;
-
-/// The triggers of the table or view `parent_id` (TableInfo::triggers).
-pub fn triggers_of(g: &catalog::Catalog, db: DbId, parent_id: i32) -> Vec<TriggerInfo> {
-    g.triggers_of(parent_id)
-        .map(|(o, t)| TriggerInfo { db, object_id: o.id, name: o.name.clone(), def: t.clone(), body: Arc::default() })
-        .collect()
-}
 
 /// Does `t` have an enabled trigger for `e` (OUTPUT without INTO is then 334)?
 pub fn check_output(t: &TableInfo, e: Event, clauses: &[OutputClause]) -> Result<(), SqlError> {

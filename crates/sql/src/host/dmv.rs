@@ -152,7 +152,7 @@ pub struct CounterRow {
     pub cntr_type: i32,
 }
 
-/// One lock request, granted or waiting (sys.dm_tran_locks).
+/// One lock request, granted or waiting (a row of the locks DMV).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockRow {
     /// OBJECT, PAGE, KEY, RID, HOBT, DATABASE, ...

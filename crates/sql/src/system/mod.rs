@@ -9,7 +9,7 @@
 //! | `information_schema.rs` | the INFORMATION_SCHEMA views |
 //! | `dm_os.rs` | sys.dm_os_wait_stats, dm_os_performance_counters, dm_os_waiting_tasks, dm_os_sys_info, dm_os_schedulers |
 //! | `dm_exec.rs` | sys.dm_exec_sessions, dm_exec_requests, dm_exec_session_wait_stats, dm_exec_connections, dm_exec_query_memory_grants |
-//! | `dm_tran.rs` | sys.dm_tran_locks, dm_tran_session_transactions, dm_tran_active_transactions |
+//! | `dm_tran.rs` | the sys.dm_tran_* views: locks, session and active transactions |
 //! | `dm_io.rs` | sys.dm_io_virtual_file_stats(db, file) |
 //! | `dm_db.rs` | sys.dm_db_log_space_usage |
 //! | `procs.rs` | the system procedures (sp_executesql, sp_prepare, ..., the ODBC catalog procedures) |

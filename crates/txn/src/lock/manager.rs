@@ -333,7 +333,7 @@ pub struct LockGrant {
     pub waited: Duration,
 }
 
-/// sys.dm_tran_locks.request_status.
+/// A request's status, as the locks DMV's request_status shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RequestStatus {
     Grant,
@@ -357,7 +357,7 @@ impl std::fmt::Display for RequestStatus {
     }
 }
 
-/// One row of sys.dm_tran_locks.
+/// One row of the locks DMV (`crate::system`'s registry in sql names it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LockRow {
     pub resource: LockResource,
@@ -871,7 +871,7 @@ impl LockManager {
         q.iter().find(|r| r.txn_id == owner.shared.txn_id && r.status != Status::Wait).map(|r| r.mode)
     }
 
-    /// Every request, granted or waiting: the rows of sys.dm_tran_locks. Each
+    /// Every request, granted or waiting: the rows of the locks DMV. Each
     /// resource's rows are read under one lock, so they are consistent with each other.
     pub fn snapshot(&self) -> Vec<LockRow> {
         let mut rows = Vec::new();

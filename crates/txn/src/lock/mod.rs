@@ -1,6 +1,6 @@
 //! The lock manager: SQL Server's lock resources and modes, lock waits (LCK_M_*),
 //! SET LOCK_TIMEOUT, conversions, deadlock detection with SQL Server's victim rules and
-//! deadlock graph, and the rows of sys.dm_tran_locks.
+//! deadlock graph, and the rows of the locks DMV's
 //!
 //! # Using it
 //!
@@ -28,7 +28,7 @@
 //!   of a statement).
 //! - Failures are [`LockError`]s: 1222 on time-out, 1205 for a deadlock victim
 //!   ([`LockError::to_sql_error`]).
-//! - [`LockManager::snapshot`] gives sys.dm_tran_locks, [`LockManager::waiting`]
+//! - [`LockManager::snapshot`] gives the locks DMV, [`LockManager::waiting`]
 //!   the lock waits of sys.dm_os_waiting_tasks, [`LockManager::stats`] the
 //!   SQLServer:Locks counters, [`LockManager::set_deadlock_observer`] each deadlock's
 //!   report and xml_deadlock_report graph.

@@ -33,7 +33,7 @@ use std::fmt;
 
 use diag::WaitType;
 
-/// A lock mode, spelled as sys.dm_tran_locks.request_mode spells it. The discriminant
+/// A lock mode, spelled as the locks DMV's request_mode spells it. The discriminant
 /// is SQL Server's mode number (sys.syslockinfo.req_mode, the lock_acquired event's
 /// `mode` map): 1 = Sch-S ... 21 = RangeX-X. (0 = NULL, a placeholder mode SQL Server
 /// uses internally, is not a mode anyone requests here.)
@@ -207,7 +207,7 @@ impl LockMode {
         self as u8
     }
 
-    /// The name sys.dm_tran_locks.request_mode and the deadlock graph show.
+    /// The name the locks DMV's request_mode and the deadlock graph show.
     pub const fn name(self) -> &'static str {
         match self {
             LockMode::Sch_S => "Sch-S",

@@ -113,7 +113,7 @@ pub struct LockOwner {
 }
 
 impl LockOwner {
-    /// A transaction `txn_id` (sys.dm_tran_locks.request_owner_id, the transaction_id
+    /// A transaction `txn_id` (the locks DMV's request_owner_id, the transaction_id
     /// of sys.dm_tran_active_transactions) of session `session_id` (the spid). The
     /// lock manager tells owners apart by `txn_id`: it must be unique among the owners
     /// alive at one time.

@@ -2,7 +2,7 @@
 //!
 //! Three spellings of a resource exist in SQL Server and all three are here:
 //!
-//! | resource | resource_description (sys.dm_tran_locks) | wait_resource / waitresource (`Display`) |
+//! | resource | resource_description (the locks DMV) | wait_resource / waitresource (`Display`) |
 //! |----------|------------------------------------------|------------------------------------------|
 //! | DATABASE | (empty)                                  | `DATABASE: 5`                            |
 //! | OBJECT   | (empty; the id is resource_associated_entity_id) | `OBJECT: 5:245575913:0`          |
@@ -80,7 +80,7 @@ impl LockResource {
         LockResource::Rid { db, file, page, slot }
     }
 
-    /// sys.dm_tran_locks.resource_type.
+    /// the locks DMV's resource_type.
     pub const fn resource_type(&self) -> &'static str {
         match self {
             LockResource::Database { .. } => "DATABASE",
@@ -93,7 +93,7 @@ impl LockResource {
         }
     }
 
-    /// sys.dm_tran_locks.resource_database_id.
+    /// the locks DMV's resource_database_id.
     pub const fn database_id(&self) -> u16 {
         match *self {
             LockResource::Database { db }
@@ -106,7 +106,7 @@ impl LockResource {
         }
     }
 
-    /// sys.dm_tran_locks.resource_associated_entity_id: the object id for OBJECT, the
+    /// the locks DMV's resource_associated_entity_id: the object id for OBJECT, the
     /// HoBT id for HOBT and KEY; 0 where this layer doesn't know it (PAGE, RID and
     /// EXTENT show their HoBT in SQL Server, which the caller knows and we don't).
     pub const fn associated_entity_id(&self) -> i64 {
@@ -117,7 +117,7 @@ impl LockResource {
         }
     }
 
-    /// sys.dm_tran_locks.resource_description.
+    /// the locks DMV's resource_description.
     pub fn description(&self) -> String {
         match *self {
             LockResource::Database { .. } | LockResource::Object { .. } | LockResource::Hobt { .. } => String::new(),

@@ -758,7 +758,7 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
             }
         }
         InsertSource::ExecProcedure(_) | InsertSource::ExecString(_) => {
-            let sets = super::procs::capture_results(cx, &ins.source)?;
+            let sets = cx.capture_results(&ins.source)?;
             for (cols, rows) in sets {
                 let tys: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
                 if tys.len() != positions.len() {
