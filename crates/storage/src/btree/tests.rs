@@ -539,7 +539,10 @@ fn concurrent_range_appends_split_inside_the_tree_in_shared_mode() {
     assert_eq!(check_walk(&keys, &[PER_WRITER - 1; WRITERS], "final scan"), None);
     let inner_splits = t.inner.relinks.load(Acquire);
     assert!(inner_splits > 0, "no split inside the tree was made in shared mode");
-    assert!(stats.leaf_fill() > 0.85, "leaves {:.0}% full", stats.leaf_fill() * 100.0);
+    // Above the 54% of most-even splits. How full depends on how the six writers
+    // interleave (75% was seen once on a loaded 2-core machine, over 85% usually); the
+    // single-threaded test above checks this split policy's fill exactly.
+    assert!(stats.leaf_fill() > 0.6, "leaves {:.0}% full", stats.leaf_fill() * 100.0);
 }
 
 #[test]
