@@ -107,6 +107,24 @@ pub(crate) struct DbHandle {
 }
 
 impl DbHandle {
+    /// A database just created or opened, with its options applied.
+    pub(super) fn new(r: &DbRecord, txn: Arc<TxnDb>, system: BTree, catalog_hobt: u64) -> Arc<DbHandle> {
+        let h = Arc::new(DbHandle {
+            id: r.id,
+            txn,
+            record: RwLock::new(r.clone()),
+            catalog: Arc::new(SharedCatalog::new(Catalog::new())),
+            catalog_hobt,
+            system,
+            trees: Mutex::new(HashMap::new()),
+            lob_units: Mutex::new(HashMap::new()),
+            codecs: Mutex::new(HashMap::new()),
+            active_txns: AtomicUsize::new(0),
+        });
+        apply_options(&h);
+        h
+    }
+
     pub fn name(&self) -> String {
         self.record.read().name.clone()
     }

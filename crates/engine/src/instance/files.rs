@@ -51,20 +51,7 @@ impl Instance {
             let system = BTree::create(&t.db, SYSTEM_TABLE_OBJECT_ID, 1, BTreeOptions { unique: true })?;
             let catalog = BTree::create(&t.db, CATALOG_OBJECT_ID, 1, BTreeOptions { unique: true })?;
             t.checkpoint(txn::checkpoint::CheckpointKind::Internal)?;
-            let h = Arc::new(DbHandle {
-                id: r.id,
-                txn: t.clone(),
-                record: RwLock::new(r.clone()),
-                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
-                catalog_hobt: catalog.alloc_unit_id(),
-                system,
-                trees: Mutex::new(HashMap::new()),
-                lob_units: Mutex::new(HashMap::new()),
-                codecs: Mutex::new(HashMap::new()),
-                active_txns: AtomicUsize::new(0),
-            });
-            apply_options(&h);
-            Ok(h)
+            Ok(DbHandle::new(r, t.clone(), system, catalog.alloc_unit_id()))
         })();
         if made.is_err() {
             let _ = t.close();
@@ -102,28 +89,13 @@ impl Instance {
         let made = (|| -> Result<Arc<DbHandle>> {
             let system = BTree::open(&t.db, find(SYSTEM_TABLE_OBJECT_ID)?, BTreeOptions { unique: true })?;
             let catalog_hobt = find(CATALOG_OBJECT_ID)?;
-            let h = Arc::new(DbHandle {
-                id: r.id,
-                txn: t.clone(),
-                record: RwLock::new(r.clone()),
-                catalog: Arc::new(SharedCatalog::new(Catalog::new())),
-                catalog_hobt,
-                system,
-                trees: Mutex::new(HashMap::new()),
-                lob_units: Mutex::new(HashMap::new()),
-                codecs: Mutex::new(HashMap::new()),
-                active_txns: AtomicUsize::new(0),
-            });
-            apply_options(&h);
-            Ok(h)
+            Ok(DbHandle::new(r, t.clone(), system, catalog_hobt))
         })();
         if made.is_err() {
             let _ = t.close();
         }
         made
     }
-
-    /// Loads a database's catalog from its catalog index into its shared catalog.
 
     /// The files of a new database from its ON / LOG ON specs (defaults: `<name>.mdf` and
     /// `<name>_log.ldf`, 8 MB each, growing by 64 MB, as SQL Server's model gives).

@@ -210,14 +210,7 @@ pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
         }
     }
     // Table variables of the batch go away with it.
-    drop_frame_tables(cx);
-}
-
-pub fn drop_frame_tables(cx: &mut Cx) {
-    let tables = std::mem::take(&mut cx.frame().table_vars);
-    for t in tables {
-        let _ = ddl::drop_storage(cx, &t);
-    }
+    cx.drop_frame_tables();
 }
 
 /// Runs a list of statements (a batch, a block, a procedure body), handling GOTO.
@@ -532,8 +525,11 @@ impl Cx<'_> {
         exec_block(self, statements)
     }
 
-    /// Drops the current frame's table variables (see [`drop_frame_tables`]).
+    /// Drops the current frame's table variables.
     pub fn drop_frame_tables(&mut self) {
-        drop_frame_tables(self)
+        let tables = std::mem::take(&mut self.frame().table_vars);
+        for t in tables {
+            let _ = ddl::drop_storage(self, &t);
+        }
     }
 }

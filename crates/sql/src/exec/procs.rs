@@ -556,27 +556,32 @@ impl ResultSink for Capture {
     }
 }
 
-#[allow(clippy::type_complexity)]
-pub fn capture_results(
-    cx: &mut Cx,
-    source: &InsertSource,
-) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
-    let mut cap = Capture::default();
-    let r = with_sink(cx, &mut cap, |cx| match source {
-        InsertSource::ExecProcedure(e) => exec_procedure(cx, e, 0).map(|_| ()),
-        InsertSource::ExecString(e) => {
-            let (v, ty) = eval_standalone(cx, &e.sql)?;
-            let text = as_text(&v, &ty).unwrap_or_default();
-            exec_dynamic(cx, &text, Vec::new()).map(|_| ())
+impl Cx<'_> {
+    /// INSERT ... EXEC: the result sets of the procedure or dynamic batch (a method, so
+    /// that the DML statements need not import this module).
+    #[allow(clippy::type_complexity)]
+    pub fn capture_results(
+        &mut self,
+        source: &InsertSource,
+    ) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
+        let cx = self;
+        let mut cap = Capture::default();
+        let r = with_sink(cx, &mut cap, |cx| match source {
+            InsertSource::ExecProcedure(e) => exec_procedure(cx, e, 0).map(|_| ()),
+            InsertSource::ExecString(e) => {
+                let (v, ty) = eval_standalone(cx, &e.sql)?;
+                let text = as_text(&v, &ty).unwrap_or_default();
+                exec_dynamic(cx, &text, Vec::new()).map(|_| ())
+            }
+            _ => Ok(()),
+        });
+        for m in &cap.messages {
+            let _ = cx.sink.message(m);
         }
-        _ => Ok(()),
-    });
-    for m in &cap.messages {
-        let _ = cx.sink.message(m);
+        r?;
+        let sets = cap.sets;
+        Ok(sets)
     }
-    r?;
-    let sets = cap.sets;
-    Ok(sets)
 }
 
 /// Runs `f` with a different sink.
@@ -885,17 +890,5 @@ impl Cx<'_> {
         args: Vec<(Value, SqlType)>,
     ) -> Result<Value, SqlError> {
         call_scalar_function(self, db, object_id, args)
-    }
-}
-
-/// INSERT ... EXEC as the DML statements reach it (so that they need not import this
-/// module): the result sets of the procedure or dynamic batch.
-impl Cx<'_> {
-    #[allow(clippy::type_complexity)]
-    pub fn capture_results(
-        &mut self,
-        source: &InsertSource,
-    ) -> Result<Vec<(Vec<ColumnInfo>, Vec<Vec<Value>>)>, SqlError> {
-        capture_results(self, source)
     }
 }

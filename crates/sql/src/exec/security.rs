@@ -538,8 +538,6 @@ fn principal(cx: &mut Cx, db: DbId, name: &str) -> Result<Option<Principal>, Sql
     Ok(cx.catalog(db)?.inner.read().principal_by_name(name).cloned())
 }
 
-/// Statements on database principals and permissions (they write the catalog).
-
 /// CREATE USER / ROLE, DROP USER / ROLE, ALTER ROLE, GRANT / DENY / REVOKE.
 pub fn execute_database(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlError> {
     let db = cx.state.database;

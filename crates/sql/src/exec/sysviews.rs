@@ -212,11 +212,6 @@ pub fn columns_of(kind: ViewKind) -> Vec<OutCol> {
     out
 }
 
-/// The view being computed.
-struct View {
-    kind: ViewKind,
-}
-
 /// The user-defined types of `db` as sys.types (or, for `TableTypes`, sys.table_types)
 /// rows: an alias type has its base type's id and sizes, a table type is type 243.
 fn user_types(cx: &mut Cx, db: DbId, kind: ViewKind, out: &mut Vec<Row>) -> Result<(), SqlError> {
@@ -272,8 +267,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
     let nothing = need.is_some_and(|n| n.iter().all(|&b| !b));
     let db = call.db;
     let mut out = Vec::new();
-    let view = View { kind };
-    match view.kind {
+    match kind {
         ViewKind::Databases => {
             for d in cx.host.databases() {
                 let rm = match d.recovery_model {
@@ -317,7 +311,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
             }
         }
         ViewKind::MasterFiles | ViewKind::DatabaseFiles => {
-            let dbs: Vec<DbId> = if view.kind == ViewKind::MasterFiles {
+            let dbs: Vec<DbId> = if kind == ViewKind::MasterFiles {
                 // Metadata visibility: sys.master_files needs CREATE DATABASE, ALTER ANY
                 // DATABASE or VIEW ANY DEFINITION, which only sysadmin holds here.
                 if cx.is_sysadmin() {
@@ -345,7 +339,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                     ]);
                 }
             }
-            if view.kind == ViewKind::DatabaseFiles {
+            if kind == ViewKind::DatabaseFiles {
                 for r in &mut out {
                     r.remove(0);
                 }
@@ -367,14 +361,14 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                     b(false),
                 ]);
             }
-            user_types(cx, db, view.kind, &mut out)?;
+            user_types(cx, db, kind, &mut out)?;
         }
-        ViewKind::TableTypes => user_types(cx, db, view.kind, &mut out)?,
+        ViewKind::TableTypes => user_types(cx, db, kind, &mut out)?,
         _ => {
             let cat = cx.catalog(db)?;
             let g = cat.inner.read();
             let db_name = cx.db_name(db).unwrap_or_default();
-            match view.kind {
+            match kind {
                 ViewKind::Schemas => {
                     for sc in g.schemas.values() {
                         out.push(vec![s(&sc.name), Value::Int(sc.id), Value::Int(sc.principal_id)]);
@@ -388,18 +382,18 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                 | ViewKind::AllViews
                 | ViewKind::SystemViews
                 | ViewKind::Procedures => {
-                    let system_only = matches!(view.kind, ViewKind::SystemObjects | ViewKind::SystemViews);
+                    let system_only = matches!(kind, ViewKind::SystemObjects | ViewKind::SystemViews);
                     let user = if system_only { None } else { Some(&g.objects) };
                     for o in user.into_iter().flat_map(|m| m.values()) {
                         if db == super::base::TEMPDB
                             && o.name.starts_with('#')
                             && !o.name.starts_with("##")
-                            && view.kind != ViewKind::Objects
-                            && view.kind != ViewKind::Tables
+                            && kind != ViewKind::Objects
+                            && kind != ViewKind::Tables
                         {
                             continue;
                         }
-                        let keep = match view.kind {
+                        let keep = match kind {
                             ViewKind::Tables => matches!(o.body, ObjectBody::Table(_)),
                             ViewKind::Views | ViewKind::AllViews => matches!(o.body, ObjectBody::View(_)),
                             ViewKind::Procedures => matches!(o.body, ObjectBody::Procedure(_)),
@@ -407,10 +401,10 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                         };
                         if keep {
                             let mut row = user_object_values(o);
-                            row.extend(object_extra_values(view.kind, Some(o)));
+                            row.extend(object_extra_values(kind, Some(o)));
                             out.push(row);
                         }
-                        if matches!(view.kind, ViewKind::Objects | ViewKind::AllObjects) {
+                        if matches!(kind, ViewKind::Objects | ViewKind::AllObjects) {
                             if let ObjectBody::Table(t) = &o.body {
                                 for (id, name, code, desc) in constraint_rows(t) {
                                     out.push(constraint_object_values(o, id, &name, code, desc));
@@ -420,7 +414,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                     }
                 }
                 ViewKind::Columns | ViewKind::AllColumns | ViewKind::SystemColumns => {
-                    let user = if view.kind == ViewKind::SystemColumns { None } else { Some(&g.objects) };
+                    let user = if kind == ViewKind::SystemColumns { None } else { Some(&g.objects) };
                     for o in user.into_iter().flat_map(|m| m.values()) {
                         let ObjectBody::Table(t) = &o.body else { continue };
                         for c in &t.columns {
@@ -487,7 +481,7 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                             _ => continue,
                         };
                         let schema = g.schemas.get(&o.schema_id).map(|x| x.name.clone()).unwrap_or_default();
-                        if view.kind == ViewKind::IsTables {
+                        if kind == ViewKind::IsTables {
                             out.push(vec![s(&db_name), s(&schema), s(&o.name), s(table_type)]);
                             continue;
                         }
@@ -515,11 +509,11 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                 _ => {}
             }
             if matches!(
-                view.kind,
+                kind,
                 ViewKind::AllObjects | ViewKind::SystemObjects | ViewKind::AllViews | ViewKind::SystemViews
             ) {
                 let created = cx.host.databases().first().map(|d| d.create_date.clone()).unwrap_or(Value::Null);
-                let views_only = matches!(view.kind, ViewKind::AllViews | ViewKind::SystemViews);
+                let views_only = matches!(kind, ViewKind::AllViews | ViewKind::SystemViews);
                 for o in crate::system::all().filter(|o| !views_only || o.kind == crate::system::ObjectKind::View) {
                     let mut row = object_values(
                         o.name,
@@ -532,11 +526,11 @@ pub fn rows_needing(kind: ViewKind, call: &crate::system::Call<'_>, cx: &mut Cx)
                         &created,
                         true,
                     );
-                    row.extend(object_extra_values(view.kind, None));
+                    row.extend(object_extra_values(kind, None));
                     out.push(row);
                 }
             }
-            if matches!(view.kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
+            if matches!(kind, ViewKind::AllColumns | ViewKind::SystemColumns) {
                 for o in crate::system::all() {
                     for (i, c) in o.columns().iter().enumerate() {
                         let facts = ColumnFacts {
@@ -1081,75 +1075,6 @@ pub(super) fn constraint_rows(t: &crate::catalog::Table) -> Vec<(i32, String, &'
     v
 }
 
-/// Built-in table-valued functions; None when `name` is not one.
-pub fn table_function(name: &str, args: &[Expr], b: &mut Binder) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
-    match name {
-        "string_split" => {
-            if args.len() < 2 {
-                return Err(SqlError::new(174, 15, 1, "The string_split function requires 2 argument(s)."));
-            }
-            let s0 = b.bind_expr(&args[0], &super::query::Scope::default())?;
-            let s1 = b.bind_expr(&args[1], &super::query::Scope::default())?;
-            let v0 = s0.eval(&[], b.cx)?;
-            let v1 = s1.eval(&[], b.cx)?;
-            let text = super::expr::as_text(&v0, &s0.ty());
-            let sep = super::expr::as_text(&v1, &s1.ty()).unwrap_or_default();
-            if sep.chars().count() != 1 {
-                return Err(SqlError::new(
-                    214,
-                    16,
-                    1,
-                    "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.",
-                ));
-            }
-            let ty = if s0.ty().is_unicode() {
-                SqlType::NVarChar { len: Length::Bounded(4000) }
-            } else {
-                SqlType::VarChar { len: Length::Bounded(8000) }
-            };
-            let rows: Vec<Row> = match text {
-                Some(t) => t.split(sep.as_str()).map(|p| vec![Value::String(p.to_string())]).collect(),
-                None => Vec::new(),
-            };
-            let cols = vec![OutCol::new("value", ty, false)];
-            Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
-        }
-        "generate_series" => {
-            let mut vals = Vec::new();
-            for a in args {
-                let e = b.bind_expr(a, &super::query::Scope::default())?;
-                let v = e.eval(&[], b.cx)?;
-                vals.push(Value::integer_part(&v).unwrap_or(0) as i64);
-            }
-            let (start, stop, step) = (
-                vals.first().copied().unwrap_or(0),
-                vals.get(1).copied().unwrap_or(0),
-                vals.get(2).copied().unwrap_or(1),
-            );
-            if step == 0 {
-                return Err(SqlError::new(
-                    4199,
-                    16,
-                    1,
-                    "Argument value 0 is invalid for argument 3 of generate_series function.",
-                ));
-            }
-            let mut rows = Vec::new();
-            let mut x = start;
-            while (step > 0 && x <= stop) || (step < 0 && x >= stop) {
-                rows.push(vec![Value::Int(x as i32)]);
-                x += step;
-                if rows.len() > 100_000_000 {
-                    break;
-                }
-            }
-            let cols = vec![OutCol::new("value", SqlType::Int, false)];
-            Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
-        }
-        _ => super::dmv::table_function(name, args, b),
-    }
-}
-
 impl Binder<'_, '_> {
     /// A built-in table-valued function (STRING_SPLIT, GENERATE_SERIES, the registry's);
     /// None when `name` is not one.
@@ -1158,9 +1083,76 @@ impl Binder<'_, '_> {
         name: &str,
         args: &[Expr],
     ) -> Result<Option<(Plan, Vec<OutCol>)>, SqlError> {
-        table_function(name, args, self)
+        let b = self;
+        match name {
+            "string_split" => {
+                if args.len() < 2 {
+                    return Err(SqlError::new(174, 15, 1, "The string_split function requires 2 argument(s)."));
+                }
+                let s0 = b.bind_expr(&args[0], &super::query::Scope::default())?;
+                let s1 = b.bind_expr(&args[1], &super::query::Scope::default())?;
+                let v0 = s0.eval(&[], b.cx)?;
+                let v1 = s1.eval(&[], b.cx)?;
+                let text = super::expr::as_text(&v0, &s0.ty());
+                let sep = super::expr::as_text(&v1, &s1.ty()).unwrap_or_default();
+                if sep.chars().count() != 1 {
+                    return Err(SqlError::new(
+                        214,
+                        16,
+                        1,
+                        "Procedure expects parameter 'separator' of type 'nchar(1)/nvarchar(1)'.",
+                    ));
+                }
+                let ty = if s0.ty().is_unicode() {
+                    SqlType::NVarChar { len: Length::Bounded(4000) }
+                } else {
+                    SqlType::VarChar { len: Length::Bounded(8000) }
+                };
+                let rows: Vec<Row> = match text {
+                    Some(t) => t.split(sep.as_str()).map(|p| vec![Value::String(p.to_string())]).collect(),
+                    None => Vec::new(),
+                };
+                let cols = vec![OutCol::new("value", ty, false)];
+                Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
+            }
+            "generate_series" => {
+                let mut vals = Vec::new();
+                for a in args {
+                    let e = b.bind_expr(a, &super::query::Scope::default())?;
+                    let v = e.eval(&[], b.cx)?;
+                    vals.push(Value::integer_part(&v).unwrap_or(0) as i64);
+                }
+                let (start, stop, step) = (
+                    vals.first().copied().unwrap_or(0),
+                    vals.get(1).copied().unwrap_or(0),
+                    vals.get(2).copied().unwrap_or(1),
+                );
+                if step == 0 {
+                    return Err(SqlError::new(
+                        4199,
+                        16,
+                        1,
+                        "Argument value 0 is invalid for argument 3 of generate_series function.",
+                    ));
+                }
+                let mut rows = Vec::new();
+                let mut x = start;
+                while (step > 0 && x <= stop) || (step < 0 && x >= stop) {
+                    rows.push(vec![Value::Int(x as i32)]);
+                    x += step;
+                    if rows.len() > 100_000_000 {
+                        break;
+                    }
+                }
+                let cols = vec![OutCol::new("value", SqlType::Int, false)];
+                Ok(Some((Plan::Rows { rows: Arc::new(rows), cols: cols.clone() }, cols)))
+            }
+            _ => super::dmv::table_function(name, args, b),
+        }
     }
+}
 
+impl Binder<'_, '_> {
     /// A named table source: a table, a view, or a catalog view.
     pub fn table_source(&mut self, name: &ObjectName) -> Result<(Plan, Vec<OutCol>), SqlError> {
         // System views.

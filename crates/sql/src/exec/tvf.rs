@@ -64,21 +64,27 @@ pub(super) fn return_columns(elements: &[TableElement]) -> Result<Vec<OutCol>, S
     Ok(cols)
 }
 
-/// Binds a call of the multi-statement function `obj` in FROM.
-pub(super) fn plan_call(
-    b: &mut Binder,
-    db: DbId,
-    obj: &Object,
-    name: &ObjectName,
-    args: &[Expr],
-) -> Result<(Plan, Vec<OutCol>), SqlError> {
-    let cf = definition(obj)?;
-    let FunctionBody::MultiStatement { elements, .. } = &cf.returns else {
-        return Err(errors::invalid_object(&errors::written(name)));
-    };
-    let bound = bind_args(b, &cf, args, &errors::written(name))?;
-    let cols = return_columns(elements)?;
-    Ok((Plan::TableFunction { db, object_id: obj.id, name: obj.name.clone(), args: bound, cols: cols.clone() }, cols))
+impl Binder<'_, '_> {
+    /// Binds a call of the multi-statement function `obj` in FROM.
+    pub(crate) fn plan_function_call(
+        &mut self,
+        db: DbId,
+        obj: &Object,
+        name: &ObjectName,
+        args: &[Expr],
+    ) -> Result<(Plan, Vec<OutCol>), SqlError> {
+        let b = self;
+        let cf = definition(obj)?;
+        let FunctionBody::MultiStatement { elements, .. } = &cf.returns else {
+            return Err(errors::invalid_object(&errors::written(name)));
+        };
+        let bound = bind_args(b, &cf, args, &errors::written(name))?;
+        let cols = return_columns(elements)?;
+        Ok((
+            Plan::TableFunction { db, object_id: obj.id, name: obj.name.clone(), args: bound, cols: cols.clone() },
+            cols,
+        ))
+    }
 }
 
 /// Binds a function call's arguments; `DEFAULT` takes the parameter's default.
@@ -116,8 +122,6 @@ pub(super) fn bind_args(
     Ok(out)
 }
 
-/// Runs a multi-statement function with bound arguments; returns the rows of its return
-/// table (what [`Plan::TableFunction`] produces when opened).
 impl Cx<'_> {
     /// Runs a multi-statement function with bound arguments; returns the rows of its
     /// return table (what `Plan::TableFunction` produces when opened).
@@ -127,41 +131,38 @@ impl Cx<'_> {
         object_id: i32,
         args: &[BExpr],
     ) -> Result<Vec<Vec<Value>>, SqlError> {
-        open(self, db, object_id, args)
+        let cx = self;
+        let mut values = Vec::with_capacity(args.len());
+        for a in args {
+            values.push((a.eval(&[], cx)?, a.ty()));
+        }
+        let obj = {
+            let cat = cx.catalog(db)?;
+            let g = cat.inner.read();
+            g.objects.get(&object_id).cloned()
+        };
+        let Some(obj) = obj else {
+            return Err(errors::invalid_object(&object_id.to_string()));
+        };
+        let cf = definition(&obj)?;
+        let FunctionBody::MultiStatement { variable, elements, body } = &cf.returns else {
+            return Err(errors::invalid_object(&obj.name));
+        };
+        let frame = function_frame(&obj, &cf, values, None)?;
+        in_function_frame(cx, db, frame, |cx| {
+            let t = super::ddl::create_table_variable(cx, variable, elements)?;
+            cx.frame().table_vars.push(t.clone());
+            cx.frame().vars.push(Var {
+                name: variable.clone(),
+                ty: SqlType::Int,
+                value: Value::Null,
+                table: Some(t.clone()),
+                readonly: false,
+            });
+            run_body(cx, body)?;
+            super::ddl::scan_all_rows(cx, &t)
+        })
     }
-}
-
-fn open(cx: &mut Cx, db: DbId, object_id: i32, args: &[BExpr]) -> Result<Vec<Vec<Value>>, SqlError> {
-    let mut values = Vec::with_capacity(args.len());
-    for a in args {
-        values.push((a.eval(&[], cx)?, a.ty()));
-    }
-    let obj = {
-        let cat = cx.catalog(db)?;
-        let g = cat.inner.read();
-        g.objects.get(&object_id).cloned()
-    };
-    let Some(obj) = obj else {
-        return Err(errors::invalid_object(&object_id.to_string()));
-    };
-    let cf = definition(&obj)?;
-    let FunctionBody::MultiStatement { variable, elements, body } = &cf.returns else {
-        return Err(errors::invalid_object(&obj.name));
-    };
-    let frame = function_frame(&obj, &cf, values, None)?;
-    in_function_frame(cx, db, frame, |cx| {
-        let t = super::ddl::create_table_variable(cx, variable, elements)?;
-        cx.frame().table_vars.push(t.clone());
-        cx.frame().vars.push(Var {
-            name: variable.clone(),
-            ty: SqlType::Int,
-            value: Value::Null,
-            table: Some(t.clone()),
-            readonly: false,
-        });
-        run_body(cx, body)?;
-        super::ddl::scan_all_rows(cx, &t)
-    })
 }
 
 /// A function's frame with its parameters set from the call's values.
@@ -517,18 +518,5 @@ mod tests {
         assert_eq!(e.number, 455);
         let e = check("CREATE FUNCTION f(@x int) RETURNS int AS BEGIN IF @x = 1 RETURN; RETURN 1; END").unwrap_err();
         assert_eq!(e.number, 1075);
-    }
-}
-
-impl Binder<'_, '_> {
-    /// A call of the multi-statement function `obj` in FROM (see [`plan_call`]).
-    pub(crate) fn plan_function_call(
-        &mut self,
-        db: DbId,
-        obj: &Object,
-        name: &ObjectName,
-        args: &[Expr],
-    ) -> Result<(Plan, Vec<OutCol>), SqlError> {
-        plan_call(self, db, obj, name, args)
     }
 }

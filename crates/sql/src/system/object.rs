@@ -145,8 +145,7 @@ pub struct SystemObject {
 }
 
 impl SystemObject {
-    /// The columns as the executor's output columns.
-
+    /// Builds the columns (the registry's index keeps them: `SystemObject::columns`).
     pub(super) fn build_columns(&self) -> Vec<OutCol> {
         match self.columns {
             Columns::Runs(runs) => {
