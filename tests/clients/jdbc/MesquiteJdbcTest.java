@@ -400,6 +400,43 @@ public class MesquiteJdbcTest {
             }
         });
 
+        check("error", "error scope: batch abort rolls back, TRY dooms the transaction (XACT_STATE -1, 3930)", () -> {
+            try (Connection c = plain(); Statement s = c.createStatement()) {
+                exec(c, "IF OBJECT_ID('dbo.jdbc_scope') IS NOT NULL DROP TABLE dbo.jdbc_scope");
+                exec(c, "CREATE TABLE dbo.jdbc_scope (x int)");
+                try {
+                    s.execute("BEGIN TRANSACTION; INSERT dbo.jdbc_scope VALUES (1); DECLARE @n int = 'x'; SELECT 'not reached'");
+                    while (s.getMoreResults() || s.getUpdateCount() != -1) { }
+                    throw new AssertionError("no error");
+                } catch (SQLServerException e) {
+                    expectEq(245, e.getErrorCode(), "conversion error");
+                }
+                expectEq(0, scalar(c, "SELECT @@TRANCOUNT"), "rolled back by the batch abort");
+                expectEq(0, scalar(c, "SELECT COUNT(*) FROM dbo.jdbc_scope"), "the insert is gone");
+                // In CATCH: XACT_STATE() -1, a write and COMMIT each refused with 3930.
+                try (ResultSet rs = s.executeQuery("BEGIN TRANSACTION; BEGIN TRY DECLARE @n int = 'x'; END TRY BEGIN CATCH"
+                        + " SELECT XACT_STATE() AS xs, ERROR_NUMBER() AS en,"
+                        + " (SELECT COUNT(*) FROM dbo.jdbc_scope) AS reads_work; END CATCH")) {
+                    expect(rs.next(), "a row from CATCH");
+                    expectEq(-1, rs.getInt(1), "XACT_STATE in CATCH");
+                    expectEq(245, rs.getInt(2), "ERROR_NUMBER in CATCH");
+                }
+                for (String w : new String[] {"INSERT dbo.jdbc_scope VALUES (2)", "COMMIT"}) {
+                    try {
+                        s.execute("BEGIN TRANSACTION; BEGIN TRY DECLARE @n int = 'x'; END TRY BEGIN CATCH " + w + "; END CATCH");
+                        while (s.getMoreResults() || s.getUpdateCount() != -1) { }
+                        throw new AssertionError("no error from " + w);
+                    } catch (SQLServerException e) {
+                        expectEq(3930, e.getErrorCode(), w + " in an uncommittable transaction");
+                    }
+                    // The batch's end rolled the doomed transaction back (3998).
+                    expectEq(0, scalar(c, "SELECT @@TRANCOUNT"), "rolled back at the end of the batch");
+                }
+                expectEq(0, scalar(c, "SELECT COUNT(*) FROM dbo.jdbc_scope"), "nothing written");
+                exec(c, "DROP TABLE dbo.jdbc_scope");
+            }
+        });
+
         check("cancel", "setQueryTimeout on WAITFOR DELAY", () -> {
             try (Connection c = plain()) {
                 try (Statement s = c.createStatement()) {

@@ -439,6 +439,52 @@ def test_error_number_and_line(conn):
     assert cur.fetchone()[0] == 2
 
 
+def test_error_scope_and_uncommittable_transaction(conn):
+    """A conversion failure ends the batch and rolls the transaction back; in TRY it
+    dooms it (XACT_STATE() -1, writes and COMMIT refused with 3930, rolled back with
+    3998 at the end of the batch); a missing table in a procedure ends only the
+    procedure."""
+    cur = conn.cursor()
+
+    def run_all(sql):
+        """Runs a batch and reads every result, so errors after the first one surface."""
+        rows = []
+        cur.execute(sql)
+        while True:
+            if cur.description:
+                rows += cur.fetchall()
+            if not cur.nextset():
+                return rows
+
+    run_all("IF OBJECT_ID('dbo.pytds_scope') IS NOT NULL DROP TABLE dbo.pytds_scope")
+    run_all("CREATE TABLE dbo.pytds_scope (x int)")
+    with pytest.raises(pytds.DatabaseError) as e:
+        run_all("BEGIN TRANSACTION; INSERT dbo.pytds_scope VALUES (1); DECLARE @n int = 'x'; SELECT 'not reached'")
+    assert e.value.msg_no == 245
+    assert run_all("SELECT @@TRANCOUNT, (SELECT COUNT(*) FROM dbo.pytds_scope)") == [(0, 0)]
+    # In CATCH: XACT_STATE() -1, and a write and COMMIT each refused with 3930.
+    assert run_all(
+        "BEGIN TRANSACTION; BEGIN TRY DECLARE @n int = 'x'; END TRY "
+        "BEGIN CATCH SELECT XACT_STATE(), ERROR_NUMBER(); "
+        "BEGIN TRY INSERT dbo.pytds_scope VALUES (2); END TRY BEGIN CATCH SELECT ERROR_NUMBER(); END CATCH; "
+        "BEGIN TRY COMMIT; END TRY BEGIN CATCH SELECT ERROR_NUMBER(), @@TRANCOUNT; END CATCH; "
+        "ROLLBACK; END CATCH; SELECT @@TRANCOUNT"
+    ) == [(-1, 245), (3930,), (3930, 1), (0,)]
+    # Left open, the doomed transaction is rolled back when the batch ends (3998).
+    with pytest.raises(pytds.DatabaseError) as e:
+        run_all("BEGIN TRANSACTION; BEGIN TRY DECLARE @n int = 'x'; END TRY BEGIN CATCH SELECT XACT_STATE(); END CATCH")
+    assert e.value.msg_no == 3998
+    assert run_all("SELECT @@TRANCOUNT, XACT_STATE()") == [(0, 0)]
+    run_all("IF OBJECT_ID('dbo.pytds_scope_p') IS NOT NULL DROP PROCEDURE dbo.pytds_scope_p")
+    run_all("CREATE PROCEDURE dbo.pytds_scope_p AS SELECT * FROM dbo.no_such_table")
+    with pytest.raises(pytds.DatabaseError) as e:
+        run_all("EXEC dbo.pytds_scope_p; INSERT dbo.pytds_scope VALUES (9)")
+    assert e.value.msg_no == 208
+    # The caller went on after the procedure's error.
+    assert run_all("SELECT COUNT(*) FROM dbo.pytds_scope WHERE x = 9") == [(1,)]
+    run_all("DROP PROCEDURE dbo.pytds_scope_p; DROP TABLE dbo.pytds_scope")
+
+
 def test_cancel_long_waitfor():
     # pytds cancels through its query timeout: on a socket timeout it sends an
     # attention, reads the acknowledgement and raises TimeoutError.

@@ -46,8 +46,33 @@ pub fn version_string() -> String {
 
 /// Is this error one that ends the batch (not just the statement)?
 pub(crate) fn aborts_batch(e: &SqlError) -> bool {
-    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631 | 3609)
-        || e.severity >= 20
+    aborts_transaction(e) || matches!(e.number, 208 | 207 | 4104 | 137 | 2812 | 5333 | 5334 | 8631) || e.severity >= 20
+}
+
+/// Is this error one that ends the transaction with the batch, whatever SET XACT_ABORT
+/// says: conversion failures, a deadlock, a trigger's ROLLBACK. Outside TRY it rolls the
+/// open transaction back; inside TRY the transaction becomes uncommittable (XACT_STATE()
+/// -1) and CATCH runs. Name-resolution errors (208, 207) end the batch but leave the
+/// transaction as it was, as SQL Server's compile errors do.
+pub(crate) fn aborts_transaction(e: &SqlError) -> bool {
+    matches!(e.number, 245 | 8114 | 241 | 242 | 1205 | 3609)
+}
+
+/// Is this error one that ends only the current scope (procedure, dynamic SQL; the
+/// batch at top level) when not caught: a name a statement compiled on first use could
+/// not resolve (deferred name resolution). The caller goes on with @@ERROR set.
+pub(crate) fn aborts_scope(e: &SqlError) -> bool {
+    matches!(e.number, 207 | 208 | 209 | 4104)
+}
+
+/// 3930: a write, or COMMIT, in an uncommittable transaction.
+pub(crate) fn uncommittable() -> SqlError {
+    SqlError::new(
+        3930,
+        16,
+        1,
+        "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
+    )
 }
 
 pub(crate) fn cancelled() -> SqlError {

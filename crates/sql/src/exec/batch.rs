@@ -209,6 +209,7 @@ pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
             }
         }
     }
+    end_uncommittable(cx);
     // Table variables of the batch go away with it.
     cx.drop_frame_tables();
 }
@@ -250,6 +251,7 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 }
                 report(cx, &e);
                 if uncatchable {
+                    cx.scope_abort = true;
                     return Err(Abort { error: e, reported: true });
                 }
                 let terminated = match stmt.kind {
@@ -273,11 +275,12 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                 }
                 // RAISERROR does not honour XACT_ABORT (THROW does).
                 let xact_abort = cx.state.xact_abort && !matches!(stmt.kind, StatementKind::Raiserror(_));
-                let abort = aborts_batch(&e) || xact_abort || e.number == 1205;
-                if (xact_abort || e.number == 1205) && cx.state.trancount > 0 {
+                let abort = aborts_batch(&e) || xact_abort;
+                if (xact_abort || aborts_transaction(&e)) && cx.state.trancount > 0 {
                     let _ = rollback_all(cx);
                 }
                 if abort {
+                    cx.scope_abort = aborts_scope(&e) && !xact_abort;
                     return Err(Abort { error: e, reported: true });
                 }
                 continue;
@@ -310,6 +313,16 @@ pub(super) fn begin_user_transaction(cx: &mut Cx, name: &str) -> Result<(), SqlE
     let d = cx.state.descriptor;
     let _ = cx.sink.env_change(&EnvChange::BeginTransaction { descriptor: d });
     Ok(())
+}
+
+/// Does this statement write to the log (refused with 3930 in an uncommittable
+/// transaction)? DML, DDL and permission changes do; a SELECT without INTO does not.
+fn writes_log(stmt: &Statement, props: super::statements::StatementProps) -> bool {
+    match &stmt.kind {
+        StatementKind::Query(q) => matches!(&q.body, SetExpr::Select(s) if s.into.is_some()),
+        StatementKind::BeginTransaction { .. } => false,
+        _ => props.implicit_transaction,
+    }
 }
 
 /// Runs one statement with its DONE command code set (kept after an error, for the
@@ -355,15 +368,10 @@ pub(super) fn exec_statement_inner(
     {
         return Ok(Flow::Normal);
     }
+    if cx.state.doomed && cx.state.trancount > 0 && writes_log(stmt, props) {
+        return Err(uncommittable());
+    }
     if props.data {
-        if cx.state.doomed && cx.state.trancount > 0 && !matches!(stmt.kind, StatementKind::Query(_)) {
-            return Err(SqlError::new(
-                3930,
-                16,
-                1,
-                "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
-            ));
-        }
         return atomic(cx, |cx| exec_data_statement(cx, stmt));
     }
     exec_control(cx, stmt)

@@ -41,6 +41,9 @@ pub struct Cx<'a> {
     /// The errors being handled by enclosing CATCH blocks (ERROR_NUMBER() reads the last).
     pub catch_errors: Vec<SqlError>,
     pub try_depth: u32,
+    /// The reported error ending the batch's statements now ends only the current scope
+    /// (see `aborts_scope`): the procedure or dynamic SQL that it unwinds to takes it.
+    pub scope_abort: bool,
     /// The frame depth of each enclosing TRY block.
     pub try_frames: Vec<usize>,
     /// The table a DML statement changes: its scans carry the row locator.
@@ -111,6 +114,7 @@ impl<'a> Cx<'a> {
             pending_assigns: Vec::new(),
             catch_errors: Vec::new(),
             try_depth: 0,
+            scope_abort: false,
             try_frames: Vec::new(),
             dml_target: None,
             source: Arc::from(""),

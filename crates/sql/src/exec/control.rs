@@ -176,7 +176,7 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                     if a.error.number == 3617 {
                         return Err(a.error);
                     }
-                    if cx.state.trancount > 0 && (cx.state.xact_abort || a.error.number == 1205) {
+                    if cx.state.trancount > 0 && (cx.state.xact_abort || aborts_transaction(&a.error)) {
                         cx.state.doomed = true;
                     }
                     // The CATCH block's first statement still sees the error in @@ERROR.
@@ -355,15 +355,8 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                         "The COMMIT TRANSACTION request has no corresponding BEGIN TRANSACTION.",
                     ))
                 }
+                _ if cx.state.doomed => return Err(uncommittable()),
                 1 => {
-                    if cx.state.doomed {
-                        return Err(SqlError::new(
-                            3930,
-                            16,
-                            1,
-                            "The current transaction cannot be committed and cannot support operations that write to the log file. Roll back the transaction.",
-                        ));
-                    }
                     let r = cx.host.commit(*delayed_durability);
                     cx.state.trancount = 0;
                     let d = cx.state.descriptor;

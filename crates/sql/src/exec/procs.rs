@@ -247,9 +247,18 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     cx.drop_frame_tables();
     let frame = cx.frames.pop().unwrap_or_default();
     cx.state.database = saved_db;
+    // 266 names line 0 after a procedure that ran to its end, the failing line after one
+    // that an error ended.
+    let mut mismatch_line = 0;
     let status = match r {
         Ok(Flow::Return(Some(s))) => s,
         Ok(_) => 0,
+        // The procedure's scope ended; its caller goes on (SQL Server returns a negative
+        // status after an error).
+        Err(a) if a.reported && std::mem::take(&mut cx.scope_abort) => {
+            mismatch_line = a.error.line;
+            -6
+        }
         Err(a) => {
             if a.reported {
                 return Err(SqlError { number: 3617, ..a.error });
@@ -268,7 +277,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             ),
         )
         .in_procedure(obj.name.clone())
-        .at_line(line);
+        .at_line(mismatch_line);
         let _ = cx.sink.message(&Message { error: msg, info: false });
     }
     // OUTPUT parameters.
@@ -515,6 +524,7 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     let frame = cx.frames.pop().unwrap_or_default();
     match r {
         Ok(_) => Ok(frame.vars),
+        Err(a) if a.reported && std::mem::take(&mut cx.scope_abort) => Ok(frame.vars),
         Err(a) if a.reported => Err(SqlError { number: 3617, ..a.error }),
         Err(a) => Err(a.error),
     }
@@ -847,6 +857,7 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
             (if e.number == 3617 { 0 } else { -6 }, true)
         }
     };
+    let error = super::run::end_uncommittable(cx) || error;
     let _ = cx.sink.return_status(status);
     for mut v in std::mem::take(&mut cx.rpc_outputs) {
         if let Some(p) = call.params.get(usize::from(v.ordinal)) {

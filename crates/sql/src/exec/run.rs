@@ -178,6 +178,25 @@ pub fn int_value(v: &Value, ty: &SqlType) -> Result<i64, SqlError> {
     }
 }
 
+/// The end of a batch or RPC: an uncommittable transaction still open is rolled back,
+/// with error 3998 (SQL Server's behaviour when CATCH swallowed the error that doomed
+/// it). True when it did.
+pub(crate) fn end_uncommittable(cx: &mut Cx) -> bool {
+    if !(cx.state.doomed && cx.state.trancount > 0) {
+        return false;
+    }
+    let _ = rollback_all(cx);
+    let e = SqlError::new(
+        3998,
+        16,
+        1,
+        "Uncommittable transaction is detected at the end of the batch. The transaction is rolled back.",
+    )
+    .at_line(1);
+    report(cx, &e);
+    true
+}
+
 pub fn rollback_all(cx: &mut Cx) -> Result<(), SqlError> {
     let r = cx.host.rollback();
     cx.state.trancount = 0;
