@@ -654,3 +654,34 @@ fn every_response_ends_with_a_final_done() {
     assert_eq!(scalar(&mut c, "SELECT 42"), Value::Int(42));
     assert!(server.alive());
 }
+
+/// A ##global temp table is seen by every session and dropped when the session that
+/// created it ends; a #temp table a procedure creates shadows its caller's and goes when
+/// the procedure returns.
+#[test]
+fn temp_tables_live_as_long_as_their_session_or_procedure() {
+    let server = Server::start("temptables");
+    let mut a = server.connect();
+    let mut b = server.connect();
+    ok(&a.batch("CREATE TABLE ##shared (x int); INSERT ##shared VALUES (7);").unwrap());
+    assert_eq!(scalar(&mut b, "SELECT x FROM ##shared"), Value::Int(7));
+    drop(a);
+    // The server notices the closed connection and ends the session.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let r = b.batch("SELECT x FROM ##shared").unwrap();
+        if error_numbers(&r) == vec![208] {
+            break;
+        }
+        assert!(Instant::now() < deadline, "##shared outlived the session that created it");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Another session may create it again.
+    ok(&b.batch("CREATE TABLE ##shared (y int); DROP TABLE ##shared;").unwrap());
+    ok(&b
+        .batch("CREATE PROCEDURE inner_temp AS BEGIN CREATE TABLE #t (inner_col int); INSERT #t VALUES (2); END")
+        .unwrap());
+    ok(&b.batch("CREATE TABLE #t (outer_col int); INSERT #t VALUES (1);").unwrap());
+    ok(&b.batch("EXEC inner_temp").unwrap());
+    assert_eq!(scalar(&mut b, "SELECT outer_col FROM #t"), Value::Int(1));
+}

@@ -187,7 +187,7 @@ pub fn end_session(state: &mut SessionState, host: &mut dyn Host) {
     if cx.state.trancount > 0 || cx.host.in_transaction() {
         let _ = rollback_all(&mut cx);
     }
-    procs::drop_scope_temp_tables(&mut cx, &[]);
+    procs::drop_scope_temp_tables(&mut cx, 0);
 }
 
 /// Runs statements as a batch: errors reported, autocommit, XACT_ABORT handling.

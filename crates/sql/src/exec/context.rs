@@ -315,7 +315,7 @@ impl<'a> Cx<'a> {
             let internal = if obj.starts_with("##") {
                 obj.clone()
             } else {
-                self.state.temp_tables.get(&obj.to_ascii_lowercase()).cloned().unwrap_or_else(|| obj.clone())
+                self.state.temp_tables.get(&obj).cloned().unwrap_or_else(|| obj.clone())
             };
             return Ok((TEMPDB, crate::catalog::SCHEMA_DBO, internal));
         }

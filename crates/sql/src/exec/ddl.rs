@@ -80,13 +80,10 @@ pub(super) fn allocate_id(cx: &mut Cx, db: DbId) -> Result<i32, SqlError> {
     Ok(id)
 }
 
-/// Builds the executor's view of a table from its catalog row.
-pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
-    let ObjectBody::Table(t) = &obj.body else {
-        return Err(errors::invalid_object(&obj.name));
-    };
-    let db_name = cx.db_name(db).unwrap_or_default();
-    let schema = cx.schema_name(db, obj.schema_id).unwrap_or_else(|| "dbo".into());
+/// A table's indexes as the executor reaches them (storage references, key positions),
+/// from the catalog alone: nothing bound, so DROP TABLE works whatever its expressions
+/// name.
+pub(super) fn index_infos(db: DbId, object_id: i32, t: &catalog::Table) -> Result<Vec<IndexInfo>, SqlError> {
     let cols = stored_columns(&t.columns);
     let mut indexes = Vec::new();
     for ix in &t.indexes {
@@ -98,14 +95,7 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         } else {
             nc_stored_columns(&t.columns, &key_cols, &included).into()
         };
-        let iref = IndexRef {
-            db,
-            hints: Default::default(),
-            hobt: ix.hobt,
-            object_id: obj.id,
-            index_id: ix.index_id,
-            columns,
-        };
+        let iref = IndexRef { db, hints: Default::default(), hobt: ix.hobt, object_id, index_id: ix.index_id, columns };
         let constraint = if ix.primary_key.is_some() {
             Some((ix.name.clone().unwrap_or_default(), "PRIMARY KEY"))
         } else if ix.unique_constraint.is_some() {
@@ -115,6 +105,17 @@ pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCat
         };
         indexes.push(IndexInfo { meta: ix.clone(), iref, key_cols, desc, included, filter: None, constraint });
     }
+    Ok(indexes)
+}
+
+/// Builds the executor's view of a table from its catalog row.
+pub fn build_table_info(cx: &mut Cx, db: DbId, obj: &Object, cat: &Arc<SharedCatalog>) -> Result<TableInfo, SqlError> {
+    let ObjectBody::Table(t) = &obj.body else {
+        return Err(errors::invalid_object(&obj.name));
+    };
+    let db_name = cx.db_name(db).unwrap_or_default();
+    let schema = cx.schema_name(db, obj.schema_id).unwrap_or_else(|| "dbo".into());
+    let indexes = index_infos(db, obj.id, t)?;
     let display_name = if db == TEMPDB && obj.name.starts_with('#') {
         obj.name.split("___").next().unwrap_or(&obj.name).trim_end_matches('_').to_string()
     } else {
@@ -361,7 +362,7 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
     if schema < 0 {
         return Err(errors::schema_not_found(ct.name.schema()));
     }
-    if is_temp && cx.state.temp_tables.contains_key(&user_name.to_ascii_lowercase()) {
+    if is_temp && cx.state.temp_tables.created_at(&user_name, cx.frames.len()) {
         return Err(errors::object_exists(&user_name));
     }
     check_name_free(cx, db, schema, &name)?;
@@ -369,8 +370,10 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
     // instance's, for #temp tables).
     let collation = cx.collation_of(db);
     let t = create_table_in(cx, db, schema, &name, &ct.elements, &user_name, collation)?;
-    if is_temp && !user_name.starts_with("##") {
-        cx.state.temp_tables.insert(user_name.to_ascii_lowercase(), name);
+    if user_name.starts_with("##") {
+        cx.state.temp_tables.created_global(&name);
+    } else if is_temp {
+        cx.state.temp_tables.insert(&user_name, cx.frames.len(), name);
     }
     Ok(t)
 }

@@ -117,6 +117,43 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
     }
 }
 
+/// The first table whose computed column, default or CHECK constraint calls function
+/// `f` (SQL Server keeps these as dependencies that block DROP FUNCTION: 3729).
+fn function_user(cx: &mut Cx, db: crate::host::DbId, f: &catalog::Object) -> Result<Option<String>, SqlError> {
+    let schema = cx.schema_name(db, f.schema_id).unwrap_or_else(|| "dbo".into());
+    let cat = cx.catalog(db)?;
+    let g = cat.inner.read();
+    for o in g.objects.values() {
+        let Some(t) = o.table() else { continue };
+        let texts = t
+            .columns
+            .iter()
+            .flat_map(|c| {
+                c.computed
+                    .as_ref()
+                    .map(|x| x.definition.as_str())
+                    .into_iter()
+                    .chain(c.default.as_ref().map(|d| d.definition.as_str()))
+            })
+            .chain(t.checks.iter().map(|c| c.definition.as_str()));
+        for text in texts {
+            let Ok(e) = crate::parse_expression(text) else { continue };
+            let mut calls = false;
+            crate::ast::walk_expr(&e, &mut |x| {
+                if let ExprKind::Function(call) = &x.kind {
+                    calls |= call.name.parts.len() > 1
+                        && call.name.name().value.eq_ignore_ascii_case(&f.name)
+                        && call.name.schema().is_some_and(|s| s.value.eq_ignore_ascii_case(&schema));
+                }
+            });
+            if calls {
+                return Ok(Some(o.name.clone()));
+            }
+        }
+    }
+    Ok(None)
+}
+
 fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) -> Result<(), SqlError> {
     if kind == DropKind::Type {
         return user_types::drop_type(cx, name, if_exists);
@@ -175,26 +212,49 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
             ),
         ));
     }
-    if let ObjectBody::Table(_) = &o.body {
-        let t = cx.table_info(db, &o)?;
-        if let Some((fk, child, _, _)) = t.referenced_by.iter().find(|(_, c, _, _)| c.object_id != t.object_id) {
+    if o.body.is_function() {
+        if let Some(user) = function_user(cx, db, &o)? {
+            let schema = cx.schema_name(db, o.schema_id).unwrap_or_else(|| "dbo".into());
+            return Err(SqlError::new(
+                3729,
+                16,
+                1,
+                format!(
+                    "Cannot DROP FUNCTION '{schema}.{}' because it is being referenced by object '{user}'.",
+                    o.name
+                ),
+            ));
+        }
+    }
+    if let ObjectBody::Table(table) = &o.body {
+        // From the catalog, not the bound table: a table whose computed column or default
+        // names a function that is gone can still be dropped.
+        let referencing = {
+            let g = cx.catalog(db)?;
+            let g = g.inner.read();
+            g.objects.values().find_map(|c| {
+                let fk = c.table()?.foreign_keys.iter().find(|f| f.referenced_object_id == o.id && c.id != o.id)?;
+                Some((fk.name.clone(), c.name.clone()))
+            })
+        };
+        if let Some((fk, child)) = referencing {
+            let schema = cx.schema_name(db, o.schema_id).unwrap_or_else(|| "dbo".into());
             return Err(SqlError::new(
                 3726,
                 16,
                 1,
                 format!(
-                    "Could not drop object '{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{}'.",
-                    t.qualified_name(),
-                    child.name
+                    "Could not drop object '{schema}.{}' because it is referenced by a FOREIGN KEY constraint '{fk}' on '{child}'.",
+                    o.name
                 ),
             ));
         }
-        for ix in &t.indexes {
+        for ix in &super::ddl::index_infos(db, o.id, table)? {
             cx.host.drop_index(&ix.iref).map_err(host_err)?;
         }
         let user_name = name.name().value.clone();
         if user_name.starts_with('#') {
-            cx.state.temp_tables.remove(&user_name.to_ascii_lowercase());
+            cx.state.temp_tables.remove(&user_name);
         }
     }
     // A table's or view's triggers go with it.

@@ -240,9 +240,9 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(m.definition.as_str()));
     let trancount_before = cx.state.trancount;
-    let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
+    let level = cx.frames.len();
     let r = cx.run_block(&p.body);
-    drop_scope_temp_tables(cx, &temps_before);
+    drop_scope_temp_tables(cx, level);
     cx.source = saved_source;
     cx.drop_frame_tables();
     let frame = cx.frames.pop().unwrap_or_default();
@@ -514,9 +514,9 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
     let saved_db = cx.state.database;
-    let temps_before: Vec<String> = cx.state.temp_tables.keys().cloned().collect();
+    let level = cx.frames.len();
     let r = cx.run_block(&batch.statements);
-    drop_scope_temp_tables(cx, &temps_before);
+    drop_scope_temp_tables(cx, level);
     cx.source = saved_source;
     // USE inside dynamic SQL does not outlive it.
     cx.state.database = saved_db;
@@ -655,16 +655,20 @@ pub fn call_scalar_function(
 
 /// #temp tables live as long as the scope (procedure, dynamic SQL, session) that created
 /// them.
-pub(crate) fn drop_scope_temp_tables(cx: &mut Cx, before: &[String]) {
-    let created: Vec<String> = cx.state.temp_tables.keys().filter(|k| !before.contains(k)).cloned().collect();
-    for user_name in created {
-        let name = ObjectName::from_ident(Ident::new(user_name.clone()));
+/// Drops the #temp tables created at nesting level `level` or deeper (a procedure or
+/// dynamic SQL returning; 0 when the session ends).
+pub(crate) fn drop_scope_temp_tables(cx: &mut Cx, level: usize) {
+    let mut names = cx.state.temp_tables.take_from(level);
+    if level == 0 {
+        names.extend(cx.state.temp_tables.take_globals());
+    }
+    for internal in names {
+        let name = ObjectName::from_ident(Ident::new(internal));
         if let Ok(Some((db, obj))) = cx.resolve_object(&name) {
             if let Ok(t) = cx.table_info(db, &obj) {
                 let _ = super::ddl::drop_storage(cx, &t);
             }
         }
-        cx.state.temp_tables.remove(&user_name);
     }
 }
 

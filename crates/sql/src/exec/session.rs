@@ -61,8 +61,8 @@ pub struct SessionState {
     pub doomed: bool,
     /// The statement running, for sys.dm_exec_requests (the host shares it).
     pub live: Arc<LiveRequest>,
-    /// #temp tables: user name (lower-case) -> internal name in tempdb.
-    pub temp_tables: HashMap<String, String>,
+    /// The #temp tables in scope (see [`TempTables`]).
+    pub temp_tables: TempTables,
     /// Batches this session sent before, parsed.
     pub parse_cache: parse_cache::ParseCache,
     /// Plans of simple parameterized SELECTs (see plan_cache.rs).
@@ -139,7 +139,7 @@ impl SessionState {
             error: 0,
             doomed: false,
             live: Arc::new(LiveRequest::default()),
-            temp_tables: HashMap::new(),
+            temp_tables: TempTables::default(),
             parse_cache: parse_cache::ParseCache::default(),
             plan_cache: plan_cache::PlanCache::default(),
             prepared: HashMap::new(),
@@ -301,5 +301,69 @@ impl LiveRequest {
     /// @@NESTLEVEL of the statement running.
     pub fn nest_level(&self) -> i32 {
         i32::from(self.nest_level.load(Relaxed))
+    }
+}
+
+/// A session's #temp tables: by user name (lower-case), the internal names in tempdb,
+/// each with the nesting level (procedure or dynamic SQL frames) that created it. A
+/// procedure may create a #temp table its caller already has: the new one shadows the
+/// caller's until the procedure returns and drops it, as in SQL Server. The ##global
+/// temp tables the session created are kept too: they go when the session ends.
+#[derive(Debug, Default)]
+pub struct TempTables(HashMap<String, Vec<(usize, String)>>, Vec<String>);
+
+impl TempTables {
+    /// The internal name `name` reaches now (the innermost scope's table).
+    pub fn get(&self, name: &str) -> Option<&String> {
+        self.0.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).map(|(_, n)| n)
+    }
+
+    /// Did the scope at `level` itself create a #temp table of this name (2714)?
+    pub fn created_at(&self, name: &str, level: usize) -> bool {
+        self.0.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).is_some_and(|(l, _)| *l == level)
+    }
+
+    pub fn insert(&mut self, name: &str, level: usize, internal: String) {
+        self.0.entry(name.to_ascii_lowercase()).or_default().push((level, internal));
+    }
+
+    /// Forgets the innermost table of this name (DROP TABLE).
+    pub fn remove(&mut self, name: &str) {
+        let key = name.to_ascii_lowercase();
+        if let Some(v) = self.0.get_mut(&key) {
+            v.pop();
+            if v.is_empty() {
+                self.0.remove(&key);
+            }
+        }
+    }
+
+    /// Forgets the tables created at `level` or deeper and returns their internal names
+    /// (the scope ending drops them).
+    pub fn take_from(&mut self, level: usize) -> Vec<String> {
+        let mut out = Vec::new();
+        self.0.retain(|_, v| {
+            while v.last().is_some_and(|(l, _)| *l >= level) {
+                if let Some((_, n)) = v.pop() {
+                    out.push(n);
+                }
+            }
+            !v.is_empty()
+        });
+        out
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty() && self.1.is_empty()
+    }
+
+    /// A ##global temp table this session created.
+    pub fn created_global(&mut self, name: &str) {
+        self.1.push(name.to_string());
+    }
+
+    /// The ##global temp tables this session created (it is ending).
+    pub fn take_globals(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.1)
     }
 }
