@@ -197,8 +197,13 @@ fn is_currency_symbol(c: char) -> bool {
 }
 
 fn parse_money(text: &str, min: i64, max: i64, to: &str) -> Result<Value, SqlError> {
-    let syntax =
-        || SqlError::new(235, 16, 0, "Cannot convert a char value to money. The char value has incorrect syntax.");
+    let syntax = || {
+        if to == "smallmoney" {
+            SqlError::new(293, 16, 0, "Cannot convert char value to smallmoney. The char value has incorrect syntax.")
+        } else {
+            SqlError::new(235, 16, 0, "Cannot convert a char value to money. The char value has incorrect syntax.")
+        }
+    };
     let mut t = trim_blanks(text);
     let mut neg = false;
     let mut seen_sign = false;

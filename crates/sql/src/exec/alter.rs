@@ -112,7 +112,7 @@ pub fn alter_table(cx: &mut Cx, at: &AlterTable) -> Result<(), SqlError> {
         // Mesquite stores.
         AlterTableAction::Trigger { enable, names } => {
             let names: Option<Vec<String>> = names.as_ref().map(|ns| ns.iter().map(|n| n.value.clone()).collect());
-            return super::trigger::enable_triggers(cx, *enable, names.as_deref(), &at.name);
+            return super::trigger::enable_triggers(cx, *enable, names.as_deref(), &at.name, true);
         }
         AlterTableAction::CheckConstraints { .. } | AlterTableAction::Set(_) | AlterTableAction::Rebuild(_) => {
             return Ok(())
@@ -153,7 +153,31 @@ fn add_element(cx: &mut Cx, w: &mut Work, el: &TableElement) -> Result<(), SqlEr
                     add_foreign_key(cx, w, name, &cols, reference)
                 }
                 ConstraintKind::Default { expr, column } => {
-                    let pos = column_pos(&w.t, &column.value).ok_or_else(|| errors::invalid_column(&column.value))?;
+                    let pos = column_pos(&w.t, &column.value).filter(|&p| w.t.columns[p].computed.is_none());
+                    let Some(pos) = pos else {
+                        let e = SqlError::new(
+                            1752,
+                            16,
+                            0,
+                            format!(
+                                "Column '{}' in table '{}' is invalid for creating a default constraint.",
+                                column.value, w.obj.name
+                            ),
+                        );
+                        return Err(ddl::constraint_failed(cx, e));
+                    };
+                    if w.t.columns[pos].is_identity {
+                        let e = SqlError::new(
+                            1754,
+                            16,
+                            0,
+                            format!(
+                                "Defaults cannot be created on columns with an IDENTITY attribute. Table '{}', column '{}'.",
+                                w.obj.name, w.t.columns[pos].name
+                            ),
+                        );
+                        return Err(ddl::constraint_failed(cx, e));
+                    }
                     if w.t.columns[pos].default.is_some() {
                         let e = SqlError::new(1781, 16, 1, "Column already has a DEFAULT bound to it.");
                         return Err(ddl::constraint_failed(cx, e));

@@ -308,6 +308,7 @@ pub(super) fn begin_user_transaction(cx: &mut Cx, name: &str) -> Result<(), SqlE
     cx.host.begin(name).map_err(host_err)?;
     cx.state.trancount = 1;
     cx.state.doomed = false;
+    cx.state.transaction_name = name.to_string();
     cx.state.descriptor = cx.state.next_descriptor;
     cx.state.next_descriptor += 1;
     let d = cx.state.descriptor;

@@ -386,11 +386,17 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
             }
             // A savepoint name rolls back to it; the transaction's own name (or none)
             // rolls back everything.
-            if let Some(n) = n {
-                if cx.host.rollback_to(&n).is_ok() {
-                    cx.reload_dirty_catalogs_keep();
-                    return Ok(Flow::Normal);
+            if let Some(n) = n.filter(|n| *n != cx.state.transaction_name) {
+                if cx.host.rollback_to(&n).is_err() {
+                    return Err(SqlError::new(
+                        6401,
+                        16,
+                        1,
+                        format!("Cannot roll back {n}. No transaction or savepoint of that name was found."),
+                    ));
                 }
+                cx.reload_dirty_catalogs_keep();
+                return Ok(Flow::Normal);
             }
             rollback_all(cx)?;
             Ok(Flow::Normal)
@@ -610,7 +616,28 @@ pub(super) fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
                     ),
                 ));
             }
-            cx.state.identity_insert = if *on { Some((db, o.id)) } else { None };
+            if let Some((odb, oid)) = cx.state.identity_insert.filter(|&(d, i)| *on && (d, i) != (db, o.id)) {
+                let other = cx.catalog(odb)?.inner.read().objects.get(&oid).map(|x| (x.schema_id, x.name.clone()));
+                if let Some((schema_id, name)) = other {
+                    let db_name = cx.db_name(odb).unwrap_or_default();
+                    let schema = cx.schema_name(odb, schema_id).unwrap_or_else(|| "dbo".into());
+                    return Err(SqlError::new(
+                        8107,
+                        16,
+                        1,
+                        format!(
+                            "IDENTITY_INSERT is already ON for table '{db_name}.{schema}.{name}'. Cannot perform SET operation for table '{}'.",
+                            errors::written(table)
+                        ),
+                    ));
+                }
+            }
+            cx.state.identity_insert = match cx.state.identity_insert {
+                _ if *on => Some((db, o.id)),
+                Some(cur) if cur == (db, o.id) => None,
+                // OFF for a table that is not the one ON changes nothing.
+                cur => cur,
+            };
         }
         SetOption::Value { name, value } => {
             let upper = name.to_ascii_uppercase();

@@ -54,6 +54,21 @@ fn not_exist(name: &str) -> SqlError {
     SqlError::new(16916, 16, 1, format!("A cursor with the name '{name}' does not exist."))
 }
 
+/// A cursor statement naming a variable that is not a cursor variable: 16948 when it is
+/// another variable, 137 when there is none.
+fn not_a_cursor_variable(cx: &mut Cx, v: &str) -> SqlError {
+    if cx.lookup_var(v).is_some() {
+        SqlError::new(
+            16948,
+            16,
+            1,
+            format!("The variable '{v}' is not a cursor variable, but it is used in a place where a cursor variable is expected."),
+        )
+    } else {
+        errors::must_declare(v)
+    }
+}
+
 fn not_open() -> SqlError {
     SqlError::new(16917, 16, 1, "Cursor is not open.")
 }
@@ -63,6 +78,9 @@ fn not_open() -> SqlError {
 fn resolve<'a>(cx: &'a mut Cx, r: &CursorRef) -> Result<&'a mut Cursor, SqlError> {
     match &r.name {
         NameRef::Variable(v) => {
+            if !cx.frame().cursors.has_variable(v) {
+                return Err(not_a_cursor_variable(cx, v));
+            }
             let frame = cx.frame();
             match frame.cursors.variables.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(v)) {
                 Some((_, Some(c))) => Ok(c),
@@ -170,7 +188,7 @@ pub fn declare(cx: &mut Cx, name: &Ident, definition: &CursorDefinition) -> Resu
 /// SET @c = CURSOR ...: the variable's previous cursor, if any, is replaced.
 pub fn set_variable(cx: &mut Cx, var: &str, definition: &CursorDefinition) -> Result<Flow, SqlError> {
     if !cx.frame().cursors.has_variable(var) {
-        return Err(errors::must_declare(var));
+        return Err(not_a_cursor_variable(cx, var));
     }
     let (c, _) = new_cursor(cx, var, definition)?;
     if let Some(slot) = cx.frame().cursors.variables.iter_mut().find(|(n, _)| n.eq_ignore_ascii_case(var)) {

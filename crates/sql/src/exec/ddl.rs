@@ -1046,8 +1046,30 @@ pub(super) fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError
         return Err(errors::not_supported("COLUMNSTORE indexes"));
     }
     let (db, o) = cx.resolve_object(&ci.table)?.ok_or_else(|| errors::invalid_object(&errors::written(&ci.table)))?;
-    let ObjectBody::Table(t) = &o.body else {
-        return Err(errors::invalid_object(&errors::written(&ci.table)));
+    let t = match &o.body {
+        ObjectBody::Table(t) => t,
+        ObjectBody::View(_) if ci.filter.is_some() => {
+            return Err(SqlError::new(
+                10610,
+                16,
+                1,
+                format!(
+                    "Filtered index '{}' cannot be created on object '{}' because it is not a user table. Filtered indexes are only supported on tables. If you are trying to create a filtered index on a view, consider creating an indexed view with the filter expression incorporated in the view definition.",
+                    ci.name.value,
+                    errors::written(&ci.table)
+                ),
+            ))
+        }
+        ObjectBody::View(m) if !m.definition.to_ascii_uppercase().contains("SCHEMABINDING") => {
+            return Err(SqlError::new(
+                1939,
+                16,
+                1,
+                format!("Cannot create index on view '{}' because the view is not schema bound.", errors::written(&ci.table)),
+            ))
+        }
+        ObjectBody::View(_) => return Err(errors::not_supported("Indexed views")),
+        _ => return Err(errors::invalid_object(&errors::written(&ci.table))),
     };
     if t.indexes.iter().any(|i| i.name.as_ref().is_some_and(|n| n.eq_ignore_ascii_case(&ci.name.value))) {
         return Err(SqlError::new(

@@ -34,7 +34,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         StatementKind::EnableTrigger { enable, names, table } => {
             let names: Option<Vec<String>> =
                 names.as_ref().map(|ns| ns.iter().map(|n| n.name().value.clone()).collect());
-            trigger::enable_triggers(cx, *enable, names.as_deref(), table)
+            trigger::enable_triggers(cx, *enable, names.as_deref(), table, false)
         }
         StatementKind::CreateView(v) => {
             // Check the view binds now, as SQL Server does.
@@ -85,6 +85,14 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         }
         StatementKind::Truncate { table } => {
             let (db, o) = cx.resolve_object(table)?.ok_or_else(|| errors::invalid_object(&errors::written(table)))?;
+            if o.table().is_none() {
+                return Err(SqlError::new(
+                    4708,
+                    16,
+                    1,
+                    format!("Could not truncate object '{}' because it is not a table.", errors::written(table)),
+                ));
+            }
             let t = cx.table_info(db, &o)?;
             if !t.referenced_by.is_empty() {
                 return Err(SqlError::new(

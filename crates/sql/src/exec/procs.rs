@@ -151,6 +151,14 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
                         "Must pass parameter number 2 and subsequent parameters as '@name = value'. After the form '@name = value' has been used, all subsequent parameters must be passed in the form '@name = value'.",
                     ));
                 }
+                if p.params.is_empty() {
+                    return Err(SqlError::new(
+                        8146,
+                        16,
+                        2,
+                        format!("Procedure {} has no parameters and arguments were supplied.", obj.name),
+                    ));
+                }
                 if k >= p.params.len() {
                     return Err(SqlError::new(
                         8144,
@@ -678,13 +686,45 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
     let (state, stt) = eval_standalone(cx, &r.state)?;
     let severity = super::run::int_value(&s, &st)?.clamp(0, 25) as u8;
     let state = super::run::int_value(&state, &stt)?.clamp(0, 255) as u8;
+    if r.args.len() > 20 {
+        return Err(SqlError::new(
+            2747,
+            16,
+            1,
+            "Too many substitution parameters for RAISERROR. Cannot exceed 20 substitution parameters.",
+        ));
+    }
     let mut vals = Vec::new();
     for a in &r.args {
         vals.push(eval_standalone(cx, a)?);
     }
     let (number, text) = match &m {
-        Value::Int(n) => (*n, format!("Error {n} is not defined in sys.messages.")),
-        _ => (50000, format_message(&as_text(&m, &mt).unwrap_or_default(), &vals)),
+        Value::Int(n) if *n < 13000 || *n == 50000 => return Err(SqlError::new(
+            2732,
+            16,
+            1,
+            format!(
+                "Error number {n} is invalid. The number must be from 13000 through 2147483647 and it cannot be 50000."
+            ),
+        )),
+        // No user-defined messages (sp_addmessage) exist: SQL Server's 18054 for a number
+        // sys.messages lacks.
+        Value::Int(n) => {
+            let e = SqlError::new(
+                18054,
+                16,
+                1,
+                format!("Error {n}, severity {severity}, state {state} was raised, but no message with that error number was found in sys.messages. If error is larger than 50000, make sure the user-defined message is added using sp_addmessage."),
+            );
+            return Err(e);
+        }
+        _ => {
+            let fmt = as_text(&m, &mt).unwrap_or_default();
+            if let Some(spec) = crate::scalar::functions::printf_bad_spec(&fmt) {
+                return Err(SqlError::new(2787, 16, 1, format!("Invalid format specification: '{spec}'.")));
+            }
+            (50000, format_message(&fmt, &vals))
+        }
     };
     let log = r.options.contains(&RaiserrorOption::Log);
     if severity > 18 && !(log && cx.is_sysadmin()) {

@@ -132,6 +132,10 @@ pub fn assign_value(
             return convert::convert(&r, &rty, &ty, None).and_then(|x| fit_variable(x, &ty));
         }
     };
+    if vty != &ty && !v.is_null() && *vty != SqlType::Variant && !convert::implicit_allowed(vty, &ty) {
+        // Assignment converts implicitly: 206 or 257, never CAST's 529.
+        return Err(convert::implicit_error(vty, &ty));
+    }
     let v = if vty == &ty { v } else { convert::convert(&v, vty, &ty, None)? };
     fit_variable(v, &ty)
 }

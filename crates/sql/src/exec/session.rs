@@ -59,6 +59,9 @@ pub struct SessionState {
     pub error: i32,
     /// XACT_STATE() = -1: the transaction can only be rolled back.
     pub doomed: bool,
+    /// The outermost BEGIN TRANSACTION's name (ROLLBACK TRANSACTION name rolls it all
+    /// back; another name must be a savepoint's).
+    pub transaction_name: String,
     /// The statement running, for sys.dm_exec_requests (the host shares it).
     pub live: Arc<LiveRequest>,
     /// The #temp tables in scope (see [`TempTables`]).
@@ -138,6 +141,7 @@ impl SessionState {
             rowcount: 0,
             error: 0,
             doomed: false,
+            transaction_name: String::new(),
             live: Arc::new(LiveRequest::default()),
             temp_tables: TempTables::default(),
             parse_cache: parse_cache::ParseCache::default(),

@@ -413,6 +413,7 @@ pub fn enable_triggers(
     enable: bool,
     names: Option<&[String]>,
     table: &ObjectName,
+    alter_table: bool,
 ) -> Result<(), SqlError> {
     let (db, parent) = cx.resolve_object(table)?.ok_or_else(|| no_such_target(table))?;
     let list: Vec<Object> = {
@@ -423,6 +424,14 @@ pub fn enable_triggers(
     if let Some(names) = names {
         for n in names {
             if !list.iter().any(|o| o.name.eq_ignore_ascii_case(n)) {
+                if alter_table {
+                    return Err(SqlError::new(
+                        4920,
+                        16,
+                        1,
+                        format!("ALTER TABLE failed because trigger '{n}' on table '{}' does not exist.", parent.name),
+                    ));
+                }
                 return Err(SqlError::new(
                     3701,
                     11,

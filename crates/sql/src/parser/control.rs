@@ -57,8 +57,15 @@ impl<'a> Parser<'a> {
         }
         self.expect_word("CURSOR")?;
         let mut options = Vec::new();
+        let options_at = self.pos;
         while self.is_bare_word() && !self.is_word("FOR") {
             options.push(self.take_word_upper()?);
+        }
+        if !iso_options.is_empty() && !options.is_empty() {
+            let mut e = self.error_at(options_at);
+            e.number = 1049;
+            e.message = "Mixing old and new syntax to specify cursor options is not allowed.".into();
+            return Err(e);
         }
         self.expect_word("FOR")?;
         let query = self.parse_query()?;

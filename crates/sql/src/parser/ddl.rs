@@ -991,7 +991,7 @@ impl<'a> Parser<'a> {
                 let reference = self.parse_reference()?;
                 ColumnOption::References { name: constraint_name.clone(), reference }
             } else if constraint_name.is_some() {
-                return Err(self.error());
+                return Err(self.constraint_syntax("COLUMN"));
             } else if self.is_word("NULL") {
                 self.advance();
                 ColumnOption::Null
@@ -1040,6 +1040,14 @@ impl<'a> Parser<'a> {
             };
             col.options.push(opt);
         }
+    }
+
+    /// 142: CONSTRAINT name with no constraint after it (`kind` is TABLE or COLUMN).
+    fn constraint_syntax(&self, kind: &str) -> types::SqlError {
+        let mut e = self.error();
+        e.number = 142;
+        e.message = format!("Incorrect syntax for definition of the '{kind}' constraint.");
+        e
     }
 
     fn parse_not_for_replication(&mut self) -> bool {
@@ -1133,6 +1141,8 @@ impl<'a> Parser<'a> {
             self.expect_word("FOR")?;
             let column = self.parse_ident()?;
             ConstraintKind::Default { expr, column }
+        } else if name.is_some() {
+            return Err(self.constraint_syntax("TABLE"));
         } else {
             return Err(self.error());
         };
@@ -1148,9 +1158,17 @@ impl<'a> Parser<'a> {
             None
         };
         let action = if self.eat_word("ADD") {
-            let mut elements = vec![self.parse_table_element()?];
+            // ALTER TABLE also takes an unnamed `DEFAULT expr FOR column`.
+            let element = |p: &mut Self| {
+                if p.is_word("DEFAULT") {
+                    Ok(TableElement::Constraint(p.parse_table_constraint()?))
+                } else {
+                    p.parse_table_element()
+                }
+            };
+            let mut elements = vec![element(self)?];
             while self.eat(&TokenKind::Comma) {
-                elements.push(self.parse_table_element()?);
+                elements.push(element(self)?);
             }
             AlterTableAction::Add { with_check, elements }
         } else if self.is_any_word(&["CHECK", "NOCHECK"]) && self.is_word_at(1, "CONSTRAINT") {

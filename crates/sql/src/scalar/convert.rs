@@ -933,6 +933,21 @@ fn restyle_hijri(s: &str) -> Option<String> {
     Some(format!("{}{rest}", types::format::format_date(days)))
 }
 
+/// The date and time styles CONVERT knows (see the module doc).
+fn is_date_style(st: i32) -> bool {
+    matches!(st, 0..=14 | 20..=25 | 100..=114 | 120 | 121 | 126 | 127 | 130 | 131)
+}
+
+/// Msg 9809: a style CONVERT has, but not for this pair of types.
+fn style_not_supported(st: i32, source: &str, to: &SqlType) -> SqlError {
+    SqlError::new(
+        9809,
+        16,
+        1,
+        format!("The style {st} is not supported for conversions from {source} to {}.", to.name()),
+    )
+}
+
 fn from_string(s: &str, from: &SqlType, to: &SqlType, style: Option<i32>) -> Result<Value, SqlError> {
     let source = if from.is_unicode() { "nvarchar" } else { "varchar" };
     match cat(to) {
@@ -943,14 +958,12 @@ fn from_string(s: &str, from: &SqlType, to: &SqlType, style: Option<i32>) -> Res
                     types::parse::parse_hex_binary(s, st == 1).map_err(|_| error_converting(source, to.name()))?;
                 Ok(fit_binary(bytes, to, false))
             }
-            st => Err(SqlError::new(
-                9809,
-                16,
-                1,
-                format!("Style {st} is not supported for conversions from {source} to {}.", to.name()),
-            )),
+            st => Err(style_not_supported(st, source, to)),
         },
         Cat::Date | Cat::Time | Cat::Legacy | Cat::Modern => {
+            if let Some(st) = style.filter(|st| !is_date_style(*st)) {
+                return Err(style_not_supported(st, source, to));
+            }
             let order = match style {
                 Some(1 | 101 | 10 | 110 | 22) => Some(Order::Mdy),
                 Some(3 | 103 | 4 | 104 | 5 | 105) => Some(Order::Dmy),

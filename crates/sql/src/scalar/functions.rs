@@ -1826,6 +1826,32 @@ pub fn is_volatile(f: Builtin) -> bool {
 }
 
 /// RAISERROR's and FORMATMESSAGE's printf-style formatting: %s, %d, %i, %u, %x, %X, %o, %%, with width.
+/// The first conversion specification RAISERROR does not accept (its types are d, i,
+/// o, s, u, x and X): the text from its `%` through the type character.
+pub fn printf_bad_spec(fmt: &str) -> Option<String> {
+    let mut chars = fmt.char_indices().peekable();
+    while let Some((start, c)) = chars.next() {
+        if c != '%' {
+            continue;
+        }
+        if chars.peek().map(|p| p.1) == Some('%') {
+            chars.next();
+            continue;
+        }
+        while chars.peek().is_some_and(|&(_, d)| {
+            d.is_ascii_digit() || matches!(d, '-' | '+' | ' ' | '#' | '.' | '*' | 'l' | 'h' | 'I')
+        }) {
+            chars.next();
+        }
+        match chars.next() {
+            Some((_, 'd' | 'i' | 'o' | 's' | 'u' | 'x' | 'X')) => {}
+            Some((end, k)) => return Some(fmt[start..end + k.len_utf8()].to_string()),
+            None => return Some(fmt[start..].to_string()),
+        }
+    }
+    None
+}
+
 pub fn printf_message(fmt: &str, args: &[(Value, SqlType)]) -> String {
     let mut out = String::new();
     let mut chars = fmt.chars().peekable();
