@@ -12,6 +12,7 @@
 //! | `A` + u64 BE HoBT id | u64 LE id of the index's LOB allocation unit | every database |
 //! | `D` + i16 BE database id | a [`DbRecord`] (below) | master |
 //! | `L` + upper-cased login name | a login row (see `login.rs`) | master |
+//! | `S` + i32 BE sequence object id | u32 LE restart count, i128 LE bound: the highest value the sequence may have handed out (see `sql::exec::sequence`) | every database |
 //!
 //! # DbRecord encoding
 //!
@@ -38,6 +39,7 @@ pub const CATALOG_OBJECT_ID: u32 = 34;
 
 pub const KEY_LOB_UNIT: u8 = b'A';
 pub const KEY_DATABASE: u8 = b'D';
+pub const KEY_SEQUENCE: u8 = b'S';
 pub const KEY_LOGIN: u8 = b'L';
 
 /// The record version without a collation (the default one), and with one.
@@ -280,6 +282,12 @@ impl Rd<'_> {
 }
 
 /// The system table key of an index's LOB allocation unit.
+pub fn sequence_key(object_id: i32) -> Vec<u8> {
+    let mut k = vec![KEY_SEQUENCE];
+    k.extend_from_slice(&object_id.to_be_bytes());
+    k
+}
+
 pub fn lob_unit_key(hobt: u64) -> Vec<u8> {
     let mut k = vec![KEY_LOB_UNIT];
     k.extend_from_slice(&hobt.to_be_bytes());

@@ -45,7 +45,8 @@ use sql::ast::{AlterDatabase, CreateDatabase};
 use sql::catalog::SharedCatalog;
 use sql::host::{
     CommitGate, DataAccess, DatabaseInfo, DbId, DeferredCommit, Diagnostics, FileInfo, HostError, HostResult, IndexRef,
-    InstanceAdmin, Isolation, KeyRow, LockHints, Logins, RowDecoder, StoredBatch, StoredColumn, Transactions,
+    InstanceAdmin, Isolation, KeyRow, LockHints, Logins, RowDecoder, Sequences, StoredBatch, StoredColumn,
+    Transactions,
 };
 use storage::btree::{BTree, BTreeOptions};
 use storage::record::LobPointer;
@@ -997,6 +998,43 @@ impl InstanceAdmin for EngineHost {
     }
     fn check_database(&mut self, db: DbId) -> HostResult<Vec<String>> {
         Ok(self.inst.check_database(db)?)
+    }
+}
+
+impl Sequences for EngineHost {
+    fn sequence_bound(&mut self, db: DbId, object_id: i32) -> HostResult<Option<(u32, i128)>> {
+        let h = self.inst.db(db)?;
+        let Some(v) = h.system.get(&crate::directory::sequence_key(object_id)).map_err(EngineError::from)? else {
+            return Ok(None);
+        };
+        let restarts = v.get(..4).and_then(|b| b.try_into().ok()).map(u32::from_le_bytes);
+        let bound = v.get(4..20).and_then(|b| b.try_into().ok()).map(i128::from_le_bytes);
+        match (restarts, bound) {
+            (Some(r), Some(b)) => Ok(Some((r, b))),
+            _ => Err(EngineError::CorruptSystemTable {
+                db,
+                detail: format!("the bound of sequence object {object_id} is damaged"),
+            }
+            .into()),
+        }
+    }
+    fn set_sequence_bound(&mut self, db: DbId, object_id: i32, restarts: u32, bound: i128) -> HostResult<()> {
+        let h = self.inst.db(db)?;
+        check_writable(&h)?;
+        let key = crate::directory::sequence_key(object_id);
+        let mut value = restarts.to_le_bytes().to_vec();
+        value.extend_from_slice(&bound.to_le_bytes());
+        // A transaction of its own, committed at once: the session's rollback must not
+        // give values back.
+        let t = h.txn.begin("sequence bound", SYSTEM_SPID).map_err(EngineError::from)?;
+        {
+            let _scope = t.enter();
+            if !h.system.update(&key, &value).map_err(EngineError::from)? {
+                h.system.insert(&key, &value).map_err(EngineError::from)?;
+            }
+        }
+        t.commit(false).map_err(EngineError::from)?;
+        Ok(())
     }
 }
 

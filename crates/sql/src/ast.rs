@@ -68,7 +68,7 @@ pub fn is_regular_identifier(s: &str) -> bool {
 
 /// A multi-part name `server.database.schema.object` (1 to 4 parts, rightmost is the
 /// object). An omitted part (`tempdb..t`) is an empty identifier.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default)]
 pub struct ObjectName {
     pub parts: Vec<Ident>,
 }
@@ -329,6 +329,12 @@ pub enum StatementKind {
     },
     Shutdown {
         nowait: bool,
+    },
+
+    /// CREATE SEQUENCE (`alter` false) or ALTER SEQUENCE (`alter` true).
+    Sequence {
+        alter: bool,
+        def: Box<SequenceDef>,
     },
 
     /// A statement recognised and delimited but not modelled: `keyword` names it (e.g.
@@ -1627,6 +1633,34 @@ pub enum FunctionBody {
 // ---------------------------------------------------------------------------------------
 // Variables, SET, control flow, EXEC
 // ---------------------------------------------------------------------------------------
+
+/// The options of CREATE / ALTER SEQUENCE as written (None: not given). Values are
+/// signed numeric constants.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SequenceDef {
+    pub name: ObjectName,
+    /// AS type (CREATE only).
+    pub data_type: Option<DataType>,
+    /// START WITH (CREATE only).
+    pub start: Option<Expr>,
+    /// RESTART [WITH n] (ALTER only): Some(None) restarts at the start value.
+    pub restart: Option<Option<Expr>>,
+    pub increment: Option<Expr>,
+    /// MINVALUE n, or NO MINVALUE (Some(None)).
+    pub min: Option<Option<Expr>>,
+    pub max: Option<Option<Expr>>,
+    pub cycle: Option<bool>,
+    pub cache: Option<SequenceCache>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum SequenceCache {
+    /// CACHE without a size: the server picks it.
+    Default,
+    Size(Expr),
+    /// NO CACHE.
+    None,
+}
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Declaration {

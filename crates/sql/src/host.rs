@@ -469,9 +469,19 @@ pub trait Logins {
 }
 
 /// Everything the executor asks of its host for one session.
-pub trait Host: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins {}
+/// Sequence objects' values (see `exec::sequence`): persisted outside the session's
+/// transaction, committed at once, since SQL Server never gives a value back on rollback.
+pub trait Sequences {
+    /// The bound a sequence persisted last (the highest value it may have handed out)
+    /// and the restart count it was persisted under; None if it has none.
+    fn sequence_bound(&mut self, db: DbId, object_id: i32) -> HostResult<Option<(u32, i128)>>;
+    /// Persists a sequence's bound, in a transaction of its own committed at once.
+    fn set_sequence_bound(&mut self, db: DbId, object_id: i32, restarts: u32, bound: i128) -> HostResult<()>;
+}
 
-impl<T: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins + ?Sized> Host for T {}
+pub trait Host: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins + Sequences {}
+
+impl<T: DataAccess + Transactions + InstanceAdmin + Diagnostics + Logins + Sequences + ?Sized> Host for T {}
 
 /// A server login as the catalog views see it.
 #[derive(Debug, Clone, PartialEq)]

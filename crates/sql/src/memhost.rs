@@ -41,6 +41,8 @@ pub struct MemHost {
     undo: Vec<Undo>,
     in_txn: bool,
     spid: i32,
+    /// Sequence bounds (see [`Sequences`]): kept as long as the host.
+    sequence_bounds: HashMap<(DbId, i32), (u32, i128)>,
 }
 
 impl Default for MemHost {
@@ -59,6 +61,7 @@ impl MemHost {
             undo: Vec::new(),
             in_txn: false,
             spid: 51,
+            sequence_bounds: HashMap::new(),
         };
         for (id, name) in [(1, "master"), (2, "tempdb"), (3, "model"), (4, "msdb")] {
             h.add_database(id, name);
@@ -359,6 +362,16 @@ impl InstanceAdmin for MemHost {
 }
 
 impl Diagnostics for MemHost {}
+
+impl Sequences for MemHost {
+    fn sequence_bound(&mut self, db: DbId, object_id: i32) -> HostResult<Option<(u32, i128)>> {
+        Ok(self.sequence_bounds.get(&(db, object_id)).copied())
+    }
+    fn set_sequence_bound(&mut self, db: DbId, object_id: i32, restarts: u32, bound: i128) -> HostResult<()> {
+        self.sequence_bounds.insert((db, object_id), (restarts, bound));
+        Ok(())
+    }
+}
 
 impl Logins for MemHost {
     fn session_id(&self) -> i32 {

@@ -1008,6 +1008,41 @@ impl Printer {
                 self.w(format_args!("DROP {what} {}{}", if *if_exists { "IF EXISTS " } else { "" }, comma(names)))
             }
             S::Truncate { table } => self.w(format_args!("TRUNCATE TABLE {table}")),
+            S::Sequence { alter, def } => {
+                self.w(format_args!("{} SEQUENCE {}", if *alter { "ALTER" } else { "CREATE" }, def.name))?;
+                if let Some(t) = &def.data_type {
+                    self.w(format_args!(" AS {t}"))?;
+                }
+                if let Some(v) = &def.start {
+                    self.w(format_args!(" START WITH {v}"))?;
+                }
+                match &def.restart {
+                    Some(Some(v)) => self.w(format_args!(" RESTART WITH {v}"))?,
+                    Some(None) => self.w(format_args!(" RESTART"))?,
+                    None => {}
+                }
+                if let Some(v) = &def.increment {
+                    self.w(format_args!(" INCREMENT BY {v}"))?;
+                }
+                for (word, bound) in [("MINVALUE", &def.min), ("MAXVALUE", &def.max)] {
+                    match bound {
+                        Some(Some(v)) => self.w(format_args!(" {word} {v}"))?,
+                        Some(None) => self.w(format_args!(" NO {word}"))?,
+                        None => {}
+                    }
+                }
+                match def.cycle {
+                    Some(true) => self.w(format_args!(" CYCLE"))?,
+                    Some(false) => self.w(format_args!(" NO CYCLE"))?,
+                    None => {}
+                }
+                match &def.cache {
+                    Some(SequenceCache::Default) => self.w(format_args!(" CACHE")),
+                    Some(SequenceCache::Size(v)) => self.w(format_args!(" CACHE {v}")),
+                    Some(SequenceCache::None) => self.w(format_args!(" NO CACHE")),
+                    None => Ok(()),
+                }
+            }
             S::Declare(decls) => self.declare(decls),
             S::SetVariable { name, op, value } => self.w(format_args!("SET {name} {op} {}", scalar(value))),
             S::SetCursor { name, definition } => {

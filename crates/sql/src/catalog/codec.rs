@@ -49,10 +49,15 @@
 //! # Object row
 //!
 //! `u8` version (1), `u8` kind (1 table, 2 view, 3 procedure, 4 scalar function,
-//! 5 inline table-valued function, 6 multi-statement table-valued function, 7 DML trigger), `i32` object id, `i32` schema id, `str` name, `value`
+//! 5 inline table-valued function, 6 multi-statement table-valued function, 7 DML trigger,
+//! 8 sequence), `i32` object id, `i32` schema id, `str` name, `value`
 //! create_date, `value` modify_date, then the body:
 //!
 //! - modules (kinds 2-6): `str` definition.
+//! - sequences (kind 8): `type`, `i128` start, `i128` increment, `i128` minimum, `i128`
+//!   maximum, `bool` cycle, `u8` cache (0 NO CACHE, 1 CACHE of the server's size, 2
+//!   CACHE n followed by `i32` n), `u32` restart count (ALTER SEQUENCE ... RESTART adds
+//!   one; the values handed out are in the host's system table, see `sql::sequence`).
 //! - DML triggers (kind 7): `str` definition, `i32` parent table or view id, `u8` flags
 //!   (bit 0 INSERT, bit 1 UPDATE, bit 2 DELETE, bit 3 INSTEAD OF, bit 4 disabled, bit 5
 //!   NOT FOR REPLICATION; other bits must be 0).
@@ -85,8 +90,8 @@ use types::{Length, SqlError, SqlType, Value};
 
 use super::{
     corrupt_catalog, CheckConstraint, Column, ComputedColumn, DefaultConstraint, ForeignKey, Identity, Index,
-    IndexKind, Module, Object, ObjectBody, PermissionEntry, Principal, PrincipalKind, ReferentialAction, Schema, Table,
-    Trigger, UserType,
+    IndexKind, Module, Object, ObjectBody, PermissionEntry, Principal, PrincipalKind, ReferentialAction, Schema,
+    Sequence, Table, Trigger, UserType,
 };
 
 /// The format version written by this code.
@@ -101,6 +106,7 @@ const KIND_SCALAR_FUNCTION: u8 = 4;
 const KIND_INLINE_FUNCTION: u8 = 5;
 const KIND_TABLE_FUNCTION: u8 = 6;
 const KIND_TRIGGER: u8 = 7;
+const KIND_SEQUENCE: u8 = 8;
 
 const TRG_INSERT: u8 = 1;
 const TRG_UPDATE: u8 = 2;
@@ -383,6 +389,7 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
         ObjectBody::InlineFunction(_) => KIND_INLINE_FUNCTION,
         ObjectBody::TableFunction(_) => KIND_TABLE_FUNCTION,
         ObjectBody::Trigger(_) => KIND_TRIGGER,
+        ObjectBody::Sequence(_) => KIND_SEQUENCE,
     };
     w.u8(kind);
     w.i32(object.id);
@@ -412,6 +419,22 @@ pub fn encode_object(object: &Object) -> Vec<u8> {
             .filter(|(on, _)| *on)
             .fold(0u8, |f, (_, bit)| f | bit);
             w.u8(flags);
+        }
+        ObjectBody::Sequence(q) => {
+            w.sql_type(&q.ty);
+            for v in [q.start, q.increment, q.minimum, q.maximum] {
+                w.i128(v);
+            }
+            w.bool(q.cycle);
+            match q.cache {
+                None => w.u8(0),
+                Some(None) => w.u8(1),
+                Some(Some(n)) => {
+                    w.u8(2);
+                    w.i32(n);
+                }
+            }
+            w.u32(q.restarts);
         }
     }
     w.out
@@ -732,6 +755,19 @@ impl<'a> Reader<'a> {
                     disabled: flags & TRG_DISABLED != 0,
                     not_for_replication: flags & TRG_NOT_FOR_REPLICATION != 0,
                 })
+            }
+            KIND_SEQUENCE => {
+                let ty = self.sql_type()?;
+                let (start, increment, minimum, maximum) = (self.i128()?, self.i128()?, self.i128()?, self.i128()?);
+                let cycle = self.bool()?;
+                let cache = match self.u8()? {
+                    0 => None,
+                    1 => Some(None),
+                    2 => Some(Some(self.i32()?)),
+                    _ => return None,
+                };
+                let restarts = self.u32()?;
+                ObjectBody::Sequence(Sequence { ty, start, increment, minimum, maximum, cycle, cache, restarts })
             }
             _ => return None,
         };
@@ -1065,6 +1101,19 @@ mod tests {
                 disabled: f & 16 != 0,
                 not_for_replication: f & 32 != 0,
             })),
+            (any::<[i128; 4]>(), any::<bool>(), proptest::option::of(proptest::option::of(1i32..)), any::<u32>())
+                .prop_map(|([start, increment, minimum, maximum], cycle, cache, restarts)| {
+                    ObjectBody::Sequence(Sequence {
+                        ty: SqlType::BigInt,
+                        start,
+                        increment,
+                        minimum,
+                        maximum,
+                        cycle,
+                        cache,
+                        restarts,
+                    })
+                }),
         ];
         (any::<i32>(), any::<i32>(), name(), date(), date(), body).prop_map(
             |(id, schema_id, name, create_date, modify_date, body)| Object {

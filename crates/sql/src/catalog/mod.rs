@@ -203,6 +203,26 @@ pub enum ObjectBody {
     TableFunction(Module),
     /// A DML trigger (TR): a module with its parent table or view.
     Trigger(Trigger),
+    /// A sequence object (SO).
+    Sequence(Sequence),
+}
+
+/// A sequence object's definition (sys.sequences). The values it hands out are not
+/// catalog data: see `crate::sequence`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Sequence {
+    /// tinyint, smallint, int, bigint, or decimal/numeric with scale 0.
+    pub ty: SqlType,
+    pub start: i128,
+    pub increment: i128,
+    pub minimum: i128,
+    pub maximum: i128,
+    pub cycle: bool,
+    /// None: NO CACHE; Some(None): CACHE of the server's size; Some(Some(n)): CACHE n.
+    pub cache: Option<Option<i32>>,
+    /// How many times ALTER SEQUENCE ... RESTART ran: values handed out under an older
+    /// count belong to a previous life of the sequence.
+    pub restarts: u32,
 }
 
 /// A DML trigger: its text, and what the executor needs without parsing it.
@@ -230,6 +250,7 @@ impl ObjectBody {
             ObjectBody::InlineFunction(_) => "IF",
             ObjectBody::TableFunction(_) => "TF",
             ObjectBody::Trigger(_) => "TR",
+            ObjectBody::Sequence(_) => "SO",
         }
     }
 
@@ -242,13 +263,14 @@ impl ObjectBody {
             ObjectBody::InlineFunction(_) => "SQL_INLINE_TABLE_VALUED_FUNCTION",
             ObjectBody::TableFunction(_) => "SQL_TABLE_VALUED_FUNCTION",
             ObjectBody::Trigger(_) => "SQL_TRIGGER",
+            ObjectBody::Sequence(_) => "SEQUENCE_OBJECT",
         }
     }
 
     /// The module text of a view, procedure or function.
     pub fn module(&self) -> Option<&Module> {
         match self {
-            ObjectBody::Table(_) => None,
+            ObjectBody::Table(_) | ObjectBody::Sequence(_) => None,
             ObjectBody::View(m)
             | ObjectBody::Procedure(m)
             | ObjectBody::ScalarFunction(m)
@@ -551,10 +573,24 @@ pub struct SharedCatalog {
     pub version: std::sync::atomic::AtomicU64,
     /// ALTER DATABASE SET RECURSIVE_TRIGGERS (kept in memory only: OFF after a restart).
     pub recursive_triggers: std::sync::atomic::AtomicBool,
+    /// Sequences' values, by object id (see `exec::sequence`).
+    pub sequences: parking_lot::Mutex<std::collections::HashMap<i32, SequenceState>>,
     /// The database collation (the host keeps it with the database and sets it here at
     /// open and on ALTER DATABASE ... COLLATE): the collation of new character columns
     /// and of literals and variables in batches run in the database.
     pub collation: parking_lot::RwLock<types::Collation>,
+}
+
+/// What a sequence has handed out, as loaded from and persisted to the host's bound
+/// (see `exec::sequence`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct SequenceState {
+    /// The catalog's restart count this state belongs to.
+    pub restarts: u32,
+    /// The last value handed out; None before the first (the next is the start value).
+    pub last: Option<i128>,
+    /// The bound persisted: values up to it may be handed out without writing again.
+    pub bound: Option<i128>,
 }
 
 /// In-memory counters of one table.
@@ -575,6 +611,7 @@ impl SharedCatalog {
             counters: Default::default(),
             version: Default::default(),
             recursive_triggers: Default::default(),
+            sequences: Default::default(),
             collation: Default::default(),
         }
     }

@@ -50,7 +50,9 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
     let mut cx = Cx::new(host, state, sink);
     cx.source = Arc::from(text);
     cx.literals = literals;
-    if let Some(e) = compile_check(&mut cx, &batch.statements) {
+    let compile_error =
+        super::compile::check_body(&batch.statements, &[]).or_else(|| compile_check(&mut cx, &batch.statements));
+    if let Some(e) = compile_error {
         // Nothing of the batch runs, as when SQL Server fails to compile it.
         report(&mut cx, &e);
     } else {

@@ -554,6 +554,7 @@ pub fn rows(v: CatalogView, db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError>
         Partitions => return partitions(db, cx),
         AllocationUnits => return allocation_units(db, cx),
         Configurations => return Ok(configurations(cx)),
+        Sequences => return sequences(db, cx),
         _ => {}
     }
     let cat = cx.catalog(db)?;
@@ -1228,6 +1229,45 @@ const CONFIGURATIONS: &[ConfigOption] = &[
 
 /// sys.configurations: every option with value = value_in_use (Mesquite has no
 /// sp_configure / RECONFIGURE yet).
+/// sys.sequences: each sequence's definition and the value it handed out last.
+fn sequences(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
+    let objects: Vec<Object> = {
+        let cat = cx.catalog(db)?;
+        let g = cat.inner.read();
+        g.objects.values().filter(|o| matches!(o.body, ObjectBody::Sequence(_))).cloned().collect()
+    };
+    let mut out = Vec::new();
+    for o in objects {
+        let ObjectBody::Sequence(q) = &o.body else { continue };
+        let (current, last_used) = super::sequence::current_values(cx, db, &o);
+        let number = |v: i128| Value::Decimal { value: v, precision: 38, scale: 0 };
+        let (tid, _, precision, scale) = type_info(&q.ty);
+        let exhausted = !q.cycle && last_used != Value::Null && {
+            let (c, by) = (super::sequence::as_i128(&current), q.increment);
+            c.checked_add(by).is_none_or(|n| n < q.minimum || n > q.maximum)
+        };
+        let mut row = super::sysviews::user_object_values(&o);
+        row.extend([
+            number(q.start),
+            number(q.increment),
+            number(q.minimum),
+            number(q.maximum),
+            Value::Bit(q.cycle),
+            Value::Bit(q.cache.is_some()),
+            q.cache.flatten().map(Value::Int).unwrap_or(Value::Null),
+            Value::TinyInt(tid),
+            Value::Int(types::sqltype::user_type_id(&q.ty)),
+            Value::TinyInt(precision),
+            Value::TinyInt(scale),
+            current,
+            Value::Bit(exhausted),
+            last_used,
+        ]);
+        out.push(row);
+    }
+    Ok(out)
+}
+
 fn configurations(cx: &mut Cx) -> Vec<Row> {
     let pool_mb = cx.host.sys_info().map(|i| (i.buffer_pool_kb / 1024).min(i64::from(i32::MAX)) as i32);
     CONFIGURATIONS

@@ -19,6 +19,11 @@ use super::run::*;
 use super::session::*;
 use super::{bulk, catalog_views, cursor, ddl, errors, expr, language, procs, query, security, user_types};
 
+/// Does the current frame (batch, procedure, dynamic SQL) hold a variable of this name?
+fn frame_declares(cx: &mut Cx, name: &str) -> bool {
+    cx.frame().vars.iter().any(|v| v.name.eq_ignore_ascii_case(name))
+}
+
 pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     match &stmt.kind {
         StatementKind::Declare(decls) => {
@@ -28,7 +33,12 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                         if data_type.name.parts.len() == 1
                             && data_type.name.parts[0].value.eq_ignore_ascii_case("CURSOR") =>
                     {
-                        if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
+                        // Reached again (a loop, GOTO back): the batch's compile check
+                        // allowed one declaration, so this is it.
+                        if cx.frame().cursors.has_variable(name) {
+                            continue;
+                        }
+                        if cx.lookup_var(name).is_some() {
                             return Err(errors::variable_declared(name));
                         }
                         if value.is_some() {
@@ -48,8 +58,19 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                             }
                         };
                         errors::check_variable_type(&ty)?;
-                        if cx.lookup_var(name).is_some() || cx.frame().cursors.has_variable(name) {
+                        if cx.frame().cursors.has_variable(name) {
                             return Err(errors::variable_declared(name));
+                        }
+                        // Reached again (a loop, GOTO back): the same variable, given its
+                        // initial value again; without one it keeps its value, as in SQL
+                        // Server, where such a DECLARE is not an executed statement.
+                        if let Some((slot, _)) = cx.lookup_var(name).filter(|_| frame_declares(cx, name)) {
+                            if let Some(e) = value {
+                                let (v, vty) = eval_standalone(cx, e)?;
+                                let v = assign_value(cx, slot, ty, AssignOp::Assign, v, &vty)?;
+                                cx.set_var(slot, v);
+                            }
+                            continue;
                         }
                         cx.frame().vars.push(Var {
                             name: name.clone(),
@@ -66,6 +87,10 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                         }
                     }
                     Declaration::Table { name, elements } => {
+                        // Reached again: the table variable stays, rows and all.
+                        if frame_declares(cx, name) {
+                            continue;
+                        }
                         let t = ddl::create_table_variable(cx, name, elements)?;
                         cx.frame().table_vars.push(t.clone());
                         cx.frame().vars.push(Var {

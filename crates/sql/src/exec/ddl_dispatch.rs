@@ -25,12 +25,23 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             Ok(())
         }
         StatementKind::CreateProcedure(p) => {
+            let params: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
+            if let Some(e) = super::compile::check_body(&p.body, &params) {
+                return Err(e);
+            }
             user_types::check_params(cx, &p.params)?;
             user_types::check_readonly_params(&p.name.name().value, &p.params, &p.body)?;
             create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
         }
         StatementKind::CreateType(ct) => user_types::create_type(cx, ct, stmt),
-        StatementKind::CreateTrigger(t) => trigger::create_trigger(cx, t, stmt),
+        StatementKind::Sequence { alter: false, def } => super::sequence::create(cx, def),
+        StatementKind::Sequence { alter: true, def } => super::sequence::alter(cx, def),
+        StatementKind::CreateTrigger(t) => {
+            if let Some(e) = super::compile::check_body(&t.body, &[]) {
+                return Err(e);
+            }
+            trigger::create_trigger(cx, t, stmt)
+        }
         StatementKind::EnableTrigger { enable, names, table } => {
             let names: Option<Vec<String>> =
                 names.as_ref().map(|ns| ns.iter().map(|n| n.name().value.clone()).collect());
@@ -45,6 +56,14 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
         }
         StatementKind::CreateFunction(f) => {
+            let params: Vec<&str> = f.params.iter().map(|x| x.name.as_str()).collect();
+            let body = match &f.returns {
+                FunctionBody::Scalar { body, .. } | FunctionBody::MultiStatement { body, .. } => &body[..],
+                FunctionBody::InlineTable { .. } => &[],
+            };
+            if let Some(e) = super::compile::check_body(body, &params) {
+                return Err(e);
+            }
             tvf::check_body(f)?;
             let body: fn(catalog::Module) -> ObjectBody = match f.returns {
                 FunctionBody::Scalar { .. } => ObjectBody::ScalarFunction,
@@ -126,36 +145,38 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
 }
 
 /// The first table whose computed column, default or CHECK constraint calls function
-/// `f` (SQL Server keeps these as dependencies that block DROP FUNCTION: 3729).
-fn function_user(cx: &mut Cx, db: crate::host::DbId, f: &catalog::Object) -> Result<Option<String>, SqlError> {
+/// `f` or draws from sequence `f` (SQL Server keeps these as dependencies that block
+/// DROP FUNCTION and DROP SEQUENCE: 3729). For a default the name is the constraint's.
+fn expression_user(cx: &mut Cx, db: crate::host::DbId, f: &catalog::Object) -> Result<Option<String>, SqlError> {
     let schema = cx.schema_name(db, f.schema_id).unwrap_or_else(|| "dbo".into());
     let cat = cx.catalog(db)?;
     let g = cat.inner.read();
+    let names = |n: &ObjectName, qualified: bool| {
+        (n.parts.len() > 1 || !qualified)
+            && n.name().value.eq_ignore_ascii_case(&f.name)
+            && n.schema().is_none_or(|s| s.value.eq_ignore_ascii_case(&schema))
+    };
     for o in g.objects.values() {
         let Some(t) = o.table() else { continue };
         let texts = t
             .columns
             .iter()
             .flat_map(|c| {
-                c.computed
-                    .as_ref()
-                    .map(|x| x.definition.as_str())
-                    .into_iter()
-                    .chain(c.default.as_ref().map(|d| d.definition.as_str()))
+                let computed = c.computed.as_ref().map(|x| (x.definition.as_str(), o.name.as_str()));
+                computed.into_iter().chain(c.default.as_ref().map(|d| (d.definition.as_str(), d.name.as_str())))
             })
-            .chain(t.checks.iter().map(|c| c.definition.as_str()));
-        for text in texts {
+            .chain(t.checks.iter().map(|c| (c.definition.as_str(), o.name.as_str())));
+        for (text, user) in texts {
             let Ok(e) = crate::parse_expression(text) else { continue };
-            let mut calls = false;
-            crate::ast::walk_expr(&e, &mut |x| {
-                if let ExprKind::Function(call) = &x.kind {
-                    calls |= call.name.parts.len() > 1
-                        && call.name.name().value.eq_ignore_ascii_case(&f.name)
-                        && call.name.schema().is_some_and(|s| s.value.eq_ignore_ascii_case(&schema));
-                }
+            let mut uses = false;
+            crate::ast::walk_expr(&e, &mut |x| match &x.kind {
+                // A scalar function is always called with its schema.
+                ExprKind::Function(call) if f.body.is_function() => uses |= names(&call.name, true),
+                ExprKind::NextValueFor(n) if !f.body.is_function() => uses |= names(n, false),
+                _ => {}
             });
-            if calls {
-                return Ok(Some(o.name.clone()));
+            if uses {
+                return Ok(Some(user.to_string()));
             }
         }
     }
@@ -173,6 +194,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
         DropKind::Function => "function",
         DropKind::Schema => "schema",
         DropKind::Trigger => "trigger",
+        DropKind::Sequence => "sequence",
         _ => return Err(errors::not_supported("This DROP")),
     };
     if kind == DropKind::Schema {
@@ -204,6 +226,7 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
             | (DropKind::View, ObjectBody::View(_))
             | (DropKind::Procedure, ObjectBody::Procedure(_))
             | (DropKind::Trigger, ObjectBody::Trigger(_))
+            | (DropKind::Sequence, ObjectBody::Sequence(_))
     ) || (kind == DropKind::Function && o.body.is_function());
     if !matches_kind {
         return Err(SqlError::new(
@@ -220,15 +243,16 @@ fn drop_object(cx: &mut Cx, kind: DropKind, name: &ObjectName, if_exists: bool) 
             ),
         ));
     }
-    if o.body.is_function() {
-        if let Some(user) = function_user(cx, db, &o)? {
+    if o.body.is_function() || matches!(o.body, ObjectBody::Sequence(_)) {
+        if let Some(user) = expression_user(cx, db, &o)? {
             let schema = cx.schema_name(db, o.schema_id).unwrap_or_else(|| "dbo".into());
             return Err(SqlError::new(
                 3729,
                 16,
                 1,
                 format!(
-                    "Cannot DROP FUNCTION '{schema}.{}' because it is being referenced by object '{user}'.",
+                    "Cannot DROP {} '{schema}.{}' because it is being referenced by object '{user}'.",
+                    kind_name.to_ascii_uppercase(),
                     o.name
                 ),
             ));

@@ -141,6 +141,12 @@ pub enum BExpr {
         args: Vec<BExpr>,
         ty: SqlType,
     },
+    /// NEXT VALUE FOR a sequence: the next value, drawn when evaluated.
+    NextValue {
+        db: i16,
+        object_id: i32,
+        ty: SqlType,
+    },
     /// A scalar user-defined function call.
     Udf {
         db: i16,
@@ -186,6 +192,7 @@ impl BExpr {
             | BExpr::Subquery(_, t)
             | BExpr::AtTimeZone(_, _, t)
             | BExpr::Udf { ty: t, .. }
+            | BExpr::NextValue { ty: t, .. }
             | BExpr::Xml { ty: t, .. }
             | BExpr::CatalogFn { ty: t, .. } => *t,
             BExpr::Convert { to, .. } => *to,
@@ -278,6 +285,7 @@ impl BExpr {
             | BExpr::Quantified { .. }
             | BExpr::Sys(..)
             | BExpr::Udf { .. }
+            | BExpr::NextValue { .. }
             | BExpr::CatalogFn { .. } => ok = false,
             BExpr::Func { f, .. } if functions::is_volatile(*f) => ok = false,
             _ => {}
@@ -300,6 +308,7 @@ impl BExpr {
                     | BExpr::Quantified { .. }
                     | BExpr::Sys(..)
                     | BExpr::Udf { .. }
+                    | BExpr::NextValue { .. }
                     | BExpr::CatalogFn { .. }
                     | BExpr::Xml { .. }
             ) {
@@ -680,6 +689,7 @@ impl BExpr {
                 let _ = ty;
                 at_time_zone(&v, &a.ty(), &zone)?
             }
+            BExpr::NextValue { db, object_id, .. } => super::sequence::next_value(cx, *db, *object_id)?,
             BExpr::Udf { db, object_id, args, ty } => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

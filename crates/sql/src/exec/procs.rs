@@ -446,22 +446,27 @@ pub(crate) fn not_yet(name: &str) -> SqlError {
 /// The @handle OUTPUT parameter of sp_prepare/sp_prepexec: a RETURNVALUE for an RPC,
 /// the caller's variable for EXEC.
 fn return_handle(cx: &mut Cx, args: &[ArgValue], h: i32) {
-    match args.first().and_then(|a| a.output.as_ref()) {
+    if let Some(a) = args.first() {
+        let _ = write_output(cx, a, "@handle", SqlType::Int, Value::Int(h));
+    }
+}
+
+/// Writes a system procedure's OUTPUT parameter `name`: a RETURNVALUE for an RPC, the
+/// caller's variable (converted to its type) for EXEC; nothing when not passed OUTPUT.
+pub(crate) fn write_output(cx: &mut Cx, arg: &ArgValue, name: &str, ty: SqlType, value: Value) -> Result<(), SqlError> {
+    match &arg.output {
         Some(OutputTarget::Rpc(o)) => {
-            cx.rpc_outputs.push(ReturnValue {
-                name: "@handle".into(),
-                ordinal: *o,
-                ty: SqlType::Int,
-                value: Value::Int(h),
-            });
+            cx.rpc_outputs.push(ReturnValue { name: name.into(), ordinal: *o, ty, value });
         }
         Some(OutputTarget::Variable(v)) => {
-            if let Some((slot, _)) = cx.lookup_var(v) {
-                cx.set_var(slot, Value::Int(h));
+            if let Some((slot, vty)) = cx.lookup_var(v) {
+                let value = super::run::assign_value(cx, slot, vty, AssignOp::Assign, value, &ty)?;
+                cx.set_var(slot, value);
             }
         }
         None => {}
     }
+    Ok(())
 }
 
 /// Runs a prepared statement through sp_executesql with the call's remaining arguments.
@@ -518,6 +523,10 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     }
     crate::stack::check()?;
     let batch = crate::parse_batch(text)?;
+    let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
+    if let Some(e) = super::compile::check_body(&batch.statements, &names) {
+        return Err(e);
+    }
     let frame = Frame { vars, ..Default::default() };
     cx.frames.push(frame);
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
@@ -699,14 +708,16 @@ pub fn raiserror(cx: &mut Cx, r: &Raiserror, line: u32) -> Result<Flow, SqlError
         vals.push(eval_standalone(cx, a)?);
     }
     let (number, text) = match &m {
-        Value::Int(n) if *n < 13000 || *n == 50000 => return Err(SqlError::new(
-            2732,
-            16,
-            1,
-            format!(
+        Value::Int(n) if *n < 13000 || *n == 50000 => {
+            return Err(SqlError::new(
+                2732,
+                16,
+                1,
+                format!(
                 "Error number {n} is invalid. The number must be from 13000 through 2147483647 and it cannot be 50000."
             ),
-        )),
+            ))
+        }
         // No user-defined messages (sp_addmessage) exist: SQL Server's 18054 for a number
         // sys.messages lacks.
         Value::Int(n) => {

@@ -202,6 +202,8 @@ pub fn check_ddl(cx: &mut Cx, kind: &StatementKind) -> Result<(), SqlError> {
         StatementKind::CreateProcedure(p) => create("CREATE PROCEDURE", Some(&p.name), cx),
         StatementKind::CreateFunction(f) => create("CREATE FUNCTION", Some(&f.name), cx),
         StatementKind::CreateSchema { .. } => create("CREATE SCHEMA", None, cx),
+        StatementKind::Sequence { alter: false, def } => create("CREATE SEQUENCE", Some(&def.name), cx),
+        StatementKind::Sequence { alter: true, def } => alter(&def.name, cx),
         StatementKind::CreateIndex(ci) => alter(&ci.table, cx),
         StatementKind::CreateTrigger(t) => alter(&t.table, cx),
         StatementKind::EnableTrigger { table, .. } => alter(table, cx),

@@ -118,7 +118,9 @@ pub fn props(k: &StatementKind) -> StatementProps {
         S::CreateView(_) => const { data(c::CREATE_VIEW, cmd("CREATE VIEW")) },
         S::CreateFunction(_) => const { data(c::CREATE_FUNCTION, cmd("CREATE FUNCTION")) },
         S::CreateSchema { .. } => const { data(c::CREATE_SCHEMA, None) },
-        S::CreateTrigger(_) | S::EnableTrigger { .. } | S::CreateType(_) => const { data(0, None) },
+        S::CreateTrigger(_) | S::EnableTrigger { .. } | S::CreateType(_) | S::Sequence { .. } => {
+            const { data(0, None) }
+        }
         S::Truncate { .. } => const { data(0, cmd("TRUNCATE TABLE")) },
         S::Drop { kind: DropKind::Database, .. } => other(c::DROP_DATABASE, const { cmd("DROP DATABASE") }),
         S::Drop { kind: DropKind::Login, .. } => other(0, const { cmd("DROP TABLE") }),

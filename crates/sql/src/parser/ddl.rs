@@ -38,6 +38,9 @@ impl<'a> Parser<'a> {
         if self.eat_word("TABLE") {
             return self.parse_create_table();
         }
+        if self.eat_word("SEQUENCE") {
+            return self.parse_sequence(false);
+        }
         if self.is_any_word(&["UNIQUE", "CLUSTERED", "NONCLUSTERED", "INDEX", "COLUMNSTORE"]) {
             return self.parse_create_index();
         }
@@ -88,6 +91,9 @@ impl<'a> Parser<'a> {
         }
         if self.eat_word("INDEX") {
             return self.parse_alter_index();
+        }
+        if self.eat_word("SEQUENCE") {
+            return self.parse_sequence(true);
         }
         if self.eat_word("LOGIN") {
             return self.parse_alter_login();
@@ -184,6 +190,120 @@ impl<'a> Parser<'a> {
         } else {
             false
         }
+    }
+
+    /// CREATE / ALTER SEQUENCE name [options], after the keyword SEQUENCE: the options in
+    /// any order, each once (11712); START WITH and AS only in CREATE (11710, 11711),
+    /// RESTART only in ALTER (11709), ALTER with at least one (11715).
+    fn parse_sequence(&mut self, alter: bool) -> PResult<StatementKind> {
+        let mut def = SequenceDef { name: self.parse_object_name()?, ..Default::default() };
+        let mut seen: Vec<&'static str> = Vec::new();
+        let sequence_error = |p: &Self, number: i32, message: String| {
+            let mut e = p.error();
+            e.number = number;
+            e.message = message;
+            e
+        };
+        loop {
+            let arg: &'static str = if self.is_word("AS") {
+                "AS"
+            } else if self.is_word("START") && self.is_word_at(1, "WITH") {
+                "START WITH"
+            } else if self.is_word("RESTART") {
+                "RESTART"
+            } else if self.is_word("INCREMENT") && self.is_word_at(1, "BY") {
+                "INCREMENT BY"
+            } else if self.is_word("MINVALUE") || (self.is_word("NO") && self.is_word_at(1, "MINVALUE")) {
+                "MINVALUE"
+            } else if self.is_word("MAXVALUE") || (self.is_word("NO") && self.is_word_at(1, "MAXVALUE")) {
+                "MAXVALUE"
+            } else if self.is_word("CYCLE") || (self.is_word("NO") && self.is_word_at(1, "CYCLE")) {
+                "CYCLE"
+            } else if self.is_word("CACHE") || (self.is_word("NO") && self.is_word_at(1, "CACHE")) {
+                "CACHE"
+            } else {
+                break;
+            };
+            match arg {
+                "AS" if alter => {
+                    return Err(sequence_error(
+                        self,
+                        11711,
+                        "Argument 'AS' cannot be used in an ALTER SEQUENCE statement.".into(),
+                    ))
+                }
+                "START WITH" if alter => {
+                    return Err(sequence_error(
+                        self,
+                        11710,
+                        "Argument 'START WITH' cannot be used in an ALTER SEQUENCE statement.".into(),
+                    ))
+                }
+                "RESTART" if !alter => {
+                    return Err(sequence_error(
+                        self,
+                        11709,
+                        "The 'RESTART WITH' argument cannot be used in a CREATE SEQUENCE statement.".into(),
+                    ))
+                }
+                _ => {}
+            }
+            if seen.contains(&arg) {
+                return Err(sequence_error(
+                    self,
+                    11712,
+                    format!("Argument '{arg}' can not be specified more than once."),
+                ));
+            }
+            seen.push(arg);
+            let no = self.eat_word("NO");
+            match arg {
+                "AS" => {
+                    self.advance();
+                    def.data_type = Some(self.parse_data_type()?);
+                }
+                "START WITH" => {
+                    self.advance();
+                    self.advance();
+                    def.start = Some(self.parse_simple_value()?);
+                }
+                "RESTART" => {
+                    self.advance();
+                    def.restart = Some(if self.eat_word("WITH") { Some(self.parse_simple_value()?) } else { None });
+                }
+                "INCREMENT BY" => {
+                    self.advance();
+                    self.advance();
+                    def.increment = Some(self.parse_simple_value()?);
+                }
+                "MINVALUE" => {
+                    self.advance();
+                    def.min = Some(if no { None } else { Some(self.parse_simple_value()?) });
+                }
+                "MAXVALUE" => {
+                    self.advance();
+                    def.max = Some(if no { None } else { Some(self.parse_simple_value()?) });
+                }
+                "CYCLE" => {
+                    self.advance();
+                    def.cycle = Some(!no);
+                }
+                _ => {
+                    self.advance();
+                    def.cache = Some(if no {
+                        SequenceCache::None
+                    } else if self.kind().is_constant() {
+                        SequenceCache::Size(self.parse_simple_value()?)
+                    } else {
+                        SequenceCache::Default
+                    });
+                }
+            }
+        }
+        if alter && seen.is_empty() {
+            return Err(sequence_error(self, 11715, "No properties specified for ALTER SEQUENCE.".into()));
+        }
+        Ok(StatementKind::Sequence { alter, def: Box::new(def) })
     }
 
     /// An unmodelled CREATE/ALTER/DROP: named by its first two words. The object kind is

@@ -51,4 +51,5 @@ pub(super) const OBJECTS: &[SystemObject] = &[
     proc(-192, "sp_who2", P, |_, _, _| Err(procs::not_yet("sp_who2"))),
     proc(-193, "sp_server_info", P, |_, _, _| Err(procs::not_yet("sp_server_info"))),
     proc(-194, "sp_datatype_info", P, |_, _, _| Err(procs::not_yet("sp_datatype_info"))),
+    proc(-197, "sp_sequence_get_range", P, crate::exec::sequence::sp_sequence_get_range),
 ];

@@ -777,7 +777,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                 super::clr::bind_static(self, type_name, method, args, scope)?
             }
             ExprKind::NextValueFor(name) => {
-                return Err(SqlError::new(208, 16, 1, format!("Invalid object name '{}'.", name.name().value)))
+                let (db, object_id, ty) = crate::exec::sequence::resolve(self.cx, name)?;
+                BExpr::NextValue { db, object_id, ty }
             }
         })
     }

@@ -1,0 +1,70 @@
+-- What SQL Server rejects when it compiles a batch or a module, before any statement
+-- runs: a batch with such an error runs nothing, a CREATE of a module fails.
+SET NOCOUNT ON;
+GO
+SELECT 'not run: duplicate label' AS never;
+here:
+here:
+GO
+SELECT 'not run: GOTO to a missing label' AS never;
+GOTO nowhere;
+GO
+SELECT 'not run: variable declared twice' AS never;
+DECLARE @v int;
+IF 1 = 1 BEGIN DECLARE @V varchar(10); END;
+GO
+SELECT 'not run: BREAK outside WHILE' AS never;
+IF 1 = 1 BREAK;
+GO
+BEGIN TRY CONTINUE; END TRY BEGIN CATCH END CATCH;
+GO
+-- Inside a WHILE they are fine, at any depth of IF and BEGIN ... END.
+DECLARE @i int = 0;
+WHILE 1 = 1
+BEGIN
+    SET @i += 1;
+    IF @i < 3 BEGIN CONTINUE; END;
+    IF @i >= 3 BREAK;
+END;
+SELECT @i AS loops;
+GO
+-- A DECLARE reached again in a loop is the same variable: its initial value is
+-- assigned again, a table variable keeps its rows.
+DECLARE @n int = 0;
+WHILE @n < 3
+BEGIN
+    DECLARE @each int = @n * 10;
+    DECLARE @rows TABLE (v int);
+    INSERT @rows VALUES (@each);
+    SET @n += 1;
+END;
+SELECT COUNT(*) AS table_variable_rows, MAX(v) AS last_each FROM @rows;
+GO
+-- Modules: the CREATE fails, nothing is created.
+CREATE PROCEDURE dbo.twice_declared @p int AS DECLARE @p int;
+GO
+CREATE PROCEDURE dbo.stray_break AS BEGIN SELECT 1 AS one; BREAK; END;
+GO
+CREATE FUNCTION dbo.bad_label () RETURNS int AS BEGIN GOTO missing; RETURN 1; END;
+GO
+CREATE TABLE dbo.watched (a int);
+GO
+CREATE TRIGGER dbo.watched_ins ON dbo.watched AFTER INSERT AS BEGIN x: x: RETURN; END;
+GO
+SELECT COUNT(*) AS modules_created FROM sys.objects WHERE name IN ('twice_declared', 'stray_break', 'bad_label', 'watched_ins');
+GO
+-- Dynamic SQL is compiled when it runs: its error ends it, the caller goes on.
+EXEC sp_executesql N'DECLARE @d int; DECLARE @d int;';
+EXEC sp_executesql N'DECLARE @p int;', N'@p int', 1;
+SELECT 'the caller goes on' AS after_dynamic_sql;
+GO
+-- A missing table in a procedure body is not a compile error (deferred name resolution).
+CREATE PROCEDURE dbo.reads_later AS SELECT * FROM dbo.created_later;
+GO
+CREATE TABLE dbo.created_later (x int);
+INSERT dbo.created_later VALUES (7);
+EXEC dbo.reads_later;
+GO
+DROP PROCEDURE dbo.reads_later;
+DROP TABLE dbo.created_later, dbo.watched;
+GO

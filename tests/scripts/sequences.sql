@@ -1,0 +1,107 @@
+-- Sequence objects: CREATE/ALTER/DROP SEQUENCE with their options, NEXT VALUE FOR in
+-- queries, variables and column defaults, sp_sequence_get_range, sys.sequences, and the
+-- 117xx errors.
+SET NOCOUNT ON;
+GO
+CREATE SEQUENCE dbo.order_no AS int START WITH 100 INCREMENT BY 10 MINVALUE 100 MAXVALUE 130 NO CYCLE CACHE 5;
+GO
+SELECT NEXT VALUE FOR dbo.order_no AS first_value;
+DECLARE @n int = NEXT VALUE FOR order_no;
+SELECT @n AS into_variable;
+GO
+-- A default draws one value per row.
+CREATE TABLE dbo.orders (id int PRIMARY KEY DEFAULT NEXT VALUE FOR dbo.order_no, item varchar(10));
+INSERT dbo.orders (item) VALUES ('a'), ('b');
+SELECT id, item FROM dbo.orders ORDER BY id;
+GO
+-- Exhausted: 11728; a value drawn is never given back, even by a rollback.
+SELECT NEXT VALUE FOR dbo.order_no AS past_the_end;
+GO
+SELECT name, start_value, increment, minimum_value, maximum_value, is_cycling, is_cached, cache_size,
+    current_value, is_exhausted, last_used_value
+FROM sys.sequences WHERE name = 'order_no';
+GO
+ALTER SEQUENCE dbo.order_no RESTART WITH 110 MAXVALUE 1000;
+BEGIN TRANSACTION;
+SELECT NEXT VALUE FOR dbo.order_no AS in_transaction;
+ROLLBACK;
+SELECT NEXT VALUE FOR dbo.order_no AS after_rollback;
+GO
+-- A sequence a default uses cannot be dropped (3729).
+DROP SEQUENCE dbo.order_no;
+GO
+DROP TABLE dbo.orders;
+DROP SEQUENCE dbo.order_no;
+SELECT COUNT(*) AS sequences_left FROM sys.sequences;
+GO
+-- Defaults: bigint from its minimum; a negative increment starts at the maximum; CYCLE
+-- goes round.
+CREATE SEQUENCE dbo.plain;
+CREATE SEQUENCE dbo.countdown AS smallint INCREMENT BY -1 MINVALUE 1 MAXVALUE 2 CYCLE NO CACHE;
+GO
+SELECT NEXT VALUE FOR dbo.plain AS plain_first;
+SELECT NEXT VALUE FOR dbo.countdown AS c1;
+SELECT NEXT VALUE FOR dbo.countdown AS c2;
+SELECT NEXT VALUE FOR dbo.countdown AS c3;
+SELECT name, TYPE_NAME(system_type_id) AS type_name, precision, is_cached, cache_size
+FROM sys.sequences ORDER BY name;
+GO
+-- sp_sequence_get_range reserves several values at once.
+CREATE SEQUENCE dbo.ranged AS smallint START WITH 1;
+GO
+DECLARE @first sql_variant, @last sql_variant, @cycles int;
+EXEC sp_sequence_get_range @sequence_name = N'dbo.ranged', @range_size = 5,
+    @range_first_value = @first OUTPUT, @range_last_value = @last OUTPUT, @range_cycle_count = @cycles OUTPUT;
+SELECT CAST(@first AS int) AS range_first, CAST(@last AS int) AS range_last, @cycles AS cycles,
+    NEXT VALUE FOR dbo.ranged AS next_after_range;
+GO
+EXEC sp_sequence_get_range @sequence_name = N'dbo.ranged', @range_size = 0;
+GO
+EXEC sp_sequence_get_range @sequence_name = N'dbo.ranged', @range_size = 40000;
+GO
+-- Definition errors.
+CREATE SEQUENCE dbo.bad AS varchar(10);
+GO
+CREATE SEQUENCE dbo.bad INCREMENT BY 0;
+GO
+CREATE SEQUENCE dbo.bad MINVALUE 10 MAXVALUE 5;
+GO
+CREATE SEQUENCE dbo.bad MINVALUE 1 MAXVALUE 5 INCREMENT BY 10;
+GO
+CREATE SEQUENCE dbo.bad START WITH 50 MINVALUE 1 MAXVALUE 5;
+GO
+CREATE SEQUENCE dbo.bad AS tinyint START WITH 300;
+GO
+CREATE SEQUENCE dbo.bad CACHE 0;
+GO
+CREATE SEQUENCE dbo.bad CYCLE NO CYCLE;
+GO
+CREATE SEQUENCE dbo.bad RESTART WITH 1;
+GO
+ALTER SEQUENCE dbo.plain START WITH 5;
+GO
+ALTER SEQUENCE dbo.plain AS int;
+GO
+ALTER SEQUENCE dbo.plain;
+GO
+-- The value handed out last must stay within the new range (11704).
+CREATE SEQUENCE dbo.narrowed START WITH 1 MINVALUE 1 MAXVALUE 100;
+GO
+DECLARE @i int = 0, @v bigint;
+WHILE @i < 50 BEGIN SET @v = NEXT VALUE FOR dbo.narrowed; SET @i += 1; END;
+SELECT @v AS last_drawn;
+GO
+ALTER SEQUENCE dbo.narrowed MAXVALUE 40;
+GO
+ALTER SEQUENCE dbo.narrowed RESTART MAXVALUE 40;
+SELECT NEXT VALUE FOR dbo.narrowed AS after_restart;
+GO
+CREATE TABLE dbo.not_a_sequence (a int);
+GO
+SELECT NEXT VALUE FOR dbo.not_a_sequence;
+GO
+SELECT NEXT VALUE FOR dbo.no_such_sequence;
+GO
+DROP TABLE dbo.not_a_sequence;
+DROP SEQUENCE dbo.plain, dbo.countdown, dbo.ranged, dbo.narrowed;
+GO
