@@ -10,14 +10,16 @@
 //!   [`sysviews`] and [`catalog_views`]: the rows of the catalog views (every system
 //!   object is registered in `crate::system`); [`procs`]: procedures, dynamic SQL and RPC.
 //!
-//! # Error handling (SQL Server's rules, simplified)
+//! # Error handling
 //!
-//! An error ends the statement; the batch goes on with the next statement, except for
-//! errors that abort the batch in SQL Server (conversion errors 245/8114, 208 and 207 at
-//! run time, deadlock 1205, any error under SET XACT_ABORT ON), which stop it. Inside
-//! BEGIN TRY the error goes to the CATCH block instead and is not sent to the client.
-//! Every data statement is atomic: in autocommit mode it runs in its own transaction; in
-//! an explicit transaction a savepoint before the statement undoes its partial work.
+//! An error ends its statement; which errors also end the scope, the batch or the
+//! transaction, and what TRY/CATCH and XACT_STATE() see, follows SQL Server's rules as
+//! docs/compatibility.md's "Errors: what an error ends" lays them out: the classes are
+//! `base::aborts_batch`, `base::aborts_transaction` and `base::aborts_scope`, applied
+//! in `batch::exec_block` and the TRY/CATCH handler in `control`. Every data statement
+//! is atomic: in autocommit mode it runs in its own transaction; in an explicit
+//! transaction a savepoint before the statement undoes its partial work. `compile`
+//! rejects what SQL Server's compiler does before a batch or module runs.
 
 pub(crate) mod alter;
 pub(crate) mod bulk;
