@@ -93,3 +93,21 @@ DROP PROCEDURE dbo.no_params;
 DROP VIEW dbo.base_view;
 DROP TABLE dbo.base, dbo.ident1, dbo.ident2, dbo.defaults;
 GO
+-- Index keys: 900 bytes for a clustered index, 1,700 for a nonclustered one (1946),
+-- with the 1945 warning when the declared columns allow more.
+CREATE TABLE dbo.long_keys (a varchar(1000), b varchar(1000));
+CREATE CLUSTERED INDEX long_ix ON dbo.long_keys (a, b);
+GO
+INSERT dbo.long_keys VALUES (REPLICATE('x', 500), REPLICATE('y', 400));
+INSERT dbo.long_keys VALUES (REPLICATE('x', 500), REPLICATE('y', 401));
+UPDATE dbo.long_keys SET b = b + 'z';
+SELECT COUNT(*) AS long_rows, MAX(LEN(b)) AS longest_b FROM dbo.long_keys;
+GO
+CREATE TABLE dbo.long_nc (id int PRIMARY KEY, s varchar(2000));
+INSERT dbo.long_nc VALUES (1, REPLICATE('s', 1800));
+GO
+CREATE INDEX long_nc_ix ON dbo.long_nc (s);
+SELECT COUNT(*) AS long_nc_indexes FROM sys.indexes WHERE name = 'long_nc_ix';
+GO
+DROP TABLE dbo.long_keys, dbo.long_nc;
+GO

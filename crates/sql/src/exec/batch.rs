@@ -261,7 +261,7 @@ pub fn exec_block(cx: &mut Cx, statements: &[Statement]) -> ExecResult {
                     | StatementKind::Update(_)
                     | StatementKind::Delete(_)
                     | StatementKind::Merge(_) => {
-                        matches!(e.number, 2627 | 2601 | 547 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
+                        matches!(e.number, 2627 | 2601 | 547 | 550 | 515 | 2628 | 8152 | 8115 | 8134 | 220 | 232 | 512)
                     }
                     // Rows rewritten by ALTER TABLE, keys built by CREATE INDEX.
                     StatementKind::AlterTable(_) | StatementKind::CreateIndex(_) => {

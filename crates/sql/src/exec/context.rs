@@ -55,6 +55,8 @@ pub struct Cx<'a> {
     pub function_result: Option<Value>,
     /// Views being expanded (their objects are reached through the ownership chain).
     pub view_depth: u32,
+    /// WITH CHECK OPTION predicates of the views the running statement writes through.
+    pub view_checks: Vec<super::dml::views::ViewCheck>,
     /// The running statement's DONE command code (see [`super::statements`]).
     pub cur_cmd: u16,
     /// An RPC's OUTPUT parameters, sent after its RETURNSTATUS ([`procs::rpc`]).
@@ -120,6 +122,7 @@ impl<'a> Cx<'a> {
             source: Arc::from(""),
             function_result: None,
             view_depth: 0,
+            view_checks: Vec::new(),
             cur_cmd: 0,
             rpc_outputs: Vec::new(),
             plan_slot: None,

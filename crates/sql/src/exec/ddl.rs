@@ -14,12 +14,14 @@ use super::errors;
 use super::expr::BExpr;
 use super::query::{resolve_type, Binder, Scope};
 use super::table::{
-    for_each_stored_row, nc_index_columns, nc_stored_columns, stored_columns, ForeignKeyInfo, IndexInfo, TableInfo,
+    for_each_stored_row, key_length_limit, nc_index_columns, nc_stored_columns, stored_columns, ForeignKeyInfo,
+    IndexInfo, TableInfo,
 };
 use crate::ast::*;
 use crate::catalog::{self, codec, Catalog, IndexKind, Object, ObjectBody, SharedCatalog};
 use crate::host::{DbId, IndexRef};
 use crate::lexer::TokenKind;
+use types::sqltype::type_info;
 
 /// Every constraint of a table with its object id.
 pub fn constraint_names(t: &catalog::Table) -> Vec<(i32, String)> {
@@ -103,7 +105,19 @@ pub(super) fn index_infos(db: DbId, object_id: i32, t: &catalog::Table) -> Resul
         } else {
             None
         };
-        indexes.push(IndexInfo { meta: ix.clone(), iref, key_cols, desc, included, filter: None, constraint });
+        let declared: usize =
+            key_cols.iter().map(|&c| usize::try_from(type_info(&t.columns[c].ty).1).unwrap_or(usize::MAX / 64)).sum();
+        let key_size = key_length_limit(ix.kind).map(|(limit, _)| (declared, limit)).filter(|(d, l)| d > l);
+        indexes.push(IndexInfo {
+            meta: ix.clone(),
+            iref,
+            key_cols,
+            desc,
+            included,
+            filter: None,
+            constraint,
+            key_size,
+        });
     }
     Ok(indexes)
 }
@@ -370,12 +384,34 @@ pub fn create_table(cx: &mut Cx, ct: &CreateTable) -> Result<Arc<TableInfo>, Sql
     // instance's, for #temp tables).
     let collation = cx.collation_of(db);
     let t = create_table_in(cx, db, schema, &name, &ct.elements, &user_name, collation)?;
+    warn_key_lengths(cx, &t, None);
     if user_name.starts_with("##") {
         cx.state.temp_tables.created_global(&name);
     } else if is_temp {
         cx.state.temp_tables.insert(&user_name, cx.frames.len(), name);
     }
     Ok(t)
+}
+
+/// Warning 1945 (severity 10) for each index of `t` (or the one named `only`) whose key
+/// may be longer than SQL Server's limit: such a row is refused (1946) when written.
+pub(super) fn warn_key_lengths(cx: &mut Cx, t: &TableInfo, only: Option<&str>) {
+    for ix in &t.indexes {
+        let name = ix.meta.name.as_deref().unwrap_or_default();
+        let (Some((declared, limit)), Some((_, kind))) = (ix.key_size, key_length_limit(ix.meta.kind)) else {
+            continue;
+        };
+        if only.is_some_and(|o| !o.eq_ignore_ascii_case(name)) {
+            continue;
+        }
+        let e = SqlError::new(
+            1945,
+            10,
+            1,
+            format!("Warning! The maximum key length for a {kind} index is {limit} bytes. The index '{name}' has maximum length of {declared} bytes. For some combination of large values, the insert/update operation will fail."),
+        );
+        let _ = cx.sink.message(&crate::results::Message { error: e, info: true });
+    }
 }
 
 /// DECLARE @t TABLE (...): a table in tempdb that lives as long as the batch.
@@ -1145,6 +1181,7 @@ pub(super) fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError
         let obj = Object { modify_date: now_datetime(), body: ObjectBody::Table(t), ..o };
         write_object(cx, db, &obj)?;
         let new_info = cx.table_info(db, &obj)?;
+        warn_key_lengths(cx, &new_info, Some(&ci.name.value));
         for r in rows {
             new_info.insert_row(&r, cx)?;
         }
@@ -1172,11 +1209,13 @@ pub(super) fn create_index(cx: &mut Cx, ci: &CreateIndex) -> Result<(), SqlError
     // Fill the new index from the table's rows.
     let new_info = cx.table_info(db, &obj)?;
     let ix = new_info.indexes.last().cloned().ok_or_else(|| errors::invalid_object("index"))?;
+    warn_key_lengths(cx, &new_info, Some(&ci.name.value));
     for_each_stored_row(cx, &new_info.indexes[0].iref, |cx, pk, mut row| {
         new_info.fill_computed(&mut row, cx)?;
         if !new_info.in_filter(&ix, &row, cx)? {
             return Ok(());
         }
+        new_info.check_key_size(&ix, &row)?;
         let (k, r) = new_info.nc_entry(&ix, &row, &pk)?;
         match cx.host.insert(&ix.iref, &k, &r) {
             Ok(()) => Ok(()),

@@ -36,6 +36,19 @@ pub struct IndexInfo {
     pub filter: Option<BExpr>,
     /// The constraint name when the index backs a PRIMARY KEY / UNIQUE constraint.
     pub constraint: Option<(String, &'static str)>,
+    /// (the key's declared maximum length, SQL Server's limit) when the first exceeds
+    /// the second: then every entry written is measured (1946).
+    pub key_size: Option<(usize, usize)>,
+}
+
+/// SQL Server's key length limits: 900 bytes for a clustered index, 1,700 for a
+/// nonclustered one; (limit, the word its messages use).
+pub fn key_length_limit(kind: IndexKind) -> Option<(usize, &'static str)> {
+    match kind {
+        IndexKind::Heap => None,
+        IndexKind::Clustered => Some((900, "clustered")),
+        IndexKind::Nonclustered => Some((1700, "nonclustered")),
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -324,8 +337,43 @@ impl TableInfo {
         r
     }
 
+    /// 1946 when an entry `row` gives index `ix` is longer than SQL Server allows
+    /// (measured as SQL Server's DATALENGTH of the key columns).
+    pub(crate) fn check_key_size(&self, ix: &IndexInfo, row: &[Value]) -> Result<(), SqlError> {
+        let Some((_, limit)) = ix.key_size else {
+            return Ok(());
+        };
+        let len: usize = ix
+            .key_cols
+            .iter()
+            .map(|&c| match &row[c] {
+                Value::Null => 0,
+                Value::String(s) if self.columns[c].ty.is_unicode() => 2 * types::ucs2::len(s),
+                Value::String(s) => s.chars().count(),
+                Value::Binary(b) => b.len(),
+                _ => usize::from(self.columns[c].ty.fixed_storage_len().unwrap_or(0)),
+            })
+            .sum();
+        if len <= limit {
+            return Ok(());
+        }
+        let kind = key_length_limit(ix.meta.kind).map_or("", |(_, k)| k);
+        Err(SqlError::new(
+            1946,
+            16,
+            3,
+            format!(
+                "Operation failed. The index entry of length {len} bytes for the index '{}' exceeds the maximum length of {limit} bytes for {kind} indexes.",
+                ix.meta.name.as_deref().unwrap_or_default()
+            ),
+        ))
+    }
+
     /// [`TableInfo::insert_row`] under the primary key `pk`.
     fn insert_keyed(&self, row: &Row, pk: &[u8], cx: &mut Cx) -> Result<(), SqlError> {
+        for ix in &self.indexes {
+            self.check_key_size(ix, row)?;
+        }
         let stored = self.stored_row(row);
         match cx.host.insert(&self.indexes[0].iref, pk, &stored) {
             Ok(()) => {}
@@ -383,6 +431,9 @@ impl TableInfo {
         } else {
             0
         };
+        for ix in &self.indexes {
+            self.check_key_size(ix, new)?;
+        }
         let new_pk = self.primary_key(new, row_id)?;
         let stored = self.stored_row(new);
         if new_pk == pk {

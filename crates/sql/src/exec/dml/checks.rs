@@ -137,6 +137,12 @@ pub(super) fn check_row_changed(
             ));
         }
     }
+    if !cx.view_checks.is_empty() {
+        let checks = std::mem::take(&mut cx.view_checks);
+        let r = check_option_rows(t, row, &checks, cx);
+        cx.view_checks = checks;
+        r?;
+    }
     for fk in &t.foreign_keys {
         let unchanged = |(o, assigned): (&Row, &[usize])| {
             fk.columns.iter().all(|&c| !assigned.contains(&c) && same_value(&o[c], &row[c]))
@@ -173,6 +179,26 @@ pub(super) fn check_row_changed(
                     fk.referenced.display_name,
                     fk.referenced_columns.first().map(|&c| fk.referenced.columns[c].name.clone()).unwrap_or_default()
                 ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// 550 when a row written to `t` through a view WITH CHECK OPTION would not show in it.
+fn check_option_rows(
+    t: &TableInfo,
+    row: &Row,
+    checks: &[super::views::ViewCheck],
+    cx: &mut Cx,
+) -> Result<(), SqlError> {
+    for c in checks.iter().filter(|c| c.db == t.db && c.object_id == t.object_id) {
+        if !matches!(c.check.eval(row, cx)?, Value::Bit(true)) {
+            return Err(SqlError::new(
+                550,
+                16,
+                1,
+                "The attempted insert or update failed because the target view either specifies WITH CHECK OPTION or spans a view that specifies WITH CHECK OPTION and one or more rows resulting from the operation did not qualify under the CHECK OPTION constraint.",
             ));
         }
     }

@@ -26,7 +26,7 @@ use crate::results::ColumnInfo;
 use crate::scalar::convert;
 
 mod checks;
-mod views;
+pub(crate) mod views;
 
 pub use checks::*;
 use views::*;
@@ -561,7 +561,7 @@ pub fn insert(cx: &mut Cx, ins: &Insert) -> Result<(), SqlError> {
         return insert_through(cx, ins, &vb);
     }
     if let Some(vb) = updatable_view(cx, &ins.target, "INSERT", Some(&touched), false)? {
-        return through_view(cx, |cx| insert_through(cx, ins, &vb));
+        return through_view(cx, |cx| views::with_check_option(cx, &vb, |cx| insert_through(cx, ins, &vb)));
     }
     let t = target_table(cx, &ins.target, "INSERT")?;
     insert_into(cx, ins, &t, None)
@@ -1147,7 +1147,9 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
         if let Some(vb) = updatable_view(cx, &u.target, "UPDATE", Some(&touched), false)? {
             if vb.needs_rows {
                 let alias = target_alias(&u.target);
-                return through_view(cx, |cx| update_through(cx, u, &vb, &alias));
+                return through_view(cx, |cx| {
+                    views::with_check_option(cx, &vb, |cx| update_through(cx, u, &vb, &alias))
+                });
             }
             let mut r = u.clone();
             r.target = vb.target(&u.target);
@@ -1160,7 +1162,7 @@ pub fn update(cx: &mut Cx, u: &Update) -> Result<(), SqlError> {
                 }
                 vb.rename(&mut a.value)?;
             }
-            return through_view(cx, |cx| update(cx, &r));
+            return through_view(cx, |cx| views::with_check_option(cx, &vb, |cx| update(cx, &r)));
         }
     }
     let t = target_with_from(cx, &u.target, &u.from, "UPDATE")?;

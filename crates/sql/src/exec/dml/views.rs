@@ -6,7 +6,7 @@ use super::*;
 /// An updatable view or CTE as a DML target: one base table, columns that are bare
 /// (possibly renamed) base columns or derived ones (which cannot be assigned), and the
 /// query that shows the rows (SQL Server's rules for updatable views; WITH CHECK OPTION
-/// is not enforced).
+/// is enforced by [`with_check_option`]).
 pub(super) struct ViewBase {
     pub(super) base: DmlTarget,
     /// The base table's name in the query's FROM (its alias, if it has one).
@@ -21,6 +21,8 @@ pub(super) struct ViewBase {
     pub(super) needs_rows: bool,
     pub(super) query: Query,
     pub(super) view: String,
+    /// The view was created WITH CHECK OPTION: rows it writes must satisfy `filter`.
+    pub(super) check_option: bool,
     /// The query's one source is a view whose rows it runs (a CTE over a view): that
     /// view as a DML target, whose rows query stands in for it in `query`'s FROM.
     pub(super) inner: Option<Box<ViewBase>>,
@@ -56,7 +58,42 @@ pub(super) fn updatable_view(
     if db != cx.state.database {
         return Err(errors::not_supported("Modifying data through a view in another database"));
     }
-    updatable_query(cx, &o.name, &v.query, &v.columns, touched, perm, rows).map(Some)
+    let mut vb = updatable_query(cx, &o.name, &v.query, &v.columns, touched, perm, rows)?;
+    vb.check_option = v.check_option;
+    Ok(Some(vb))
+}
+
+/// Runs INSERT or UPDATE through `vb`: for a view WITH CHECK OPTION, every row written to
+/// its base table must satisfy the view's WHERE (550, checked with the base table's
+/// CHECK constraints). A view whose rows come from more than a filter (TOP, ORDER BY)
+/// is not checked.
+pub(super) fn with_check_option<T>(
+    cx: &mut Cx,
+    vb: &ViewBase,
+    f: impl FnOnce(&mut Cx) -> Result<T, SqlError>,
+) -> Result<T, SqlError> {
+    let (true, Some(filter), DmlTarget::Table { name, .. }) = (vb.check_option, &vb.filter, &vb.base) else {
+        return f(cx);
+    };
+    let Some(base) = cx.resolve_table_cached(name)? else {
+        return f(cx);
+    };
+    let t = base.info.clone();
+    let check = {
+        let mut b = Binder::new(cx);
+        b.bind_expr(filter, &Scope::from_cols(Some(&vb.exposed), &t.out_cols()))?
+    };
+    cx.view_checks.push(ViewCheck { db: t.db, object_id: t.object_id, check });
+    let r = f(cx);
+    cx.view_checks.pop();
+    r
+}
+
+/// A view's WHERE that rows written to its base table must satisfy (WITH CHECK OPTION).
+pub struct ViewCheck {
+    pub db: i16,
+    pub object_id: i32,
+    pub check: BExpr,
 }
 
 /// The CTE of `with` that a DML target names: the target itself (`WITH d AS (...) DELETE
@@ -326,7 +363,17 @@ pub(super) fn updatable_query(
     if let Some(inner) = &inner {
         base = inner.base.clone();
     }
-    Ok(ViewBase { base, exposed, columns, filter, needs_rows, query: query.clone(), view: name.to_string(), inner })
+    Ok(ViewBase {
+        base,
+        exposed,
+        columns,
+        filter,
+        needs_rows,
+        query: query.clone(),
+        view: name.to_string(),
+        inner,
+        check_option: false,
+    })
 }
 
 /// The columns of the one view a query reads that the query's columns `wanted` show
