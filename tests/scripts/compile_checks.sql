@@ -58,6 +58,20 @@ EXEC sp_executesql N'DECLARE @d int; DECLARE @d int;';
 EXEC sp_executesql N'DECLARE @p int;', N'@p int', 1;
 SELECT 'the caller goes on' AS after_dynamic_sql;
 GO
+-- Shapes SQL Server refuses when it compiles: assignment mixed with retrieval (141), a
+-- column list longer (8159) or shorter (8158) than the query, a trigger action named
+-- twice (1034), a type a scalar function cannot return (2733).
+DECLARE @a int;
+SELECT @a = 1, 2;
+GO
+WITH c (x, y) AS (SELECT 1) SELECT * FROM c;
+GO
+SELECT * FROM (SELECT 1, 2) AS d (a);
+GO
+CREATE TRIGGER dbo.watched_twice ON dbo.watched AFTER INSERT, INSERT AS RETURN;
+GO
+CREATE FUNCTION dbo.returns_text () RETURNS text AS BEGIN RETURN 'a'; END;
+GO
 -- A missing table in a procedure body is not a compile error (deferred name resolution).
 CREATE PROCEDURE dbo.reads_later AS SELECT * FROM dbo.created_later;
 GO

@@ -584,6 +584,21 @@ pub(super) fn name_of(cx: &mut Cx, n: Option<&NameRef>) -> Result<Option<String>
     })
 }
 
+/// Gives back the SET options a procedure, trigger or dynamic SQL found when it began
+/// (its own SET statements end with it), telling the host of a changed isolation level
+/// or lock timeout.
+pub(crate) fn restore_set_options(cx: &mut Cx, saved: ScopedSetOptions) {
+    let now = cx.state.scoped_set_options();
+    if now.isolation != saved.isolation {
+        let _ = cx.host.set_isolation(saved.isolation);
+    }
+    if now.lock_timeout != saved.lock_timeout {
+        cx.host.set_lock_timeout(saved.lock_timeout);
+    }
+    cx.fcx.datefirst = saved.datefirst;
+    cx.state.restore_set_options(saved);
+}
+
 pub(super) fn set_option(cx: &mut Cx, o: &SetOption) -> Result<(), SqlError> {
     match o {
         SetOption::Flags { names, on } => {

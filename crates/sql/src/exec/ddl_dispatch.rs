@@ -64,6 +64,15 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             if let Some(e) = super::compile::check_body(body, &params) {
                 return Err(e);
             }
+            // Types a scalar function cannot return.
+            if let FunctionBody::Scalar { data_type, .. } = &f.returns {
+                let t = data_type.name.name().value.to_ascii_lowercase();
+                if data_type.name.parts.len() == 1
+                    && matches!(t.as_str(), "text" | "ntext" | "image" | "timestamp" | "rowversion" | "cursor")
+                {
+                    return Err(SqlError::new(2733, 16, 1, format!("The {t} data type is invalid for return values.")));
+                }
+            }
             tvf::check_body(f)?;
             let body: fn(catalog::Module) -> ObjectBody = match f.returns {
                 FunctionBody::Scalar { .. } => ObjectBody::ScalarFunction,

@@ -249,7 +249,9 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(m.definition.as_str()));
     let trancount_before = cx.state.trancount;
     let level = cx.frames.len();
+    let set_options = cx.state.scoped_set_options();
     let r = cx.run_block(&p.body);
+    super::control::restore_set_options(cx, set_options);
     drop_scope_temp_tables(cx, level);
     cx.source = saved_source;
     cx.drop_frame_tables();
@@ -532,7 +534,9 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     let saved_source = std::mem::replace(&mut cx.source, Arc::from(text));
     let saved_db = cx.state.database;
     let level = cx.frames.len();
+    let set_options = cx.state.scoped_set_options();
     let r = cx.run_block(&batch.statements);
+    super::control::restore_set_options(cx, set_options);
     drop_scope_temp_tables(cx, level);
     cx.source = saved_source;
     // USE inside dynamic SQL does not outlive it.

@@ -212,7 +212,52 @@ pub mod opt {
     }
 }
 
+/// The SET options a procedure, trigger or dynamic SQL gives back when it returns: SQL
+/// Server restores any SET option set inside one (SET TRANSACTION ISOLATION LEVEL
+/// included). LANGUAGE and IDENTITY_INSERT are not restored here.
+#[derive(Debug, Clone)]
+pub struct ScopedSetOptions {
+    xact_abort: bool,
+    implicit_transactions: bool,
+    nocount: bool,
+    options: u32,
+    pub(super) lock_timeout: i64,
+    pub(super) isolation: Isolation,
+    pub(super) datefirst: u8,
+    showplan: bool,
+    fmtonly: bool,
+}
+
 impl SessionState {
+    /// The SET options as a module call finds them (see [`ScopedSetOptions`]).
+    pub fn scoped_set_options(&self) -> ScopedSetOptions {
+        ScopedSetOptions {
+            xact_abort: self.xact_abort,
+            implicit_transactions: self.implicit_transactions,
+            nocount: self.nocount,
+            options: self.options,
+            lock_timeout: self.lock_timeout,
+            isolation: self.isolation,
+            datefirst: self.datefirst,
+            showplan: self.showplan,
+            fmtonly: self.fmtonly,
+        }
+    }
+
+    /// Puts back options taken by [`SessionState::scoped_set_options`] (the host's
+    /// isolation and lock timeout are the caller's: `control::restore_set_options`).
+    pub fn restore_set_options(&mut self, s: ScopedSetOptions) {
+        self.xact_abort = s.xact_abort;
+        self.implicit_transactions = s.implicit_transactions;
+        self.nocount = s.nocount;
+        self.options = s.options;
+        self.lock_timeout = s.lock_timeout;
+        self.isolation = s.isolation;
+        self.datefirst = s.datefirst;
+        self.showplan = s.showplan;
+        self.fmtonly = s.fmtonly;
+    }
+
     /// @@OPTIONS: the session's ON/OFF SET options as bits.
     pub fn options_bits(&self) -> u32 {
         let mut o = self.options;

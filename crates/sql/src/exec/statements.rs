@@ -150,6 +150,9 @@ pub fn props(k: &StatementKind) -> StatementProps {
         S::CreateDatabase(_) => const { other(c::CREATE_DATABASE, cmd("CREATE DATABASE")) },
         S::AlterDatabase(_) => const { other(0, cmd("ALTER DATABASE")) },
         S::Use(_) => const { other(0, cmd("USE")) },
+        // SQL Server's list of statements that begin a transaction under
+        // IMPLICIT_TRANSACTIONS includes OPEN and FETCH.
+        S::OpenCursor(_) | S::Fetch(_) => StatementProps { implicit_transaction: true, ..PLAIN },
         S::Block(_) | S::If { .. } | S::While { .. } | S::TryCatch { .. } | S::Label(_) => {
             StatementProps { resets_error: false, ..PLAIN }
         }

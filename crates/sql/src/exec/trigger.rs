@@ -223,8 +223,7 @@ fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) 
         ..Default::default()
     };
     let saved_db = cx.state.database;
-    let saved_xact_abort = cx.state.xact_abort;
-    let saved_nocount = cx.state.nocount;
+    let set_options = cx.state.scoped_set_options();
     // The statement's own (autocommit) transaction counts inside the trigger.
     let implicit = cx.state.trancount == 0;
     if implicit {
@@ -243,8 +242,7 @@ fn run(cx: &mut Cx, tr: &TriggerInfo, ctx: Arc<TriggerContext>, row_count: u64) 
     cx.drop_frame_tables();
     cx.frames.pop();
     cx.state.database = saved_db;
-    cx.state.xact_abort = saved_xact_abort;
-    cx.state.nocount = saved_nocount;
+    super::control::restore_set_options(cx, set_options);
     let ended = cx.state.trancount == 0;
     if implicit && cx.state.trancount == trancount_before {
         cx.state.trancount = 0;

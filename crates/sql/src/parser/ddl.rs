@@ -388,14 +388,24 @@ impl<'a> Parser<'a> {
         };
         let (mut insert, mut update, mut delete) = (false, false, false);
         loop {
-            if self.eat_word("INSERT") {
-                insert = true;
+            let action = self.pos;
+            let seen = if self.eat_word("INSERT") {
+                std::mem::replace(&mut insert, true)
             } else if self.eat_word("UPDATE") {
-                update = true;
+                std::mem::replace(&mut update, true)
             } else if self.eat_word("DELETE") {
-                delete = true;
+                std::mem::replace(&mut delete, true)
             } else {
                 return Err(self.error());
+            };
+            if seen {
+                let mut e = self.error_at(action);
+                e.number = 1034;
+                e.message = format!(
+                    "Syntax error: Duplicate specification of the action \"{}\" in the trigger declaration.",
+                    self.text_of(&self.toks[action]).to_ascii_uppercase()
+                );
+                return Err(e);
             }
             if !self.eat(&TokenKind::Comma) {
                 break;

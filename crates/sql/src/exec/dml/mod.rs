@@ -235,8 +235,8 @@ pub(super) fn insert_values_as(
 }
 
 /// The row an INSERT would write, for an INSTEAD OF trigger's `inserted`: defaults and
-/// computed columns filled in, an identity not given is 0 (no value is used up), nothing
-/// checked or written.
+/// computed columns filled in, an identity not given is 0 (its value is used up all the
+/// same), nothing checked or written.
 pub(super) fn would_insert(
     cx: &mut Cx,
     t: &Arc<TableInfo>,
@@ -335,6 +335,10 @@ fn make_row(
                     new_identity = Some(v);
                 }
             } else if !write {
+                // An INSTEAD OF INSERT trigger's row: the identity reads 0 in `inserted`,
+                // but the value is used up as SQL Server uses it up (the next row
+                // inserted gets the one after).
+                t.next_identity(cx)?;
                 row[i] = identity_value(0, &c.ty)?;
             } else {
                 // A failed insert still uses up its value (a gap), as in SQL Server, but

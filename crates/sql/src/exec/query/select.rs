@@ -694,7 +694,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let (plan, mut cols) = r?;
                 let alias_name = alias.as_ref().map(|a| a.name.value.clone());
                 if let Some(a) = alias {
-                    rename_columns(&mut cols, &a.columns)?;
+                    rename_columns(&mut cols, &a.columns, &a.name.value)?;
                 }
                 for (i, c) in cols.iter().enumerate() {
                     if c.name.is_empty() {
@@ -768,7 +768,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     .collect();
                 let alias_name = alias.as_ref().map(|a| a.name.value.clone());
                 if let Some(a) = alias {
-                    rename_columns(&mut cols, &a.columns)?;
+                    rename_columns(&mut cols, &a.columns, &a.name.value)?;
                 }
                 Ok((Plan::Values { rows: bound, cols: cols.clone() }, Scope::from_cols(alias_name.as_deref(), &cols)))
             }
@@ -777,7 +777,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                     alias.as_ref().map(|a| a.name.value.clone()).unwrap_or_else(|| name.name().value.clone());
                 let (plan, mut cols) = self.plan_table_function(name, args)?;
                 if let Some(a) = alias {
-                    rename_columns(&mut cols, &a.columns)?;
+                    rename_columns(&mut cols, &a.columns, &a.name.value)?;
                 }
                 let plan = with_names(plan, &cols);
                 Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
@@ -786,7 +786,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 let alias_name = alias.as_ref().map_or_else(|| "OPENJSON".to_string(), |a| a.name.value.clone());
                 let (plan, mut cols) = super::super::openjson::plan(self, args, schema.as_deref())?;
                 if let Some(a) = alias {
-                    rename_columns(&mut cols, &a.columns)?;
+                    rename_columns(&mut cols, &a.columns, &a.name.value)?;
                 }
                 let plan = with_names(plan, &cols);
                 Ok((plan, Scope::from_cols(Some(&alias_name), &cols)))
@@ -822,7 +822,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 self.agg = saved_agg;
                 self.windows = saved_win;
                 let (plan, mut cols) = r?;
-                rename_columns(&mut cols, &cte.columns)?;
+                rename_columns(&mut cols, &cte.columns, &cte.name.value)?;
                 let plan = with_names(plan, &cols);
                 Ok((plan, Scope::from_cols(Some(alias), &cols)))
             }
@@ -847,7 +847,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         self.ctes.pop();
         let anchor = anchor?;
         let mut cols = anchor.columns();
-        rename_columns(&mut cols, &cte.columns)?;
+        rename_columns(&mut cols, &cte.columns, &cte.name.value)?;
         let id = self.next_work_table;
         self.next_work_table += 1;
         let mut map = HashMap::new();
@@ -976,16 +976,19 @@ pub(super) fn with_names(plan: Plan, cols: &[OutCol]) -> Plan {
     Plan::Project { input: Box::new(plan), exprs, cols: cols.to_vec() }
 }
 
-pub(super) fn rename_columns(cols: &mut [OutCol], names: &[Ident]) -> Result<(), SqlError> {
+/// Gives `cols` the names of a derived table's or CTE's column list (`owner` names it):
+/// 8158 when the query has more columns than the list, 8159 when it has fewer.
+pub(super) fn rename_columns(cols: &mut [OutCol], names: &[Ident], owner: &str) -> Result<(), SqlError> {
     if names.is_empty() {
         return Ok(());
     }
     if names.len() != cols.len() {
+        let (number, what) = if cols.len() > names.len() { (8158, "more") } else { (8159, "fewer") };
         return Err(SqlError::new(
-            8158,
+            number,
             16,
             1,
-            "The number of columns specified does not match the number of columns of the query.",
+            format!("'{owner}' has {what} columns than were specified in the column list."),
         ));
     }
     for (c, n) in cols.iter_mut().zip(names) {
