@@ -18,6 +18,26 @@ IF 1 = 1 BREAK;
 GO
 BEGIN TRY CONTINUE; END TRY BEGIN CATCH END CATCH;
 GO
+-- A variable used before (or without) its DECLARE in the text: 137, or 1087 where a
+-- table belongs; the batch runs nothing.
+SELECT 'not run: undeclared variable' AS never;
+SELECT @nowhere;
+GO
+SELECT 'not run: undeclared table variable' AS never;
+SELECT * FROM @no_table;
+GO
+SET @later = 1;
+DECLARE @later int;
+GO
+-- Named arguments of a call are parameter names, not variables.
+DECLARE @value int = 41, @proc sysname = N'sp_executesql';
+EXEC sp_executesql N'SELECT @p + 1 AS named_argument', N'@p int', @p = @value;
+EXEC @proc @stmt = N'SELECT 2 AS called_through_a_variable';
+GO
+sp_executesql N'SELECT @q AS call_without_exec', N'@q int', @q = 3;
+GO
+CREATE PROCEDURE dbo.uses_undeclared AS SELECT @not_a_parameter;
+GO
 -- Inside a WHILE they are fine, at any depth of IF and BEGIN ... END.
 DECLARE @i int = 0;
 WHILE 1 = 1
@@ -51,7 +71,7 @@ CREATE TABLE dbo.watched (a int);
 GO
 CREATE TRIGGER dbo.watched_ins ON dbo.watched AFTER INSERT AS BEGIN x: x: RETURN; END;
 GO
-SELECT COUNT(*) AS modules_created FROM sys.objects WHERE name IN ('twice_declared', 'stray_break', 'bad_label', 'watched_ins');
+SELECT COUNT(*) AS modules_created FROM sys.objects WHERE name IN ('twice_declared', 'stray_break', 'bad_label', 'watched_ins', 'uses_undeclared');
 GO
 -- Dynamic SQL is compiled when it runs: its error ends it, the caller goes on.
 EXEC sp_executesql N'DECLARE @d int; DECLARE @d int;';

@@ -51,7 +51,7 @@ pub fn execute_batch(state: &mut SessionState, host: &mut dyn Host, text: &str, 
     cx.source = Arc::from(text);
     cx.literals = literals;
     let compile_error =
-        super::compile::check_body(&batch.statements, &[]).or_else(|| compile_check(&mut cx, &batch.statements));
+        super::compile::check_body(text, &batch.statements, &[]).or_else(|| compile_check(&mut cx, &batch.statements));
     if let Some(e) = compile_error {
         // Nothing of the batch runs, as when SQL Server fails to compile it.
         report(&mut cx, &e);

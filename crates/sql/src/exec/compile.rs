@@ -12,35 +12,136 @@
 use types::SqlError;
 
 use crate::ast::*;
+use crate::lexer::TokenKind;
 
 use super::errors;
 
 /// The first compile error of `body` (a batch, or a module body whose parameters are
-/// `params`, with their `@`), with its line.
-pub(crate) fn check_body(body: &[Statement], params: &[&str]) -> Option<SqlError> {
+/// `params`, with their `@`), with its line. `source` is the text the statements' spans
+/// point into (the batch, or the CREATE statement of a module).
+pub(crate) fn check_body(source: &str, body: &[Statement], params: &[&str]) -> Option<SqlError> {
     let mut w = Walk {
         labels: Vec::new(),
         variables: params.iter().map(|p| p.to_ascii_lowercase()).collect(),
+        declared_at: Vec::new(),
         gotos: Vec::new(),
     };
     if let Err(e) = w.block(body, false) {
         return Some(e);
     }
-    w.gotos.into_iter().find(|(label, _)| !w.labels.contains(&label.to_ascii_lowercase())).map(|(label, line)| {
-        SqlError::new(
-            133,
-            15,
-            1,
-            format!("A GOTO statement references the label '{label}' but the label has not been declared."),
+    if let Some((label, line)) = w.gotos.iter().find(|(label, _)| !w.labels.contains(&label.to_ascii_lowercase())) {
+        return Some(
+            SqlError::new(
+                133,
+                15,
+                1,
+                format!("A GOTO statement references the label '{label}' but the label has not been declared."),
+            )
+            .at_line(*line),
+        );
+    }
+    // A module's CREATE is alone in its batch; its own check covers its text.
+    let module = matches!(
+        body.first().map(|s| &s.kind),
+        Some(
+            StatementKind::CreateProcedure(_)
+                | StatementKind::CreateFunction(_)
+                | StatementKind::CreateTrigger(_)
+                | StatementKind::CreateView(_)
         )
-        .at_line(line)
-    })
+    );
+    if module && params.is_empty() && w.declared_at.is_empty() && body.len() == 1 {
+        return None;
+    }
+    let starts_with_call = matches!(body.first().map(|s| &s.kind), Some(StatementKind::Exec(_)));
+    undeclared_variable(source, params, &w.declared_at, starts_with_call)
+}
+
+/// 137 (1087 where a table belongs) for the first variable the text uses before any
+/// DECLARE of it (SQL Server checks declaration against the text's order, not the order
+/// statements run in). The parameter names of a procedure call (`EXEC p @name = value`)
+/// are not variables.
+fn undeclared_variable(
+    source: &str,
+    params: &[&str],
+    declared_at: &[(String, u32)],
+    starts_with_call: bool,
+) -> Option<SqlError> {
+    if !source.contains('@') {
+        return None;
+    }
+    let tokens = crate::lexer::tokenize(source).ok()?;
+    let word = |t: &crate::lexer::Token, w: &str| {
+        matches!(t.kind, TokenKind::Word | TokenKind::Keyword) && t.text(source).eq_ignore_ascii_case(w)
+    };
+    // In the arguments of a procedure call: `Some(first)`, `first` while no argument has
+    // been read yet (`EXEC @rc = p` names a variable, `EXEC p @a = 1` a parameter).
+    let mut call: Option<bool> = None;
+    // A call at the start of a batch needs no EXEC.
+    if starts_with_call
+        && tokens.first().is_some_and(|t| matches!(t.kind, TokenKind::Word | TokenKind::QuotedIdent { .. }))
+    {
+        call = Some(false);
+    }
+    // After FETCH, INTO names variables; after INSERT or OUTPUT, a table.
+    let mut fetching = false;
+    for (i, t) in tokens.iter().enumerate() {
+        if word(t, "FETCH") {
+            fetching = true;
+        } else if ["SELECT", "INSERT", "UPDATE", "DELETE", "SET", "OUTPUT", "MERGE"].iter().any(|w| word(t, w)) {
+            fetching = false;
+        }
+        if word(t, "EXEC") || word(t, "EXECUTE") {
+            call = Some(true);
+            continue;
+        }
+        if let Some(first) = call {
+            let in_args = match &t.kind {
+                TokenKind::Variable
+                | TokenKind::Eq
+                | TokenKind::Comma
+                | TokenKind::Dot
+                | TokenKind::Minus
+                | TokenKind::QuotedIdent { .. }
+                | TokenKind::Word => true,
+                k if k.is_constant() => true,
+                _ => word(t, "OUTPUT") || word(t, "OUT") || word(t, "DEFAULT") || word(t, "NULL"),
+            };
+            if !in_args {
+                call = None;
+            } else {
+                call = Some(false);
+                let named = t.kind == TokenKind::Variable && tokens.get(i + 1).is_some_and(|n| n.kind == TokenKind::Eq);
+                if named && !first {
+                    // A parameter's name.
+                    continue;
+                }
+            }
+        }
+        if t.kind != TokenKind::Variable {
+            continue;
+        }
+        let name = t.text(source);
+        let known = params.iter().any(|p| p.eq_ignore_ascii_case(name))
+            || declared_at.iter().any(|(n, at)| *at <= t.span.start && n.eq_ignore_ascii_case(name));
+        if known {
+            continue;
+        }
+        let table = i > 0
+            && (["FROM", "JOIN", "UPDATE", "TABLE", "INSERT", "DELETE"].iter().any(|w| word(&tokens[i - 1], w))
+                || (!fetching && word(&tokens[i - 1], "INTO")));
+        let e = if table { errors::must_declare_table(name) } else { errors::must_declare(name) };
+        return Some(e.at_line(t.span.line));
+    }
+    None
 }
 
 struct Walk {
     /// Labels seen (lower-case: labels, like variables, ignore case).
     labels: Vec<String>,
     variables: Vec<String>,
+    /// Each variable declared, with where its DECLARE starts in the source.
+    declared_at: Vec<(String, u32)>,
     /// GOTO targets, checked once every label is known (GOTO may jump forward).
     gotos: Vec<(String, u32)>,
 }
@@ -83,6 +184,7 @@ impl Walk {
                     if self.variables.contains(&key) {
                         return Err(errors::variable_declared(name).at_line(line));
                     }
+                    self.declared_at.push((key.clone(), s.span.start));
                     self.variables.push(key);
                 }
             }

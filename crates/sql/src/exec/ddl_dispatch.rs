@@ -26,7 +26,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         }
         StatementKind::CreateProcedure(p) => {
             let params: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
-            if let Some(e) = super::compile::check_body(&p.body, &params) {
+            if let Some(e) = super::compile::check_body(&cx.source.clone(), &p.body, &params) {
                 return Err(e);
             }
             user_types::check_params(cx, &p.params)?;
@@ -37,7 +37,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         StatementKind::Sequence { alter: false, def } => super::sequence::create(cx, def),
         StatementKind::Sequence { alter: true, def } => super::sequence::alter(cx, def),
         StatementKind::CreateTrigger(t) => {
-            if let Some(e) = super::compile::check_body(&t.body, &[]) {
+            if let Some(e) = super::compile::check_body(&cx.source.clone(), &t.body, &[]) {
                 return Err(e);
             }
             trigger::create_trigger(cx, t, stmt)
@@ -56,12 +56,15 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
         }
         StatementKind::CreateFunction(f) => {
-            let params: Vec<&str> = f.params.iter().map(|x| x.name.as_str()).collect();
+            let mut params: Vec<&str> = f.params.iter().map(|x| x.name.as_str()).collect();
+            if let FunctionBody::MultiStatement { variable, .. } = &f.returns {
+                params.push(variable);
+            }
             let body = match &f.returns {
                 FunctionBody::Scalar { body, .. } | FunctionBody::MultiStatement { body, .. } => &body[..],
                 FunctionBody::InlineTable { .. } => &[],
             };
-            if let Some(e) = super::compile::check_body(body, &params) {
+            if let Some(e) = super::compile::check_body(&cx.source.clone(), body, &params) {
                 return Err(e);
             }
             // Types a scalar function cannot return.

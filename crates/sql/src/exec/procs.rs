@@ -526,7 +526,7 @@ pub fn exec_dynamic(cx: &mut Cx, text: &str, vars: Vec<Var>) -> Result<Vec<Var>,
     crate::stack::check()?;
     let batch = crate::parse_batch(text)?;
     let names: Vec<&str> = vars.iter().map(|v| v.name.as_str()).collect();
-    if let Some(e) = super::compile::check_body(&batch.statements, &names) {
+    if let Some(e) = super::compile::check_body(text, &batch.statements, &names) {
         return Err(e);
     }
     let frame = Frame { vars, ..Default::default() };
