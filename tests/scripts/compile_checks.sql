@@ -92,6 +92,17 @@ CREATE TRIGGER dbo.watched_twice ON dbo.watched AFTER INSERT, INSERT AS RETURN;
 GO
 CREATE FUNCTION dbo.returns_text () RETURNS text AS BEGIN RETURN 'a'; END;
 GO
+-- More than 2,100 parameters: 180.
+DECLARE @sql nvarchar(max) = N'CREATE PROCEDURE dbo.too_many ', @i int = 0;
+WHILE @i < 2101
+BEGIN
+    SET @sql += CASE WHEN @i > 0 THEN N', ' ELSE N'' END + N'@p' + CAST(@i AS nvarchar(10)) + N' int';
+    SET @i += 1;
+END;
+SET @sql += N' AS SELECT 1;';
+EXEC (@sql);
+SELECT OBJECT_ID('dbo.too_many') AS too_many_id;
+GO
 -- A missing table in a procedure body is not a compile error (deferred name resolution).
 CREATE PROCEDURE dbo.reads_later AS SELECT * FROM dbo.created_later;
 GO

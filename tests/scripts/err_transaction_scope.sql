@@ -151,6 +151,15 @@ SELECT @@TRANCOUNT AS trancount_after_begins_only;
 EXEC dbo.commits_only;
 SELECT @@TRANCOUNT AS trancount_after_commits_only;
 GO
+-- Inside TRY, 266 is an error CATCH gets.
+BEGIN TRY
+    EXEC dbo.begins_only;
+END TRY
+BEGIN CATCH
+    SELECT ERROR_NUMBER() AS error_number, @@TRANCOUNT AS trancount;
+    ROLLBACK;
+END CATCH;
+GO
 -- Balanced nesting raises nothing.
 CREATE PROCEDURE dbo.balanced AS BEGIN BEGIN TRANSACTION; COMMIT; END;
 GO

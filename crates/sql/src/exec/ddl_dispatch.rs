@@ -25,6 +25,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             Ok(())
         }
         StatementKind::CreateProcedure(p) => {
+            too_many_parameters(p.params.len(), "CREATE PROCEDURE")?;
             let params: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
             if let Some(e) = super::compile::check_body(&cx.source.clone(), &p.body, &params) {
                 return Err(e);
@@ -56,6 +57,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             create_module(cx, &v.name, v.mode, stmt, |d| ObjectBody::View(d))
         }
         StatementKind::CreateFunction(f) => {
+            too_many_parameters(f.params.len(), "CREATE FUNCTION")?;
             let mut params: Vec<&str> = f.params.iter().map(|x| x.name.as_str()).collect();
             if let FunctionBody::MultiStatement { variable, .. } = &f.returns {
                 params.push(variable);
@@ -154,6 +156,22 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         }
         _ => Err(errors::not_supported("This statement")),
     }
+}
+
+/// 180: a module declares more parameters than SQL Server allows (2,100).
+fn too_many_parameters(n: usize, statement: &str) -> Result<(), SqlError> {
+    const MAX_PARAMETERS: usize = 2100;
+    if n > MAX_PARAMETERS {
+        return Err(SqlError::new(
+            180,
+            15,
+            1,
+            format!(
+                "There are too many parameters in this {statement} statement. The maximum number is {MAX_PARAMETERS}."
+            ),
+        ));
+    }
+    Ok(())
 }
 
 /// The first table whose computed column, default or CHECK constraint calls function

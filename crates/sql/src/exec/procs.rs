@@ -276,7 +276,7 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
             return Err(a.error);
         }
     };
-    if cx.state.trancount != trancount_before && cx.try_depth == 0 {
+    if cx.state.trancount != trancount_before {
         let msg = SqlError::new(
             266,
             16,
@@ -288,6 +288,10 @@ pub fn call_procedure(cx: &mut Cx, name: &ObjectName, args: Vec<ArgValue>, line:
         )
         .in_procedure(obj.name.clone())
         .at_line(mismatch_line);
+        // Inside TRY it is an error like any other: CATCH gets it.
+        if cx.try_depth > 0 {
+            return Err(msg);
+        }
         let _ = cx.sink.message(&Message { error: msg, info: false });
     }
     // OUTPUT parameters.
