@@ -29,6 +29,13 @@ GO
 SET @later = 1;
 DECLARE @later int;
 GO
+-- A DECLARE earlier in the text declares the variable even in a branch that does not
+-- run (NULL until assigned).
+IF 1 = 0 BEGIN DECLARE @declared_in_skipped_branch int = 9; END;
+SELECT @declared_in_skipped_branch AS still_null;
+SET @declared_in_skipped_branch = 5;
+SELECT @declared_in_skipped_branch AS declared_earlier_in_the_text;
+GO
 -- Named arguments of a call are parameter names, not variables.
 DECLARE @value int = 41, @proc sysname = N'sp_executesql';
 EXEC sp_executesql N'SELECT @p + 1 AS named_argument', N'@p int', @p = @value;

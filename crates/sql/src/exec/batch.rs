@@ -194,6 +194,7 @@ pub fn end_session(state: &mut SessionState, host: &mut dyn Host) {
 
 /// Runs statements as a batch: errors reported, autocommit, XACT_ABORT handling.
 pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
+    declare_variables(cx, statements);
     match exec_block(cx, statements) {
         Ok(Flow::Goto(label)) => {
             let e = SqlError::new(
@@ -214,6 +215,32 @@ pub fn run_top_level(cx: &mut Cx, statements: &[Statement]) {
     end_uncommittable(cx);
     // Table variables of the batch go away with it.
     cx.drop_frame_tables();
+}
+
+/// SQL Server declares a scope's variables when it compiles it: one whose DECLARE sits in
+/// a branch that does not run still exists, NULL. Each scalar variable of the scope is
+/// declared here before the first statement runs; its DECLARE, when reached, gives it
+/// its initial value (`control`'s DECLARE). Table and cursor variables are created when
+/// their DECLARE runs, and a type that does not resolve is left for the DECLARE to report.
+fn declare_variables(cx: &mut Cx, statements: &[Statement]) {
+    crate::ast::find_statement(statements, &mut |s| {
+        let StatementKind::Declare(decls) = &s.kind else { return None::<()> };
+        for d in decls {
+            let Declaration::Variable { name, data_type, .. } = d else { continue };
+            let cursor =
+                data_type.name.parts.len() == 1 && data_type.name.parts[0].value.eq_ignore_ascii_case("CURSOR");
+            if cursor || cx.frame().vars.iter().any(|v| v.name.eq_ignore_ascii_case(name)) {
+                continue;
+            }
+            let Ok(super::user_types::DeclaredType::Scalar(ty)) = super::user_types::resolve(cx, data_type) else {
+                continue;
+            };
+            if errors::check_variable_type(&ty).is_ok() {
+                cx.frame().vars.push(Var { name: name.clone(), ty, value: Value::Null, table: None, readonly: false });
+            }
+        }
+        None
+    });
 }
 
 /// Runs a list of statements (a batch, a block, a procedure body), handling GOTO.
@@ -531,8 +558,10 @@ pub(super) fn show_plan(cx: &mut Cx, plan: &Plan) -> Result<(), SqlError> {
 /// The statement runner as the statements that run others reach it (procedure, trigger
 /// and function bodies), so that they need not import the batch driver.
 impl Cx<'_> {
-    /// Runs a list of statements (see [`exec_block`]).
+    /// Runs a scope's statements (a procedure, trigger or function body, dynamic SQL):
+    /// its variables declared first (see [`declare_variables`]), then [`exec_block`].
     pub fn run_block(&mut self, statements: &[Statement]) -> ExecResult {
+        declare_variables(self, statements);
         exec_block(self, statements)
     }
 
