@@ -111,3 +111,20 @@ SELECT COUNT(*) AS long_nc_indexes FROM sys.indexes WHERE name = 'long_nc_ix';
 GO
 DROP TABLE dbo.long_keys, dbo.long_nc;
 GO
+-- A foreign key on a computed column: NO ACTION and CASCADE only (1765).
+CREATE TABLE dbo.fk_parent (id int PRIMARY KEY);
+GO
+CREATE TABLE dbo.fk_child (a int, b AS a + 1 PERSISTED,
+    CONSTRAINT fk_computed FOREIGN KEY (b) REFERENCES dbo.fk_parent (id) ON DELETE SET NULL);
+GO
+-- INSERT ... EXEC whose procedure changes the target table (556).
+CREATE TABLE dbo.filled (a int);
+GO
+CREATE PROCEDURE dbo.changes_filled AS BEGIN ALTER TABLE dbo.filled ADD b int; SELECT 1; END;
+GO
+INSERT dbo.filled (a) EXEC dbo.changes_filled;
+SELECT COUNT(*) AS filled_rows FROM dbo.filled;
+GO
+DROP PROCEDURE dbo.changes_filled;
+DROP TABLE dbo.filled, dbo.fk_parent;
+GO

@@ -998,6 +998,25 @@ fn check_actions(
     use catalog::ReferentialAction as A;
     let actions = [fk.on_delete, fk.on_update];
     let referencing = || fk.columns.iter().filter_map(|&c| table.columns.iter().find(|x| x.column_id == c));
+    // A computed column cannot be set: only NO ACTION and CASCADE.
+    if let Some(c) = referencing().find(|c| c.computed.is_some()) {
+        let (kind, action) = if matches!(fk.on_delete, A::SetNull | A::SetDefault) {
+            ("delete", fk.on_delete)
+        } else {
+            ("update", fk.on_update)
+        };
+        if matches!(action, A::SetNull | A::SetDefault) {
+            return Err(SqlError::new(
+                1765,
+                16,
+                0,
+                format!(
+                    "Foreign key '{}' creation failed. Only NO ACTION and CASCADE referential {kind} actions are allowed for referencing computed column '{}'.",
+                    fk.name, c.name
+                ),
+            ));
+        }
+    }
     if actions.contains(&A::SetNull) && referencing().any(|c| !c.nullable) {
         return Err(SqlError::new(
             1761,

@@ -763,6 +763,20 @@ fn insert_into(cx: &mut Cx, ins: &Insert, t: &Arc<TableInfo>, mut given: Option<
         }
         InsertSource::ExecProcedure(_) | InsertSource::ExecString(_) => {
             let sets = cx.capture_results(&ins.source)?;
+            // The procedure may not change the table it fills (556).
+            let unchanged = {
+                let cat = cx.catalog(t.db)?;
+                let g = cat.inner.read();
+                g.objects.get(&t.object_id).and_then(|o| o.table()).is_some_and(|now| now.columns == t.columns)
+            };
+            if !unchanged {
+                return Err(SqlError::new(
+                    556,
+                    16,
+                    2,
+                    "INSERT EXEC failed because the stored procedure altered the schema of the target table.",
+                ));
+            }
             for (cols, rows) in sets {
                 let tys: Vec<SqlType> = cols.iter().map(|c| c.ty).collect();
                 if tys.len() != positions.len() {
