@@ -59,6 +59,22 @@ EXEC sp_sequence_get_range @sequence_name = N'dbo.ranged', @range_size = 0;
 GO
 EXEC sp_sequence_get_range @sequence_name = N'dbo.ranged', @range_size = 40000;
 GO
+-- OVER (ORDER BY ...): the rows take their values in that order, whatever order they
+-- come out in.
+CREATE SEQUENCE dbo.ordered START WITH 1;
+CREATE TABLE dbo.letters (letter char(1));
+INSERT dbo.letters VALUES ('c'), ('a'), ('b');
+GO
+SELECT letter, NEXT VALUE FOR dbo.ordered OVER (ORDER BY letter) AS n FROM dbo.letters ORDER BY letter DESC;
+SELECT letter, NEXT VALUE FOR dbo.ordered OVER (ORDER BY letter DESC) AS n FROM dbo.letters ORDER BY letter;
+GO
+SELECT NEXT VALUE FOR dbo.ordered OVER (PARTITION BY letter ORDER BY letter) FROM dbo.letters;
+GO
+SELECT letter FROM dbo.letters WHERE NEXT VALUE FOR dbo.ordered OVER (ORDER BY letter) > 0;
+GO
+DROP TABLE dbo.letters;
+DROP SEQUENCE dbo.ordered;
+GO
 -- Definition errors.
 CREATE SEQUENCE dbo.bad AS varchar(10);
 GO

@@ -475,7 +475,12 @@ pub enum ExprKind {
         expr: Box<Expr>,
         collation: Ident,
     },
-    NextValueFor(ObjectName),
+    /// NEXT VALUE FOR sequence [OVER (ORDER BY ...)]: with OVER, the rows take their
+    /// values in that order.
+    NextValueFor {
+        name: ObjectName,
+        over: Option<Box<WindowSpec>>,
+    },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -339,7 +339,13 @@ impl Display for Expr {
                 write!(f, "{} AT TIME ZONE {}", Prec(expr, P_POSTFIX), Prec(zone, P_PRIMARY))
             }
             ExprKind::Collate { expr, collation } => write!(f, "{} COLLATE {collation}", Prec(expr, P_POSTFIX)),
-            ExprKind::NextValueFor(n) => write!(f, "NEXT VALUE FOR {n}"),
+            ExprKind::NextValueFor { name, over } => {
+                write!(f, "NEXT VALUE FOR {name}")?;
+                match over {
+                    Some(w) => write!(f, " OVER ({w})"),
+                    None => Ok(()),
+                }
+            }
         }
     }
 }

@@ -202,7 +202,7 @@ fn expression_user(cx: &mut Cx, db: crate::host::DbId, f: &catalog::Object) -> R
             crate::ast::walk_expr(&e, &mut |x| match &x.kind {
                 // A scalar function is always called with its schema.
                 ExprKind::Function(call) if f.body.is_function() => uses |= names(&call.name, true),
-                ExprKind::NextValueFor(n) if !f.body.is_function() => uses |= names(n, false),
+                ExprKind::NextValueFor { name, .. } if !f.body.is_function() => uses |= names(name, false),
                 _ => {}
             });
             if uses {

@@ -193,7 +193,7 @@ fn compute_partition(
     args: &[Vec<Value>],
     cmp_order: &dyn Fn(usize, usize) -> Ordering,
     out: &mut [Value],
-    _cx: &mut Cx,
+    cx: &mut Cx,
 ) -> Result<(), SqlError> {
     let len = p.len();
     // Peer groups: rows equal on the ORDER BY keys.
@@ -220,6 +220,11 @@ fn compute_partition(
         }
     };
     match f.kind {
+        WindowKind::NextValue { db, object_id } => {
+            for &r in p {
+                out[r] = super::sequence::next_value(cx, db, object_id)?;
+            }
+        }
         WindowKind::RowNumber => {
             for (k, &r) in p.iter().enumerate() {
                 out[r] = Value::BigInt(k as i64 + 1);

@@ -459,7 +459,9 @@ impl<'a> Parser<'a> {
             self.advance();
             self.advance();
             self.advance();
-            return Ok(ExprKind::NextValueFor(self.parse_object_name()?));
+            let name = self.parse_object_name()?;
+            let over = if self.eat_word("OVER") { Some(Box::new(self.parse_window_spec()?)) } else { None };
+            return Ok(ExprKind::NextValueFor { name, over });
         }
         self.name_primary()
     }

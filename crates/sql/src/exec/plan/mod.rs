@@ -93,6 +93,11 @@ pub struct AggSpec {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WindowKind {
+    /// NEXT VALUE FOR a sequence OVER (ORDER BY ...).
+    NextValue {
+        db: i16,
+        object_id: i32,
+    },
     RowNumber,
     Rank,
     DenseRank,

@@ -165,12 +165,10 @@ fn contains_subquery(e: &Expr) -> bool {
 
 pub(super) fn contains_window(e: &Expr) -> bool {
     let mut found = false;
-    walk_expr(e, &mut |x| {
-        if let ExprKind::Function(f) = &x.kind {
-            if f.over.is_some() {
-                found = true;
-            }
-        }
+    walk_expr(e, &mut |x| match &x.kind {
+        ExprKind::Function(f) if f.over.is_some() => found = true,
+        ExprKind::NextValueFor { over: Some(_), .. } => found = true,
+        _ => {}
     });
     found
 }
@@ -776,10 +774,11 @@ impl<'b, 'c> Binder<'b, 'c> {
             ExprKind::StaticMethodCall { type_name, method, args } => {
                 super::clr::bind_static(self, type_name, method, args, scope)?
             }
-            ExprKind::NextValueFor(name) => {
+            ExprKind::NextValueFor { name, over: None } => {
                 let (db, object_id, ty) = crate::exec::sequence::resolve(self.cx, name)?;
                 BExpr::NextValue { db, object_id, ty }
             }
+            ExprKind::NextValueFor { name, over: Some(over) } => self.bind_next_value_over(name, over, scope)?,
         })
     }
 
@@ -1384,6 +1383,8 @@ impl<'b, 'c> Binder<'b, 'c> {
                     args.first().map(|a| a.ty()).unwrap_or(SqlType::Int)
                 }
                 WindowKind::Agg(k) => aggregate::return_type(k, args.first().map(|a| a.ty()).as_ref())?,
+                // Bound by `bind_next_value_over`, never by name.
+                WindowKind::NextValue { .. } => SqlType::BigInt,
             };
             let frame = match &over.frame {
                 None => None,
@@ -1417,6 +1418,53 @@ impl<'b, 'c> Binder<'b, 'c> {
         };
         let ty = w.ty;
         list.push(w);
+        let idx = base + list.len() - 1;
+        self.windows = Some((base, list));
+        Ok(BExpr::Col(idx, ty))
+    }
+
+    /// NEXT VALUE FOR s OVER (ORDER BY ...): a window function that draws the rows'
+    /// values in the OVER clause's order (11716 for PARTITION BY, 11718 for an empty
+    /// OVER).
+    fn bind_next_value_over(&mut self, name: &ObjectName, over: &WindowSpec, scope: &Scope) -> Result<BExpr, SqlError> {
+        if !over.partition_by.is_empty() {
+            return Err(SqlError::new(
+                11716,
+                15,
+                1,
+                "NEXT VALUE FOR function does not support the PARTITION BY clause.",
+            ));
+        }
+        if over.order_by.is_empty() {
+            return Err(SqlError::new(11718, 15, 1, "NEXT VALUE FOR function does not support an empty OVER clause."));
+        }
+        let (db, object_id, ty) = crate::exec::sequence::resolve(self.cx, name)?;
+        let Some((base, mut list)) = self.windows.take() else {
+            return Err(SqlError::new(
+                11720,
+                15,
+                1,
+                "NEXT VALUE FOR function is not allowed in the TOP, OVER, OUTPUT, ON, WHERE, GROUP BY, HAVING, or ORDER BY clauses.",
+            ));
+        };
+        let mut order = Vec::new();
+        for o in &over.order_by {
+            match self.bind_expr(&o.expr, scope) {
+                Ok(expr) => order.push(SortKey { expr, desc: o.direction == Some(SortDirection::Desc) }),
+                Err(e) => {
+                    self.windows = Some((base, list));
+                    return Err(e);
+                }
+            }
+        }
+        list.push(WindowFn {
+            kind: WindowKind::NextValue { db, object_id },
+            args: Vec::new(),
+            partition: Vec::new(),
+            order,
+            frame: None,
+            ty,
+        });
         let idx = base + list.len() - 1;
         self.windows = Some((base, list));
         Ok(BExpr::Col(idx, ty))
