@@ -75,6 +75,40 @@ GO
 DROP TABLE dbo.letters;
 DROP SEQUENCE dbo.ordered;
 GO
+-- Where NEXT VALUE FOR may not stand (11717, 11719, 11720, 11721, 11723).
+CREATE SEQUENCE dbo.placed START WITH 1;
+CREATE TABLE dbo.placed_rows (a int);
+INSERT dbo.placed_rows VALUES (1), (2);
+GO
+SELECT a FROM dbo.placed_rows WHERE a < NEXT VALUE FOR dbo.placed;
+GO
+SELECT DISTINCT NEXT VALUE FOR dbo.placed FROM dbo.placed_rows;
+GO
+SELECT NEXT VALUE FOR dbo.placed UNION SELECT 1;
+GO
+SELECT NEXT VALUE FOR dbo.placed AS n, a FROM dbo.placed_rows ORDER BY a;
+GO
+SELECT (SELECT NEXT VALUE FOR dbo.placed) AS in_subquery;
+GO
+SELECT n FROM (SELECT NEXT VALUE FOR dbo.placed AS n) AS d;
+GO
+CREATE VIEW dbo.placed_view AS SELECT NEXT VALUE FOR dbo.placed AS n;
+GO
+CREATE FUNCTION dbo.placed_function () RETURNS bigint AS BEGIN RETURN NEXT VALUE FOR dbo.placed; END;
+GO
+CREATE TABLE dbo.placed_check (a int CHECK (a > NEXT VALUE FOR dbo.placed));
+GO
+CREATE TABLE dbo.placed_computed (a int, b AS NEXT VALUE FOR dbo.placed);
+GO
+UPDATE dbo.placed_rows SET a = NEXT VALUE FOR dbo.placed OVER (ORDER BY a);
+GO
+-- None of those drew a value.
+UPDATE dbo.placed_rows SET a = NEXT VALUE FOR dbo.placed;
+SELECT a FROM dbo.placed_rows ORDER BY a;
+GO
+DROP TABLE dbo.placed_rows;
+DROP SEQUENCE dbo.placed;
+GO
 -- Definition errors.
 CREATE SEQUENCE dbo.bad AS varchar(10);
 GO

@@ -145,6 +145,25 @@ impl Statement {
     }
 }
 
+/// Calls `f` on each table source of a FROM list (nested joins included).
+pub fn for_each_factor<'a>(from: &'a [TableWithJoins], f: &mut dyn FnMut(&'a TableFactor)) {
+    fn visit<'a>(t: &'a TableFactor, f: &mut dyn FnMut(&'a TableFactor)) {
+        f(t);
+        if let TableFactor::NestedJoin(n) = t {
+            visit(&n.relation, f);
+            for j in &n.joins {
+                visit(&j.relation, f);
+            }
+        }
+    }
+    for twj in from {
+        visit(&twj.relation, f);
+        for j in &twj.joins {
+            visit(&j.relation, f);
+        }
+    }
+}
+
 /// The first `Some` that `f` gives for a statement of `body`, in order, descending into
 /// BEGIN ... END blocks, IF and WHILE bodies and TRY/CATCH blocks.
 pub fn find_statement<T>(body: &[Statement], f: &mut dyn FnMut(&Statement) -> Option<T>) -> Option<T> {

@@ -50,11 +50,141 @@ pub(crate) fn check_body(source: &str, body: &[Statement], params: &[&str]) -> O
                 | StatementKind::CreateView(_)
         )
     );
-    if module && params.is_empty() && w.declared_at.is_empty() && body.len() == 1 {
-        return None;
-    }
+    let module_batch = module && params.is_empty() && w.declared_at.is_empty() && body.len() == 1;
     let starts_with_call = matches!(body.first().map(|s| &s.kind), Some(StatementKind::Exec(_)));
-    undeclared_variable(source, params, &w.declared_at, starts_with_call)
+    let undeclared =
+        if module_batch { None } else { undeclared_variable(source, params, &w.declared_at, starts_with_call) };
+    undeclared.or_else(|| mentions_next_value(source).then(|| next_value_contexts(body)).flatten())
+}
+
+/// Could the text use NEXT VALUE FOR at all (the context checks are skipped otherwise)?
+fn mentions_next_value(source: &str) -> bool {
+    source.as_bytes().windows(10).any(|w| w.eq_ignore_ascii_case(b"NEXT VALUE"))
+}
+
+/// Where NEXT VALUE FOR may not stand (SQL Server's 11717-11723): in a module, view,
+/// constraint, computed column, subquery, CTE or derived table (11719); in a WHERE,
+/// GROUP BY, HAVING, ON, TOP or ORDER BY clause (11720); in a DISTINCT or set-operator
+/// query (11721); without OVER in a query with ORDER BY (11723); with OVER in an UPDATE
+/// (11717).
+fn next_value_contexts(body: &[Statement]) -> Option<SqlError> {
+    crate::ast::find_statement(body, &mut |s| {
+        let e = |number: i32, message: &str| Some(SqlError::new(number, 15, 1, message).at_line(s.line()));
+        let not_allowed = |what: &str| -> bool { what.contains("NEXT VALUE FOR") };
+        match &s.kind {
+            StatementKind::Query(q) => query_contexts(q, true).and_then(|n| e(n, next_value_message(n))),
+            StatementKind::Insert(i) => match &i.source {
+                InsertSource::Query(q) => query_contexts(q, true).and_then(|n| e(n, next_value_message(n))),
+                _ => None,
+            },
+            StatementKind::Update(u) => {
+                let over = u.assignments.iter().any(|a| {
+                    let mut found = false;
+                    walk_expr(&a.value, &mut |x| {
+                        found |= matches!(&x.kind, ExprKind::NextValueFor { over: Some(_), .. })
+                    });
+                    found
+                });
+                if over {
+                    return e(11717, next_value_message(11717));
+                }
+                u.where_clause
+                    .as_ref()
+                    .filter(|w| not_allowed(&w.to_string()))
+                    .and_then(|_| e(11720, next_value_message(11720)))
+            }
+            StatementKind::CreateView(v) if not_allowed(&v.query.to_string()) => e(11719, next_value_message(11719)),
+            // Procedures and triggers may draw values; functions may not.
+            StatementKind::CreateFunction(_) if not_allowed(&s.kind.to_string()) => e(11719, next_value_message(11719)),
+            StatementKind::CreateTable(t) => {
+                let bad = t.elements.iter().any(|el| match el {
+                    TableElement::Column(c) => {
+                        c.computed.as_ref().is_some_and(|x| not_allowed(&x.expr.to_string()))
+                            || c.options.iter().any(
+                                |o| matches!(o, ColumnOption::Check { expr, .. } if not_allowed(&expr.to_string())),
+                            )
+                    }
+                    TableElement::Constraint(TableConstraint { kind: ConstraintKind::Check { expr, .. }, .. }) => {
+                        not_allowed(&expr.to_string())
+                    }
+                    _ => false,
+                });
+                if bad {
+                    e(11719, next_value_message(11719))
+                } else {
+                    None
+                }
+            }
+            _ => None,
+        }
+    })
+}
+
+/// The context error number for NEXT VALUE FOR in a top-level query, if any.
+fn query_contexts(q: &Query, top: bool) -> Option<i32> {
+    let has = |e: &Expr| e.to_string().contains("NEXT VALUE FOR");
+    // Subqueries, CTEs and derived tables.
+    if q.with.iter().any(|c| c.query.to_string().contains("NEXT VALUE FOR")) {
+        return Some(11719);
+    }
+    let SetExpr::Select(sel) = &q.body else {
+        // UNION, INTERSECT, EXCEPT or a parenthesized query.
+        return q.to_string().contains("NEXT VALUE FOR").then_some(11721);
+    };
+    let items: Vec<&Expr> = sel
+        .items
+        .iter()
+        .filter_map(|i| match i {
+            SelectItem::Expr { expr, .. } | SelectItem::Assign { expr, .. } => Some(expr),
+            SelectItem::Wildcard(_) => None,
+        })
+        .collect();
+    let mut in_subquery = false;
+    let mut bare = false;
+    for e in &items {
+        walk_expr(e, &mut |x| match &x.kind {
+            ExprKind::Subquery(sq) | ExprKind::Exists(sq) => in_subquery |= sq.to_string().contains("NEXT VALUE FOR"),
+            ExprKind::InSubquery { query, .. } => in_subquery |= query.to_string().contains("NEXT VALUE FOR"),
+            ExprKind::NextValueFor { over: None, .. } => bare = true,
+            _ => {}
+        });
+    }
+    let derived = sel.from.iter().any(|t| {
+        let mut found = false;
+        for_each_factor(std::slice::from_ref(t), &mut |f| {
+            if let TableFactor::Derived { query, .. } = f {
+                found |= query.to_string().contains("NEXT VALUE FOR");
+            }
+        });
+        found
+    });
+    if in_subquery || derived {
+        return Some(11719);
+    }
+    let clauses = sel.where_clause.iter().chain(sel.having.iter()).chain(sel.top.as_ref().map(|t| &t.quantity));
+    let ons = sel.from.iter().flat_map(|t| t.joins.iter().filter_map(|j| j.on.as_ref()));
+    let grouped = sel.group_by.iter().any(|g| g.to_string().contains("NEXT VALUE FOR"));
+    if clauses.chain(ons).any(has) || grouped || q.order_by.iter().any(|o| has(&o.expr)) {
+        return Some(11720);
+    }
+    let used = items.iter().any(|e| has(e));
+    if used && sel.distinct {
+        return Some(11721);
+    }
+    if bare && top && !q.order_by.is_empty() {
+        return Some(11723);
+    }
+    None
+}
+
+fn next_value_message(number: i32) -> &'static str {
+    match number {
+        11717 => "NEXT VALUE FOR function does not support the OVER clause in default constraints, UPDATE statements, or MERGE statements.",
+        11719 => "NEXT VALUE FOR function is not allowed in check constraints, default objects, computed columns, views, user-defined functions, user-defined aggregates, user-defined table types, sub-queries, common table expressions, derived tables or return statements.",
+        11720 => "NEXT VALUE FOR function is not allowed in the TOP, OVER, OUTPUT, ON, WHERE, GROUP BY, HAVING, or ORDER BY clauses.",
+        11721 => "NEXT VALUE FOR function cannot be used directly in a statement that uses a DISTINCT, UNION, UNION ALL, EXCEPT or INTERSECT operator.",
+        _ => "NEXT VALUE FOR function cannot be used directly in a statement that contains an ORDER BY clause unless the OVER clause is specified.",
+    }
 }
 
 /// 137 (1087 where a table belongs) for the first variable the text uses before any

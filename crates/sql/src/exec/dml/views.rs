@@ -132,25 +132,6 @@ pub(super) fn cte_target<'a>(
     found.flatten()
 }
 
-/// Calls `f` on each table source of a FROM list (nested joins included).
-pub(super) fn for_each_factor<'a>(from: &'a [TableWithJoins], f: &mut dyn FnMut(&'a TableFactor)) {
-    fn visit<'a>(t: &'a TableFactor, f: &mut dyn FnMut(&'a TableFactor)) {
-        f(t);
-        if let TableFactor::NestedJoin(n) = t {
-            visit(&n.relation, f);
-            for j in &n.joins {
-                visit(&j.relation, f);
-            }
-        }
-    }
-    for twj in from {
-        visit(&twj.relation, f);
-        for j in &twj.joins {
-            visit(&j.relation, f);
-        }
-    }
-}
-
 /// The CTE `cte` as a DML target (4403/4405/4406 as for a view, which SQL Server also
 /// names them).
 pub(super) fn updatable_cte(
