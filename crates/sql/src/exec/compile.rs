@@ -4,7 +4,10 @@
 //! block declares them, so these look at every statement of it:
 //! - 132: a label declared twice; 133: GOTO to a label not declared;
 //! - 134: a variable (scalar, table or cursor variable, or a parameter) declared twice;
-//! - 135 / 136: BREAK / CONTINUE outside a WHILE loop.
+//! - 135 / 136: BREAK / CONTINUE outside a WHILE loop;
+//! - 137 / 1087: a variable used before any DECLARE of it in the text (found in the
+//!   text's tokens: every statement kind names variables its own way);
+//! - 11717-11723: NEXT VALUE FOR where SQL Server does not allow it.
 //!
 //! Name resolution is deferred (a missing table is an error when its statement runs),
 //! as in SQL Server; the binding checks of SELECTs are `batch::compile_check`'s.

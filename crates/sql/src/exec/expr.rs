@@ -689,7 +689,7 @@ impl BExpr {
                 let _ = ty;
                 at_time_zone(&v, &a.ty(), &zone)?
             }
-            BExpr::NextValue { db, object_id, .. } => super::sequence::next_value(cx, *db, *object_id)?,
+            BExpr::NextValue { db, object_id, .. } => cx.next_sequence_value(*db, *object_id)?,
             BExpr::Udf { db, object_id, args, ty } => {
                 let mut vals = Vec::with_capacity(args.len());
                 for a in args {

@@ -8,7 +8,8 @@
 //!   [`expr`]: bound expressions; [`window`]: window functions; [`table`]: row and index
 //!   layout of tables; [`dml`] and [`ddl`]: statements that change data and schema;
 //!   [`sysviews`] and [`catalog_views`]: the rows of the catalog views (every system
-//!   object is registered in `crate::system`); [`procs`]: procedures, dynamic SQL and RPC.
+//!   object is registered in `crate::system`); [`procs`]: procedures, dynamic SQL and RPC;
+//!   `sequence`: sequence objects and NEXT VALUE FOR.
 //!
 //! # Error handling
 //!

@@ -114,11 +114,24 @@ pub(crate) fn alter(cx: &mut Cx, def: &SequenceDef) -> Result<(), SqlError> {
     write_object(cx, db, &obj)
 }
 
-/// NEXT VALUE FOR: the sequence's next value, in its type.
-pub(crate) fn next_value(cx: &mut Cx, db: DbId, object_id: i32) -> Result<Value, SqlError> {
-    let (name, q) = definition(cx, db, object_id)?;
-    let (first, _) = draw(cx, db, object_id, &name, &q, 1)?;
-    Ok(value_of(first, &q.ty))
+/// What expressions and the binder reach of sequences (they sit below this module).
+impl Cx<'_> {
+    /// NEXT VALUE FOR: the sequence's next value, in its type.
+    pub fn next_sequence_value(&mut self, db: DbId, object_id: i32) -> Result<Value, SqlError> {
+        let (name, q) = definition(self, db, object_id)?;
+        let (first, _) = draw(self, db, object_id, &name, &q, 1)?;
+        Ok(value_of(first, &q.ty))
+    }
+
+    /// The sequence NEXT VALUE FOR names: its database, object id and type (11726 for
+    /// another kind of object, 208 for none).
+    pub fn sequence_named(&mut self, name: &ObjectName) -> Result<(DbId, i32, SqlType), SqlError> {
+        let (db, o) = find(self, name)?;
+        match &o.body {
+            ObjectBody::Sequence(q) => Ok((db, o.id, q.ty)),
+            _ => Err(not_a_sequence(&errors::written(name))),
+        }
+    }
 }
 
 /// sp_sequence_get_range @sequence_name, @range_size, @range_first_value OUTPUT,
@@ -176,15 +189,6 @@ pub(crate) fn current_values(cx: &mut Cx, db: DbId, o: &Object) -> (Value, Value
     match state(cx, db, o.id, q).ok().and_then(|s| s.last) {
         Some(v) => (value_of(v, &q.ty), value_of(v, &q.ty)),
         None => (value_of(q.start, &q.ty), Value::Null),
-    }
-}
-
-/// Binds NEXT VALUE FOR name: the sequence's database, object id and type.
-pub(crate) fn resolve(cx: &mut Cx, name: &ObjectName) -> Result<(DbId, i32, SqlType), SqlError> {
-    let (db, o) = find(cx, name)?;
-    match &o.body {
-        ObjectBody::Sequence(q) => Ok((db, o.id, q.ty)),
-        _ => Err(not_a_sequence(&errors::written(name))),
     }
 }
 

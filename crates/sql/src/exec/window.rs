@@ -222,7 +222,7 @@ fn compute_partition(
     match f.kind {
         WindowKind::NextValue { db, object_id } => {
             for &r in p {
-                out[r] = super::sequence::next_value(cx, db, object_id)?;
+                out[r] = cx.next_sequence_value(db, object_id)?;
             }
         }
         WindowKind::RowNumber => {

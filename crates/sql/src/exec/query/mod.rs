@@ -775,7 +775,7 @@ impl<'b, 'c> Binder<'b, 'c> {
                 super::clr::bind_static(self, type_name, method, args, scope)?
             }
             ExprKind::NextValueFor { name, over: None } => {
-                let (db, object_id, ty) = crate::exec::sequence::resolve(self.cx, name)?;
+                let (db, object_id, ty) = self.cx.sequence_named(name)?;
                 BExpr::NextValue { db, object_id, ty }
             }
             ExprKind::NextValueFor { name, over: Some(over) } => self.bind_next_value_over(name, over, scope)?,
@@ -1438,7 +1438,7 @@ impl<'b, 'c> Binder<'b, 'c> {
         if over.order_by.is_empty() {
             return Err(SqlError::new(11718, 15, 1, "NEXT VALUE FOR function does not support an empty OVER clause."));
         }
-        let (db, object_id, ty) = crate::exec::sequence::resolve(self.cx, name)?;
+        let (db, object_id, ty) = self.cx.sequence_named(name)?;
         let Some((base, mut list)) = self.windows.take() else {
             return Err(SqlError::new(
                 11720,
