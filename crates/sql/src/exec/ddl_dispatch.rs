@@ -28,7 +28,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             too_many_parameters(p.params.len(), "CREATE PROCEDURE")?;
             let params: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
             if let Some(e) = super::compile::check_body(&cx.source.clone(), &p.body, &params) {
-                return Err(e);
+                return Err(e.in_procedure(p.name.name().value.clone()));
             }
             user_types::check_params(cx, &p.params)?;
             user_types::check_readonly_params(&p.name.name().value, &p.params, &p.body)?;
@@ -39,7 +39,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         StatementKind::Sequence { alter: true, def } => super::sequence::alter(cx, def),
         StatementKind::CreateTrigger(t) => {
             if let Some(e) = super::compile::check_body(&cx.source.clone(), &t.body, &[]) {
-                return Err(e);
+                return Err(e.in_procedure(t.name.name().value.clone()));
             }
             trigger::create_trigger(cx, t, stmt)
         }
@@ -67,7 +67,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
                 FunctionBody::InlineTable { .. } => &[],
             };
             if let Some(e) = super::compile::check_body(&cx.source.clone(), body, &params) {
-                return Err(e);
+                return Err(e.in_procedure(f.name.name().value.clone()));
             }
             // Types a scalar function cannot return.
             if let FunctionBody::Scalar { data_type, .. } = &f.returns {

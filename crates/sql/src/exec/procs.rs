@@ -19,7 +19,7 @@ use super::user_types::{self, DeclaredType};
 use crate::ast::*;
 use crate::catalog::ObjectBody;
 use crate::request::{RpcCall, RpcParam};
-use crate::results::{ColumnInfo, Done, DoneKind, Event, Message, ResultSink, ReturnValue, SinkResult};
+use crate::results::{ColumnInfo, Done, DoneKind, Message, ResultSink, ReturnValue, SinkResult};
 
 pub fn exec_procedure(cx: &mut Cx, e: &ExecProcedure, line: u32) -> Result<Flow, SqlError> {
     let name = match &e.procedure {
@@ -936,9 +936,6 @@ pub fn rpc(cx: &mut Cx, call: &RpcCall) {
     }
     let _ = cx.sink.done(Done { kind: DoneKind::Proc, row_count: None, error, in_xact: cx.state.trancount > 0 });
 }
-
-#[allow(dead_code)]
-fn _events(_: &Event) {}
 
 /// Runs an RPC request (sp_executesql, sp_prepare/sp_execute/sp_prepexec/sp_unprepare,
 /// or a procedure by name) with typed parameters; OUTPUT parameters come back as
