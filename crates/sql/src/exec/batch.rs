@@ -229,7 +229,7 @@ fn declare_variables(cx: &mut Cx, statements: &[Statement]) {
             let Declaration::Variable { name, data_type, .. } = d else { continue };
             let cursor =
                 data_type.name.parts.len() == 1 && data_type.name.parts[0].value.eq_ignore_ascii_case("CURSOR");
-            if cursor || cx.frame().vars.iter().any(|v| v.name.eq_ignore_ascii_case(name)) {
+            if cursor || cx.lookup_var(name).is_some() {
                 continue;
             }
             let Ok(super::user_types::DeclaredType::Scalar(ty)) = super::user_types::resolve(cx, data_type) else {

@@ -1243,7 +1243,7 @@ fn sequences(db: DbId, cx: &mut Cx) -> Result<Vec<Row>, SqlError> {
         let number = |v: i128| Value::Decimal { value: v, precision: 38, scale: 0 };
         let (tid, _, precision, scale) = type_info(&q.ty);
         let exhausted = !q.cycle && last_used != Value::Null && {
-            let (c, by) = (super::sequence::as_i128(&current), q.increment);
+            let (c, by) = (current.integer_part().unwrap_or(0), q.increment);
             c.checked_add(by).is_none_or(|n| n < q.minimum || n > q.maximum)
         };
         let mut row = super::sysviews::user_object_values(&o);

@@ -23,10 +23,10 @@ use super::errors;
 /// `params`, with their `@`), with its line. `source` is the text the statements' spans
 /// point into (the batch, or the CREATE statement of a module).
 pub(crate) fn check_body(source: &str, body: &[Statement], params: &[&str]) -> Option<SqlError> {
+    // Parameters are declared before the body's first character.
     let mut w = Walk {
         labels: Vec::new(),
-        variables: params.iter().map(|p| p.to_ascii_lowercase()).collect(),
-        declared_at: Vec::new(),
+        declared_at: params.iter().map(|p| (p.to_ascii_lowercase(), 0)).collect(),
         gotos: Vec::new(),
     };
     if let Err(e) = w.block(body, false) {
@@ -53,10 +53,9 @@ pub(crate) fn check_body(source: &str, body: &[Statement], params: &[&str]) -> O
                 | StatementKind::CreateView(_)
         )
     );
-    let module_batch = module && params.is_empty() && w.declared_at.is_empty() && body.len() == 1;
+    let module_batch = module && params.is_empty() && body.len() == 1;
     let starts_with_call = matches!(body.first().map(|s| &s.kind), Some(StatementKind::Exec(_)));
-    let undeclared =
-        if module_batch { None } else { undeclared_variable(source, params, &w.declared_at, starts_with_call) };
+    let undeclared = if module_batch { None } else { undeclared_variable(source, &w.declared_at, starts_with_call) };
     undeclared.or_else(|| mentions_next_value(source).then(|| next_value_contexts(body)).flatten())
 }
 
@@ -72,12 +71,12 @@ fn mentions_next_value(source: &str) -> bool {
 /// (11717).
 fn next_value_contexts(body: &[Statement]) -> Option<SqlError> {
     crate::ast::find_statement(body, &mut |s| {
-        let e = |number: i32, message: &str| Some(SqlError::new(number, 15, 1, message).at_line(s.line()));
+        let e = |number: i32| Some(SqlError::new(number, 15, 1, next_value_message(number)).at_line(s.line()));
         let not_allowed = |what: &str| -> bool { what.contains("NEXT VALUE FOR") };
         match &s.kind {
-            StatementKind::Query(q) => query_contexts(q, true).and_then(|n| e(n, next_value_message(n))),
+            StatementKind::Query(q) => query_contexts(q, true).and_then(|n| e(n)),
             StatementKind::Insert(i) => match &i.source {
-                InsertSource::Query(q) => query_contexts(q, true).and_then(|n| e(n, next_value_message(n))),
+                InsertSource::Query(q) => query_contexts(q, true).and_then(|n| e(n)),
                 _ => None,
             },
             StatementKind::Update(u) => {
@@ -89,16 +88,13 @@ fn next_value_contexts(body: &[Statement]) -> Option<SqlError> {
                     found
                 });
                 if over {
-                    return e(11717, next_value_message(11717));
+                    return e(11717);
                 }
-                u.where_clause
-                    .as_ref()
-                    .filter(|w| not_allowed(&w.to_string()))
-                    .and_then(|_| e(11720, next_value_message(11720)))
+                u.where_clause.as_ref().filter(|w| not_allowed(&w.to_string())).and_then(|_| e(11720))
             }
-            StatementKind::CreateView(v) if not_allowed(&v.query.to_string()) => e(11719, next_value_message(11719)),
+            StatementKind::CreateView(v) if not_allowed(&v.query.to_string()) => e(11719),
             // Procedures and triggers may draw values; functions may not.
-            StatementKind::CreateFunction(_) if not_allowed(&s.kind.to_string()) => e(11719, next_value_message(11719)),
+            StatementKind::CreateFunction(_) if not_allowed(&s.kind.to_string()) => e(11719),
             StatementKind::CreateTable(t) => {
                 let bad = t.elements.iter().any(|el| match el {
                     TableElement::Column(c) => {
@@ -113,7 +109,7 @@ fn next_value_contexts(body: &[Statement]) -> Option<SqlError> {
                     _ => false,
                 });
                 if bad {
-                    e(11719, next_value_message(11719))
+                    e(11719)
                 } else {
                     None
                 }
@@ -194,12 +190,7 @@ fn next_value_message(number: i32) -> &'static str {
 /// DECLARE of it (SQL Server checks declaration against the text's order, not the order
 /// statements run in). The parameter names of a procedure call (`EXEC p @name = value`)
 /// are not variables.
-fn undeclared_variable(
-    source: &str,
-    params: &[&str],
-    declared_at: &[(String, u32)],
-    starts_with_call: bool,
-) -> Option<SqlError> {
+fn undeclared_variable(source: &str, declared_at: &[(String, u32)], starts_with_call: bool) -> Option<SqlError> {
     if !source.contains('@') {
         return None;
     }
@@ -255,8 +246,7 @@ fn undeclared_variable(
             continue;
         }
         let name = t.text(source);
-        let known = params.iter().any(|p| p.eq_ignore_ascii_case(name))
-            || declared_at.iter().any(|(n, at)| *at <= t.span.start && n.eq_ignore_ascii_case(name));
+        let known = declared_at.iter().any(|(n, at)| *at <= t.span.start && n.eq_ignore_ascii_case(name));
         if known {
             continue;
         }
@@ -272,7 +262,6 @@ fn undeclared_variable(
 struct Walk {
     /// Labels seen (lower-case: labels, like variables, ignore case).
     labels: Vec<String>,
-    variables: Vec<String>,
     /// Each variable declared, with where its DECLARE starts in the source.
     declared_at: Vec<(String, u32)>,
     /// GOTO targets, checked once every label is known (GOTO may jump forward).
@@ -314,11 +303,10 @@ impl Walk {
                         Declaration::Cursor { .. } => continue,
                     };
                     let key = name.to_ascii_lowercase();
-                    if self.variables.contains(&key) {
+                    if self.declared_at.iter().any(|(n, _)| *n == key) {
                         return Err(errors::variable_declared(name).at_line(line));
                     }
-                    self.declared_at.push((key.clone(), s.span.start));
-                    self.variables.push(key);
+                    self.declared_at.push((key, s.span.start));
                 }
             }
             StatementKind::Break if !in_loop => {

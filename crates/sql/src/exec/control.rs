@@ -19,11 +19,6 @@ use super::run::*;
 use super::session::*;
 use super::{bulk, catalog_views, cursor, ddl, errors, expr, language, procs, query, security, user_types};
 
-/// Does the current frame (batch, procedure, dynamic SQL) hold a variable of this name?
-fn frame_declares(cx: &mut Cx, name: &str) -> bool {
-    cx.frame().vars.iter().any(|v| v.name.eq_ignore_ascii_case(name))
-}
-
 pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlError> {
     match &stmt.kind {
         StatementKind::Declare(decls) => {
@@ -47,48 +42,43 @@ pub(super) fn exec_control(cx: &mut Cx, stmt: &Statement) -> Result<Flow, SqlErr
                         cx.frame().cursors.declare_variable(name);
                     }
                     Declaration::Variable { name, data_type, value } => {
-                        let ty = match user_types::resolve(cx, data_type)? {
-                            user_types::DeclaredType::Scalar(ty) => ty,
-                            // DECLARE @t dbo.TableType: a table variable of the type.
-                            user_types::DeclaredType::Table(tt) => {
-                                let (var, owned) = user_types::table_param(cx, name, &tt, None, false)?;
-                                cx.frame().table_vars.extend(owned);
+                        // Declared already (the scope declares its scalar variables before
+                        // it runs, and a loop or GOTO reaches a DECLARE again): the same
+                        // variable, given its initial value; without one it keeps its
+                        // value, as in SQL Server, where DECLARE is not an executed
+                        // statement.
+                        let (slot, ty) = match cx.lookup_var(name) {
+                            Some(declared) => declared,
+                            None => {
+                                let ty = match user_types::resolve(cx, data_type)? {
+                                    user_types::DeclaredType::Scalar(ty) => ty,
+                                    // DECLARE @t dbo.TableType: a table variable of the type.
+                                    user_types::DeclaredType::Table(tt) => {
+                                        let (var, owned) = user_types::table_param(cx, name, &tt, None, false)?;
+                                        cx.frame().table_vars.extend(owned);
+                                        cx.frame().vars.push(var);
+                                        continue;
+                                    }
+                                };
+                                errors::check_variable_type(&ty)?;
+                                if cx.frame().cursors.has_variable(name) {
+                                    return Err(errors::variable_declared(name));
+                                }
+                                let var =
+                                    Var { name: name.clone(), ty, value: Value::Null, table: None, readonly: false };
                                 cx.frame().vars.push(var);
-                                continue;
+                                (cx.frame().vars.len() - 1, ty)
                             }
                         };
-                        errors::check_variable_type(&ty)?;
-                        if cx.frame().cursors.has_variable(name) {
-                            return Err(errors::variable_declared(name));
-                        }
-                        // Reached again (a loop, GOTO back): the same variable, given its
-                        // initial value again; without one it keeps its value, as in SQL
-                        // Server, where such a DECLARE is not an executed statement.
-                        if let Some((slot, _)) = cx.lookup_var(name).filter(|_| frame_declares(cx, name)) {
-                            if let Some(e) = value {
-                                let (v, vty) = eval_standalone(cx, e)?;
-                                let v = assign_value(cx, slot, ty, AssignOp::Assign, v, &vty)?;
-                                cx.set_var(slot, v);
-                            }
-                            continue;
-                        }
-                        cx.frame().vars.push(Var {
-                            name: name.clone(),
-                            ty,
-                            value: Value::Null,
-                            table: None,
-                            readonly: false,
-                        });
                         if let Some(e) = value {
                             let (v, vty) = eval_standalone(cx, e)?;
-                            let slot = cx.frame().vars.len() - 1;
                             let v = assign_value(cx, slot, ty, AssignOp::Assign, v, &vty)?;
                             cx.set_var(slot, v);
                         }
                     }
                     Declaration::Table { name, elements } => {
                         // Reached again: the table variable stays, rows and all.
-                        if frame_declares(cx, name) {
+                        if cx.lookup_var(name).is_some() {
                             continue;
                         }
                         let t = ddl::create_table_variable(cx, name, elements)?;

@@ -27,9 +27,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         StatementKind::CreateProcedure(p) => {
             too_many_parameters(p.params.len(), "CREATE PROCEDURE")?;
             let params: Vec<&str> = p.params.iter().map(|x| x.name.as_str()).collect();
-            if let Some(e) = super::compile::check_body(&cx.source.clone(), &p.body, &params) {
-                return Err(e.in_procedure(p.name.name().value.clone()));
-            }
+            check_module(cx, &p.name, &p.body, &params)?;
             user_types::check_params(cx, &p.params)?;
             user_types::check_readonly_params(&p.name.name().value, &p.params, &p.body)?;
             create_module(cx, &p.name, p.mode, stmt, |d| ObjectBody::Procedure(d))
@@ -38,9 +36,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
         StatementKind::Sequence { alter: false, def } => super::sequence::create(cx, def),
         StatementKind::Sequence { alter: true, def } => super::sequence::alter(cx, def),
         StatementKind::CreateTrigger(t) => {
-            if let Some(e) = super::compile::check_body(&cx.source.clone(), &t.body, &[]) {
-                return Err(e.in_procedure(t.name.name().value.clone()));
-            }
+            check_module(cx, &t.name, &t.body, &[])?;
             trigger::create_trigger(cx, t, stmt)
         }
         StatementKind::EnableTrigger { enable, names, table } => {
@@ -66,9 +62,7 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
                 FunctionBody::Scalar { body, .. } | FunctionBody::MultiStatement { body, .. } => &body[..],
                 FunctionBody::InlineTable { .. } => &[],
             };
-            if let Some(e) = super::compile::check_body(&cx.source.clone(), body, &params) {
-                return Err(e.in_procedure(f.name.name().value.clone()));
-            }
+            check_module(cx, &f.name, body, &params)?;
             // Types a scalar function cannot return.
             if let FunctionBody::Scalar { data_type, .. } = &f.returns {
                 let t = data_type.name.name().value.to_ascii_lowercase();
@@ -155,6 +149,15 @@ pub fn execute(cx: &mut Cx, kind: &StatementKind, stmt: &Statement) -> Result<()
             Ok(())
         }
         _ => Err(errors::not_supported("This statement")),
+    }
+}
+
+/// The compile checks of a module's body at CREATE/ALTER (`compile::check_body`); an
+/// error names the module, as SQL Server's do.
+fn check_module(cx: &mut Cx, name: &ObjectName, body: &[Statement], params: &[&str]) -> Result<(), SqlError> {
+    match super::compile::check_body(&cx.source, body, params) {
+        Some(e) => Err(e.in_procedure(name.name().value.clone())),
+        None => Ok(()),
     }
 }
 

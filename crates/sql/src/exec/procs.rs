@@ -679,9 +679,8 @@ pub fn call_scalar_function(
 }
 
 /// #temp tables live as long as the scope (procedure, dynamic SQL, session) that created
-/// them.
-/// Drops the #temp tables created at nesting level `level` or deeper (a procedure or
-/// dynamic SQL returning; 0 when the session ends).
+/// them: drops those created at nesting level `level` or deeper (a procedure or dynamic
+/// SQL returning; 0 when the session ends, with its ##global ones).
 pub(crate) fn drop_scope_temp_tables(cx: &mut Cx, level: usize) {
     let mut names = cx.state.temp_tables.take_from(level);
     if level == 0 {

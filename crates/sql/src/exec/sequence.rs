@@ -107,7 +107,7 @@ pub(crate) fn alter(cx: &mut Cx, def: &SequenceDef) -> Result<(), SqlError> {
             q.restarts = q.restarts.wrapping_add(1);
             None
         }
-        None => state(cx, db, o.id, old)?.last,
+        None => last_value(cx, db, o.id, old)?,
     };
     validate(&q, &name, current)?;
     let obj = Object { modify_date: now_datetime(), body: ObjectBody::Sequence(q), ..o };
@@ -186,7 +186,7 @@ pub(crate) fn current_values(cx: &mut Cx, db: DbId, o: &Object) -> (Value, Value
     let ObjectBody::Sequence(q) = &o.body else {
         return (Value::Null, Value::Null);
     };
-    match state(cx, db, o.id, q).ok().and_then(|s| s.last) {
+    match last_value(cx, db, o.id, q).ok().flatten() {
         Some(v) => (value_of(v, &q.ty), value_of(v, &q.ty)),
         None => (value_of(q.start, &q.ty), Value::Null),
     }
@@ -195,7 +195,7 @@ pub(crate) fn current_values(cx: &mut Cx, db: DbId, o: &Object) -> (Value, Value
 // ---- drawing values -----------------------------------------------------------------
 
 /// Takes `count` consecutive values: the first and how many times the range wrapped
-/// (CYCLE). Serialised per sequence by the state's lock, held while the bound moves.
+/// (CYCLE). Serialised by the database's sequence map lock, held while the bound moves.
 fn draw(
     cx: &mut Cx,
     db: DbId,
@@ -206,10 +206,7 @@ fn draw(
 ) -> Result<(i128, i32), SqlError> {
     let cat = cx.catalog(db)?;
     let mut states = cat.sequences.lock();
-    let s = match states.get(&object_id) {
-        Some(s) if s.restarts == q.restarts => *s,
-        _ => load(cx, db, object_id, q)?,
-    };
+    let s = cached_state(cx, &mut states, db, object_id, q)?;
     // The first value: the start, or the one after the last (the other end's after
     // the end when the sequence cycles).
     let (first, cycles) = match s.last {
@@ -231,10 +228,10 @@ fn draw(
             format!("The requested range for sequence object '{name}' exceeds the maximum or minimum limit. Retry with a smaller range."),
         ));
     }
-    let wrapped = cycles > 0;
     let beyond = |v: i128, b: i128| if q.increment > 0 { v > b } else { v < b };
     let mut bound = s.bound;
-    if wrapped || bound.is_none_or(|b| beyond(last, b)) {
+    // After a wrap the bound lies ahead of the new values: move it back.
+    if cycles > 0 || bound.is_none_or(|b| beyond(last, b)) {
         let cache = match q.cache {
             None => 1,
             Some(None) => DEFAULT_CACHE,
@@ -258,29 +255,34 @@ fn step(v: i128, by: i128, q: &catalog::Sequence) -> (i128, bool) {
     }
 }
 
-/// The in-memory state, loaded from the host's bound the first time (and after a
-/// restart of the sequence).
-fn state(cx: &mut Cx, db: DbId, object_id: i32, q: &catalog::Sequence) -> Result<SequenceState, SqlError> {
+/// The last value the sequence handed out (None before the first).
+fn last_value(cx: &mut Cx, db: DbId, object_id: i32, q: &catalog::Sequence) -> Result<Option<i128>, SqlError> {
     let cat = cx.catalog(db)?;
     let mut states = cat.sequences.lock();
-    match states.get(&object_id) {
-        Some(s) if s.restarts == q.restarts => Ok(*s),
-        _ => {
-            let s = load(cx, db, object_id, q)?;
-            states.insert(object_id, s);
-            Ok(s)
-        }
-    }
+    Ok(cached_state(cx, &mut states, db, object_id, q)?.last)
 }
 
-fn load(cx: &mut Cx, db: DbId, object_id: i32, q: &catalog::Sequence) -> Result<SequenceState, SqlError> {
-    Ok(match cx.host.sequence_bound(db, object_id).map_err(host_err)? {
+/// The in-memory state (`states` is the database's locked map), loaded from the host's
+/// bound the first time and after a restart of the sequence.
+fn cached_state(
+    cx: &mut Cx,
+    states: &mut std::collections::HashMap<i32, SequenceState>,
+    db: DbId,
+    object_id: i32,
+    q: &catalog::Sequence,
+) -> Result<SequenceState, SqlError> {
+    if let Some(s) = states.get(&object_id).filter(|s| s.restarts == q.restarts) {
+        return Ok(*s);
+    }
+    let s = match cx.host.sequence_bound(db, object_id).map_err(host_err)? {
         // Values up to the bound may have been handed out before the restart.
         Some((restarts, bound)) if restarts == q.restarts => {
             SequenceState { restarts, last: Some(bound), bound: Some(bound) }
         }
         _ => SequenceState { restarts: q.restarts, last: None, bound: None },
-    })
+    };
+    states.insert(object_id, s);
+    Ok(s)
 }
 
 // ---- definitions --------------------------------------------------------------------
@@ -314,18 +316,6 @@ fn type_range(ty: &SqlType) -> Option<(i128, i128)> {
     })
 }
 
-/// A sequence value back as a number (sys.sequences' checks).
-pub(crate) fn as_i128(v: &Value) -> i128 {
-    match *v {
-        Value::TinyInt(n) => i128::from(n),
-        Value::SmallInt(n) => i128::from(n),
-        Value::Int(n) => i128::from(n),
-        Value::BigInt(n) => i128::from(n),
-        Value::Decimal { value, .. } => value,
-        _ => 0,
-    }
-}
-
 fn value_of(v: i128, ty: &SqlType) -> Value {
     match *ty {
         SqlType::TinyInt => Value::TinyInt(v as u8),
@@ -342,16 +332,10 @@ fn value_of(v: i128, ty: &SqlType) -> Value {
 /// A signed numeric constant of an option, within the type's range (11708).
 fn constant(cx: &mut Cx, e: &Expr, arg: &str, min: i128, max: i128) -> Result<i128, SqlError> {
     let (v, _) = eval_standalone(cx, e)?;
+    // A whole number: a decimal with a fraction is not one.
     let n = match v {
-        Value::TinyInt(n) => Some(i128::from(n)),
-        Value::SmallInt(n) => Some(i128::from(n)),
-        Value::Int(n) => Some(i128::from(n)),
-        Value::BigInt(n) => Some(i128::from(n)),
-        Value::Decimal { value, scale, .. } => {
-            let p = 10i128.pow(u32::from(scale));
-            (value % p == 0).then_some(value / p)
-        }
-        _ => None,
+        Value::Decimal { value, scale, .. } if value % 10i128.pow(u32::from(scale)) != 0 => None,
+        v => v.integer_part(),
     };
     n.filter(|n| (min..=max).contains(n)).ok_or_else(|| {
         SqlError::new(

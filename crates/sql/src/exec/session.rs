@@ -359,30 +359,35 @@ impl LiveRequest {
 /// caller's until the procedure returns and drops it, as in SQL Server. The ##global
 /// temp tables the session created are kept too: they go when the session ends.
 #[derive(Debug, Default)]
-pub struct TempTables(HashMap<String, Vec<(usize, String)>>, Vec<String>);
+pub struct TempTables {
+    /// By user name (lower-case): (nesting level, internal name), innermost last.
+    scoped: HashMap<String, Vec<(usize, String)>>,
+    /// The ##global temp tables this session created.
+    globals: Vec<String>,
+}
 
 impl TempTables {
     /// The internal name `name` reaches now (the innermost scope's table).
     pub fn get(&self, name: &str) -> Option<&String> {
-        self.0.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).map(|(_, n)| n)
+        self.scoped.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).map(|(_, n)| n)
     }
 
     /// Did the scope at `level` itself create a #temp table of this name (2714)?
     pub fn created_at(&self, name: &str, level: usize) -> bool {
-        self.0.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).is_some_and(|(l, _)| *l == level)
+        self.scoped.get(&name.to_ascii_lowercase()).and_then(|v| v.last()).is_some_and(|(l, _)| *l == level)
     }
 
     pub fn insert(&mut self, name: &str, level: usize, internal: String) {
-        self.0.entry(name.to_ascii_lowercase()).or_default().push((level, internal));
+        self.scoped.entry(name.to_ascii_lowercase()).or_default().push((level, internal));
     }
 
     /// Forgets the innermost table of this name (DROP TABLE).
     pub fn remove(&mut self, name: &str) {
         let key = name.to_ascii_lowercase();
-        if let Some(v) = self.0.get_mut(&key) {
+        if let Some(v) = self.scoped.get_mut(&key) {
             v.pop();
             if v.is_empty() {
-                self.0.remove(&key);
+                self.scoped.remove(&key);
             }
         }
     }
@@ -391,7 +396,7 @@ impl TempTables {
     /// (the scope ending drops them).
     pub fn take_from(&mut self, level: usize) -> Vec<String> {
         let mut out = Vec::new();
-        self.0.retain(|_, v| {
+        self.scoped.retain(|_, v| {
             while v.last().is_some_and(|(l, _)| *l >= level) {
                 if let Some((_, n)) = v.pop() {
                     out.push(n);
@@ -403,16 +408,16 @@ impl TempTables {
     }
 
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty() && self.1.is_empty()
+        self.scoped.is_empty() && self.globals.is_empty()
     }
 
     /// A ##global temp table this session created.
     pub fn created_global(&mut self, name: &str) {
-        self.1.push(name.to_string());
+        self.globals.push(name.to_string());
     }
 
     /// The ##global temp tables this session created (it is ending).
     pub fn take_globals(&mut self) -> Vec<String> {
-        std::mem::take(&mut self.1)
+        std::mem::take(&mut self.globals)
     }
 }
