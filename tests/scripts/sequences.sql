@@ -109,6 +109,14 @@ GO
 DROP TABLE dbo.placed_rows;
 DROP SEQUENCE dbo.placed;
 GO
+-- decimal(38, 0)'s whole range, wider than an i128 spans, and a range request whose
+-- length overflows: errors or values, never a crash.
+CREATE SEQUENCE dbo.widest AS decimal(38, 0) INCREMENT BY 99999999999999999999999999999999999999;
+GO
+SELECT NEXT VALUE FOR dbo.widest AS widest_first;
+EXEC sp_sequence_get_range @sequence_name = N'dbo.widest', @range_size = 9223372036854775807;
+DROP SEQUENCE dbo.widest;
+GO
 -- Definition errors.
 CREATE SEQUENCE dbo.bad AS varchar(10);
 GO

@@ -119,7 +119,7 @@ impl Cx<'_> {
     /// NEXT VALUE FOR: the sequence's next value, in its type.
     pub fn next_sequence_value(&mut self, db: DbId, object_id: i32) -> Result<Value, SqlError> {
         let (name, q) = definition(self, db, object_id)?;
-        let (first, _) = draw(self, db, object_id, &name, &q, 1)?;
+        let (first, _, _) = draw(self, db, object_id, &name, &q, 1)?;
         Ok(value_of(first, &q.ty))
     }
 
@@ -160,8 +160,7 @@ pub(crate) fn sp_sequence_get_range(cx: &mut Cx, args: &[ArgValue], _line: u32) 
     let ObjectBody::Sequence(q) = &o.body else {
         return Err(not_a_sequence(&seq_name));
     };
-    let (first, cycles) = draw(cx, db, o.id, &o.name, q, size)?;
-    let last = step(first, q.increment * (size - 1), q).0;
+    let (first, last, cycles) = draw(cx, db, o.id, &o.name, q, size)?;
     let variant = |v: i128| Value::variant(value_of(v, &q.ty), &q.ty);
     let outputs: [(&str, Value); 6] = [
         ("@range_first_value", variant(first)?),
@@ -194,7 +193,7 @@ pub(crate) fn current_values(cx: &mut Cx, db: DbId, o: &Object) -> (Value, Value
 
 // ---- drawing values -----------------------------------------------------------------
 
-/// Takes `count` consecutive values: the first and how many times the range wrapped
+/// Takes `count` consecutive values: the first, the last and how many times the range wrapped
 /// (CYCLE). Serialised by the database's sequence map lock, held while the bound moves.
 fn draw(
     cx: &mut Cx,
@@ -203,7 +202,7 @@ fn draw(
     name: &str,
     q: &catalog::Sequence,
     count: i128,
-) -> Result<(i128, i32), SqlError> {
+) -> Result<(i128, i128, i32), SqlError> {
     let cat = cx.catalog(db)?;
     let mut states = cat.sequences.lock();
     let s = cached_state(cx, &mut states, db, object_id, q)?;
@@ -219,7 +218,10 @@ fn draw(
     // A range (sp_sequence_get_range) must fit before the end: one that would cross it
     // is 11732 even for a cycling sequence (SQL Server returns the values up to the end
     // and counts the cycle; not modelled).
-    let (last, crosses) = step(first, q.increment * (count - 1), q);
+    let (last, crosses) = match q.increment.checked_mul(count - 1) {
+        Some(span) => step(first, span, q),
+        None => (first, true),
+    };
     if crosses {
         return Err(SqlError::new(
             11732,
@@ -243,7 +245,7 @@ fn draw(
         bound = Some(target);
     }
     states.insert(object_id, SequenceState { restarts: q.restarts, last: Some(last), bound });
-    Ok((first, cycles))
+    Ok((first, last, cycles))
 }
 
 /// `v + by` within the sequence's range: the value and whether it left the range (then
@@ -399,7 +401,8 @@ fn validate(q: &catalog::Sequence, name: &str, current: Option<i128>) -> Result<
             format!("The minimum value for sequence object '{name}' must be less than its maximum value."),
         ));
     }
-    if q.increment.unsigned_abs() > (q.maximum - q.minimum).unsigned_abs() {
+    // decimal(38, 0)'s whole range is wider than an i128 holds: compare unsigned.
+    if q.increment.unsigned_abs() > q.maximum.abs_diff(q.minimum) {
         return Err(SqlError::new(
             11701,
             16,
